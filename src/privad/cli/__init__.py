@@ -1,0 +1,49 @@
+"""The ``privad`` command: one sub-command group per layer or scheme.
+
+Every :class:`~privad.errors.PrivadError` raised below is turned into one line on standard
+error and exit status 2, with no traceback and no partial output file.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from privad.errors import PrivadError
+
+app = typer.Typer(
+    name="privad",
+    help=(
+        "Find anomalies while protecting the privacy of everyone who is not one.\n\n"
+        "Run 'privad demo' for a tour on embedded data."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@app.callback()
+def _root() -> None:
+    """Find anomalies while protecting the privacy of everyone who is not one."""
+
+
+def _register() -> None:
+    # Imported here so that 'privad --help' lists every group; each module owns one group.
+    from privad.cli import demo
+
+    demo.register(app)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point (usage errors are reported by Typer itself, status 2)."""
+    _register()
+    try:
+        app(args=argv, prog_name="privad")
+    except PrivadError as exc:
+        err_console.print(f"privad: error: {exc}", markup=False)
+        sys.exit(2)

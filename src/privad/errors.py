@@ -1,0 +1,32 @@
+"""The :class:`PrivadError` hierarchy.
+
+Every public function validates its input at the boundary and raises one of these with a
+message that says what was wrong and what is allowed. The command line catches
+:class:`PrivadError`, prints its message on one line and exits with status 2.
+"""
+
+from __future__ import annotations
+
+
+class PrivadError(Exception):
+    """Base class of every error privad raises on purpose."""
+
+
+class ParameterError(PrivadError, ValueError):
+    """A parameter is out of its allowed range (for example ``epsilon <= 0``)."""
+
+
+class DataError(PrivadError, ValueError):
+    """Input data is malformed: wrong shape, NaN/inf, empty, or wrong type."""
+
+
+class DatasetNotFoundError(PrivadError, LookupError):
+    """An unknown dataset name, file, or column."""
+
+
+class BudgetExceededError(PrivadError):
+    """A privacy spend was refused because it would exceed the ledger's total budget."""
+
+
+class LedgerError(PrivadError):
+    """The privacy ledger could not be opened or is inconsistent."""

@@ -1,0 +1,114 @@
+"""Validation at the boundary: one function per kind of parameter.
+
+Each function returns the value converted to its canonical type, or raises a
+:class:`~privad.errors.PrivadError` subclass whose message names the parameter, the value
+received, and what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from privad.errors import DataError, ParameterError
+
+
+def _real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ParameterError(f"{name} must be finite, got {value!r}")
+    return value
+
+
+def check_positive(value: Any, name: str) -> float:
+    """A finite real number > 0 (a scale, a radius, a privacy parameter)."""
+    value = _real(value, name)
+    if value <= 0:
+        raise ParameterError(f"{name} must be > 0, got {value!r}")
+    return value
+
+
+def check_nonnegative(value: Any, name: str) -> float:
+    """A finite real number >= 0."""
+    value = _real(value, name)
+    if value < 0:
+        raise ParameterError(f"{name} must be >= 0, got {value!r}")
+    return value
+
+
+def check_epsilon(value: Any, name: str = "epsilon") -> float:
+    """A privacy parameter ε: a finite real number > 0."""
+    return check_positive(value, name)
+
+
+def check_probability(
+    value: Any, name: str, *, low_open: bool = False, high_open: bool = False
+) -> float:
+    """A probability in [0, 1]; ``low_open``/``high_open`` exclude the end points."""
+    value = _real(value, name)
+    low_ok = value > 0 if low_open else value >= 0
+    high_ok = value < 1 if high_open else value <= 1
+    if not (low_ok and high_ok):
+        interval = ("(" if low_open else "[") + "0, 1" + (")" if high_open else "]")
+        raise ParameterError(f"{name} must be in {interval}, got {value!r}")
+    return value
+
+
+def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer in [minimum, maximum] (either bound may be omitted)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise ParameterError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ParameterError(f"{name} must be an integer <= {maximum}, got {value}")
+    return value
+
+
+def check_choice(value: Any, name: str, choices: Iterable[str]) -> str:
+    """One of a fixed set of strings."""
+    choices = tuple(choices)
+    if value not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise ParameterError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
+def check_array(
+    X: Any,
+    name: str = "X",
+    *,
+    ndim: int = 2,
+    min_rows: int = 1,
+    allow_nonfinite: bool = False,
+) -> np.ndarray:
+    """A finite float64 array with ``ndim`` dimensions and at least ``min_rows`` rows.
+
+    A 1-D input is accepted where ``ndim == 2`` only if it is unambiguous: it is refused,
+    because a 1-D vector could be one record or one feature.
+    """
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{name} must be numeric, could not convert: {exc}") from None
+    if arr.ndim != ndim:
+        hint = " (reshape a single feature with X.reshape(-1, 1))" if ndim == 2 and arr.ndim == 1 else ""
+        raise DataError(f"{name} must be a {ndim}-D array, got shape {arr.shape}{hint}")
+    if arr.shape[0] < min_rows:
+        raise DataError(f"{name} must have at least {min_rows} row(s), got {arr.shape[0]}")
+    if ndim == 2 and arr.shape[1] < 1:
+        raise DataError(f"{name} must have at least one column, got shape {arr.shape}")
+    if not allow_nonfinite and not np.isfinite(arr).all():
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise DataError(f"{name} contains {bad} NaN or infinite value(s); only finite values are allowed")
+    return arr
