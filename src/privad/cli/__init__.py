@@ -34,9 +34,10 @@ def _root() -> None:
 
 def _register() -> None:
     # Imported here so that 'privad --help' lists every group; each module owns one group.
-    from privad.cli import demo
+    from privad.cli import budget, demo
 
     demo.register(app)
+    budget.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,64 @@
+"""The privacy budget: guarantees as data, composition rules, and a persistent ledger.
+
+- :class:`Guarantee` (:mod:`.guarantee`): what a mechanism guarantees, as data.
+- :func:`sequential`, :func:`parallel`, :func:`scaled`, :func:`per_ball`
+  (:mod:`.composition`): the guarantee of several mechanisms together.
+- :class:`Ledger` (:mod:`.ledger`): budgets per scope and notion, check-then-spend in one
+  SQLite transaction, exact sums, two-phase spends, a readable statement.
+- :func:`default_ledger_path` (:mod:`.paths`): ``$PRIVAD_LEDGER`` or
+  ``~/.privad/ledger.sqlite``.
+
+Example::
+
+    from privad.accounting import Guarantee, Ledger
+
+    g = Guarantee("pure-dp", 0.1, "add or remove one record", description="noisy count")
+    with Ledger(":memory:") as ledger:
+        ledger.set_budget("census", "pure-dp", 1.0)
+        ledger.spend("census", g, "count of anomalies")
+        ledger.remaining("census", "pure-dp")   # 0.9
+"""
+
+from __future__ import annotations
+
+from privad.accounting.composition import parallel, per_ball, scaled, sequential
+from privad.accounting.guarantee import Guarantee
+from privad.accounting.ledger import Ledger, NoBudgetError, Reservation
+from privad.accounting.notions import (
+    ANOMALY_RESTRICTED_DP,
+    BUDGETED_NOTIONS,
+    NOTION_NAMES,
+    NOTIONS,
+    PURE_DP,
+    RELAXED_DP,
+    RMP,
+    SENSITIVE,
+    Notion,
+)
+from privad.accounting.paths import LEDGER_ENV, default_ledger_path
+from privad.accounting.records import Budget, Event, Spend
+
+__all__ = [
+    "ANOMALY_RESTRICTED_DP",
+    "BUDGETED_NOTIONS",
+    "LEDGER_ENV",
+    "NOTIONS",
+    "NOTION_NAMES",
+    "PURE_DP",
+    "RELAXED_DP",
+    "RMP",
+    "SENSITIVE",
+    "Budget",
+    "Event",
+    "Guarantee",
+    "Ledger",
+    "NoBudgetError",
+    "Notion",
+    "Reservation",
+    "Spend",
+    "default_ledger_path",
+    "parallel",
+    "per_ball",
+    "scaled",
+    "sequential",
+]

@@ -1,0 +1,811 @@
+"""The persistent privacy-budget ledger: check, then spend, atomically.
+
+A :class:`Ledger` keeps, per *scope* (a dataset, a user, a deployment: any name) and per
+*notion*, a total ε and the spends charged against it, in an SQLite file (or in memory).
+
+Check-then-spend
+    :meth:`Ledger.spend` reads the budget, refuses with
+    :class:`~privad.errors.BudgetExceededError` if ``spent + ε > total``, and otherwise records
+    the spend, all inside one ``BEGIN IMMEDIATE`` transaction. ``BEGIN IMMEDIATE`` takes
+    SQLite's write lock *before* the budget is read, so two processes (or threads) spending
+    against one file are serialised: the second one reads the budget only after the first
+    one's spend is committed, and neither can overspend. A refused spend writes nothing.
+    Waiting for the lock is bounded by ``busy_timeout`` (default 30 s); the file is in WAL
+    mode so readers (``privad budget show``) never block a spend.
+Exactness
+    ε are summed as exact fractions of their decimal text (:mod:`privad.accounting.exact`):
+    ten spends of 0.1 against a total of 1.0 all pass, and an eleventh is refused.
+Missing budgets
+    Spending against a (scope, notion) that has no budget raises :class:`NoBudgetError`
+    (a :class:`~privad.errors.LedgerError`, deliberately *not* a BudgetExceededError, so that
+    a forgotten budget is not mistaken for an exhausted one), unless the ledger was opened
+    with ``default_budget=ε``: then the first spend creates the budget with that total, and
+    the audit trail records it.
+``"rmp"``
+    RMP guarantees carry no ε. Their releases are recorded with ε 0, need no budget and
+    are never refused.
+Two-phase spends
+    :meth:`Ledger.reserve` charges the budget at once (status ``reserved``, counted as spent)
+    and returns a :class:`Reservation`; ``commit()`` makes it final, ``cancel()`` gives the ε
+    back (only correct if no result computed under it has left the process). Used as a
+    context manager it commits when the block succeeds and cancels when it raises. A process
+    that dies while holding a reservation leaves it counted (the safe side); give it back
+    with :meth:`Ledger.cancel` once you know nothing was released.
+Reset
+    :meth:`Ledger.reset` deletes spends and keeps the budgets (their spent goes back to 0)
+    unless ``drop_budgets=True``. Every reset is written to the audit trail
+    (:meth:`Ledger.events`), which reset does not delete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
+from fractions import Fraction
+from types import TracebackType
+from typing import Any, Literal
+
+from privad.accounting.exact import (
+    ZERO,
+    epsilon_text,
+    fmt,
+    fraction_text,
+    parse_fraction,
+    to_fraction,
+)
+from privad.accounting.guarantee import Guarantee
+from privad.accounting.notions import BUDGETED_NOTIONS, NOTION_NAMES, NOTIONS
+from privad.accounting.paths import default_ledger_path
+from privad.accounting.records import (
+    CANCELLED,
+    COMMITTED,
+    LIVE_STATUSES,
+    RESERVED,
+    Budget,
+    Event,
+    Spend,
+)
+from privad.accounting.schema import open_ledger_db
+from privad.accounting.statement import render_statement
+from privad.errors import BudgetExceededError, LedgerError, ParameterError
+from privad.validation import check_choice, check_epsilon, check_positive
+
+
+class NoBudgetError(LedgerError, LookupError):
+    """No budget is set for a scope and notion, and the ledger has no ``default_budget``."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _time(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def _check_scope(scope: Any) -> str:
+    if not isinstance(scope, str) or not scope.strip():
+        raise ParameterError(f"scope must be a non-empty string, got {scope!r}")
+    return scope.strip()
+
+
+def _check_label(label: Any) -> str:
+    if not isinstance(label, str) or not label.strip():
+        raise ParameterError(
+            f"label must be a non-empty string saying what was released, got {label!r}"
+        )
+    return label.strip()
+
+
+def _check_guarantee(guarantee: Any) -> Guarantee:
+    if not isinstance(guarantee, Guarantee):
+        raise ParameterError(
+            f"guarantee must be a privad.accounting.Guarantee, got {type(guarantee).__name__}"
+        )
+    return guarantee
+
+
+def _check_budgeted_notion(notion: Any) -> str:
+    notion = check_choice(notion, "notion", NOTION_NAMES)
+    if not NOTIONS[notion].has_epsilon:
+        allowed = ", ".join(repr(n) for n in BUDGETED_NOTIONS)
+        raise ParameterError(
+            f"notion {notion!r} carries no ε and never spends, so it has no budget; "
+            f"budgets exist for {allowed}"
+        )
+    return notion
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "tolist") and callable(obj.tolist):  # numpy scalars and arrays
+        return obj.tolist()
+    if isinstance(obj, datetime):
+        return obj.isoformat()
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    raise TypeError(f"{type(obj).__name__} is not JSON-serialisable")
+
+
+def _metadata_json(metadata: Mapping[str, Any] | None) -> str:
+    if metadata is None:
+        return "{}"
+    if not isinstance(metadata, Mapping):
+        raise ParameterError(f"metadata must be a mapping (dict) or None, got {metadata!r}")
+    try:
+        return json.dumps(
+            dict(metadata), sort_keys=True, allow_nan=False, default=_json_default
+        )
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"metadata must be JSON-serialisable: {exc}") from None
+
+
+def _budget_from_row(row: sqlite3.Row | tuple) -> Budget:
+    scope, notion, total, spent, created_at, updated_at = row
+    return Budget(
+        scope=scope,
+        notion=notion,
+        total=parse_fraction(total, "budget total"),
+        spent=parse_fraction(spent, "spent total"),
+        created_at=_time(created_at),  # type: ignore[arg-type]
+        updated_at=_time(updated_at),  # type: ignore[arg-type]
+    )
+
+
+_SPEND_COLUMNS = (
+    "id, created_at, committed_at, status, scope, label, epsilon, guarantee, metadata"
+)
+
+
+def _spend_from_row(row: tuple) -> Spend:
+    sid, created_at, committed_at, status, scope, label, epsilon, guarantee, metadata = row
+    try:
+        g = Guarantee.from_dict(json.loads(guarantee))
+        meta = json.loads(metadata)
+    except (ValueError, ParameterError) as exc:
+        raise LedgerError(f"ledger spend #{sid} is damaged: {exc}") from None
+    return Spend(
+        id=sid,
+        timestamp=_time(created_at),  # type: ignore[arg-type]
+        scope=scope,
+        label=label,
+        guarantee=g,
+        epsilon=float(parse_fraction(epsilon, "spend ε")),
+        status=status,
+        metadata=meta,
+        committed_at=_time(committed_at),
+    )
+
+
+class Ledger:
+    """A persistent privacy-budget ledger (see the module docstring for the design).
+
+    Parameters
+    ----------
+    path:
+        ``":memory:"`` for a private in-memory ledger, or a file path. ``None`` (default)
+        means :func:`~privad.accounting.paths.default_ledger_path` (``$PRIVAD_LEDGER`` or
+        ``~/.privad/ledger.sqlite``).
+    create:
+        Create the file (and its parent directories) if it does not exist. With
+        ``create=False`` a missing file is a :class:`~privad.errors.LedgerError`.
+    default_budget:
+        ``None`` (default): spending against a scope and notion without a budget raises
+        :class:`NoBudgetError`. A number ε > 0: such a spend first creates the budget with
+        total ε.
+    busy_timeout:
+        Seconds to wait for another process's transaction before giving up with a
+        :class:`~privad.errors.LedgerError` (> 0, default 30).
+
+    A ledger is safe to share between threads, and any number of processes may open the
+    same file. Use it as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        create: bool = True,
+        default_budget: float | None = None,
+        busy_timeout: float = 30.0,
+    ) -> None:
+        self.default_budget: float | None = (
+            None if default_budget is None else check_epsilon(default_budget, "default_budget")
+        )
+        busy_timeout = check_positive(busy_timeout, "busy_timeout")
+        if path is None:
+            path = default_ledger_path()
+        self._lock = threading.RLock()
+        self._conn, self._name = open_ledger_db(path, create=create, busy_timeout=busy_timeout)
+        self._busy_timeout = busy_timeout
+        self._closed = False
+
+    # -- life cycle --------------------------------------------------------------------------
+
+    @property
+    def path(self) -> str:
+        """The ledger file (``":memory:"`` for an in-memory ledger)."""
+        return self._name
+
+    def close(self) -> None:
+        """Close the database connection (idempotent)."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._conn.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = " (closed)" if self._closed else ""
+        return f"Ledger({self._name!r}){state}"
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[sqlite3.Connection]:
+        """One SQLite transaction; ``write`` takes the write lock up front (BEGIN IMMEDIATE)."""
+        with self._lock:
+            if self._closed:
+                raise LedgerError(f"ledger {self._name} is closed")
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) or "busy" in str(exc):
+                    raise LedgerError(
+                        f"ledger {self._name} is busy: another process held it for more "
+                        f"than {self._busy_timeout:g} s"
+                    ) from None
+                raise LedgerError(f"ledger {self._name}: {exc}") from None
+            try:
+                yield conn
+            except sqlite3.Error as exc:
+                with suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise LedgerError(f"ledger {self._name}: {exc}") from None
+            except BaseException:
+                with suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                with suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise LedgerError(f"ledger {self._name}: commit failed: {exc}") from None
+
+    def _event(
+        self,
+        conn: sqlite3.Connection,
+        when: datetime,
+        action: str,
+        scope: str | None,
+        notion: str | None,
+        detail: str,
+    ) -> None:
+        conn.execute(
+            "INSERT INTO events (created_at, action, scope, notion, detail) VALUES (?,?,?,?,?)",
+            (when.isoformat(), action, scope, notion, detail),
+        )
+
+    @staticmethod
+    def _budget_row(conn: sqlite3.Connection, scope: str, notion: str) -> Budget | None:
+        row = conn.execute(
+            "SELECT scope, notion, total, spent, created_at, updated_at FROM budgets "
+            "WHERE scope = ? AND notion = ?",
+            (scope, notion),
+        ).fetchone()
+        return None if row is None else _budget_from_row(row)
+
+    def _no_budget(self, scope: str, notion: str) -> NoBudgetError:
+        return NoBudgetError(
+            f"no budget is set for scope {scope!r} and notion {notion!r}; set one with "
+            f"Ledger.set_budget({scope!r}, {notion!r}, epsilon) or "
+            f"'privad budget set {scope} --epsilon E --notion {notion}'"
+        )
+
+    # -- budgets ------------------------------------------------------------------------------
+
+    def set_budget(self, scope: str, notion: str, total_epsilon: float) -> Budget:
+        """Set (create or change) the total ε of ``scope`` under ``notion``.
+
+        ``notion`` is one of the notions with an ε (not ``"rmp"``); ``total_epsilon`` is a
+        finite number > 0 and may not be below what the scope has already spent under that
+        notion (reset it first). Returns the budget as stored.
+        """
+        scope = _check_scope(scope)
+        notion = _check_budgeted_notion(notion)
+        total_epsilon = check_epsilon(total_epsilon, "total_epsilon")
+        total = to_fraction(total_epsilon)
+        now = _now()
+        with self._transaction(write=True) as conn:
+            old = self._budget_row(conn, scope, notion)
+            if old is None:
+                conn.execute(
+                    "INSERT INTO budgets (scope, notion, total, spent, created_at, updated_at)"
+                    " VALUES (?, ?, ?, '0', ?, ?)",
+                    (scope, notion, epsilon_text(total_epsilon), now.isoformat(), now.isoformat()),
+                )
+                detail = f"total {fmt(total)}"
+            else:
+                if total < old.spent:
+                    raise ParameterError(
+                        f"total_epsilon {total_epsilon!r} is below what scope {scope!r} has "
+                        f"already spent under {notion!r} ({fmt(old.spent)}); reset the scope "
+                        "first to start again"
+                    )
+                conn.execute(
+                    "UPDATE budgets SET total = ?, updated_at = ? WHERE scope = ? AND notion = ?",
+                    (epsilon_text(total_epsilon), now.isoformat(), scope, notion),
+                )
+                detail = f"total {fmt(total)} (was {fmt(old.total)})"
+            self._event(conn, now, "set-budget", scope, notion, detail)
+            budget = self._budget_row(conn, scope, notion)
+        assert budget is not None
+        return budget
+
+    def budget(self, scope: str, notion: str) -> Budget:
+        """The budget of ``scope`` under ``notion``; :class:`NoBudgetError` if none is set."""
+        scope = _check_scope(scope)
+        notion = _check_budgeted_notion(notion)
+        with self._transaction(write=False) as conn:
+            budget = self._budget_row(conn, scope, notion)
+        if budget is None:
+            raise self._no_budget(scope, notion)
+        return budget
+
+    def budgets(self, scope: str | None = None) -> list[Budget]:
+        """All budgets (of one scope if given), ordered by scope and notion."""
+        scope = None if scope is None else _check_scope(scope)
+        with self._transaction(write=False) as conn:
+            return self._budgets_in(conn, scope)
+
+    @staticmethod
+    def _budgets_in(conn: sqlite3.Connection, scope: str | None) -> list[Budget]:
+        sql = "SELECT scope, notion, total, spent, created_at, updated_at FROM budgets"
+        args: tuple = ()
+        if scope is not None:
+            sql += " WHERE scope = ?"
+            args = (scope,)
+        rows = conn.execute(sql + " ORDER BY scope, notion", args).fetchall()
+        return [_budget_from_row(r) for r in rows]
+
+    def spent(self, scope: str, notion: str) -> float:
+        """ε spent (committed and reserved) by ``scope`` under ``notion``; 0.0 if nothing."""
+        scope = _check_scope(scope)
+        notion = check_choice(notion, "notion", NOTION_NAMES)
+        if not NOTIONS[notion].has_epsilon:
+            return 0.0
+        with self._transaction(write=False) as conn:
+            budget = self._budget_row(conn, scope, notion)
+        return 0.0 if budget is None else float(budget.spent)
+
+    def remaining(self, scope: str, notion: str) -> float:
+        """ε left to ``scope`` under ``notion`` (the default budget if none is set yet).
+
+        Raises :class:`NoBudgetError` if no budget is set and there is no default.
+        """
+        scope = _check_scope(scope)
+        notion = _check_budgeted_notion(notion)
+        with self._transaction(write=False) as conn:
+            budget = self._budget_row(conn, scope, notion)
+        if budget is not None:
+            return float(budget.remaining)
+        if self.default_budget is not None:
+            return self.default_budget
+        raise self._no_budget(scope, notion)
+
+    # -- spending -----------------------------------------------------------------------------
+
+    def _charge_plan(
+        self, conn: sqlite3.Connection, scope: str, guarantee: Guarantee, label: str | None
+    ) -> tuple[Budget | None, bool, Fraction]:
+        """Check a charge inside a transaction. Returns (budget, budget_is_new, new_spent);
+        raises NoBudgetError or BudgetExceededError. Writes nothing."""
+        if not guarantee.spends_budget:
+            return None, False, ZERO
+        notion = guarantee.notion
+        budget = self._budget_row(conn, scope, notion)
+        is_new = False
+        if budget is None:
+            if self.default_budget is None:
+                raise self._no_budget(scope, notion)
+            now = _now()
+            budget = Budget(scope, notion, to_fraction(self.default_budget), ZERO, now, now)
+            is_new = True
+        cost = to_fraction(guarantee.cost)
+        new_spent = budget.spent + cost
+        if new_spent > budget.total:
+            what = f"{label!r} " if label else ""
+            raise BudgetExceededError(
+                f"refused: {what}needs ε = {fmt(cost)} under {notion!r} in scope {scope!r}, "
+                f"which would exceed the budget: total {fmt(budget.total)}, spent "
+                f"{fmt(budget.spent)}, remaining {fmt(budget.remaining)}, requested "
+                f"{fmt(cost)}; nothing was spent"
+            )
+        return budget, is_new, new_spent
+
+    def check(self, scope: str, guarantee: Guarantee) -> Budget | None:
+        """Raise as :meth:`spend` would, without spending anything.
+
+        Returns the budget the spend would be charged to (``None`` for ``"rmp"``). The answer
+        can be stale by the time you spend: only :meth:`spend`/:meth:`reserve` are atomic.
+        """
+        scope = _check_scope(scope)
+        guarantee = _check_guarantee(guarantee)
+        with self._transaction(write=False) as conn:
+            budget, _, _ = self._charge_plan(conn, scope, guarantee, None)
+        return budget
+
+    def _charge(
+        self,
+        scope: str,
+        guarantee: Guarantee,
+        label: str,
+        metadata: Mapping[str, Any] | None,
+        status: str,
+    ) -> Spend:
+        scope = _check_scope(scope)
+        guarantee = _check_guarantee(guarantee)
+        label = _check_label(label)
+        meta_json = _metadata_json(metadata)
+        guarantee_json = json.dumps(guarantee.to_dict(), sort_keys=True)
+        cost_text = epsilon_text(guarantee.cost) if guarantee.spends_budget else "0"
+        eps_out = guarantee.epsilon_outlier
+        with self._transaction(write=True) as conn:
+            now = _now()
+            budget, is_new, new_spent = self._charge_plan(conn, scope, guarantee, label)
+            if budget is not None:
+                if is_new:
+                    conn.execute(
+                        "INSERT INTO budgets (scope, notion, total, spent, created_at, "
+                        "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                        (
+                            scope,
+                            guarantee.notion,
+                            epsilon_text(self.default_budget),  # type: ignore[arg-type]
+                            fraction_text(new_spent),
+                            now.isoformat(),
+                            now.isoformat(),
+                        ),
+                    )
+                    self._event(
+                        conn, now, "default-budget", scope, guarantee.notion,
+                        f"total {fmt(budget.total)} (default_budget, created by a spend)",
+                    )
+                else:
+                    conn.execute(
+                        "UPDATE budgets SET spent = ?, updated_at = ? "
+                        "WHERE scope = ? AND notion = ?",
+                        (fraction_text(new_spent), now.isoformat(), scope, guarantee.notion),
+                    )
+            cursor = conn.execute(
+                "INSERT INTO spends (created_at, committed_at, status, scope, notion, label, "
+                "epsilon, k, epsilon_outlier, guarantee, metadata) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    now.isoformat(),
+                    now.isoformat() if status == COMMITTED else None,
+                    status,
+                    scope,
+                    guarantee.notion,
+                    label,
+                    cost_text,
+                    guarantee.k,
+                    None if eps_out is None else epsilon_text(eps_out),
+                    guarantee_json,
+                    meta_json,
+                ),
+            )
+            spend_id = cursor.lastrowid
+        return Spend(
+            id=int(spend_id),  # type: ignore[arg-type]
+            timestamp=now,
+            scope=scope,
+            label=label,
+            guarantee=guarantee,
+            epsilon=guarantee.cost,
+            status=status,
+            metadata=json.loads(meta_json),
+            committed_at=now if status == COMMITTED else None,
+        )
+
+    def spend(
+        self,
+        scope: str,
+        guarantee: Guarantee,
+        label: str,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Spend:
+        """Charge ``guarantee`` to ``scope``'s budget for its notion, or refuse.
+
+        ``label`` says what was released (non-empty); ``metadata`` is any JSON-serialisable
+        mapping stored with the spend. Raises :class:`~privad.errors.BudgetExceededError`
+        if the spend would take the spent ε above the total (the message states total, spent,
+        remaining and requested), and :class:`NoBudgetError` if no budget is set (and no
+        ``default_budget``); in both cases nothing is written. ``"rmp"`` guarantees are
+        recorded with ε 0 and never refused.
+        """
+        return self._charge(scope, guarantee, label, metadata, COMMITTED)
+
+    def reserve(
+        self,
+        scope: str,
+        guarantee: Guarantee,
+        label: str,
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        on_error: Literal["cancel", "commit"] = "cancel",
+    ) -> Reservation:
+        """Phase one of a two-phase spend: charge now (or refuse, as :meth:`spend` does).
+
+        The ε counts as spent from this moment, so concurrent jobs cannot overspend. Finish
+        with ``commit()`` once the result is about to be released, or ``cancel()`` if the job
+        failed before anything left the process. As a context manager::
+
+            with ledger.reserve("census", g, "anomaly scores") as r:
+                scores = compute()          # may raise: then the ε is given back
+            publish(scores)                 # the spend is committed before this line
+
+        ``on_error="commit"`` keeps the charge when the block raises (for jobs that may have
+        released partial results).
+        """
+        on_error = check_choice(on_error, "on_error", ("cancel", "commit"))  # type: ignore[assignment]
+        spend = self._charge(scope, guarantee, label, metadata, RESERVED)
+        return Reservation(self, spend, on_error=on_error)
+
+    def _spend_row(self, conn: sqlite3.Connection, spend_id: int) -> Spend | None:
+        row = conn.execute(
+            f"SELECT {_SPEND_COLUMNS} FROM spends WHERE id = ?", (spend_id,)
+        ).fetchone()
+        return None if row is None else _spend_from_row(row)
+
+    def commit(self, spend_id: int) -> Spend:
+        """Make reservation ``spend_id`` final (idempotent for a committed spend)."""
+        with self._transaction(write=True) as conn:
+            spend = self._spend_row(conn, spend_id)
+            if spend is None:
+                raise LedgerError(
+                    f"spend #{spend_id} is not in ledger {self._name} (was the ledger reset?)"
+                )
+            if spend.status == CANCELLED:
+                raise LedgerError(f"spend #{spend_id} was cancelled and cannot be committed")
+            if spend.status == RESERVED:
+                conn.execute(
+                    "UPDATE spends SET status = ?, committed_at = ? WHERE id = ?",
+                    (COMMITTED, _now().isoformat(), spend_id),
+                )
+                spend = self._spend_row(conn, spend_id)
+        assert spend is not None
+        return spend
+
+    def cancel(self, spend_id: int) -> Spend:
+        """Give back the ε of reservation ``spend_id`` (idempotent for a cancelled one).
+
+        Only a ``reserved`` spend can be cancelled; a committed spend may have released its
+        result and stays spent. The cancelled row is kept, marked ``cancelled``.
+        """
+        with self._transaction(write=True) as conn:
+            spend = self._spend_row(conn, spend_id)
+            if spend is None:
+                raise LedgerError(
+                    f"spend #{spend_id} is not in ledger {self._name} (was the ledger reset?)"
+                )
+            if spend.status == COMMITTED:
+                raise LedgerError(
+                    f"spend #{spend_id} is committed: its result may have been released, so "
+                    "its ε cannot be given back"
+                )
+            if spend.status == RESERVED:
+                now = _now()
+                if spend.guarantee.spends_budget:
+                    budget = self._budget_row(conn, spend.scope, spend.notion)
+                    if budget is None:
+                        raise LedgerError(
+                            f"ledger {self._name} is inconsistent: spend #{spend_id} has no "
+                            "budget row"
+                        )
+                    conn.execute(
+                        "UPDATE budgets SET spent = ?, updated_at = ? "
+                        "WHERE scope = ? AND notion = ?",
+                        (
+                            fraction_text(budget.spent - to_fraction(spend.epsilon)),
+                            now.isoformat(),
+                            spend.scope,
+                            spend.notion,
+                        ),
+                    )
+                conn.execute("UPDATE spends SET status = ? WHERE id = ?", (CANCELLED, spend_id))
+                self._event(
+                    conn, now, "cancel", spend.scope, spend.notion,
+                    f"reservation #{spend_id} ({spend.label!r}, ε = {fmt(spend.epsilon)}) "
+                    "given back",
+                )
+                spend = self._spend_row(conn, spend_id)
+        assert spend is not None
+        return spend
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def history(
+        self,
+        scope: str | None = None,
+        *,
+        notion: str | None = None,
+        include_cancelled: bool = True,
+    ) -> list[Spend]:
+        """The spends, oldest first, optionally of one scope and/or notion."""
+        scope = None if scope is None else _check_scope(scope)
+        notion = None if notion is None else check_choice(notion, "notion", NOTION_NAMES)
+        with self._transaction(write=False) as conn:
+            return self._history_in(conn, scope, notion, include_cancelled)
+
+    @staticmethod
+    def _history_in(
+        conn: sqlite3.Connection, scope: str | None, notion: str | None, include_cancelled: bool
+    ) -> list[Spend]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        if scope is not None:
+            clauses.append("scope = ?")
+            args.append(scope)
+        if notion is not None:
+            clauses.append("notion = ?")
+            args.append(notion)
+        if not include_cancelled:
+            clauses.append("status != ?")
+            args.append(CANCELLED)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = conn.execute(
+            f"SELECT {_SPEND_COLUMNS} FROM spends{where} ORDER BY id", args
+        ).fetchall()
+        return [_spend_from_row(r) for r in rows]
+
+    def events(self, scope: str | None = None) -> list[Event]:
+        """The audit trail (budget set or created, resets, cancellations), oldest first."""
+        sql = "SELECT id, created_at, action, scope, notion, detail FROM events"
+        args: tuple = ()
+        if scope is not None:
+            sql += " WHERE scope = ? OR scope IS NULL"
+            args = (_check_scope(scope),)
+        with self._transaction(write=False) as conn:
+            rows = conn.execute(sql + " ORDER BY id", args).fetchall()
+        return [Event(r[0], _time(r[1]), r[2], r[3], r[4], r[5]) for r in rows]  # type: ignore[arg-type]
+
+    def statement(self, scope: str | None = None) -> str:
+        """A readable multi-line account of the budgets and what was spent on what."""
+        scope = None if scope is None else _check_scope(scope)
+        with self._transaction(write=False) as conn:  # one snapshot for both tables
+            budgets = self._budgets_in(conn, scope)
+            spends = self._history_in(conn, scope, None, False)
+        return render_statement(self._name, budgets, spends, _now())
+
+    # -- maintenance --------------------------------------------------------------------------
+
+    def reset(self, scope: str | None = None, *, drop_budgets: bool = False) -> int:
+        """Delete the spends of ``scope`` (of every scope if ``None``); return how many.
+
+        Budgets are kept, with nothing spent, unless ``drop_budgets=True``. The reset is
+        recorded in the audit trail, which is never deleted. Forgetting spends forgets privacy
+        loss that really happened: reset only when the data behind the scope is replaced.
+        """
+        where, args = "", ()
+        if scope is not None:
+            scope = _check_scope(scope)
+            where, args = " WHERE scope = ?", (scope,)
+        with self._transaction(write=True) as conn:
+            now = _now()
+            deleted = conn.execute(f"DELETE FROM spends{where}", args).rowcount
+            if drop_budgets:
+                dropped = conn.execute(f"DELETE FROM budgets{where}", args).rowcount
+                detail = f"{deleted} spend(s) deleted, {dropped} budget(s) dropped"
+            else:
+                conn.execute(
+                    f"UPDATE budgets SET spent = '0', updated_at = ?{where}",
+                    (now.isoformat(), *args),
+                )
+                detail = f"{deleted} spend(s) deleted, budgets kept"
+            self._event(conn, now, "reset", scope, None, detail)
+        return int(deleted)
+
+    def verify(self) -> None:
+        """Recompute every budget's spent ε from the spends; raise LedgerError on a mismatch."""
+        problems = []
+        with self._transaction(write=False) as conn:
+            sums: dict[tuple[str, str], Fraction] = {}
+            placeholders = ",".join("?" for _ in LIVE_STATUSES)
+            for scope, notion, eps in conn.execute(
+                f"SELECT scope, notion, epsilon FROM spends WHERE status IN ({placeholders})",
+                LIVE_STATUSES,
+            ):
+                key = (scope, notion)
+                sums[key] = sums.get(key, ZERO) + parse_fraction(eps, "spend ε")
+            budgets = {(b.scope, b.notion): b for b in self._budgets_in(conn, None)}
+        for key, total in sums.items():
+            if NOTIONS.get(key[1]) is None:
+                problems.append(f"unknown notion {key[1]!r} in scope {key[0]!r}")
+            elif NOTIONS[key[1]].has_epsilon and key not in budgets:
+                problems.append(f"spends of scope {key[0]!r}, {key[1]!r} have no budget")
+            elif key in budgets and budgets[key].spent != total:
+                problems.append(
+                    f"scope {key[0]!r}, {key[1]!r}: recorded spent {fmt(budgets[key].spent)} "
+                    f"!= sum of spends {fmt(total)}"
+                )
+        for key, b in budgets.items():
+            if key not in sums and b.spent != 0:
+                problems.append(f"scope {key[0]!r}, {key[1]!r}: spent {fmt(b.spent)} but no spends")
+            if b.spent > b.total:
+                problems.append(
+                    f"scope {key[0]!r}, {key[1]!r}: spent {fmt(b.spent)} > total {fmt(b.total)}"
+                )
+        if problems:
+            raise LedgerError(f"ledger {self._name} is inconsistent: " + "; ".join(problems))
+
+
+class Reservation:
+    """A charge made by :meth:`Ledger.reserve`, awaiting ``commit()`` or ``cancel()``.
+
+    As a context manager it commits when the block ends normally and, when the block raises,
+    cancels (or commits, if reserved with ``on_error="commit"``).
+    """
+
+    def __init__(
+        self, ledger: Ledger, spend: Spend, *, on_error: Literal["cancel", "commit"] = "cancel"
+    ) -> None:
+        self.ledger = ledger
+        self.spend = spend
+        self.on_error = on_error
+
+    @property
+    def id(self) -> int:
+        """The spend's id in the ledger."""
+        return self.spend.id
+
+    @property
+    def status(self) -> str:
+        """``"reserved"``, ``"committed"`` or ``"cancelled"`` (as last seen by this object)."""
+        return self.spend.status
+
+    def commit(self) -> Spend:
+        """Make the charge final. Call before releasing anything computed under it."""
+        self.spend = self.ledger.commit(self.spend.id)
+        return self.spend
+
+    def cancel(self) -> Spend:
+        """Give the ε back. Only correct if no result computed under it was released."""
+        self.spend = self.ledger.cancel(self.spend.id)
+        return self.spend
+
+    def __enter__(self) -> Reservation:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.spend.status != RESERVED:
+            return
+        if exc_type is None or self.on_error == "commit":
+            self.commit()
+        else:
+            self.cancel()
+
+    def __repr__(self) -> str:
+        return (
+            f"Reservation(#{self.spend.id}, scope={self.spend.scope!r}, "
+            f"ε={self.spend.epsilon!r}, {self.spend.status})"
+        )

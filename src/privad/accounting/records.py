@@ -1,0 +1,109 @@
+"""What the ledger hands back: budgets, spends and audit events, as frozen records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from fractions import Fraction
+from typing import Any
+
+from privad.accounting.guarantee import Guarantee
+
+COMMITTED = "committed"
+RESERVED = "reserved"
+CANCELLED = "cancelled"
+LIVE_STATUSES = (COMMITTED, RESERVED)
+"""Spends in these states count against the budget (a reservation is counted at once)."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The budget of one scope and notion. ``total`` and ``spent`` are exact."""
+
+    scope: str
+    notion: str
+    total: Fraction
+    spent: Fraction
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def remaining(self) -> Fraction:
+        """``total - spent``, exactly (never negative: the ledger refuses overspending)."""
+        return self.total - self.spent
+
+    @property
+    def total_epsilon(self) -> float:
+        """``total`` as a float."""
+        return float(self.total)
+
+    @property
+    def spent_epsilon(self) -> float:
+        """``spent`` as a float."""
+        return float(self.spent)
+
+    @property
+    def remaining_epsilon(self) -> float:
+        """``remaining`` as a float."""
+        return float(self.remaining)
+
+
+@dataclass(frozen=True)
+class Spend:
+    """One charge to the ledger: what was released, under which guarantee, when."""
+
+    id: int
+    timestamp: datetime
+    scope: str
+    label: str
+    guarantee: Guarantee
+    epsilon: float
+    """The ε charged: ``guarantee.epsilon``, or 0.0 for ``"rmp"``."""
+    status: str
+    """``"committed"``, ``"reserved"`` (counted, awaiting commit) or ``"cancelled"``."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    committed_at: datetime | None = None
+
+    @property
+    def notion(self) -> str:
+        """The guarantee's notion."""
+        return self.guarantee.notion
+
+    @property
+    def k(self) -> int | None:
+        """The guarantee's k (sensitive privacy only)."""
+        return self.guarantee.k
+
+    @property
+    def epsilon_outlier(self) -> float | None:
+        """The guarantee's ε' for outliers (relaxed DP only)."""
+        return self.guarantee.epsilon_outlier
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the spend."""
+        return {
+            "id": self.id,
+            "timestamp": self.timestamp.isoformat(),
+            "committed_at": self.committed_at.isoformat() if self.committed_at else None,
+            "status": self.status,
+            "scope": self.scope,
+            "label": self.label,
+            "notion": self.notion,
+            "epsilon": self.epsilon,
+            "k": self.k,
+            "epsilon_outlier": self.epsilon_outlier,
+            "guarantee": self.guarantee.to_dict(),
+            "metadata": self.metadata,
+        }
+
+
+@dataclass(frozen=True)
+class Event:
+    """One entry of the audit trail: a budget set, created by default, reset or cancelled."""
+
+    id: int
+    timestamp: datetime
+    action: str
+    scope: str | None
+    notion: str | None
+    detail: str

@@ -1,0 +1,221 @@
+"""The ledger's on-disk format: an SQLite file, opened and checked here.
+
+A privad ledger is an SQLite database whose header carries ``application_id`` =
+:data:`APPLICATION_ID` (the bytes ``"priv"``) and ``user_version`` = :data:`SCHEMA_VERSION`.
+Any other SQLite file with tables in it, and any non-SQLite file, is refused with a
+:class:`~privad.errors.LedgerError` rather than written to.
+
+Tables
+------
+``budgets(scope, notion, total, spent, created_at, updated_at)``
+    One row per (scope, notion). ``total`` is the budget ε as decimal text (``repr`` of the
+    float); ``spent`` is the exact sum of the ε of the live spends of that scope and notion,
+    as ``"p/q"`` text. It is a cache of ``spends`` that every writing transaction keeps
+    up to date in the same transaction; :meth:`Ledger.verify` recomputes it.
+``spends(id, created_at, committed_at, status, scope, notion, label, epsilon, k,
+epsilon_outlier, guarantee, metadata)``
+    One row per charge. ``status`` is ``committed``, ``reserved`` (phase one of a two-phase
+    spend: counted as spent) or ``cancelled`` (a reservation given back: not counted, kept
+    for the record). ``epsilon`` is the decimal text charged (``"0"`` for ``rmp``);
+    ``guarantee`` and ``metadata`` are JSON.
+``events(id, created_at, action, scope, notion, detail)``
+    An audit trail of the actions that change budgets: ``set-budget``, ``default-budget``,
+    ``reset``, ``cancel``.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from privad.accounting.paths import MEMORY
+from privad.errors import LedgerError
+
+APPLICATION_ID = int.from_bytes(b"priv", "big")
+"""SQLite ``PRAGMA application_id`` of a privad ledger (0x70726976)."""
+
+SCHEMA_VERSION = 1
+"""SQLite ``PRAGMA user_version`` of the current ledger format."""
+
+TABLES = ("budgets", "spends", "events")
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS budgets (
+    scope       TEXT NOT NULL,
+    notion      TEXT NOT NULL,
+    total       TEXT NOT NULL,
+    spent       TEXT NOT NULL DEFAULT '0',
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    PRIMARY KEY (scope, notion)
+);
+CREATE TABLE IF NOT EXISTS spends (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at      TEXT NOT NULL,
+    committed_at    TEXT,
+    status          TEXT NOT NULL CHECK (status IN ('committed', 'reserved', 'cancelled')),
+    scope           TEXT NOT NULL,
+    notion          TEXT NOT NULL,
+    label           TEXT NOT NULL,
+    epsilon         TEXT NOT NULL,
+    k               INTEGER,
+    epsilon_outlier TEXT,
+    guarantee       TEXT NOT NULL,
+    metadata        TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS spends_by_scope ON spends (scope, notion, status);
+CREATE TABLE IF NOT EXISTS events (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at  TEXT NOT NULL,
+    action      TEXT NOT NULL,
+    scope       TEXT,
+    notion      TEXT,
+    detail      TEXT NOT NULL
+);
+"""
+
+
+def _connect(target: str, *, uri: bool, busy_timeout: float) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        target,
+        timeout=busy_timeout,
+        isolation_level=None,  # autocommit: every transaction is an explicit BEGIN
+        check_same_thread=False,  # the Ledger serialises access with its own lock
+        uri=uri,
+    )
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+    return conn
+
+
+def _retry_locked(conn: sqlite3.Connection, sql: str, busy_timeout: float) -> list:
+    """Run a statement that SQLite may refuse with 'database is locked' without waiting."""
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        try:
+            return conn.execute(sql).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
+def open_ledger_db(
+    path: str | os.PathLike[str], *, create: bool, busy_timeout: float
+) -> tuple[sqlite3.Connection, str]:
+    """Open (creating if allowed) and check a ledger database; return it and its display name.
+
+    Raises :class:`~privad.errors.LedgerError` if the file is missing and ``create`` is
+    false, is a directory, cannot be read or written, is not an SQLite database, is some
+    other application's SQLite database, or has a newer schema than this privad reads.
+    """
+    if str(path) == MEMORY:
+        conn = _connect(MEMORY, uri=False, busy_timeout=busy_timeout)
+        _initialise(conn, MEMORY)
+        return conn, MEMORY
+
+    p = Path(path).expanduser()
+    name = str(p)
+    if p.is_dir():
+        raise LedgerError(f"ledger path {name} is a directory, not a ledger file")
+    if not p.exists():
+        if not create:
+            raise LedgerError(
+                f"no ledger at {name} (create one with 'privad budget set' or Ledger(path))"
+            )
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LedgerError(
+                f"cannot create the directory for ledger {name}: {exc.strerror or exc}"
+            ) from None
+    elif not os.access(p, os.R_OK | os.W_OK):
+        raise LedgerError(f"ledger {name} is not readable and writable by this user")
+
+    mode = "rwc" if create else "rw"
+    try:
+        conn = _connect(
+            f"{p.resolve().as_uri()}?mode={mode}", uri=True, busy_timeout=busy_timeout
+        )
+    except sqlite3.Error as exc:
+        raise LedgerError(f"cannot open ledger {name}: {exc}") from None
+    try:
+        _initialise(conn, name)
+        # WAL lets readers run beside the one writer; FULL makes each commit durable.
+        # (Where a file system cannot hold a WAL, SQLite keeps its rollback journal, which
+        # is slower but just as correct: BEGIN IMMEDIATE still serialises the writers.)
+        _retry_locked(conn, "PRAGMA journal_mode = WAL", busy_timeout)
+        conn.execute("PRAGMA synchronous = FULL")
+    except LedgerError:
+        conn.close()
+        raise
+    except sqlite3.Error as exc:
+        conn.close()
+        raise LedgerError(f"cannot open ledger {name}: {_explain(exc)}") from None
+    return conn, name
+
+
+def _explain(exc: sqlite3.Error) -> str:
+    text = str(exc)
+    if "not a database" in text or "malformed" in text:
+        return "the file is not a privad ledger (not an SQLite database)"
+    return text
+
+
+def _header(conn: sqlite3.Connection) -> tuple[int, int, set[str]]:
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    tables = {
+        row[0]
+        for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if not row[0].startswith("sqlite_")
+    }
+    return app_id, version, tables
+
+
+def _check_header(name: str, app_id: int, version: int, tables: set[str]) -> None:
+    if app_id != APPLICATION_ID:
+        raise LedgerError(
+            f"{name} is an SQLite database but not a privad ledger "
+            f"(application_id {app_id:#x}, expected {APPLICATION_ID:#x})"
+        )
+    if version > SCHEMA_VERSION:
+        raise LedgerError(
+            f"ledger {name} has format version {version}, newer than this privad reads "
+            f"({SCHEMA_VERSION}); upgrade privad"
+        )
+    missing = [t for t in TABLES if t not in tables]
+    if missing:
+        raise LedgerError(f"ledger {name} is damaged: missing table(s) {', '.join(missing)}")
+
+
+def _initialise(conn: sqlite3.Connection, name: str) -> None:
+    try:
+        app_id, version, tables = _header(conn)
+    except sqlite3.DatabaseError as exc:
+        raise LedgerError(f"cannot open ledger {name}: {_explain(exc)}") from None
+    if app_id == APPLICATION_ID:
+        _check_header(name, app_id, version, tables)
+        return
+    if app_id != 0 or tables:
+        _check_header(name, app_id, version, tables)  # raises: someone else's database
+    # An empty database: make it a ledger, unless another process did so meanwhile.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        app_id, version, tables = _header(conn)
+        if app_id == 0 and not tables:
+            # One statement at a time: executescript() would COMMIT our transaction.
+            for statement in _DDL.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    app_id, version, tables = _header(conn)
+    _check_header(name, app_id, version, tables)

@@ -1,0 +1,248 @@
+"""``privad budget``: show, set and reset privacy budgets in a ledger file.
+
+The ledger is :class:`privad.accounting.Ledger`; ``--ledger`` defaults to ``$PRIVAD_LEDGER``
+if set, else ``~/.privad/ledger.sqlite``. Every :class:`~privad.errors.PrivadError` (a bad
+ε, a missing or foreign ledger file) reaches ``privad.cli.main``, which prints it on one line
+and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from privad.accounting import BUDGETED_NOTIONS, PURE_DP, Ledger, default_ledger_path
+from privad.accounting.exact import fmt
+from privad.accounting.records import RESERVED
+from privad.accounting.statement import when
+from privad.errors import ParameterError, PrivadError
+from privad.validation import check_choice, check_epsilon
+
+budget_app = typer.Typer(
+    name="budget",
+    help=(
+        "Privacy budgets: set a scope's total ε, show what was spent on what, reset.\n\n"
+        "Budgets are kept per scope (a dataset, a user, a deployment: any name) and per "
+        "privacy notion, in a ledger file."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+_NOTIONS = ", ".join(BUDGETED_NOTIONS)
+
+LEDGER_OPTION_HELP = (
+    "Ledger file (SQLite). Default: $PRIVAD_LEDGER if set, else ~/.privad/ledger.sqlite."
+)
+
+
+def _ledger_option() -> Any:
+    return typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_OPTION_HELP)
+
+
+def _parse_epsilon(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ParameterError(
+            f"--epsilon must be a finite number > 0 (e.g. 1.0), got {text!r}"
+        ) from None
+    if not math.isfinite(value) or value <= 0:
+        raise ParameterError(f"--epsilon must be a finite number > 0 (e.g. 1.0), got {text!r}")
+    return check_epsilon(value, "--epsilon")
+
+
+def _parse_count(text: str, option: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ParameterError(f"{option} must be an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise ParameterError(f"{option} must be an integer >= 0, got {text!r}")
+    return value
+
+
+def _open(ledger: str | None, *, create: bool) -> Ledger:
+    return Ledger(default_ledger_path() if ledger is None else ledger, create=create)
+
+
+@budget_app.command("show")
+def show(
+    ledger: str | None = _ledger_option(),
+    scope: str | None = typer.Option(
+        None, "--scope", metavar="SCOPE",
+        help="Show only this scope (a non-empty name). Default: every scope.",
+    ),
+    last: str = typer.Option(
+        "50", "--last", metavar="N",
+        help="Show only the N most recent spends (an integer >= 0; 0 shows all).",
+    ),
+) -> None:
+    """Show the budgets (total, spent, remaining ε) and the spends, most recent last."""
+    limit = _parse_count(last, "--last")
+    console = Console(highlight=False, soft_wrap=True)
+    with _open(ledger, create=False) as book:
+        budgets = book.budgets(scope)
+        spends = book.history(scope, include_cancelled=False)
+        name = book.path
+    where = f" (scope {scope!r})" if scope is not None else ""
+    if not budgets and not spends:
+        console.print(f"No budgets and no spends in ledger {name}{where}.", markup=False)
+        return
+
+    table = Table(title=f"Budgets — {name}{where}", title_justify="left")
+    table.add_column("scope")
+    table.add_column("notion")
+    table.add_column("total ε", justify="right")
+    table.add_column("spent ε", justify="right")
+    table.add_column("remaining ε", justify="right")
+    table.add_column("spends", justify="right")
+    counts: dict[tuple[str, str], int] = {}
+    for s in spends:
+        counts[(s.scope, s.notion)] = counts.get((s.scope, s.notion), 0) + 1
+    for b in budgets:
+        table.add_row(
+            b.scope, b.notion, fmt(b.total), fmt(b.spent), fmt(b.remaining),
+            str(counts.get((b.scope, b.notion), 0)),
+        )
+    if not budgets:
+        table.add_row("(none set)", "", "", "", "", "")
+    console.print(table)
+
+    shown = spends if limit == 0 else spends[-limit:]
+    table = Table(title="Spends (times in UTC)", title_justify="left")
+    table.add_column("when", no_wrap=True)
+    table.add_column("scope")
+    table.add_column("label")
+    table.add_column("notion")
+    table.add_column("ε", justify="right")
+    table.add_column("k", justify="right")
+    with_outlier = any(s.epsilon_outlier is not None for s in shown)
+    with_status = any(s.status == RESERVED for s in shown)
+    if with_outlier:
+        table.add_column("ε' outliers", justify="right")
+    if with_status:
+        table.add_column("status")
+    for s in shown:
+        row = [
+            when(s.timestamp), s.scope, s.label, s.notion,
+            fmt(s.epsilon) if s.guarantee.epsilon is not None else "— (0)",
+            "" if s.k is None else str(s.k),
+        ]
+        if with_outlier:
+            row.append(fmt(s.epsilon_outlier) if s.epsilon_outlier is not None else "")
+        if with_status:
+            row.append(s.status)
+        table.add_row(*row)
+    if not shown:
+        table.add_row("(no spends)", "", "", "", "", "")
+    console.print(table)
+    if len(shown) < len(spends):
+        console.print(
+            f"{len(spends) - len(shown)} earlier spend(s) not shown; use --last 0 for all.",
+            markup=False,
+        )
+
+
+@budget_app.command("set")
+def set_(
+    scope: str = typer.Argument(
+        ..., metavar="SCOPE",
+        help="The scope to budget: any non-empty name (a dataset, a user, a deployment).",
+    ),
+    epsilon: str = typer.Option(
+        ..., "--epsilon", metavar="E",
+        help=(
+            "Total ε of the budget: a finite number > 0. It may not be below what the scope "
+            "has already spent under the notion (reset first)."
+        ),
+    ),
+    notion: str = typer.Option(
+        PURE_DP, "--notion", metavar="N",
+        help=f"Privacy notion the budget is for, one of: {_NOTIONS}.",
+    ),
+    ledger: str | None = _ledger_option(),
+) -> None:
+    """Set (create or change) the total ε of SCOPE under one notion."""
+    total = _parse_epsilon(epsilon)
+    notion = check_choice(notion, "--notion", BUDGETED_NOTIONS)
+    with _open(ledger, create=True) as book:
+        b = book.set_budget(scope, notion, total)
+        name = book.path
+    Console(highlight=False, soft_wrap=True).print(
+        f"Budget of scope {b.scope!r} under {b.notion}: total ε {fmt(b.total)}, "
+        f"spent {fmt(b.spent)}, remaining {fmt(b.remaining)} (ledger {name})",
+        markup=False,
+    )
+
+
+@budget_app.command("reset")
+def reset(
+    scope: str | None = typer.Option(
+        None, "--scope", metavar="SCOPE",
+        help="Reset only this scope (a non-empty name). Default: every scope.",
+    ),
+    ledger: str | None = _ledger_option(),
+    yes: bool = typer.Option(
+        False, "--yes", "-y",
+        help="Do not ask for confirmation. Without it the command asks, and refuses when "
+        "there is no one to answer (no standard input).",
+    ),
+    drop_budgets: bool = typer.Option(
+        False, "--drop-budgets",
+        help="Also delete the budgets. Default: keep them, with nothing spent.",
+    ),
+) -> None:
+    """Delete the recorded spends (of one scope, or all), so the budgets are full again.
+
+    It forgets privacy loss that did happen: use it only when the data was replaced.
+    """
+    console = Console(highlight=False, soft_wrap=True)
+    with _open(ledger, create=False) as book:
+        n_spends = len(book.history(scope))
+        n_budgets = len(book.budgets(scope))
+        what = f"scope {scope!r}" if scope is not None else "every scope"
+        if not yes:
+            kept = "and delete" if drop_budgets else "keeping"
+            prompt = (
+                f"Delete {n_spends} spend(s) of {what} from ledger {book.path}, "
+                f"{kept} {n_budgets} budget(s)?"
+            )
+            try:
+                confirmed = typer.confirm(prompt, default=False)
+            except typer.Abort:  # end of input: nobody to answer
+                raise PrivadError(
+                    "refusing to reset without confirmation: no answer on standard input; "
+                    "pass --yes to confirm"
+                ) from None
+            if not confirmed:
+                console.print("Nothing was reset.", markup=False)
+                raise typer.Exit(1)
+        deleted = book.reset(scope, drop_budgets=drop_budgets)
+        name = book.path
+    after = "budgets dropped" if drop_budgets else "budgets kept"
+    console.print(f"Reset {what}: {deleted} spend(s) deleted, {after} (ledger {name}).",
+                  markup=False)
+
+
+@budget_app.command("statement")
+def statement(
+    ledger: str | None = _ledger_option(),
+    scope: str | None = typer.Option(
+        None, "--scope", metavar="SCOPE",
+        help="Only this scope (a non-empty name). Default: every scope.",
+    ),
+) -> None:
+    """Print a readable statement of what was spent on what, per scope and notion."""
+    with _open(ledger, create=False) as book:
+        text = book.statement(scope)
+    Console(highlight=False, soft_wrap=True).print(text, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``budget`` group to the ``privad`` command."""
+    app.add_typer(budget_app, name="budget")
