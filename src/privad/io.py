@@ -26,6 +26,10 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", **kwargs) -> Ite
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp creates the file 0600; give it the mode a plain open() would have.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

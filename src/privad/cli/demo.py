@@ -1,17 +1,120 @@
-"""``privad demo``: a tour of what privad does, on embedded data."""
+"""``privad demo``: a tour of what privad does, on embedded data (no files needed).
+
+Each scheme adds one section; a section only reads embedded data and writes nothing but
+an in-memory ledger (or the one named with ``--ledger``).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
 import typer
 from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from privad.accounting import Ledger
+from privad.datasets import list_datasets, load
+from privad.noise import LaplaceMechanism, Randomness
+
+# Table 1 of the sensitive-privacy paper gives (β, r) = (18, 0.1) for Thyroid.
+THYROID_BETA = 18
+THYROID_R = 0.1
+
+
+def _datasets_section(console: Console) -> None:
+    table = Table(title="Embedded datasets (privad datasets list shows all)")
+    for column in ("name", "shape", "anomalies", "licence"):
+        table.add_column(column)
+    for info in list_datasets(kind="embedded"):
+        table.add_row(info.name, info.shape_text, info.anomalies_text, info.licence_short)
+    console.print(table)
+
+
+def _noise_section(console: Console, ledger: Ledger, rng: Randomness) -> None:
+    data = load("thyroid")
+    true_count = float(np.sum(data.y))
+    mechanism = LaplaceMechanism(sensitivity=1.0, epsilon=0.5,
+                                 neighbouring="add or remove one record")
+    ledger.set_budget("thyroid-counts", "pure-dp", 1.0)
+    ledger.spend("thyroid-counts", mechanism.guarantee, "noisy count of labelled anomalies")
+    noisy = float(mechanism.release([true_count], rng)[0])
+    console.print(Panel.fit(
+        f"Thyroid has {int(true_count)} labelled anomalies; the ε = 0.5 Laplace mechanism "
+        f"releases {noisy:.4f}\n(scale {mechanism.scale:.6g}, outputs on a 2^k grid of step "
+        f"{mechanism.grid:.3g}: snapped, exact discrete noise, safe against Mironov's attack)",
+        title="privad.noise: a floating-point-safe noisy count",
+    ))
+
+
+def _sensitive_section(console: Console, ledger: Ledger, rng: Randomness) -> None:
+    from privad.sensitive import SensitiveAnomalyIdentifier
+
+    data = load("thyroid")
+    epsilon = 0.1
+    table = Table(title=(
+        f"privad.sensitive on Thyroid ({data.X.shape[0]} records): "
+        f"(β, r) = ({THYROID_BETA}, {THYROID_R}), ε = {epsilon} per answer"
+    ))
+    table.add_column("mechanism")
+    table.add_column("guarantee (whole batch)")
+    for column in ("anomalies flagged", "false alarms", "error: anomalies", "error: normal"):
+        table.add_column(column, justify="right")
+    mean_error = {}
+    for mechanism in ("sp", "dp"):
+        model = SensitiveAnomalyIdentifier(
+            beta=THYROID_BETA, r=THYROID_R, epsilon=epsilon, k=1, mechanism=mechanism, rng=rng
+        ).fit(data.X)
+        truth = model.true_labels()
+        notion = "sensitive" if mechanism == "sp" else "pure-dp"
+        guarantee = model.guarantee()
+        ledger.set_budget("thyroid", notion, guarantee.epsilon)
+        labels = model.predict(ledger=ledger, scope="thyroid")
+        errors = model.error_probability()
+        mean_error[mechanism] = errors[truth == 1].mean()
+        table.add_row(
+            "SP, U_λk (k = 1)" if mechanism == "sp" else "optimal DP, U_ΔG",
+            guarantee.summary(),
+            f"{int(np.sum(labels[truth == 1]))} of {int(truth.sum())}",
+            str(int(np.sum(labels[truth == 0]))),
+            f"{errors[truth == 1].mean():.3g}",
+            f"{errors[truth == 0].mean():.3g}",
+        )
+    console.print(table)
+    console.print(
+        f"On the (β,r)-anomalies SP errs with mean probability {mean_error['sp']:.3f}, "
+        f"DP with {mean_error['dp']:.3f} (its floor 1/(1+e^ε) = {1 / (1 + np.exp(epsilon)):.3f}); "
+        "on normal records the two are identical, and every 1-sensitive record keeps the "
+        "ε-DP-style protection. Labelling every record costs m·ε (Claim 5: m queried records "
+        "can share one ball). Error probabilities are exact and shown for evaluation only."
+    )
 
 
 def demo(
-    seed: int = typer.Option(0, help="Seed for the randomness, so the tour is repeatable."),
+    seed: Annotated[
+        int, typer.Option(help="Seed for the randomness, so the tour is repeatable.")
+    ] = 0,
+    ledger_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--ledger",
+            help="SQLite ledger to record the tour's spends in (default: an in-memory "
+            "ledger, so the tour leaves no file behind).",
+        ),
+    ] = None,
 ) -> None:
     """Run a short tour of privad on the embedded datasets (no files needed)."""
     console = Console()
-    console.print(f"privad demo (seed {seed})")
+    rng = Randomness(seed)
+    ledger = Ledger(":memory:" if ledger_path is None else ledger_path)
+    console.rule("privad demo: find the anomalies, keep everyone else private")
+    _datasets_section(console)
+    _noise_section(console, ledger, rng)
+    _sensitive_section(console, ledger, rng)
+    console.rule("privad.accounting: what was spent on what")
+    console.print(ledger.statement())
 
 
 def register(app: typer.Typer) -> None:

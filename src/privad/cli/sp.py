@@ -1,0 +1,689 @@
+"""``privad sp``: sensitively private (β, r)-anomaly identification from the command line.
+
+* ``privad sp identify DATA --beta B --r R --epsilon E``: noisy anomaly labels for every
+  record of DATA (or for the records of ``--queries FILE``), from one of the paper's three
+  mechanisms (``sp``: U_{λ_k}; ``dp``: the optimal ε-DP U_{Δ_G}; ``compiled``: Construction 2).
+  The batch's guarantee (Claim 5: min(n, m)·ε) is charged to a ledger *before* anything is
+  written; a refused spend writes nothing. Output: a CSV ``index,label`` (1 = anomaly),
+  written atomically.
+* ``privad sp params DATA``: propose (β, r) with our reconstruction of the paper's missing
+  Appendix A.2 (:func:`privad.sensitive.propose_parameters`), not private.
+
+DATA is a catalogue name (``thyroid``, ``mammography``, ..., see ``privad datasets list``)
+or a file (.csv, .parquet, .npy, .npz, .mat). Every option is parsed here, so that a bad
+value is a :class:`~privad.errors.PrivadError`: ``privad.cli.main`` prints it on one line
+and exits with status 2, before any file is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import math
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from privad.errors import (
+    BudgetExceededError,
+    DataError,
+    DatasetNotFoundError,
+    ParameterError,
+    PrivadError,
+)
+
+__all__ = ["register", "sp_app", "load_table"]
+
+sp_app = typer.Typer(
+    name="sp",
+    help=(
+        "Sensitive privacy (Asif et al., CCS 2019): identify (β, r)-anomalies privately.\n\n"
+        "A record is a (β, r)-anomaly when at most β records (itself included) lie within "
+        "distance r of it. Normal records, and records that would be normal after adding or "
+        "removing k records, get ε-differential-privacy-like protection; anomalies are "
+        "identified with exponentially small error. See docs/sensitive.md."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+MECHANISM_CHOICES = ("sp", "dp", "compiled")
+METRIC_CHOICES = ("euclidean", "manhattan", "chebyshev")
+FILE_SUFFIXES = (".csv", ".parquet", ".pq", ".npy", ".npz", ".mat")
+
+DATA_HELP = (
+    "A dataset name from 'privad datasets list' (thyroid, mammography, breastw, ...; "
+    "generated sets use --seed) or a data file: .csv, .parquet, .npy, .npz or .mat."
+)
+COLUMNS_HELP = (
+    "Feature columns to use, by name or 0-based position; repeat the option or separate "
+    "with commas (e.g. --columns x1,x2). Default: every column except --label."
+)
+LABEL_HELP = (
+    "Column holding 0/1 anomaly labels (1 = anomaly), by name or 0-based position; it is "
+    "not used as a feature. Default: the dataset's own labels, if any."
+)
+METRIC_HELP = "Distance between records: euclidean (default), manhattan or chebyshev."
+COLUMNS_OPTION = typer.Option(None, "--columns", metavar="COLS", help=COLUMNS_HELP)
+LEDGER_HELP = "Ledger file (SQLite). Default: $PRIVAD_LEDGER if set, else ~/.privad/ledger.sqlite."
+
+
+# --------------------------------------------------------------------------------------------
+# Option parsing: one line per mistake
+# --------------------------------------------------------------------------------------------
+
+
+def parse_int(text: str | None, option: str, *, minimum: int | None = None,
+              what: str = "an integer") -> int:  # fmt: skip
+    """``text`` as an int, or a one-line :class:`ParameterError` naming ``option``."""
+    if text is None:
+        raise ParameterError(f"{option} is required: {what}")
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise ParameterError(f"{option} must be {what}, got {text!r}") from None
+    if minimum is not None and value < minimum:
+        raise ParameterError(f"{option} must be {what}, got {text!r}")
+    return value
+
+
+def parse_float(text: str | None, option: str, *, minimum: float = 0.0, strict: bool,
+                what: str) -> float:  # fmt: skip
+    """``text`` as a finite float ≥ (or >, with ``strict``) ``minimum``, else ParameterError."""
+    if text is None:
+        raise ParameterError(f"{option} is required: {what}")
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise ParameterError(f"{option} must be {what}, got {text!r}") from None
+    if not math.isfinite(value) or value < minimum or (strict and value == minimum):
+        raise ParameterError(f"{option} must be {what}, got {text!r}")
+    return value
+
+
+def parse_choice(text: str, option: str, choices: Sequence[str]) -> str:
+    """``text`` (case-insensitive) if it is one of ``choices``, else ParameterError."""
+    value = str(text).strip().lower()
+    if value not in choices:
+        raise ParameterError(f"{option} must be one of {', '.join(choices)}, got {text!r}")
+    return value
+
+
+def parse_columns(values: Sequence[str] | None) -> list[str] | None:
+    """Repeated and/or comma-separated column names; None when not given."""
+    if not values:
+        return None
+    out = [part.strip() for value in values for part in str(value).split(",")]
+    if any(not part for part in out):
+        raise ParameterError(f"--columns has an empty column name in {list(values)!r}")
+    return out
+
+
+def parse_seed(text: str | None) -> int | None:
+    """``--seed``: None (fresh OS entropy) or an integer ≥ 0."""
+    if text is None:
+        return None
+    return parse_int(text, "--seed", minimum=0, what="an integer >= 0")
+
+
+# --------------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------------
+
+
+def _as_dataset(obj: Any) -> Any:
+    from privad.datasets import TimeSeries
+
+    return obj.to_dataset() if isinstance(obj, TimeSeries) else obj
+
+
+def _resolve(names: list[str], spec: str, what: str, source: str) -> int:
+    if spec in names:
+        return names.index(spec)
+    try:
+        index = int(spec)
+    except ValueError:
+        index = None
+    if index is not None and -len(names) <= index < len(names):
+        return index % len(names)
+    shown = ", ".join(repr(n) for n in names[:12]) + (" ..." if len(names) > 12 else "")
+    raise DatasetNotFoundError(f"unknown {what} {spec!r} in {source}; the columns are {shown}")
+
+
+def _select(ds: Any, columns: list[str] | None, label: str | None) -> Any:
+    """Select feature columns (and a label column) of an already loaded Dataset."""
+    from privad.datasets import Dataset
+
+    if columns is None and label is None:
+        return ds
+    names = list(ds.feature_names)
+    y = ds.y
+    drop: set[int] = set()
+    if label is not None:
+        j = _resolve(names, label, "label column", repr(ds.name))
+        y = ds.X[:, j]
+        drop.add(j)
+    if columns is not None:
+        idx = [_resolve(names, c, "column", repr(ds.name)) for c in columns]
+        clash = drop.intersection(idx)
+        if clash:
+            raise ParameterError(f"column {names[clash.pop()]!r} is both --label and a feature")
+    else:
+        idx = [j for j in range(len(names)) if j not in drop]
+    if not idx:
+        raise DataError(f"no feature columns left in {ds.name!r}")
+    return Dataset(X=ds.X[:, idx], y=y, feature_names=[names[j] for j in idx], name=ds.name,
+                   description=ds.description, source=ds.source, licence=ds.licence)  # fmt: skip
+
+
+def load_table(source: str, *, columns: list[str] | None = None, label: str | None = None,
+               seed: int | None = None) -> Any:  # fmt: skip
+    """Load DATA (a catalogue name or a file) as a :class:`privad.datasets.Dataset`."""
+    from privad import datasets
+
+    path = Path(source).expanduser()
+    suffix = path.suffix.lower()
+    if suffix in FILE_SUFFIXES or path.exists():
+        if path.is_dir():
+            raise DataError(f"{source!r} is a folder; give a data file or a dataset name")
+        if suffix in (".csv", ".parquet", ".pq"):
+            return datasets.load(path, columns=columns, label=label)
+        if suffix == ".npz" and label is not None:
+            with contextlib.suppress(DatasetNotFoundError):
+                return _select(_as_dataset(datasets.load(path, label_key=label)), columns, None)
+        return _select(_as_dataset(datasets.load(path)), columns, label)
+    entry = datasets.describe(source)  # unknown names: DatasetNotFoundError with suggestions
+    if entry.kind == "generated":
+        loaded = datasets.load(entry.name, rng=0 if seed is None else seed)
+    else:
+        loaded = datasets.load(entry.name)
+    return _select(_as_dataset(loaded), columns, label)
+
+
+def _align_queries(Q: Any, data: Any) -> np.ndarray:
+    """The query records with the data's feature columns (by name when possible)."""
+    names_q = list(Q.feature_names)
+    names_d = list(data.feature_names)
+    if all(n in names_q for n in names_d) and names_q != names_d:
+        return Q.X[:, [names_q.index(n) for n in names_d]]
+    if Q.X.shape[1] != data.X.shape[1]:
+        raise DataError(
+            f"the queries have {Q.X.shape[1]} column(s) but the data has {data.X.shape[1]} "
+            f"({', '.join(names_d[:12])}); give query records with the same features"
+        )
+    return Q.X
+
+
+# --------------------------------------------------------------------------------------------
+# Progress
+# --------------------------------------------------------------------------------------------
+
+
+def _err_console() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def out_console() -> Console:
+    """Standard output; at least 120 columns wide when not a terminal (piped, captured)."""
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console.width = max(console.width, 120)
+    return console
+
+
+def add_row(table: Table, what: str, value: str) -> None:
+    """A row whose value is shown literally (file names may contain Rich markup like [x])."""
+    table.add_row(what, Text(value))
+
+
+def progress_bar(console: Console | None = None) -> Progress:
+    """A Rich progress bar on standard error, shown only on a terminal."""
+    console = console or _err_console()
+    return Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal,
+    )  # fmt: skip
+
+
+_BLOCK_WORK = 20_000_000  # query x record pairs per block before the work is split
+
+
+def ball_statistics_with_progress(
+    X: np.ndarray, r: float, *, queries: np.ndarray | None, metric: str, add: bool,
+    cap: int | None, progress: Progress, what: str = "counting balls",
+) -> Any:  # fmt: skip
+    """:func:`privad.sensitive.ball_statistics`, split into blocks of queries with progress."""
+    from privad.sensitive import ball_statistics
+    from privad.sensitive.anomaly import BallStatistics
+
+    Q = X if queries is None else queries
+    q, n = Q.shape[0], X.shape[0]
+    n_blocks = max(1, min(50, (q * n) // _BLOCK_WORK))
+    task = progress.add_task(what, total=q)
+    if n_blocks == 1:
+        stats = ball_statistics(X, r, queries=queries, metric=metric,
+                                add_query_to_data=add, cap=cap)  # fmt: skip
+        progress.update(task, completed=q)
+        return stats
+    size = math.ceil(q / n_blocks)
+    parts = []
+    for s in range(0, q, size):
+        parts.append(ball_statistics(X, r, queries=Q[s:s + size], metric=metric,
+                                     add_query_to_data=add and queries is not None,
+                                     cap=cap))  # fmt: skip
+        progress.update(task, advance=min(size, q - s))
+    return BallStatistics(
+        x_i=np.concatenate([p.x_i for p in parts]), ball=np.concatenate([p.ball for p in parts]),
+        capped=np.concatenate([p.capped for p in parts]), cap=cap,
+        added_query=add and queries is not None,
+    )  # fmt: skip
+
+
+@contextlib.contextmanager
+def _step(progress: Progress, text: str) -> Iterator[None]:
+    task = progress.add_task(text, total=1)
+    yield
+    progress.update(task, completed=1)
+
+
+# --------------------------------------------------------------------------------------------
+# privad sp identify
+# --------------------------------------------------------------------------------------------
+
+
+def _open_ledger(path: str | None, budget: float | None) -> Any:
+    from privad.accounting import Ledger, default_ledger_path
+
+    target = Path(default_ledger_path() if path is None else path).expanduser()
+    if budget is None and not target.exists():
+        raise PrivadError(
+            f"ledger {str(target)!r} does not exist, so no privacy budget is set; create one "
+            "with 'privad budget set SCOPE --epsilon E --notion sensitive' (or pure-dp for "
+            "--mechanism dp), or pass --budget E to create the scope's budget"
+        )
+    return Ledger(target, create=budget is not None)
+
+
+def _ensure_budget(book: Any, scope: str, notion: str, budget: float | None) -> str | None:
+    """Create the budget from --budget when absent; return a note for the summary."""
+    from privad.accounting import NoBudgetError
+
+    try:
+        current = book.budget(scope, notion)
+    except NoBudgetError:
+        if budget is None:
+            raise PrivadError(
+                f"no {notion} budget is set for scope {scope!r} in ledger {book.path}; set one "
+                f"with 'privad budget set {scope} --epsilon E --notion {notion}' or pass "
+                "--budget E"
+            ) from None
+        book.set_budget(scope, notion, budget)
+        return f"created the {notion} budget of scope {scope!r}: total ε {budget:g}"
+    if budget is not None:
+        return (f"--budget ignored: scope {scope!r} already has a {notion} budget (total ε "
+                f"{float(current.total):g}); change it with 'privad budget set'")  # fmt: skip
+    return None
+
+
+def _write_labels(out: Path, labels: np.ndarray, log_err: np.ndarray | None) -> None:
+    from privad.io import atomic_write
+
+    with atomic_write(out, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        header = ["index", "label"]
+        if log_err is not None:
+            header += ["error_probability_NOT_PRIVATE", "log10_error_probability_NOT_PRIVATE"]
+        writer.writerow(header)
+        if log_err is None:
+            writer.writerows(zip(range(labels.size), labels.tolist(), strict=True))
+        else:
+            prob = np.exp(log_err)
+            log10 = log_err / math.log(10.0)
+            writer.writerows(
+                (i, int(lab), repr(float(p)), repr(float(lg)))
+                for i, (lab, p, lg) in enumerate(zip(labels, prob, log10, strict=True))
+            )
+
+
+@sp_app.command("identify")
+def identify(
+    data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
+    beta: str | None = typer.Option(
+        None,
+        "--beta",
+        metavar="B",
+        help="Required. β of the (β, r)-anomaly: an integer >= 1. A record is an anomaly when "
+        "at most β records (itself and its duplicates included) lie within distance r.",
+    ),
+    r: str | None = typer.Option(
+        None,
+        "--r",
+        metavar="R",
+        help="Required. The radius r: a finite number >= 0, in the units of the features "
+        "(balls are closed: distance <= r).",
+    ),
+    epsilon: str | None = typer.Option(
+        None,
+        "--epsilon",
+        metavar="E",
+        help="Required. ε of each answer: a finite number > 0 (smaller = more private; the "
+        "paper uses 0.01 to 1). The batch costs min(n, m)·ε (Claim 5).",
+    ),
+    k: str = typer.Option(
+        "1",
+        "--k",
+        metavar="K",
+        help="k of the k-sensitive neighbourhood graph: an integer >= 1 (default 1). Records "
+        "that are normal, or would be after adding/removing k records, are protected; "
+        "k >= β + 1 protects everyone (then sp = dp). Ignored by --mechanism dp.",
+    ),
+    mechanism: str = typer.Option(
+        "sp",
+        "--mechanism",
+        metavar="M",
+        help="sp (default): U_λk, (ε, k)-sensitively private (Theorem 4.6); dp: the optimal "
+        "ε-DP mechanism U_ΔG (Theorem 4.4); compiled: Construction 2 on the ε/2-DP mechanism, "
+        "(ε, k)-SP (Theorem 4.7).",
+    ),
+    metric: str = typer.Option("euclidean", "--metric", metavar="METRIC", help=METRIC_HELP),
+    queries: str | None = typer.Option(
+        None,
+        "--queries",
+        metavar="FILE",
+        help="Label these records (a data file with the same features) instead of the "
+        "records of DATA. Default: every record of DATA.",
+    ),
+    add_query_to_data: bool = typer.Option(
+        False,
+        "--add-query-to-data",
+        help="With --queries: answer each query on DATA plus one copy of the query record "
+        "(footnote 1 of the paper), so that a query is judged as if it were in the data.",
+    ),
+    columns: list[str] | None = COLUMNS_OPTION,
+    label: str | None = typer.Option(None, "--label", metavar="COL", help=LABEL_HELP),
+    out: str | None = typer.Option(
+        None,
+        "--out",
+        metavar="FILE",
+        help="Output CSV (index,label; 1 = anomaly), written atomically. Default: "
+        "<scope>-<mechanism>-labels.csv in the current folder.",
+    ),
+    with_error_probabilities: bool = typer.Option(
+        False,
+        "--with-error-probabilities",
+        help="Also write each answer's exact error probability and its log10, for "
+        "evaluation. These columns are NOT PRIVATE (they are computed from the exact counts); "
+        "never release them.",
+    ),
+    ledger: str | None = typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_HELP),
+    scope: str | None = typer.Option(
+        None,
+        "--scope",
+        metavar="NAME",
+        help="Budget scope the spend is charged to (a non-empty name). Default: the dataset "
+        "name (the file name without extension for files).",
+    ),
+    budget: str | None = typer.Option(
+        None,
+        "--budget",
+        metavar="E",
+        help="Create the scope's budget with total ε = E (a finite number > 0) if it has none "
+        "(an existing budget is never changed: use 'privad budget set'). Without it, a scope "
+        "without a budget is an error.",
+    ),
+    count_cap: str = typer.Option(
+        "none",
+        "--count-cap",
+        metavar="C",
+        help="none (default): exact ball counts. auto, or an integer >= β + 2: stop counting "
+        "at C (faster on dense data; same guarantee; records with at least C neighbours get "
+        "error e^(-ε(C-β-1))/(1+e^ε) instead of a smaller one; auto makes that <= 1e-30).",
+    ),
+    seed: str | None = typer.Option(
+        None,
+        "--seed",
+        metavar="S",
+        help="Seed (an integer >= 0) for the noise, for reproducible tests only: anyone who "
+        "knows the seed can undo the noise. Default: fresh OS entropy. Also seeds generated "
+        "datasets (default 0).",
+    ),
+) -> None:
+    """Label records as (β, r)-anomalies privately, and charge the privacy budget."""
+    from privad.accounting import PURE_DP, SENSITIVE
+    from privad.noise import as_randomness
+    from privad.sensitive import (
+        auto_count_cap,
+        batch_guarantee,
+        claim5_bound,
+        mechanism_guarantee,
+    )
+    from privad.sensitive.mechanisms import mechanism_log_error, mechanism_sample
+
+    # 1. every option, before anything is read or written
+    beta_v = parse_int(beta, "--beta", minimum=1, what="an integer >= 1 (e.g. --beta 18)")
+    r_v = parse_float(r, "--r", strict=False, what="a finite number >= 0 (e.g. --r 0.1)")
+    eps_v = parse_float(epsilon, "--epsilon", strict=True,
+                        what="a finite number > 0 (e.g. --epsilon 0.1)")  # fmt: skip
+    k_v = parse_int(k, "--k", minimum=1, what="an integer >= 1")
+    mech = parse_choice(mechanism, "--mechanism", MECHANISM_CHOICES)
+    metric_v = parse_choice(metric, "--metric", METRIC_CHOICES)
+    seed_v = parse_seed(seed)
+    cols = parse_columns(columns)
+    budget_v = (
+        None
+        if budget is None
+        else parse_float(
+            budget, "--budget", strict=True, what="a finite number > 0 (the scope's total ε)"
+        )
+    )
+    cap_text = count_cap.strip().lower()
+    if cap_text == "none":
+        cap: int | None = None
+    elif cap_text == "auto":
+        cap = auto_count_cap(beta_v, eps_v, mechanism=mech)
+    else:
+        cap = parse_int(count_cap, "--count-cap", minimum=beta_v + 2,
+                        what=f"none, auto or an integer >= β + 2 = {beta_v + 2}")  # fmt: skip
+    if add_query_to_data and queries is None:
+        raise ParameterError("--add-query-to-data applies only with --queries FILE")
+    if scope is not None and not scope.strip():
+        raise ParameterError("--scope must be a non-empty name")
+
+    # 2. data and queries
+    ds = load_table(data, columns=cols, label=label, seed=seed_v)
+    scope_v = scope.strip() if scope is not None else ds.name
+    out_path = Path(out if out is not None else f"{scope_v}-{mech}-labels.csv").expanduser()
+    if out_path.is_dir():
+        raise ParameterError(f"--out {str(out_path)!r} is a folder; give a file name")
+    for source in (data, queries):
+        if (
+            source is not None
+            and Path(source).expanduser().exists()
+            and out_path.resolve() == Path(source).expanduser().resolve()
+        ):
+            raise ParameterError(f"--out {str(out_path)!r} would overwrite the input {source!r}")
+    if queries is not None:
+        Q = _align_queries(load_table(queries), ds)
+        what_q = f"{Q.shape[0]} record(s) of {queries}"
+    else:
+        Q = None
+        what_q = f"the {ds.X.shape[0]} record(s) of the data"
+    QX = ds.X if Q is None else Q
+    n_q = int(QX.shape[0])
+
+    console = out_console()
+    with progress_bar() as progress:
+        # 3. the guarantee of the batch (Claim 5), then an early budget check
+        with _step(progress, "bounding m (Claim 5)"):
+            bound = claim5_bound(QX, r_v, metric=metric_v)
+        g = batch_guarantee(mech, epsilon=eps_v, beta=beta_v, r=r_v, k=k_v, metric=metric_v,
+                            n_queries=n_q, m=bound.m)  # fmt: skip
+        notion = PURE_DP if mech == "dp" else SENSITIVE
+        book = _open_ledger(ledger, budget_v)
+        with book:
+            note = _ensure_budget(book, scope_v, notion, budget_v)
+            try:
+                book.check(scope_v, g)
+            except BudgetExceededError as exc:
+                raise BudgetExceededError(
+                    f"{exc} (the batch costs min(n = {n_q}, m = {bound.m}) × ε = {eps_v:g} "
+                    "by Claim 5; fewer queries, queries farther apart than 2r or a smaller ε "
+                    "cost less)"
+                ) from None
+            # 4. the counts (not released), then reserve, sample, write, commit
+            stats = ball_statistics_with_progress(
+                ds.X, r_v, queries=Q, metric=metric_v, add=add_query_to_data, cap=cap,
+                progress=progress,
+            )  # fmt: skip
+            kw = {"mechanism": mech, "beta": beta_v, "epsilon": eps_v, "k": k_v, "cap": cap}
+            label_text = (f"privad sp identify: {mech} (β,r)-anomaly labels for {n_q} "
+                          f"record(s) of {data}")  # fmt: skip
+            meta = {
+                "command": "privad sp identify", "data": data, "queries": queries,
+                "n_queries": n_q, "beta": beta_v, "r": r_v, "k": k_v, "metric": metric_v,
+                "mechanism": mech, "m": bound.m, "count_cap": cap, "out": str(out_path),
+                "add_query_to_data": bool(add_query_to_data),
+            }  # fmt: skip
+            with book.reserve(scope_v, g, label_text, meta):
+                with _step(progress, "sampling the answers"):
+                    rng = as_randomness(seed_v)
+                    answers = np.asarray(mechanism_sample(stats.x_i, stats.ball, rng=rng, **kw),
+                                         dtype=np.int64)  # fmt: skip
+                    log_err = (mechanism_log_error(stats.x_i, stats.ball, **kw)
+                               if with_error_probabilities else None)  # fmt: skip
+                with _step(progress, f"writing {out_path}"):
+                    _write_labels(out_path, answers, log_err)
+            remaining = book.remaining(scope_v, notion)
+            ledger_name = book.path
+
+    # 5. summary (everything here is the released answers or public parameters)
+    table = Table(title="privad sp identify", title_justify="left", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", overflow="fold")
+    add_row(table, "data", f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features")
+    added = " (each added to the data, footnote 1)" if add_query_to_data else ""
+    add_row(table, "queries", what_q + added)
+    k_text = f"k = {k_v}" + (" (unused by dp)" if mech == "dp" else "")
+    cap_note = "" if cap is None else f", count cap {cap}"
+    add_row(
+        table, "parameters", f"β = {beta_v}, r = {r_v:g}, {k_text}, metric {metric_v}{cap_note}"
+    )
+    one = mechanism_guarantee(mech, epsilon=eps_v, beta=beta_v, r=r_v, k=k_v, metric=metric_v)
+    add_row(table, "mechanism", one.description)
+    add_row(table, "flagged as anomalies", f"{int(answers.sum())} of {n_q} (noisy labels)")
+    per_query = "ε-DP" if mech == "dp" else f"(ε, k = {k_v})-sensitive privacy"
+    add_row(table, "guarantee", f"{per_query}: ε = {eps_v:g} per query")
+    exact = "exact" if bound.exact else f"between {bound.lower} and {bound.upper}"
+    add_row(
+        table,
+        "composed",
+        f"ε = {g.epsilon:g} = min(n = {n_q}, m = {min(bound.m, n_q)}) "
+        f"× ε (Claim 5: at most m queries in any ball of radius r; m {exact})",
+    )
+    add_row(table, "ledger", f"scope {scope_v!r} ({g.notion}) in {ledger_name}: "
+            f"remaining ε {remaining:g}")  # fmt: skip
+    add_row(table, "output", str(out_path))
+    console.print(table)
+    if note:
+        console.print(note, markup=False)
+    if with_error_probabilities:
+        console.print(
+            "WARNING: the error-probability columns are NOT PRIVATE (computed from the exact "
+            "counts); use them for evaluation only, never release them.", markup=False,
+        )  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# privad sp params
+# --------------------------------------------------------------------------------------------
+
+
+@sp_app.command("params")
+def params(
+    data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
+    beta_fraction: str = typer.Option(
+        "0.005",
+        "--beta-fraction",
+        metavar="F",
+        help="β as a share of n: β = max(1, round(F·n)); a number in [0, 1) (default 0.005, "
+        "the β/n of the paper's Table 1).",
+    ),
+    anomaly_share: str = typer.Option(
+        "0.01",
+        "--anomaly-share",
+        metavar="S",
+        help="Target share of records that are (β, r)-anomalies, in [0, 1) (default 0.01); "
+        "r is the smallest radius that leaves at most S·n of them.",
+    ),
+    metric: str = typer.Option("euclidean", "--metric", metavar="METRIC", help=METRIC_HELP),
+    columns: list[str] | None = COLUMNS_OPTION,
+    label: str | None = typer.Option(None, "--label", metavar="COL", help=LABEL_HELP),
+    seed: str | None = typer.Option(
+        None, "--seed", metavar="S", help="Seed of a generated dataset (an integer >= 0)."
+    ),
+) -> None:
+    """Propose (β, r) for DATA: our reconstruction of the paper's missing Appendix A.2."""
+    from privad.sensitive import propose_parameters
+
+    frac = parse_float(beta_fraction, "--beta-fraction", strict=False,
+                       what="a number in [0, 1) (e.g. 0.005)")  # fmt: skip
+    if frac >= 1:
+        raise ParameterError(f"--beta-fraction must be a number in [0, 1), got {beta_fraction!r}")
+    share = parse_float(anomaly_share, "--anomaly-share", strict=False,
+                        what="a number in [0, 1) (e.g. 0.01)")  # fmt: skip
+    if share >= 1:
+        raise ParameterError(f"--anomaly-share must be a number in [0, 1), got {anomaly_share!r}")
+    metric_v = parse_choice(metric, "--metric", METRIC_CHOICES)
+    seed_v = parse_seed(seed)
+    ds = load_table(data, columns=parse_columns(columns), label=label, seed=seed_v)
+    with progress_bar() as progress:
+        with _step(progress, "k-th neighbour distances"):
+            beta_v, r_v = propose_parameters(ds.X, frac, share, metric=metric_v)
+        stats = ball_statistics_with_progress(ds.X, r_v, queries=None, metric=metric_v,
+                                              add=False, cap=None, progress=progress)  # fmt: skip
+    br = stats.ball <= beta_v
+    table = Table(title="privad sp params (reconstruction of Appendix A.2, not the paper's "
+                  "protocol)", title_justify="left", show_header=False)  # fmt: skip
+    table.add_column("what", style="bold")
+    table.add_column("value", overflow="fold")
+    add_row(table, "data", f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features")
+    add_row(table, "proposed β", f"{beta_v} (= max(1, round({frac:g} × n)))")
+    add_row(table, "proposed r", f"{r_v:.6g} ({metric_v}; smallest r leaving at most "
+            f"{share:g}·n records with B_x(i, r) <= β)")  # fmt: skip
+    add_row(table, "(β, r)-anomalies", f"{int(br.sum())} of {ds.X.shape[0]} records "
+            "(ball counts include the record itself, Definition 2.2)")  # fmt: skip
+    if ds.y is not None:
+        true_br = int((br & (ds.y == 1)).sum())
+        add_row(table, "labelled anomalies",
+                f"{int(ds.y.sum())}; {true_br} of them are (β, r)-anomalies")  # fmt: skip
+    else:
+        add_row(table, "labelled anomalies", "the data has no labels (use --label COL)")
+    console = out_console()
+    console.print(table)
+    console.print(
+        "How: β is a fixed share of n (Table 1 has β/n ≈ 0.005) and r a quantile of the "
+        "distance to the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers). Not "
+        "private: it reads the raw data; use it on public or held-out data, or account for it "
+        "separately.", markup=False,
+    )  # fmt: skip
+    console.print(f"Next: privad sp identify {data} --beta {beta_v} --r {r_v:.6g} --epsilon 0.1",
+                  markup=False)  # fmt: skip
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``sp`` group to the ``privad`` command."""
+    app.add_typer(sp_app, name="sp")

@@ -1,0 +1,307 @@
+"""Loaders for the user's own files: MATLAB (ODDS), CSV, Parquet and NumPy.
+
+Each returns a validated :class:`~privad.datasets.Dataset` (finite float64 ``X``, optional
+0/1 ``y``) or raises a :class:`~privad.errors.PrivadError` subclass that says what is wrong
+with the file: :class:`~privad.errors.DatasetNotFoundError` for a missing file, key or
+column, :class:`~privad.errors.DataError` for an unreadable, empty, non-numeric or
+non-finite one. See :mod:`privad.datasets.tables` for the column rules.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from privad.datasets.containers import Dataset, as_labels
+from privad.datasets.tables import ColumnSpec, frame_to_dataset
+from privad.errors import DataError, DatasetNotFoundError, ParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["load_odds", "load_csv", "load_parquet", "load_numpy", "existing_file"]
+
+PathLike = str | os.PathLike[str]
+
+
+def existing_file(path: PathLike, what: str = "data file", *, allow_dir: bool = False) -> Path:
+    """``path`` as a :class:`~pathlib.Path`, or :class:`DatasetNotFoundError` if it is absent."""
+    if isinstance(path, bytes) or not isinstance(path, str | os.PathLike):
+        raise ParameterError(f"{what} path must be a str or os.PathLike, got {path!r}")
+    p = Path(path).expanduser()
+    if p.is_file() or (allow_dir and p.is_dir()):
+        return p
+    if p.is_dir():
+        raise DataError(f"{what} {str(p)!r} is a folder, not a file")
+    raise DatasetNotFoundError(f"{what} not found: {str(p)!r}")
+
+
+def _stem(path: Path) -> str:
+    return path.name.split(".")[0] or path.name
+
+
+def _matrix_from_array(
+    arr: np.ndarray, what: str, names: Sequence[str] | None = None
+) -> tuple[np.ndarray, list[str]]:
+    """A 2-D finite float64 matrix from a loaded array, with row-specific error messages."""
+    if arr.dtype.kind not in "?biuf":
+        raise DataError(f"{what} must hold numbers, got dtype {arr.dtype}")
+    if arr.ndim == 1:
+        raise DataError(
+            f"{what} is 1-D (shape {arr.shape}); a data matrix must be 2-D (records x features)."
+            " Reshape a single feature with x.reshape(-1, 1) before saving"
+        )
+    if arr.ndim != 2:
+        raise DataError(f"{what} must be 2-D (records x features), got shape {arr.shape}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise DataError(f"{what} is empty (shape {arr.shape})")
+    X = arr.astype(np.float64, copy=False)
+    finite = np.isfinite(X)
+    if not finite.all():
+        rows, cols = np.nonzero(~finite)
+        raise DataError(
+            f"{what} has {rows.size} NaN or infinite value(s); the first is at row {rows[0] + 1},"
+            f" column {cols[0]}. Only finite numbers are allowed"
+        )
+    feature_names = list(names) if names is not None else [f"x{j}" for j in range(X.shape[1])]
+    return X, feature_names
+
+
+# --------------------------------------------------------------------------------------------
+# MATLAB (ODDS)
+# --------------------------------------------------------------------------------------------
+
+
+def load_odds(
+    path: PathLike,
+    *,
+    name: str | None = None,
+    description: str = "",
+    source: str | None = None,
+    licence: str = "",
+) -> Dataset:
+    """Load an ODDS file: MATLAB 5 ``.mat`` with ``X`` (n x d) and ``y`` (n x 1, 1 = outlier).
+
+    This is the format of the ODDS library (Rayana 2016) that the sensitive-privacy paper's
+    Table 1 draws Thyroid and Mammography from (section 5 of
+    ``sensitive-privacy-anomaly-identification.txt``).
+
+    Raises:
+        DatasetNotFoundError: the file does not exist, or lacks the key ``X`` or ``y``.
+        DataError: not a MATLAB file, or ``X``/``y`` malformed (NaN, wrong shape, labels not 0/1).
+    """
+    from scipy.io import loadmat  # imported lazily: scipy.io is slow to import
+    from scipy.io.matlab import MatReadError
+
+    p = existing_file(path, "ODDS .mat file")
+    try:
+        mat = loadmat(p)
+    except (MatReadError, ValueError, TypeError, OSError, NotImplementedError) as exc:
+        raise DataError(f"{str(p)!r} is not a readable MATLAB 5 .mat file: {exc}") from None
+    keys = sorted(k for k in mat if not k.startswith("__"))
+    for key in ("X", "y"):
+        if key not in mat:
+            raise DatasetNotFoundError(
+                f"{str(p)!r} has no variable {key!r}; an ODDS file holds X and y, this one holds"
+                f" {keys}"
+            )
+    X, feature_names = _matrix_from_array(np.asarray(mat["X"]), f"X in {str(p)!r}")
+    y = as_labels(np.asarray(mat["y"]), X.shape[0], f"y in {str(p)!r}")
+    return Dataset(
+        X=X,
+        y=y,
+        feature_names=feature_names,
+        name=name or _stem(p),
+        description=description or f"ODDS-format data from {p.name}",
+        source=source or str(p),
+        licence=licence,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# CSV
+# --------------------------------------------------------------------------------------------
+
+
+def _read_csv(path: Path, header: bool, **kwargs: Any) -> pd.DataFrame:
+    import pandas as pd  # imported lazily: keeps 'import privad' fast
+
+    try:
+        return pd.read_csv(path, header=0 if header else None, **kwargs)
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{str(path)!r} is empty: no header and no data rows") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise DataError(f"{str(path)!r} is not a readable CSV file: {exc}") from None
+
+
+def load_csv(
+    path: PathLike,
+    columns: Sequence[ColumnSpec] | None = None,
+    label: ColumnSpec | None = None,
+    header: bool = True,
+    *,
+    delimiter: str = ",",
+    name: str | None = None,
+) -> Dataset:
+    """Load a CSV file of numbers, optionally with a 0/1 label column.
+
+    Args:
+        path: the file.
+        columns: the feature columns, by name or by 0-based index (negative from the end);
+            default every column except ``label``.
+        label: the column holding the anomaly labels (0/1, 1 = anomaly), by name or index;
+            default none (``y`` is ``None``).
+        header: whether the first line holds the column names. Without a header the columns
+            are named by their positions 0, 1, ...
+        delimiter: the field separator.
+        name: the dataset name (default: the file name without extension).
+
+    Raises:
+        DatasetNotFoundError: missing file, unknown column name, index out of range.
+        DataError: empty file, header only, non-numeric value, missing/NaN/infinite value,
+            labels other than 0/1 (each message names the column and the first bad row).
+    """
+    p = existing_file(path, "CSV file")
+    frame = _read_csv(p, header, sep=delimiter, skipinitialspace=True)
+    return frame_to_dataset(
+        frame,
+        columns=columns,
+        label=label,
+        name=name or _stem(p),
+        source=str(p),
+        description=f"CSV data from {p.name}",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Parquet
+# --------------------------------------------------------------------------------------------
+
+
+def load_parquet(
+    path: PathLike,
+    columns: Sequence[ColumnSpec] | None = None,
+    label: ColumnSpec | None = None,
+    *,
+    name: str | None = None,
+) -> Dataset:
+    """Load a Parquet file, or a folder of Parquet partitions read as one table.
+
+    A folder is read with :func:`pyarrow.parquet.read_table`: its ``*.parquet`` files are
+    concatenated, and Hive-style partition folders (``key=value/``) add a ``key`` column,
+    which can be selected like any other. ``columns`` and ``label`` follow :func:`load_csv`.
+
+    Raises:
+        DatasetNotFoundError: missing path, unknown column.
+        DataError: not Parquet, an empty folder, no rows, non-numeric or non-finite values.
+    """
+    import pandas as pd  # imported lazily: keeps 'import privad' fast
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = existing_file(path, "Parquet file or folder", allow_dir=True)
+    hidden = (".", "_")
+    if p.is_dir() and not any(f.is_file() and not f.name.startswith(hidden) for f in p.rglob("*")):
+        raise DataError(f"the Parquet folder {str(p)!r} holds no data files")
+    try:
+        table = pq.read_table(p)
+    except (pa.ArrowInvalid, pa.ArrowException, OSError) as exc:
+        raise DataError(f"{str(p)!r} is not readable as Parquet: {exc}") from None
+    frame = table.to_pandas()
+    for column in frame.columns:
+        if isinstance(frame[column].dtype, pd.CategoricalDtype):  # partition keys
+            frame[column] = frame[column].astype(object)
+    return frame_to_dataset(
+        frame,
+        columns=columns,
+        label=label,
+        name=name or _stem(p),
+        source=str(p),
+        description=f"Parquet data from {p.name}",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# NumPy
+# --------------------------------------------------------------------------------------------
+
+
+def load_numpy(
+    path: PathLike,
+    key: str | None = None,
+    label_key: str | None = None,
+    *,
+    name: str | None = None,
+) -> Dataset:
+    """Load a 2-D array from ``.npy`` or ``.npz`` (never unpickling objects).
+
+    Args:
+        path: a ``.npy`` file (one array) or a ``.npz`` archive.
+        key: the array in the ``.npz`` holding the data; default the only array, else ``X``
+            or ``x`` when present.
+        label_key: the array in the ``.npz`` holding the 0/1 labels (1 = anomaly); default
+            none. Not allowed for ``.npy``.
+
+    Raises:
+        DatasetNotFoundError: missing file or key.
+        DataError: not a NumPy file, object arrays, not 2-D, empty, NaN/inf, bad labels.
+    """
+    p = existing_file(path, "NumPy file")
+    try:
+        loaded = np.load(p, allow_pickle=False)
+    except ValueError as exc:
+        raise DataError(f"{str(p)!r} cannot be loaded without unpickling objects ({exc});"
+                        " save plain numeric arrays") from None
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise DataError(f"{str(p)!r} is not a readable .npy/.npz file: {exc}") from None
+    if isinstance(loaded, np.ndarray):
+        if key is not None or label_key is not None:
+            raise ParameterError(
+                f"{str(p)!r} is a .npy file holding a single array; key and label_key apply to"
+                " .npz archives only"
+            )
+        X, names = _matrix_from_array(loaded, f"the array in {str(p)!r}")
+        y = None
+    else:
+        with loaded as archive:
+            keys = list(archive.files)
+            if not keys:
+                raise DataError(f"the archive {str(p)!r} holds no arrays")
+            if key is None:
+                candidates = [k for k in ("X", "x") if k in keys]
+                if len(keys) == 1:
+                    key = keys[0]
+                elif candidates:
+                    key = candidates[0]
+                else:
+                    raise ParameterError(
+                        f"{str(p)!r} holds several arrays {keys}; say which is the data with"
+                        " key=..."
+                    )
+            for k, role in ((key, "key"), (label_key, "label_key")):
+                if k is not None and k not in keys:
+                    raise DatasetNotFoundError(
+                        f"{role} {k!r} is not in {str(p)!r}; its arrays are {keys}"
+                    )
+            try:
+                X, names = _matrix_from_array(archive[key], f"array {key!r} in {str(p)!r}")
+                y = None if label_key is None else as_labels(
+                    archive[label_key], X.shape[0], f"labels {label_key!r} in {str(p)!r}"
+                )
+            except ValueError as exc:  # object arrays inside an npz
+                if isinstance(exc, DataError):
+                    raise
+                raise DataError(f"{str(p)!r}: {exc}") from None
+    return Dataset(
+        X=X,
+        y=y,
+        feature_names=names,
+        name=name or _stem(p),
+        description=f"NumPy data from {p.name}",
+        source=str(p),
+    )

@@ -1,0 +1,17 @@
+"""Reproductions of the papers' tables and figures.
+
+One module per paper. Each table or figure is a function that returns a tidy table (a
+:class:`pandas.DataFrame`, one row per observation, documented columns) and a separate
+``draw_*`` function that turns that table into a :class:`matplotlib.figure.Figure`; the
+functions never write files. :mod:`privad.experiments.report` writes CSV files, PNG figures
+and an HTML page, all atomically; ``privad reproduce ...`` drives both.
+
+* :mod:`privad.experiments.sensitive`: Asif, Papakonstantinou, Vaidya, "How to accurately
+  and privately identify anomalies" (CCS 2019): Tables 1–3, Figures 3, 5, 6–8 and 9.
+
+matplotlib is needed only by the ``draw_*`` functions and the report (imported there).
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,185 @@
+"""A reproduction report: CSV tables, PNG figures and one HTML page, all written atomically.
+
+:class:`Report` collects sections (a heading, explanatory text, tables shown inline, figures
+embedded by relative links, links to the CSV files) and writes ``index.html`` last. Every
+file goes through :func:`privad.io.atomic_write`, so an interrupted run leaves complete
+files or none (never a half-written CSV, PNG or page).
+
+Figures are :class:`matplotlib.figure.Figure` objects created without :mod:`matplotlib.pyplot`
+(no global state, no display needed); PNGs are rendered by the Agg backend.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from privad.io import atomic_write
+
+__all__ = ["Report", "Section", "format_number", "new_figure"]
+
+
+def format_number(value: Any) -> str:
+    """Numbers as the paper prints them: 4 decimals, or 4-digit scientific notation when tiny.
+
+    ``0.475 -> "0.4750"``, ``1.1127e-21 -> "1.1127E-21"``, integers unchanged, NaN -> "—".
+    """
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isnan(v):
+        return "—"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == 0.0:
+        return "0"
+    if float(v).is_integer() and abs(v) < 1e12 and not isinstance(value, float):
+        return str(int(v))
+    if 1e-3 <= abs(v) < 1e5:
+        return f"{v:.4f}"
+    return f"{v:.4E}"
+
+
+def new_figure(width: float, height: float) -> Any:
+    """A :class:`matplotlib.figure.Figure` of the given size in inches (no pyplot)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+@dataclass
+class Section:
+    """One section of the page.
+
+    Attributes:
+        title: heading.
+        text: paragraphs of plain text (escaped), one string each.
+        tables: (caption, DataFrame) pairs shown inline.
+        figures: (file name, caption) pairs, embedded with relative links.
+        files: (file name, description) pairs, linked (CSV data of the section).
+    """
+
+    title: str
+    text: list[str] = field(default_factory=list)
+    tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
+    figures: list[tuple[str, str]] = field(default_factory=list)
+    files: list[tuple[str, str]] = field(default_factory=list)
+
+
+class Report:
+    """Writes a reproduction into ``directory``: CSVs and PNGs first, ``index.html`` last.
+
+    Args:
+        directory: output folder (created if missing).
+        title: the page title.
+        intro: paragraphs shown under the title.
+    """
+
+    def __init__(self, directory: str | Path, title: str, intro: Sequence[str] = ()) -> None:
+        self.directory = Path(directory)
+        self.title = title
+        self.intro = list(intro)
+        self.sections: list[Section] = []
+        self.written: list[Path] = []
+
+    def write_csv(self, name: str, frame: pd.DataFrame) -> Path:
+        """Write ``frame`` as ``name`` (CSV, no index, full float precision), atomically."""
+        path = self.directory / name
+        with atomic_write(path, "w", newline="", encoding="utf-8") as handle:
+            frame.to_csv(handle, index=False)
+        self.written.append(path)
+        return path
+
+    def save_figure(self, name: str, figure: Any, *, dpi: int = 110) -> Path:
+        """Render ``figure`` to ``name`` (PNG, Agg backend), atomically."""
+        path = self.directory / name
+        with atomic_write(path, "wb") as handle:
+            figure.savefig(handle, format="png", dpi=dpi)
+        self.written.append(path)
+        return path
+
+    def add(self, section: Section) -> Section:
+        """Append a section to the page."""
+        self.sections.append(section)
+        return section
+
+    def html(self) -> str:
+        """The page as a string (figures and files referenced by relative links)."""
+        parts = [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>{html.escape(self.title)}</title>",
+            "<style>",
+            "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;"
+            "line-height:1.4}",
+            "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.85em}",
+            "th,td{border:1px solid #bbb;padding:.2em .5em;text-align:right}",
+            "th{background:#eee}td:first-child,th:first-child{text-align:left}",
+            "caption{text-align:left;font-weight:bold;padding:.3em 0}",
+            "img{max-width:100%;border:1px solid #ddd}figure{margin:1em 0}",
+            "figcaption{font-size:.9em;color:#333}",
+            "nav ul{columns:2}",
+            "</style></head><body>",
+            f"<h1>{html.escape(self.title)}</h1>",
+        ]
+        parts += [f"<p>{html.escape(p)}</p>" for p in self.intro]
+        if self.sections:
+            parts.append("<nav><ul>")
+            for n, s in enumerate(self.sections):
+                parts.append(f'<li><a href="#s{n}">{html.escape(s.title)}</a></li>')
+            parts.append("</ul></nav>")
+        for n, s in enumerate(self.sections):
+            parts.append(f'<h2 id="s{n}">{html.escape(s.title)}</h2>')
+            parts += [f"<p>{html.escape(p)}</p>" for p in s.text]
+            for caption, frame in s.tables:
+                parts.append(_table_html(caption, frame))
+            for name, caption in s.figures:
+                src = html.escape(name, quote=True)
+                parts.append(
+                    f'<figure><img src="{src}" alt="{html.escape(caption, quote=True)}">'
+                    f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+                )
+            if s.files:
+                links = ", ".join(
+                    f'<a href="{html.escape(name, quote=True)}">{html.escape(name)}</a>'
+                    f" ({html.escape(desc)})"
+                    for name, desc in s.files
+                )
+                parts.append(f"<p>Data: {links}</p>")
+        parts.append("</body></html>")
+        return "\n".join(parts) + "\n"
+
+    def write_html(self, name: str = "index.html") -> Path:
+        """Write the page (atomically) and return its path."""
+        path = self.directory / name
+        with atomic_write(path, "w", encoding="utf-8") as handle:
+            handle.write(self.html())
+        self.written.append(path)
+        return path
+
+
+def _table_html(
+    caption: str, frame: pd.DataFrame, formatter: Callable[[Any], str] = format_number
+) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    rows = []
+    for record in frame.itertuples(index=False):
+        cells = "".join(f"<td>{html.escape(formatter(v))}</td>" for v in record)
+        rows.append(f"<tr>{cells}</tr>")
+    return (
+        f"<table><caption>{html.escape(caption)}</caption>"
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )

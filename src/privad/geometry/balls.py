@@ -1,0 +1,135 @@
+"""Ball counts B_x(i, r) (Def. 2.2) behind one function, with pluggable engines.
+
+An *engine* is a function ``(problem: BallProblem) -> np.ndarray[int64]`` registered in
+:data:`ENGINES`. :func:`ball_counts` validates the input once, builds the
+:class:`BallProblem` (with the canonical threshold already computed) and hands it to the
+engine, so every engine sees the same validated arrays and the same ``thr``; an engine only
+has to decide ``v(a, b) <= thr`` with the arithmetic of :mod:`privad.geometry.predicate` and
+apply the cap. A new engine (e.g. Dask) is one more entry in :data:`ENGINES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privad.errors import DataError
+from privad.geometry import dualtree, reference
+from privad.geometry.predicate import METRICS, check_span, threshold
+from privad.validation import check_array, check_choice, check_int, check_nonnegative
+
+
+@dataclass(frozen=True)
+class BallProblem:
+    """A validated ball-count request, as engines receive it.
+
+    ``queries`` is ``None`` for self counts (each record of ``data`` is a query and counts
+    itself). ``thr`` is ``threshold(r, metric)``; ``cap`` is ``None`` or an int >= 1.
+    """
+
+    data: np.ndarray
+    queries: np.ndarray | None
+    r: float
+    thr: float
+    metric: str
+    cap: int | None
+
+
+def _numba_engine(p: BallProblem) -> np.ndarray:
+    if p.queries is None:
+        return dualtree.count_self(p.data, p.thr, p.metric, p.cap)
+    return dualtree.count_queries(p.data, p.queries, p.thr, p.metric, p.cap)
+
+
+def _scipy_engine(p: BallProblem) -> np.ndarray:
+    return reference.count(p.data, p.queries, p.r, p.thr, p.metric, p.cap)
+
+
+#: Registered engines by name; ``"auto"`` picks :data:`AUTO_ENGINE`.
+ENGINES: dict[str, Callable[[BallProblem], np.ndarray]] = {
+    "numba": _numba_engine,
+    "scipy": _scipy_engine,
+}
+AUTO_ENGINE = "numba"
+
+
+def ball_counts(
+    data: Any,
+    r: float,
+    *,
+    queries: Any = None,
+    metric: str = "euclidean",
+    cap: int | None = None,
+    engine: str = "auto",
+) -> np.ndarray:
+    """Number of records of ``data`` within distance ``r`` of each query: B_x(i, r) of Def. 2.2.
+
+    The ball is closed (distance <= r). Without ``queries`` every record of ``data`` is a
+    query and is counted in its own ball together with its duplicates (d(i, i) = 0), which is
+    the paper's convention. "Distance <= r" is decided by the canonical predicate of
+    :mod:`privad.geometry.predicate` (for euclidean: the float64 sum over features, in
+    order, of squared differences compared with ``r * r``), so all engines return
+    identical counts, also for records at distance exactly ``r``.
+
+    Parameters
+    ----------
+    data:
+        (n, d) array of finite numbers, n >= 1.
+    r:
+        Radius, finite and >= 0. With ``r = 0`` the self counts are the multiplicities.
+    queries:
+        Optional (m, d) array of finite numbers (m may be 0); they need not be records of
+        ``data`` and are not added to it.
+    metric:
+        ``"euclidean"``, ``"manhattan"`` or ``"chebyshev"``.
+    cap:
+        Optional int >= 1. Counts are exact up to ``cap``; a true count >= ``cap`` is
+        reported as ``cap`` (the result is ``min(true count, cap)``). Lets the engine skip
+        work for points whose count is known to reach it.
+    engine:
+        ``"auto"`` (currently ``"numba"``), ``"numba"`` (compiled dual tree) or ``"scipy"``
+        (cKDTree reference, re-deciding pairs near ``r`` with the canonical predicate).
+
+    Returns
+    -------
+    numpy.ndarray
+        (m,) int64 counts (m = n without queries), in query order.
+
+    Raises
+    ------
+    privad.errors.PrivadError
+        ``DataError`` for malformed arrays (not 2-D, empty data, NaN/inf, column mismatch,
+        coordinates spanning more than float64 distances can hold); ``ParameterError`` for
+        ``r``, ``cap``, ``metric`` or ``engine``.
+    """
+    X = check_array(data, "data")
+    Q = None
+    if queries is not None:
+        Q = check_array(queries, "queries", min_rows=0)
+        if Q.shape[1] != X.shape[1]:
+            raise DataError(
+                f"queries must have the same number of columns as data ({X.shape[1]}), "
+                f"got {Q.shape[1]}"
+            )
+    r = check_nonnegative(r, "r")
+    check_choice(metric, "metric", METRICS)
+    if cap is not None:
+        cap = check_int(cap, "cap", minimum=1)
+    check_choice(engine, "engine", ("auto", *ENGINES))
+    if Q is not None and Q.shape[0] == 0:
+        return np.zeros(0, np.int64)
+    check_span([X] if Q is None else [X, Q], metric)
+    name = AUTO_ENGINE if engine == "auto" else engine
+    problem = BallProblem(
+        data=np.ascontiguousarray(X),
+        queries=None if Q is None else np.ascontiguousarray(Q),
+        r=r,
+        thr=threshold(r, metric),
+        metric=metric,
+        cap=cap,
+    )
+    counts = ENGINES[name](problem)
+    return np.asarray(counts, dtype=np.int64)

@@ -1,0 +1,211 @@
+"""A compiled kd-tree with leaf-contiguous points and tight bounding boxes.
+
+The tree is built once per call by :func:`build_tree`. Points are reordered so that every
+node owns a contiguous range ``[start, end)`` of the reordered arrays; ``perm[i]`` is the
+original row of reordered point ``i``. Nodes are split at the median of their widest feature
+(quickselect), so the tree is balanced and its depth is about ``log2(n / leaf_size)``;
+children always have larger indices than their parent. A node whose points are all
+identical is not split further, whatever its size.
+
+Each node's box ``[lo, hi]`` is tight: its corners are coordinates of points it holds, which
+is what makes the box bounds of :mod:`privad.geometry.predicate` exact.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+#: Default maximum points per leaf (leaves hold between half of it and all of it). Large
+#: leaves with exact point-versus-box filtering inside were fastest in 2-12 dimensions.
+DEFAULT_LEAF_SIZE = 512
+
+
+class KDTree(NamedTuple):
+    """A built tree: reordered points and per-node arrays (see the module docstring)."""
+
+    perm: np.ndarray  # (n,) int64, original row of each reordered point
+    points: np.ndarray  # (n, d) float64, reordered rows
+    points_t: np.ndarray  # (d, n) float64, the same points feature-major (vectorised leaves)
+    start: np.ndarray  # (m,) int64
+    end: np.ndarray  # (m,) int64
+    left: np.ndarray  # (m,) int64, -1 for a leaf
+    right: np.ndarray  # (m,) int64, -1 for a leaf
+    lo: np.ndarray  # (m, d) float64
+    hi: np.ndarray  # (m, d) float64
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes."""
+        return int(self.start.shape[0])
+
+    def arrays(self) -> tuple:
+        """The node arrays in the order the compiled kernels take them."""
+        return (self.start, self.end, self.left, self.right, self.lo, self.hi)
+
+
+@njit(cache=True)
+def _bbox(X, perm, s, e, lo_row, hi_row):
+    d = X.shape[1]
+    for j in range(d):
+        v = X[perm[s], j]
+        lo_row[j] = v
+        hi_row[j] = v
+    for i in range(s + 1, e):
+        p = perm[i]
+        for j in range(d):
+            v = X[p, j]
+            if v < lo_row[j]:
+                lo_row[j] = v
+            elif v > hi_row[j]:
+                hi_row[j] = v
+
+
+@njit(cache=True)
+def _select(perm, X, dim, lo, hi, k):
+    """Reorder ``perm[lo..hi]`` (inclusive) so that position ``k`` holds its k-th key."""
+    while hi > lo:
+        a = X[perm[lo], dim]
+        b = X[perm[(lo + hi) // 2], dim]
+        c = X[perm[hi], dim]
+        if a < b:
+            if b < c:
+                pivot = b
+            elif a < c:
+                pivot = c
+            else:
+                pivot = a
+        else:
+            if a < c:
+                pivot = a
+            elif b < c:
+                pivot = c
+            else:
+                pivot = b
+        i = lo
+        j = hi
+        while i <= j:
+            while X[perm[i], dim] < pivot:
+                i += 1
+            while X[perm[j], dim] > pivot:
+                j -= 1
+            if i <= j:
+                t = perm[i]
+                perm[i] = perm[j]
+                perm[j] = t
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return
+
+
+@njit(cache=True)
+def _build(X, leaf_size):
+    n, d = X.shape
+    perm = np.arange(n)
+    min_leaf = max(1, (leaf_size + 1) // 2)
+    max_nodes = 2 * (n // min_leaf) + 1
+    start = np.empty(max_nodes, np.int64)
+    end = np.empty(max_nodes, np.int64)
+    left = np.full(max_nodes, -1, np.int64)
+    right = np.full(max_nodes, -1, np.int64)
+    lo = np.empty((max_nodes, d), np.float64)
+    hi = np.empty((max_nodes, d), np.float64)
+    start[0] = 0
+    end[0] = n
+    _bbox(X, perm, 0, n, lo[0], hi[0])
+    n_nodes = 1
+    stack = np.empty(256, np.int64)
+    stack[0] = 0
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        s = start[node]
+        e = end[node]
+        if e - s <= leaf_size:
+            continue
+        dim = 0
+        best = -1.0
+        for j in range(d):
+            w = hi[node, j] - lo[node, j]
+            if w > best:
+                best = w
+                dim = j
+        if best <= 0.0:
+            continue  # all points identical: keep as one leaf
+        mid = (s + e) // 2
+        _select(perm, X, dim, s, e - 1, mid)
+        lc = n_nodes
+        rc = n_nodes + 1
+        n_nodes += 2
+        start[lc] = s
+        end[lc] = mid
+        start[rc] = mid
+        end[rc] = e
+        left[node] = lc
+        right[node] = rc
+        _bbox(X, perm, s, mid, lo[lc], hi[lc])
+        _bbox(X, perm, mid, e, lo[rc], hi[rc])
+        stack[sp] = rc
+        stack[sp + 1] = lc
+        sp += 2
+    pts = np.empty((n, d), np.float64)
+    pts_t = np.empty((d, n), np.float64)
+    for i in range(n):
+        p = perm[i]
+        for j in range(d):
+            v = X[p, j]
+            pts[i, j] = v
+            pts_t[j, i] = v
+    return (
+        perm,
+        pts,
+        pts_t,
+        start[:n_nodes].copy(),
+        end[:n_nodes].copy(),
+        left[:n_nodes].copy(),
+        right[:n_nodes].copy(),
+        lo[:n_nodes].copy(),
+        hi[:n_nodes].copy(),
+    )
+
+
+def build_tree(X: np.ndarray, leaf_size: int = DEFAULT_LEAF_SIZE) -> KDTree:
+    """Build a :class:`KDTree` over the rows of a validated (n, d) float64 array, n >= 1."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    return KDTree(*_build(X, int(leaf_size)))
+
+
+@njit(cache=True)
+def frontier(left, right, target):
+    """Nodes of the shallowest complete cut with at least ``target`` nodes (or all leaves).
+
+    Every point lies under exactly one frontier node, so pairs of frontier nodes partition
+    the pairs of points; the kernels use them as parallel tasks.
+    """
+    cur = np.zeros(1, np.int64)
+    while cur.shape[0] < target:
+        n_next = 0
+        for node in cur:
+            n_next += 1 if left[node] < 0 else 2
+        if n_next == cur.shape[0]:
+            break
+        nxt = np.empty(n_next, np.int64)
+        k = 0
+        for node in cur:
+            if left[node] < 0:
+                nxt[k] = node
+                k += 1
+            else:
+                nxt[k] = left[node]
+                nxt[k + 1] = right[node]
+                k += 2
+        cur = nxt
+    return cur

@@ -1,0 +1,76 @@
+"""Driving the Numba kernels of :mod:`privad.noise._kernels` (private).
+
+The kernels read raw 64-bit words from a word store (see the ``_kernels`` docstring). This
+module fills the store in blocks of uniform 64-bit words drawn with
+``generator.integers(0, 2**64, dtype=uint64)``: the bit generator's ``next_uint64``, the
+same words as ``bit_generator.random_raw`` for the 64-bit generators (PCG64, PCG64DXSM,
+SFC64, Philox) and still correct for MT19937, whose ``random_raw`` gives 32-bit values.
+
+When a kernel stops because the words ran out in the middle of a sample, this module
+keeps the unread words from that sample's start, appends a fresh block and calls the
+kernel again: the sample is *replayed* on the same words and continued, never restarted
+on new words nor discarded.
+If a call completes no sample, the next one gets at least twice the words, so a sample
+that needs many words costs O(its words), not O(its words squared).
+
+Numba and the kernels are imported on first use, so ``import privad.noise`` stays light;
+with ``cache=True`` the compiled kernels are written next to the source and later
+processes load them in well under a second.
+"""
+
+from __future__ import annotations
+
+import math
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from privad.noise.randomness import Randomness
+
+BLOCK_WORDS = 1 << 15
+"""Words drawn per block (256 KiB, stays in cache). Outputs do not depend on it."""
+
+_kernels: ModuleType | None = None
+
+
+def kernels() -> ModuleType:
+    """The compiled kernels module, imported (and Numba loaded) on first use."""
+    global _kernels
+    if _kernels is None:
+        from privad.noise import _kernels as module
+
+        _kernels = module
+    return _kernels
+
+
+def run(
+    name: str, rng: Randomness, out: np.ndarray, words_per_item: float, *args: Any
+) -> np.ndarray:
+    """Fill the 1-D array ``out`` with kernel ``name``; returns ``out``."""
+    k = kernels()
+    kernel = getattr(k, name)
+    header_len = k.HEADER
+    generator = rng.generator
+    n = out.shape[0]
+    header = np.zeros(header_len, dtype=np.int64)
+    tail = np.empty(0, dtype=np.int64)
+    stalled = False
+    i = 0
+    while i < n:
+        m = min(BLOCK_WORDS, math.ceil((n - i) * words_per_item) + 16)
+        if stalled:
+            m = max(m, tail.size)  # one sample needs more words: double what it gets
+        store = np.empty(header_len + tail.size + m, dtype=np.int64)
+        store[:header_len] = header
+        store[header_len : header_len + tail.size] = tail
+        store[header_len + tail.size :] = generator.integers(
+            0, 2**64, size=m, dtype=np.uint64
+        ).view(np.int64)
+        store[0] = header_len
+        i_next, resume = kernel(store, out, i, *args)
+        stalled = i_next == i
+        i = i_next
+        header = store[:header_len].copy()
+        tail = store[resume:]
+    return out

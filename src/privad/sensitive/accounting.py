@@ -1,0 +1,332 @@
+"""Privacy accounting for (β, r)-anomaly identification queries.
+
+* :func:`mechanism_guarantee`: what one query answered by a mechanism guarantees, as a
+  :class:`privad.accounting.Guarantee` ("sensitive" with k for ``"sp"``/``"compiled"``,
+  "pure-dp" for ``"dp"``).
+* :func:`claim5_bound`: the m of Claim 5 for a batch of queried records.
+* :func:`batch_guarantee`: the guarantee of answering a batch: min(n, m)·ε — Claim 3
+  (sequential composition, n·ε) or Claim 5 (m·ε), whichever is smaller.
+* :func:`spend`: check-then-spend a guarantee on a :class:`privad.accounting.Ledger`.
+* :func:`per_record_privacy_loss`: how much each record's presence changes the answers,
+  exactly, from the closed-form probabilities (a Figure 3-style privacy map).
+
+Claim 5, and what m has to bound
+--------------------------------
+The mechanism answering the query for i_t reads the database only through x_{i_t} and
+B_x(i_t, r), i.e. only the records within distance r of i_t. Two neighbouring databases
+differ in one record j, so only the queries with d(i_t, j) ≤ r can change their answer
+distribution; each such query contributes at most ε to the log-ratio along an edge of the
+k-sensitive graph (all queries share the same graph: same β, r, k), the others contribute 0.
+So the batch is (m·ε, k)-SP with
+
+    m = max over every possible record j of #{t : d(i_t, j) ≤ r},
+
+the largest number of queried records in any closed ball of radius r (queries counted with
+repetition). The centre j ranges over the whole record space, not only over queried or
+stored records. :func:`claim5_bound` computes
+
+* an upper bound, ``max_t #{s : d(i_s, i_t) ≤ 2r}``: if i_s and i_t both lie in a ball of
+  radius r around j then d(i_s, i_t) ≤ 2r (triangle inequality), so every queried record in
+  that ball lies within 2r of any one of them. The radius is enlarged by a relative 1e-9 so
+  that rounding in the float distance cannot break the triangle inequality;
+* a lower bound, ``max_t #{s : d(i_s, i_t) ≤ r}`` (balls centred on a queried record);
+
+and uses ``min(upper, n)``. When lower == upper the value is exact.
+
+The same argument gives m·ε-DP for the DP mechanism (its answer for i_t also reads only the
+ball of i_t), so :func:`batch_guarantee` applies it to ``"dp"`` as well.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privad.accounting import Guarantee, Ledger, per_ball, sequential
+from privad.accounting.composition import scaled
+from privad.sensitive._common import check_beta, check_eps, check_k
+from privad.sensitive.anomaly import METRICS
+from privad.sensitive.constructions import log_output_probabilities, mechanism_name
+from privad.sensitive.mechanisms import mechanism_log_error
+from privad.validation import check_array, check_choice, check_int, check_nonnegative
+
+__all__ = [
+    "Claim5Bound",
+    "batch_guarantee",
+    "claim5_bound",
+    "mechanism_guarantee",
+    "neighbouring_relation",
+    "pairs_within",
+    "per_record_privacy_loss",
+    "spend",
+]
+
+_MARGIN = 1e-9
+
+
+def neighbouring_relation(*, beta: int, r: float, k: int, metric: str = "euclidean") -> str:
+    """The k-sensitive neighbourhood graph of (β, r)-anomaly, in words (Definition 3.1)."""
+    return (
+        f"add or remove one {k}-sensitive record: edges of the {k}-sensitive neighbourhood "
+        f"graph of ({beta}, {r!r})-anomaly, {metric} metric (Definition 3.1)"
+    )
+
+
+DP_RELATION = "add or remove one record"
+
+
+def mechanism_guarantee(
+    mechanism: str,
+    *,
+    epsilon: float,
+    beta: int,
+    r: float,
+    k: int = 1,
+    metric: str = "euclidean",
+    description: str | None = None,
+) -> Guarantee:
+    """The guarantee of answering one (β, r)-AIQ with the named mechanism.
+
+    ``"sp"``: (ε, k)-SP (Theorem 4.6). ``"compiled"``: (ε, k)-SP (Theorem 4.7; the input is
+    the optimal ε/2-DP mechanism). ``"dp"``: ε-DP (Theorem 4.4). A capped mechanism
+    (count cap ≥ β + 2) has the same guarantee (see :mod:`privad.sensitive.mdd`).
+    """
+    mechanism = mechanism_name(mechanism)
+    epsilon = check_eps(epsilon)
+    beta = check_beta(beta)
+    k = check_k(k)
+    r = check_nonnegative(r, "r")
+    metric = check_choice(metric, "metric", METRICS)
+    if mechanism == "dp":
+        desc = description or f"optimal ε-DP (β={beta}, r={r!r})-AIQ, U_ΔG (Theorem 4.4)"
+        return Guarantee("pure-dp", epsilon, DP_RELATION, description=desc)
+    theorem = "Theorem 4.6" if mechanism == "sp" else "Theorem 4.7, Construction 2"
+    label = "U_λk" if mechanism == "sp" else "compiled U_δ"
+    desc = description or f"(ε, k)-SP (β={beta}, r={r!r})-AIQ, {label} ({theorem})"
+    return Guarantee(
+        "sensitive",
+        epsilon,
+        neighbouring_relation(beta=beta, r=r, k=k, metric=metric),
+        k=k,
+        description=desc,
+    )
+
+
+@dataclass(frozen=True)
+class Claim5Bound:
+    """Claim 5's m for a batch of n queries: ``lower ≤ m_true ≤ upper``; ``m = min(upper, n)``."""
+
+    n: int
+    lower: int
+    upper: int
+
+    @property
+    def m(self) -> int:
+        """The multiplier used for the guarantee: min(upper, n) (≥ 1 for n ≥ 1)."""
+        return max(1, min(self.upper, self.n))
+
+    @property
+    def exact(self) -> bool:
+        """Whether the bound is tight (lower == m)."""
+        return self.lower == self.m
+
+
+def claim5_bound(queries: Any, r: float, *, metric: str = "euclidean") -> Claim5Bound:
+    """Bounds on Claim 5's m: the most queried records in any closed ball of radius r.
+
+    See the module docstring for why ``max_t #{s : d(i_s, i_t) ≤ 2r}`` is an upper bound
+    (computed with a relative radius margin of 1e-9) and ``max_t #{s : d(i_s, i_t) ≤ r}`` a
+    lower bound. Repeated queries count repeatedly.
+    """
+    from privad import geometry
+
+    Q = check_array(queries, "queries")
+    r = check_nonnegative(r, "r")
+    metric = check_choice(metric, "metric", METRICS)
+    n = Q.shape[0]
+    r2 = 2.0 * r * (1.0 + _MARGIN) + 1e-300
+    upper = int(np.max(geometry.ball_counts(Q, r2, metric=metric)))
+    lower = int(np.max(geometry.ball_counts(Q, r, metric=metric)))
+    return Claim5Bound(n=n, lower=lower, upper=upper)
+
+
+def batch_guarantee(
+    mechanism: str,
+    *,
+    epsilon: float,
+    beta: int,
+    r: float,
+    k: int = 1,
+    metric: str = "euclidean",
+    n_queries: int | None = None,
+    queries: Any = None,
+    m: int | None = None,
+) -> Guarantee:
+    """The guarantee of answering a batch of queries: min(n, m)·ε.
+
+    Give ``queries`` (the queried records; m is then computed with :func:`claim5_bound`), or
+    ``n_queries`` alone (sequential composition, Claim 3: n·ε), optionally with your own
+    bound ``m`` (Claim 5). With one query this is :func:`mechanism_guarantee`.
+    """
+    one = mechanism_guarantee(mechanism, epsilon=epsilon, beta=beta, r=r, k=k, metric=metric)
+    if queries is not None:
+        bound = claim5_bound(queries, r, metric=metric)
+        n = bound.n
+        m_used = bound.m if m is None else min(check_int(m, "m", minimum=1), n)
+    else:
+        if n_queries is None:
+            raise ValueError("give n_queries or queries")
+        n = check_int(n_queries, "n_queries", minimum=1)
+        m_used = n if m is None else min(check_int(m, "m", minimum=1), n)
+    if n == 1:
+        return one
+    if m_used < n:
+        return per_ball(
+            [one],
+            m_used,
+            description=f"{n} queries, at most m={m_used} in any ball of radius r "
+            f"(Claim 5): {m_used} × ({one.description})",
+        )
+    return scaled(
+        sequential([one]),
+        n,
+        description=f"{n} queries, sequential composition (Claim 3): {n} × ({one.description})",
+    )
+
+
+def spend(
+    ledger: Ledger,
+    scope: str,
+    guarantee: Guarantee,
+    label: str,
+    metadata: dict[str, Any] | None = None,
+) -> Any:
+    """Check-then-spend ``guarantee`` in ``scope``; raises BudgetExceededError when refused.
+
+    Call this *before* computing or releasing any answer: if it raises, nothing is released.
+    """
+    if not isinstance(ledger, Ledger):
+        from privad.errors import ParameterError
+
+        raise ParameterError(
+            f"ledger must be a privad.accounting.Ledger, got {type(ledger).__name__}"
+        )
+    return ledger.spend(scope, guarantee, label, metadata)
+
+
+def pairs_within(
+    queries: np.ndarray, data: np.ndarray, r: float, metric: str, block: int = 4096
+) -> tuple[np.ndarray, np.ndarray]:
+    """All (query index, data index) pairs with d ≤ r, decided by geometry's canonical predicate.
+
+    Candidates come from a cKDTree with a slightly enlarged radius and are re-decided with
+    :mod:`privad.geometry.predicate`, so the pairs agree with :func:`privad.geometry.ball_counts`
+    exactly (also at distance exactly r).
+    """
+    from scipy.spatial import cKDTree
+
+    from privad.geometry.predicate import paired_values, threshold
+
+    p = {"euclidean": 2.0, "manhattan": 1.0, "chebyshev": math.inf}[metric]
+    rel = 1e-8 + 16.0 * data.shape[1] * np.finfo(np.float64).eps
+    r_hi = r * (1.0 + rel) + 1e-150 * math.sqrt(data.shape[1])
+    thr = threshold(r, metric)
+    tree = cKDTree(data)
+    qi: list[np.ndarray] = []
+    dj: list[np.ndarray] = []
+    for s in range(0, queries.shape[0], block):
+        lists = tree.query_ball_point(queries[s : s + block], r_hi, p=p)
+        lengths = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
+        if lengths.sum() == 0:
+            continue
+        idx = np.concatenate([np.asarray(x, dtype=np.int64) for x in lists])
+        owner = np.repeat(np.arange(s, s + len(lists)), lengths)
+        keep = paired_values(queries[owner], data[idx], metric) <= thr
+        qi.append(owner[keep])
+        dj.append(idx[keep])
+    if not qi:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(qi), np.concatenate(dj)
+
+
+def per_record_privacy_loss(
+    data: Any,
+    r: float,
+    *,
+    beta: int,
+    epsilon: float,
+    mechanism: str = "sp",
+    k: int = 1,
+    metric: str = "euclidean",
+    queries: Any = None,
+    add_query_to_data: bool = False,
+    combine: str = "max",
+) -> np.ndarray:
+    """Exact privacy loss of each record of ``data`` (a Figure 3-style privacy map).
+
+    For record j (row j of ``data``) let x − e_j be the database without that one copy. For
+    each query i the loss is
+
+        L_ij = max over answers o ∈ {0, 1} of |log P(U_i(x) = o) − log P(U_i(x − e_j) = o)|,
+
+    from the closed-form error probabilities (Claim 2 / Theorem 4.7). Only queries with
+    d(i, j) ≤ r are affected (the others read neither x_j nor its ball), and for them the
+    removal lowers B_x(i, r) by one and, when i equals j, x_i by one.
+
+    ``combine="max"`` (default) returns max_i L_ij: the most any single answer reveals about
+    j's presence. ``combine="sum"`` returns Σ_i L_ij: the exact loss of releasing all answers
+    together (answers use independent randomness, so the joint log-ratio is the sum).
+    For the SP mechanism every k-sensitive record has loss ≤ ε per query; anomalies may lose
+    more (Figure 2d). ``exp(−loss)`` is the "level of privacy" plotted in Figure 3.
+
+    ``queries`` defaults to the records of ``data`` themselves. With ``add_query_to_data``
+    (footnote 1) each query is answered on x + e_i, as in the estimator.
+    """
+    X = check_array(data, "data")
+    r = check_nonnegative(r, "r")
+    beta = check_beta(beta)
+    epsilon = check_eps(epsilon)
+    k = check_k(k)
+    mechanism = mechanism_name(mechanism)
+    metric = check_choice(metric, "metric", METRICS)
+    combine = check_choice(combine, "combine", ("max", "sum"))
+    from privad import geometry
+
+    if queries is None:
+        Q = X
+        add = False
+        ball = np.asarray(geometry.ball_counts(X, r, metric=metric), dtype=np.int64)
+        mult = np.asarray(geometry.multiplicities(X), dtype=np.int64)
+    else:
+        Q = check_array(queries, "queries")
+        add = bool(add_query_to_data)
+        ball = np.asarray(geometry.ball_counts(X, r, queries=Q, metric=metric), dtype=np.int64)
+        mult = np.asarray(geometry.multiplicities(X, queries=Q), dtype=np.int64)
+        if add:
+            ball = ball + 1
+            mult = mult + 1
+    qi, dj = pairs_within(Q, X, r, metric)
+    out = np.zeros(X.shape[0], dtype=np.float64)
+    if qi.size == 0:
+        return out
+    same = (Q[qi] + 0.0 == X[dj] + 0.0).all(axis=1)
+    a0, b0 = mult[qi], ball[qi]
+    a1, b1 = a0 - same.astype(np.int64), b0 - 1
+    kw = {"mechanism": mechanism, "beta": beta, "epsilon": epsilon, "k": k}
+    le0 = mechanism_log_error(a0, b0, **kw)
+    le1 = mechanism_log_error(a1, b1, **kw)
+    from privad.sensitive.anomaly import anomaly_label
+
+    g0 = np.asarray(anomaly_label(a0, b0, beta))
+    g1 = np.asarray(anomaly_label(a1, b1, beta))
+    p00, p01 = log_output_probabilities(g0, le0)
+    p10, p11 = log_output_probabilities(g1, le1)
+    loss = np.maximum(np.abs(p00 - p10), np.abs(p01 - p11))
+    if combine == "max":
+        np.maximum.at(out, dj, loss)
+    else:
+        np.add.at(out, dj, loss)
+    return out

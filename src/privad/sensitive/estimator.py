@@ -1,0 +1,373 @@
+"""`SensitiveAnomalyIdentifier`: the paper's mechanisms behind scikit-learn conventions.
+
+A trusted curator holds the data (``fit``) and answers (β, r)-anomaly identification
+queries (AIQs) "is record i a (β, r)-anomaly?" with one of three mechanisms:
+
+* ``"sp"`` (default): U_{λ_k}, (ε, k)-sensitively private (Theorem 4.6);
+* ``"dp"``: U_{Δ_G}, the Pareto-optimal ε-DP mechanism (Theorem 4.4);
+* ``"compiled"``: Construction 2 on the optimal ε/2-DP mechanism, (ε, k)-SP (Theorem 4.7).
+
+What is private and what is not
+-------------------------------
+Only :meth:`predict` (and :meth:`decision_function`, which is the same release as ±1 scores)
+are private releases. :meth:`error_probability`, :meth:`log_error_probability`,
+:meth:`true_labels`, :meth:`privacy_loss` and the fitted count attributes are computed from
+the exact counts x_i and B_x(i, r): they are **not private** and exist for evaluation (the
+paper's Tables 2–3 and Figures 6–9 report exactly these quantities). There is deliberately no
+continuous private anomaly score: the exact log error −ε(λ − 1) − log(1 + e^ε) is a
+deterministic function of the counts and would disclose them.
+
+Accounting: each answer is (ε, k)-SP (or ε-DP); a batch of answers composes to
+min(n, m)·ε (Claims 3 and 5, see :mod:`privad.sensitive.accounting`). Pass ``ledger`` and
+``scope`` to :meth:`predict` to charge that guarantee to a :class:`privad.accounting.Ledger`
+before anything is released (check-then-spend; a refused spend raises
+:class:`~privad.errors.BudgetExceededError` and no answer is computed).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from privad.accounting import Guarantee, Ledger
+from privad.errors import DataError, ParameterError, PrivadError
+from privad.sensitive._common import check_beta, check_eps, check_k
+from privad.sensitive.accounting import (
+    batch_guarantee,
+    claim5_bound,
+    mechanism_guarantee,
+    per_record_privacy_loss,
+)
+from privad.sensitive.anomaly import METRICS, BallStatistics, anomaly_label, ball_statistics
+from privad.sensitive.constructions import mechanism_name
+from privad.sensitive.mechanisms import mechanism_log_error, mechanism_sample
+from privad.validation import check_array, check_choice, check_int, check_nonnegative
+
+__all__ = ["NotFittedError", "SensitiveAnomalyIdentifier", "auto_count_cap"]
+
+
+class NotFittedError(PrivadError, AttributeError):
+    """A method that needs the data was called before :meth:`SensitiveAnomalyIdentifier.fit`."""
+
+
+def auto_count_cap(
+    beta: int, epsilon: float, *, mechanism: str = "sp", tolerance: float = 1e-30
+) -> int:
+    """The count cap c = β + 1 + L of ``count_cap="auto"``.
+
+    L is the smallest integer ≥ 1 such that the capped mechanism's error on a capped record,
+    e^{−ε'L}/(1 + e^{ε'}), is ≤ ``tolerance`` (ε' = ε, or ε/2 for the compiled mechanism,
+    whose input runs at ε/2). Records with B ≥ c then get exactly that error, which is an
+    upper bound of the uncapped mechanism's error there; the privacy guarantee is unchanged
+    (:mod:`privad.sensitive.mdd`, "Count caps").
+    """
+    beta = check_beta(beta)
+    epsilon = check_eps(epsilon)
+    if not (0.0 < tolerance < 0.5):
+        raise ParameterError(f"count_cap tolerance must be in (0, 0.5), got {tolerance!r}")
+    eps = epsilon / 2.0 if mechanism == "compiled" else epsilon
+    L = math.ceil((-math.log(tolerance) - float(np.logaddexp(0.0, eps))) / eps)
+    return beta + 1 + max(1, L)
+
+
+class SensitiveAnomalyIdentifier:
+    """Private (β, r)-anomaly identification (Asif, Papakonstantinou, Vaidya, CCS 2019).
+
+    Parameters
+    ----------
+    beta : int ≥ 1
+        β of Definition 2.2: a present record is an anomaly iff at most β records (itself
+        and its duplicates included) lie within distance r.
+    r : float ≥ 0
+        The radius.
+    epsilon : float > 0
+        ε of each answer.
+    k : int ≥ 1, default 1
+        k of the k-sensitive neighbourhood graph (ignored by ``"dp"``).
+    mechanism : {"sp", "dp", "compiled"}, default "sp"
+    metric : {"euclidean", "manhattan", "chebyshev"}, default "euclidean"
+    add_query_to_data : bool, default False
+        Footnote 1's variant for queries ``Q`` given explicitly: answer for i on the data
+        plus one copy of i. Records of the fitted data (``Q=None``) are never added again.
+    count_cap : "auto", None or int, default None
+        None: exact counts. An int c ≥ β + 2 or ``"auto"`` (:func:`auto_count_cap`): ball
+        counts stop at c, which is faster on dense data; the mechanism is then U_{λ^c}
+        (same guarantee; capped records get error e^{−ε(c−β−1)}/(1 + e^ε), an upper bound
+        of the uncapped error; see :mod:`privad.sensitive.mdd`).
+    cap_tolerance : float, default 1e-30
+        Error level on capped records for ``count_cap="auto"``.
+    engine : str, default "auto"
+        Ball-count engine of :func:`privad.geometry.ball_counts`.
+    rng : seed, ``privad.noise.Randomness`` or None
+        Source of randomness (OS entropy when None).
+
+    Fitted attributes
+    -----------------
+    X_ : the stored records; ``n_features_in_``; ``n_records_``; ``count_cap_`` (int or
+    None); ``rng_`` (the Randomness used).
+    """
+
+    def __init__(
+        self,
+        beta: int,
+        r: float,
+        epsilon: float,
+        k: int = 1,
+        mechanism: str = "sp",
+        metric: str = "euclidean",
+        add_query_to_data: bool = False,
+        count_cap: int | str | None = None,
+        cap_tolerance: float = 1e-30,
+        engine: str = "auto",
+        rng: Any = None,
+    ) -> None:
+        self.beta = beta
+        self.r = r
+        self.epsilon = epsilon
+        self.k = k
+        self.mechanism = mechanism
+        self.metric = metric
+        self.add_query_to_data = add_query_to_data
+        self.count_cap = count_cap
+        self.cap_tolerance = cap_tolerance
+        self.engine = engine
+        self.rng = rng
+
+    # -- scikit-learn plumbing -------------------------------------------------------------
+
+    _PARAMS = (
+        "beta", "r", "epsilon", "k", "mechanism", "metric", "add_query_to_data",
+        "count_cap", "cap_tolerance", "engine", "rng",
+    )  # fmt: skip
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor parameters (scikit-learn convention)."""
+        return {name: getattr(self, name) for name in self._PARAMS}
+
+    def set_params(self, **params: Any) -> SensitiveAnomalyIdentifier:
+        """Set constructor parameters (scikit-learn convention); refit afterwards."""
+        for name, value in params.items():
+            if name not in self._PARAMS:
+                raise ParameterError(
+                    f"unknown parameter {name!r}; allowed: {', '.join(self._PARAMS)}"
+                )
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._PARAMS[:6])
+        return f"SensitiveAnomalyIdentifier({args})"
+
+    def _validated(self) -> dict[str, Any]:
+        beta = check_beta(self.beta)
+        mechanism = mechanism_name(self.mechanism)
+        epsilon = check_eps(self.epsilon)
+        cap = self.count_cap
+        if cap == "auto":
+            cap = auto_count_cap(beta, epsilon, mechanism=mechanism, tolerance=self.cap_tolerance)
+        elif cap is not None:
+            if isinstance(cap, str):
+                raise ParameterError(f"count_cap must be 'auto', None or an int, got {cap!r}")
+            cap = check_int(cap, "count_cap", minimum=beta + 2)
+        if not isinstance(self.add_query_to_data, bool | np.bool_):
+            raise ParameterError(
+                f"add_query_to_data must be True or False, got {self.add_query_to_data!r}"
+            )
+        return {
+            "beta": beta,
+            "r": check_nonnegative(self.r, "r"),
+            "epsilon": epsilon,
+            "k": check_k(self.k),
+            "mechanism": mechanism,
+            "metric": check_choice(self.metric, "metric", METRICS),
+            "cap": cap,
+        }
+
+    def fit(self, X: Any, y: Any = None) -> SensitiveAnomalyIdentifier:
+        """Store the database ``X`` (n, d) and validate the parameters. ``y`` is ignored."""
+        from privad import noise
+
+        params = self._validated()
+        self.X_ = check_array(X, "X").copy()
+        self.n_records_ = int(self.X_.shape[0])
+        self.n_features_in_ = int(self.X_.shape[1])
+        self.count_cap_ = params["cap"]
+        self.rng_ = noise.as_randomness(self.rng)
+        self._params = params
+        self._self_stats: BallStatistics | None = None
+        return self
+
+    def _check_fitted(self) -> dict[str, Any]:
+        if not hasattr(self, "X_"):
+            raise NotFittedError(
+                "this SensitiveAnomalyIdentifier is not fitted yet; call fit(X) first"
+            )
+        return self._params
+
+    def _queries(self, Q: Any) -> np.ndarray | None:
+        if Q is None:
+            return None
+        Qa = check_array(Q, "Q", min_rows=0)
+        if Qa.shape[1] != self.n_features_in_:
+            raise DataError(
+                f"Q has {Qa.shape[1]} feature(s) but the fitted data has {self.n_features_in_}"
+            )
+        return Qa
+
+    def statistics(self, Q: Any = None) -> BallStatistics:
+        """(x_i, B_x(i, r)) for each query (non-private; what the mechanisms read)."""
+        p = self._check_fitted()
+        Qa = self._queries(Q)
+        if Qa is None:
+            if self._self_stats is None:
+                self._self_stats = ball_statistics(
+                    self.X_, p["r"], metric=p["metric"], cap=p["cap"], engine=self.engine
+                )
+            return self._self_stats
+        if Qa.shape[0] == 0:
+            z = np.zeros(0, np.int64)
+            return BallStatistics(z, z, z.astype(bool), p["cap"], bool(self.add_query_to_data))
+        return ball_statistics(
+            self.X_, p["r"], queries=Qa, metric=p["metric"],
+            add_query_to_data=bool(self.add_query_to_data), cap=p["cap"], engine=self.engine,
+        )  # fmt: skip
+
+    def _kw(self) -> dict[str, Any]:
+        p = self._check_fitted()
+        return {
+            "mechanism": p["mechanism"], "beta": p["beta"], "epsilon": p["epsilon"],
+            "k": p["k"], "cap": p["cap"],
+        }  # fmt: skip
+
+    # -- non-private evaluation ------------------------------------------------------------
+
+    def true_labels(self, Q: Any = None) -> np.ndarray:
+        """NOT PRIVATE. The exact answers g(i, x) (1 = (β, r)-anomaly), for evaluation.
+
+        With a count cap the labels are still exact (anomalies have B ≤ β < c).
+        """
+        s = self.statistics(Q)
+        return np.asarray(anomaly_label(s.x_i, s.ball, self._params["beta"]), dtype=np.int64)
+
+    def log_error_probability(self, Q: Any = None) -> np.ndarray:
+        """NOT PRIVATE. Exact log P(answer ≠ g(i, x)) per query (Claim 2 / Theorem 4.7).
+
+        Exact in log space at any magnitude. With a count cap: the capped mechanism's exact
+        error, an upper bound of the uncapped one's on capped records.
+        """
+        s = self.statistics(Q)
+        return mechanism_log_error(s.x_i, s.ball, **self._kw())
+
+    def error_probability(self, Q: Any = None) -> np.ndarray:
+        """NOT PRIVATE. exp of :meth:`log_error_probability` (underflows below ~5e-324)."""
+        return np.exp(self.log_error_probability(Q))
+
+    def privacy_loss(self, Q: Any = None, *, combine: str = "max") -> np.ndarray:
+        """NOT PRIVATE. Per-record privacy loss of the fitted records for queries ``Q``.
+
+        See :func:`privad.sensitive.accounting.per_record_privacy_loss` (Figure 3 plots
+        exp(−loss)). Computed without a count cap.
+        """
+        p = self._check_fitted()
+        Qa = self._queries(Q)
+        return per_record_privacy_loss(
+            self.X_, p["r"], beta=p["beta"], epsilon=p["epsilon"], mechanism=p["mechanism"],
+            k=p["k"], metric=p["metric"], queries=Qa,
+            add_query_to_data=bool(self.add_query_to_data), combine=combine,
+        )  # fmt: skip
+
+    # -- accounting ------------------------------------------------------------------------
+
+    def guarantee(self, queries: Any = None) -> Guarantee:
+        """The guarantee of answering a batch.
+
+        ``queries``: an int n (n queries, sequential composition: n·ε); an (m, d) array of
+        query records (Claim 5: min(n, m)·ε with m from :func:`claim5_bound`); or None for
+        the fitted records themselves.
+        """
+        p = self._check_fitted()
+        common = {
+            "epsilon": p["epsilon"], "beta": p["beta"], "r": p["r"], "k": p["k"],
+            "metric": p["metric"],
+        }  # fmt: skip
+        if queries is None:
+            return batch_guarantee(p["mechanism"], queries=self.X_, **common)
+        if isinstance(queries, int | np.integer) and not isinstance(queries, bool):
+            n = check_int(queries, "n_queries", minimum=1)
+            return batch_guarantee(p["mechanism"], n_queries=n, **common)
+        Qa = self._queries(queries)
+        assert Qa is not None
+        if Qa.shape[0] == 0:
+            raise DataError("no queries: a guarantee needs at least one query")
+        return batch_guarantee(p["mechanism"], queries=Qa, **common)
+
+    def single_query_guarantee(self) -> Guarantee:
+        """The guarantee of one answer ((ε, k)-SP or ε-DP)."""
+        p = self._check_fitted()
+        return mechanism_guarantee(
+            p["mechanism"], epsilon=p["epsilon"], beta=p["beta"], r=p["r"], k=p["k"],
+            metric=p["metric"],
+        )  # fmt: skip
+
+    def claim5_bound(self, Q: Any = None) -> Any:
+        """Claim 5's bounds on m for queries ``Q`` (default: the fitted records)."""
+        p = self._check_fitted()
+        Qa = self._queries(Q)
+        return claim5_bound(self.X_ if Qa is None else Qa, p["r"], metric=p["metric"])
+
+    # -- private releases ------------------------------------------------------------------
+
+    def predict(
+        self,
+        Q: Any = None,
+        *,
+        ledger: Ledger | None = None,
+        scope: str | None = None,
+        label: str | None = None,
+    ) -> np.ndarray:
+        """PRIVATE. Noisy 0/1 labels (1 = anomaly), one fresh answer per query.
+
+        Exact sampling (Construction 1: two exact Bernoulli draws per answer; compiled: the
+        same with the compiler's factor). With ``ledger`` and ``scope`` the batch's
+        guarantee (:meth:`guarantee`) is reserved on the ledger first; a refusal raises
+        :class:`~privad.errors.BudgetExceededError` before any answer is sampled, and the
+        spend is committed just before the answers are returned.
+        """
+        self._check_fitted()
+        Qa = self._queries(Q)
+        if ledger is not None or scope is not None:
+            if ledger is None or scope is None:
+                raise ParameterError("give both ledger and scope to account for the answers")
+            n = self.n_records_ if Qa is None else Qa.shape[0]
+            if n == 0:
+                return np.zeros(0, np.int64)
+            g = self.guarantee(self.X_ if Qa is None else Qa)
+            what = label or f"{self._params['mechanism']} (β,r)-AIQ answers for {n} record(s)"
+            with ledger.reserve(scope, g, what, {"n_queries": n, "mechanism": g.description}):
+                return self._sample(Qa)
+        return self._sample(Qa)
+
+    def _sample(self, Qa: np.ndarray | None) -> np.ndarray:
+        s = self.statistics(Qa)
+        if s.x_i.size == 0:
+            return np.zeros(0, np.int64)
+        return mechanism_sample(s.x_i, s.ball, rng=self.rng_, **self._kw())
+
+    def decision_function(
+        self,
+        Q: Any = None,
+        *,
+        ledger: Ledger | None = None,
+        scope: str | None = None,
+        label: str | None = None,
+    ) -> np.ndarray:
+        """PRIVATE. A fresh private answer per query as a score: +1.0 anomaly, −1.0 normal.
+
+        This mechanism has no private continuous score (see the module docstring), so the
+        score is the answer itself, thresholded at 0 like scikit-learn's decision functions.
+        Each call is a new release and costs budget like :meth:`predict`.
+        """
+        ans = self.predict(Q, ledger=ledger, scope=scope, label=label)
+        return np.where(ans == 1, 1.0, -1.0)

@@ -1,0 +1,266 @@
+"""``privad sp identify`` and ``privad sp params``, end to end through ``privad.cli.main``.
+
+A fresh Typer app with only the ``budget`` and ``sp`` groups stands in for the full command
+(as in test_budget.py), so these tests depend on no other group. Every failure must be one
+line on standard error, exit status 2, no traceback and no output file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import typer
+
+import privad.cli as cli
+from privad import datasets
+from privad.accounting import Ledger
+from privad.cli import budget, sp
+from privad.sensitive import batch_guarantee, claim5_bound
+
+BETA, R, EPS = "18", "0.1", "0.1"
+
+
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    """Run ``privad ARGS`` in-process; return (exit status, stdout, stderr)."""
+    app = typer.Typer(
+        name="privad", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
+    )
+
+    @app.callback()
+    def _root() -> None:
+        """privad (budget and sp groups only)."""
+
+    def _register() -> None:
+        budget.register(app)
+        sp.register(app)
+
+    monkeypatch.setattr(cli, "app", app)
+    monkeypatch.setattr(cli, "_register", _register)
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("PRIVAD_LEDGER", str(tmp_path / "default.sqlite"))
+    monkeypatch.chdir(tmp_path)
+
+    def _run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+        capsys.readouterr()
+        try:
+            cli.main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return _run
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert lines[0].startswith("privad: error: ")
+    return lines[0]
+
+
+def _no_stray_files(folder: Path) -> None:
+    assert not [p.name for p in folder.iterdir() if p.name.endswith(".part")]
+
+
+@pytest.fixture(scope="module")
+def thyroid_cost() -> float:
+    """The composed ε of labelling every Thyroid record at (18, 0.1), ε = 0.1 (Claim 5)."""
+    X = datasets.load("thyroid").X
+    m = claim5_bound(X, 0.1).m
+    g = batch_guarantee("sp", epsilon=0.1, beta=18, r=0.1, k=1, n_queries=X.shape[0], m=m)
+    return float(g.epsilon)
+
+
+def _identify(ledger: Path, out: Path, *extra: str) -> list[str]:
+    return ["sp", "identify", "thyroid", "--beta", BETA, "--r", R, "--epsilon", EPS,
+            "--ledger", str(ledger), "--out", str(out), "--seed", "0", *extra]  # fmt: skip
+
+
+def test_identify_writes_labels_and_spends_the_composed_epsilon(
+    run, tmp_path: Path, thyroid_cost: float
+) -> None:
+    ledger, out = tmp_path / "l.sqlite", tmp_path / "labels.csv"
+    code, _, err = run("budget", "set", "thyroid", "--epsilon", "1000", "--notion", "sensitive",
+                       "--ledger", str(ledger))  # fmt: skip
+    assert code == 0, err
+    code, stdout, err = run(*_identify(ledger, out))
+    assert code == 0, err
+    frame = pd.read_csv(out)
+    assert list(frame.columns) == ["index", "label"]
+    assert len(frame) == 3772
+    assert frame["index"].tolist() == list(range(3772))
+    assert set(frame["label"].unique()) <= {0, 1}
+    with Ledger(ledger) as book:
+        assert book.spent("thyroid", "sensitive") == thyroid_cost
+        (spend,) = book.history("thyroid")
+        assert spend.status == "committed" and spend.guarantee.k == 1
+    # the summary: records, queries, flagged, guarantee, composed ε, remaining
+    assert "3772 records" in stdout and "flagged" in stdout
+    assert f"ε = {thyroid_cost:g}" in stdout and "Claim 5" in stdout
+    assert f"remaining ε {1000 - thyroid_cost:g}" in stdout
+    _no_stray_files(tmp_path)
+    # the same seed gives the same noisy labels
+    out2 = tmp_path / "again.csv"
+    assert run(*_identify(ledger, out2))[0] == 0
+    assert out.read_text() == out2.read_text()
+
+
+def test_identify_refuses_when_the_budget_is_short(run, tmp_path: Path, thyroid_cost) -> None:
+    ledger, out = tmp_path / "l.sqlite", tmp_path / "labels.csv"
+    assert run("budget", "set", "thyroid", "--epsilon", "1", "--notion", "sensitive",
+               "--ledger", str(ledger))[0] == 0  # fmt: skip
+    code, stdout, err = run(*_identify(ledger, out))
+    assert code == 2
+    line = _one_line(err)
+    assert "refused" in line and "Claim 5" in line
+    assert not out.exists()
+    _no_stray_files(tmp_path)
+    with Ledger(ledger) as book:
+        assert book.spent("thyroid", "sensitive") == 0.0
+        assert book.history("thyroid") == []
+
+
+def test_identify_without_a_budget_is_an_error_and_budget_creates_it(
+    run, tmp_path: Path, thyroid_cost: float
+) -> None:
+    ledger, out = tmp_path / "new.sqlite", tmp_path / "labels.csv"
+    code, _, err = run(*_identify(ledger, out))
+    assert code == 2
+    assert "privad budget set" in _one_line(err) and "--budget" in err
+    assert not out.exists() and not ledger.exists()
+    code, stdout, err = run(*_identify(ledger, out, "--budget", "400"))
+    assert code == 0, err
+    assert out.exists() and "created the sensitive budget" in stdout
+    with Ledger(ledger) as book:
+        assert book.budget("thyroid", "sensitive").total_epsilon == 400.0
+        assert book.spent("thyroid", "sensitive") == thyroid_cost
+    # the DP mechanism is charged to the pure-dp budget, which does not exist yet
+    code, _, err = run(*_identify(ledger, tmp_path / "dp.csv", "--mechanism", "dp"))
+    assert code == 2 and "pure-dp" in _one_line(err)
+    assert not (tmp_path / "dp.csv").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--beta", "0"], "--beta must be an integer >= 1"),
+        (["--beta", "1.5"], "--beta must be an integer >= 1"),
+        (["--epsilon", "0"], "--epsilon must be a finite number > 0"),
+        (["--epsilon", "-1"], "--epsilon must be a finite number > 0"),
+        (["--epsilon", "inf"], "--epsilon must be a finite number > 0"),
+        (["--r", "-0.5"], "--r must be a finite number >= 0"),
+        (["--k", "0"], "--k must be an integer >= 1"),
+        (["--mechanism", "laplace"], "--mechanism must be one of sp, dp, compiled"),
+        (["--metric", "cosine"], "--metric must be one of"),
+        (["--columns", "nope"], "unknown column 'nope'"),
+        (["--label", "nope"], "unknown label column 'nope'"),
+        (["--count-cap", "3"], "--count-cap must be none, auto or an integer >= β + 2"),
+        (["--add-query-to-data"], "--add-query-to-data applies only with --queries"),
+        (["--queries", "missing.csv"], "not found"),
+        (["--seed", "x"], "--seed must be an integer >= 0"),
+    ],
+)
+def test_bad_options_are_one_line_and_write_nothing(run, tmp_path: Path, args, message) -> None:
+    ledger, out = tmp_path / "l.sqlite", tmp_path / "labels.csv"
+    base = {"--beta": BETA, "--r": R, "--epsilon": EPS}
+    for i in range(0, len(args) - 1):
+        base.pop(args[i], None)
+    argv = ["sp", "identify", "thyroid", "--ledger", str(ledger), "--out", str(out),
+            "--budget", "1000"]  # fmt: skip
+    for key, value in base.items():
+        argv += [key, value]
+    code, _, err = run(*argv, *args)
+    assert code == 2
+    assert message in _one_line(err)
+    assert not out.exists()
+    assert not ledger.exists()  # nothing was opened or created before the options were checked
+    _no_stray_files(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [("no-such-file.csv", "not found"), ("thyroidd", "unknown dataset 'thyroidd'")],
+)
+def test_unknown_data_is_one_line(run, tmp_path: Path, data: str, message: str) -> None:
+    out = tmp_path / "labels.csv"
+    code, _, err = run("sp", "identify", data, "--beta", BETA, "--r", R, "--epsilon", EPS,
+                       "--out", str(out), "--budget", "10")  # fmt: skip
+    assert code == 2
+    assert message in _one_line(err)
+    assert not out.exists()
+
+
+def test_missing_required_option_is_one_line(run, tmp_path: Path) -> None:
+    code, _, err = run("sp", "identify", "thyroid", "--r", R, "--epsilon", EPS)
+    assert code == 2
+    assert "--beta is required" in _one_line(err)
+
+
+def test_csv_data_with_columns_label_queries_and_error_probabilities(run, tmp_path: Path) -> None:
+    ds = datasets.load("thyroid")
+    frame = pd.DataFrame(ds.X, columns=[f"f{j}" for j in range(6)])
+    frame.insert(0, "is_anomaly", ds.y)
+    frame.to_csv(tmp_path / "thy.csv", index=False)
+    queries = ds.X[:40][:, [3, 0, 1, 2, 4, 5]]  # other column order, matched by name
+    pd.DataFrame(queries, columns=["f3", "f0", "f1", "f2", "f4", "f5"]).to_csv(
+        tmp_path / "q.csv", index=False
+    )
+    out = tmp_path / "q-labels.csv"
+    code, stdout, err = run(
+        "sp", "identify", "thy.csv", "--label", "is_anomaly", "--columns", "f0,f1,f2",
+        "--columns", "f3,f4,f5", "--queries", "q.csv", "--beta", BETA, "--r", R,
+        "--epsilon", EPS, "--with-error-probabilities", "--out", str(out), "--budget", "50",
+        "--seed", "3",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "NOT PRIVATE" in stdout and "40 record(s) of q.csv" in stdout
+    with out.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 40
+    assert set(rows[0]) == {"index", "label", "error_probability_NOT_PRIVATE",
+                            "log10_error_probability_NOT_PRIVATE"}  # fmt: skip
+    for row in rows:
+        p = float(row["error_probability_NOT_PRIVATE"])
+        assert 0.0 <= p <= 1.0 / (1.0 + math.exp(0.1)) + 1e-12
+        assert float(row["log10_error_probability_NOT_PRIVATE"]) == pytest.approx(
+            math.log10(p), abs=1e-9
+        )
+    # the scope defaults to the file's name
+    with Ledger(tmp_path / "default.sqlite") as book:
+        assert book.spent("thy", "sensitive") > 0
+
+
+def test_params_on_thyroid(run, tmp_path: Path) -> None:
+    code, stdout, err = run("sp", "params", "thyroid")
+    assert code == 0, err
+    assert "reconstruction of Appendix A.2" in stdout
+    assert "proposed β" in stdout and "19" in stdout  # round(0.005 · 3772) = 19
+    assert "(β, r)-anomalies" in stdout and "labelled anomalies" in stdout
+    assert "Not private" in stdout
+    assert "privad sp identify thyroid --beta 19" in stdout
+    code, _, err = run("sp", "params", "thyroid", "--anomaly-share", "1.5")
+    assert code == 2 and "--anomaly-share" in _one_line(err)
+    code, _, err = run("sp", "params", "thyroid", "--metric", "nope")
+    assert code == 2 and "--metric" in _one_line(err)
+
+
+def test_parsers() -> None:
+    assert sp.parse_columns(["a,b", "c"]) == ["a", "b", "c"]
+    assert sp.parse_columns(None) is None
+    assert sp.parse_int("7", "--x", minimum=1) == 7
+    assert sp.parse_float("0.5", "--x", strict=True, what="w") == 0.5
+    with pytest.raises(Exception, match="--x must be w"):
+        sp.parse_float("nan", "--x", strict=False, what="w")
+    assert np.isclose(sp.parse_float("0", "--r", strict=False, what="w"), 0.0)

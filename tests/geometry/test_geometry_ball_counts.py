@@ -1,0 +1,210 @@
+"""ball_counts: every engine equals the brute-force canonical oracle, exactly."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from privad.geometry import (
+    ENGINES,
+    BallProblem,
+    ball_counts,
+    balls,
+    dualtree,
+    kernels,
+    kth_neighbour_distance,
+    multiplicities,
+)
+from privad.geometry.predicate import METRICS, threshold
+from privad.geometry.reference import count_brute
+
+
+def brute_counts(data, r, *, queries=None, metric="euclidean", cap=None):
+    """B_x(i, r) from all pairs with the canonical predicate (the definition, in NumPy)."""
+    data = np.asarray(data, dtype=np.float64)
+    q = None if queries is None else np.asarray(queries, dtype=np.float64)
+    return count_brute(data, q, threshold(r, metric), metric, cap)
+
+
+def lattice(side: int, d: int) -> np.ndarray:
+    """All points of {0, ..., side-1}^d: many pairs at exactly integer distances."""
+    axes = np.meshgrid(*[np.arange(side)] * d, indexing="ij")
+    return np.stack([a.ravel() for a in axes], axis=1).astype(np.float64)
+
+
+ENGINE_NAMES = ["auto", "numba", "scipy"]
+
+
+def _datasets(rng):
+    heavy = rng.standard_t(3, size=(600, 4))
+    dup = np.repeat(np.round(rng.normal(size=(60, 3)), 1), rng.integers(1, 6, size=60), axis=0)
+    return {
+        "normal-3d": rng.normal(size=(500, 3)),
+        "heavy-4d": heavy,
+        "lattice-2d": lattice(12, 2),
+        "lattice-3d": lattice(6, 3),
+        "tenths-2d": lattice(9, 2) * 0.1,  # 0.1 * k is inexact: boundary by rounding
+        "duplicates-3d": dup,
+        "line-1d": np.round(rng.normal(size=(300, 1)), 1),
+        "wide-12d": rng.normal(size=(300, 12)),
+    }
+
+
+RADII = [0.0, 0.1, 0.3, 1.0, np.sqrt(2.0), 2.0, 3.5]
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_self_counts_equal_brute_force_for_every_engine(rng, metric):
+    for name, X in _datasets(rng).items():
+        for r in RADII:
+            expected = brute_counts(X, r, metric=metric)
+            for engine in ENGINE_NAMES:
+                got = ball_counts(X, r, metric=metric, engine=engine)
+                assert got.dtype == np.int64
+                np.testing.assert_array_equal(got, expected, err_msg=f"{name} r={r} {engine}")
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_query_counts_equal_brute_force_for_every_engine(rng, metric):
+    for name, X in _datasets(rng).items():
+        lo, hi = X.min(0), X.max(0)
+        Q = np.concatenate([rng.uniform(lo - 1, hi + 1, size=(150, X.shape[1])), X[:20]])
+        for r in RADII:
+            expected = brute_counts(X, r, queries=Q, metric=metric)
+            for engine in ENGINE_NAMES:
+                got = ball_counts(X, r, queries=Q, metric=metric, engine=engine)
+                np.testing.assert_array_equal(got, expected, err_msg=f"{name} r={r} {engine}")
+
+
+def test_lattice_boundaries_match_exact_integer_arithmetic():
+    """On an integer lattice the canonical predicate is real arithmetic: check it exactly."""
+    X = lattice(7, 3)
+    Xi = X.astype(np.int64)
+    diff = Xi[:, None, :] - Xi[None, :, :]
+    exact = {
+        "euclidean": (diff**2).sum(-1),  # compared with r**2
+        "manhattan": np.abs(diff).sum(-1),
+        "chebyshev": np.abs(diff).max(-1),
+    }
+    for metric, r in itertools.product(METRICS, [0, 1, 2, 3]):
+        bound = r * r if metric == "euclidean" else r
+        expected = (exact[metric] <= bound).sum(1)
+        for engine in ENGINE_NAMES:
+            np.testing.assert_array_equal(ball_counts(X, float(r), metric=metric, engine=engine),
+                                          expected)  # fmt: skip
+    # points at exactly distance 1 are inside the closed ball, and just outside a smaller one
+    centre = np.array([[3.0, 3.0, 3.0]])
+    assert ball_counts(X, 1.0, queries=centre)[0] == 7
+    assert ball_counts(X, np.nextafter(1.0, 0.0), queries=centre)[0] == 1
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("leaf_size", [1, 2, 5, 16])
+def test_small_leaves_exercise_the_whole_traversal(rng, metric, leaf_size):
+    X = np.concatenate([np.round(rng.normal(size=(250, 3)), 1), lattice(5, 3)])
+    Q = rng.uniform(-3, 5, size=(120, 3))
+    for r in [0.0, 0.5, 1.0, 2.5, 100.0]:
+        thr = threshold(r, metric)
+        expected = brute_counts(X, r, metric=metric)
+        for strategy in ["sym", "cross"]:
+            got = dualtree.count_self(X, thr, metric, None, leaf_size=leaf_size,
+                                      strategy=strategy)  # fmt: skip
+            np.testing.assert_array_equal(got, expected)
+            for cap in [1, 7, 40]:
+                got = dualtree.count_self(X, thr, metric, cap, leaf_size=leaf_size,
+                                          strategy=strategy)  # fmt: skip
+                np.testing.assert_array_equal(got, np.minimum(expected, cap))
+        expected_q = brute_counts(X, r, queries=Q, metric=metric)
+        for cap in [None, 1, 9]:
+            got = dualtree.count_queries(X, Q, thr, metric, cap, leaf_size=leaf_size)
+            want = expected_q if cap is None else np.minimum(expected_q, cap)
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("engine", ENGINE_NAMES)
+def test_cap_reports_min_of_true_count_and_cap(rng, engine):
+    X = np.concatenate([rng.normal(size=(400, 2)), np.zeros((30, 2))])
+    Q = rng.normal(size=(50, 2))
+    true = brute_counts(X, 0.5)
+    true_q = brute_counts(X, 0.5, queries=Q)
+    for cap in [1, 2, 10, 31, 10_000]:
+        np.testing.assert_array_equal(ball_counts(X, 0.5, cap=cap, engine=engine),
+                                      np.minimum(true, cap))  # fmt: skip
+        np.testing.assert_array_equal(ball_counts(X, 0.5, queries=Q, cap=cap, engine=engine),
+                                      np.minimum(true_q, cap))  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ENGINE_NAMES)
+def test_radius_zero_gives_the_multiplicities(rng, engine):
+    X = np.repeat(rng.integers(0, 3, size=(80, 2)).astype(float), 3, axis=0)
+    X[::7] *= -1.0  # signed zeros
+    np.testing.assert_array_equal(ball_counts(X, 0.0, engine=engine), multiplicities(X))
+    Q = np.concatenate([X[:10], X[:10] + 0.5])
+    np.testing.assert_array_equal(ball_counts(X, 0, queries=Q, engine=engine),
+                                  multiplicities(X, queries=Q))  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ENGINE_NAMES)
+def test_tiny_inputs(engine):
+    one = np.array([[1.0, 2.0]])
+    assert ball_counts(one, 0.0, engine=engine).tolist() == [1]
+    assert ball_counts(one, 5.0, queries=[[0.0, 0.0], [9.0, 9.0]], engine=engine).tolist() == [1, 0]
+    assert ball_counts(one, 5.0, queries=np.zeros((0, 2)), engine=engine).shape == (0,)
+    assert ball_counts([[0.0], [1.0], [3.0]], 1.0, engine=engine).tolist() == [2, 2, 1]
+    assert ball_counts([[0.0], [1.0], [3.0]], 1.0, cap=1, engine=engine).tolist() == [1, 1, 1]
+
+
+def test_huge_radius_counts_everything():
+    X = np.array([[-1e150, 0.0], [1e150, 0.0], [0.0, 0.0]])
+    assert ball_counts(X, 1e300).tolist() == [3, 3, 3]
+    assert ball_counts(X, 1e300, engine="scipy").tolist() == [3, 3, 3]
+    assert ball_counts(X, 1.0).tolist() == [1, 1, 1]
+
+
+def test_large_leaves_at_default_size_match_brute_force(rng):
+    """A few thousand heavy-tailed records: the default (large) leaves and the filters."""
+    X = rng.standard_t(4, size=(3000, 6)) @ rng.normal(size=(6, 6))
+    r = 1.5
+    expected = brute_counts(X, r)
+    np.testing.assert_array_equal(ball_counts(X, r), expected)
+    np.testing.assert_array_equal(ball_counts(X, r, cap=50), np.minimum(expected, 50))
+    Q = rng.uniform(X.min(0), X.max(0), size=(500, 6))
+    np.testing.assert_array_equal(ball_counts(X, r, queries=Q), brute_counts(X, r, queries=Q))
+
+
+def test_engines_are_pluggable(monkeypatch):
+    seen = {}
+
+    def fake(problem: BallProblem) -> np.ndarray:
+        seen["problem"] = problem
+        return np.full(problem.data.shape[0], 7)
+
+    monkeypatch.setitem(ENGINES, "fake", fake)
+    out = ball_counts([[0.0, 1.0], [2.0, 3.0]], 1.5, engine="fake", cap=3)
+    assert out.tolist() == [7, 7] and out.dtype == np.int64
+    p = seen["problem"]
+    assert p.thr == 2.25 and p.r == 1.5 and p.cap == 3 and p.queries is None
+    assert balls.AUTO_ENGINE in ENGINES
+
+
+def test_parallel_kernels_match_the_serial_ones(rng, monkeypatch):
+    """Force the multi-threaded kernels on small data (they only start at larger sizes)."""
+    X = np.concatenate([rng.standard_t(3, size=(1500, 3)), lattice(6, 3)])
+    Q = rng.uniform(-4, 4, size=(400, 3))
+    r = 0.7
+    thr = threshold(r, "euclidean")
+    expected = brute_counts(X, r)
+    expected_q = brute_counts(X, r, queries=Q)
+    kth = kth_neighbour_distance(X, 9)
+    monkeypatch.setattr(kernels, "PARALLEL_MIN_POINTS", 0)
+    for leaf_size in [8, 64]:
+        for strategy in ["sym", "cross"]:
+            got = dualtree.count_self(X, thr, "euclidean", None, leaf_size, strategy)
+            np.testing.assert_array_equal(got, expected)
+            got = dualtree.count_self(X, thr, "euclidean", 5, leaf_size, strategy)
+            np.testing.assert_array_equal(got, np.minimum(expected, 5))
+        got = dualtree.count_queries(X, Q, thr, "euclidean", None, leaf_size)
+        np.testing.assert_array_equal(got, expected_q)
+    np.testing.assert_array_equal(kth_neighbour_distance(X, 9), kth)

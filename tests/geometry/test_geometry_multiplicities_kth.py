@@ -1,0 +1,76 @@
+"""multiplicities (x_i) and kth_neighbour_distance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privad.geometry import ball_counts, kth_neighbour_distance, multiplicities
+from privad.geometry.predicate import METRICS, pair_values, radius_from_value
+
+
+def lattice(side: int, d: int) -> np.ndarray:
+    """All points of {0, ..., side-1}^d: many pairs at exactly integer distances."""
+    axes = np.meshgrid(*[np.arange(side)] * d, indexing="ij")
+    return np.stack([a.ravel() for a in axes], axis=1).astype(np.float64)
+
+
+def test_multiplicities_count_exact_copies():
+    X = np.array([[0.0, 1.0], [0.0, 1.0], [-0.0, 1.0], [1.0, 0.0], [0.0, 1.0 + 1e-16 * 2]])
+    assert multiplicities(X).tolist() == [3, 3, 3, 1, 1]
+    Q = [[0.0, 1.0], [5.0, 5.0], [1.0, -0.0]]
+    assert multiplicities(X, queries=Q).tolist() == [3, 0, 1]
+    assert multiplicities(X, queries=np.zeros((0, 2))).shape == (0,)
+    assert multiplicities([[3]]).tolist() == [1]
+
+
+def test_multiplicities_match_a_dictionary_count(rng):
+    X = rng.integers(0, 3, size=(500, 3)).astype(float)
+    counts = {}
+    for row in map(tuple, X):
+        counts[row] = counts.get(row, 0) + 1
+    assert multiplicities(X).tolist() == [counts[tuple(row)] for row in X]
+
+
+def _oracle_kth(X, k, metric):
+    return radius_from_value(np.sort(pair_values(X, X, metric), axis=1)[:, k - 1], metric)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_kth_neighbour_distance_equals_sorted_pair_values(rng, metric):
+    for X in [rng.normal(size=(400, 3)), lattice(6, 2), np.round(rng.normal(size=(200, 1)), 1),
+              rng.standard_t(3, size=(300, 7))]:  # fmt: skip
+        for k in [1, 2, 3, 17, X.shape[0]]:
+            got = kth_neighbour_distance(X, k, metric=metric)
+            np.testing.assert_array_equal(got, _oracle_kth(X, k, metric))
+    assert (kth_neighbour_distance(X, 1, metric=metric) == 0).all()
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_kth_distance_and_ball_counts_agree_exactly(rng, metric):
+    """kth(i, k) <= r  <=>  B(i, r) >= k, tested right at and just below each kth value."""
+    X = np.concatenate([np.round(rng.normal(size=(300, 2)), 1), lattice(4, 2)])
+    for k in [2, 5, 30]:
+        kth = kth_neighbour_distance(X, k, metric=metric)
+        for i in range(0, X.shape[0], 37):
+            at = ball_counts(X, kth[i], queries=X[i : i + 1], metric=metric)[0]
+            assert at >= k
+            if kth[i] > 0:
+                below = np.nextafter(kth[i], 0.0)
+                assert ball_counts(X, below, queries=X[i : i + 1], metric=metric)[0] < k
+
+
+def test_kth_is_the_paper_anomaly_test(rng):
+    """i is a (beta, r)-anomaly (B(i, r) <= beta) iff its (beta + 1)-th distance is > r."""
+    X = rng.standard_t(3, size=(500, 3))
+    beta, r = 10, 0.8
+    anomalous = ball_counts(X, r) <= beta
+    np.testing.assert_array_equal(anomalous, kth_neighbour_distance(X, beta + 1) > r)
+
+
+def test_duplicates_are_neighbours_at_distance_zero():
+    X = np.array([[0.0, 0.0], [0.0, 0.0], [3.0, 4.0]])
+    assert kth_neighbour_distance(X, 2).tolist() == [0.0, 0.0, 5.0]
+    assert kth_neighbour_distance(X, 3).tolist() == [5.0, 5.0, 5.0]
+    assert kth_neighbour_distance(X, 2, metric="manhattan").tolist() == [0.0, 0.0, 7.0]
+    assert kth_neighbour_distance(X, 2, metric="chebyshev").tolist() == [0.0, 0.0, 4.0]

@@ -1,0 +1,81 @@
+"""The canonical predicate: one arithmetic in NumPy and in the compiled kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import njit
+
+from privad.geometry import predicate
+from privad.geometry.kernels import box_bounds, points_box_bounds, row_values
+from privad.geometry.predicate import METRICS, pair_values, radius_from_value, threshold
+
+
+@njit
+def _compiled_values(X, i, YT, metric):
+    buf = np.empty(YT.shape[1])
+    row_values(X, i, YT, 0, YT.shape[1], buf, metric)
+    return buf
+
+
+def _wide(rng, n, d):
+    """Values over many magnitudes, so that any reordering of the sums would show."""
+    return rng.normal(size=(n, d)) * 10.0 ** rng.integers(-8, 8, size=(n, d))
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("d", [1, 3, 6, 12, 17])
+def test_compiled_pair_values_are_bitwise_the_numpy_ones(rng, metric, d):
+    X = _wide(rng, 40, d)
+    Y = _wide(rng, 50, d)
+    YT = np.ascontiguousarray(Y.T)
+    code = predicate.metric_code(metric)
+    expected = pair_values(X, Y, metric)
+    for i in range(X.shape[0]):
+        got = _compiled_values(X, i, YT, code)
+        np.testing.assert_array_equal(got.view(np.int64), expected[i].view(np.int64))
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_pair_values_are_symmetric_and_zero_on_the_diagonal(rng, metric):
+    X = _wide(rng, 30, 5)
+    V = pair_values(X, X, metric)
+    np.testing.assert_array_equal(V, V.T)
+    assert (np.diag(V) == 0).all()
+    np.testing.assert_array_equal(predicate.paired_values(X, X[::-1], metric), np.diag(V[:, ::-1]))
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_box_bounds_bracket_every_computed_pair_value(rng, metric):
+    code = predicate.metric_code(metric)
+    for _ in range(30):
+        d = int(rng.integers(1, 7))
+        A = np.round(rng.normal(size=(int(rng.integers(1, 9)), d)), 1)
+        B = np.round(rng.normal(size=(int(rng.integers(1, 9)), d)) + rng.normal(), 1)
+        lo = np.stack([A.min(0), B.min(0)])
+        hi = np.stack([A.max(0), B.max(0)])
+        mn, mx = box_bounds(lo, hi, 0, lo, hi, 1, code)
+        V = pair_values(A, B, metric)
+        assert mn <= V.min() and V.max() <= mx
+        out_min = np.empty(A.shape[0])
+        out_max = np.empty(A.shape[0])
+        points_box_bounds(np.ascontiguousarray(A.T), 0, A.shape[0], lo[1], hi[1], code,
+                           out_min, out_max)  # fmt: skip
+        assert (out_min <= V.min(axis=1)).all() and (V.max(axis=1) <= out_max).all()
+
+
+def test_threshold_is_r_squared_for_euclidean_only():
+    assert threshold(1.5, "euclidean") == 2.25
+    assert threshold(1.5, "manhattan") == 1.5
+    assert threshold(1.5, "chebyshev") == 1.5
+    assert threshold(2.0**600, "euclidean") == np.inf
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_radius_from_value_is_the_smallest_admitting_radius(rng, metric):
+    values = np.concatenate([[0.0, 1.0, 2.0, 3.0, 5e-324], np.abs(_wide(rng, 500, 1)[:, 0])])
+    r = radius_from_value(values, metric)
+    thr = np.array([threshold(x, metric) for x in r])
+    below = np.array([threshold(x, metric) for x in np.nextafter(r, 0.0)])
+    assert (values <= thr).all()
+    assert ((values > below) | (r == 0)).all()
