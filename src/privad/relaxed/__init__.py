@@ -1,0 +1,114 @@
+"""Relaxed differential privacy for sensor streams, with a correction server.
+
+Implements "Relaxed Differentially Private Outlier Detection and Correction" for sensor
+data (the text is ``papers/relaxed-dp-outlier-detection-streams.txt``; what it leaves out,
+notably the Figure 2 algorithm box, is reconstructed in ``papers/NOTES.md``):
+
+* relaxed sensitivity per column from historical data (eq. 1) and the guarantee it gives,
+  ε for non-outliers and ε' = ε·GS/RS for outliers (Theorem 2):
+  :mod:`privad.relaxed.sensitivity`;
+* the sensor's perturbation at the source: scaling (step 1a, :mod:`~privad.relaxed.scaling`),
+  per-column Laplace noise (1b, :mod:`~privad.relaxed.perturbation`), the distance
+  differences d_diff (1c, Definition 4, :mod:`~privad.relaxed.distances`);
+* outlier detectors f_outlier (exact DBSCAN by default, or any callable):
+  :mod:`privad.relaxed.detectors`;
+* the correction algorithm split by party (section 6.2): :mod:`privad.relaxed.correction`;
+* the typed messages, the three parties and an in-process run with a transcript:
+  :mod:`privad.relaxed.messages`, :mod:`privad.relaxed.parties`,
+  :mod:`privad.relaxed.protocol`;
+* the whole experiment pipeline with accuracy, subset size, baseline and timings:
+  :mod:`privad.relaxed.pipeline`, :mod:`privad.relaxed.metrics`.
+
+Every choice the paper leaves open is a named parameter whose docstring says it is our
+reading.
+"""
+
+from privad.relaxed.correction import (
+    CorrectionLayers,
+    GapSplit,
+    analyst_layers,
+    corrected_outliers,
+    estimate_outlier_layer_width,
+    false_negative_layers,
+    split_presumed_outliers,
+)
+from privad.relaxed.detectors import (
+    DBSCAN_BACKENDS,
+    BallAnomalyDetector,
+    DBSCANDetector,
+    OutlierDetector,
+    dbscan_noise,
+    dbscan_parameters,
+)
+from privad.relaxed.distances import (
+    D_DIFF_CENTRES,
+    centre,
+    centre_distances,
+    distance_differences,
+)
+from privad.relaxed.messages import (
+    MESSAGE_TYPES,
+    AnalystToCorrection,
+    AnalystToCorrection2,
+    CorrectionToAnalyst,
+    CorrectionToAnalyst2,
+    Message,
+    ProtocolError,
+    SensorToAnalyst,
+    SensorToCorrection,
+)
+from privad.relaxed.metrics import accuracy, subset_size
+from privad.relaxed.parties import Analyst, CorrectionServer, Sensor
+from privad.relaxed.perturbation import laplace_columns, noise_scales
+from privad.relaxed.pipeline import PipelineResult, run_pipeline
+from privad.relaxed.protocol import ProtocolRun, Transcript, TranscriptEntry, run_protocol
+from privad.relaxed.scaling import SCALINGS, column_divisors, scale_columns, unscale_columns
+from privad.relaxed.sensitivity import relaxed_guarantee, relaxed_sensitivity
+
+__all__ = [
+    "DBSCAN_BACKENDS",
+    "D_DIFF_CENTRES",
+    "MESSAGE_TYPES",
+    "SCALINGS",
+    "Analyst",
+    "AnalystToCorrection",
+    "AnalystToCorrection2",
+    "BallAnomalyDetector",
+    "CorrectionLayers",
+    "CorrectionServer",
+    "CorrectionToAnalyst",
+    "CorrectionToAnalyst2",
+    "DBSCANDetector",
+    "GapSplit",
+    "Message",
+    "OutlierDetector",
+    "PipelineResult",
+    "ProtocolError",
+    "ProtocolRun",
+    "Sensor",
+    "SensorToAnalyst",
+    "SensorToCorrection",
+    "Transcript",
+    "TranscriptEntry",
+    "accuracy",
+    "analyst_layers",
+    "centre",
+    "centre_distances",
+    "column_divisors",
+    "corrected_outliers",
+    "dbscan_noise",
+    "dbscan_parameters",
+    "distance_differences",
+    "estimate_outlier_layer_width",
+    "false_negative_layers",
+    "laplace_columns",
+    "noise_scales",
+    "relaxed_guarantee",
+    "relaxed_sensitivity",
+    "run_pipeline",
+    "run_protocol",
+    "scale_columns",
+    "split_presumed_outliers",
+    "subset_size",
+    "unscale_columns",
+]

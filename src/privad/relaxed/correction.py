@@ -1,0 +1,335 @@
+"""The correction algorithm of Fig. 2 (section 6.1), split by party (section 6.2).
+
+Figure 2 itself is missing from the paper's text; the steps below follow sections 6.1–6.2
+and the reconstruction in ``papers/NOTES.md``. Each function receives only what its party
+may know:
+
+* :func:`split_presumed_outliers` (CS, step 3): d_diff and O' → TP, FP, d_TP, d_FP.
+* :func:`analyst_layers` (A, step 4): 𝒯', d_TP and w_O → I_L2, I_L3.
+* :func:`false_negative_layers` (CS, step 5): d_diff, O', I_L2, I_L3, d_TP, d_FP →
+  FN_L1, FN_L2, FN_L3.
+* :func:`corrected_outliers` (CS, output): TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3.
+
+All work is vectorised: one sort of d_diff restricted to O' and boolean masks over n.
+:func:`estimate_outlier_layer_width` is the CS's way to fix ``w_O`` from historical data
+before the protocol runs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privad.errors import DataError, ParameterError
+from privad.relaxed.distances import centre_distances, column_means
+from privad.validation import check_array, check_nonnegative, check_probability
+
+__all__ = [
+    "CorrectionLayers",
+    "GapSplit",
+    "analyst_layers",
+    "corrected_outliers",
+    "estimate_outlier_layer_width",
+    "false_negative_layers",
+    "index_mask",
+    "split_presumed_outliers",
+]
+
+
+def index_mask(indices: np.ndarray, n: int, name: str) -> np.ndarray:
+    """A boolean mask of length n from record indices, refusing indices ≥ n and duplicates."""
+    mask = np.zeros(n, dtype=bool)
+    if indices.size == 0:
+        return mask
+    if int(indices.max()) >= n or int(indices.min()) < 0:
+        raise DataError(f"{name} holds an index outside 0..{n - 1}")
+    mask[indices] = True
+    if int(np.count_nonzero(mask)) != indices.size:
+        raise DataError(f"{name} holds duplicate indices")
+    return mask
+
+
+@dataclass(frozen=True, eq=False)
+class GapSplit:
+    """Step 3: O' split at the largest gap of its sorted d_diff values.
+
+    Attributes:
+        tp: presumed true positives (at or below the gap), sorted record indices.
+        fp: presumed false positives (above the gap), sorted record indices.
+        d_tp: ``min_{t ∈ TP} d_diff[t]``, or ``None`` when TP is empty.
+        d_fp: ``min_{f ∈ FP} d_diff[f]``, or ``+inf`` when FP is empty (no upper bound).
+        gap: the size of the gap that was split at (0.0 when no split was made).
+    """
+
+    tp: np.ndarray
+    fp: np.ndarray
+    d_tp: float | None
+    d_fp: float
+    gap: float
+
+
+def split_presumed_outliers(
+    d_diff: np.ndarray,
+    presumed_outliers: np.ndarray,
+    *,
+    min_gap: float = 0.0,
+    max_fp_share: float = 0.5,
+) -> GapSplit:
+    """Step 3 (CS): split O' into FP (above the largest gap of d_diff) and TP (below).
+
+    False positives are non-outliers that were pushed out by more noise than the true
+    positives moved, so they have the larger d_diff (section 6.1). The d_diff values over
+    O' are sorted; with ``g_k = v_{k+1} − v_k`` the split is after the largest gap.
+
+    "When in doubt keep in TP" (reconstruction of the paper's "we do not want to remove true
+    positives under any circumstances"):
+
+    * only gaps that leave at most ``max_fp_share`` of O' above them are candidates
+      (default one half: false positives are taken to be the minority of O'; a largest
+      gap low in the sorted values, e.g. below a few true outliers pushed far inwards,
+      would otherwise move most true positives into FP);
+    * among equally large candidate gaps the highest one is used (fewest points in FP);
+    * values equal to the lower end of the gap stay in TP;
+    * no split at all (everything in TP) when there is no candidate gap or the largest
+      candidate gap is ``<= min_gap``.
+
+    Parameters
+    ----------
+    d_diff:
+        d_diff for all n records, indexed by record (float64, length n).
+    presumed_outliers:
+        O' as record indices (int64, unique, < n).
+    min_gap:
+        **Reconstruction**: the smallest gap that counts as a separation (default 0.0, i.e.
+        always split at the largest candidate gap when it is positive).
+    max_fp_share:
+        **Reconstruction**: the largest share of O' that may be put in FP, in [0, 1]
+        (default 0.5). ``1.0`` is the unrestricted largest gap; ``0.0`` never splits.
+    """
+    max_fp_share = check_probability(max_fp_share, "max_fp_share")
+    min_gap = check_nonnegative(min_gap, "min_gap")
+    m = presumed_outliers.size
+    empty = np.zeros(0, dtype=np.int64)
+    if m == 0:
+        return GapSplit(tp=empty, fp=empty, d_tp=None, d_fp=float("inf"), gap=0.0)
+    vals = d_diff[presumed_outliers]
+    s = np.sort(vals)  # values only: the split is a threshold, no permutation is needed
+    n_tp = m  # number of points kept in TP
+    gap = 0.0
+    # gaps[k] lies between s[k] and s[k+1]; splitting there keeps s[0..k] (k+1 points) in
+    # TP and puts m-k-1 points in FP, which may be at most floor(max_fp_share * m)
+    k_min = max(0, m - 1 - math.floor(max_fp_share * m))
+    if m - 1 > k_min:
+        gaps = np.diff(s[k_min:])
+        gmax = float(gaps.max())
+        if gmax > min_gap:
+            # the last occurrence of the largest gap: the highest split, fewest FP
+            k = k_min + (gaps.size - 1) - int(np.argmax(gaps[::-1] == gmax))
+            n_tp = k + 1
+            gap = gmax
+    ids = presumed_outliers
+    if m > 1 and not bool((ids[1:] > ids[:-1]).all()):
+        order = np.argsort(ids, kind="stable")
+        ids, vals = ids[order], vals[order]
+    if n_tp == m:
+        tp, fp = ids.copy(), empty
+        d_fp = float("inf")
+    else:
+        # s[n_tp - 1] < s[n_tp] (a positive gap), so "<= s[n_tp - 1]" selects exactly TP
+        below = vals <= s[n_tp - 1]
+        tp, fp = ids[below], ids[~below]
+        d_fp = float(s[n_tp])
+    return GapSplit(tp=tp, fp=fp, d_tp=float(s[0]), d_fp=d_fp, gap=gap)
+
+
+def analyst_layers(
+    perturbed: np.ndarray,
+    d_tp: float | None,
+    w_o: float,
+    *,
+    centre: np.ndarray | None = None,
+    distances: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Step 4 (A): ``I_L2 = {j : d(𝒯'[j]) ≥ d_TP}`` and ``I_L3 = {j : d(𝒯'[j]) ≥ d_TP + w_O}``.
+
+    Section 6.2 writes ``d_c(𝒯'[j])``, the distance to the centre c of 𝒯. The analyst holds
+    only 𝒯', so (**reconstruction**) its centre is ``c'`` = column means of 𝒯' by default;
+    a public centre known in advance may be passed instead.
+
+    Parameters
+    ----------
+    perturbed:
+        𝒯' (n × d, scaled space).
+    d_tp:
+        From the CS; ``None`` (TP empty) gives two empty sets.
+    w_o:
+        The outlier layer width from the CS (>= 0).
+    centre:
+        The centre to measure from; default the column means of ``perturbed``.
+    distances:
+        Precomputed ``d(𝒯'[j])`` (length n); when given, ``perturbed`` and ``centre`` are
+        not used (the analyst may compute them as soon as 𝒯' arrives).
+
+    Returns
+    -------
+    (I_L2, I_L3):
+        Sorted int64 record indices; ``I_L3 ⊆ I_L2``.
+    """
+    if d_tp is None:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy()
+    if distances is None:
+        c = column_means(perturbed) if centre is None else centre
+        distances = centre_distances(perturbed, c)
+    i_l2 = np.flatnonzero(distances >= d_tp)
+    i_l3 = i_l2[distances[i_l2] >= d_tp + w_o]
+    return i_l2, i_l3
+
+
+@dataclass(frozen=True, eq=False)
+class CorrectionLayers:
+    """Step 5: the three layers of presumed false negatives (sorted record indices)."""
+
+    fn_l1: np.ndarray
+    fn_l2: np.ndarray
+    fn_l3: np.ndarray
+
+
+def false_negative_layers(
+    d_diff: np.ndarray,
+    presumed_mask: np.ndarray,
+    i_l2: np.ndarray,
+    i_l3: np.ndarray,
+    d_tp: float | None,
+    d_fp: float,
+) -> CorrectionLayers:
+    """Step 5 (CS): the presumed false negatives in three layers.
+
+    * ``FN_L1 = {i ∉ O' : d_diff[i] < 0}``: outliers pushed towards the centre (Fig. 1c).
+    * ``FN_L2 = {i ∈ I_L2 \\ O' : 0 < d_diff[i] < d_TP}``: outliers on the "orbit" of the
+      true positives that moved outward by less than any true positive (Fig. 1b).
+    * ``FN_L3 = {i ∈ I_L3 \\ O' : d_TP ≤ d_diff[i] ≤ d_FP}``: outliers off that orbit; no
+      undetected outlier moved out by more than the least false positive.
+
+    Parameters
+    ----------
+    d_diff:
+        d_diff for all n records, indexed by record.
+    presumed_mask:
+        O' as a boolean mask of length n.
+    i_l2, i_l3:
+        The analyst's index sets: int64 record indices (< n; duplicates are harmless) or
+        boolean masks of length n.
+    d_tp:
+        ``min`` of d_diff over TP, or ``None`` when TP is empty (then FN_L2 = FN_L3 = ∅).
+    d_fp:
+        ``min`` of d_diff over FP, ``+inf`` when FP is empty.
+
+    Returns
+    -------
+    CorrectionLayers
+        Each layer as sorted int64 record indices.
+    """
+    n = d_diff.size
+    outside = ~presumed_mask
+    fn_l1 = np.flatnonzero(outside & (d_diff < 0))
+    empty = np.zeros(0, dtype=np.int64)
+    if d_tp is None:
+        return CorrectionLayers(fn_l1=fn_l1, fn_l2=empty, fn_l3=empty.copy())
+    in_l2 = _as_mask(i_l2, n)
+    in_l3 = _as_mask(i_l3, n)
+    in_l2 &= outside
+    in_l2 &= d_diff > 0
+    in_l2 &= d_diff < d_tp
+    in_l3 &= outside
+    in_l3 &= d_diff >= d_tp
+    in_l3 &= d_diff <= d_fp
+    return CorrectionLayers(fn_l1=fn_l1, fn_l2=np.flatnonzero(in_l2),
+                            fn_l3=np.flatnonzero(in_l3))
+
+
+def _as_mask(indices: np.ndarray, n: int) -> np.ndarray:
+    """A fresh boolean mask of length n from indices (or a copy of a mask)."""
+    if indices.dtype == bool:
+        if indices.shape != (n,):
+            raise DataError(f"a boolean index mask must have length {n}, got {indices.shape}")
+        return indices.copy()
+    mask = np.zeros(n, dtype=bool)
+    mask[indices] = True
+    return mask
+
+
+def corrected_outliers(tp: np.ndarray, layers: CorrectionLayers, n: int) -> np.ndarray:
+    """The output of Fig. 2: ``TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3`` as sorted record indices."""
+    mask = np.zeros(n, dtype=bool)
+    mask[tp] = True
+    mask[layers.fn_l1] = True
+    mask[layers.fn_l2] = True
+    mask[layers.fn_l3] = True
+    return np.flatnonzero(mask)
+
+
+def estimate_outlier_layer_width(
+    history: Any,
+    outliers: Any,
+    *,
+    quantiles: tuple[float, float] = (0.0, 100.0),
+    centre: Any = None,
+) -> float:
+    """Estimate the outlier layer width ``w_O`` from historical data (section 6.1).
+
+    The paper says only that ``w_O`` is "determined with historical data, i.e. knowledge
+    about past outliers". **Reconstruction**: the width of the band of centre distances
+    that the historical outliers occupy,
+
+        w_O = ρ_{q_hi}({d_c(D[i]) : i ∈ O_hist}) − ρ_{q_lo}({d_c(D[i]) : i ∈ O_hist}),
+
+    with c the column means of the historical data D and ``(q_lo, q_hi) = (0, 100)`` by
+    default (the full band, max − min). Pass D in the same scaled space the protocol uses.
+
+    Parameters
+    ----------
+    history:
+        Historical data D (n × d), already scaled by step 1a.
+    outliers:
+        Indices (or a boolean mask) of the historical outliers, e.g. ``f_outlier(D)``.
+    quantiles:
+        Percentiles ``(q_lo, q_hi)`` with ``0 <= q_lo < q_hi <= 100``; e.g. ``(1, 99)``
+        for a band that ignores the most extreme 1 % on either side.
+    centre:
+        The centre c; default the column means of D.
+
+    Returns
+    -------
+    float
+        ``w_O >= 0``; 0.0 when there are fewer than two historical outliers.
+    """
+    D = check_array(history, "history")
+    q_lo = check_nonnegative(quantiles[0], "quantiles[0]")
+    q_hi = check_nonnegative(quantiles[1], "quantiles[1]")
+    if not q_lo < q_hi <= 100.0:
+        raise ParameterError(
+            f"quantiles must satisfy 0 <= q_lo < q_hi <= 100, got {tuple(quantiles)!r}"
+        )
+    idx = np.asarray(outliers)
+    if idx.dtype == bool:
+        if idx.shape != (D.shape[0],):
+            raise DataError(f"an outlier mask must have length {D.shape[0]}, got shape "
+                            f"{idx.shape}")
+        idx = np.flatnonzero(idx)
+    elif idx.size and idx.dtype.kind not in "iu":
+        raise DataError(f"outliers must be integer indices or a boolean mask, got {idx.dtype}")
+    idx = idx.astype(np.int64).reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= D.shape[0]):
+        raise DataError(f"outliers holds an index outside 0..{D.shape[0] - 1}")
+    if idx.size < 2:
+        return 0.0
+    c = column_means(D) if centre is None else check_array(centre, "centre", ndim=1)
+    if c.shape != (D.shape[1],):
+        raise DataError(f"centre must have {D.shape[1]} coordinate(s), got shape {c.shape}")
+    dist = centre_distances(D[idx], c)
+    hi, lo = np.percentile(dist, [q_hi, q_lo])
+    return float(hi - lo)

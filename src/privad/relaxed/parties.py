@@ -1,0 +1,368 @@
+"""The three parties of the correction protocol (sections 6.1, 6.2): S, A and CS.
+
+Each class holds only its own inputs and what it has received, and its methods take and
+return the typed messages of :mod:`privad.relaxed.messages`, so a network service can wrap
+one party by (de)serialising those messages and nothing else:
+
+* :class:`Sensor` S: holds 𝒯, ε and the relaxed sensitivities; steps 1a–1c and 2.
+* :class:`Analyst` A: holds ``f_outlier``; receives 𝒯' and runs it (step 2), answers d_TP
+  with I_L2, I_L3 (step 4), receives the corrected outliers (step 5).
+* :class:`CorrectionServer` CS: holds ``w_O``; receives d_diff and O', splits O' (step 3),
+  computes the false-negative layers and the output (step 5).
+
+The semi-honest model of section 6: parties follow the protocol and keep everything they
+see; at most one is corrupted. ``received`` on A and CS lists every message the party got.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+
+from privad.accounting.guarantee import Guarantee
+from privad.errors import DataError, ParameterError
+from privad.noise import as_randomness
+from privad.relaxed.correction import (
+    CorrectionLayers,
+    GapSplit,
+    analyst_layers,
+    corrected_outliers,
+    false_negative_layers,
+    index_mask,
+    split_presumed_outliers,
+)
+from privad.relaxed.detectors import OutlierDetector, as_detector
+from privad.relaxed.distances import (
+    D_DIFF_CENTRES,
+    centre_distances,
+    column_means,
+    distance_differences,
+)
+from privad.relaxed.messages import (
+    AnalystToCorrection,
+    AnalystToCorrection2,
+    CorrectionToAnalyst,
+    CorrectionToAnalyst2,
+    Message,
+    ProtocolError,
+    SensorToAnalyst,
+    SensorToCorrection,
+)
+from privad.relaxed.perturbation import laplace_columns, noise_scales
+from privad.relaxed.scaling import column_divisors, scale_columns
+from privad.relaxed.sensitivity import (
+    GUARANTEE_UNITS,
+    check_relaxed_sensitivity,
+    relaxed_guarantee,
+)
+from privad.validation import (
+    check_array,
+    check_choice,
+    check_epsilon,
+    check_nonnegative,
+    check_probability,
+)
+
+__all__ = ["ANALYST_CENTRES", "Analyst", "CorrectionServer", "Sensor"]
+
+ANALYST_CENTRES: tuple[str, ...] = ("perturbed-mean",)
+"""Named centres the analyst can use for I_L2/I_L3; a public vector is also accepted."""
+
+
+class Sensor:
+    """Party S: perturbs its data at the source (steps 1a–1c) and sends the two messages of step 2.
+
+    Parameters
+    ----------
+    epsilon:
+        ε > 0 (non-outliers get ε-DP per column, Theorem 2).
+    relaxed_sensitivity:
+        ``RS_j`` per column in measurement units, from historical data (eq. 1,
+        :func:`~privad.relaxed.sensitivity.relaxed_sensitivity`).
+    scaling:
+        Step 1a (**reconstruction**): ``"relaxed-sensitivity"`` (default, divide column j by
+        ``RS_j``: every column gets ``Lap(1/ε)``), ``"isotropic"``, ``"none"``, or a vector
+        of public divisors; see :mod:`privad.relaxed.scaling`.
+    d_diff_centres:
+        Step 1c (**reconstruction**): ``"separate"`` (default: c for 𝒯, c' for 𝒯') or
+        ``"original"`` (c for both, Definition 4 as printed); see
+        :func:`~privad.relaxed.distances.distance_differences`.
+    global_sensitivity:
+        Optional ``GS_j`` per column (domain width, measurement units) for the outliers' ε'
+        in :meth:`guarantee`.
+    guarantee_unit:
+        ``"record"`` (default) or ``"column"``; see
+        :func:`~privad.relaxed.sensitivity.relaxed_guarantee`.
+    rng:
+        :class:`privad.noise.Randomness`, a seed, or ``None`` (OS entropy).
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        relaxed_sensitivity: Any,
+        *,
+        scaling: Any = "relaxed-sensitivity",
+        d_diff_centres: Literal["separate", "original"] = "separate",
+        global_sensitivity: Any = None,
+        guarantee_unit: Literal["record", "column"] = "record",
+        rng: Any = None,
+    ) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        self.relaxed_sensitivity = check_relaxed_sensitivity(relaxed_sensitivity)
+        self.divisors = column_divisors(scaling, self.relaxed_sensitivity)
+        self.scaling = scaling if isinstance(scaling, str) else "explicit"
+        self.noise_scale = noise_scales(self.relaxed_sensitivity, self.divisors, self.epsilon)
+        self.d_diff_centres = check_choice(d_diff_centres, "d_diff_centres", D_DIFF_CENTRES)
+        self.global_sensitivity = (
+            None
+            if global_sensitivity is None
+            else check_relaxed_sensitivity(
+                global_sensitivity, self.relaxed_sensitivity.size, name="global_sensitivity"
+            )
+        )
+        self.guarantee_unit = check_choice(guarantee_unit, "guarantee_unit", GUARANTEE_UNITS)
+        self._rng = as_randomness(rng)
+
+    @property
+    def n_columns(self) -> int:
+        """d, the number of measured attributes."""
+        return int(self.relaxed_sensitivity.size)
+
+    def guarantee(self) -> Guarantee:
+        """Theorem 2 as data (needs ``global_sensitivity``: without a domain bound outliers
+        have no finite ε')."""
+        if self.global_sensitivity is None:
+            raise ParameterError(
+                "the sensor's guarantee for outliers needs global_sensitivity (the width of "
+                "each column's domain); without it non-outliers get ε but outliers get no "
+                "finite ε'"
+            )
+        return relaxed_guarantee(
+            self.epsilon,
+            self.relaxed_sensitivity,
+            self.global_sensitivity,
+            unit=self.guarantee_unit,  # type: ignore[arg-type]
+        )
+
+    def check_data(self, data: Any) -> np.ndarray:
+        """Validate 𝒯 (n × d, finite, d = number of relaxed sensitivities)."""
+        T = check_array(data, "data")
+        if T.shape[1] != self.n_columns:
+            raise DataError(
+                f"data has {T.shape[1]} column(s) but the sensor has {self.n_columns} relaxed "
+                "sensitivities"
+            )
+        return T
+
+    def scale(self, data: Any) -> np.ndarray:
+        """Step 1a: 𝒯 divided column-wise by the public divisors (public, deterministic)."""
+        return scale_columns(self.check_data(data), self.divisors)
+
+    def perturb(self, data: Any) -> tuple[SensorToAnalyst, SensorToCorrection]:
+        """Steps 1a–1c and 2: scale, add Laplace noise per column, compute d_diff.
+
+        Returns the message for the analyst (𝒯' and public parameters) and the message for
+        the correction server (indices and d_diff). The noise itself is not kept.
+        """
+        T = self.scale(data)
+        T_prime = laplace_columns(T, self.noise_scale, self._rng)
+        d_diff = distance_differences(T, T_prime, centres=self.d_diff_centres)  # type: ignore[arg-type]
+        to_analyst = SensorToAnalyst(
+            perturbed=T_prime,
+            divisors=self.divisors,
+            noise_scale=self.noise_scale,
+            epsilon=self.epsilon,
+        )
+        to_correction = SensorToCorrection(
+            indices=np.arange(T.shape[0], dtype=np.int64), d_diff=d_diff
+        )
+        return to_analyst, to_correction
+
+
+class Analyst:
+    """Party A: holds 𝒯' only; runs ``f_outlier`` and computes the index sets of step 4.
+
+    Parameters
+    ----------
+    detector:
+        ``f_outlier``, any :class:`~privad.relaxed.detectors.OutlierDetector` (the same one,
+        with the same parameters, that defines O on 𝒯 in an evaluation).
+    centre:
+        The centre for ``d(𝒯'[j])`` in step 4. **Reconstruction**: section 6.2 writes
+        ``d_c(𝒯'[j])`` with c the centre of 𝒯, which the analyst cannot know; the default
+        ``"perturbed-mean"`` uses ``c'`` = the column means of 𝒯' (the centre the sensor
+        uses for 𝒯' in d_diff). A public vector (scaled space) may be given instead.
+    """
+
+    def __init__(self, detector: OutlierDetector, *, centre: Any = "perturbed-mean") -> None:
+        self.detector = as_detector(detector)
+        if isinstance(centre, str):
+            self.centre_rule: str | None = check_choice(centre, "centre", ANALYST_CENTRES)
+            self.public_centre: np.ndarray | None = None
+        else:
+            self.centre_rule = None
+            self.public_centre = check_array(centre, "centre", ndim=1)
+        self.received: list[Message] = []
+        self.perturbed: np.ndarray | None = None
+        self.presumed_outliers: np.ndarray | None = None
+        self.outliers: np.ndarray | None = None
+        self._distances: np.ndarray | None = None
+
+    def receive_data(self, message: SensorToAnalyst) -> AnalystToCorrection:
+        """Step 2: store 𝒯', run ``f_outlier`` on it, send O' to the correction server."""
+        _expect(message, SensorToAnalyst)
+        if self.perturbed is not None:
+            raise ProtocolError("the analyst already received its data for this run")
+        if self.public_centre is not None and self.public_centre.size != message.perturbed.shape[1]:
+            raise DataError(
+                f"centre has {self.public_centre.size} coordinate(s) but 𝒯' has "
+                f"{message.perturbed.shape[1]} column(s)"
+            )
+        self.received.append(message)
+        self.perturbed = message.perturbed
+        found = _as_indices(np.asarray(self.detector(message.perturbed)), "f_outlier(𝒯')")
+        n = message.perturbed.shape[0]
+        if found.size and (int(found.min()) < 0 or int(found.max()) >= n):
+            raise DataError(f"f_outlier(𝒯') returned an index outside 0..{n - 1}")
+        mask = np.zeros(n, dtype=bool)
+        mask[found] = True  # duplicates from a detector are harmless
+        self.presumed_outliers = np.flatnonzero(mask)
+        return AnalystToCorrection(presumed_outliers=self.presumed_outliers)
+
+    def centre(self) -> np.ndarray:
+        """The analyst's centre: c' (column means of 𝒯') or the public centre."""
+        if self.perturbed is None:
+            raise ProtocolError("the analyst has no data yet")
+        if self.public_centre is not None:
+            return self.public_centre
+        return column_means(self.perturbed)
+
+    def distances(self) -> np.ndarray:
+        """``d(𝒯'[j])`` for every record, from :meth:`centre` (computed once, cached)."""
+        if self._distances is None:
+            if self.perturbed is None:
+                raise ProtocolError("the analyst has no data yet")
+            self._distances = centre_distances(self.perturbed, self.centre())
+        return self._distances
+
+    def receive_thresholds(self, message: CorrectionToAnalyst) -> AnalystToCorrection2:
+        """Step 4: ``I_L2 = {j : d(𝒯'[j]) ≥ d_TP}``, ``I_L3 = {j : d(𝒯'[j]) ≥ d_TP + w_O}``."""
+        _expect(message, CorrectionToAnalyst)
+        if self.presumed_outliers is None:
+            raise ProtocolError("the analyst received thresholds before its data")
+        self.received.append(message)
+        i_l2, i_l3 = analyst_layers(
+            self.perturbed,  # type: ignore[arg-type]
+            message.d_tp,
+            message.w_o,
+            distances=self.distances() if message.d_tp is not None else None,
+        )
+        return AnalystToCorrection2(i_l2=i_l2, i_l3=i_l3)
+
+    def receive_result(self, message: CorrectionToAnalyst2) -> np.ndarray:
+        """Step 5: the corrected outlier indices ``TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3``."""
+        _expect(message, CorrectionToAnalyst2)
+        if self.perturbed is None:
+            raise ProtocolError("the analyst received a result before its data")
+        self.received.append(message)
+        index_mask(message.outliers, self.perturbed.shape[0], "outliers")
+        self.outliers = message.outliers
+        return self.outliers
+
+
+class CorrectionServer:
+    """Party CS: holds ``w_O``; sees only d_diff (indexed) and index sets, never 𝒯 or 𝒯'.
+
+    Parameters
+    ----------
+    outlier_layer_width:
+        ``w_O >= 0`` in the scaled space, fixed from historical data
+        (:func:`~privad.relaxed.correction.estimate_outlier_layer_width`).
+    min_gap, max_fp_share:
+        **Reconstruction** of "when in doubt keep in TP" (step 3): the largest gap must
+        exceed ``min_gap`` (default 0.0) and may put at most ``max_fp_share`` of O' into FP
+        (default 0.5); see :func:`~privad.relaxed.correction.split_presumed_outliers`.
+    """
+
+    def __init__(
+        self, outlier_layer_width: float, *, min_gap: float = 0.0, max_fp_share: float = 0.5
+    ) -> None:
+        self.w_o = check_nonnegative(outlier_layer_width, "outlier_layer_width")
+        self.min_gap = check_nonnegative(min_gap, "min_gap")
+        self.max_fp_share = check_probability(max_fp_share, "max_fp_share")
+        self.received: list[Message] = []
+        self.d_diff: np.ndarray | None = None
+        self.presumed_mask: np.ndarray | None = None
+        self.split: GapSplit | None = None
+        self.layers: CorrectionLayers | None = None
+        self.outliers: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        """The number of records (known from d_diff)."""
+        if self.d_diff is None:
+            raise ProtocolError("the correction server has no distance differences yet")
+        return int(self.d_diff.size)
+
+    def receive_differences(self, message: SensorToCorrection) -> None:
+        """Step 2: store d_diff, re-indexed so that ``d_diff[i]`` belongs to record i."""
+        _expect(message, SensorToCorrection)
+        if self.d_diff is not None:
+            raise ProtocolError("the correction server already received d_diff for this run")
+        self.received.append(message)
+        d_diff = np.empty(message.d_diff.size, dtype=np.float64)
+        d_diff[message.indices] = message.d_diff
+        d_diff.flags.writeable = False
+        self.d_diff = d_diff
+
+    def receive_presumed_outliers(self, message: AnalystToCorrection) -> CorrectionToAnalyst:
+        """Step 3: split O' at the largest d_diff gap into FP and TP; send d_TP and w_O."""
+        _expect(message, AnalystToCorrection)
+        if self.d_diff is None:
+            raise ProtocolError("the correction server received O' before d_diff")
+        if self.split is not None:
+            raise ProtocolError("the correction server already received O' for this run")
+        self.received.append(message)
+        self.presumed_mask = index_mask(message.presumed_outliers, self.n, "presumed_outliers")
+        self.split = split_presumed_outliers(
+            self.d_diff,
+            message.presumed_outliers,
+            min_gap=self.min_gap,
+            max_fp_share=self.max_fp_share,
+        )
+        return CorrectionToAnalyst(d_tp=self.split.d_tp, w_o=self.w_o)
+
+    def receive_layers(self, message: AnalystToCorrection2) -> CorrectionToAnalyst2:
+        """Step 5: FN_L1, FN_L2, FN_L3 and the output ``TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3``."""
+        _expect(message, AnalystToCorrection2)
+        if self.split is None or self.presumed_mask is None or self.d_diff is None:
+            raise ProtocolError("the correction server received I_L2/I_L3 before O'")
+        if self.outliers is not None:
+            raise ProtocolError("the correction server already answered this run")
+        self.received.append(message)
+        n = self.n
+        self.layers = false_negative_layers(
+            self.d_diff,
+            self.presumed_mask,
+            index_mask(message.i_l2, n, "i_l2"),
+            index_mask(message.i_l3, n, "i_l3"),
+            self.split.d_tp,
+            self.split.d_fp,
+        )
+        self.outliers = corrected_outliers(self.split.tp, self.layers, n)
+        return CorrectionToAnalyst2(outliers=self.outliers)
+
+
+def _expect(message: Any, kind: type[Message]) -> None:
+    if not isinstance(message, kind):
+        raise ProtocolError(
+            f"expected a {kind.__name__} message, got {type(message).__name__}"
+        )
+
+
+def _as_indices(values: np.ndarray, name: str) -> np.ndarray:
+    if values.ndim != 1 or (values.size and values.dtype.kind not in "iu"):
+        raise DataError(f"{name} must return a 1-D vector of integer row indices")
+    return values.astype(np.int64, copy=False)

@@ -1,0 +1,718 @@
+"""The oracles of the paper behind one interface (``dp-noisy-binary-search.txt``, section 4).
+
+An oracle holds the data X = (x_1, ..., x_{n+1}) and answers group queries
+``query(group, rng=None) -> answer``. The searcher never sees X; it sees only the answers,
+and it needs, to update its belief, the *likelihood* of an answer given that the anomaly is
+in Q or in its complement. That public half lives in an :class:`AnswerModel` (the oracle's
+ε, its :class:`~privad.accounting.Guarantee`, how to check an answer, and its likelihood),
+so that a remote oracle (an HTTP client) is a subclass of :class:`Oracle` whose ``query``
+sends the group and whose ``model`` is rebuilt from the server's public parameters with
+:func:`model_from_description`; the search loop needs nothing else.
+
+Three oracles:
+
+* :class:`RandomizedResponseOracle`: Y_t = 1(i* ∈ Q_t) ⊕ z_t, z_t ~ Bern(p) (eq. 5),
+  ln((1 - p)/p)-DP (Proposition 1); binary likelihood (eq. 6).
+* :class:`LaplaceMaxOracle`: Y_t = max_{i∈Q} x_i + Z, Ȳ_t = max_{i∉Q} x_i + Z̄ with
+  Z, Z̄ ~ Lap(t_ℓ/ε) (eqs. 8-9); ε-DP because the pair has anomaly-restricted L1
+  sensitivity t_ℓ and only one of its two coordinates can change (Lemma 1, Proposition 2).
+  Noise is :func:`privad.noise.laplace` (grid-snapped, exact discrete Laplace) with the
+  scale of :func:`privad.noise.laplace_scale_for` (t_ℓ, ε, one coordinate), so the grid
+  rounding is charged and the release is ε-DP as stated. Likelihood: eq. (11).
+* :class:`BinarizedOracle`: Z_t = 1(Y_t > Ȳ_t) computed from a Laplace max oracle's answer
+  (post-processing, so the same ε), with error probability at most p of eq. (24); binary
+  likelihood (eq. 6) with that p.
+
+Every oracle's randomness is its own (given at construction; OS entropy by default): the
+searcher's random permutation and the oracle's noise must not come from one stream in a
+real deployment. ``rng=`` on :meth:`Oracle.query` overrides it for simulations.
+
+Privacy notion: ``"anomaly-restricted-dp"``, neighbours as in Definition 1 (they share the
+anomaly and differ in one non-anomalous record whose value stays in [0, t_ℓ]).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, Final, Literal, NamedTuple
+
+import numpy as np
+
+from privad.accounting import ANOMALY_RESTRICTED_DP, Guarantee
+from privad.errors import DataError, ParameterError
+from privad.noise import (
+    GRANULARITY_BITS,
+    Randomness,
+    RandomnessLike,
+    as_randomness,
+    bernoulli,
+    bernoulli_logistic,
+    grid_exponent,
+    laplace,
+    laplace_scale_for,
+)
+from privad.search.groups import PrefixGroup, QueryOrder, resolve_group
+from privad.search.theory import (
+    binarized_error_probability_for,
+    randomized_response_epsilon,
+    randomized_response_p,
+)
+from privad.validation import check_array, check_choice, check_epsilon, check_int, check_positive
+
+__all__ = [
+    "NEIGHBOURING",
+    "ORACLE_KINDS",
+    "AnswerModel",
+    "BinarizedOracle",
+    "BinaryModel",
+    "LaplaceMaxModel",
+    "LaplaceMaxOracle",
+    "MaxAnswer",
+    "Oracle",
+    "RandomizedResponseOracle",
+    "check_search_data",
+    "make_oracle",
+    "model_from_description",
+]
+
+NEIGHBOURING: Final[str] = (
+    "anomaly-restricted neighbours (Bittner, Sarwate, Wright, Definition 1): the data sets "
+    "share the anomaly (value >= t_h) and differ in one non-anomalous record, whose value "
+    "lies in [0, t_l] in both"
+)
+"""The neighbouring relation every oracle here is ε-DP under."""
+
+ORACLE_KINDS: Final[tuple[str, ...]] = ("laplace", "binarized", "randomized-response")
+"""Names accepted by :func:`make_oracle`."""
+
+
+class MaxAnswer(NamedTuple):
+    """The answer of the max oracle (eq. 9): Y_t for Q and Ȳ_t for its complement."""
+
+    y: float
+    y_complement: float
+
+
+# --------------------------------------------------------------------------------------------
+# the public half: answer models
+# --------------------------------------------------------------------------------------------
+
+
+class AnswerModel(ABC):
+    """What the searcher knows about an oracle: ε, guarantee, answer format, likelihood.
+
+    :meth:`log_likelihoods` returns (log φ(answer | i* ∈ Q), log φ(answer | i* ∉ Q)), each
+    up to one additive constant shared by both (and by :meth:`log_likelihood_absent`), which
+    the normalisation of Bayes' rule (eq. 12) cancels.
+    """
+
+    kind: str = ""
+    supports_absent: bool = False
+    """Whether the model has a likelihood for "no anomaly among the items" (section 7 search)."""
+
+    @property
+    @abstractmethod
+    def epsilon(self) -> float:
+        """ε of one query under :data:`NEIGHBOURING`."""
+
+    @property
+    @abstractmethod
+    def guarantee(self) -> Guarantee:
+        """The per-query guarantee, notion ``"anomaly-restricted-dp"``."""
+
+    @abstractmethod
+    def check_answer(self, answer: Any) -> Any:
+        """The answer in canonical form; :class:`~privad.errors.DataError` if malformed."""
+
+    @abstractmethod
+    def log_likelihoods(self, answer: Any) -> tuple[float, float]:
+        """(log φ(answer | i* ∈ Q), log φ(answer | i* ∉ Q)), up to a shared constant."""
+
+    def log_likelihood_absent(self, answer: Any) -> float:
+        """log φ(answer | no anomaly), on the scale of :meth:`log_likelihoods`."""
+        raise ParameterError(
+            f"the {self.kind or type(self).__name__} answer model has no likelihood for "
+            "'no anomaly present'; use the Laplace max or randomized-response oracle"
+        )
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """The public parameters as a JSON-ready dict (:func:`model_from_description`)."""
+
+
+def _binary_answer(answer: Any) -> bool:
+    if isinstance(answer, bool | np.bool_):
+        return bool(answer)
+    if isinstance(answer, int | np.integer) and int(answer) in (0, 1):
+        return bool(answer)
+    raise DataError(f"a binary oracle answer must be 0/1 or a bool, got {answer!r}")
+
+
+class BinaryModel(AnswerModel):
+    """A binary answer that is wrong with probability (at most) p: eq. (6).
+
+    Used for randomized response (p the flip probability, ε = ln((1 - p)/p)) and for the
+    binarized max oracle (p of eq. 24, ε of the underlying Laplace oracle). An answer 1 says
+    "the anomaly is in Q": the likelihoods are (ln(1 - p), ln p) for answer 1 and
+    (ln p, ln(1 - p)) for answer 0, the update (6) with R_t = Q_t or Q̄_t.
+    """
+
+    def __init__(
+        self,
+        p: float,
+        epsilon: float,
+        *,
+        kind: Literal["randomized-response", "binarized"],
+        description: str = "",
+    ) -> None:
+        p = float(p)
+        if not (0.0 < p < 0.5) or not math.isfinite(p):
+            raise ParameterError(f"p (the error probability) must be in (0, 1/2), got {p!r}")
+        self.p = p
+        self._epsilon = check_epsilon(epsilon)
+        self.kind = check_choice(kind, "kind", ("randomized-response", "binarized"))
+        # Under "no anomaly" randomized response always reports the true bit 0, flipped with
+        # probability p. The binarized answer has no fixed law then (it depends on the data).
+        self.supports_absent = self.kind == "randomized-response"
+        if not description:
+            description = (
+                f"randomized response (eq. 5) with flip probability {p!r}"
+                if self.kind == "randomized-response"
+                else "binarized noisy maxima Z = 1(Y > Ybar) (section 5, post-processing of "
+                f"eq. 9); error probability at most p = {p!r} (eq. 24)"
+            )
+        self._description = description
+        self._log_right = math.log1p(-p)
+        self._log_wrong = math.log(p)
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee(
+            ANOMALY_RESTRICTED_DP, self._epsilon, NEIGHBOURING,
+            description=self._description,
+        )
+
+    def check_answer(self, answer: Any) -> bool:
+        return _binary_answer(answer)
+
+    def log_likelihoods(self, answer: Any) -> tuple[float, float]:
+        if _binary_answer(answer):
+            return self._log_right, self._log_wrong
+        return self._log_wrong, self._log_right
+
+    def log_likelihood_absent(self, answer: Any) -> float:
+        if not self.supports_absent:
+            return super().log_likelihood_absent(answer)
+        return self._log_wrong if _binary_answer(answer) else self._log_right
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "p": self.p, "epsilon": self._epsilon}
+
+    def __repr__(self) -> str:
+        return f"BinaryModel(kind={self.kind!r}, p={self.p!r}, epsilon={self._epsilon!r})"
+
+
+class LaplaceMaxModel(AnswerModel):
+    """The max oracle's answer (Y, Ȳ) and the approximate likelihood of eq. (11).
+
+    φ(Y, Ȳ | i* ∈ Q) = (1/(2λ))² exp(-(|Y - t_h| + |Ȳ - t_ℓ|)/λ) and, for i* ∉ Q,
+    (1/(2λ))² exp(-(|Y - t_ℓ| + |Ȳ - t_h|)/λ): the true maxima are replaced by the thresholds
+    (the searcher does not know them). λ is the oracle's Laplace scale: the paper's t_ℓ/ε,
+    or (our choice) the slightly larger scale the floating-point-safe mechanism really uses
+    (at most 2**-40 relative difference). The shared factor (1/(2λ))² is dropped.
+
+    For "no anomaly among the items" (section 7 search) both maxima are taken to be t_ℓ:
+    log φ = -(|Y - t_ℓ| + |Ȳ - t_ℓ|)/λ on the same scale (our extension).
+    """
+
+    kind = "laplace"
+    supports_absent = True
+
+    def __init__(
+        self,
+        epsilon: float,
+        t_low: float,
+        t_high: float,
+        scale: float | None = None,
+        *,
+        granularity_bits: int = GRANULARITY_BITS,
+    ) -> None:
+        self._epsilon = check_epsilon(epsilon)
+        self.t_low, self.t_high = _check_thresholds(t_low, t_high)
+        self.granularity_bits = check_int(granularity_bits, "granularity_bits")
+        if scale is None:
+            scale = laplace_scale_for(
+                self.t_low, self._epsilon, coordinates=1, granularity_bits=self.granularity_bits
+            )
+        self.scale = check_positive(scale, "scale")
+        if self.scale * self._epsilon < self.t_low * (1 - 1e-12):
+            raise ParameterError(
+                f"scale {self.scale!r} is below t_l/epsilon = {self.t_low / self._epsilon!r}: "
+                "the oracle would not be epsilon-DP"
+            )
+        self.grid = math.ldexp(1.0, grid_exponent(self.scale, self.granularity_bits))
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee(
+            ANOMALY_RESTRICTED_DP, self._epsilon, NEIGHBOURING,
+            description=(
+                "noisy group maxima (eq. 9): max over Q and over its complement, each plus "
+                f"floating-point-safe Laplace noise of scale {self.scale!r} (sensitivity "
+                f"t_l = {self.t_low!r} by Lemma 1, one coordinate changes, grid {self.grid!r})"
+            ),
+        )
+
+    def check_answer(self, answer: Any) -> MaxAnswer:
+        try:
+            y, y_bar = (float(v) for v in answer)
+        except (TypeError, ValueError):
+            raise DataError(
+                f"a max-oracle answer must be a pair of numbers (Y, Ybar), got {answer!r}"
+            ) from None
+        if not (math.isfinite(y) and math.isfinite(y_bar)):
+            raise DataError(f"a max-oracle answer must be finite, got {answer!r}")
+        return MaxAnswer(y, y_bar)
+
+    def log_likelihoods(self, answer: Any) -> tuple[float, float]:
+        y, y_bar = self.check_answer(answer)
+        lo, hi, lam = self.t_low, self.t_high, self.scale
+        return (
+            -(abs(y - hi) + abs(y_bar - lo)) / lam,
+            -(abs(y - lo) + abs(y_bar - hi)) / lam,
+        )
+
+    def log_likelihood_absent(self, answer: Any) -> float:
+        y, y_bar = self.check_answer(answer)
+        return -(abs(y - self.t_low) + abs(y_bar - self.t_low)) / self.scale
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "epsilon": self._epsilon,
+            "t_low": self.t_low,
+            "t_high": self.t_high,
+            "scale": self.scale,
+            "granularity_bits": self.granularity_bits,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"LaplaceMaxModel(epsilon={self._epsilon!r}, t_low={self.t_low!r}, "
+            f"t_high={self.t_high!r}, scale={self.scale!r})"
+        )
+
+
+def binarized_model(base: LaplaceMaxModel) -> BinaryModel:
+    """The binary model of Z = 1(Y > Ȳ) computed from ``base``'s answers (eq. 24).
+
+    p = (1/2 + w/(4λ)) exp(-w/λ) with λ the scale actually used and w = t_h - t_ℓ less one
+    grid step (snapping moves each maximum by at most half a step), so p bounds the error of
+    the snapped release too. (The discrete Laplace on a grid 2**40 times finer than λ has
+    the continuous tail up to a relative 1e-12, which we neglect.)
+    """
+    gap = (base.t_high - base.t_low) - base.grid
+    p = binarized_error_probability_for(base.t_low, base.t_low + gap, base.scale)
+    return BinaryModel(p, base.epsilon, kind="binarized")
+
+
+def model_from_description(data: Mapping[str, Any]) -> AnswerModel:
+    """Rebuild an answer model from :meth:`AnswerModel.describe` (e.g. sent by a server)."""
+    if not isinstance(data, Mapping) or "kind" not in data:
+        raise ParameterError(f"a model description must be a mapping with 'kind', got {data!r}")
+    kind = check_choice(data["kind"], "kind", ORACLE_KINDS)
+    try:
+        if kind == "laplace":
+            return LaplaceMaxModel(
+                data["epsilon"], data["t_low"], data["t_high"], data.get("scale"),
+                granularity_bits=data.get("granularity_bits", GRANULARITY_BITS),
+            )
+        return BinaryModel(data["p"], data["epsilon"], kind=kind)  # type: ignore[arg-type]
+    except KeyError as exc:
+        raise ParameterError(f"model description of kind {kind!r} lacks {exc}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# the data-holding half: oracles
+# --------------------------------------------------------------------------------------------
+
+
+def _check_thresholds(t_low: Any, t_high: Any) -> tuple[float, float]:
+    lo = check_positive(t_low, "t_low")
+    hi = check_positive(t_high, "t_high")
+    if not hi > lo:
+        raise ParameterError(
+            f"t_high must be > t_low (eq. 1 separates [0, t_l] from [t_h, inf)), got "
+            f"t_low={lo!r}, t_high={hi!r}"
+        )
+    return lo, hi
+
+
+def check_search_data(values: Any, t_low: Any, t_high: Any) -> tuple[np.ndarray, float, float]:
+    """Validate data against the model of eq. (1); return (values, t_low, t_high).
+
+    Values must be finite, at least two, nonnegative (the model has x_i ∈ R+), and each
+    in [0, t_ℓ] (non-anomalous) or [t_h, ∞) (anomalous): a value in (t_ℓ, t_h) would break
+    the sensitivity bound of Lemma 1 and so the privacy guarantee. Raises
+    :class:`~privad.errors.DataError` / :class:`~privad.errors.ParameterError`.
+    """
+    lo, hi = _check_thresholds(t_low, t_high)
+    x = check_array(values, "values", ndim=1, min_rows=2)
+    if (x < 0).any():
+        raise DataError(
+            f"values must be >= 0 (the paper's data model, section 3.1), got "
+            f"{int((x < 0).sum())} negative value(s)"
+        )
+    between = (x > lo) & (x < hi)
+    if between.any():
+        raise DataError(
+            f"{int(between.sum())} value(s) lie strictly between t_low = {lo!r} and t_high = "
+            f"{hi!r}; eq. (1) needs every value in [0, t_low] or [t_high, inf) (otherwise the "
+            "max oracle's sensitivity exceeds t_low and its privacy guarantee fails)"
+        )
+    x = x.copy()
+    x.setflags(write=False)
+    return x, lo, hi
+
+
+def _check_items(items: Any, n_items: int) -> np.ndarray:
+    arr = np.asarray(items)
+    if arr.dtype == np.bool_:
+        if arr.shape != (n_items,):
+            raise DataError(f"an item mask must have length {n_items}, got shape {arr.shape}")
+        arr = np.flatnonzero(arr)
+    if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        raise DataError("items must be a 1-D array of item indices or a boolean mask")
+    arr = arr.astype(np.int64)
+    if arr.size < 2:
+        raise DataError(f"a restricted oracle needs at least 2 items, got {arr.size}")
+    if arr.min() < 0 or arr.max() >= n_items:
+        raise DataError(f"item indices must lie in [0, {n_items - 1}]")
+    if np.unique(arr).size != arr.size:
+        raise DataError("item indices must be distinct")
+    return arr
+
+
+class Oracle(ABC):
+    """The interface every oracle implements (local, or a client of a remote one).
+
+    Subclasses provide :attr:`model`, :attr:`n_items` and :meth:`query`; the rest delegates
+    to the model. A remote oracle implements ``query`` by sending the group (a mask, the
+    indices, or for a :class:`~privad.search.groups.PrefixGroup` the order once and then the
+    prefix size) and returning the checked answer; it may keep its own ledger.
+    """
+
+    @property
+    @abstractmethod
+    def model(self) -> AnswerModel:
+        """The public answer model."""
+
+    @property
+    @abstractmethod
+    def n_items(self) -> int:
+        """Number of items the oracle holds (the paper's n + 1)."""
+
+    @abstractmethod
+    def query(self, group: Any, rng: RandomnessLike = None) -> Any:
+        """Answer the group query ``group`` (mask, indices or PrefixGroup).
+
+        ``rng`` overrides the oracle's own randomness (for simulations only).
+        """
+
+    @property
+    def epsilon(self) -> float:
+        """ε of one query (the model's)."""
+        return self.model.epsilon
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The guarantee of one query (the model's)."""
+        return self.model.guarantee
+
+    def log_likelihoods(self, answer: Any) -> tuple[float, float]:
+        """The model's (log φ(answer | i* ∈ Q), log φ(answer | i* ∉ Q))."""
+        return self.model.log_likelihoods(answer)
+
+    def restrict(self, items: Any) -> Oracle:
+        """An oracle over the sub-data ``items`` only (items renumbered 0 .. len - 1).
+
+        Used by the section 7 searches. Local oracles implement it; a remote oracle may.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot be restricted to a subset")
+
+    def _randomness(self, rng: RandomnessLike) -> Randomness:
+        own: Randomness = self._rng  # type: ignore[attr-defined]
+        return own if rng is None else as_randomness(rng)
+
+
+class RandomizedResponseOracle(Oracle):
+    """Randomized response about the anomaly's location: Y_t = 1(i* ∈ Q_t) ⊕ z_t (eq. 5).
+
+    z_t ~ Bern(p) exactly: with ``epsilon`` given, p = 1/(1 + e^ε) is sampled exactly as
+    :func:`privad.noise.bernoulli_logistic` (ε), so ln((1 - p)/p) = ε with no rounding; with
+    ``p`` given, :func:`privad.noise.bernoulli` (p) and ε = ln((1 - p)/p) rounded up.
+
+    Privacy. Proposition 1 states ln((1 - p)/p)-DP; that is the guarantee declared. Note
+    that under anomaly-restricted neighbours the true bit does not depend on any
+    non-anomalous record at all, so the answer's law is identical on neighbours (the check
+    in the tests finds a ratio of exactly 1); the ε of Proposition 1 is what protects the
+    anomaly's *location* (moving the anomaly in or out of Q changes the law by exactly e^ε).
+
+    Parameters
+    ----------
+    anomalous:
+        Boolean mask of the anomalous items (the true bit is 1 when Q holds any of them;
+        with exactly one, as in the paper, it is 1(i* ∈ Q)).
+    epsilon, p:
+        Exactly one: ε > 0, or the flip probability p in (0, 1/2).
+    rng:
+        The oracle's own randomness (default: OS entropy).
+    """
+
+    def __init__(
+        self,
+        anomalous: Any,
+        *,
+        epsilon: float | None = None,
+        p: float | None = None,
+        rng: RandomnessLike = None,
+    ) -> None:
+        mask = np.asarray(anomalous)
+        if mask.dtype != np.bool_ or mask.ndim != 1 or mask.size < 2:
+            raise DataError("anomalous must be a 1-D boolean mask over at least 2 items")
+        if (epsilon is None) == (p is None):
+            raise ParameterError("give exactly one of epsilon and p")
+        if epsilon is not None:
+            eps = check_epsilon(epsilon)
+            flip_p = randomized_response_p(eps)
+            self._flip_logit: float | None = eps
+        else:
+            flip_p = float(p)  # type: ignore[arg-type]
+            eps = math.nextafter(randomized_response_epsilon(flip_p), math.inf)
+            self._flip_logit = None
+        self._model = BinaryModel(flip_p, eps, kind="randomized-response")
+        self._anomalous = mask.copy()
+        self._anomalous.setflags(write=False)
+        self._anomaly_items = np.flatnonzero(mask)
+        self._rng = as_randomness(rng)
+        self._cached: tuple[QueryOrder, int, int] | None = None
+
+    @classmethod
+    def from_values(
+        cls,
+        values: Any,
+        t_low: float,
+        t_high: float,
+        *,
+        epsilon: float | None = None,
+        p: float | None = None,
+        rng: RandomnessLike = None,
+    ) -> RandomizedResponseOracle:
+        """From data satisfying eq. (1): the anomalous items are those with x >= t_h."""
+        x, _, hi = check_search_data(values, t_low, t_high)
+        return cls(x >= hi, epsilon=epsilon, p=p, rng=rng)
+
+    @property
+    def model(self) -> BinaryModel:
+        return self._model
+
+    @property
+    def n_items(self) -> int:
+        return int(self._anomalous.size)
+
+    def true_bit(self, group: Any) -> bool:
+        """1(Q holds an anomaly): the bit before the flip (data-holder side)."""
+        resolved = resolve_group(group, self.n_items)
+        if isinstance(resolved, PrefixGroup):
+            if self._anomaly_items.size == 0:
+                return False
+            if self._cached is None or self._cached[0] is not resolved.order:
+                where = resolved.order.positions[self._anomaly_items]
+                self._cached = (resolved.order, int(where.min()), int(where.max()))
+            _, first, last = self._cached
+            if resolved.complement:
+                return last >= resolved.size
+            return first < resolved.size
+        return bool(resolved[self._anomalous].any())
+
+    def query(self, group: Any, rng: RandomnessLike = None) -> bool:
+        truth = self.true_bit(group)
+        r = self._randomness(rng)
+        if self._flip_logit is not None:
+            flip = bool(bernoulli_logistic(self._flip_logit, r))
+        else:
+            flip = bool(bernoulli(self._model.p, r))
+        return truth != flip
+
+    def restrict(self, items: Any) -> RandomizedResponseOracle:
+        idx = _check_items(items, self.n_items)
+        sub = RandomizedResponseOracle.__new__(RandomizedResponseOracle)
+        sub._model = self._model
+        sub._flip_logit = self._flip_logit
+        sub._anomalous = self._anomalous[idx]
+        sub._anomalous.setflags(write=False)
+        sub._anomaly_items = np.flatnonzero(sub._anomalous)
+        sub._rng = self._rng
+        sub._cached = None
+        return sub
+
+    def __repr__(self) -> str:
+        return f"RandomizedResponseOracle(n_items={self.n_items}, {self._model!r})"
+
+
+class LaplaceMaxOracle(Oracle):
+    """Noisy maxima of Q and its complement (eqs. 8-9), ε-DP per query (Proposition 2).
+
+    Parameters
+    ----------
+    values:
+        The data x_1, ..., x_{n+1}: finite, >= 0, each in [0, t_ℓ] or [t_h, ∞) (eq. 1;
+        checked by :func:`check_search_data`).
+    t_low, t_high:
+        The thresholds t_ℓ < t_h of eq. (1). t_ℓ is the sensitivity (Lemma 1).
+    epsilon:
+        ε per query.
+    rng:
+        The oracle's own randomness (default: OS entropy).
+    granularity_bits:
+        G of the Laplace grid (:func:`privad.noise.laplace`).
+    """
+
+    def __init__(
+        self,
+        values: Any,
+        t_low: float,
+        t_high: float,
+        epsilon: float,
+        *,
+        rng: RandomnessLike = None,
+        granularity_bits: int = GRANULARITY_BITS,
+    ) -> None:
+        x, lo, hi = check_search_data(values, t_low, t_high)
+        self._values = x
+        self._model = LaplaceMaxModel(epsilon, lo, hi, granularity_bits=granularity_bits)
+        self._rng = as_randomness(rng)
+        self._cached: tuple[QueryOrder, np.ndarray, np.ndarray] | None = None
+
+    @property
+    def model(self) -> LaplaceMaxModel:
+        return self._model
+
+    @property
+    def n_items(self) -> int:
+        return int(self._values.size)
+
+    def exact_answer(self, group: Any) -> tuple[float, float]:
+        """(H(Q), H(Q̄)) of eq. (8) before noise (data-holder side; for tests)."""
+        resolved = resolve_group(group, self.n_items)
+        if isinstance(resolved, PrefixGroup):
+            if self._cached is None or self._cached[0] is not resolved.order:
+                ordered = self._values[resolved.order.permutation]
+                prefix_max = np.maximum.accumulate(ordered)
+                suffix_max = np.maximum.accumulate(ordered[::-1])[::-1]
+                self._cached = (resolved.order, prefix_max, suffix_max)
+            _, prefix_max, suffix_max = self._cached
+            head, tail = float(prefix_max[resolved.size - 1]), float(suffix_max[resolved.size])
+            return (tail, head) if resolved.complement else (head, tail)
+        return float(self._values[resolved].max()), float(self._values[~resolved].max())
+
+    def query(self, group: Any, rng: RandomnessLike = None) -> MaxAnswer:
+        h = np.array(self.exact_answer(group), dtype=np.float64)
+        noisy = laplace(
+            h, self._model.scale, self._randomness(rng),
+            granularity_bits=self._model.granularity_bits,
+        )
+        return MaxAnswer(float(noisy[0]), float(noisy[1]))
+
+    def restrict(self, items: Any) -> LaplaceMaxOracle:
+        idx = _check_items(items, self.n_items)
+        sub = LaplaceMaxOracle.__new__(LaplaceMaxOracle)
+        sub._values = self._values[idx]
+        sub._values.setflags(write=False)
+        sub._model = self._model
+        sub._rng = self._rng
+        sub._cached = None
+        return sub
+
+    def __repr__(self) -> str:
+        return f"LaplaceMaxOracle(n_items={self.n_items}, {self._model!r})"
+
+
+class BinarizedOracle(Oracle):
+    """Z_t = 1(Y_t > Ȳ_t) from a max oracle (section 5), error at most p of eq. (24).
+
+    ``base`` is any oracle whose model is a :class:`LaplaceMaxModel` (a local
+    :class:`LaplaceMaxOracle` or a remote one): binarizing is post-processing done on the
+    searcher's side, so the guarantee is the base oracle's ε.
+    """
+
+    def __init__(self, base: Oracle) -> None:
+        if not isinstance(base, Oracle) or not isinstance(base.model, LaplaceMaxModel):
+            raise ParameterError("BinarizedOracle needs an oracle with a LaplaceMaxModel")
+        self.base = base
+        self._model = binarized_model(base.model)
+
+    @classmethod
+    def from_values(
+        cls,
+        values: Any,
+        t_low: float,
+        t_high: float,
+        epsilon: float,
+        *,
+        rng: RandomnessLike = None,
+        granularity_bits: int = GRANULARITY_BITS,
+    ) -> BinarizedOracle:
+        """Binarize a local :class:`LaplaceMaxOracle` built from these arguments."""
+        return cls(
+            LaplaceMaxOracle(
+                values, t_low, t_high, epsilon, rng=rng, granularity_bits=granularity_bits
+            )
+        )
+
+    @property
+    def model(self) -> BinaryModel:
+        return self._model
+
+    @property
+    def n_items(self) -> int:
+        return self.base.n_items
+
+    def query(self, group: Any, rng: RandomnessLike = None) -> bool:
+        answer = self.base.model.check_answer(self.base.query(group, rng))
+        return bool(answer.y > answer.y_complement)
+
+    def restrict(self, items: Any) -> BinarizedOracle:
+        return BinarizedOracle(self.base.restrict(items))
+
+    def __repr__(self) -> str:
+        return f"BinarizedOracle({self.base!r}, p={self._model.p!r})"
+
+
+def make_oracle(
+    kind: str,
+    values: Any,
+    t_low: float,
+    t_high: float,
+    epsilon: float,
+    *,
+    rng: RandomnessLike = None,
+) -> Oracle:
+    """A local oracle by name: ``"laplace"`` (eq. 9), ``"binarized"`` (Z_t, eq. 24) or
+    ``"randomized-response"`` (eq. 5), all ε per query over the same data."""
+    kind = check_choice(kind, "kind", ORACLE_KINDS)
+    if kind == "laplace":
+        return LaplaceMaxOracle(values, t_low, t_high, epsilon, rng=rng)
+    if kind == "binarized":
+        return BinarizedOracle.from_values(values, t_low, t_high, epsilon, rng=rng)
+    return RandomizedResponseOracle.from_values(values, t_low, t_high, epsilon=epsilon, rng=rng)

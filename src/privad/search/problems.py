@@ -1,0 +1,194 @@
+"""Search problems from data, and the repeated-trial procedure of section 6.2.
+
+* :func:`problem_from_series` reduces a labelled series to one anomaly and the thresholds
+  (section 6.1) with :func:`privad.datasets.single_anomaly_thresholds`; a series where that
+  is undefined (no labelled anomaly, a negative value, t_h <= t_ℓ) raises
+  :class:`~privad.errors.DataError` with the reason, and :func:`prepare_series` collects
+  such series as :class:`SkippedSeries` instead of failing.
+* :func:`problem_from_dataset` reads the output of
+  :func:`privad.datasets.make_search_mixture`.
+* :func:`run_trials` is section 6.2: c runs, success when i* ∈ S (|S| = 4), the error rate
+  1 - successes/c and the mean total privacy risk mean(Tε).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privad.datasets import Dataset, TimeSeries, single_anomaly_thresholds
+from privad.errors import DataError, ParameterError
+from privad.noise import RandomnessLike, as_randomness
+from privad.search.halting import HaltingRule
+from privad.search.loop import search
+from privad.search.oracles import Oracle, check_search_data, make_oracle
+from privad.validation import check_int
+
+__all__ = [
+    "SearchProblem",
+    "SkippedSeries",
+    "TrialSummary",
+    "prepare_series",
+    "problem_from_dataset",
+    "problem_from_series",
+    "run_trials",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class SearchProblem:
+    """Values with one anomaly and the thresholds of eq. (1)."""
+
+    name: str
+    values: np.ndarray
+    t_low: float
+    t_high: float
+    anomaly_index: int
+    threshold_ratio: float
+
+    def __post_init__(self) -> None:
+        x, lo, hi = check_search_data(self.values, self.t_low, self.t_high)
+        object.__setattr__(self, "values", x)
+        object.__setattr__(self, "t_low", lo)
+        object.__setattr__(self, "t_high", hi)
+        idx = check_int(self.anomaly_index, "anomaly_index", minimum=0, maximum=x.size - 1)
+        object.__setattr__(self, "anomaly_index", idx)
+
+    @property
+    def n_items(self) -> int:
+        """Number of values."""
+        return int(self.values.size)
+
+    def oracle(self, kind: str = "laplace", epsilon: float = 1.0, *,
+               rng: RandomnessLike = None) -> Oracle:
+        """A local oracle over these values (:func:`~privad.search.make_oracle`)."""
+        return make_oracle(kind, self.values, self.t_low, self.t_high, epsilon, rng=rng)
+
+
+@dataclass(frozen=True)
+class SkippedSeries:
+    """A series the section 6.1 preprocessing cannot use, and why."""
+
+    name: str
+    reason: str
+
+
+def problem_from_series(series: TimeSeries, *, margin: float = 0.1) -> SearchProblem:
+    """Section 6.1: keep the largest labelled anomaly; t_h, t_ℓ at ``margin`` of the gap.
+
+    Raises :class:`~privad.errors.DataError` (with the reason) where the reduction is
+    undefined.
+    """
+    if not isinstance(series, TimeSeries):
+        raise ParameterError(
+            f"series must be a privad.datasets.TimeSeries, got {type(series).__name__}"
+        )
+    th = single_anomaly_thresholds(series, margin=margin)
+    return SearchProblem(
+        name=series.name,
+        values=series.values,
+        t_low=th.t_low,
+        t_high=th.t_high,
+        anomaly_index=th.anomaly_index,
+        threshold_ratio=th.threshold_ratio,
+    )
+
+
+def problem_from_dataset(dataset: Dataset) -> SearchProblem:
+    """The problem of a :func:`privad.datasets.make_search_mixture` dataset."""
+    meta = dataset.metadata
+    missing = [k for k in ("anomaly_index", "t_low", "t_high") if k not in meta]
+    if missing or dataset.X.ndim != 2 or dataset.X.shape[1] != 1:
+        raise DataError(
+            "expected a one-column dataset with anomaly_index, t_low and t_high in its "
+            f"metadata (make_search_mixture); missing {missing}"
+        )
+    return SearchProblem(
+        name=dataset.name,
+        values=dataset.X[:, 0],
+        t_low=float(meta["t_low"]),
+        t_high=float(meta["t_high"]),
+        anomaly_index=int(meta["anomaly_index"]),
+        threshold_ratio=float(meta.get("threshold_ratio", np.nan)),
+    )
+
+
+def prepare_series(
+    series: Iterable[TimeSeries], *, margin: float = 0.1
+) -> tuple[list[SearchProblem], list[SkippedSeries]]:
+    """Reduce every series; those where section 6.1 is undefined are skipped with the reason."""
+    problems: list[SearchProblem] = []
+    skipped: list[SkippedSeries] = []
+    for ts in series:
+        try:
+            problems.append(problem_from_series(ts, margin=margin))
+        except DataError as exc:
+            skipped.append(SkippedSeries(getattr(ts, "name", "?"), str(exc)))
+    return problems, skipped
+
+
+@dataclass(frozen=True)
+class TrialSummary:
+    """Section 6.2's summary of c runs of one configuration."""
+
+    name: str
+    kind: str
+    epsilon: float
+    n_runs: int
+    successes: int
+    mean_queries: float
+    mean_privacy: float
+    max_privacy: float
+
+    @property
+    def error_rate(self) -> float:
+        """1 - Σ 1(i* ∈ S_i) / c."""
+        return 1.0 - self.successes / self.n_runs
+
+
+def run_trials(
+    problem: SearchProblem,
+    *,
+    kind: str = "laplace",
+    epsilon: float = 1.0,
+    n_runs: int = 100,
+    top_k: int = 4,
+    halting: HaltingRule | None = None,
+    budget: float | None = None,
+    selection: str = "fixed",
+    max_queries: int | None = 100_000,
+    rng: RandomnessLike = None,
+    **search_options: Any,
+) -> TrialSummary:
+    """Run the search ``n_runs`` times (section 6.2: c = 100) and summarise.
+
+    One oracle (its own child stream of ``rng``) answers all runs; the searcher uses
+    another child stream.
+    """
+    runs = check_int(n_runs, "n_runs", minimum=1)
+    oracle_rng, search_rng = as_randomness(rng).spawn(2)
+    oracle = problem.oracle(kind, epsilon, rng=oracle_rng)
+    successes = 0
+    queries: list[int] = []
+    spent: list[float] = []
+    for _ in range(runs):
+        res = search(
+            oracle, halting=halting, budget=budget, top_k=top_k, selection=selection,
+            max_queries=max_queries, rng=search_rng, **search_options,
+        )
+        successes += res.contains(problem.anomaly_index)
+        queries.append(res.n_queries)
+        spent.append(res.epsilon_spent)
+    return TrialSummary(
+        name=problem.name,
+        kind=kind,
+        epsilon=oracle.epsilon,
+        n_runs=runs,
+        successes=successes,
+        mean_queries=float(np.mean(queries)),
+        mean_privacy=float(np.mean(spent)),
+        max_privacy=float(np.max(spent)),
+    )

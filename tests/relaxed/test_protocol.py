@@ -1,0 +1,189 @@
+"""The three parties and the in-process protocol: information flow (section 6.2) and order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privad.errors import DataError, ParameterError
+from privad.noise import Randomness
+from privad.relaxed import (
+    Analyst,
+    AnalystToCorrection,
+    AnalystToCorrection2,
+    CorrectionServer,
+    CorrectionToAnalyst,
+    CorrectionToAnalyst2,
+    DBSCANDetector,
+    ProtocolError,
+    Sensor,
+    SensorToAnalyst,
+    SensorToCorrection,
+    run_protocol,
+)
+from privad.relaxed.correction import (
+    analyst_layers,
+    corrected_outliers,
+    false_negative_layers,
+    index_mask,
+    split_presumed_outliers,
+)
+from privad.relaxed.distances import distance_differences
+
+
+def _data(n: int = 600, seed: int = 5) -> np.ndarray:
+    rng = Randomness(seed)
+    core = rng.normal(0.0, 1.0, (n - n // 10, 2))
+    angle = rng.uniform(0.0, 2 * np.pi, n // 10)
+    ring = 12.0 * np.column_stack([np.cos(angle), np.sin(angle)])
+    return np.concatenate([core, ring])
+
+
+def _run(seed: int = 1, epsilon: float = 1.0):  # type: ignore[no-untyped-def]
+    X = _data()
+    sensor = Sensor(epsilon, [3.0, 3.0], rng=seed)
+    analyst = Analyst(DBSCANDetector(0.3, 5))
+    server = CorrectionServer(0.2)
+    return X, sensor, analyst, server, run_protocol(X, sensor, analyst, server)
+
+
+def _floats(message: object) -> np.ndarray:
+    """Every float the message carries, flattened."""
+    out = []
+    for value in vars(message).values():
+        arr = np.asarray(value) if value is not None else np.zeros(0)
+        if arr.dtype.kind == "f":
+            out.append(arr.reshape(-1))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def test_transcript_order_and_parties() -> None:
+    *_, run = _run()
+    kinds = [type(e.message) for e in run.transcript]
+    assert kinds == [
+        SensorToCorrection,
+        SensorToAnalyst,
+        AnalystToCorrection,
+        CorrectionToAnalyst,
+        AnalystToCorrection2,
+        CorrectionToAnalyst2,
+    ]
+    assert [e.seq for e in run.transcript] == list(range(6))
+    assert {type(m) for m in run.transcript.received_by("correction")} == {
+        SensorToCorrection, AnalystToCorrection, AnalystToCorrection2}
+    assert {type(m) for m in run.transcript.received_by("analyst")} == {
+        SensorToAnalyst, CorrectionToAnalyst, CorrectionToAnalyst2}
+    assert run.transcript.received_by("sensor") == []
+    assert len(run.transcript.sent_by("sensor")) == 2
+
+
+def test_information_flow() -> None:
+    X, sensor, analyst, server, run = _run()
+    T = sensor.scale(X)
+    to_analyst = run.transcript.received_by("analyst")[0]
+    T_prime = to_analyst.perturbed
+    noise = T_prime - T
+    d_diff = distance_differences(T, T_prime)
+    secret_data = np.concatenate([T.ravel(), T_prime.ravel(), X.ravel()])
+
+    # CS never receives T or T' (nor anything 2-D): only d_diff and index sets
+    for message in run.transcript.received_by("correction"):
+        for value in vars(message).values():
+            assert np.ndim(value) <= 1
+        assert not np.isin(_floats(message), secret_data).any()
+    for value in vars(server).values():
+        assert np.ndim(value) <= 1
+
+    # the analyst never receives noise or d_diff; the one d_diff value it learns is d_TP
+    (thresholds,) = [m for m in run.transcript.received_by("analyst")
+                     if isinstance(m, CorrectionToAnalyst)]
+    for message in run.transcript.received_by("analyst"):
+        floats = _floats(message)
+        assert not np.isin(floats, noise.ravel()).any()
+        leaked = floats[np.isin(floats, d_diff)]
+        assert leaked.size == 0 or (
+            isinstance(message, CorrectionToAnalyst) and leaked.tolist() == [thresholds.d_tp]
+        )
+    # the final message carries indices only, not which layer each came from
+    assert set(vars(run.transcript.received_by("analyst")[-1])) == {"outliers"}
+
+
+def test_protocol_equals_the_functions() -> None:
+    X, sensor, analyst, server, run = _run(seed=3)
+    T_prime = run.transcript.received_by("analyst")[0].perturbed
+    d_diff = run.transcript.received_by("correction")[0].d_diff
+    o_prime = DBSCANDetector(0.3, 5)(T_prime)
+    assert np.array_equal(run.presumed_outliers, o_prime)
+    split = split_presumed_outliers(d_diff, o_prime)
+    i_l2, i_l3 = analyst_layers(T_prime, split.d_tp, 0.2)
+    layers = false_negative_layers(d_diff, index_mask(o_prime, len(X), "O'"), i_l2, i_l3,
+                                   split.d_tp, split.d_fp)
+    assert np.array_equal(run.outliers, corrected_outliers(split.tp, layers, len(X)))
+    assert np.array_equal(run.outliers, analyst.outliers)
+    assert set(run.timings) >= {"perturbation", "detection", "correction", "split", "layers",
+                                "false_negatives"}
+
+
+def test_seeded_runs_are_reproducible() -> None:
+    a = _run(seed=9)[-1]
+    b = _run(seed=9)[-1]
+    assert np.array_equal(a.transcript.received_by("analyst")[0].perturbed,
+                          b.transcript.received_by("analyst")[0].perturbed)
+    assert np.array_equal(a.outliers, b.outliers)
+
+
+def test_messages_out_of_order_are_refused() -> None:
+    X = _data()
+    to_analyst, to_correction = Sensor(1.0, [3.0, 3.0], rng=0).perturb(X)
+    server = CorrectionServer(0.2)
+    with pytest.raises(ProtocolError):
+        server.receive_presumed_outliers(AnalystToCorrection(presumed_outliers=[0]))
+    server.receive_differences(to_correction)
+    with pytest.raises(ProtocolError):
+        server.receive_differences(to_correction)
+    with pytest.raises(ProtocolError):
+        server.receive_layers(AnalystToCorrection2(i_l2=[0], i_l3=[0]))
+    with pytest.raises(ProtocolError):
+        server.receive_presumed_outliers(to_analyst)  # type: ignore[arg-type]
+    with pytest.raises(DataError):
+        server.receive_presumed_outliers(AnalystToCorrection(presumed_outliers=[len(X)]))
+    analyst = Analyst(DBSCANDetector(0.3, 5))
+    with pytest.raises(ProtocolError):
+        analyst.receive_thresholds(CorrectionToAnalyst(d_tp=1.0, w_o=0.0))
+    analyst.receive_data(to_analyst)
+    with pytest.raises(ProtocolError):
+        analyst.receive_data(to_analyst)
+
+
+def test_sensor_validation() -> None:
+    with pytest.raises(ParameterError, match="epsilon"):
+        Sensor(0.0, [1.0, 1.0])
+    with pytest.raises(ParameterError, match="epsilon"):
+        Sensor(-0.5, [1.0, 1.0])
+    with pytest.raises(ParameterError):
+        Sensor(1.0, [1.0, -1.0])
+    sensor = Sensor(1.0, [1.0, 1.0])
+    with pytest.raises(DataError, match="column"):
+        sensor.perturb(np.zeros((5, 3)))
+    with pytest.raises(DataError, match="NaN"):
+        sensor.perturb(np.array([[0.0, np.nan]]))
+    with pytest.raises(DataError):
+        sensor.perturb(np.zeros(4))
+    with pytest.raises(ParameterError, match="global_sensitivity"):
+        sensor.guarantee()
+    g = Sensor(0.5, [2.0, 2.0], global_sensitivity=[20.0, 20.0]).guarantee()
+    assert g.notion == "relaxed-dp" and g.epsilon == pytest.approx(1.0)
+    assert g.epsilon_outlier == pytest.approx(10.0)
+
+
+def test_bad_detector_output_is_refused() -> None:
+    to_analyst, _ = Sensor(1.0, [3.0, 3.0], rng=0).perturb(_data())
+    with pytest.raises(DataError):
+        Analyst(lambda X: np.array([X.shape[0]])).receive_data(to_analyst)
+    with pytest.raises(DataError):
+        Analyst(lambda X: np.array([0.5])).receive_data(to_analyst)
+    with pytest.raises(ParameterError):
+        Analyst("dbscan")  # type: ignore[arg-type]
+    # duplicates from a detector are harmless
+    msg = Analyst(lambda X: np.array([3, 1, 3])).receive_data(to_analyst)
+    assert msg.presumed_outliers.tolist() == [1, 3]
