@@ -34,13 +34,15 @@ def _root() -> None:
 
 def _register() -> None:
     # Imported here so that 'privad --help' lists every group; each module owns one group.
-    from privad.cli import budget, datasets, demo, reproduce, sp
+    from privad.cli import budget, datasets, demo, reproduce, sensor, serve, sp
 
     demo.register(app)
     datasets.register(app)
     budget.register(app)
     sp.register(app)
     reproduce.register(app)
+    serve.register(app)
+    sensor.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,475 @@
+"""``privad sensor``: the sensor S of the relaxed-DP scheme, talking to the two servers.
+
+* ``privad sensor send DATA --analyst URL --correction URL --token T --epsilon E --window N``
+  reads DATA (a CSV file, or ``-`` for a stream on standard input) window by window,
+  perturbs each window locally with :class:`privad.relaxed.Sensor` (steps 1a–1c), uploads
+  d_diff (with record indices) to the correction server and 𝒯' to the analyst, then closes
+  the window at the analyst, which runs detection and correction and answers with the
+  corrected outliers. With ``--ledger`` each window's guarantee is charged before anything
+  of the window leaves the process.
+* ``privad sensor result --analyst URL --token T [--window W]``: the corrected outlier
+  indices of closed windows (CSV ``window,index`` or JSON).
+* ``privad sensor close --analyst URL --token T --window W``: close an uploaded window
+  again, e.g. after the correction server was unreachable.
+* ``privad sensor calibrate HISTORY --p-o P``: the public parameters fixed from historical
+  data (relaxed sensitivities, DBSCAN's eps and minPts, w_O) for configuring the servers.
+
+Every mistake (bad option, unreadable file, a server refusing a request) is a
+:class:`~privad.errors.PrivadError`: ``privad.cli.main`` prints it on one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import numpy as np
+import typer
+
+from privad.cli.serve import (
+    existing_file,
+    parse_choice,
+    parse_columns,
+    parse_float,
+    parse_floats,
+    parse_int,
+)
+from privad.errors import DataError, ParameterError
+
+__all__ = ["register", "sensor_app"]
+
+sensor_app = typer.Typer(
+    name="sensor",
+    help=(
+        "The sensor of the relaxed-DP scheme: perturb measurements locally and send them to "
+        "the analyst and the correction server.\n\nNon-outliers get ε-DP per value, outliers "
+        "ε' = ε·GS/RS (relaxed sensitivity). See docs/relaxed.md."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+SCALING_CHOICES = ("relaxed-sensitivity", "isotropic", "none")
+CENTRE_CHOICES = ("separate", "original")
+UNIT_CHOICES = ("record", "column")
+COLUMNS_HELP = (
+    "Columns to use, by header name or 0-based position; repeat or separate with commas. "
+    "Default: every column."
+)
+COLUMNS_OPTION: Any = typer.Option(None, "--columns", metavar="COLS", help=COLUMNS_HELP)
+
+
+def _stderr(text: str) -> None:
+    typer.echo(text, err=True)
+
+
+def _parse_p_o(text: str) -> float:
+    return parse_float(text, "--p-o", strict=True, maximum=99.999999,
+                       what="a percentage in (0, 100), e.g. 10")  # fmt: skip
+
+
+def _token(value: str | None, option: str, env: str) -> str:
+    if value is None or not value.strip():
+        raise ParameterError(f"{option} is required (or set ${env})")
+    return value.strip()
+
+
+@sensor_app.command("send")
+def send(
+    data: str = typer.Argument(
+        ..., metavar="DATA",
+        help="CSV of measurements (one record per line, header optional), or - to read a stream "
+        "from standard input; windows are sent as soon as they are complete.",
+    ),
+    analyst: str = typer.Option(..., "--analyst", metavar="URL", help="The analyst server."),
+    correction: str = typer.Option(
+        ..., "--correction", metavar="URL", help="The correction server."
+    ),
+    token: str | None = typer.Option(
+        None, "--token", metavar="SECRET", envvar="PRIVAD_SENSOR_TOKEN",
+        help="This sensor's token (its name at the servers is the sensor id). Default: "
+        "$PRIVAD_SENSOR_TOKEN.",
+    ),
+    correction_token: str | None = typer.Option(
+        None, "--correction-token", metavar="SECRET",
+        help="This sensor's token at the correction server, if it differs from --token.",
+    ),
+    epsilon: str = typer.Option(..., "--epsilon", metavar="E", help="ε > 0 per column value."),
+    window: str = typer.Option(..., "--window", metavar="N", help="Records per window."),
+    history: str | None = typer.Option(
+        None, "--history", metavar="FILE",
+        help="Historical data (CSV, same columns) for the relaxed sensitivities (eq. 1). "
+        "Without it and without --relaxed-sensitivity the first window is used (as in the "
+        "paper's experiments; a deployment should use past data).",
+    ),
+    p_o: str = typer.Option(
+        "10", "--p-o", metavar="P", help="Outlier percentage for eq. (1), in (0, 100)."
+    ),
+    relaxed_sensitivity: str | None = typer.Option(
+        None, "--relaxed-sensitivity", metavar="RS",
+        help="RS_j per column (comma-separated, measurement units) instead of --history.",
+    ),
+    scaling: str = typer.Option(
+        "relaxed-sensitivity", "--scaling", metavar="S",
+        help="Step 1a (reconstruction): relaxed-sensitivity (default), isotropic or none.",
+    ),
+    d_diff_centres: str = typer.Option(
+        "separate", "--d-diff-centres", metavar="C",
+        help="Step 1c (reconstruction): separate (default: c for T, c' for T') or original.",
+    ),
+    columns: list[str] | None = COLUMNS_OPTION,
+    first_window: str = typer.Option(
+        "0", "--first-window", metavar="W",
+        help="Number of the first window (default 0); continue a stream after its last window.",
+    ),
+    partial: str = typer.Option(
+        "send", "--partial", metavar="P",
+        help="A last window with fewer than N records: send (default) or drop.",
+    ),
+    seed: str | None = typer.Option(
+        None, "--seed", metavar="S",
+        help="Reproducible noise, FOR TESTS ONLY: whoever knows the seed can remove the noise.",
+    ),
+    ledger: str | None = typer.Option(
+        None, "--ledger", metavar="PATH",
+        help="Charge each window's guarantee to this privacy ledger (SQLite), in scope "
+        "SCOPE/window-W, before the window is sent. Needs --global-sensitivity.",
+    ),
+    scope: str = typer.Option(
+        "relaxed-sensor", "--scope", metavar="SCOPE", help="Base name of the ledger scopes."
+    ),
+    budget: str | None = typer.Option(
+        None, "--budget", metavar="E",
+        help="Total ε of each window's scope when it has no budget yet. Default: one "
+        "release (the window's ε), so a window can never be sent twice.",
+    ),
+    global_sensitivity: str | None = typer.Option(
+        None, "--global-sensitivity", metavar="GS",
+        help="Domain width GS_j per column (comma-separated, or one for all) for the outliers' "
+        "ε' = ε·GS/RS.",
+    ),
+    guarantee_unit: str = typer.Option(
+        "record", "--guarantee-unit", metavar="U",
+        help="Neighbouring records differ in a whole record (record, default: d·ε) or one "
+        "value (column: ε).",
+    ),
+    timeout: str = typer.Option("60", "--timeout", metavar="S", help="Seconds per request."),
+    retries: str = typer.Option(
+        "3", "--retries", metavar="N",
+        help="Extra attempts after a connection failure or 502/503/504 (uploads are "
+        "idempotent, so a retry never stores twice).",
+    ),
+    ca_cert: str | None = typer.Option(
+        None, "--ca-cert", metavar="FILE", help="CA bundle to verify https servers."
+    ),
+    no_close: bool = typer.Option(
+        False, "--no-close", help="Only upload; do not close the windows (no detection yet)."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per window."),
+) -> None:
+    """Perturb DATA window by window and send it to the analyst and the correction server."""
+    from privad.noise import Randomness
+    from privad.relaxed import Sensor
+    from privad.relaxed import relaxed_sensitivity as estimate_rs
+    from privad.services.clients import (
+        AnalystClient,
+        CorrectionClient,
+        SensorUploader,
+        iter_windows,
+        read_csv_array,
+        read_csv_rows,
+    )
+    from privad.services.common import Conflict
+
+    eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0")
+    size = parse_int(window, "--window", minimum=1, what="a number of records >= 1")
+    first = parse_int(first_window, "--first-window", minimum=0, what="an integer >= 0")
+    p_o_v = _parse_p_o(p_o)
+    cols = parse_columns(columns)
+    scaling_v = parse_choice(scaling, "--scaling", SCALING_CHOICES)
+    centres = parse_choice(d_diff_centres, "--d-diff-centres", CENTRE_CHOICES)
+    unit = parse_choice(guarantee_unit, "--guarantee-unit", UNIT_CHOICES)
+    keep_partial = parse_choice(partial, "--partial", ("send", "drop")) == "send"
+    timeout_v = parse_float(timeout, "--timeout", strict=True, what="seconds > 0")
+    retries_v = parse_int(retries, "--retries", minimum=0, what="an integer >= 0")
+    seed_v = None if seed is None else parse_int(seed, "--seed", minimum=0,
+                                                 what="an integer >= 0")  # fmt: skip
+    secret = _token(token, "--token", "PRIVAD_SENSOR_TOKEN")
+    gs: Any = None
+    if global_sensitivity is not None:
+        gs = parse_floats(global_sensitivity, "--global-sensitivity", what="domain widths > 0")
+        gs = gs[0] if len(gs) == 1 else gs  # one value: the same width for every column
+    budget_v = None if budget is None else parse_float(budget, "--budget", strict=True,
+                                                       what="a finite number > 0")  # fmt: skip
+    if ledger is not None and gs is None:
+        raise ParameterError(
+            "--ledger needs --global-sensitivity: without a domain width outliers have no "
+            "finite ε', so the window's guarantee cannot be stated"
+        )
+    if relaxed_sensitivity is not None and history is not None:
+        raise ParameterError("give --relaxed-sensitivity or --history, not both")
+    verify = existing_file(ca_cert, "--ca-cert") or True
+
+    rs: Any = None
+    if relaxed_sensitivity is not None:
+        rs = parse_floats(relaxed_sensitivity, "--relaxed-sensitivity",
+                          what="relaxed sensitivities > 0")  # fmt: skip
+    elif history is not None:
+        rs = estimate_rs(read_csv_array(existing_file(history, "--history"), columns=cols,
+                                        source=history), p_o_v)  # fmt: skip
+    if seed_v is not None:
+        _stderr("privad: warning: --seed makes the noise reproducible; use it for tests only, "
+                "never for a real release")  # fmt: skip
+
+    stream: Any
+    if data == "-":
+        stream, label = sys.stdin, "<stdin>"
+    else:
+        path = existing_file(data, "DATA")
+        try:
+            stream = open(path, newline="", encoding="utf-8")
+        except OSError as exc:
+            raise DataError(f"cannot read {data!r}: {exc.strerror}") from None
+        label = data
+    a_client = c_client = None
+    try:
+        a_client = AnalystClient(analyst, secret, timeout=timeout_v, retries=retries_v,
+                                 verify=verify)  # fmt: skip
+        c_client = CorrectionClient(correction, correction_token or secret, timeout=timeout_v,
+                                    retries=retries_v, verify=verify)  # fmt: skip
+        # fail before any privacy is spent: both servers reachable, both tokens accepted
+        a_client.windows()
+        c_client.windows()
+        windows = iter_windows(read_csv_rows(stream, columns=cols, source=label), size,
+                               first=first, partial=keep_partial)  # fmt: skip
+        head = next(windows, None)
+        if head is None:
+            raise DataError(f"{label}: no records to send")
+        if rs is None:
+            _stderr("privad: warning: no --history: the relaxed sensitivities are estimated "
+                    f"from the first window ({head[1].shape[0]} records), so the noise scale "
+                    "depends on the data it protects (as in the paper's experiments)")
+            rs = estimate_rs(head[1], p_o_v)
+        sensor = Sensor(eps, rs, scaling=scaling_v, d_diff_centres=centres,  # type: ignore[arg-type]
+                        global_sensitivity=gs, guarantee_unit=unit,  # type: ignore[arg-type]
+                        rng=None if seed_v is None else Randomness(seed_v))  # fmt: skip
+        book = None
+        if ledger is not None:
+            from privad.accounting import Ledger
+
+            g = sensor.guarantee()
+            book = Ledger(ledger, create=True,
+                          default_budget=budget_v if budget_v is not None else g.epsilon)
+            if not quiet:
+                typer.echo(f"each window: {g.summary()}; charged to scope "
+                           f"{scope}/window-W in {book.path}")  # fmt: skip
+        uploader = SensorUploader(sensor, a_client, c_client, ledger=book, scope=scope,
+                                  close=not no_close)  # fmt: skip
+        n_windows = n_records = 0
+
+        def all_windows() -> Any:
+            yield head
+            yield from windows
+
+        try:
+            for w, block in all_windows():
+                try:
+                    report = uploader.send_window(w, block)
+                except Conflict as exc:
+                    raise Conflict(f"{exc}; {_next_hint(a_client, c_client)}") from None
+                n_windows += 1
+                n_records += report.n
+                if not quiet:
+                    if report.outliers is None:
+                        typer.echo(f"window {w}: {report.n} record(s) uploaded")
+                    else:
+                        typer.echo(f"window {w}: {report.n} record(s) sent; "
+                                   f"{report.n_presumed} presumed outlier(s) before "
+                                   f"correction, {report.outliers.size} corrected "
+                                   "outlier(s)")  # fmt: skip
+        finally:
+            if book is not None:
+                book.close()
+        if not quiet:
+            typer.echo(f"sent {n_windows} window(s), {n_records} record(s) "
+                       f"(windows {first}..{first + n_windows - 1})")  # fmt: skip
+    finally:
+        for client in (a_client, c_client):
+            if client is not None:
+                client.close()
+        if stream is not sys.stdin:
+            stream.close()
+
+
+def _next_hint(a_client: Any, c_client: Any) -> str:
+    try:
+        seen = [w["window"] for w in a_client.windows()] + [
+            w["window"] for w in c_client.windows()]
+    except Exception:  # only a hint
+        return "continue with --first-window after the last window sent"
+    nxt = max(seen) + 1 if seen else 0
+    return f"continue with --first-window {nxt}"
+
+
+@sensor_app.command("result")
+def result(
+    analyst: str = typer.Option(..., "--analyst", metavar="URL", help="The analyst server."),
+    token: str | None = typer.Option(
+        None, "--token", metavar="SECRET", envvar="PRIVAD_SENSOR_TOKEN",
+        help="This sensor's token. Default: $PRIVAD_SENSOR_TOKEN.",
+    ),
+    window: str | None = typer.Option(
+        None, "--window", metavar="W", help="One window. Default: every closed window."
+    ),
+    output_format: str = typer.Option(
+        "csv", "--format", metavar="F",
+        help="csv (default: 'window,index' lines, indices within the window) or json (full "
+        "results).",
+    ),
+    out: str | None = typer.Option(
+        None, "--out", metavar="FILE", help="Write to FILE (atomically) instead of stdout."
+    ),
+    timeout: str = typer.Option("60", "--timeout", metavar="S", help="Seconds per request."),
+    ca_cert: str | None = typer.Option(
+        None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https analyst."
+    ),
+) -> None:
+    """Print the corrected outlier indices of this sensor's closed windows."""
+    from privad.io import atomic_write
+    from privad.services.clients import AnalystClient
+
+    fmt = parse_choice(output_format, "--format", ("csv", "json"))
+    w = None if window is None else parse_int(window, "--window", minimum=0,
+                                              what="an integer >= 0")  # fmt: skip
+    client = AnalystClient(analyst, _token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
+                           timeout=parse_float(timeout, "--timeout", strict=True,
+                                               what="seconds > 0"),
+                           verify=existing_file(ca_cert, "--ca-cert") or True)  # fmt: skip
+    with client:
+        if w is not None:
+            results = [client.outliers(w)]
+        else:
+            results = [client.outliers(x["window"]) for x in client.windows()
+                       if x["status"] == "closed"]  # fmt: skip
+    if fmt == "json":
+        text = json.dumps(results if w is None else results[0], indent=1) + "\n"
+    else:
+        lines = ["window,index"]
+        lines += [f"{r['window']},{i}" for r in results for i in r["outliers"]]
+        text = "\n".join(lines) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        with atomic_write(out) as handle:
+            handle.write(text)
+
+
+@sensor_app.command("close")
+def close(
+    analyst: str = typer.Option(..., "--analyst", metavar="URL", help="The analyst server."),
+    token: str | None = typer.Option(
+        None, "--token", metavar="SECRET", envvar="PRIVAD_SENSOR_TOKEN",
+        help="This sensor's token. Default: $PRIVAD_SENSOR_TOKEN.",
+    ),
+    window: str = typer.Option(..., "--window", metavar="W", help="The window to close."),
+    timeout: str = typer.Option("60", "--timeout", metavar="S", help="Seconds per request."),
+    ca_cert: str | None = typer.Option(
+        None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https analyst."
+    ),
+) -> None:
+    """Close an uploaded window again (after a failed close): detection and correction.
+
+    Idempotent: a closed window answers its stored result.
+    """
+    from privad.services.clients import AnalystClient
+
+    w = parse_int(window, "--window", minimum=0, what="an integer >= 0")
+    client = AnalystClient(analyst, _token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
+                           timeout=parse_float(timeout, "--timeout", strict=True,
+                                               what="seconds > 0"),
+                           verify=existing_file(ca_cert, "--ca-cert") or True)  # fmt: skip
+    with client:
+        r = client.close_window(w)
+    typer.echo(f"window {w}: {r['n']} record(s); {r['n_presumed_outliers']} presumed "
+               f"outlier(s) before correction, {len(r['outliers'])} corrected outlier(s)")
+
+
+@sensor_app.command("calibrate")
+def calibrate(
+    history: str = typer.Argument(..., metavar="HISTORY", help="Historical data (CSV)."),
+    p_o: str = typer.Option(
+        "10", "--p-o", metavar="P", help="Outlier percentage of the history, in (0, 100)."
+    ),
+    columns: list[str] | None = COLUMNS_OPTION,
+    scaling: str = typer.Option(
+        "relaxed-sensitivity", "--scaling", metavar="S",
+        help="Step 1a: relaxed-sensitivity (default), isotropic or none (as for send).",
+    ),
+    min_samples: str | None = typer.Option(
+        None, "--min-samples", metavar="M",
+        help="DBSCAN minPts. Default: 0.5% of the history's records (at least 2); use a "
+        "history of one window's size.",
+    ),
+    output_format: str = typer.Option(
+        "text", "--format", metavar="F",
+        help="text (default), json, or env (NAME=VALUE lines for a shell's eval).",
+    ),
+) -> None:
+    """Fix the public parameters from historical data: RS, DBSCAN eps/minPts, w_O.
+
+    Not private: it reads the historical data in the clear, as the paper's parameters are
+    fixed from past data before the protocol runs.
+    """
+    from privad.relaxed import (
+        DBSCANDetector,
+        column_divisors,
+        dbscan_parameters,
+        estimate_outlier_layer_width,
+        relaxed_sensitivity,
+    )
+    from privad.services.clients import read_csv_array
+
+    p_o_v = _parse_p_o(p_o)
+    fmt = parse_choice(output_format, "--format", ("text", "json", "env"))
+    scaling_v = parse_choice(scaling, "--scaling", SCALING_CHOICES)
+    ms = None if min_samples is None else parse_int(min_samples, "--min-samples", minimum=1,
+                                                    what="an integer >= 1")  # fmt: skip
+    H = read_csv_array(existing_file(history, "HISTORY"), columns=parse_columns(columns),
+                       source=history)  # fmt: skip
+    rs = relaxed_sensitivity(H, p_o_v)
+    divisors = column_divisors(scaling_v, rs)
+    Hs = H / divisors
+    eps, ms_v = dbscan_parameters(Hs, p_o_v, min_samples=ms)
+    outliers = DBSCANDetector(eps, ms_v)(Hs)
+    w_o = estimate_outlier_layer_width(Hs, outliers)
+    params = {
+        "n": int(H.shape[0]),
+        "p_o": p_o_v,
+        "scaling": scaling_v,
+        "relaxed_sensitivity": rs.tolist(),
+        "divisors": np.asarray(divisors).tolist(),
+        "eps": eps,
+        "min_samples": ms_v,
+        "outlier_layer_width": w_o,
+        "historical_outliers": int(outliers.size),
+    }
+    if fmt == "json":
+        typer.echo(json.dumps(params, indent=1))
+    elif fmt == "env":
+        typer.echo(f"PRIVAD_RELAXED_SENSITIVITY={','.join(repr(v) for v in rs.tolist())}")
+        typer.echo(f"PRIVAD_EPS={eps!r}")
+        typer.echo(f"PRIVAD_MIN_SAMPLES={ms_v}")
+        typer.echo(f"PRIVAD_W_O={w_o!r}")
+    else:
+        rs_text = ", ".join(f"{v:.6g}" for v in rs.tolist())
+        typer.echo(f"history: {params['n']} record(s), p_o = {p_o_v:g}%, scaling {scaling_v}")
+        typer.echo(f"relaxed sensitivity RS (sensor --relaxed-sensitivity): {rs_text}")
+        typer.echo(f"DBSCAN eps, minPts (analyst --eps, --min-samples): {eps!r}, {ms_v} "
+                   f"({outliers.size} historical outliers)")  # fmt: skip
+        typer.echo(f"w_O (correction --outlier-layer-width): {w_o!r}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``sensor`` group to the ``privad`` command."""
+    app.add_typer(sensor_app, name="sensor")

@@ -1,0 +1,383 @@
+"""``privad serve``: run privad's protocol parties as HTTP servers (FastAPI + uvicorn).
+
+* ``privad serve analyst``: the relaxed-DP analyst A (:mod:`privad.services.analyst`).
+* ``privad serve correction``: the relaxed-DP correction server CS
+  (:mod:`privad.services.correction`).
+
+Each server prints one line ``NAME listening on URL`` once its socket is bound (``--port 0``
+picks a free port), then serves until SIGINT/SIGTERM; requests in flight finish first and
+every acknowledged record is already committed to ``--db``. Configuration errors (a bad
+token, an unreadable database, a port in use) are :class:`~privad.errors.PrivadError`:
+``privad.cli.main`` prints them on one line and exits with status 2.
+
+Adding a server (``privad serve oracle``, ``privad serve rmp``) is one function here::
+
+    @serve_app.command("oracle")
+    def oracle(db: str = DB_OPTION, host: str = HOST_OPTION, port: str = port_option(8703),
+               tokens: str | None = TOKENS_OPTION, token: list[str] | None = TOKEN_OPTION,
+               max_body_bytes: str = MAX_BODY_OPTION, log_level: str = LOG_LEVEL_OPTION,
+               ssl_certfile: str | None = SSL_CERT_OPTION,
+               ssl_keyfile: str | None = SSL_KEY_OPTION) -> None:
+        '''One line for --help.'''
+        common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
+                                    ssl_certfile, ssl_keyfile)
+        app = create_oracle_app(common.db, common.registry(), ...)   # built on
+        common.run(app, "privad oracle")                            # services.common
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import typer
+
+from privad.errors import ParameterError
+
+__all__ = [
+    "ServeOptions",
+    "parse_choice",
+    "parse_float",
+    "parse_floats",
+    "parse_int",
+    "register",
+    "serve_app",
+]
+
+serve_app = typer.Typer(
+    name="serve",
+    help=(
+        "Run a protocol party as an HTTP server (JSON over HTTP, SQLite storage, token auth).\n\n"
+        "Relaxed-DP sensor streams: 'privad serve correction' and 'privad serve analyst', fed "
+        "by 'privad sensor send'. See docs/relaxed.md."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+# --------------------------------------------------------------------------------------------
+# Option parsing: one line per mistake (shared with privad.cli.sensor)
+# --------------------------------------------------------------------------------------------
+
+
+def parse_int(text: str | None, option: str, *, minimum: int | None = None,
+              what: str = "an integer") -> int:  # fmt: skip
+    """``text`` as an int ≥ ``minimum``, or a one-line ParameterError naming ``option``."""
+    if text is None:
+        raise ParameterError(f"{option} is required: {what}")
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise ParameterError(f"{option} must be {what}, got {text!r}") from None
+    if minimum is not None and value < minimum:
+        raise ParameterError(f"{option} must be {what}, got {text!r}")
+    return value
+
+
+def parse_float(text: str | None, option: str, *, minimum: float = 0.0, strict: bool = False,
+                maximum: float | None = None, what: str = "a number") -> float:  # fmt: skip
+    """``text`` as a finite float ≥ (``strict``: >) ``minimum`` and ≤ ``maximum``."""
+    if text is None:
+        raise ParameterError(f"{option} is required: {what}")
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise ParameterError(f"{option} must be {what}, got {text!r}") from None
+    if (not math.isfinite(value) or value < minimum or (strict and value == minimum)
+            or (maximum is not None and value > maximum)):  # fmt: skip
+        raise ParameterError(f"{option} must be {what}, got {text!r}")
+    return value
+
+
+def parse_floats(text: str, option: str, *, what: str) -> list[float]:
+    """A comma-separated list of finite numbers > 0 (a scalar is a list of one)."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if not parts or any(not p for p in parts):
+        raise ParameterError(f"{option} must be {what}, got {text!r}")
+    return [parse_float(p, option, strict=True, what=what) for p in parts]
+
+
+def parse_choice(text: str, option: str, choices: Sequence[str]) -> str:
+    """``text`` (case-insensitive) if it is one of ``choices``."""
+    value = str(text).strip().lower()
+    if value not in choices:
+        raise ParameterError(f"{option} must be one of {', '.join(choices)}, got {text!r}")
+    return value
+
+
+def parse_columns(values: Sequence[str] | None) -> list[str] | None:
+    """Repeated and/or comma-separated column names or positions; None when not given."""
+    if not values:
+        return None
+    out = [part.strip() for value in values for part in str(value).split(",")]
+    if any(not part for part in out):
+        raise ParameterError(f"--columns has an empty column name in {list(values)!r}")
+    return out
+
+
+def existing_file(path: str | None, option: str) -> str | None:
+    """``path`` if it names a readable file (or None)."""
+    if path is None:
+        return None
+    expanded = os.path.expanduser(path)
+    if not os.path.isfile(expanded):
+        raise ParameterError(f"{option}: no such file {path!r}")
+    return expanded
+
+
+# --------------------------------------------------------------------------------------------
+# Options every server shares
+# --------------------------------------------------------------------------------------------
+
+DB_OPTION: Any = typer.Option(
+    ..., "--db", metavar="PATH",
+    help="SQLite file of this server (created if missing; WAL, synchronous=FULL). Each server "
+    "needs its own file.",
+)
+HOST_OPTION: Any = typer.Option(
+    "127.0.0.1", "--host", metavar="HOST",
+    help="Address to listen on (default 127.0.0.1). Beyond loopback use TLS "
+    "(--ssl-certfile/--ssl-keyfile or a TLS proxy): tokens travel in every request.",
+)
+TOKENS_OPTION: Any = typer.Option(
+    None, "--tokens", metavar="FILE",
+    help="Sensor tokens: one NAME=SECRET per line (# comments). NAME is the sensor id; each "
+    "SECRET at least 16 characters.",
+)
+TOKEN_OPTION: Any = typer.Option(
+    None, "--token", metavar="NAME=SECRET",
+    help="A sensor token (repeatable), in addition to --tokens. Secrets on the command line "
+    "are visible to other local users: prefer --tokens.",
+)
+MAX_BODY_OPTION: Any = typer.Option(
+    "16777216", "--max-body-bytes", metavar="N",
+    help="Largest request body accepted (bytes, default 16 MiB); larger ones get 413.",
+)
+LOG_LEVEL_OPTION: Any = typer.Option(
+    "warning", "--log-level", metavar="LEVEL",
+    help="Server log level: critical, error, warning (default), info (with access log), debug.",
+)
+SSL_CERT_OPTION: Any = typer.Option(
+    None, "--ssl-certfile", metavar="FILE", help="TLS certificate (PEM); with --ssl-keyfile."
+)
+SSL_KEY_OPTION: Any = typer.Option(
+    None, "--ssl-keyfile", metavar="FILE", help="TLS private key (PEM); with --ssl-certfile."
+)
+
+
+def port_option(default: int) -> Any:
+    """``--port`` with a per-server default."""
+    return typer.Option(
+        str(default), "--port", metavar="N",
+        help=f"TCP port (default {default}; 0 picks a free one, printed at start).",
+    )
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """The parsed shared options of a ``privad serve`` command."""
+
+    db: str
+    host: str
+    port: int
+    tokens: list[tuple[str, str]]
+    max_body_bytes: int
+    log_level: str
+    ssl_certfile: str | None
+    ssl_keyfile: str | None
+
+    @classmethod
+    def parse(cls, db: str, host: str, port: str, tokens_file: str | None,
+              token: Sequence[str] | None, max_body_bytes: str, log_level: str,
+              ssl_certfile: str | None, ssl_keyfile: str | None) -> ServeOptions:  # fmt: skip
+        """Parse and check the shared options (one-line ParameterError on a mistake)."""
+        from privad.services.common import load_token_file, parse_token_spec
+
+        port_v = parse_int(port, "--port", minimum=0, what="a TCP port 0..65535")
+        if port_v > 65535:
+            raise ParameterError(f"--port must be a TCP port 0..65535, got {port!r}")
+        pairs: list[tuple[str, str]] = []
+        if tokens_file is not None:
+            pairs.extend(load_token_file(tokens_file))
+        for spec in token or ():
+            pairs.append(parse_token_spec(spec))
+        if not pairs:
+            raise ParameterError(
+                "no sensor tokens: give --tokens FILE (NAME=SECRET lines) or --token NAME=SECRET"
+            )
+        if (ssl_certfile is None) != (ssl_keyfile is None):
+            raise ParameterError("--ssl-certfile and --ssl-keyfile go together")
+        return cls(
+            db=str(db),
+            host=str(host).strip(),
+            port=port_v,
+            tokens=pairs,
+            max_body_bytes=parse_int(max_body_bytes, "--max-body-bytes", minimum=1024,
+                                     what="a number of bytes >= 1024"),  # fmt: skip
+            log_level=parse_choice(log_level, "--log-level", LOG_LEVELS),
+            ssl_certfile=existing_file(ssl_certfile, "--ssl-certfile"),
+            ssl_keyfile=existing_file(ssl_keyfile, "--ssl-keyfile"),
+        )
+
+    def run(self, app: Any, name: str) -> None:
+        """Serve ``app`` until interrupted (prints ``NAME listening on URL`` first)."""
+        from privad.services.common import run_service
+
+        run_service(
+            app, name=name, host=self.host, port=self.port, log_level=self.log_level,
+            ssl_certfile=self.ssl_certfile, ssl_keyfile=self.ssl_keyfile,
+            announce=lambda line: print(line, flush=True),
+        )
+
+
+def _secret(value: str | None, option: str, env: str) -> str:
+    if value is None or not value.strip():
+        raise ParameterError(f"{option} is required (or set ${env})")
+    return value.strip()
+
+
+# --------------------------------------------------------------------------------------------
+# privad serve analyst / correction
+# --------------------------------------------------------------------------------------------
+
+
+@serve_app.command("analyst")
+def analyst(
+    db: str = DB_OPTION,
+    host: str = HOST_OPTION,
+    port: str = port_option(8701),
+    tokens: str | None = TOKENS_OPTION,
+    token: list[str] | None = TOKEN_OPTION,
+    correction_url: str = typer.Option(
+        ..., "--correction-url", metavar="URL",
+        help="The correction server, e.g. http://127.0.0.1:8702.",
+    ),
+    correction_token: str | None = typer.Option(
+        None, "--correction-token", metavar="SECRET", envvar="PRIVAD_CORRECTION_TOKEN",
+        help="The analyst's token at the correction server (its --analyst-token). Default: "
+        "$PRIVAD_CORRECTION_TOKEN.",
+    ),
+    eps: str = typer.Option(
+        ..., "--eps", metavar="E",
+        help="DBSCAN radius in the sensors' scaled space (step 1a); see 'privad sensor "
+        "calibrate'.",
+    ),
+    min_samples: str = typer.Option(
+        ..., "--min-samples", metavar="M",
+        help="DBSCAN minPts (the point itself included), an integer >= 1.",
+    ),
+    backend: str = typer.Option(
+        "auto", "--backend", metavar="B",
+        help="Exact DBSCAN engine: auto (default), dbscan, geometry or sklearn.",
+    ),
+    columns: str | None = typer.Option(
+        None, "--columns", metavar="D",
+        help="Accept only windows with D columns. Default: any, the same for all windows of "
+        "one sensor.",
+    ),
+    timeout: str = typer.Option(
+        "60", "--timeout", metavar="S", help="Seconds per request to the correction server."
+    ),
+    ca_cert: str | None = typer.Option(
+        None, "--ca-cert", metavar="FILE",
+        help="CA bundle to verify an https correction server.",
+    ),
+    max_body_bytes: str = MAX_BODY_OPTION,
+    log_level: str = LOG_LEVEL_OPTION,
+    ssl_certfile: str | None = SSL_CERT_OPTION,
+    ssl_keyfile: str | None = SSL_KEY_OPTION,
+) -> None:
+    """Run the analyst A: store perturbed windows, detect outliers, correct them with CS."""
+    # The 'dbscan' package's parallel scheduler keeps an idle worker polling (measured: about
+    # 7 % of a core while the server waits); one thread per detection is plenty for windows
+    # of thousands of records. Set PARLAY_NUM_THREADS yourself to override.
+    os.environ.setdefault("PARLAY_NUM_THREADS", "1")
+    from privad.relaxed.detectors import DBSCAN_BACKENDS, DBSCANDetector
+    from privad.services.analyst import create_analyst_app
+    from privad.services.common import TokenRegistry
+
+    common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
+                                ssl_certfile, ssl_keyfile)  # fmt: skip
+    detector = DBSCANDetector(
+        parse_float(eps, "--eps", strict=True, what="a radius > 0"),
+        parse_int(min_samples, "--min-samples", minimum=1, what="an integer >= 1"),
+        backend=parse_choice(backend, "--backend", DBSCAN_BACKENDS),
+    )
+    app = create_analyst_app(
+        common.db,
+        TokenRegistry(common.tokens),
+        correction_url=correction_url,
+        correction_token=_secret(correction_token, "--correction-token",
+                                 "PRIVAD_CORRECTION_TOKEN"),  # fmt: skip
+        detector=detector,
+        columns=None if columns is None else parse_int(columns, "--columns", minimum=1,
+                                                       what="an integer >= 1"),  # fmt: skip
+        max_body_bytes=common.max_body_bytes,
+        timeout=parse_float(timeout, "--timeout", strict=True, what="seconds > 0"),
+        verify=existing_file(ca_cert, "--ca-cert") or True,
+    )
+    common.run(app, "privad analyst")
+
+
+@serve_app.command("correction")
+def correction(
+    db: str = DB_OPTION,
+    host: str = HOST_OPTION,
+    port: str = port_option(8702),
+    tokens: str | None = TOKENS_OPTION,
+    token: list[str] | None = TOKEN_OPTION,
+    outlier_layer_width: str = typer.Option(
+        ..., "--outlier-layer-width", metavar="W",
+        help="w_O >= 0, the outlier layer width in the sensors' scaled space, fixed from "
+        "historical data (see 'privad sensor calibrate').",
+    ),
+    analyst_token: str | None = typer.Option(
+        None, "--analyst-token", metavar="SECRET", envvar="PRIVAD_ANALYST_TOKEN",
+        help="The token the analyst uses here (at least 16 characters). Default: "
+        "$PRIVAD_ANALYST_TOKEN.",
+    ),
+    min_gap: str = typer.Option(
+        "0", "--min-gap", metavar="G",
+        help="Step 3 (reconstruction): split O' only at a gap > G (default 0).",
+    ),
+    max_fp_share: str = typer.Option(
+        "0.5", "--max-fp-share", metavar="F",
+        help="Step 3 (reconstruction): at most this share of O' may become FP (default 0.5).",
+    ),
+    max_body_bytes: str = MAX_BODY_OPTION,
+    log_level: str = LOG_LEVEL_OPTION,
+    ssl_certfile: str | None = SSL_CERT_OPTION,
+    ssl_keyfile: str | None = SSL_KEY_OPTION,
+) -> None:
+    """Run the correction server CS: hold d_diff per window, split O', find false negatives."""
+    from privad.services.common import TokenRegistry
+    from privad.services.correction import ANALYST_ROLE, create_correction_app
+
+    common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
+                                ssl_certfile, ssl_keyfile)  # fmt: skip
+    registry = TokenRegistry(
+        common.tokens,
+        {ANALYST_ROLE: _secret(analyst_token, "--analyst-token", "PRIVAD_ANALYST_TOKEN")},
+    )
+    app = create_correction_app(
+        common.db,
+        registry,
+        outlier_layer_width=parse_float(outlier_layer_width, "--outlier-layer-width",
+                                        what="a width >= 0"),  # fmt: skip
+        min_gap=parse_float(min_gap, "--min-gap", what="a number >= 0"),
+        max_fp_share=parse_float(max_fp_share, "--max-fp-share", maximum=1.0,
+                                 what="a share in [0, 1]"),  # fmt: skip
+        max_body_bytes=common.max_body_bytes,
+    )
+    common.run(app, "privad correction")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``serve`` group to the ``privad`` command."""
+    app.add_typer(serve_app, name="serve")

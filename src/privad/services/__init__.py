@@ -1,0 +1,21 @@
+"""Network services: privad's protocol parties as real HTTP servers (FastAPI + uvicorn).
+
+The relaxed-DP sensor-stream scheme (:mod:`privad.relaxed`, docs/relaxed.md) runs as three
+roles:
+
+* the analyst A, :func:`~privad.services.analyst.create_analyst_app`
+  (``privad serve analyst``): stores 𝒯' per sensor and window, runs f_outlier, and drives
+  the correction with CS when a sensor closes a window;
+* the correction server CS, :func:`~privad.services.correction.create_correction_app`
+  (``privad serve correction``): holds only d_diff per sensor and window, and w_O;
+* the sensor S, :class:`~privad.services.clients.SensorUploader`
+  (``privad sensor send``): perturbs locally, uploads, closes.
+
+:mod:`privad.services.common` holds what every server shares (app factory, SQLite store,
+token auth, error handling, running uvicorn). The submodules import FastAPI, uvicorn and
+httpx; import them explicitly (``from privad.services.analyst import ...``).
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,472 @@
+"""HTTP clients of the relaxed-DP services, and the sensor's side of the protocol.
+
+* :class:`AnalystClient`, :class:`CorrectionClient`: one method per endpoint (JSON bodies,
+  ``Authorization: Bearer`` token, bounded retries of transient failures). Every upload is
+  idempotent on the server (an identical repeat is acknowledged again, a different one is
+  refused with 409), so retrying after a lost answer is safe.
+* :class:`SensorUploader`: party S over the network. For each window of the stream it
+  perturbs the records locally with :class:`privad.relaxed.Sensor` (steps 1a–1c), charges
+  the window's guarantee to a :class:`privad.accounting.Ledger` if one is given, uploads
+  d_diff to the correction server and 𝒯' to the analyst, then closes the window at the
+  analyst, which runs detection and correction and answers with the corrected outliers.
+* :func:`read_csv_rows`, :func:`iter_windows`: a CSV file or stream cut into windows of
+  records, read incrementally (a live stream on standard input works).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import socket
+import ssl
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import httpx
+import numpy as np
+
+from privad.errors import DataError, ParameterError
+from privad.relaxed.messages import (
+    AnalystToCorrection,
+    AnalystToCorrection2,
+    CorrectionToAnalyst,
+    CorrectionToAnalyst2,
+    SensorToAnalyst,
+    SensorToCorrection,
+)
+from privad.relaxed.parties import Sensor
+from privad.services.common import (
+    Conflict,
+    NotFound,
+    Recorder,
+    ServiceError,
+    UpstreamError,
+    dumps,
+)
+
+__all__ = [
+    "AnalystClient",
+    "CorrectionClient",
+    "SensorUploader",
+    "ServiceClient",
+    "WindowReport",
+    "iter_windows",
+    "read_csv_array",
+    "read_csv_rows",
+]
+
+_RETRY_STATUS = {502, 503, 504}
+
+SOCKET_OPTIONS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+"""TCP_NODELAY: httpx writes a request's headers and body separately; with Nagle's
+algorithm the body then waits for the server's delayed ACK (about 40 ms per request)."""
+
+
+class ServiceClient:
+    """A JSON client of one privad service.
+
+    Parameters
+    ----------
+    base_url:
+        ``http://host:port`` (or ``https://``).
+    token:
+        The bearer secret sent with every request.
+    what:
+        The service's name in error messages (``"analyst"``, ``"correction server"``).
+    timeout:
+        Seconds per request (closing a window runs detection: allow for it).
+    retries:
+        Extra attempts after a connection failure or a 502/503/504 (backoff 0.2 s, 0.4 s,
+        ...). Requests are idempotent on the server, so a retry never stores twice.
+    verify:
+        TLS verification for ``https``: True, False, or a CA bundle path.
+    recorder:
+        Optional ``recorder("response", "METHOD PATH", body)`` for every answer received.
+    transport:
+        An httpx transport (tests).
+    """
+
+    what = "service"
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout: float = 60.0,
+        retries: int = 3,
+        verify: bool | str = True,
+        recorder: Recorder | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        url = str(base_url).strip().rstrip("/")
+        if not url.startswith(("http://", "https://")):
+            raise ParameterError(f"the {self.what} URL must start with http:// or https://, "
+                                 f"got {base_url!r}")  # fmt: skip
+        if not isinstance(token, str) or not token.strip():
+            raise ParameterError(f"a token for the {self.what} is required")
+        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+            raise ParameterError(f"timeout must be a number of seconds > 0, got {timeout!r}")
+        self.base_url = url
+        self.retries = max(0, int(retries))
+        self.recorder = recorder
+        if isinstance(verify, str):  # a CA bundle: httpx wants an SSL context for it
+            try:
+                verify = ssl.create_default_context(cafile=verify)  # type: ignore[assignment]
+            except (OSError, ssl.SSLError) as exc:
+                raise ParameterError(f"cannot load CA bundle {verify!r}: {exc}") from None
+        if transport is None:
+            transport = httpx.HTTPTransport(verify=verify, socket_options=SOCKET_OPTIONS)
+        self._client = httpx.Client(
+            base_url=url,
+            headers={"authorization": f"Bearer {token.strip()}",
+                     "content-type": "application/json"},
+            timeout=timeout,
+            transport=transport,
+        )
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> ServiceClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def request(self, method: str, path: str, body: Any = None,
+                params: dict[str, Any] | None = None) -> tuple[int, Any]:  # fmt: skip
+        """Send one request; return (status, decoded JSON) for 2xx, raise otherwise.
+
+        4xx/5xx raise :class:`~privad.services.common.ServiceError` (404:
+        :class:`NotFound`, 409: :class:`Conflict`) whose ``status_code`` is the server's and
+        whose message is the server's ``detail``; a server that cannot be reached raises
+        :class:`UpstreamError`.
+        """
+        content = None if body is None else dumps(body)
+        attempt = 0
+        while True:
+            try:
+                response = self._client.request(method, path, content=content, params=params)
+            except httpx.TransportError as exc:
+                if attempt < self.retries:
+                    attempt += 1
+                    time.sleep(0.2 * 2 ** (attempt - 1))
+                    continue
+                raise UpstreamError(
+                    f"cannot reach the {self.what} at {self.base_url}: {exc or type(exc).__name__}"
+                ) from None
+            if response.status_code in _RETRY_STATUS and attempt < self.retries:
+                attempt += 1
+                time.sleep(0.2 * 2 ** (attempt - 1))
+                continue
+            break
+        if self.recorder is not None:
+            self.recorder("response", f"{method} {path}", response.content)
+        try:
+            data = response.json() if response.content else None
+        except ValueError:
+            data = None
+        if response.is_success:
+            return response.status_code, data
+        detail = data.get("detail") if isinstance(data, dict) else None
+        detail = detail or response.text[:200] or response.reason_phrase
+        message = f"the {self.what} refused {method} {path} ({response.status_code}): {detail}"
+        cls: type[ServiceError] = {404: NotFound, 409: Conflict}.get(
+            response.status_code, ServiceError
+        )
+        err = cls(message, status_code=response.status_code)
+        err.detail = str(detail)  # type: ignore[attr-defined]
+        raise err
+
+    def health(self) -> dict[str, Any]:
+        """``GET /v1/health``: ``{"status": "ok", "role": ...}``."""
+        return self.request("GET", "/v1/health")[1]
+
+    def windows(self) -> list[dict[str, Any]]:
+        """``GET /v1/windows``: this token's windows and their status (checks the token)."""
+        return self.request("GET", "/v1/windows")[1]["windows"]
+
+
+class AnalystClient(ServiceClient):
+    """The analyst A's endpoints, as a sensor calls them."""
+
+    what = "analyst"
+
+    def put_records(self, window: int, message: SensorToAnalyst) -> bool:
+        """``PUT /v1/windows/{w}/records`` with 𝒯'; True if stored now, False if an
+        identical copy was already stored."""
+        status, _ = self.request("PUT", f"/v1/windows/{int(window)}/records", message.to_dict())
+        return status == 201
+
+    def close_window(self, window: int) -> dict[str, Any]:
+        """``POST /v1/windows/{w}/close``: run detection and correction; the result."""
+        return self.request("POST", f"/v1/windows/{int(window)}/close", {})[1]
+
+    def outliers(self, window: int) -> dict[str, Any]:
+        """``GET /v1/windows/{w}/outliers``: the corrected outliers of a closed window."""
+        return self.request("GET", f"/v1/windows/{int(window)}/outliers")[1]
+
+
+class CorrectionClient(ServiceClient):
+    """The correction server CS's endpoints (the sensor's upload; the analyst's steps 3–5)."""
+
+    what = "correction server"
+
+    def put_differences(self, window: int, message: SensorToCorrection) -> bool:
+        """``PUT /v1/windows/{w}/differences`` with indices and d_diff (sensor token)."""
+        status, _ = self.request(
+            "PUT", f"/v1/windows/{int(window)}/differences", message.to_dict()
+        )
+        return status == 201
+
+    def presumed_outliers(self, sensor: str, window: int, message: AnalystToCorrection,
+                          n: int) -> CorrectionToAnalyst:  # fmt: skip
+        """Step 3 (analyst token): send O', receive d_TP and w_O."""
+        _, data = self.request(
+            "POST", f"/v1/sensors/{sensor}/windows/{int(window)}/presumed-outliers",
+            message.to_dict(), params={"n": int(n)},
+        )
+        return _expect_message(CorrectionToAnalyst, data, self.what)
+
+    def layers(self, sensor: str, window: int, message: AnalystToCorrection2
+               ) -> CorrectionToAnalyst2:  # fmt: skip
+        """Steps 4–5 (analyst token): send I_L2 and I_L3, receive the corrected outliers."""
+        _, data = self.request(
+            "POST", f"/v1/sensors/{sensor}/windows/{int(window)}/layers", message.to_dict()
+        )
+        return _expect_message(CorrectionToAnalyst2, data, self.what)
+
+
+def _expect_message(cls: Any, data: Any, what: str) -> Any:
+    try:
+        return cls.from_dict(data)
+    except (DataError, ParameterError, TypeError) as exc:
+        raise UpstreamError(f"the {what} answered with a malformed {cls.__name__}: {exc}"
+                            ) from None  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# The sensor over the network
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class WindowReport:
+    """What happened to one window.
+
+    Attributes:
+        window: the window number.
+        n: its number of records.
+        outliers: the corrected outliers (record indices within the window), or None when
+            the window was not closed.
+        n_presumed: |O'| (detections on 𝒯' before correction), or None.
+        stored: whether each upload was new (``False``: an identical copy was already there).
+        spend_id: the ledger spend of this window, or None.
+    """
+
+    window: int
+    n: int
+    outliers: np.ndarray | None
+    n_presumed: int | None
+    stored: tuple[bool, bool]
+    spend_id: int | None = None
+
+
+class SensorUploader:
+    """Party S over the network: perturb each window locally, charge it, upload, close.
+
+    Parameters
+    ----------
+    sensor:
+        The configured :class:`privad.relaxed.Sensor` (ε, relaxed sensitivities, scaling,
+        randomness). One sensor object serves all windows in order, so with a seeded
+        ``rng`` the noise equals that of the in-process protocol run window by window.
+    analyst, correction:
+        The clients, each with this sensor's token.
+    ledger:
+        Optional :class:`privad.accounting.Ledger`. Each window's guarantee
+        (``sensor.guarantee()``, which needs ``global_sensitivity``) is spent, before
+        anything of the window leaves the process, in scope ``f"{scope}/window-{w}"``: the
+        windows hold disjoint records, so by parallel composition each window is accounted
+        on its own (one scope per window); a refused spend raises and sends nothing.
+    scope:
+        The base name of the ledger scopes.
+    close:
+        Close each window after uploading (default True); False only uploads.
+    """
+
+    def __init__(
+        self,
+        sensor: Sensor,
+        analyst: AnalystClient,
+        correction: CorrectionClient,
+        *,
+        ledger: Any = None,
+        scope: str = "relaxed-sensor",
+        close: bool = True,
+    ) -> None:
+        if not isinstance(sensor, Sensor):
+            raise ParameterError(f"sensor must be a privad.relaxed.Sensor, got "
+                                 f"{type(sensor).__name__}")  # fmt: skip
+        self.sensor = sensor
+        self.analyst = analyst
+        self.correction = correction
+        self.ledger = ledger
+        self.scope = scope
+        self.close = close
+        self._guarantee = sensor.guarantee() if ledger is not None else None
+
+    def window_scope(self, window: int) -> str:
+        """The ledger scope of a window."""
+        return f"{self.scope}/window-{int(window)}"
+
+    def send_window(self, window: int, data: Any) -> WindowReport:
+        """Perturb one window (n × d, measurement units), charge, upload both parts, close."""
+        window = int(window)
+        if window < 0:
+            raise ParameterError(f"window numbers are >= 0, got {window}")
+        to_analyst, to_correction = self.sensor.perturb(data)
+        n = int(to_analyst.perturbed.shape[0])
+        spend_id = None
+        if self.ledger is not None:
+            spend = self.ledger.spend(
+                self.window_scope(window),
+                self._guarantee,
+                f"relaxed-DP window {window} ({n} records)",
+                metadata={"window": window, "n": n, "analyst": self.analyst.base_url,
+                          "correction": self.correction.base_url},
+            )
+            spend_id = spend.id
+        stored_cs = self.correction.put_differences(window, to_correction)
+        stored_a = self.analyst.put_records(window, to_analyst)
+        outliers = presumed = None
+        if self.close:
+            result = self.analyst.close_window(window)
+            outliers = np.asarray(result["outliers"], dtype=np.int64)
+            presumed = int(result["n_presumed_outliers"])
+        return WindowReport(window, n, outliers, presumed, (stored_cs, stored_a), spend_id)
+
+    def send(self, windows: Iterable[tuple[int, Any]],
+             on_window: Callable[[WindowReport], None] | None = None
+             ) -> list[WindowReport]:  # fmt: skip
+        """:meth:`send_window` for each ``(window, data)`` in order."""
+        reports = []
+        for window, data in windows:
+            report = self.send_window(window, data)
+            if on_window is not None:
+                on_window(report)
+            reports.append(report)
+        return reports
+
+
+# --------------------------------------------------------------------------------------------
+# CSV streams
+# --------------------------------------------------------------------------------------------
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def read_csv_rows(
+    stream: TextIO | Iterable[str],
+    *,
+    columns: Sequence[str] | None = None,
+    source: str = "data",
+) -> Iterator[list[float]]:
+    """Numeric rows of a CSV stream, read line by line.
+
+    The first row is a header if any of its fields is not a number. ``columns`` picks
+    columns by header name or 0-based position (default: every column). Every row must have
+    the same number of fields and finite numbers in the chosen columns; otherwise a
+    :class:`~privad.errors.DataError` names the line.
+    """
+    reader = csv.reader(stream)
+    header: list[str] | None = None
+    picks: list[int] | None = None
+    width: int | None = None
+    for fields in reader:
+        lineno = reader.line_num
+        if not fields or all(not f.strip() for f in fields):
+            continue
+        fields = [f.strip() for f in fields]
+        if width is None:
+            width = len(fields)
+            if not all(_is_number(f) for f in fields):
+                header = fields
+                picks = _pick(columns, header, width, source)
+                continue
+            picks = _pick(columns, None, width, source)
+        if len(fields) != width:
+            raise DataError(f"{source}: line {lineno} has {len(fields)} field(s), expected "
+                            f"{width}")  # fmt: skip
+        assert picks is not None
+        try:
+            row = [float(fields[j]) for j in picks]
+        except ValueError:
+            raise DataError(f"{source}: line {lineno} holds a value that is not a number") from None
+        if not all(math.isfinite(v) for v in row):
+            raise DataError(f"{source}: line {lineno} holds NaN or infinity; only finite "
+                            "values are allowed")  # fmt: skip
+        yield row
+
+
+def _pick(columns: Sequence[str] | None, header: list[str] | None, width: int,
+          source: str) -> list[int]:  # fmt: skip
+    if not columns:
+        return list(range(width))
+    out = []
+    for col in columns:
+        if header is not None and col in header:
+            out.append(header.index(col))
+        elif col.isdigit() and int(col) < width:
+            out.append(int(col))
+        else:
+            names = ", ".join(header) if header else f"positions 0..{width - 1}"
+            raise DataError(f"{source}: no column {col!r} (columns: {names})")
+    return out
+
+
+def iter_windows(rows: Iterable[Sequence[float]], size: int, *, first: int = 0,
+                 partial: bool = True) -> Iterator[tuple[int, np.ndarray]]:  # fmt: skip
+    """Cut rows into windows of ``size`` records: ``(window number, n × d array)``.
+
+    Windows are numbered from ``first``. A final window with fewer than ``size`` records
+    is yielded if ``partial`` (default) and dropped otherwise. A window is yielded as soon
+    as its last row is read.
+    """
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ParameterError(f"window size must be an integer >= 1, got {size!r}")
+    buf: list[Sequence[float]] = []
+    w = int(first)
+    for row in rows:
+        buf.append(row)
+        if len(buf) == size:
+            yield w, np.array(buf, dtype=np.float64)
+            buf = []
+            w += 1
+    if buf and partial:
+        yield w, np.array(buf, dtype=np.float64)
+
+
+def read_csv_array(path_or_text: str, *, columns: Sequence[str] | None = None,
+                   source: str | None = None) -> np.ndarray:  # fmt: skip
+    """A whole CSV file as an n × d array (for historical data)."""
+    label = source or path_or_text
+    try:
+        with open(path_or_text, newline="", encoding="utf-8") as handle:
+            rows = list(read_csv_rows(handle, columns=columns, source=label))
+    except OSError as exc:
+        raise DataError(f"cannot read {label!r}: {exc.strerror}") from None
+    if not rows:
+        raise DataError(f"{label}: no records")
+    return np.array(rows, dtype=np.float64)
+

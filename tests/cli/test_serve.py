@@ -1,0 +1,179 @@
+"""``privad serve``: configuration errors are one line with exit status 2 (nothing is served),
+and a real server process starts, answers, and stops cleanly on SIGTERM.
+
+The commands run through ``privad.cli.main`` on a fresh Typer app that has only the
+``serve`` group, so these tests depend on no other group.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import typer
+
+import privad.cli as cli
+from privad.cli import serve
+
+SECRET = "sensor-secret-0123456789abcdef"
+PEER = "analyst-secret-0123456789abcdef"
+
+SHIM = """
+import sys
+import typer
+import privad.cli as cli
+from privad.cli import serve
+app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False)
+@app.callback()
+def _root() -> None:
+    '''privad (serve group only).'''
+cli.app = app
+cli._register = lambda: serve.register(app)
+cli.main(sys.argv[1:])
+"""
+
+
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """Run ``privad ARGS`` in-process; return (exit status, stdout, stderr)."""
+    app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
+                      pretty_exceptions_enable=False)  # fmt: skip
+
+    @app.callback()
+    def _root() -> None:
+        """privad (serve group only)."""
+
+    monkeypatch.setattr(cli, "app", app)
+    monkeypatch.setattr(cli, "_register", lambda: serve.register(app))
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("PRIVAD_ANALYST_TOKEN", raising=False)
+    monkeypatch.delenv("PRIVAD_CORRECTION_TOKEN", raising=False)
+
+    def _run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+        capsys.readouterr()
+        try:
+            cli.main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return _run
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("privad: error: ") and "Traceback" not in err
+    return lines[0]
+
+
+def test_help_lists_the_servers(run) -> None:
+    code, out, _ = run("serve", "--help")
+    assert code == 0 and "analyst" in out and "correction" in out
+    code, out, _ = run("serve", "analyst", "--help")
+    assert code == 0 and "--correction-url" in out and "--eps" in out
+    code, out, _ = run("serve", "correction", "--help")
+    assert code == 0 and "--outlier-layer-width" in out and "--analyst-token" in out
+
+
+def test_configuration_errors_are_one_line(run, tmp_path: Path) -> None:
+    db = str(tmp_path / "x.sqlite")
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(f"s1={SECRET}\n")
+    cs = ["serve", "correction", "--db", db, "--port", "0", "--outlier-layer-width", "0.5",
+          "--analyst-token", PEER]  # fmt: skip
+    an = ["serve", "analyst", "--db", db, "--port", "0", "--correction-url",
+          "http://127.0.0.1:1", "--correction-token", PEER, "--eps", "0.5",
+          "--min-samples", "5"]  # fmt: skip
+    cases = [
+        (cs, "no sensor tokens"),
+        (cs + ["--token", "s1=short"], "at least 16 characters"),
+        (cs + ["--token", "s1"], "NAME=SECRET"),
+        (cs + ["--tokens", str(tmp_path / "missing.txt")], "cannot read tokens file"),
+        (cs + ["--token", f"s1={SECRET}", "--token", f"s1={SECRET}x"], "given twice"),
+        (cs + ["--token", f"s1={SECRET}", "--port", "70000"], "--port must be"),
+        (cs + ["--token", f"s1={SECRET}", "--max-fp-share", "2"], "--max-fp-share must be"),
+        (cs + ["--token", f"s1={SECRET}", "--outlier-layer-width", "-1"],
+         "--outlier-layer-width must be"),
+        (cs + ["--token", f"s1={SECRET}", "--ssl-certfile", str(tokens)], "go together"),
+        (cs + ["--token", f"s1={SECRET}", "--log-level", "loud"], "--log-level must be"),
+        (cs + ["--token", f"analyst-x={PEER}"], "same secret"),
+        (["serve", "correction", "--db", db, "--token", f"s1={SECRET}",
+          "--outlier-layer-width", "1"], "--analyst-token is required"),
+        (an + ["--tokens", str(tokens), "--eps", "0"], "--eps must be"),
+        (an + ["--tokens", str(tokens), "--min-samples", "0"], "--min-samples must be"),
+        (an + ["--tokens", str(tokens), "--backend", "gpu"], "--backend must be one of"),
+        (an + ["--tokens", str(tokens), "--correction-url", "localhost:8702"],
+         "must start with http"),
+        (an[:-6] + ["--eps", "1", "--min-samples", "2", "--tokens", str(tokens)],
+         "--correction-token is required"),
+    ]
+    for args, words in cases:
+        code, out, err = run(*args)
+        assert code == 2, (args, out, err)
+        assert words in _one_line(err), (words, err)
+
+
+def test_database_of_the_other_role_and_busy_port(run, tmp_path: Path) -> None:
+    from privad.services.correction import CorrectionStore
+
+    db = tmp_path / "cs.sqlite"
+    CorrectionStore(db).close()
+    code, _, err = run("serve", "analyst", "--db", str(db), "--port", "0", "--token",
+                       f"s1={SECRET}", "--correction-url", "http://127.0.0.1:1",
+                       "--correction-token", PEER, "--eps", "1", "--min-samples", "2")
+    assert code == 2 and "correction database, not a analyst one" in _one_line(err)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        code, _, err = run("serve", "correction", "--db", str(db), "--port", str(port),
+                           "--token", f"s1={SECRET}", "--analyst-token", PEER,
+                           "--outlier-layer-width", "1")  # fmt: skip
+    assert code == 2 and "cannot listen on 127.0.0.1:" in _one_line(err)
+
+
+def test_server_process_starts_answers_and_stops_on_sigterm(tmp_path: Path) -> None:
+    db = tmp_path / "cs.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SHIM, "serve", "correction", "--db", str(db), "--port", "0",
+         "--token", f"s1={SECRET}", "--outlier-layer-width", "0.25"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PRIVAD_ANALYST_TOKEN": PEER},
+    )
+    try:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        assert line.startswith("privad correction listening on http://127.0.0.1:"), line
+        url = line.split()[-1]
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                r = httpx.get(url + "/v1/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        assert r.json() == {"status": "ok", "role": "correction"}
+        r = httpx.get(url + "/v1/windows", headers={"authorization": f"Bearer {SECRET}"})
+        assert r.status_code == 200 and r.json() == {"sensor": "s1", "windows": []}
+        r = httpx.get(url + "/v1/windows", headers={"authorization": f"Bearer {PEER}"})
+        assert r.status_code == 403  # the env var set the analyst's token
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    # uvicorn shuts down gracefully, then re-raises the signal (the conventional exit status)
+    assert proc.returncode in (0, -signal.SIGTERM), err
+    assert "Traceback" not in err
+    assert db.exists()

@@ -1,0 +1,288 @@
+"""Fixtures for the relaxed-DP services: servers on loopback, tokens, ring data, the CLI.
+
+Servers run either as uvicorn threads in this process (:class:`ThreadedServer`, fast) or as
+``privad serve ...`` subprocesses (the end-to-end and restart tests), always on 127.0.0.1
+with a free port and a temporary SQLite file.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+import typer
+
+import privad.cli as cli
+from privad.cli import sensor as sensor_cli
+from privad.cli import serve as serve_cli
+from privad.datasets import make_sensor_ring
+from privad.relaxed import (
+    DBSCANDetector,
+    Sensor,
+    dbscan_parameters,
+    estimate_outlier_layer_width,
+    relaxed_sensitivity,
+)
+from privad.services.analyst import create_analyst_app
+from privad.services.common import ThreadedServer, TokenRegistry
+from privad.services.correction import create_correction_app
+
+ANALYST_SECRET = "analyst-peer-secret-0123456789"
+SENSOR_SECRETS = {f"s{i}": f"sensor-{i}-secret-abcdefghijklmnop" for i in range(8)}
+WINDOW = 2000
+N_WINDOWS = 3
+
+# Runs 'privad' with only the serve and sensor groups (privad.cli.__init__ is wired by the
+# package owner; these tests must not depend on that).
+SHIM = """
+import sys
+import typer
+import privad.cli as cli
+from privad.cli import sensor, serve
+app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False)
+@app.callback()
+def _root() -> None:
+    '''privad (serve and sensor groups).'''
+cli.app = app
+cli._register = lambda: (serve.register(app), sensor.register(app))
+cli.main(sys.argv[1:])
+"""
+
+
+@dataclass(frozen=True)
+class Ring:
+    """A small sensor ring stream (3 windows) with its public parameters from history."""
+
+    data: np.ndarray
+    history: np.ndarray
+    rs: np.ndarray
+    eps: float
+    min_samples: int
+    w_o: float
+
+    def detector(self) -> DBSCANDetector:
+        return DBSCANDetector(self.eps, self.min_samples)
+
+    def window(self, w: int) -> np.ndarray:
+        return self.data[w * WINDOW:(w + 1) * WINDOW]
+
+
+@pytest.fixture(scope="session")
+def ring() -> Ring:
+    data = make_sensor_ring(N_WINDOWS * WINDOW, separation=120, rng=0).X
+    history = make_sensor_ring(WINDOW, separation=120, rng=1).X
+    rs = relaxed_sensitivity(history, 10)
+    Hs = Sensor(1.0, rs).scale(history)
+    eps, ms = dbscan_parameters(Hs, 10)
+    w_o = estimate_outlier_layer_width(Hs, DBSCANDetector(eps, ms)(Hs))
+    return Ring(data, history, rs, eps, ms, w_o)
+
+
+def sensor_registry(with_analyst: bool) -> TokenRegistry:
+    return TokenRegistry(
+        list(SENSOR_SECRETS.items()), {"analyst": ANALYST_SECRET} if with_analyst else None
+    )
+
+
+class Servers:
+    """Start/stop threaded servers; everything started is stopped at teardown."""
+
+    def __init__(self, tmp_path: Path, ring: Ring) -> None:
+        self.tmp_path = tmp_path
+        self.ring = ring
+        self.started: list[ThreadedServer] = []
+
+    def correction(self, *, db: str = "cs.sqlite", recorder: Any = None,
+                   **kwargs: Any) -> ThreadedServer:  # fmt: skip
+        kwargs.setdefault("outlier_layer_width", self.ring.w_o)
+        app = create_correction_app(self.tmp_path / db, sensor_registry(True),
+                                    recorder=recorder, **kwargs)  # fmt: skip
+        return self._start(app)
+
+    def analyst(self, correction_url: str, *, db: str = "analyst.sqlite", recorder: Any = None,
+                **kwargs: Any) -> ThreadedServer:  # fmt: skip
+        kwargs.setdefault("detector", self.ring.detector())
+        kwargs.setdefault("correction_token", ANALYST_SECRET)
+        app = create_analyst_app(self.tmp_path / db, sensor_registry(False),
+                                 correction_url=correction_url, recorder=recorder,
+                                 **kwargs)  # fmt: skip
+        return self._start(app)
+
+    def pair(self, **kwargs: Any) -> tuple[ThreadedServer, ThreadedServer]:
+        cs = self.correction(recorder=kwargs.get("cs_recorder"))
+        a = self.analyst(cs.url, recorder=kwargs.get("analyst_recorder"))
+        return a, cs
+
+    def _start(self, app: Any) -> ThreadedServer:
+        srv = ThreadedServer(app).start()
+        self.started.append(srv)
+        return srv
+
+    def stop(self, srv: ThreadedServer) -> None:
+        srv.stop()
+        if srv in self.started:
+            self.started.remove(srv)
+
+    def close(self) -> None:
+        for srv in self.started:  # all at once: each shutdown takes a few 0.1 s ticks
+            srv.request_stop()
+        for srv in reversed(self.started):
+            srv.stop()
+
+
+@pytest.fixture
+def servers(tmp_path: Path, ring: Ring) -> Iterator[Servers]:
+    s = Servers(tmp_path, ring)
+    yield s
+    s.close()
+
+
+def headers(name: str = "s0") -> dict[str, str]:
+    secret = ANALYST_SECRET if name == "analyst" else SENSOR_SECRETS[name]
+    return {"authorization": f"Bearer {secret}"}
+
+
+@pytest.fixture
+def auth() -> Callable[[str], dict[str, str]]:
+    """``auth("s0")``: the Authorization header of a sensor (or ``"analyst"``)."""
+    return headers
+
+
+class Process:
+    """A ``privad serve ...`` subprocess; ``url`` is read from its 'listening on' line."""
+
+    def __init__(self, args: list[str], log: Path) -> None:
+        self.log = log
+        self._err = open(log, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", SHIM, *args], stdout=subprocess.PIPE, stderr=self._err,
+            env={**os.environ, "COLUMNS": "200"},
+        )
+        self.url = self._read_url(timeout=30.0)
+
+    def _read_url(self, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        assert self.proc.stdout is not None
+        buf = b""
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.proc.stdout], [], [], 0.1)
+            if ready:
+                chunk = os.read(self.proc.stdout.fileno(), 4096)
+                if not chunk:
+                    break
+                buf += chunk
+                if b"\n" in buf:
+                    line = buf.split(b"\n", 1)[0].decode()
+                    assert " listening on " in line, line
+                    url = line.rsplit(" ", 1)[1]
+                    self._wait_ready(url, deadline)
+                    return url
+            elif self.proc.poll() is not None:
+                break
+        self.stop()
+        raise RuntimeError(f"server did not start: {self.log.read_text()[-2000:]}")
+
+    def _wait_ready(self, url: str, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(url + "/v1/health", timeout=1.0).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"{url} not healthy")
+
+    def kill(self) -> None:
+        """SIGKILL: no graceful shutdown (what was acknowledged must be on disk)."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+        self._err.close()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self._err.close()
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[Callable[..., Process]]:
+    """``spawn("serve", "analyst", ...)``: a privad subprocess, stopped at teardown."""
+    procs: list[Process] = []
+
+    def _spawn(*args: str) -> Process:
+        p = Process(list(args), tmp_path / f"server-{len(procs)}.log")
+        procs.append(p)
+        return p
+
+    yield _spawn
+    for p in procs:
+        p.stop()
+
+
+@pytest.fixture
+def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+            ) -> Callable[..., tuple[int, str, str]]:  # fmt: skip
+    """Run ``privad ARGS`` in-process (serve and sensor groups only): (status, out, err)."""
+    app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
+                      pretty_exceptions_enable=False)  # fmt: skip
+
+    @app.callback()
+    def _root() -> None:
+        """privad (serve and sensor groups)."""
+
+    monkeypatch.setattr(cli, "app", app)
+    monkeypatch.setattr(cli, "_register",
+                        lambda: (serve_cli.register(app), sensor_cli.register(app)))  # fmt: skip
+    monkeypatch.setenv("COLUMNS", "200")
+
+    def _run(*args: str, stdin: str = "") -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        capsys.readouterr()
+        try:
+            cli.main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return _run
+
+
+def write_csv(path: Path, X: np.ndarray, header: str = "x1,x2") -> Path:
+    """X as a CSV with a header; values written with repr precision."""
+    lines = [header] + [",".join(repr(float(v)) for v in row) for row in X]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def to_csv() -> Callable[..., Path]:
+    """``to_csv(path, X, header="x1,x2")``: write X as a CSV file."""
+    return write_csv
+
+
+@pytest.fixture
+def secrets() -> dict[str, str]:
+    """The sensors' secrets by name, plus ``"analyst"``: the analyst's at the CS."""
+    return {**SENSOR_SECRETS, "analyst": ANALYST_SECRET}

@@ -1,0 +1,112 @@
+"""End to end through the command line: ``privad serve correction``, ``privad serve analyst``
+(real subprocesses on loopback) and ``privad sensor send/result`` on a 3-window sensor ring;
+the corrected outliers equal those of the in-process :func:`privad.relaxed.run_protocol`
+for the same seed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from privad.accounting import Ledger
+from privad.noise import Randomness
+from privad.relaxed import Analyst, CorrectionServer, Sensor, run_protocol
+
+
+def test_cli_end_to_end_matches_in_process_protocol(
+    tmp_path: Path, ring, spawn, run_cli, to_csv, secrets
+) -> None:
+    data = to_csv(tmp_path / "ring.csv", ring.data)
+    history = to_csv(tmp_path / "history.csv", ring.history)
+
+    # public parameters from history, as an operator would fix them
+    code, out, err = run_cli("sensor", "calibrate", str(history), "--p-o", "10",
+                             "--format", "json")  # fmt: skip
+    assert code == 0, err
+    params = json.loads(out)
+    assert params["eps"] == ring.eps and params["min_samples"] == ring.min_samples
+    assert params["outlier_layer_width"] == ring.w_o
+    assert params["relaxed_sensitivity"] == ring.rs.tolist()
+
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(f"# sensors\ns0={secrets['s0']}\ns1={secrets['s1']}\n")
+    cs = spawn("serve", "correction", "--db", str(tmp_path / "cs.sqlite"), "--port", "0",
+               "--tokens", str(tokens), "--analyst-token", secrets["analyst"],
+               "--outlier-layer-width", repr(params["outlier_layer_width"]))  # fmt: skip
+    analyst = spawn("serve", "analyst", "--db", str(tmp_path / "a.sqlite"), "--port", "0",
+                    "--tokens", str(tokens), "--correction-url", cs.url,
+                    "--correction-token", secrets["analyst"], "--eps", repr(params["eps"]),
+                    "--min-samples", str(params["min_samples"]))  # fmt: skip
+
+    ledger = tmp_path / "ledger.sqlite"
+    code, out, err = run_cli(
+        "sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
+        "--token", secrets["s0"], "--epsilon", "1", "--window", "2000",
+        "--history", str(history), "--p-o", "10", "--seed", "7",
+        "--ledger", str(ledger), "--global-sensitivity", "400",
+    )
+    assert code == 0, err
+    assert "sent 3 window(s), 6000 record(s)" in out
+    assert "--seed makes the noise reproducible" in err
+
+    code, out, err = run_cli("sensor", "result", "--analyst", analyst.url,
+                             "--token", secrets["s0"], "--format", "json")  # fmt: skip
+    assert code == 0, err
+    results = json.loads(out)
+    assert [r["window"] for r in results] == [0, 1, 2]
+
+    # the same protocol in-process, same seed, window by window
+    sensor = Sensor(1.0, ring.rs, rng=Randomness(7))
+    for w, got in enumerate(results):
+        run = run_protocol(ring.window(w), sensor, Analyst(ring.detector()),
+                           CorrectionServer(ring.w_o))  # fmt: skip
+        assert got["outliers"] == run.outliers.tolist()
+        assert got["presumed_outliers"] == run.presumed_outliers.tolist()
+        assert got["n"] == 2000
+
+    # CSV output of one window
+    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
+                           secrets["s0"], "--window", "1")  # fmt: skip
+    lines = out.strip().splitlines()
+    assert lines[0] == "window,index"
+    assert [int(x.split(",")[1]) for x in lines[1:]] == results[1]["outliers"]
+
+    # per-window privacy: one spend per window, each in its own scope (parallel composition)
+    with Ledger(ledger, create=False) as book:
+        spends = book.history()
+    assert [s.scope for s in spends] == [f"relaxed-sensor/window-{w}" for w in range(3)]
+    g = Sensor(1.0, ring.rs, global_sensitivity=400).guarantee()
+    for s in spends:
+        assert s.guarantee.notion == "relaxed-dp"
+        assert s.epsilon == pytest.approx(2.0)  # record unit: d·ε with d = 2
+        assert s.epsilon_outlier == pytest.approx(g.epsilon_outlier)
+
+    # sending the stream again is refused: by the ledger first (one release per window)
+    code, _, err = run_cli(
+        "sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
+        "--token", secrets["s0"], "--epsilon", "1", "--window", "2000",
+        "--history", str(history), "--ledger", str(ledger), "--global-sensitivity", "400",
+    )
+    assert code == 2 and "exceed the budget" in err
+    # ... and by the servers without a ledger (a second noisy copy of the same window)
+    code, _, err = run_cli(
+        "sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
+        "--token", secrets["s0"], "--epsilon", "1", "--window", "2000",
+        "--history", str(history),
+    )
+    assert code == 2 and "(409)" in err and "--first-window 3" in err
+    # another sensor's stream is independent of s0's windows
+    code, out, err = run_cli(
+        "sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
+        "--token", secrets["s1"], "--epsilon", "1", "--window", "3000", "--quiet",
+        "--relaxed-sensitivity", ",".join(repr(v) for v in ring.rs.tolist()),
+    )
+    assert code == 0, err
+    assert out == ""
+    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
+                           secrets["s1"], "--format", "json")  # fmt: skip
+    assert [r["n"] for r in json.loads(out)] == [3000, 3000]
+    assert np.all(np.diff([r["window"] for r in json.loads(out)]) == 1)

@@ -1,0 +1,128 @@
+"""``privad sensor send/result`` against threaded servers: a stream on standard input, and
+one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from privad.noise import Randomness
+from privad.relaxed import Analyst, CorrectionServer, Sensor, run_protocol
+
+
+def _csv(X) -> str:  # type: ignore[no-untyped-def]
+    return "x1,x2\n" + "".join(f"{a!r},{b!r}\n" for a, b in X.tolist())
+
+
+def _one_error_line(err: str) -> str:
+    lines = [x for x in err.strip().splitlines() if not x.startswith("privad: warning")]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("privad: error: ") and "Traceback" not in err
+    return lines[0]
+
+
+def test_stream_on_stdin_matches_in_process_protocol(servers, ring, run_cli, secrets) -> None:
+    analyst, cs = servers.pair()
+    X = ring.data[:1300]
+    rs = ",".join(repr(v) for v in ring.rs.tolist())
+    code, out, err = run_cli(
+        "sensor", "send", "-", "--analyst", analyst.url, "--correction", cs.url,
+        "--token", secrets["s2"], "--epsilon", "0.5", "--window", "500", "--first-window", "4",
+        "--relaxed-sensitivity", rs, "--seed", "21", stdin=_csv(X),
+    )
+    assert code == 0, err
+    assert out.count("record(s) sent") == 3 and "(windows 4..6)" in out
+    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
+                           secrets["s2"], "--format", "json")  # fmt: skip
+    got = json.loads(out)
+    assert [(r["window"], r["n"]) for r in got] == [(4, 500), (5, 500), (6, 300)]
+    sensor = Sensor(0.5, ring.rs, rng=Randomness(21))
+    for r, lo in zip(got, (0, 500, 1000), strict=True):
+        run = run_protocol(X[lo:lo + 500], sensor, Analyst(ring.detector()),
+                           CorrectionServer(ring.w_o))  # fmt: skip
+        assert r["outliers"] == run.outliers.tolist()
+
+
+def test_no_close_and_partial_drop(servers, ring, run_cli, secrets) -> None:
+    analyst, cs = servers.pair()
+    rs = ",".join(repr(v) for v in ring.rs.tolist())
+    code, out, err = run_cli(
+        "sensor", "send", "-", "--analyst", analyst.url, "--correction", cs.url,
+        "--token", secrets["s3"], "--epsilon", "1", "--window", "400", "--no-close",
+        "--partial", "drop", "--relaxed-sensitivity", rs, stdin=_csv(ring.data[:1000]),
+    )
+    assert code == 0, err
+    assert "window 1: 400 record(s) uploaded" in out and "window 2" not in out
+    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
+                           secrets["s3"])  # fmt: skip
+    assert out == "window,index\n"  # nothing closed yet
+    code, _, err = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
+                           secrets["s3"], "--window", "0")  # fmt: skip
+    assert code == 2 and "not closed yet" in _one_error_line(err)
+    for _ in range(2):  # closing is idempotent
+        code, out, err = run_cli("sensor", "close", "--analyst", analyst.url, "--token",
+                                 secrets["s3"], "--window", "0")  # fmt: skip
+        assert code == 0 and out.startswith("window 0: 400 record(s); "), err
+    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
+                           secrets["s3"], "--format", "json")  # fmt: skip
+    assert [r["window"] for r in json.loads(out)] == [0]
+    code, _, err = run_cli("sensor", "close", "--analyst", analyst.url, "--token",
+                           secrets["s3"], "--window", "7")  # fmt: skip
+    assert code == 2 and "(404)" in _one_error_line(err)
+
+
+def test_sensor_errors_are_one_line(servers, ring, run_cli, secrets, tmp_path: Path,
+                                    monkeypatch) -> None:  # fmt: skip
+    analyst, cs = servers.pair()
+    data = tmp_path / "d.csv"
+    data.write_text(_csv(ring.data[:50]))
+    base = ["sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
+            "--epsilon", "1", "--window", "10", "--retries", "0"]  # fmt: skip
+    monkeypatch.delenv("PRIVAD_SENSOR_TOKEN", raising=False)
+    cases = [
+        (base, "--token is required"),
+        (base + ["--token", "wrong-secret-0123456789abcdef"], "(401): unknown token"),
+        (base + ["--token", secrets["s0"], "--ledger", str(tmp_path / "l.sqlite")],
+         "--ledger needs --global-sensitivity"),
+        (base + ["--token", secrets["s0"], "--history", str(data), "--relaxed-sensitivity",
+                 "1,1"], "not both"),
+        (base + ["--token", secrets["s0"], "--epsilon", "-1"], "--epsilon must be"),
+        (base + ["--token", secrets["s0"], "--window", "0"], "--window must be"),
+        (base + ["--token", secrets["s0"], "--scaling", "log"], "--scaling must be one of"),
+        (base + ["--token", secrets["s0"], "--relaxed-sensitivity", "1,1,1"],
+         "3 relaxed sensitivities"),
+        (["sensor", "send", str(tmp_path / "none.csv")] + base[3:] + ["--token", secrets["s0"]],
+         "no such file"),
+        (["sensor", "send", str(data), "--analyst", "http://127.0.0.1:9", "--correction",
+          cs.url, "--epsilon", "1", "--window", "10", "--retries", "0", "--token",
+          secrets["s0"]], "cannot reach the analyst"),
+        (["sensor", "send", str(data), "--analyst", "ftp://x", "--correction", cs.url,
+          "--epsilon", "1", "--window", "10", "--token", secrets["s0"]], "must start with"),
+    ]
+    for args, words in cases:
+        code, out, err = run_cli(*args)
+        assert code == 2, (args, out, err)
+        assert words in _one_error_line(err), (words, err)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("x1,x2\n")
+    code, _, err = run_cli("sensor", "send", str(empty), *base[3:], "--token", secrets["s0"])
+    assert code == 2 and "no records" in _one_error_line(err)
+    # nothing was stored by any of these
+    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
+                           secrets["s0"], "--format", "json")  # fmt: skip
+    assert json.loads(out) == []
+
+
+def test_calibrate_formats(ring, run_cli, to_csv, tmp_path: Path) -> None:
+    history = to_csv(tmp_path / "h.csv", ring.history)
+    code, out, err = run_cli("sensor", "calibrate", str(history), "--format", "env")
+    assert code == 0, err
+    env = dict(line.split("=", 1) for line in out.strip().splitlines())
+    assert float(env["PRIVAD_EPS"]) == ring.eps
+    assert int(env["PRIVAD_MIN_SAMPLES"]) == ring.min_samples
+    assert float(env["PRIVAD_W_O"]) == ring.w_o
+    assert [float(v) for v in env["PRIVAD_RELAXED_SENSITIVITY"].split(",")] == ring.rs.tolist()
+    code, out, _ = run_cli("sensor", "calibrate", str(history))
+    assert code == 0 and "w_O (correction --outlier-layer-width)" in out
+    code, _, err = run_cli("sensor", "calibrate", str(history), "--p-o", "100")
+    assert code == 2 and "--p-o must be" in _one_error_line(err)
