@@ -22,7 +22,9 @@ from privad.validation import (
 )
 
 finite = st.floats(allow_nan=False, allow_infinity=False)
-anything = st.one_of(st.none(), st.text(max_size=5), st.booleans(), st.lists(st.integers(), max_size=2))
+anything = st.one_of(
+    st.none(), st.text(max_size=5), st.booleans(), st.lists(st.integers(), max_size=2)
+)
 
 
 @given(finite)
@@ -36,7 +38,8 @@ def test_epsilon_accepts_exactly_the_positive_reals(value):
 
 @given(st.sampled_from([math.nan, math.inf, -math.inf]))
 def test_nonfinite_parameters_are_refused(value):
-    for check in (check_epsilon, lambda v: check_positive(v, "r"), lambda v: check_nonnegative(v, "r")):
+    checks = (check_epsilon, lambda v: check_positive(v, "r"), lambda v: check_nonnegative(v, "r"))
+    for check in checks:
         with pytest.raises(ParameterError, match="finite"):
             check(value)
 

@@ -60,7 +60,9 @@ def check_probability(
     return value
 
 
-def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+def check_int(
+    value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
     """An integer in [minimum, maximum] (either bound may be omitted)."""
     if isinstance(value, bool):
         raise ParameterError(f"{name} must be an integer, got {value!r}")
@@ -104,7 +106,9 @@ def check_array(
     except (TypeError, ValueError) as exc:
         raise DataError(f"{name} must be numeric, could not convert: {exc}") from None
     if arr.ndim != ndim:
-        hint = " (reshape a single feature with X.reshape(-1, 1))" if ndim == 2 and arr.ndim == 1 else ""
+        hint = ""
+        if ndim == 2 and arr.ndim == 1:
+            hint = " (reshape a single feature with X.reshape(-1, 1))"
         raise DataError(f"{name} must be a {ndim}-D array, got shape {arr.shape}{hint}")
     if arr.shape[0] < min_rows:
         raise DataError(f"{name} must have at least {min_rows} row(s), got {arr.shape[0]}")
@@ -112,5 +116,7 @@ def check_array(
         raise DataError(f"{name} must have at least one column, got shape {arr.shape}")
     if not allow_nonfinite and not np.isfinite(arr).all():
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
-        raise DataError(f"{name} contains {bad} NaN or infinite value(s); only finite values are allowed")
+        raise DataError(
+            f"{name} contains {bad} NaN or infinite value(s); only finite values are allowed"
+        )
     return arr
