@@ -34,7 +34,7 @@ def _root() -> None:
 
 def _register() -> None:
     # Imported here so that 'privad --help' lists every group; each module owns one group.
-    from privad.cli import budget, datasets, demo, reproduce, sensor, serve, sp
+    from privad.cli import budget, datasets, demo, reproduce, search, sensor, serve, sp
 
     demo.register(app)
     datasets.register(app)
@@ -43,6 +43,7 @@ def _register() -> None:
     reproduce.register(app)
     serve.register(app)
     sensor.register(app)
+    search.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,6 +3,8 @@
 * ``privad serve analyst``: the relaxed-DP analyst A (:mod:`privad.services.analyst`).
 * ``privad serve correction``: the relaxed-DP correction server CS
   (:mod:`privad.services.correction`).
+* ``privad serve oracle``: the noisy group oracle of the DP noisy binary search
+  (:mod:`privad.services.oracle`), searched with ``privad search run --oracle URL``.
 
 Each server prints one line ``NAME listening on URL`` once its socket is bound (``--port 0``
 picks a free port), then serves until SIGINT/SIGTERM; requests in flight finish first and
@@ -52,7 +54,9 @@ serve_app = typer.Typer(
     help=(
         "Run a protocol party as an HTTP server (JSON over HTTP, SQLite storage, token auth).\n\n"
         "Relaxed-DP sensor streams: 'privad serve correction' and 'privad serve analyst', fed "
-        "by 'privad sensor send'. See docs/relaxed.md."
+        "by 'privad sensor send'. See docs/relaxed.md.\n\n"
+        "DP noisy binary search: 'privad serve oracle', searched by 'privad search run'. See "
+        "docs/search.md."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -376,6 +380,105 @@ def correction(
         max_body_bytes=common.max_body_bytes,
     )
     common.run(app, "privad correction")
+
+
+# --------------------------------------------------------------------------------------------
+# privad serve oracle
+# --------------------------------------------------------------------------------------------
+
+
+def _oracle_options() -> dict[str, Any]:
+    from privad.cli import search as search_cli
+
+    return {
+        "column": search_cli.COLUMN_OPTION,
+        "labels_column": search_cli.LABELS_OPTION,
+        "derive": search_cli.DERIVE_OPTION,
+        "t_low": search_cli.T_LOW_OPTION,
+        "t_high": search_cli.T_HIGH_OPTION,
+        "data_help": search_cli.DATA_HELP,
+        "kind_help": search_cli.KIND_HELP,
+    }
+
+
+_ORACLE = _oracle_options()
+
+
+@serve_app.command("oracle")
+def oracle(
+    data: str = typer.Argument(..., metavar="DATA", help=_ORACLE["data_help"]),
+    db: str = typer.Option(
+        ..., "--db", metavar="PATH",
+        help="The oracle's privacy ledger (a privad ledger SQLite file, created if missing; "
+        "see 'privad budget show --ledger PATH'). Spent budget survives restarts.",
+    ),
+    epsilon: str = typer.Option(..., "--epsilon", metavar="E", help="ε per answer, > 0."),
+    budget: str = typer.Option(
+        ..., "--budget", metavar="B",
+        help="Total ε of the scope: queries past it are refused (429). Set in the ledger if "
+        "the scope has none or another total (never below what was spent).",
+    ),
+    kind: str = typer.Option("laplace", "--kind", metavar="K", help=_ORACLE["kind_help"]),
+    column: str | None = _ORACLE["column"],
+    labels_column: str | None = _ORACLE["labels_column"],
+    derive_thresholds: bool = _ORACLE["derive"],
+    t_low: str | None = _ORACLE["t_low"],
+    t_high: str | None = _ORACLE["t_high"],
+    scope: str | None = typer.Option(
+        None, "--scope", metavar="NAME",
+        help="The ledger scope answers are charged to (default: oracle/<data name>).",
+    ),
+    seed: str | None = typer.Option(
+        None, "--seed", metavar="S",
+        help="Seed of the oracle's noise, for tests only (anyone who knows it can remove the "
+        "noise). Default: OS entropy.",
+    ),
+    max_orders: str = typer.Option(
+        "64", "--max-orders", metavar="N", help="Stored query orders kept in memory (64)."
+    ),
+    host: str = HOST_OPTION,
+    port: str = port_option(8703),
+    tokens: str | None = TOKENS_OPTION,
+    token: list[str] | None = TOKEN_OPTION,
+    max_body_bytes: str = MAX_BODY_OPTION,
+    log_level: str = LOG_LEVEL_OPTION,
+    ssl_certfile: str | None = SSL_CERT_OPTION,
+    ssl_keyfile: str | None = SSL_KEY_OPTION,
+) -> None:
+    """Hold the values and answer only noisy group queries, within a privacy budget."""
+    import sys
+
+    from privad.cli.search import load_series, parse_kind, resolve_thresholds
+    from privad.services.common import TokenRegistry
+    from privad.services.oracle import create_oracle_app
+
+    common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
+                                ssl_certfile, ssl_keyfile)  # fmt: skip
+    eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0 (e.g. 1)")
+    total = parse_float(budget, "--budget", strict=True, what="a finite number > 0 (e.g. 100)")
+    kind_v = parse_kind(kind)
+    seed_v = None if seed is None else parse_int(seed, "--seed", minimum=0,
+                                                 what="an integer >= 0")  # fmt: skip
+    orders = parse_int(max_orders, "--max-orders", minimum=1, what="an integer >= 1")
+    if scope is not None and not scope.strip():
+        raise ParameterError("--scope must be a non-empty name")
+    series = load_series(data, column=column, labels_column=labels_column)
+    lo, hi, how = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
+    notes = [f"{series.name}: {series.values.size} values, t_l = {lo:.6g}, t_h = {hi:.6g} "
+             f"({how}); {kind_v} oracle, ε = {eps:g} per answer"]  # fmt: skip
+    above = int((series.values >= hi).sum())
+    if above != 1:  # the operator holds the data; this line is for them only
+        notes.append(f"note: {above} values are >= t_h; the search assumes exactly one anomaly "
+                     "(several: search disjoint groups, section 7, privad.search.multiple)")
+    app = create_oracle_app(
+        common.db, TokenRegistry(common.tokens),
+        values=series.values, t_low=lo, t_high=hi, epsilon=eps, budget=total, kind=kind_v,
+        scope=scope.strip() if scope is not None else f"oracle/{series.name}",
+        rng=seed_v, max_orders=orders, max_body_bytes=common.max_body_bytes, notes=notes,
+    )
+    for line in notes:  # stdout's first line stays "privad oracle listening on URL"
+        print(f"privad oracle: {line}", file=sys.stderr, flush=True)
+    common.run(app, "privad oracle")
 
 
 def register(app: typer.Typer) -> None:

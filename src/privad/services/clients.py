@@ -11,6 +11,9 @@
   analyst, which runs detection and correction and answers with the corrected outliers.
 * :func:`read_csv_rows`, :func:`iter_windows`: a CSV file or stream cut into windows of
   records, read incrementally (a live stream on standard input works).
+* :class:`OracleClient`, :class:`RemoteOracle`: the noisy group oracle of the DP noisy
+  binary search (``privad serve oracle``); a :class:`RemoteOracle` is a
+  :class:`privad.search.Oracle`, so :func:`privad.search.search` runs against the server.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from typing import Any, TextIO
 import httpx
 import numpy as np
 
-from privad.errors import DataError, ParameterError
+from privad.errors import BudgetExceededError, DataError, ParameterError
+from privad.noise import RandomnessLike
 from privad.relaxed.messages import (
     AnalystToCorrection,
     AnalystToCorrection2,
@@ -37,6 +41,13 @@ from privad.relaxed.messages import (
     SensorToCorrection,
 )
 from privad.relaxed.parties import Sensor
+from privad.search import (
+    AnswerModel,
+    Oracle,
+    PrefixGroup,
+    model_from_description,
+    resolve_group,
+)
 from privad.services.common import (
     Conflict,
     NotFound,
@@ -45,10 +56,13 @@ from privad.services.common import (
     UpstreamError,
     dumps,
 )
+from privad.validation import check_int
 
 __all__ = [
     "AnalystClient",
     "CorrectionClient",
+    "OracleClient",
+    "RemoteOracle",
     "SensorUploader",
     "ServiceClient",
     "WindowReport",
@@ -470,3 +484,171 @@ def read_csv_array(path_or_text: str, *, columns: Sequence[str] | None = None,
         raise DataError(f"{label}: no records")
     return np.array(rows, dtype=np.float64)
 
+
+
+# --------------------------------------------------------------------------------------------
+# The noisy group oracle of the DP noisy binary search (privad serve oracle)
+# --------------------------------------------------------------------------------------------
+
+
+class OracleClient(ServiceClient):
+    """The oracle server's endpoints (:mod:`privad.services.oracle`), one method each.
+
+    A refused query because the oracle's budget is spent (429) raises
+    :class:`~privad.errors.BudgetExceededError` with the server's message.
+    """
+
+    what = "oracle"
+
+    def request(self, method: str, path: str, body: Any = None,
+                params: dict[str, Any] | None = None) -> tuple[int, Any]:  # fmt: skip
+        try:
+            return super().request(method, path, body, params)
+        except ServiceError as exc:
+            if exc.status_code == 429:
+                raise BudgetExceededError(str(exc)) from None
+            raise
+
+    def model(self) -> dict[str, Any]:
+        """``GET /v1/model``: n_items, kind, ε, thresholds, answer model, guarantee, budget."""
+        return self.request("GET", "/v1/model")[1]
+
+    def budget(self) -> dict[str, Any]:
+        """``GET /v1/budget``: total, spent, remaining ε and queries left."""
+        return self.request("GET", "/v1/budget")[1]
+
+    def store_order(self, permutation: Sequence[int] | np.ndarray) -> str:
+        """``POST /v1/orders``: store a query order (a permutation of 0..n-1); its id."""
+        perm = np.asarray(permutation, dtype=np.int64).tolist()
+        return str(self.request("POST", "/v1/orders", {"permutation": perm})[1]["order"])
+
+    def query_indices(self, indices: Sequence[int] | np.ndarray) -> dict[str, Any]:
+        """``POST /v1/query`` with Q as item indices: the answer and the budget after it."""
+        idx = np.asarray(indices, dtype=np.int64).tolist()
+        return self.request("POST", "/v1/query", {"indices": idx})[1]
+
+    def query_prefix(self, order: str, size: int, complement: bool = False) -> dict[str, Any]:
+        """``POST /v1/query`` with Q = the first ``size`` items of a stored order."""
+        body = {"order": order, "size": int(size), "complement": bool(complement)}
+        return self.request("POST", "/v1/query", body)[1]
+
+
+class RemoteOracle(Oracle):
+    """A :class:`privad.search.Oracle` whose data live on an oracle server.
+
+    The answer model is rebuilt from the server's public description
+    (:func:`privad.search.model_from_description`), so :func:`privad.search.search` runs
+    against it unchanged. :meth:`query` sends the group: a
+    :class:`~privad.search.PrefixGroup` as (order id, size, complement) after storing its
+    order once (and again if the server answers 404, e.g. after a restart); a mask or an
+    index array as indices. The server charges each answer to its own ledger and refuses
+    queries past its budget (:class:`~privad.errors.BudgetExceededError`); the
+    searcher's own accounting, if any, is separate (``search(ledger=...)``).
+
+    Parameters
+    ----------
+    base_url, token:
+        The server (``http://host:port``) and a token it accepts.
+    timeout, retries, verify, recorder, transport:
+        As for :class:`ServiceClient`. A query retried after a lost answer is charged
+        again by the server (never less than what was released).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout: float = 60.0,
+        retries: int = 3,
+        verify: bool | str = True,
+        recorder: Recorder | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.client = OracleClient(base_url, token, timeout=timeout, retries=retries,
+                                   verify=verify, recorder=recorder,
+                                   transport=transport)  # fmt: skip
+        try:
+            info = self.client.model()
+            self._model = model_from_description(info["model"])
+            self._n_items = check_int(info["n_items"], "n_items", minimum=2)
+        except (KeyError, TypeError, ParameterError, DataError) as exc:
+            self.client.close()
+            raise UpstreamError(f"the oracle at {self.client.base_url} sent a malformed model "
+                                f"description: {exc}") from None  # fmt: skip
+        except BaseException:
+            self.client.close()
+            raise
+        self.description: dict[str, Any] = info
+        self.last_budget: dict[str, Any] = dict(info.get("budget") or {})
+        self.queries_sent = 0
+        self._orders: dict[int, tuple[Any, str]] = {}
+
+    @property
+    def model(self) -> AnswerModel:
+        return self._model
+
+    @property
+    def n_items(self) -> int:
+        return self._n_items
+
+    @property
+    def base_url(self) -> str:
+        """The server's URL."""
+        return self.client.base_url
+
+    def _order_id(self, order: Any, *, again: bool = False) -> str:
+        key = id(order)
+        known = self._orders.get(key)
+        if known is not None and known[0] is order and not again:
+            return known[1]
+        oid = self.client.store_order(order.permutation)
+        if len(self._orders) >= 16:  # a fresh order per query: keep only recent ones
+            self._orders.pop(next(iter(self._orders)))
+        self._orders[key] = (order, oid)
+        return oid
+
+    def query(self, group: Any, rng: RandomnessLike = None) -> Any:
+        """Send one group query; the checked answer. ``rng`` cannot be given: the server
+        draws its own noise."""
+        if rng is not None:
+            raise ParameterError("a remote oracle draws its noise on the server; rng= cannot "
+                                 "be given")  # fmt: skip
+        resolved = resolve_group(group, self._n_items)
+        if isinstance(resolved, PrefixGroup):
+            oid = self._order_id(resolved.order)
+            try:
+                data = self.client.query_prefix(oid, resolved.size, resolved.complement)
+            except NotFound:  # the server forgot the order (restart, or too many orders)
+                oid = self._order_id(resolved.order, again=True)
+                data = self.client.query_prefix(oid, resolved.size, resolved.complement)
+        else:
+            data = self.client.query_indices(np.flatnonzero(resolved))
+        self.queries_sent += 1
+        if not isinstance(data, dict) or "answer" not in data:
+            raise UpstreamError(f"the oracle at {self.base_url} answered without 'answer'")
+        if isinstance(data.get("budget"), dict):
+            self.last_budget = data["budget"]
+        try:
+            return self._model.check_answer(data["answer"])
+        except DataError as exc:
+            raise UpstreamError(f"the oracle at {self.base_url} sent a malformed answer: "
+                                f"{exc}") from None  # fmt: skip
+
+    def budget(self) -> dict[str, Any]:
+        """The server's budget now (``GET /v1/budget``)."""
+        self.last_budget = self.client.budget()
+        return self.last_budget
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self.client.close()
+
+    def __enter__(self) -> RemoteOracle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RemoteOracle({self.base_url!r}, n_items={self._n_items}, {self._model!r})"

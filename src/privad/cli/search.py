@@ -1,0 +1,546 @@
+"""``privad search``: the DP noisy binary search (Bittner, Sarwate, Wright) from the command line.
+
+* ``privad search run --oracle URL --token T --budget B``: search for the anomaly with an
+  oracle server (``privad serve oracle``) through :class:`privad.services.clients.
+  RemoteOracle`; the server holds the data and charges its own ledger.
+* ``privad search run --oracle DATA --epsilon E --budget B --t-low L --t-high H`` (or
+  ``--derive-thresholds``): the same with a local oracle over a data file, optionally
+  charged to a local ledger (``--ledger``).
+
+Both print a summary (the top-|S| items with their posterior mass, the number of queries
+T, the privacy spent Tε, which rule halted the search) and, with ``--out FILE``, write the
+posterior as CSV (``item,posterior``), atomically. Every option is parsed before anything
+is read, sent or written; a mistake is a :class:`~privad.errors.PrivadError`, printed by
+``privad.cli.main`` on one line with exit status 2.
+
+The data and threshold options (:func:`load_series`, :func:`resolve_thresholds`) are shared
+with ``privad serve oracle`` (:mod:`privad.cli.serve`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from privad.errors import BudgetExceededError, DataError, ParameterError
+
+__all__ = [
+    "SeriesData",
+    "load_series",
+    "parse_halting",
+    "parse_kind",
+    "register",
+    "resolve_thresholds",
+    "search_app",
+]
+
+search_app = typer.Typer(
+    name="search",
+    help=(
+        "DP noisy binary search for one anomaly (Bittner, Sarwate, Wright): noisy group "
+        "queries, ε-DP for everyone who is not the anomaly.\n\n"
+        "Against an oracle server ('privad serve oracle') or a local data file. See "
+        "docs/search.md."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+KIND_HELP = (
+    "The oracle: laplace (noisy maxima of Q and its complement, eq. 9; default), binarized "
+    "(the bit 1(Y > Ybar), eq. 24) or rr (randomized response, eq. 5)."
+)
+DATA_HELP = (
+    "The values x_1..x_{n+1} (>= 0): a NAB series (nab:NAME), a Yahoo S5 series file "
+    "(timestamp,value,is_anomaly), a CSV file (one value column, see --column), a .npy "
+    "vector or a one-column .npz, or a catalogue name (e.g. search-mixture)."
+)
+
+# Options shared with 'privad serve oracle'
+COLUMN_OPTION: Any = typer.Option(
+    None, "--column", metavar="COL",
+    help="CSV: the value column, by name or 0-based position. Default: 'value' if present, "
+    "else the only column besides the labels.",
+)
+LABELS_OPTION: Any = typer.Option(
+    None, "--labels-column", metavar="COL",
+    help="CSV/.npz: the 0/1 anomaly labels (1 = anomaly), used by --derive-thresholds "
+    "(implied when given without --t-low/--t-high). NAB and Yahoo series carry labels.",
+)
+DERIVE_OPTION: Any = typer.Option(
+    False, "--derive-thresholds",
+    help="t_l, t_h from the labels as in section 6.1 (largest labelled anomaly x*, next "
+    "largest value x_j; t_h = x* - 0.1(x* - x_j), t_l = x_j + 0.1(x* - x_j)). This reads the "
+    "data and is NOT private: in a deployment set --t-low/--t-high from domain knowledge.",
+)
+T_LOW_OPTION: Any = typer.Option(
+    None, "--t-low", metavar="L",
+    help="t_l > 0: every non-anomalous value is <= t_l (eq. 1); also the sensitivity of the "
+    "max query (Lemma 1). With --t-high.",
+)
+T_HIGH_OPTION: Any = typer.Option(
+    None, "--t-high", metavar="H", help="t_h > t_l: the anomaly's value is >= t_h (eq. 1)."
+)
+
+HALTING_OPTION: Any = typer.Option(
+    None, "--halting", metavar="RULE",
+    help="Stopping rule, repeatable (any stops): budget (only b), posterior[:ALPHA] "
+    "(max f > α; default posterior:0.5), log-odds:DELTA (eq. 25), ben-or-hassidim, "
+    "max-queries:N. The budget b always applies.",
+)
+
+_MATRIX_SUFFIXES = (".csv", ".npy", ".npz", ".parquet", ".pq")
+
+
+# --------------------------------------------------------------------------------------------
+# Data and thresholds (shared with privad serve oracle)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeriesData:
+    """The values an oracle holds, their name, and labels when the source has them."""
+
+    name: str
+    values: np.ndarray
+    labels: np.ndarray | None
+
+
+def _is_yahoo(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            header = handle.readline()
+    except OSError:
+        return False
+    names = {h.strip().lower() for h in header.split(",")}
+    return "value" in names and bool(names & {"is_anomaly", "anomaly"}) and bool(
+        names & {"timestamp", "timestamps"}
+    )
+
+
+def _one_column(ds: Any, column: str | None, source: str) -> np.ndarray:
+    names = list(ds.feature_names)
+    X = np.asarray(ds.X)
+    if X.shape[1] == 1:
+        return X[:, 0]
+    if column is None and "value" in names:
+        return X[:, names.index("value")]
+    shown = ", ".join(repr(n) for n in names[:8]) + (" ..." if len(names) > 8 else "")
+    raise ParameterError(
+        f"{source} has {X.shape[1]} columns ({shown}); choose the value column with --column"
+    )
+
+
+def load_series(source: str, *, column: str | None = None,
+                labels_column: str | None = None) -> SeriesData:  # fmt: skip
+    """Read DATA for an oracle: the values (1-D) and the labels if the source has them."""
+    from privad import datasets
+
+    path = Path(source).expanduser()
+    suffix = path.suffix.lower()
+    if path.is_dir():
+        raise DataError(f"{source!r} is a folder; give a data file or a series name")
+    if path.is_file() or suffix in _MATRIX_SUFFIXES:
+        if suffix == ".csv" and _is_yahoo(path) and column is None and labels_column is None:
+            ts = datasets.load_yahoo(path)
+            return SeriesData(ts.name, ts.values, ts.labels)
+        if suffix == ".npy" and path.is_file():
+            try:
+                arr = np.load(path, allow_pickle=False)
+            except (ValueError, OSError, EOFError) as exc:
+                raise DataError(f"{source!r} is not a readable .npy file: {exc}") from None
+            if labels_column is not None:
+                raise ParameterError("--labels-column does not apply to a .npy file")
+            if arr.ndim == 1 or (arr.ndim == 2 and arr.shape[1] == 1):
+                if arr.dtype.kind not in "biuf":
+                    raise DataError(f"{source!r} must hold numbers, got dtype {arr.dtype}")
+                return SeriesData(path.stem, arr.reshape(-1).astype(np.float64), None)
+            raise DataError(f"{source!r} holds an array of shape {arr.shape}; the oracle needs "
+                            "a vector of values")  # fmt: skip
+        options: dict[str, Any] = {}
+        if suffix in (".csv", ".parquet", ".pq"):
+            options = {"label": labels_column}
+            if column is not None:
+                options["columns"] = [column]
+        elif suffix == ".npz":
+            options = {"key": column, "label_key": labels_column}
+        ds = datasets.load(path, **options)
+        values = _one_column(ds, column, repr(source))
+        return SeriesData(ds.name, values, ds.y)
+    if column is not None or labels_column is not None:
+        raise ParameterError("--column and --labels-column apply to data files only")
+    loaded = datasets.load(source)
+    if isinstance(loaded, datasets.TimeSeries):
+        return SeriesData(loaded.name, loaded.values, loaded.labels)
+    return SeriesData(loaded.name, _one_column(loaded, None, repr(source)), loaded.y)
+
+
+def resolve_thresholds(
+    data: SeriesData, t_low: str | None, t_high: str | None, derive: bool,
+    labels_column: str | None,
+) -> tuple[float, float, str]:
+    """(t_ℓ, t_h, how): from ``--t-low/--t-high``, or derived from the labels (section 6.1)."""
+    from privad.cli.serve import parse_float
+    from privad.datasets import single_anomaly_thresholds
+
+    given = (t_low is not None, t_high is not None)
+    if any(given):
+        if not all(given):
+            raise ParameterError("--t-low and --t-high go together")
+        if derive:
+            raise ParameterError("give either --t-low/--t-high or --derive-thresholds, not both")
+        lo = parse_float(t_low, "--t-low", strict=True, what="a finite number > 0")
+        hi = parse_float(t_high, "--t-high", strict=True, what="a finite number > t_low")
+        if not hi > lo:
+            raise ParameterError(f"--t-high must be > --t-low (eq. 1), got {t_high} <= {t_low}")
+        return lo, hi, "given (--t-low/--t-high)"
+    if not (derive or labels_column is not None):
+        raise ParameterError(
+            "the thresholds are needed: give --t-low L --t-high H (public knowledge), or "
+            "--derive-thresholds to compute them from the labels (section 6.1; not private)"
+        )
+    if data.labels is None:
+        raise ParameterError(
+            f"--derive-thresholds needs labels, and {data.name!r} has none: give "
+            "--labels-column COL, or --t-low/--t-high"
+        )
+    th = single_anomaly_thresholds(data.values, data.labels)
+    how = (f"derived from the labels (section 6.1; reads the data, not private): anomaly at "
+           f"index {th.anomaly_index}, threshold ratio {th.threshold_ratio:.4g}")  # fmt: skip
+    return th.t_low, th.t_high, how
+
+
+# --------------------------------------------------------------------------------------------
+# Halting rules
+# --------------------------------------------------------------------------------------------
+
+
+def parse_halting(specs: list[str] | None, budget: float) -> Any:
+    """``--halting`` values → a :class:`~privad.search.HaltingRule` (any of them stops).
+
+    ``budget`` (only b), ``posterior[:ALPHA]`` (τ = 1(max f > α), default α = 0.5),
+    ``log-odds:DELTA`` (eq. 25), ``ben-or-hassidim`` (α = (24 ln n)^(-1/2)),
+    ``max-queries:N``. The budget b always applies. Default: ``posterior:0.5`` (section 6).
+    """
+    from privad.cli.serve import parse_float, parse_int
+    from privad.search import (
+        AnyOf,
+        BenOrHassidim,
+        LogOddsThreshold,
+        MaxQueries,
+        PosteriorThreshold,
+        PrivacyBudget,
+    )
+
+    rules: list[Any] = []
+    for spec in specs or ["posterior:0.5"]:
+        name, _, arg = str(spec).strip().lower().partition(":")
+        if name == "budget" and not arg:
+            rules.append(PrivacyBudget(budget))
+        elif name in ("posterior", "alpha"):
+            alpha = 0.5 if not arg else parse_float(
+                arg, "--halting posterior:ALPHA", strict=True, maximum=1.0,
+                what="α in (0, 1), e.g. posterior:0.9",
+            )
+            if alpha >= 1.0:
+                raise ParameterError(f"--halting posterior:ALPHA needs α < 1, got {arg!r}")
+            rules.append(PosteriorThreshold(alpha))
+        elif name == "log-odds" and arg:
+            delta = parse_float(arg, "--halting log-odds:DELTA", strict=True, maximum=1.0,
+                                what="δ in (0, 1), e.g. log-odds:0.05")  # fmt: skip
+            if delta >= 1.0:
+                raise ParameterError(f"--halting log-odds:DELTA needs δ < 1, got {arg!r}")
+            rules.append(LogOddsThreshold(delta))
+        elif name in ("ben-or-hassidim", "boh") and not arg:
+            rules.append(BenOrHassidim())
+        elif name == "max-queries" and arg:
+            rules.append(MaxQueries(parse_int(arg, "--halting max-queries:N", minimum=1,
+                                              what="an integer >= 1")))  # fmt: skip
+        else:
+            raise ParameterError(
+                f"--halting must be budget, posterior[:ALPHA], log-odds:DELTA, ben-or-hassidim "
+                f"or max-queries:N, got {spec!r}"
+            )
+    if not any(isinstance(r, PrivacyBudget) for r in rules):
+        rules.append(PrivacyBudget(budget))
+    return rules[0] if len(rules) == 1 else AnyOf(*rules)
+
+
+# --------------------------------------------------------------------------------------------
+# privad search run
+# --------------------------------------------------------------------------------------------
+
+
+def _write_posterior(out: Path, posterior: np.ndarray) -> None:
+    from privad.io import atomic_write
+
+    with atomic_write(out, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["item", "posterior"])
+        writer.writerows((i, repr(float(p))) for i, p in enumerate(posterior))
+
+
+def _open_ledger(path: str, scope: str, notion: str, budget: float) -> tuple[Any, str | None]:
+    from privad.accounting import Ledger, NoBudgetError
+
+    book = Ledger(Path(path).expanduser(), create=True)
+    try:
+        book.budget(scope, notion)
+        return book, None
+    except NoBudgetError:
+        book.set_budget(scope, notion, budget)
+        return book, f"created the {notion} budget of scope {scope!r}: total ε {budget:g}"
+    except BaseException:
+        book.close()
+        raise
+
+
+@search_app.command("run")
+def run(
+    oracle: str = typer.Option(
+        ..., "--oracle", metavar="URL|DATA",
+        help="An oracle server (http://host:port, see 'privad serve oracle') or a local data "
+        "file / series name. " + DATA_HELP,
+    ),
+    token: str | None = typer.Option(
+        None, "--token", metavar="SECRET", envvar="PRIVAD_ORACLE_TOKEN",
+        help="The token for the oracle server (default: $PRIVAD_ORACLE_TOKEN).",
+    ),
+    epsilon: str | None = typer.Option(
+        None, "--epsilon", metavar="E",
+        help="ε per query, > 0. Required with local data; a server fixes its own ε (if given, "
+        "it must match).",
+    ),
+    budget: str | None = typer.Option(
+        None, "--budget", metavar="B",
+        help="Required. The privacy budget b: stop when (T + 1)ε > b, so Tε <= b.",
+    ),
+    kind: str | None = typer.Option(
+        None, "--kind", metavar="K",
+        help=KIND_HELP + " A server fixes its own (if given, it must match).",
+    ),
+    halting: list[str] | None = HALTING_OPTION,
+    top: str = typer.Option(
+        "4", "--top", metavar="K", help="|S|: how many of the most probable items to list (4)."
+    ),
+    selection: str = typer.Option(
+        "fixed", "--selection", metavar="S",
+        help="fixed (default: median prefixes of one random order, section 4.1) or fresh (a "
+        "new random order per query, Algorithm 1 verbatim; sends n integers per query to a "
+        "server).",
+    ),
+    seed: str | None = typer.Option(
+        None, "--seed", metavar="S",
+        help="Seed (an integer >= 0) of the searcher's random order and, with local data, of "
+        "the oracle's noise (tests only: anyone who knows it can remove the noise). Default: "
+        "OS entropy.",
+    ),
+    out: str | None = typer.Option(
+        None, "--out", metavar="FILE",
+        help="Write the posterior f_T as CSV (item,posterior), atomically.",
+    ),
+    column: str | None = COLUMN_OPTION,
+    labels_column: str | None = LABELS_OPTION,
+    derive_thresholds: bool = DERIVE_OPTION,
+    t_low: str | None = T_LOW_OPTION,
+    t_high: str | None = T_HIGH_OPTION,
+    ledger: str | None = typer.Option(
+        None, "--ledger", metavar="PATH",
+        help="Also charge each query (ε, before it is sent) to this ledger file, in --scope; "
+        "a refused spend halts the search. The scope's budget is created with total b if it "
+        "has none.",
+    ),
+    scope: str | None = typer.Option(
+        None, "--scope", metavar="NAME",
+        help="The ledger scope (default: search/<data name> or search/<server host:port>).",
+    ),
+    timeout: str = typer.Option(
+        "60", "--timeout", metavar="S", help="Seconds per request to the oracle server."
+    ),
+    ca_cert: str | None = typer.Option(
+        None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https oracle server."
+    ),
+) -> None:
+    """Search for the anomaly with noisy group queries (Algorithm 1) and summarise."""
+    from privad.accounting import ANOMALY_RESTRICTED_DP
+    from privad.cli.serve import existing_file, parse_choice, parse_float, parse_int
+    from privad.cli.sp import add_row, out_console
+    from privad.search import DEFAULT_MAX_QUERIES, SELECTIONS, search
+
+    # 1. every option, before anything is read or sent
+    remote = oracle.strip().lower().startswith(("http://", "https://"))
+    if budget is None:
+        raise ParameterError("--budget is required: the privacy budget b (e.g. --budget 50)")
+    b = parse_float(budget, "--budget", strict=True, what="a finite number > 0 (e.g. 50)")
+    eps = None if epsilon is None else parse_float(epsilon, "--epsilon", strict=True,
+                                                   what="a finite number > 0 (e.g. 1)")  # fmt: skip
+    kind_v = None if kind is None else parse_kind(kind)
+    rule = parse_halting(halting, b)
+    top_k = parse_int(top, "--top", minimum=1, what="an integer >= 1")
+    sel = parse_choice(selection, "--selection", SELECTIONS)
+    seed_v = None if seed is None else parse_int(seed, "--seed", minimum=0,
+                                                 what="an integer >= 0")  # fmt: skip
+    timeout_v = parse_float(timeout, "--timeout", strict=True, what="seconds > 0")
+    if scope is not None and not scope.strip():
+        raise ParameterError("--scope must be a non-empty name")
+    out_path = None if out is None else Path(out).expanduser()
+    if out_path is not None:
+        if out_path.is_dir():
+            raise ParameterError(f"--out {out!r} is a folder; give a file name")
+        if not remote and Path(oracle).expanduser().exists() and \
+                out_path.resolve() == Path(oracle).expanduser().resolve():  # fmt: skip
+            raise ParameterError(f"--out {out!r} would overwrite the input {oracle!r}")
+    if remote:
+        for flag, value in (("--column", column), ("--labels-column", labels_column),
+                            ("--t-low", t_low), ("--t-high", t_high)):  # fmt: skip
+            if value is not None:
+                raise ParameterError(f"{flag} applies to local data; the server holds the data")
+        if derive_thresholds:
+            raise ParameterError("--derive-thresholds applies to local data; the server holds "
+                                 "the data")  # fmt: skip
+        if token is None or not token.strip():
+            raise ParameterError("--token is required for an oracle server (or set "
+                                 "$PRIVAD_ORACLE_TOKEN)")  # fmt: skip
+    elif eps is None:
+        raise ParameterError("--epsilon is required with local data: ε per query (e.g. 1)")
+
+    # 2. the oracle
+    from privad.noise import as_randomness
+
+    search_rng, oracle_rng = (as_randomness(seed_v).spawn(2) if seed_v is not None
+                              else (None, None))  # fmt: skip
+    notes: list[str] = []
+    max_queries = DEFAULT_MAX_QUERIES
+    server_cap = False
+    with contextlib.ExitStack() as stack:
+        if remote:
+            from privad.services.clients import RemoteOracle
+
+            orc = stack.enter_context(RemoteOracle(
+                oracle, token.strip(), timeout=timeout_v,  # type: ignore[union-attr]
+                verify=existing_file(ca_cert, "--ca-cert") or True,
+            ))  # fmt: skip
+            info = orc.description
+            if eps is not None and abs(orc.epsilon - eps) > 1e-12 * max(1.0, eps):
+                raise ParameterError(f"the oracle answers with ε = {orc.epsilon:g} per query; "
+                                     f"--epsilon {epsilon} differs (leave it out)")  # fmt: skip
+            if kind_v is not None and info.get("kind") != kind_v:
+                raise ParameterError(f"the oracle is of kind {info.get('kind')!r}; --kind "
+                                     f"{kind} differs (leave it out)")  # fmt: skip
+            left = int(orc.last_budget.get("queries_left", DEFAULT_MAX_QUERIES))
+            if left <= 0:
+                raise BudgetExceededError(
+                    f"the oracle at {orc.base_url} has no budget left for a query of ε = "
+                    f"{orc.epsilon:g} (scope {orc.last_budget.get('scope')!r}: total "
+                    f"{orc.last_budget.get('total')}, spent {orc.last_budget.get('spent')})"
+                )
+            if left < max_queries:
+                max_queries, server_cap = left, True
+            where = f"server {orc.base_url}"
+            default_scope = f"search/{orc.base_url.split('://', 1)[-1]}"
+            data_text = f"{orc.n_items} items held by the server"
+            thresholds = (f"t_l = {float(info.get('t_low', 'nan')):.6g}, "
+                          f"t_h = {float(info.get('t_high', 'nan')):.6g} (the server's)")
+            above: set[int] = set()
+        else:
+            from privad.search import make_oracle
+
+            data = load_series(oracle, column=column, labels_column=labels_column)
+            lo, hi, how = resolve_thresholds(data, t_low, t_high, derive_thresholds,
+                                             labels_column)  # fmt: skip
+            orc = make_oracle(kind_v or "laplace", data.values, lo, hi, eps,  # type: ignore[arg-type]
+                              rng=oracle_rng)  # fmt: skip
+            where = f"local data {oracle}"
+            default_scope = f"search/{data.name}"
+            data_text = f"{data.name}: {orc.n_items} values"
+            thresholds = f"t_l = {lo:.6g}, t_h = {hi:.6g}, {how}"
+            above = set(np.flatnonzero(data.values >= hi).tolist())
+        scope_v = scope.strip() if scope is not None else default_scope
+        book = None
+        if ledger is not None:
+            book, note = _open_ledger(ledger, scope_v, ANOMALY_RESTRICTED_DP, b)
+            stack.callback(book.close)
+            if note:
+                notes.append(note)
+
+        # 3. the search
+        result = search(
+            orc, halting=rule, top_k=min(top_k, orc.n_items), selection=sel,
+            max_queries=max_queries, ledger=book, scope=scope_v if book else None,
+            label=f"privad search run against {where}", rng=search_rng,
+        )
+        if out_path is not None:
+            _write_posterior(out_path, result.posterior)
+        remaining = None
+        if book is not None:
+            remaining = book.remaining(scope_v, ANOMALY_RESTRICTED_DP)
+        server_budget = orc.last_budget if remote else None
+
+    # 4. summary (released answers and public parameters only)
+    console = out_console()
+    table = Table(title="privad search run", title_justify="left", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", overflow="fold")
+    add_row(table, "oracle", f"{where}: {orc.model.kind}, ε = {orc.epsilon:g} per query")
+    add_row(table, "data", data_text)
+    add_row(table, "thresholds", thresholds)
+    add_row(table, "queries T", str(result.n_queries))
+    add_row(table, "privacy spent Tε",
+            f"{result.epsilon_spent:g} (anomaly-restricted DP: ε-DP for every non-anomalous "
+            f"record, sequential composition of {result.n_queries} answers)")  # fmt: skip
+    halted: list[str] = []
+    for name in dict.fromkeys(result.halted_by):
+        if name == "max-queries" and server_cap:
+            halted.append(f"oracle budget ({max_queries} queries were left at the server)")
+        else:
+            halted.append(name)
+    add_row(table, "halted by", ", ".join(halted) or "—")
+    add_row(table, "max posterior", f"{result.max_probability:.4g}")
+    if server_budget:
+        add_row(table, "oracle budget",
+                f"scope {server_budget.get('scope')!r}: remaining ε "
+                f"{server_budget.get('remaining'):g} of {server_budget.get('total'):g}")
+    if remaining is not None:
+        add_row(table, "ledger", f"scope {scope_v!r} in {ledger}: remaining ε {remaining:g}")
+    if out_path is not None:
+        add_row(table, "posterior", str(out_path))
+    console.print(table)
+    tops = Table(title=f"S: the {result.top.size} most probable items", title_justify="left")
+    tops.add_column("rank", justify="right")
+    tops.add_column("item", justify="right")
+    tops.add_column("posterior", justify="right")
+    post = result.posterior
+    for rank, item in enumerate(result.top, 1):
+        mark = " (x >= t_h in the local data)" if int(item) in above else ""
+        tops.add_row(str(rank), f"{int(item)}{mark}", f"{float(post[item]):.4g}")
+    console.print(tops)
+    for note in notes:
+        console.print(note, markup=False)
+
+
+KINDS = {"laplace": "laplace", "binarized": "binarized", "rr": "randomized-response",
+         "randomized-response": "randomized-response"}  # fmt: skip
+"""--kind values and the oracle names (:data:`privad.search.ORACLE_KINDS`) they stand for."""
+
+
+def parse_kind(text: str) -> str:
+    """``--kind`` as an oracle name (``rr`` is randomized response)."""
+    value = str(text).strip().lower()
+    if value not in KINDS:
+        raise ParameterError(
+            f"--kind must be one of laplace, binarized, rr (randomized response), got {text!r}"
+        )
+    return KINDS[value]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``search`` group to the ``privad`` command."""
+    app.add_typer(search_app, name="search")
+

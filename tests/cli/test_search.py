@@ -1,0 +1,205 @@
+"""``privad search run`` and ``privad serve oracle``: one-line errors with exit status 2,
+a local search with its posterior file and ledger, and a search against a server.
+
+The commands run through ``privad.cli.main`` on a fresh Typer app holding only the
+``search`` and ``serve`` groups (``privad.cli.__init__`` is wired by the package owner).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import typer
+
+import privad.cli as cli
+from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger
+from privad.cli import search, serve
+from privad.datasets import make_search_mixture
+from privad.search import problem_from_dataset
+from privad.services.common import ThreadedServer, TokenRegistry
+from privad.services.oracle import create_oracle_app
+
+SECRET = "searcher-secret-0123456789abcdef"
+
+
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """Run ``privad ARGS`` in-process; return (exit status, stdout, stderr)."""
+    app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
+                      pretty_exceptions_enable=False)  # fmt: skip
+
+    @app.callback()
+    def _root() -> None:
+        """privad (search and serve groups only)."""
+
+    monkeypatch.setattr(cli, "app", app)
+    monkeypatch.setattr(cli, "_register", lambda: (search.register(app), serve.register(app)))
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("PRIVAD_ORACLE_TOKEN", raising=False)
+
+    def _run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+        capsys.readouterr()
+        try:
+            cli.main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return _run
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return problem_from_dataset(make_search_mixture(n=300, threshold_ratio=2.0, rng=4))
+
+
+@pytest.fixture
+def data_file(tmp_path: Path, problem) -> Path:
+    """A labelled CSV series: value,label."""
+    path = tmp_path / "series.csv"
+    labels = np.zeros(problem.n_items, dtype=int)
+    labels[problem.anomaly_index] = 1
+    with open(path, "w", newline="") as handle:
+        w = csv.writer(handle)
+        w.writerow(["value", "label"])
+        w.writerows(zip(problem.values.tolist(), labels.tolist(), strict=True))
+    return path
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("privad: error: ") and "Traceback" not in err
+    return lines[0]
+
+
+def test_help_lists_the_commands(run) -> None:
+    code, out, _ = run("search", "--help")
+    assert code == 0 and "run" in out
+    code, out, _ = run("search", "run", "--help")
+    assert code == 0 and "--oracle" in out and "--halting" in out
+    code, out, _ = run("serve", "oracle", "--help")
+    assert code == 0 and "--derive-thresholds" in out and "--budget" in out
+
+
+def test_search_errors_are_one_line(run, data_file: Path, tmp_path: Path) -> None:
+    d = str(data_file)
+    base = ["search", "run", "--oracle", d, "--epsilon", "1", "--budget", "50",
+            "--labels-column", "label"]  # fmt: skip
+    cases = [
+        (["search", "run", "--oracle", d, "--epsilon", "1"], "--budget is required"),
+        (base[:4] + ["--budget", "50", "--derive-thresholds"], "--epsilon is required"),
+        (base + ["--epsilon", "0"], "--epsilon must be"),
+        (base + ["--epsilon", "nan"], "--epsilon must be"),
+        (base + ["--budget", "-2"], "--budget must be"),
+        (base + ["--halting", "sometimes"], "--halting must be"),
+        (base + ["--halting", "posterior:1.5"], "posterior:ALPHA"),
+        (base + ["--halting", "log-odds:0"], "log-odds:DELTA"),
+        (base + ["--kind", "gaussian"], "--kind must be one of"),
+        (base + ["--top", "0"], "--top must be"),
+        (base + ["--seed", "-1"], "--seed must be"),
+        (base + ["--selection", "best"], "--selection must be one of"),
+        (base + ["--out", str(tmp_path)], "is a folder"),
+        (base + ["--out", d], "would overwrite the input"),
+        (base[:8] + ["--t-low", "1"], "go together"),
+        (base[:8] + ["--t-low", "2", "--t-high", "1"], "--t-high must be > --t-low"),
+        (base[:8], "the thresholds are needed"),
+        (base[:8] + ["--derive-thresholds", "--column", "value"], "needs labels"),
+        (base[:3] + [str(tmp_path / "missing.csv")] + base[4:], "missing.csv"),
+        (["search", "run", "--oracle", "http://127.0.0.1:9", "--budget", "5"],
+         "--token is required"),
+        (["search", "run", "--oracle", "http://127.0.0.1:9", "--budget", "5", "--token",
+          SECRET, "--t-low", "1"], "applies to local data"),
+        (base[:8] + ["--derive-thresholds", "--t-low", "1", "--t-high", "2"], "not both"),
+        (base + ["--t-low", "1", "--t-high", "2"], "strictly between"),
+    ]
+    for args, words in cases:
+        code, out, err = run(*args)
+        assert code == 2, (args, out, err)
+        assert words in _one_line(err), (words, err)
+        assert out == "", (args, out)
+    assert not (tmp_path / "post.csv").exists()
+
+
+def test_serve_oracle_errors_are_one_line(run, data_file: Path, tmp_path: Path) -> None:
+    db = str(tmp_path / "o.sqlite")
+    base = ["serve", "oracle", str(data_file), "--db", db, "--port", "0", "--token",
+            f"s1={SECRET}", "--epsilon", "1", "--budget", "10", "--labels-column", "label"]
+    cases = [
+        (base + ["--epsilon", "0"], "--epsilon must be"),
+        (base + ["--epsilon", "-1"], "--epsilon must be"),
+        (base + ["--budget", "0"], "--budget must be"),
+        (base + ["--kind", "max-of-sums"], "--kind must be one of"),
+        (base[:7] + base[9:], "no sensor tokens"),
+        (base[:-2], "the thresholds are needed"),
+        (base[:-2] + ["--t-low", "1", "--t-high", "2"], "strictly between"),
+        (base + ["--seed", "x"], "--seed must be"),
+        (base + ["--scope", " "], "--scope must be"),
+    ]
+    for args, words in cases:
+        code, out, err = run(*args)
+        assert code == 2, (args, out, err)
+        assert words in _one_line(err), (words, err)
+
+
+def test_local_search_writes_the_posterior_and_charges_the_ledger(
+    run, data_file: Path, tmp_path: Path, problem
+) -> None:
+    out = tmp_path / "post.csv"
+    ledger = tmp_path / "ledger.sqlite"
+    code, stdout, err = run("search", "run", "--oracle", str(data_file), "--epsilon", "1",
+                            "--budget", "40", "--derive-thresholds", "--labels-column", "label",
+                            "--seed", "3", "--out", str(out), "--ledger", str(ledger),
+                            "--scope", "series")  # fmt: skip
+    assert code == 0, err
+    assert "halted by" in stdout and "posterior" in stdout and "privacy spent Tε" in stdout
+    assert f"{problem.anomaly_index} (x >= t_h" in stdout
+    assert "created the anomaly-restricted-dp budget of scope 'series'" in stdout
+    with open(out, newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["item", "posterior"] and len(rows) == problem.n_items + 1
+    post = np.array([float(r[1]) for r in rows[1:]])
+    assert abs(post.sum() - 1) < 1e-9 and int(np.argmax(post)) == problem.anomaly_index
+    with Ledger(ledger, create=False) as book:
+        spends = book.history("series")
+        assert 0 < len(spends) <= 40
+        assert book.spent("series", ANOMALY_RESTRICTED_DP) == len(spends)
+    # the same search with the same seed gives the same posterior
+    code, _, err = run("search", "run", "--oracle", str(data_file), "--epsilon", "1",
+                       "--budget", "40", "--derive-thresholds", "--labels-column", "label",
+                       "--seed", "3", "--out", str(tmp_path / "again.csv"))  # fmt: skip
+    assert code == 0, err
+    assert (tmp_path / "again.csv").read_text() == out.read_text()
+
+
+def test_search_against_a_server(run, tmp_path: Path, problem) -> None:
+    app = create_oracle_app(tmp_path / "o.sqlite", TokenRegistry([("s1", SECRET)]),
+                            values=problem.values, t_low=problem.t_low, t_high=problem.t_high,
+                            epsilon=1.0, budget=12.0, kind="binarized", rng=1)  # fmt: skip
+    with ThreadedServer(app) as srv:
+        args = ["search", "run", "--oracle", srv.url, "--token", SECRET, "--budget", "8",
+                "--halting", "budget"]  # fmt: skip
+        code, out, err = run(*args)
+        assert code == 0, err
+        assert "binarized, ε = 1 per query" in out and "halted by        │ budget" in out
+        assert "remaining ε 4 of 12" in out
+        code, out, err = run(*args)  # 4 queries left at the server: the search stops there
+        assert code == 0, err
+        assert "oracle budget (4 queries were left at the server)" in out
+        code, out, err = run(*args)
+        assert code == 2 and "has no budget left" in _one_line(err)
+        code, out, err = run(*args, "--epsilon", "2")
+        assert code == 2 and "--epsilon 2 differs" in _one_line(err)
+        code, out, err = run(*args, "--kind", "laplace")
+        assert code == 2 and "--kind laplace differs" in _one_line(err)
+        code, out, err = run("search", "run", "--oracle", srv.url, "--token",
+                             "wrong-secret-0123456789", "--budget", "8")  # fmt: skip
+        assert code == 2 and "unknown token" in _one_line(err)

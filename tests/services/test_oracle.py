@@ -1,0 +1,332 @@
+"""The noisy group oracle over HTTP (``privad serve oracle``, :mod:`privad.services.oracle`).
+
+Servers run on 127.0.0.1 with a free port and a temporary ledger: as uvicorn threads in this
+process, or as a ``privad serve oracle`` subprocess for the restart test.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger
+from privad.datasets import make_search_mixture
+from privad.errors import BudgetExceededError, ParameterError
+from privad.search import (
+    MaxAnswer,
+    PrefixGroup,
+    QueryOrder,
+    make_oracle,
+    problem_from_dataset,
+    search,
+)
+from privad.services.clients import OracleClient, RemoteOracle
+from privad.services.common import ThreadedServer, TokenRegistry
+from privad.services.oracle import create_oracle_app, order_id
+
+SECRET = "searcher-secret-0123456789abcdef"
+OTHER = "second-searcher-secret-0123456789"
+AUTH = {"authorization": f"Bearer {SECRET}"}
+
+SHIM = """
+import sys
+import typer
+import privad.cli as cli
+from privad.cli import search, serve
+app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False)
+@app.callback()
+def _root() -> None:
+    '''privad (serve and search groups).'''
+cli.app = app
+cli._register = lambda: (serve.register(app), search.register(app))
+cli.main(sys.argv[1:])
+"""
+
+
+@pytest.fixture(scope="module")
+def problem() -> Any:
+    return problem_from_dataset(make_search_mixture(n=400, threshold_ratio=1.0, rng=3))
+
+
+class Oracles:
+    """Start threaded oracle servers; all are stopped at teardown."""
+
+    def __init__(self, tmp_path: Path, problem: Any) -> None:
+        self.tmp_path = tmp_path
+        self.problem = problem
+        self.started: list[ThreadedServer] = []
+
+    def start(self, *, db: str = "oracle.sqlite", **kwargs: Any) -> ThreadedServer:
+        p = self.problem
+        kwargs.setdefault("epsilon", 1.0)
+        kwargs.setdefault("budget", 1000.0)
+        app = create_oracle_app(self.tmp_path / db,
+                                TokenRegistry([("s1", SECRET), ("s2", OTHER)]),
+                                values=p.values, t_low=p.t_low, t_high=p.t_high,
+                                **kwargs)  # fmt: skip
+        srv = ThreadedServer(app).start()
+        self.started.append(srv)
+        return srv
+
+    def close(self) -> None:
+        for srv in self.started:
+            srv.request_stop()
+        for srv in self.started:
+            srv.stop()
+
+
+@pytest.fixture
+def oracles(tmp_path: Path, problem: Any) -> Iterator[Oracles]:
+    o = Oracles(tmp_path, problem)
+    yield o
+    o.close()
+
+
+def _spent(url: str) -> float:
+    return httpx.get(url + "/v1/budget", headers=AUTH).json()["spent"]
+
+
+@pytest.mark.parametrize("kind", ["laplace", "binarized", "rr"])
+def test_remote_search_equals_local_search_with_the_same_seeds(oracles, problem, kind) -> None:
+    srv = oracles.start(kind=kind, rng=11)
+    with RemoteOracle(srv.url, SECRET) as remote:
+        got = search(remote, budget=200.0, rng=5)
+        assert remote.last_budget["spent"] == got.n_queries
+    local = make_oracle("randomized-response" if kind == "rr" else kind, problem.values,
+                        problem.t_low, problem.t_high, 1.0, rng=11)  # fmt: skip
+    want = search(local, budget=200.0, rng=5)
+    assert got.n_queries == want.n_queries > 0
+    np.testing.assert_array_equal(got.top, want.top)
+    np.testing.assert_array_equal(got.posterior, want.posterior)
+    assert got.halted_by == want.halted_by == ("posterior",)
+    assert got.contains(problem.anomaly_index)
+    assert _spent(srv.url) == got.n_queries  # ε = 1 per answer, charged at the server
+
+
+def test_model_description_is_public_and_rebuilds_the_answer_model(oracles, problem) -> None:
+    srv = oracles.start(kind="laplace", budget=7.5, scope="data-1")
+    info = httpx.get(srv.url + "/v1/model", headers=AUTH).json()
+    assert info["n_items"] == problem.n_items and info["kind"] == "laplace"
+    assert info["t_low"] == problem.t_low and info["t_high"] == problem.t_high
+    assert info["model"]["scale"] >= problem.t_low  # λ = t_l/ε, rounded up
+    assert info["guarantee"]["notion"] == ANOMALY_RESTRICTED_DP
+    assert info["budget"] == {"scope": "data-1", "notion": ANOMALY_RESTRICTED_DP, "total": 7.5,
+                              "spent": 0.0, "remaining": 7.5, "epsilon_per_query": 1.0,
+                              "queries_left": 7}  # fmt: skip
+    assert "values" not in info and "anomaly_index" not in str(info)
+    with RemoteOracle(srv.url, SECRET) as remote:
+        assert remote.n_items == problem.n_items and remote.epsilon == 1.0
+        answer = remote.query(np.arange(10))
+        assert isinstance(answer, MaxAnswer)
+    assert httpx.get(srv.url + "/v1/model").status_code == 401
+    assert httpx.get(srv.url + "/v1/health").json() == {"status": "ok", "role": "oracle"}
+
+
+def test_budget_refusal_is_429_and_spends_nothing(oracles, problem) -> None:
+    srv = oracles.start(budget=3.0, epsilon=1.0)
+    body = {"indices": [0, 1, 2]}
+    for k in range(3):
+        r = httpx.post(srv.url + "/v1/query", json=body, headers=AUTH)
+        assert r.status_code == 200, r.text
+        assert r.json()["budget"]["queries_left"] == 2 - k
+    r = httpx.post(srv.url + "/v1/query", json=body, headers=AUTH)
+    assert r.status_code == 429
+    assert r.json()["error"] == "budget_exhausted"
+    assert "remaining 0" in r.json()["detail"] and "nothing was spent" in r.json()["detail"]
+    assert _spent(srv.url) == 3.0
+    # the client raises BudgetExceededError; a search past the budget stops with it
+    with RemoteOracle(srv.url, OTHER) as remote:  # budgets protect the data: shared by tokens
+        with pytest.raises(BudgetExceededError, match="budget exhausted"):
+            remote.query([0, 1])
+        with pytest.raises(BudgetExceededError):
+            search(remote, budget=10.0, rng=1)
+    assert _spent(srv.url) == 3.0
+
+
+def test_concurrent_clients_never_overspend(oracles) -> None:
+    srv = oracles.start(budget=10.0)
+    codes: list[int] = []
+    lock = threading.Lock()
+
+    def hammer(secret: str) -> None:
+        with httpx.Client(headers={"authorization": f"Bearer {secret}"}) as client:
+            for _ in range(8):
+                r = client.post(srv.url + "/v1/query", json={"indices": [3, 4]})
+                with lock:
+                    codes.append(r.status_code)
+
+    threads = [threading.Thread(target=hammer, args=(s,)) for s in (SECRET, OTHER)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(codes) == [200] * 10 + [429] * 6
+    assert _spent(srv.url) == 10.0
+
+
+def test_bad_queries_get_4xx_and_spend_nothing(oracles, problem) -> None:
+    srv = oracles.start()
+    n = problem.n_items
+    oid = httpx.post(srv.url + "/v1/orders", json={"permutation": list(range(n))},
+                     headers=AUTH).json()["order"]  # fmt: skip
+    cases: list[tuple[Any, int, str]] = [
+        ({"indices": []}, 422, "empty"),
+        ({"indices": [0, n]}, 422, f"[0, {n - 1}]"),
+        ({"indices": [-1, 2]}, 422, "outside"),
+        ({"indices": [5, 5, 6]}, 422, "distinct"),
+        ({"indices": list(range(n))}, 422, "non-empty complement"),
+        ({"indices": [1.5, 2]}, 422, "integers"),
+        ({"indices": [True, 2]}, 422, "integers"),
+        ({"indices": [1], "size": 3}, 422, "unknown field"),
+        ({"order": oid, "size": 0}, 422, "size must be in"),
+        ({"order": oid, "size": n}, 422, "size must be in"),
+        ({"order": oid, "size": True}, 422, "size must be an integer"),
+        ({"order": oid, "size": 3, "complement": "yes"}, 422, "complement"),
+        ({"order": "feedbeef", "size": 3}, 404, "unknown order"),
+        ({"order": oid}, 422, "size must be an integer"),
+        ({"what": 1}, 422, "needs 'indices'"),
+        ([1, 2, 3], 422, "JSON object"),
+    ]
+    for body, status, words in cases:
+        r = httpx.post(srv.url + "/v1/query", json=body, headers=AUTH)
+        assert r.status_code == status, (body, r.text)
+        assert words in r.json()["detail"], (body, r.text)
+    for raw in (b"{\"indices\": [1, 2", b"", b"{\"indices\": [NaN]}"):
+        r = httpx.post(srv.url + "/v1/query", content=raw, headers=AUTH)
+        assert r.status_code in (400, 422), r.text
+    bad_orders = [
+        ({"permutation": list(range(n - 1))}, "entries"),
+        ({"permutation": [0] * n}, "permutation of range"),
+        ({"permutation": list(range(n)), "x": 1}, "unknown field"),
+        ({}, "missing field"),
+    ]
+    for body, words in bad_orders:
+        r = httpx.post(srv.url + "/v1/orders", json=body, headers=AUTH)
+        assert r.status_code == 422 and words in r.json()["detail"], (body, r.text)
+    r = httpx.post(srv.url + "/v1/query", json={"indices": [1, 2]})
+    assert r.status_code == 401
+    r = httpx.post(srv.url + "/v1/query", json={"indices": [1, 2]},
+                   headers={"authorization": "Bearer not-a-token-0123456789"})  # fmt: skip
+    assert r.status_code == 401
+    assert _spent(srv.url) == 0.0
+    # and a good query after all that is charged once
+    r = httpx.post(srv.url + "/v1/query", json={"order": oid, "size": 3, "complement": True},
+                   headers=AUTH)  # fmt: skip
+    assert r.status_code == 200 and len(r.json()["answer"]) == 2
+    assert _spent(srv.url) == 1.0
+
+
+def test_orders_are_content_addressed_and_re_stored_when_forgotten(oracles, problem) -> None:
+    srv = oracles.start(max_orders=1, kind="binarized", rng=2)
+    n = problem.n_items
+    perm = np.arange(n)[::-1].copy()
+    r1 = httpx.post(srv.url + "/v1/orders", json={"permutation": perm.tolist()}, headers=AUTH)
+    r2 = httpx.post(srv.url + "/v1/orders", json={"permutation": perm.tolist()}, headers=AUTH)
+    assert (r1.status_code, r2.status_code) == (201, 200)
+    assert r1.json()["order"] == r2.json()["order"] == order_id(perm)
+    with OracleClient(srv.url, SECRET) as client:
+        assert client.query_prefix(order_id(perm), 5)["answer"] in (0, 1)
+    with RemoteOracle(srv.url, SECRET) as remote:
+        a, b = QueryOrder.random(n, 1), QueryOrder.random(n, 2)
+        remote.query(PrefixGroup(a, 10))
+        remote.query(PrefixGroup(b, 10))  # evicts a at the server (max_orders=1)
+        remote.query(PrefixGroup(a, 20))  # 404, stored again, answered
+        assert remote.queries_sent == 3
+        with pytest.raises(ParameterError, match="rng"):
+            remote.query(PrefixGroup(a, 5), rng=3)
+    assert _spent(srv.url) == 4.0
+
+
+def test_spends_are_in_the_ledger_with_the_client_name(oracles, tmp_path) -> None:
+    srv = oracles.start(db="led.sqlite", scope="census", budget=5.0)
+    with RemoteOracle(srv.url, OTHER) as remote:
+        remote.query([1, 2, 3])
+    with Ledger(tmp_path / "led.sqlite", create=False) as book:
+        (spend,) = book.history("census")
+        assert spend.metadata == {"client": "s2", "size": 3}
+        assert spend.guarantee.notion == ANOMALY_RESTRICTED_DP and spend.epsilon == 1.0
+        assert book.remaining("census", ANOMALY_RESTRICTED_DP) == 4.0
+
+
+def test_invalid_configuration_is_refused_at_startup(tmp_path, problem) -> None:
+    reg = TokenRegistry([("s1", SECRET)])
+    kw = {"values": problem.values, "t_low": problem.t_low, "t_high": problem.t_high,
+          "budget": 10.0}  # fmt: skip
+    for eps in (0.0, -1.0, float("nan")):
+        with pytest.raises(ParameterError, match="epsilon"):
+            create_oracle_app(tmp_path / "a.sqlite", reg, epsilon=eps, **kw)
+    with pytest.raises(ParameterError, match="kind"):
+        create_oracle_app(tmp_path / "a.sqlite", reg, epsilon=1.0, kind="gauss", **kw)
+    with pytest.raises(Exception, match="strictly between"):
+        create_oracle_app(tmp_path / "a.sqlite", reg, epsilon=1.0, **{
+            **kw, "t_low": problem.t_low / 2})  # fmt: skip
+    (tmp_path / "not-a-ledger.sqlite").write_bytes(b"hello, I am not SQLite at all" * 100)
+    with pytest.raises(Exception, match="ledger"):
+        create_oracle_app(tmp_path / "not-a-ledger.sqlite", reg, epsilon=1.0, **kw)
+
+
+def _start_process(args: list[str]) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, "-c", SHIM, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    line = proc.stdout.readline()  # type: ignore[union-attr]
+    assert line.startswith("privad oracle listening on http://127.0.0.1:"), (
+        line, proc.stderr.read() if proc.poll() is not None else "")  # type: ignore[union-attr]
+    url = line.split()[-1]
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            httpx.get(url + "/v1/health", timeout=1)
+            return proc, url
+        except httpx.TransportError:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+
+
+def _stop(proc: subprocess.Popen) -> str:
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode in (0, -signal.SIGTERM), err
+    assert "Traceback" not in err
+    return err
+
+
+def test_spent_budget_survives_a_server_restart(tmp_path, problem) -> None:
+    data = tmp_path / "values.npy"
+    np.save(data, problem.values)
+    db = tmp_path / "oracle-ledger.sqlite"
+    args = ["serve", "oracle", str(data), "--db", str(db), "--port", "0", "--epsilon", "0.5",
+            "--budget", "3", "--t-low", repr(problem.t_low), "--t-high", repr(problem.t_high),
+            "--token", f"s1={SECRET}", "--kind", "rr"]  # fmt: skip
+    proc, url = _start_process(args)
+    try:
+        with RemoteOracle(url, SECRET) as remote:
+            result = search(remote, budget=2.0, rng=0)  # 4 queries of ε = 0.5
+        assert result.n_queries == 4 and result.halted_by == ("budget",)
+    finally:
+        err = _stop(proc)
+    assert "spent 0, remaining 3 (6 queries" in err
+    proc, url = _start_process(args)
+    try:
+        state = httpx.get(url + "/v1/budget", headers=AUTH).json()
+        assert (state["spent"], state["remaining"], state["queries_left"]) == (2.0, 1.0, 2)
+        for status in (200, 200, 429):
+            r = httpx.post(url + "/v1/query", json={"indices": [0]}, headers=AUTH)
+            assert r.status_code == status, r.text
+    finally:
+        err = _stop(proc)
+    assert "spent 2, remaining 1 (2 queries" in err
+    with Ledger(db, create=False) as book:
+        assert book.spent(f"oracle/{data.stem}", ANOMALY_RESTRICTED_DP) == 3.0
+    assert os.path.exists(db)
