@@ -101,10 +101,7 @@ def check_array(
     A 1-D input is accepted where ``ndim == 2`` only if it is unambiguous: it is refused,
     because a 1-D vector could be one record or one feature.
     """
-    try:
-        arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{name} must be numeric, could not convert: {exc}") from None
+    arr = _float_array(X, name)
     if arr.ndim != ndim:
         hint = ""
         if ndim == 2 and arr.ndim == 1:
@@ -114,9 +111,42 @@ def check_array(
         raise DataError(f"{name} must have at least {min_rows} row(s), got {arr.shape[0]}")
     if ndim == 2 and arr.shape[1] < 1:
         raise DataError(f"{name} must have at least one column, got shape {arr.shape}")
-    if not allow_nonfinite and not np.isfinite(arr).all():
+    if not allow_nonfinite:
+        _check_finite(arr, name)
+    return arr
+
+
+def check_finite_array(X: Any, name: str = "X") -> np.ndarray:
+    """A finite float64 array of any shape (data to perturb, for instance)."""
+    arr = _float_array(X, name)
+    _check_finite(arr, name)
+    return arr
+
+
+def _float_array(X: Any, name: str) -> np.ndarray:
+    try:
+        return np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{name} must be numeric, could not convert: {exc}") from None
+
+
+def _check_finite(arr: np.ndarray, name: str) -> None:
+    if not np.isfinite(arr).all():
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise DataError(
             f"{name} contains {bad} NaN or infinite value(s); only finite values are allowed"
         )
-    return arr
+
+
+def check_queries(queries: Any, data: np.ndarray) -> np.ndarray | None:
+    """Optional query rows against validated ``data``: ``None``, or a finite float64 (m, d)
+    array (m may be 0) with the same number of columns as ``data``."""
+    if queries is None:
+        return None
+    Q = check_array(queries, "queries", min_rows=0)
+    if Q.shape[1] != data.shape[1]:
+        raise DataError(
+            f"queries must have the same number of columns as data ({data.shape[1]}), "
+            f"got {Q.shape[1]}"
+        )
+    return Q

@@ -7,56 +7,22 @@ group.
 
 from __future__ import annotations
 
-import io
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-import typer
 
-import privad.cli as cli
 from privad.accounting import Guarantee, Ledger
 from privad.cli import budget
 
 
 @pytest.fixture
-def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path):
-    """Run ``privad ARGS`` in-process; return (exit status, stdout, stderr)."""
-    app = typer.Typer(
-        name="privad", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
-    )
-
-    @app.callback()
-    def _root() -> None:
-        """privad (budget group only)."""
-
-    monkeypatch.setattr(cli, "app", app)
-    monkeypatch.setattr(cli, "_register", lambda: budget.register(app))
-    monkeypatch.setenv("COLUMNS", "200")
+def run(privad_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """Run ``privad ARGS`` in-process (budget group only); return (exit status, stdout, stderr)."""
     monkeypatch.setenv("PRIVAD_LEDGER", str(tmp_path / "default.sqlite"))
-
-    def _run(*args: str, stdin: str = "") -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        capsys.readouterr()
-        try:
-            cli.main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return _run
-
-
-def _single_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    assert lines[0].startswith("privad: error: ")
-    return lines[0]
+    return privad_cli(budget)
 
 
 def test_set_then_show(run, tmp_path: Path) -> None:
@@ -140,12 +106,12 @@ def test_reset_yes(run, tmp_path: Path) -> None:
         assert book.budgets() == [] and book.history() == []
 
 
-def test_reset_without_yes_and_without_stdin_refuses(run, tmp_path: Path) -> None:
+def test_reset_without_yes_and_without_stdin_refuses(run, error_line, tmp_path: Path) -> None:
     ledger = tmp_path / "r.sqlite"
     _ledger_with_spends(ledger)
     code, _, err = run("budget", "reset", "--ledger", str(ledger), stdin="")
     assert code == 2
-    assert "pass --yes" in _single_error_line(err)
+    assert "pass --yes" in error_line(err)
     with Ledger(ledger) as book:
         assert len(book.history()) == 2
 
@@ -162,11 +128,11 @@ def test_reset_asks_for_confirmation(run, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("bad", ["-1", "0", "abc", "nan", "inf", ""])
-def test_bad_epsilon_is_one_line_exit_2(run, tmp_path: Path, bad: str) -> None:
+def test_bad_epsilon_is_one_line_exit_2(run, error_line, tmp_path: Path, bad: str) -> None:
     ledger = tmp_path / "l.sqlite"
     code, out, err = run("budget", "set", "s", "--epsilon", bad, "--ledger", str(ledger))
     assert code == 2
-    assert "--epsilon must be a finite number > 0" in _single_error_line(err)
+    assert "--epsilon must be a finite number > 0" in error_line(err)
     assert not ledger.exists()
 
 
@@ -182,20 +148,22 @@ def test_bad_epsilon_is_one_line_exit_2(run, tmp_path: Path, bad: str) -> None:
         (["budget", "reset", "--yes", "--ledger", "{missing}"], "no ledger at"),
     ],
 )
-def test_errors_are_one_line_exit_2(run, tmp_path: Path, args: list[str], message: str) -> None:
+def test_errors_are_one_line_exit_2(
+    run, error_line, tmp_path: Path, args: list[str], message: str
+) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("not a database " * 20)
     subs = {"{missing}": str(tmp_path / "none.sqlite"), "{dir}": str(tmp_path), "{text}": str(text)}
     code, _, err = run(*[subs.get(a, a) for a in args])
     assert code == 2
-    assert message in _single_error_line(err)
+    assert message in error_line(err)
 
 
-def test_lowering_below_spent_is_refused(run, tmp_path: Path) -> None:
+def test_lowering_below_spent_is_refused(run, error_line, tmp_path: Path) -> None:
     ledger = tmp_path / "r.sqlite"
     _ledger_with_spends(ledger)
     code, _, err = run("budget", "set", "a", "--epsilon", "0.1", "--ledger", str(ledger))
-    assert code == 2 and "already spent" in _single_error_line(err)
+    assert code == 2 and "already spent" in error_line(err)
 
 
 def test_help_states_meaning_and_range(run) -> None:

@@ -7,34 +7,13 @@ tests neither depend on nor disturb how the other groups are wired.
 from __future__ import annotations
 
 import pytest
-import typer
 
-import privad.cli as cli
 from privad.cli import datasets as datasets_cli
 
 
 @pytest.fixture
-def run(monkeypatch, capsys):
-    def invoke(*args: str) -> tuple[int, str, str]:
-        app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
-                          pretty_exceptions_enable=False)
-
-        @app.callback()
-        def _root() -> None:
-            """privad (test app)."""
-
-        monkeypatch.setattr(cli, "app", app)
-        monkeypatch.setattr(cli, "_register", lambda: datasets_cli.register(app))
-        monkeypatch.setenv("COLUMNS", "160")
-        code = 0
-        try:
-            cli.main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return invoke
+def run(privad_cli):
+    return privad_cli(datasets_cli, columns=160)
 
 
 def test_list_shows_every_entry_with_kind_shape_anomalies_licence(run):

@@ -8,14 +8,11 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import typer
 
-import privad.cli as cli
 from privad.cli import reproduce
 
 FIGURES = ("figure3.png", "figure5.png", "figure6_7.png", "figure9.png")
@@ -23,52 +20,21 @@ TABLES = ("table1.csv", "table2.csv", "table3.csv", "figure3.csv", "figure5.csv"
           "figure6_7.csv", "figure9.csv")  # fmt: skip
 
 
-def _use_reproduce_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    app = typer.Typer(
-        name="privad", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
-    )
-
-    @app.callback()
-    def _root() -> None:
-        """privad (reproduce group only)."""
-
-    monkeypatch.setattr(cli, "app", app)
-    monkeypatch.setattr(cli, "_register", lambda: reproduce.register(app))
-    monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
-
-
-def _main(*args: str) -> int:
-    try:
-        cli.main(list(args))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return 0
-
-
 @pytest.fixture
-def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+def run(privad_cli):
     """Run ``privad ARGS`` in-process; return (exit status, stdout, stderr)."""
-    _use_reproduce_only(monkeypatch)
-
-    def _run(*args: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        code = _main(*args)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return _run
+    return privad_cli(reproduce)
 
 
 @pytest.fixture(scope="module")
-def quick_run(tmp_path_factory: pytest.TempPathFactory):
+def quick_run(privad_main, tmp_path_factory: pytest.TempPathFactory):
     """One quick reproduction shared by the tests below: (exit status, output, folder)."""
     out_dir = tmp_path_factory.mktemp("repro") / "sp"
     stdout, stderr = io.StringIO(), io.StringIO()
+    args = ("reproduce", "sp", "--quick", "--out", str(out_dir), "--seed", "0")
     with pytest.MonkeyPatch.context() as mp:
-        _use_reproduce_only(mp)
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            code = _main("reproduce", "sp", "--quick", "--out", str(out_dir), "--seed", "0")
+            code = privad_main(mp, [reproduce], args)
     return code, {"out": stdout.getvalue(), "err": stderr.getvalue()}, out_dir
 
 

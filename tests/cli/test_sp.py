@@ -8,17 +8,13 @@ line on standard error, exit status 2, no traceback and no output file.
 from __future__ import annotations
 
 import csv
-import io
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-import typer
 
-import privad.cli as cli
 from privad import datasets
 from privad.accounting import Ledger
 from privad.cli import budget, sp
@@ -28,46 +24,12 @@ BETA, R, EPS = "18", "0.1", "0.1"
 
 
 @pytest.fixture
-def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path):
-    """Run ``privad ARGS`` in-process; return (exit status, stdout, stderr)."""
-    app = typer.Typer(
-        name="privad", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
-    )
-
-    @app.callback()
-    def _root() -> None:
-        """privad (budget and sp groups only)."""
-
-    def _register() -> None:
-        budget.register(app)
-        sp.register(app)
-
-    monkeypatch.setattr(cli, "app", app)
-    monkeypatch.setattr(cli, "_register", _register)
-    monkeypatch.setenv("COLUMNS", "200")
+def run(privad_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """Run ``privad ARGS`` in-process (budget and sp groups only); return (exit status,
+    stdout, stderr)."""
     monkeypatch.setenv("PRIVAD_LEDGER", str(tmp_path / "default.sqlite"))
     monkeypatch.chdir(tmp_path)
-
-    def _run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(""))
-        capsys.readouterr()
-        try:
-            cli.main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return _run
-
-
-def _one_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    assert lines[0].startswith("privad: error: ")
-    return lines[0]
+    return privad_cli(budget, sp)
 
 
 def _no_stray_files(folder: Path) -> None:
@@ -117,13 +79,15 @@ def test_identify_writes_labels_and_spends_the_composed_epsilon(
     assert out.read_text() == out2.read_text()
 
 
-def test_identify_refuses_when_the_budget_is_short(run, tmp_path: Path, thyroid_cost) -> None:
+def test_identify_refuses_when_the_budget_is_short(
+    run, error_line, tmp_path: Path, thyroid_cost
+) -> None:
     ledger, out = tmp_path / "l.sqlite", tmp_path / "labels.csv"
     assert run("budget", "set", "thyroid", "--epsilon", "1", "--notion", "sensitive",
                "--ledger", str(ledger))[0] == 0  # fmt: skip
     code, stdout, err = run(*_identify(ledger, out))
     assert code == 2
-    line = _one_line(err)
+    line = error_line(err)
     assert "refused" in line and "Claim 5" in line
     assert not out.exists()
     _no_stray_files(tmp_path)
@@ -133,12 +97,12 @@ def test_identify_refuses_when_the_budget_is_short(run, tmp_path: Path, thyroid_
 
 
 def test_identify_without_a_budget_is_an_error_and_budget_creates_it(
-    run, tmp_path: Path, thyroid_cost: float
+    run, error_line, tmp_path: Path, thyroid_cost: float
 ) -> None:
     ledger, out = tmp_path / "new.sqlite", tmp_path / "labels.csv"
     code, _, err = run(*_identify(ledger, out))
     assert code == 2
-    assert "privad budget set" in _one_line(err) and "--budget" in err
+    assert "privad budget set" in error_line(err) and "--budget" in err
     assert not out.exists() and not ledger.exists()
     code, stdout, err = run(*_identify(ledger, out, "--budget", "400"))
     assert code == 0, err
@@ -148,7 +112,7 @@ def test_identify_without_a_budget_is_an_error_and_budget_creates_it(
         assert book.spent("thyroid", "sensitive") == thyroid_cost
     # the DP mechanism is charged to the pure-dp budget, which does not exist yet
     code, _, err = run(*_identify(ledger, tmp_path / "dp.csv", "--mechanism", "dp"))
-    assert code == 2 and "pure-dp" in _one_line(err)
+    assert code == 2 and "pure-dp" in error_line(err)
     assert not (tmp_path / "dp.csv").exists()
 
 
@@ -172,7 +136,9 @@ def test_identify_without_a_budget_is_an_error_and_budget_creates_it(
         (["--seed", "x"], "--seed must be an integer >= 0"),
     ],
 )
-def test_bad_options_are_one_line_and_write_nothing(run, tmp_path: Path, args, message) -> None:
+def test_bad_options_are_one_line_and_write_nothing(
+    run, error_line, tmp_path: Path, args, message
+) -> None:
     ledger, out = tmp_path / "l.sqlite", tmp_path / "labels.csv"
     base = {"--beta": BETA, "--r": R, "--epsilon": EPS}
     for i in range(0, len(args) - 1):
@@ -183,7 +149,7 @@ def test_bad_options_are_one_line_and_write_nothing(run, tmp_path: Path, args, m
         argv += [key, value]
     code, _, err = run(*argv, *args)
     assert code == 2
-    assert message in _one_line(err)
+    assert message in error_line(err)
     assert not out.exists()
     assert not ledger.exists()  # nothing was opened or created before the options were checked
     _no_stray_files(tmp_path)
@@ -193,19 +159,19 @@ def test_bad_options_are_one_line_and_write_nothing(run, tmp_path: Path, args, m
     ("data", "message"),
     [("no-such-file.csv", "not found"), ("thyroidd", "unknown dataset 'thyroidd'")],
 )
-def test_unknown_data_is_one_line(run, tmp_path: Path, data: str, message: str) -> None:
+def test_unknown_data_is_one_line(run, error_line, tmp_path: Path, data: str, message: str) -> None:
     out = tmp_path / "labels.csv"
     code, _, err = run("sp", "identify", data, "--beta", BETA, "--r", R, "--epsilon", EPS,
                        "--out", str(out), "--budget", "10")  # fmt: skip
     assert code == 2
-    assert message in _one_line(err)
+    assert message in error_line(err)
     assert not out.exists()
 
 
-def test_missing_required_option_is_one_line(run, tmp_path: Path) -> None:
+def test_missing_required_option_is_one_line(run, error_line, tmp_path: Path) -> None:
     code, _, err = run("sp", "identify", "thyroid", "--r", R, "--epsilon", EPS)
     assert code == 2
-    assert "--beta is required" in _one_line(err)
+    assert "--beta is required" in error_line(err)
 
 
 def test_csv_data_with_columns_label_queries_and_error_probabilities(run, tmp_path: Path) -> None:
@@ -242,7 +208,7 @@ def test_csv_data_with_columns_label_queries_and_error_probabilities(run, tmp_pa
         assert book.spent("thy", "sensitive") > 0
 
 
-def test_params_on_thyroid(run, tmp_path: Path) -> None:
+def test_params_on_thyroid(run, error_line, tmp_path: Path) -> None:
     code, stdout, err = run("sp", "params", "thyroid")
     assert code == 0, err
     assert "reconstruction of Appendix A.2" in stdout
@@ -251,9 +217,9 @@ def test_params_on_thyroid(run, tmp_path: Path) -> None:
     assert "Not private" in stdout
     assert "privad sp identify thyroid --beta 19" in stdout
     code, _, err = run("sp", "params", "thyroid", "--anomaly-share", "1.5")
-    assert code == 2 and "--anomaly-share" in _one_line(err)
+    assert code == 2 and "--anomaly-share" in error_line(err)
     code, _, err = run("sp", "params", "thyroid", "--metric", "nope")
-    assert code == 2 and "--metric" in _one_line(err)
+    assert code == 2 and "--metric" in error_line(err)
 
 
 def test_parsers() -> None:

@@ -18,26 +18,11 @@ from privad.geometry import (
     multiplicities,
 )
 from privad.geometry.predicate import METRICS, threshold
-from privad.geometry.reference import count_brute
-
-
-def brute_counts(data, r, *, queries=None, metric="euclidean", cap=None):
-    """B_x(i, r) from all pairs with the canonical predicate (the definition, in NumPy)."""
-    data = np.asarray(data, dtype=np.float64)
-    q = None if queries is None else np.asarray(queries, dtype=np.float64)
-    return count_brute(data, q, threshold(r, metric), metric, cap)
-
-
-def lattice(side: int, d: int) -> np.ndarray:
-    """All points of {0, ..., side-1}^d: many pairs at exactly integer distances."""
-    axes = np.meshgrid(*[np.arange(side)] * d, indexing="ij")
-    return np.stack([a.ravel() for a in axes], axis=1).astype(np.float64)
-
 
 ENGINE_NAMES = ["auto", "numba", "scipy"]
 
 
-def _datasets(rng):
+def _datasets(rng, lattice):
     heavy = rng.standard_t(3, size=(600, 4))
     dup = np.repeat(np.round(rng.normal(size=(60, 3)), 1), rng.integers(1, 6, size=60), axis=0)
     return {
@@ -56,8 +41,8 @@ RADII = [0.0, 0.1, 0.3, 1.0, np.sqrt(2.0), 2.0, 3.5]
 
 
 @pytest.mark.parametrize("metric", METRICS)
-def test_self_counts_equal_brute_force_for_every_engine(rng, metric):
-    for name, X in _datasets(rng).items():
+def test_self_counts_equal_brute_force_for_every_engine(brute_counts, lattice, rng, metric):
+    for name, X in _datasets(rng, lattice).items():
         for r in RADII:
             expected = brute_counts(X, r, metric=metric)
             for engine in ENGINE_NAMES:
@@ -67,8 +52,8 @@ def test_self_counts_equal_brute_force_for_every_engine(rng, metric):
 
 
 @pytest.mark.parametrize("metric", METRICS)
-def test_query_counts_equal_brute_force_for_every_engine(rng, metric):
-    for name, X in _datasets(rng).items():
+def test_query_counts_equal_brute_force_for_every_engine(brute_counts, lattice, rng, metric):
+    for name, X in _datasets(rng, lattice).items():
         lo, hi = X.min(0), X.max(0)
         Q = np.concatenate([rng.uniform(lo - 1, hi + 1, size=(150, X.shape[1])), X[:20]])
         for r in RADII:
@@ -78,7 +63,7 @@ def test_query_counts_equal_brute_force_for_every_engine(rng, metric):
                 np.testing.assert_array_equal(got, expected, err_msg=f"{name} r={r} {engine}")
 
 
-def test_lattice_boundaries_match_exact_integer_arithmetic():
+def test_lattice_boundaries_match_exact_integer_arithmetic(lattice):
     """On an integer lattice the canonical predicate is real arithmetic: check it exactly."""
     X = lattice(7, 3)
     Xi = X.astype(np.int64)
@@ -102,7 +87,7 @@ def test_lattice_boundaries_match_exact_integer_arithmetic():
 
 @pytest.mark.parametrize("metric", METRICS)
 @pytest.mark.parametrize("leaf_size", [1, 2, 5, 16])
-def test_small_leaves_exercise_the_whole_traversal(rng, metric, leaf_size):
+def test_small_leaves_exercise_the_whole_traversal(brute_counts, lattice, rng, metric, leaf_size):
     X = np.concatenate([np.round(rng.normal(size=(250, 3)), 1), lattice(5, 3)])
     Q = rng.uniform(-3, 5, size=(120, 3))
     for r in [0.0, 0.5, 1.0, 2.5, 100.0]:
@@ -124,7 +109,7 @@ def test_small_leaves_exercise_the_whole_traversal(rng, metric, leaf_size):
 
 
 @pytest.mark.parametrize("engine", ENGINE_NAMES)
-def test_cap_reports_min_of_true_count_and_cap(rng, engine):
+def test_cap_reports_min_of_true_count_and_cap(brute_counts, rng, engine):
     X = np.concatenate([rng.normal(size=(400, 2)), np.zeros((30, 2))])
     Q = rng.normal(size=(50, 2))
     true = brute_counts(X, 0.5)
@@ -163,7 +148,7 @@ def test_huge_radius_counts_everything():
     assert ball_counts(X, 1.0).tolist() == [1, 1, 1]
 
 
-def test_large_leaves_at_default_size_match_brute_force(rng):
+def test_large_leaves_at_default_size_match_brute_force(brute_counts, rng):
     """A few thousand heavy-tailed records: the default (large) leaves and the filters."""
     X = rng.standard_t(4, size=(3000, 6)) @ rng.normal(size=(6, 6))
     r = 1.5
@@ -189,7 +174,7 @@ def test_engines_are_pluggable(monkeypatch):
     assert balls.AUTO_ENGINE in ENGINES
 
 
-def test_parallel_kernels_match_the_serial_ones(rng, monkeypatch):
+def test_parallel_kernels_match_the_serial_ones(brute_counts, lattice, rng, monkeypatch):
     """Force the multi-threaded kernels on small data (they only start at larger sizes)."""
     X = np.concatenate([rng.standard_t(3, size=(1500, 3)), lattice(6, 3)])
     Q = rng.uniform(-4, 4, size=(400, 3))

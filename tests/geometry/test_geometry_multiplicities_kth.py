@@ -9,12 +9,6 @@ from privad.geometry import ball_counts, kth_neighbour_distance, multiplicities
 from privad.geometry.predicate import METRICS, pair_values, radius_from_value
 
 
-def lattice(side: int, d: int) -> np.ndarray:
-    """All points of {0, ..., side-1}^d: many pairs at exactly integer distances."""
-    axes = np.meshgrid(*[np.arange(side)] * d, indexing="ij")
-    return np.stack([a.ravel() for a in axes], axis=1).astype(np.float64)
-
-
 def test_multiplicities_count_exact_copies():
     X = np.array([[0.0, 1.0], [0.0, 1.0], [-0.0, 1.0], [1.0, 0.0], [0.0, 1.0 + 1e-16 * 2]])
     assert multiplicities(X).tolist() == [3, 3, 3, 1, 1]
@@ -37,7 +31,7 @@ def _oracle_kth(X, k, metric):
 
 
 @pytest.mark.parametrize("metric", METRICS)
-def test_kth_neighbour_distance_equals_sorted_pair_values(rng, metric):
+def test_kth_neighbour_distance_equals_sorted_pair_values(lattice, rng, metric):
     for X in [rng.normal(size=(400, 3)), lattice(6, 2), np.round(rng.normal(size=(200, 1)), 1),
               rng.standard_t(3, size=(300, 7))]:  # fmt: skip
         for k in [1, 2, 3, 17, X.shape[0]]:
@@ -47,7 +41,7 @@ def test_kth_neighbour_distance_equals_sorted_pair_values(rng, metric):
 
 
 @pytest.mark.parametrize("metric", METRICS)
-def test_kth_distance_and_ball_counts_agree_exactly(rng, metric):
+def test_kth_distance_and_ball_counts_agree_exactly(lattice, rng, metric):
     """kth(i, k) <= r  <=>  B(i, r) >= k, tested right at and just below each kth value."""
     X = np.concatenate([np.round(rng.normal(size=(300, 2)), 1), lattice(4, 2)])
     for k in [2, 5, 30]:

@@ -8,16 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from privad.geometry import ball_counts, multiplicities
-from privad.geometry.predicate import METRICS, threshold
-from privad.geometry.reference import count_brute
-
-
-def brute_counts(data, r, *, queries=None, metric="euclidean", cap=None):
-    """B_x(i, r) from all pairs with the canonical predicate (the definition, in NumPy)."""
-    data = np.asarray(data, dtype=np.float64)
-    q = None if queries is None else np.asarray(queries, dtype=np.float64)
-    return count_brute(data, q, threshold(r, metric), metric, cap)
-
+from privad.geometry.predicate import METRICS
 
 # Coordinates on a coarse grid (many ties and exact-boundary pairs) or arbitrary floats.
 coords = st.one_of(
@@ -49,7 +40,7 @@ def test_self_count_at_least_multiplicity_at_least_one(X, r, metric):
 
 @common
 @given(datasets, radii, st.sampled_from(METRICS), st.one_of(st.none(), st.integers(1, 10)))
-def test_engines_agree_with_brute_force(X, r, metric, cap):
+def test_engines_agree_with_brute_force(brute_counts, X, r, metric, cap):
     expected = brute_counts(X, r, metric=metric, cap=cap)
     for engine in ("numba", "scipy"):
         got = ball_counts(X, r, metric=metric, cap=cap, engine=engine)

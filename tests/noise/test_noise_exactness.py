@@ -230,7 +230,7 @@ def python_kernels(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
     def install(**oracles: Callable[..., Any]) -> None:
         for name in (
             "_bern_exp_frac", "_bern_exp1", "_bern_exp", "_bern_exp_times", "_bern_logistic",
-            "_bern_exp_ratio", "_dlap_attempt", "_chain_passes",
+            "_bern_exp_ratio", "_dlap_attempt", "_chain_passes", "_cks_alg1", "_bern_ratio",
         ):
             helper = getattr(K, name)
             monkeypatch.setattr(K, name, getattr(helper, "py_func", helper))

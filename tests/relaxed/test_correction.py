@@ -11,9 +11,12 @@ from privad.errors import DataError, ParameterError
 from privad.relaxed.correction import (
     analyst_layers,
     corrected_outliers,
+    estimate_outlier_layer_radius,
     estimate_outlier_layer_width,
     false_negative_layers,
     index_mask,
+    presumed_radius,
+    reduction_thresholds,
     split_presumed_outliers,
 )
 from privad.relaxed.distances import centre_distances, distance_differences
@@ -235,3 +238,140 @@ def test_matches_set_based_reference(values: list[int], data, w_o: int) -> None:
     assert set(layers.fn_l2.tolist()) == fn2
     assert set(layers.fn_l3.tolist()) == fn3
     assert set(corrected_outliers(s.tp, layers, n).tolist()) == out
+
+
+# --- reconstruction options of steps 3 and 4 ---------------------------------------------------
+
+
+def test_d_tp_percentile_floor_and_d_fp_rules() -> None:
+    # TP values 0.5, 0.6, 0.7 (record 0, 2, 1); FP 5.0, 5.2
+    s = split_presumed_outliers(D_DIFF, O_PRIME, d_tp_percentile=50.0)
+    assert s.d_tp == pytest.approx(0.6) and s.tp.tolist() == [0, 1, 2]
+    s = split_presumed_outliers(D_DIFF, O_PRIME, d_tp_percentile=100.0)
+    assert s.d_tp == pytest.approx(0.7)
+    d = np.array([-3.0, 1.0, 1.1, 9.0])
+    assert split_presumed_outliers(d, np.arange(4)).d_tp == -3.0
+    assert split_presumed_outliers(d, np.arange(4), d_tp_floor=0.0).d_tp == 0.0
+    assert split_presumed_outliers(D_DIFF, O_PRIME, d_tp_floor=0.0).d_tp == 0.5
+    s = split_presumed_outliers(D_DIFF, O_PRIME, d_fp_rule="percentile", d_fp_percentile=50.0)
+    assert s.d_fp == pytest.approx(5.1) and s.fp.tolist() == [3, 4]
+    assert split_presumed_outliers(D_DIFF, O_PRIME, d_fp_rule="none").d_fp == float("inf")
+    s = split_presumed_outliers(D_DIFF, O_PRIME, d_fp_rule="layer", w_o=1.5)
+    assert s.d_fp == pytest.approx(2.0) and s.fp.tolist() == [3, 4]  # d_TP + w_O
+    s = split_presumed_outliers(d, np.arange(4), d_fp_rule="layer", w_o=1.0, d_tp_floor=0.0)
+    assert s.d_fp == 1.0
+    with pytest.raises(ParameterError):
+        split_presumed_outliers(D_DIFF, O_PRIME, d_fp_rule="layer")
+    for kwargs in ({"d_tp_percentile": 101.0}, {"d_tp_percentile": -1.0},
+                   {"d_tp_floor": float("inf")}, {"d_fp_rule": "max"},
+                   {"d_fp_percentile": 200.0}):
+        with pytest.raises(ParameterError):
+            split_presumed_outliers(D_DIFF, O_PRIME, **kwargs)
+
+
+def test_reduction_thresholds() -> None:
+    assert reduction_thresholds(0.5, 1.0) == (0.5, 1.5)  # "notes"
+    assert reduction_thresholds(-2.0, 1.0, reduction="notes") == (-2.0, -1.0)
+    assert reduction_thresholds(0.5, 1.0, reduction="radius", outlier_radius=2.5) == (2.5, 3.0)
+    # the negative part of FN_L3's band belongs to FN_L1: no lowering below ρ
+    assert reduction_thresholds(-2.0, 1.0, reduction="radius", outlier_radius=2.5) == (2.5, 2.5)
+    with pytest.raises(ParameterError):
+        reduction_thresholds(0.5, 1.0, reduction="radius")
+    with pytest.raises(ParameterError):
+        reduction_thresholds(0.5, 1.0, reduction="box")
+
+
+def test_radius_reduction_on_the_hand_example() -> None:
+    # ρ = 2: t2 = 2, t3 = 2.5. Record 6 (dist 0.6) leaves FN_L2, 8 (dist 2.0) leaves FN_L3
+    i_l2, i_l3 = analyst_layers(np.zeros((N, 2)), 0.5, W_O, distances=DIST,
+                                reduction="radius", outlier_radius=2.0)
+    assert i_l2.tolist() == [0, 1, 2, 3, 4, 8, 10, 11, 12, 13]
+    assert i_l3.tolist() == [0, 1, 2, 3, 4, 10, 11, 12, 13]
+    layers = false_negative_layers(D_DIFF, index_mask(O_PRIME, N, "O'"), i_l2, i_l3, 0.5, 5.0)
+    assert layers.fn_l1.tolist() == [5]
+    assert layers.fn_l2.tolist() == []
+    assert layers.fn_l3.tolist() == [12, 13]
+    # without a radius the analyst estimates it from O': median dist over O' (3.0) − w_O
+    assert presumed_radius(DIST, O_PRIME, W_O) == pytest.approx(2.0)
+    assert presumed_radius(DIST, np.zeros(0, dtype=np.int64), W_O) is None
+    est = analyst_layers(np.zeros((N, 2)), 0.5, W_O, distances=DIST, reduction="radius",
+                         presumed_outliers=O_PRIME)
+    assert [a.tolist() for a in est] == [i_l2.tolist(), i_l3.tolist()]
+    with pytest.raises(ParameterError):
+        analyst_layers(np.zeros((N, 2)), 0.5, W_O, distances=DIST, reduction="radius")
+    empty = analyst_layers(np.zeros((N, 2)), None, W_O, reduction="radius")
+    assert [a.size for a in empty] == [0, 0]
+
+
+def test_notes_reduction_takes_every_record_when_a_true_positive_moved_inwards() -> None:
+    # the failure mode of the NOTES reading on the paper's data: one detected outlier moved
+    # towards the centre (d_diff = -3), so d_TP < 0 and d_TP + w_O < 0 <= every distance
+    core = np.linspace(0.0, 1.0, 50)  # unperturbed core distances of true negatives
+    d_core = np.full(50, 0.3)  # they moved outwards by 0.3
+    ring = np.array([10.0, 10.0, 10.0])
+    d_ring = np.array([-3.0, 0.4, 0.5])  # record 50 is a detected outlier pushed inwards
+    d_diff = np.concatenate([d_core, d_ring])
+    dist = np.concatenate([core, ring]) + d_diff  # d_{c'}(T') = d_c(T) + d_diff
+    o_prime = np.array([50, 52])  # record 51 (an outlier) was missed
+    s = split_presumed_outliers(d_diff, o_prime)  # TP = {50}, FP = {52} (gap 3.5)
+    assert s.d_tp == -3.0 and s.d_fp == 0.5
+    mask = index_mask(o_prime, 53, "O'")
+    notes = analyst_layers(np.zeros((53, 2)), s.d_tp, 1.0, distances=dist)
+    out_notes = corrected_outliers(s.tp, false_negative_layers(d_diff, mask, *notes, s.d_tp,
+                                                               s.d_fp), 53)
+    assert out_notes.tolist() == [k for k in range(53) if k != 52]  # all but the FP
+    radius = analyst_layers(np.zeros((53, 2)), s.d_tp, 1.0, distances=dist, reduction="radius",
+                            outlier_radius=9.0)
+    out_radius = corrected_outliers(s.tp, false_negative_layers(d_diff, mask, *radius, s.d_tp,
+                                                                s.d_fp), 53)
+    assert out_radius.tolist() == [50, 51]  # the true negatives are reduced away
+
+
+def test_outlier_layer_radius_estimate() -> None:
+    H = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, -5.0], [1.0, 1.0], [-1.0, -1.0]])
+    c = H.mean(axis=0)
+    d = centre_distances(H, c)
+    assert estimate_outlier_layer_radius(H, [1, 2]) == pytest.approx(d[[1, 2]].min())
+    assert estimate_outlier_layer_radius(H, [1, 2], percentile=100) == pytest.approx(
+        d[[1, 2]].max())
+    mask = np.zeros(5, dtype=bool)
+    mask[[1, 2]] = True
+    assert estimate_outlier_layer_radius(H, mask) == pytest.approx(d[[1, 2]].min())
+    assert estimate_outlier_layer_radius(H, [1], centre=[0.0, 0.0]) == pytest.approx(3.0)
+    with pytest.raises(DataError):
+        estimate_outlier_layer_radius(H, [])
+    with pytest.raises(DataError):
+        estimate_outlier_layer_radius(H, [9])
+    with pytest.raises(ParameterError):
+        estimate_outlier_layer_radius(H, [1], percentile=-1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), st.integers(5, 40), st.floats(0.0, 3.0))
+def test_radius_reduction_keeps_every_reachable_outlier(data, n: int, w_o: float) -> None:  # type: ignore[no-untyped-def]
+    """With ρ at most the outliers' core distance, the reduction loses no false negative.
+
+    Every outlier outside O' whose d_diff is at most d_FP is in FN_L1 ∪ FN_L2 ∪ FN_L3,
+    because d_{c'}(𝒯'[j]) = d_c(𝒯[j]) + d_diff[j] (Definition 4 with the step-1c centres).
+    """
+    r = np.array(data.draw(st.lists(st.floats(0.0, 20.0), min_size=n, max_size=n)))
+    d_diff = np.array(data.draw(st.lists(st.floats(-20.0, 20.0), min_size=n, max_size=n)))
+    d_diff = np.maximum(d_diff, -r)  # a distance cannot become negative
+    dist = r + d_diff
+    o_prime = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1)))), dtype=np.int64)
+    rho = data.draw(st.floats(0.0, 20.0))
+    outliers = np.flatnonzero(r >= rho)
+    s = split_presumed_outliers(d_diff, o_prime)
+    i_l2, i_l3 = analyst_layers(np.zeros((n, 2)), s.d_tp, w_o, distances=dist,
+                                reduction="radius", outlier_radius=rho)
+    layers = false_negative_layers(d_diff, index_mask(o_prime, n, "O'"), i_l2, i_l3, s.d_tp,
+                                   s.d_fp)
+    out = set(corrected_outliers(s.tp, layers, n).tolist())
+    if s.d_tp is None:
+        return
+    for j in outliers:
+        if j in set(o_prime.tolist()) or d_diff[j] > s.d_fp:
+            continue
+        if d_diff[j] == 0.0:  # the paper's open bands: 0 is in no layer unless d_TP <= 0
+            continue
+        assert j in out, (j, r[j], d_diff[j], s.d_tp, s.d_fp)

@@ -9,9 +9,12 @@ from sklearn.cluster import DBSCAN as SklearnDBSCAN
 from privad.errors import DataError, ParameterError
 from privad.noise import Randomness
 from privad.relaxed.detectors import (
+    DBSCAN_SHARES,
+    AdaptiveDBSCANDetector,
     BallAnomalyDetector,
     DBSCANDetector,
     OutlierDetector,
+    dbscan_candidates,
     dbscan_noise,
     dbscan_parameters,
     has_dbscan_package,
@@ -146,3 +149,49 @@ def test_calibration_keeps_the_layer_as_noise() -> None:
         dbscan_parameters(X, 10, eps_grid=[1.0, 0.5])
     with pytest.raises(ParameterError):
         dbscan_parameters(X, 10, tolerance=1.0)
+
+
+def _ring(seed: int = 3) -> np.ndarray:
+    gen = Randomness(seed)
+    core = gen.normal(0.0, 0.2, (900, 2))
+    angle = gen.uniform(0, 2 * np.pi, 100)
+    ring = 6.0 * np.column_stack([np.cos(angle), np.sin(angle)])
+    return np.concatenate([core, ring])
+
+
+def test_candidates_are_history_calibrations_per_share() -> None:
+    X = _ring()
+    cands = dbscan_candidates(X, 10)
+    assert 1 <= len(cands) <= len(DBSCAN_SHARES)
+    assert (cands[0].eps, cands[0].min_samples) == dbscan_parameters(X, 10)
+    for c in cands:  # every member keeps the ring as noise on the history
+        assert c(X).size >= 90
+    assert [c.min_samples for c in cands] == sorted(c.min_samples for c in cands)
+    with pytest.raises(ParameterError):
+        dbscan_candidates(X, 10, min_samples=5)
+    with pytest.raises(ParameterError):
+        dbscan_candidates(X, 10, shares=[])
+
+
+def test_adaptive_detector_picks_the_noise_share_closest_to_p_o() -> None:
+    X = _ring()
+    few = DBSCANDetector(3.0, 5)  # everything within reach: no noise
+    right = DBSCANDetector(0.3, 5)  # the ring is noise
+    everything = DBSCANDetector(1e-4, 5)  # all noise
+    det = AdaptiveDBSCANDetector([few, everything, right], 10)
+    noise = det(X)
+    assert det.selected == right
+    assert np.array_equal(noise, right(X))
+    assert det.noise_shares is not None and det.noise_shares[1] == 1.0
+    assert det.noise_sets is not None and np.array_equal(det.noise_sets[2], noise)
+    # ties go to the earlier candidate
+    tie = AdaptiveDBSCANDetector([right, DBSCANDetector(0.3, 5, backend="geometry")], 10)
+    tie(X)
+    assert tie.selected is tie.candidates[0]
+    assert isinstance(det, OutlierDetector) and "p_o=10" in repr(det)
+    with pytest.raises(ParameterError):
+        AdaptiveDBSCANDetector([], 10)
+    with pytest.raises(ParameterError):
+        AdaptiveDBSCANDetector([lambda X: X], 10)
+    with pytest.raises(ParameterError):
+        AdaptiveDBSCANDetector([right], 0)

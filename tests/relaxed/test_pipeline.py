@@ -7,7 +7,7 @@ import pytest
 
 from privad.datasets import make_sensor_ring
 from privad.errors import DataError, ParameterError
-from privad.relaxed import DBSCANDetector, run_pipeline
+from privad.relaxed import AdaptiveDBSCANDetector, DBSCANDetector, run_pipeline
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +50,59 @@ def test_pluggable_detector_and_explicit_parameters(ring: np.ndarray) -> None:
     assert res.accuracy >= res.baseline_accuracy
 
 
+def test_default_reconstruction_finds_the_outliers_in_a_small_subset(ring: np.ndarray) -> None:
+    # the chosen defaults ("radius" reduction, ρ from history, adaptive DBSCAN) against the
+    # previous NOTES reading, on the same data and noise (docs/relaxed_reproduction.md)
+    res = run_pipeline(ring, 0.5, rng=12)
+    assert res.reduction == "radius" and res.accuracy >= 0.99 and res.subset_size < 0.2
+    assert res.thresholds is not None and res.thresholds[0] == res.outlier_radius
+    # ρ is the inner edge of the historical outlier layer: the unperturbed outliers' distances
+    assert res.outlier_radius is not None and 9.0 < res.outlier_radius < 11.0
+    assert res.dbscan_candidates and len(res.dbscan_noise_shares) == len(res.dbscan_candidates)
+    assert res.detector in res.dbscan_candidates
+    notes = run_pipeline(ring, 0.5, rng=12, reduction="notes", dbscan_calibration="history")
+    assert notes.reduction == "notes" and notes.outlier_radius is None
+    assert notes.subset_size > 0.9  # the failure mode: I_L3 is every record
+    assert isinstance(notes.detector, DBSCANDetector) and notes.dbscan_candidates == ()
+    summary = res.summary()
+    assert {"reduction", "outlier_radius", "threshold_l2", "threshold_l3",
+            "dbscan_candidates", "dbscan_noise_shares"} <= set(summary)
+
+
+def test_radius_sources_and_step3_options(ring: np.ndarray) -> None:
+    base = run_pipeline(ring, 1.0, rng=5, dbscan_calibration="history")
+    presumed = run_pipeline(ring, 1.0, rng=5, dbscan_calibration="history",
+                            outlier_radius="presumed")
+    assert presumed.thresholds is not None
+    assert presumed.outlier_radius == presumed.thresholds[0] != base.outlier_radius
+    given = run_pipeline(ring, 1.0, rng=5, dbscan_calibration="history", outlier_radius=7.5)
+    assert given.outlier_radius == 7.5 and given.thresholds is not None
+    assert given.thresholds[0] == 7.5
+    floored = run_pipeline(ring, 1.0, rng=5, dbscan_calibration="history", d_tp_floor=0.0,
+                           d_tp_percentile=5.0, d_fp_rule="none")
+    assert floored.d_tp is not None and floored.d_tp >= 0.0 and floored.d_fp == float("inf")
+    # the same noise: the perturbed data and O' do not depend on the correction options
+    assert np.array_equal(base.presumed_outliers, floored.presumed_outliers)
+
+
+def test_precomputed_dbscan_family_is_used(ring: np.ndarray) -> None:
+    fam = (DBSCANDetector(0.05, 10), DBSCANDetector(0.8, 25))
+    res = run_pipeline(ring, 1.0, rng=6, dbscan_candidates=fam)
+    assert res.dbscan_candidates == fam and res.detector in fam
+    det = AdaptiveDBSCANDetector(fam, 10)
+    res2 = run_pipeline(ring, 1.0, rng=6, detector=det)
+    assert np.array_equal(res.outliers, res2.outliers)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error"),
     [
+        ({"epsilon": 1.0, "reduction": "box"}, ParameterError),
+        ({"epsilon": 1.0, "outlier_radius": "future"}, ParameterError),
+        ({"epsilon": 1.0, "dbscan_calibration": "grid"}, ParameterError),
+        ({"epsilon": 1.0, "d_fp_rule": "max"}, ParameterError),
+        ({"epsilon": 1.0, "outlier_radius_percentile": 120.0}, ParameterError),
+        ({"epsilon": 1.0, "dbscan_options": {"min_samples_share": 0.01}}, ParameterError),
         ({"epsilon": 0.0}, ParameterError),
         ({"epsilon": -1.0}, ParameterError),
         ({"epsilon": float("nan")}, ParameterError),

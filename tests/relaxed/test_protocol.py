@@ -115,13 +115,46 @@ def test_protocol_equals_the_functions() -> None:
     o_prime = DBSCANDetector(0.3, 5)(T_prime)
     assert np.array_equal(run.presumed_outliers, o_prime)
     split = split_presumed_outliers(d_diff, o_prime)
-    i_l2, i_l3 = analyst_layers(T_prime, split.d_tp, 0.2)
+    # the analyst's default reduction: "radius" with ρ estimated from its presumed outliers
+    i_l2, i_l3 = analyst_layers(T_prime, split.d_tp, 0.2, reduction="radius",
+                                presumed_outliers=o_prime)
     layers = false_negative_layers(d_diff, index_mask(o_prime, len(X), "O'"), i_l2, i_l3,
                                    split.d_tp, split.d_fp)
     assert np.array_equal(run.outliers, corrected_outliers(split.tp, layers, len(X)))
     assert np.array_equal(run.outliers, analyst.outliers)
+    assert analyst.thresholds is not None and analyst.thresholds[1] >= analyst.thresholds[0]
     assert set(run.timings) >= {"perturbation", "detection", "correction", "split", "layers",
                                 "false_negatives"}
+
+
+def test_notes_reduction_through_the_parties_equals_the_functions() -> None:
+    X = _data()
+    sensor = Sensor(1.0, [3.0, 3.0], rng=3)
+    analyst = Analyst(DBSCANDetector(0.3, 5), reduction="notes")
+    run = run_protocol(X, sensor, analyst, CorrectionServer(0.2))
+    T_prime = run.transcript.received_by("analyst")[0].perturbed
+    d_diff = run.transcript.received_by("correction")[0].d_diff
+    split = split_presumed_outliers(d_diff, run.presumed_outliers)
+    i_l2, i_l3 = analyst_layers(T_prime, split.d_tp, 0.2)  # "notes" is the function default
+    sent = run.transcript.received_by("correction")[-1]
+    assert np.array_equal(sent.i_l2, i_l2) and np.array_equal(sent.i_l3, i_l3)
+    assert analyst.thresholds == (split.d_tp, split.d_tp + 0.2)
+
+
+def test_radius_reduction_with_a_public_radius() -> None:
+    X = _data()
+    sensor = Sensor(1.0, [3.0, 3.0], rng=3)
+    analyst = Analyst(DBSCANDetector(0.3, 5), outlier_radius=3.5)
+    run = run_protocol(X, sensor, analyst, CorrectionServer(0.2, d_tp_floor=0.0))
+    d_tp = run.transcript.received_by("analyst")[1].d_tp
+    assert d_tp >= 0.0
+    assert analyst.thresholds == (3.5, 3.5 + d_tp)
+    dist = analyst.distances()
+    sent = run.transcript.received_by("correction")[-1]
+    assert np.array_equal(sent.i_l2, np.flatnonzero(dist >= 3.5))
+    assert np.array_equal(sent.i_l3, np.flatnonzero(dist >= 3.5 + d_tp))
+    # the messages have exactly the fields of section 6.2, whatever the options
+    assert set(vars(run.transcript.received_by("analyst")[1])) == {"d_tp", "w_o"}
 
 
 def test_seeded_runs_are_reproducible() -> None:
@@ -184,6 +217,18 @@ def test_bad_detector_output_is_refused() -> None:
         Analyst(lambda X: np.array([0.5])).receive_data(to_analyst)
     with pytest.raises(ParameterError):
         Analyst("dbscan")  # type: ignore[arg-type]
+    with pytest.raises(ParameterError):
+        Analyst(DBSCANDetector(0.3, 5), reduction="box")
+    with pytest.raises(ParameterError):
+        Analyst(DBSCANDetector(0.3, 5), outlier_radius=-1.0)
+    with pytest.raises(ParameterError):
+        Analyst(DBSCANDetector(0.3, 5), radius_percentile=101.0)
+    with pytest.raises(ParameterError):
+        CorrectionServer(0.2, d_fp_rule="max")
+    with pytest.raises(ParameterError):
+        CorrectionServer(0.2, d_tp_floor=float("nan"))
+    with pytest.raises(ParameterError):
+        CorrectionServer(0.2, d_tp_percentile=-1.0)
     # duplicates from a detector are harmless
     msg = Analyst(lambda X: np.array([3, 1, 3])).receive_data(to_analyst)
     assert msg.presumed_outliers.tolist() == [1, 3]

@@ -572,14 +572,18 @@ class Ledger:
         ).fetchone()
         return None if row is None else _spend_from_row(row)
 
+    def _existing_spend(self, conn: sqlite3.Connection, spend_id: int) -> Spend:
+        spend = self._spend_row(conn, spend_id)
+        if spend is None:
+            raise LedgerError(
+                f"spend #{spend_id} is not in ledger {self._name} (was the ledger reset?)"
+            )
+        return spend
+
     def commit(self, spend_id: int) -> Spend:
         """Make reservation ``spend_id`` final (idempotent for a committed spend)."""
         with self._transaction(write=True) as conn:
-            spend = self._spend_row(conn, spend_id)
-            if spend is None:
-                raise LedgerError(
-                    f"spend #{spend_id} is not in ledger {self._name} (was the ledger reset?)"
-                )
+            spend = self._existing_spend(conn, spend_id)
             if spend.status == CANCELLED:
                 raise LedgerError(f"spend #{spend_id} was cancelled and cannot be committed")
             if spend.status == RESERVED:
@@ -598,11 +602,7 @@ class Ledger:
         result and stays spent. The cancelled row is kept, marked ``cancelled``.
         """
         with self._transaction(write=True) as conn:
-            spend = self._spend_row(conn, spend_id)
-            if spend is None:
-                raise LedgerError(
-                    f"spend #{spend_id} is not in ledger {self._name} (was the ledger reset?)"
-                )
+            spend = self._existing_spend(conn, spend_id)
             if spend.status == COMMITTED:
                 raise LedgerError(
                     f"spend #{spend_id} is committed: its result may have been released, so "

@@ -8,7 +8,6 @@ and exits with status 2.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import typer
@@ -19,7 +18,8 @@ from privad.accounting import BUDGETED_NOTIONS, PURE_DP, Ledger, default_ledger_
 from privad.accounting.exact import fmt
 from privad.accounting.records import RESERVED
 from privad.accounting.statement import when
-from privad.errors import ParameterError, PrivadError
+from privad.cli._options import parse_float, parse_int
+from privad.errors import PrivadError
 from privad.validation import check_choice, check_epsilon
 
 budget_app = typer.Typer(
@@ -45,25 +45,8 @@ def _ledger_option() -> Any:
 
 
 def _parse_epsilon(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ParameterError(
-            f"--epsilon must be a finite number > 0 (e.g. 1.0), got {text!r}"
-        ) from None
-    if not math.isfinite(value) or value <= 0:
-        raise ParameterError(f"--epsilon must be a finite number > 0 (e.g. 1.0), got {text!r}")
+    value = parse_float(text, "--epsilon", strict=True, what="a finite number > 0 (e.g. 1.0)")
     return check_epsilon(value, "--epsilon")
-
-
-def _parse_count(text: str, option: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise ParameterError(f"{option} must be an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise ParameterError(f"{option} must be an integer >= 0, got {text!r}")
-    return value
 
 
 def _open(ledger: str | None, *, create: bool) -> Ledger:
@@ -83,7 +66,7 @@ def show(
     ),
 ) -> None:
     """Show the budgets (total, spent, remaining ε) and the spends, most recent last."""
-    limit = _parse_count(last, "--last")
+    limit = parse_int(last, "--last", minimum=0, what="an integer >= 0")
     console = Console(highlight=False, soft_wrap=True)
     with _open(ledger, create=False) as book:
         budgets = book.budgets(scope)

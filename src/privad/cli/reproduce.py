@@ -15,7 +15,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from privad.cli.sp import out_console, parse_int, progress_bar
+from privad.cli._options import parse_int
+from privad.cli.sp import out_console, progress_bar
 from privad.errors import ParameterError
 
 __all__ = ["register", "reproduce_app"]
@@ -113,6 +114,91 @@ def sp(
         f"({'quick' if quick else 'full'} run, seed {seed_v}, "
         f"{result.settings.samples} sampled run(s)). Open {directory / 'index.html'}.",
         markup=False,
+    )
+
+
+def _output_folder(out: str) -> Path:
+    directory = Path(out).expanduser()
+    if directory.exists() and not directory.is_dir():
+        raise ParameterError(f"--out {str(directory)!r} exists and is not a folder")
+    return directory
+
+
+def _run_with_progress(run, directory: Path, what: str) -> None:
+    """Run ``run(progress=...)`` under a progress bar and report the files it wrote."""
+    start = time.perf_counter()
+    with progress_bar() as progress:
+        task = progress.add_task("starting", total=1)
+
+        def report(step: str, done: int, total: int) -> None:
+            progress.update(task, description=step, completed=done, total=total)
+
+        files = run(progress=report)
+    out_console().print(
+        f"Wrote {len(files)} files to {directory} in {time.perf_counter() - start:.1f} s "
+        f"({what}). Open {directory / 'index.html'}.",
+        markup=False,
+    )
+
+
+_QUICK_HELP = "Small, fast run (seconds) for tests and a first look."
+_SEED_HELP = "Seed (an integer >= 0) for the data and the noise (default 0)."
+
+
+@reproduce_app.command("relaxed")
+def relaxed(
+    out: str = typer.Option("privad-reproduction/relaxed", "--out", metavar="DIR",
+                            help="Output folder (created if missing; files in it are replaced)."),
+    quick: bool = typer.Option(False, "--quick", help=_QUICK_HELP + " 4,000 points, 1 run."),
+    seed: str = typer.Option("0", "--seed", metavar="S", help=_SEED_HELP),
+    runs: str = typer.Option("5", "--runs", metavar="N",
+                             help="Runs per (separation, ε) cell, averaged (integer >= 1; "
+                                  "the paper uses 5)."),
+) -> None:
+    """Relaxed-DP sensor streams: Figure 3a/3b (accuracy, subset size), options, streaming."""
+    from privad.experiments import relaxed as experiment
+
+    seed_v = parse_int(seed, "--seed", minimum=0, what="an integer >= 0")
+    runs_v = parse_int(runs, "--runs", minimum=1, what="an integer >= 1")
+    directory = _output_folder(out)
+    _run_with_progress(
+        lambda progress: experiment.reproduce(directory, quick=quick, seed=seed_v, runs=runs_v,
+                                              progress=progress),
+        directory, f"{'quick' if quick else 'full'} run, seed {seed_v}, {runs_v} run(s)",
+    )
+
+
+@reproduce_app.command("search")
+def search(
+    out: str = typer.Option("privad-reproduction/search", "--out", metavar="DIR",
+                            help="Output folder (created if missing; files in it are replaced)."),
+    quick: bool = typer.Option(False, "--quick", help=_QUICK_HELP),
+    seed: str = typer.Option("0", "--seed", metavar="S", help=_SEED_HELP),
+    runs: str = typer.Option("100", "--runs", metavar="N",
+                             help="Searches per setting, c in the paper (integer >= 1; "
+                                  "default 100)."),
+    nab_root: str | None = typer.Option(
+        None, "--nab-root", metavar="DIR",
+        help="A folder holding the whole NAB corpus (data/ and labels/); default: the five "
+             "embedded NAB series."),
+) -> None:
+    """DP noisy binary search: Figures 1-4 on NAB series and synthetic mixtures."""
+    from privad.experiments import search as experiment
+
+    seed_v = parse_int(seed, "--seed", minimum=0, what="an integer >= 0")
+    runs_v = parse_int(runs, "--runs", minimum=1, what="an integer >= 1")
+    directory = _output_folder(out)
+    if nab_root is not None and not Path(nab_root).expanduser().is_dir():
+        raise ParameterError(f"--nab-root {nab_root!r} is not a folder")
+    command = "privad reproduce search " + " ".join(
+        shlex.quote(a) for a in ["--out", out, "--seed", str(seed_v), "--runs", str(runs_v)]
+    ) + (" --quick" if quick else "")
+    _run_with_progress(
+        lambda progress: experiment.reproduce(
+            directory, quick=quick, seed=seed_v, runs=runs_v, progress=progress,
+            nab_root=None if nab_root is None else Path(nab_root).expanduser(),
+            command=command),
+        directory, f"{'quick' if quick else 'full'} run, seed {seed_v}, {runs_v} run(s)",
     )
 
 

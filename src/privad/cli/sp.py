@@ -10,9 +10,9 @@
   Appendix A.2 (:func:`privad.sensitive.propose_parameters`), not private.
 
 DATA is a catalogue name (``thyroid``, ``mammography``, ..., see ``privad datasets list``)
-or a file (.csv, .parquet, .npy, .npz, .mat). Every option is parsed here, so that a bad
-value is a :class:`~privad.errors.PrivadError`: ``privad.cli.main`` prints it on one line
-and exits with status 2, before any file is written.
+or a file (.csv, .parquet, .npy, .npz, .mat). Every option is parsed here (with
+:mod:`privad.cli._options`), so that a bad value is a :class:`~privad.errors.PrivadError`:
+``privad.cli.main`` prints it on one line and exits with status 2, before any file is written.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,13 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from privad.cli._options import (
+    parse_choice,
+    parse_columns,
+    parse_float,
+    parse_int,
+    parse_seed,
+)
 from privad.errors import (
     BudgetExceededError,
     DataError,
@@ -80,64 +87,6 @@ LABEL_HELP = (
 METRIC_HELP = "Distance between records: euclidean (default), manhattan or chebyshev."
 COLUMNS_OPTION = typer.Option(None, "--columns", metavar="COLS", help=COLUMNS_HELP)
 LEDGER_HELP = "Ledger file (SQLite). Default: $PRIVAD_LEDGER if set, else ~/.privad/ledger.sqlite."
-
-
-# --------------------------------------------------------------------------------------------
-# Option parsing: one line per mistake
-# --------------------------------------------------------------------------------------------
-
-
-def parse_int(text: str | None, option: str, *, minimum: int | None = None,
-              what: str = "an integer") -> int:  # fmt: skip
-    """``text`` as an int, or a one-line :class:`ParameterError` naming ``option``."""
-    if text is None:
-        raise ParameterError(f"{option} is required: {what}")
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise ParameterError(f"{option} must be {what}, got {text!r}") from None
-    if minimum is not None and value < minimum:
-        raise ParameterError(f"{option} must be {what}, got {text!r}")
-    return value
-
-
-def parse_float(text: str | None, option: str, *, minimum: float = 0.0, strict: bool,
-                what: str) -> float:  # fmt: skip
-    """``text`` as a finite float ≥ (or >, with ``strict``) ``minimum``, else ParameterError."""
-    if text is None:
-        raise ParameterError(f"{option} is required: {what}")
-    try:
-        value = float(str(text).strip())
-    except ValueError:
-        raise ParameterError(f"{option} must be {what}, got {text!r}") from None
-    if not math.isfinite(value) or value < minimum or (strict and value == minimum):
-        raise ParameterError(f"{option} must be {what}, got {text!r}")
-    return value
-
-
-def parse_choice(text: str, option: str, choices: Sequence[str]) -> str:
-    """``text`` (case-insensitive) if it is one of ``choices``, else ParameterError."""
-    value = str(text).strip().lower()
-    if value not in choices:
-        raise ParameterError(f"{option} must be one of {', '.join(choices)}, got {text!r}")
-    return value
-
-
-def parse_columns(values: Sequence[str] | None) -> list[str] | None:
-    """Repeated and/or comma-separated column names; None when not given."""
-    if not values:
-        return None
-    out = [part.strip() for value in values for part in str(value).split(",")]
-    if any(not part for part in out):
-        raise ParameterError(f"--columns has an empty column name in {list(values)!r}")
-    return out
-
-
-def parse_seed(text: str | None) -> int | None:
-    """``--seed``: None (fresh OS entropy) or an integer ≥ 0."""
-    if text is None:
-        return None
-    return parse_int(text, "--seed", minimum=0, what="an integer >= 0")
 
 
 # --------------------------------------------------------------------------------------------

@@ -128,6 +128,19 @@ def load_odds(
 # --------------------------------------------------------------------------------------------
 
 
+def _file_table(frame: pd.DataFrame, p: Path, kind: str, columns: Sequence[ColumnSpec] | None,
+                label: ColumnSpec | None, name: str | None) -> Dataset:  # fmt: skip
+    """The table ``frame`` read from file ``p`` as a Dataset named after the file."""
+    return frame_to_dataset(
+        frame,
+        columns=columns,
+        label=label,
+        name=name or _stem(p),
+        source=str(p),
+        description=f"{kind} data from {p.name}",
+    )
+
+
 def _read_csv(path: Path, header: bool, **kwargs: Any) -> pd.DataFrame:
     import pandas as pd  # imported lazily: keeps 'import privad' fast
 
@@ -168,14 +181,7 @@ def load_csv(
     """
     p = existing_file(path, "CSV file")
     frame = _read_csv(p, header, sep=delimiter, skipinitialspace=True)
-    return frame_to_dataset(
-        frame,
-        columns=columns,
-        label=label,
-        name=name or _stem(p),
-        source=str(p),
-        description=f"CSV data from {p.name}",
-    )
+    return _file_table(frame, p, "CSV", columns, label, name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -216,14 +222,7 @@ def load_parquet(
     for column in frame.columns:
         if isinstance(frame[column].dtype, pd.CategoricalDtype):  # partition keys
             frame[column] = frame[column].astype(object)
-    return frame_to_dataset(
-        frame,
-        columns=columns,
-        label=label,
-        name=name or _stem(p),
-        source=str(p),
-        description=f"Parquet data from {p.name}",
-    )
+    return _file_table(frame, p, "Parquet", columns, label, name)
 
 
 # --------------------------------------------------------------------------------------------

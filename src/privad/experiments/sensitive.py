@@ -918,13 +918,19 @@ def reproduce(
     state: dict[str, Any] = {}
     t_start = time.perf_counter()
 
+    def keep(name: str, t: pd.DataFrame, draw: Callable[[pd.DataFrame], Any] | None = None) -> None:
+        """Keep table ``name``: in the result, as ``name``.csv and, drawn, as ``name``.png."""
+        tables[name] = t
+        report.write_csv(f"{name}.csv", t)
+        if draw is not None:
+            report.save_figure(f"{name}.png", draw(t))
+
     def step_data() -> None:
         state["data"] = load_datasets(seed=cfg.seed, synthetic_n=cfg.synthetic_n)
 
     def step_table1() -> None:
         t = table1(state["data"])
-        tables["table1"] = t
-        report.write_csv("table1.csv", t)
+        keep("table1", t)
         paper_rows = pd.DataFrame([
             {"dataset": TITLES[key], **PAPER_TABLE1[key]} for key in ("credit-fraud",
                                                                      "aps-trucks")
@@ -951,9 +957,7 @@ def reproduce(
 
     def step_fig67() -> None:
         t = figure6_7(state["data"])
-        tables["figure6_7"] = t
-        report.write_csv("figure6_7.csv", t)
-        report.save_figure("figure6_7.png", draw_figure6_7(t))
+        keep("figure6_7", t, draw_figure6_7)
         show = t[(t["group"] == GROUP_ANOMALIES) | (t["epsilon"] == 0.1)]
         report.add(Section(
             "Figures 6–8: exact error per record, SP vs DP",
@@ -975,8 +979,7 @@ def reproduce(
 
     def step_table2() -> None:
         t = table2(state["data"], seed=cfg.seed)
-        tables["table2"] = t
-        report.write_csv("table2.csv", t)
+        keep("table2", t)
         report.add(Section(
             "Table 2: future queries (ε = 0.1)",
             text=[
@@ -1000,8 +1003,7 @@ def reproduce(
     def step_table3() -> None:
         ts = np.linspace(0.0, 1.0, cfg.thresholds)
         t = table3(state["data"], samples=cfg.samples, seed=cfg.seed, thresholds=ts)
-        tables["table3"] = t
-        report.write_csv("table3.csv", t)
+        keep("table3", t)
         report.add(Section(
             "Table 3: precision, recall, F1 (ε = 0.1)",
             text=[
@@ -1027,9 +1029,7 @@ def reproduce(
 
     def step_fig9() -> None:
         t = figure9(state["data"])
-        tables["figure9"] = t
-        report.write_csv("figure9.csv", t)
-        report.save_figure("figure9.png", draw_figure9(t))
+        keep("figure9", t, draw_figure9)
         summary = (t.groupby(["dataset", "fraction", "k"], sort=False)
                    .agg(records=("rank", "size"), sensitive=("sensitive", "sum"),
                         median_log10_error_sp=("log10_error_sp", "median"),
@@ -1047,9 +1047,7 @@ def reproduce(
 
     def step_fig5() -> None:
         t = figure5(beta=cfg.figure5_beta)
-        tables["figure5"] = t
-        report.write_csv("figure5.csv", t)
-        report.save_figure("figure5.png", draw_figure5(t))
+        keep("figure5", t, draw_figure5)
         rows = t[(t["x_i"] == 1) & t["ball"].isin([1, 2, 5, 9, 10, 11, 20])]
         report.add(Section(
             "Figure 5: the compiler (Construction 2)",
@@ -1070,9 +1068,7 @@ def reproduce(
 
     def step_fig3() -> None:
         t = figure3(n=cfg.figure3_n, seed=cfg.seed)
-        tables["figure3"] = t
-        report.write_csv("figure3.csv", t)
-        report.save_figure("figure3.png", draw_figure3(t))
+        keep("figure3", t, draw_figure3)
         eps = float(t["epsilon"].iloc[0])
         summary = (t.assign(protected=t["loss"] <= eps * (1 + 1e-9))
                    .groupby("k", sort=True)

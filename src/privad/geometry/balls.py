@@ -16,10 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from privad.errors import DataError
 from privad.geometry import dualtree, reference
 from privad.geometry.predicate import METRICS, check_span, threshold
-from privad.validation import check_array, check_choice, check_int, check_nonnegative
+from privad.validation import (
+    check_array,
+    check_choice,
+    check_int,
+    check_nonnegative,
+    check_queries,
+)
 
 
 @dataclass(frozen=True)
@@ -106,14 +111,7 @@ def ball_counts(
         ``r``, ``cap``, ``metric`` or ``engine``.
     """
     X = check_array(data, "data")
-    Q = None
-    if queries is not None:
-        Q = check_array(queries, "queries", min_rows=0)
-        if Q.shape[1] != X.shape[1]:
-            raise DataError(
-                f"queries must have the same number of columns as data ({X.shape[1]}), "
-                f"got {Q.shape[1]}"
-            )
+    Q = check_queries(queries, X)
     r = check_nonnegative(r, "r")
     check_choice(metric, "metric", METRICS)
     if cap is not None:

@@ -183,14 +183,35 @@ def _leaf_self(X, XT, s, e, thr, metric, pt, buf):
 _BIG = np.iinfo(np.int64).max
 
 
-@njit(cache=True)
-def _traverse_sym(a0, b0, X, XT, tree, thr, metric, node_add, pt, ws):
-    """Self counts under the node pair (a0, b0), each unordered pair of points once."""
-    start, end, left, right, lo, hi = tree
+@njit(cache=True, inline="always")
+def _pair_stack(a0, b0):
+    """The node-pair stack of a traversal, holding its root pair ``(a0, b0)``."""
     stack_a = np.empty(_STACK, np.int64)
     stack_b = np.empty(_STACK, np.int64)
     stack_a[0] = a0
     stack_b[0] = b0
+    return stack_a, stack_b
+
+
+@njit(cache=True, inline="always")
+def _push(stack_a, stack_b, sp, a, b):
+    """Push the node pair ``(a, b)``; returns the new stack size."""
+    stack_a[sp] = a
+    stack_b[sp] = b
+    return sp + 1
+
+
+@njit(cache=True, inline="always")
+def _split_a(a_leaf, b_leaf, na, nb):
+    """Whether to split node ``a`` of a pair (else ``b``): the larger one, unless a leaf."""
+    return b_leaf or (not a_leaf and na >= nb)
+
+
+@njit(cache=True)
+def _traverse_sym(a0, b0, X, XT, tree, thr, metric, node_add, pt, ws):
+    """Self counts under the node pair (a0, b0), each unordered pair of points once."""
+    start, end, left, right, lo, hi = tree
+    stack_a, stack_b = _pair_stack(a0, b0)
     sp = 1
     while sp > 0:
         sp -= 1
@@ -218,25 +239,15 @@ def _traverse_sym(a0, b0, X, XT, tree, thr, metric, node_add, pt, ws):
         if a == b:
             la = left[a]
             ra = right[a]
-            stack_a[sp] = la
-            stack_b[sp] = la
-            stack_a[sp + 1] = la
-            stack_b[sp + 1] = ra
-            stack_a[sp + 2] = ra
-            stack_b[sp + 2] = ra
-            sp += 3
-        elif b_leaf or (not a_leaf and na >= nb):
-            stack_a[sp] = right[a]
-            stack_b[sp] = b
-            stack_a[sp + 1] = left[a]
-            stack_b[sp + 1] = b
-            sp += 2
+            sp = _push(stack_a, stack_b, sp, la, la)
+            sp = _push(stack_a, stack_b, sp, la, ra)
+            sp = _push(stack_a, stack_b, sp, ra, ra)
+        elif _split_a(a_leaf, b_leaf, na, nb):
+            sp = _push(stack_a, stack_b, sp, right[a], b)
+            sp = _push(stack_a, stack_b, sp, left[a], b)
         else:
-            stack_a[sp] = a
-            stack_b[sp] = right[b]
-            stack_a[sp + 1] = a
-            stack_b[sp + 1] = left[b]
-            sp += 2
+            sp = _push(stack_a, stack_b, sp, a, right[b])
+            sp = _push(stack_a, stack_b, sp, a, left[b])
 
 
 @njit(cache=True, inline="always")
@@ -269,13 +280,13 @@ def _traverse_cross(a0, qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, us
     The task owns ``a0``'s subtree (its counters and ``capped`` flags). With ``use_cap``,
     query nodes whose points all reached ``cap`` are skipped and the nearer data child is
     visited first, so dense points reach the cap early.
+
+    The walk looks like :func:`_traverse_sym`'s but acts differently on every pair (two
+    trees, one-sided counts, caps); only the stack handling is shared (``_push``).
     """
     q_start, q_end, q_left, q_right, q_lo, q_hi = qtree
     d_start, d_end, d_left, d_right, d_lo, d_hi = dtree
-    stack_a = np.empty(_STACK, np.int64)
-    stack_b = np.empty(_STACK, np.int64)
-    stack_a[0] = a0
-    stack_b[0] = 0
+    stack_a, stack_b = _pair_stack(a0, 0)
     sp = 1
     while sp > 0:
         sp -= 1
@@ -310,12 +321,9 @@ def _traverse_cross(a0, qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, us
                 if done:
                     _mark_capped(a, a0, parent, q_left, q_right, capped)
             continue
-        if b_leaf or (not a_leaf and na >= nb):
-            stack_a[sp] = q_right[a]
-            stack_b[sp] = b
-            stack_a[sp + 1] = q_left[a]
-            stack_b[sp + 1] = b
-            sp += 2
+        if _split_a(a_leaf, b_leaf, na, nb):
+            sp = _push(stack_a, stack_b, sp, q_right[a], b)
+            sp = _push(stack_a, stack_b, sp, q_left[a], b)
         else:
             near = d_left[b]
             far = d_right[b]
@@ -324,11 +332,8 @@ def _traverse_cross(a0, qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, us
                 mr, _ = box_bounds(q_lo, q_hi, a, d_lo, d_hi, far, metric)
                 if mr < ml:
                     near, far = far, near
-            stack_a[sp] = a
-            stack_b[sp] = far
-            stack_a[sp + 1] = a
-            stack_b[sp + 1] = near
-            sp += 2
+            sp = _push(stack_a, stack_b, sp, a, far)
+            sp = _push(stack_a, stack_b, sp, a, near)
 
 
 @njit(cache=True)
@@ -347,6 +352,11 @@ def _push_down(left, right, start, end, node_add):
             for i in range(start[node], end[node]):
                 out[i] += v
     return out
+
+
+# Parallel and serial drivers stay separate functions: Numba's on-disk cache keys a
+# function by its source, not its options, so one body compiled both with and without
+# ``parallel=True`` would load the wrong version from the cache.
 
 
 @njit(cache=True, parallel=True)

@@ -17,101 +17,97 @@ from numba import njit
 
 from privad.geometry.predicate import EUCLIDEAN, MANHATTAN
 
+# How the per-feature magnitudes combine into a pair value (or a bound), one helper per
+# metric. The kernels branch on the metric once, outside their loops, and pass the helper
+# to a loop written once: all are inlined at the Numba IR level (``inline="always"``), so
+# each metric gets its own loop with the operation inlined, and the loops vectorise.
+
+
+@njit(cache=True, inline="always")
+def _add_square(s, t):
+    return s + t * t
+
+
+@njit(cache=True, inline="always")
+def _add(s, t):
+    return s + t
+
+
+@njit(cache=True, inline="always")
+def _max(s, t):
+    return max(s, t)
+
+
+@njit(cache=True, inline="always")
+def _box_bounds(alo, ahi, a, blo, bhi, b, combine):
+    mn = 0.0
+    mx = 0.0
+    for j in range(alo.shape[1]):
+        a_lo = alo[a, j]
+        a_hi = ahi[a, j]
+        b_lo = blo[b, j]
+        b_hi = bhi[b, j]
+        g = max(max(b_lo - a_hi, a_lo - b_hi), 0.0)
+        big = max(a_hi - b_lo, b_hi - a_lo)
+        mn = combine(mn, g)
+        mx = combine(mx, big)
+    return mn, mx
+
 
 @njit(cache=True, inline="always")
 def box_bounds(alo, ahi, a, blo, bhi, b, metric):
     """(lower, upper) bounds of the pair values between boxes ``a`` and ``b`` (node rows)."""
-    d = alo.shape[1]
-    mn = 0.0
-    mx = 0.0
     if metric == EUCLIDEAN:
-        for j in range(d):
-            a_lo = alo[a, j]
-            a_hi = ahi[a, j]
-            b_lo = blo[b, j]
-            b_hi = bhi[b, j]
-            g = max(max(b_lo - a_hi, a_lo - b_hi), 0.0)
-            big = max(a_hi - b_lo, b_hi - a_lo)
-            mn = mn + g * g
-            mx = mx + big * big
-    elif metric == MANHATTAN:
-        for j in range(d):
-            a_lo = alo[a, j]
-            a_hi = ahi[a, j]
-            b_lo = blo[b, j]
-            b_hi = bhi[b, j]
-            mn = mn + max(max(b_lo - a_hi, a_lo - b_hi), 0.0)
-            mx = mx + max(a_hi - b_lo, b_hi - a_lo)
-    else:
-        for j in range(d):
-            a_lo = alo[a, j]
-            a_hi = ahi[a, j]
-            b_lo = blo[b, j]
-            b_hi = bhi[b, j]
-            mn = max(mn, max(max(b_lo - a_hi, a_lo - b_hi), 0.0))
-            mx = max(mx, max(a_hi - b_lo, b_hi - a_lo))
-    return mn, mx
+        return _box_bounds(alo, ahi, a, blo, bhi, b, _add_square)
+    if metric == MANHATTAN:
+        return _box_bounds(alo, ahi, a, blo, bhi, b, _add)
+    return _box_bounds(alo, ahi, a, blo, bhi, b, _max)
 
 
 @njit(cache=True, inline="always")
 def point_box_bounds(X, i, blo, bhi, b, metric):
-    """(lower, upper) bounds of the pair values between point ``X[i]`` and box ``b``."""
-    d = X.shape[1]
-    mn = 0.0
-    mx = 0.0
-    if metric == EUCLIDEAN:
-        for j in range(d):
-            x = X[i, j]
-            b_lo = blo[b, j]
-            b_hi = bhi[b, j]
-            g = max(max(b_lo - x, x - b_hi), 0.0)
-            big = max(x - b_lo, b_hi - x)
-            mn = mn + g * g
-            mx = mx + big * big
-    elif metric == MANHATTAN:
-        for j in range(d):
-            x = X[i, j]
-            b_lo = blo[b, j]
-            b_hi = bhi[b, j]
-            mn = mn + max(max(b_lo - x, x - b_hi), 0.0)
-            mx = mx + max(x - b_lo, b_hi - x)
-    else:
-        for j in range(d):
-            x = X[i, j]
-            b_lo = blo[b, j]
-            b_hi = bhi[b, j]
-            mn = max(mn, max(max(b_lo - x, x - b_hi), 0.0))
-            mx = max(mx, max(x - b_lo, b_hi - x))
-    return mn, mx
+    """(lower, upper) bounds of the pair values between point ``X[i]`` and box ``b``.
+
+    The box bounds with ``X[i]`` as the degenerate box ``[X[i], X[i]]``: the same floats.
+    """
+    return box_bounds(X, X, i, blo, bhi, b, metric)
+
+
+@njit(cache=True, inline="always")
+def _row_values(X, i, YT, s, e, buf, combine):
+    m = e - s
+    for p in range(m):
+        buf[p] = 0.0
+    for j in range(X.shape[1]):
+        x = X[i, j]
+        for p in range(m):
+            buf[p] = combine(buf[p], abs(x - YT[j, s + p]))
 
 
 @njit(cache=True, inline="always")
 def row_values(X, i, YT, s, e, buf, metric):
-    """buf[0:e-s] = pair values between point X[i] and points YT[:, s:e] (canonical order)."""
-    d = X.shape[1]
-    m = e - s
+    """buf[0:e-s] = pair values between point X[i] and points YT[:, s:e] (canonical order).
+
+    Euclidean squares ``|x - y|``: bit for bit the square of ``x - y``.
+    """
     if metric == EUCLIDEAN:
-        for p in range(m):
-            buf[p] = 0.0
-        for j in range(d):
-            x = X[i, j]
-            for p in range(m):
-                t = x - YT[j, s + p]
-                buf[p] = buf[p] + t * t
+        _row_values(X, i, YT, s, e, buf, _add_square)
     elif metric == MANHATTAN:
-        for p in range(m):
-            buf[p] = 0.0
-        for j in range(d):
-            x = X[i, j]
-            for p in range(m):
-                buf[p] = buf[p] + abs(x - YT[j, s + p])
+        _row_values(X, i, YT, s, e, buf, _add)
     else:
-        for p in range(m):
-            buf[p] = 0.0
-        for j in range(d):
-            x = X[i, j]
-            for p in range(m):
-                buf[p] = max(buf[p], abs(x - YT[j, s + p]))
+        _row_values(X, i, YT, s, e, buf, _max)
+
+
+@njit(cache=True, inline="always")
+def _points_box_bounds(XT, s, e, b_lo, b_hi, out_min, out_max, combine):
+    m = e - s
+    for j in range(XT.shape[0]):
+        lo_j = b_lo[j]
+        hi_j = b_hi[j]
+        for k in range(m):
+            x = XT[j, s + k]
+            out_min[k] = combine(out_min[k], max(max(lo_j - x, x - hi_j), 0.0))
+            out_max[k] = combine(out_max[k], max(x - lo_j, hi_j - x))
 
 
 @njit(cache=True, inline="always")
@@ -121,37 +117,15 @@ def points_box_bounds(XT, s, e, b_lo, b_hi, metric, out_min, out_max):
     ``b_lo``/``b_hi`` are the box corners (1-D; coordinates of points, so the bounds are
     exact in the sense of :mod:`privad.geometry.predicate`). Writes ``out_*[0:e-s]``.
     """
-    d = XT.shape[0]
-    m = e - s
-    for k in range(m):
+    for k in range(e - s):
         out_min[k] = 0.0
         out_max[k] = 0.0
     if metric == EUCLIDEAN:
-        for j in range(d):
-            lo_j = b_lo[j]
-            hi_j = b_hi[j]
-            for k in range(m):
-                x = XT[j, s + k]
-                g = max(max(lo_j - x, x - hi_j), 0.0)
-                big = max(x - lo_j, hi_j - x)
-                out_min[k] = out_min[k] + g * g
-                out_max[k] = out_max[k] + big * big
+        _points_box_bounds(XT, s, e, b_lo, b_hi, out_min, out_max, _add_square)
     elif metric == MANHATTAN:
-        for j in range(d):
-            lo_j = b_lo[j]
-            hi_j = b_hi[j]
-            for k in range(m):
-                x = XT[j, s + k]
-                out_min[k] = out_min[k] + max(max(lo_j - x, x - hi_j), 0.0)
-                out_max[k] = out_max[k] + max(x - lo_j, hi_j - x)
+        _points_box_bounds(XT, s, e, b_lo, b_hi, out_min, out_max, _add)
     else:
-        for j in range(d):
-            lo_j = b_lo[j]
-            hi_j = b_hi[j]
-            for k in range(m):
-                x = XT[j, s + k]
-                out_min[k] = max(out_min[k], max(max(lo_j - x, x - hi_j), 0.0))
-                out_max[k] = max(out_max[k], max(x - lo_j, hi_j - x))
+        _points_box_bounds(XT, s, e, b_lo, b_hi, out_min, out_max, _max)
 
 
 @njit(cache=True, inline="always")

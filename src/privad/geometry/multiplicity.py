@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from privad.errors import DataError
-from privad.validation import check_array
+from privad.validation import check_array, check_queries
 
 
 def multiplicities(data: Any, *, queries: Any = None) -> np.ndarray:
@@ -38,14 +37,7 @@ def multiplicities(data: Any, *, queries: Any = None) -> np.ndarray:
         Malformed arrays or different numbers of columns.
     """
     X = check_array(data, "data")
-    Q = None
-    if queries is not None:
-        Q = check_array(queries, "queries", min_rows=0)
-        if Q.shape[1] != X.shape[1]:
-            raise DataError(
-                f"queries must have the same number of columns as data ({X.shape[1]}), "
-                f"got {Q.shape[1]}"
-            )
+    Q = check_queries(queries, X)
     rows = X if Q is None else np.concatenate([X, Q], axis=0)
     rows = rows + 0.0  # -0.0 + 0.0 == +0.0, so signed zeros compare (and sort) as one
     _, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)

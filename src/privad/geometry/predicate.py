@@ -72,13 +72,7 @@ def pair_values(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
     b = np.asarray(b, dtype=np.float64)
     s = np.zeros((a.shape[0], b.shape[0]), dtype=np.float64)
     for j in range(a.shape[1]):
-        t = a[:, j, None] - b[None, :, j]
-        if metric == "euclidean":
-            s = s + t * t
-        elif metric == "manhattan":
-            s = s + np.abs(t)
-        else:
-            s = np.maximum(s, np.abs(t))
+        s = _combine(s, a[:, j, None] - b[None, :, j], metric)
     return s
 
 
@@ -88,14 +82,18 @@ def paired_values(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
     b = np.asarray(b, dtype=np.float64)
     s = np.zeros(a.shape[0], dtype=np.float64)
     for j in range(a.shape[1]):
-        t = a[:, j] - b[:, j]
-        if metric == "euclidean":
-            s = s + t * t
-        elif metric == "manhattan":
-            s = s + np.abs(t)
-        else:
-            s = np.maximum(s, np.abs(t))
+        s = _combine(s, a[:, j] - b[:, j], metric)
     return s
+
+
+def _combine(s: np.ndarray, t: np.ndarray, metric: str) -> np.ndarray:
+    """One feature step of the canonical arithmetic: the running values ``s`` combined with
+    that feature's differences ``t``."""
+    if metric == "euclidean":
+        return s + t * t
+    if metric == "manhattan":
+        return s + np.abs(t)
+    return np.maximum(s, np.abs(t))
 
 
 def radius_from_value(values: np.ndarray, metric: str) -> np.ndarray:

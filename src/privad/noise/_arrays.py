@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from privad.errors import DataError, ParameterError
+from privad.errors import ParameterError
 from privad.noise.randomness import _check_size
 
 
@@ -82,16 +82,3 @@ def _show(arr: np.ndarray) -> str:
     bad = arr.ravel()[:3].tolist()
     return f"an array of shape {arr.shape} starting {bad}"
 
-
-def data_array(values: Any, name: str) -> np.ndarray:
-    """Data to perturb: a float64 array of any shape, all finite (DataError otherwise)."""
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{name} must be numeric, could not convert: {exc}") from None
-    if not np.isfinite(arr).all():
-        bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
-        raise DataError(
-            f"{name} contains {bad} NaN or infinite value(s); only finite values are allowed"
-        )
-    return arr

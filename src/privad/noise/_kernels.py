@@ -313,26 +313,37 @@ def _bern_float(x, ws):
 # ---------------------------------------------------------------------------------------
 
 
-@njit(**_INLINE)
-def _bern_exp_frac(gamma, ws):
-    """Exactly Bern(exp(-gamma)) for a float gamma in [0, 1] (CKS 2020 Algorithm 1).
+@njit(inline="always", **_JIT)
+def _cks_alg1(bern_gamma, params, ws):
+    """CKS 2020 Algorithm 1 for gamma in [0, 1], given an exact Bern(gamma) sampler:
+    exactly Bern(exp(-gamma)).
 
     K = 1; while Bern(gamma / K): K += 1; return K odd. Bern(gamma / K) is sampled as
     Bern(1/K) (the chain of ``_chain_passes``, drawn from one uniform in [0, 12!)) and
-    Bern(gamma) (``_bern_float``), both exact. P[K > k] = gamma**k / k!, so
+    Bern(gamma) = ``bern_gamma(params, ws)``, both exact. P[K > k] = gamma**k / k!, so
     P[K odd] = sum_j (-gamma)**j / j! = exp(-gamma).
+
+    Inlined at the Numba IR level, so each caller gets its own copy with ``bern_gamma``
+    called directly.
     """
     k = np.int64(1)
     r = np.int64(0)
     while ws[_FLAG] == 0:
         if k > 1 and not _chain_passes(k, r, ws):
             break
-        if not _bern_float(gamma, ws):
+        if not bern_gamma(params, ws):
             break
         k += 1
         if k == 2:
             r = _uniform_fact12(ws)
     return (k & 1) == 1
+
+
+@njit(**_INLINE)
+def _bern_exp_frac(gamma, ws):
+    """Exactly Bern(exp(-gamma)) for a float gamma in [0, 1] (CKS 2020 Algorithm 1), with
+    Bern(gamma) drawn by ``_bern_float``."""
+    return _cks_alg1(_bern_float, gamma, ws)
 
 
 @njit(**_INLINE)
@@ -424,24 +435,18 @@ def _bern_logistic(x, ws):
 # ---------------------------------------------------------------------------------------
 
 
+@njit(inline="always", **_JIT)
+def _bern_ratio(params, ws):
+    """Exactly Bern(u/t) for integers 0 <= u < t, ``params = (u, t)``: [uniform{0..t-1} < u]."""
+    u, t = params
+    return _uniform_below(t, ws) < u
+
+
 @njit(**_INLINE)
 def _bern_exp_ratio(u, t, ws):
-    """Exactly Bern(exp(-u/t)) for integers 0 <= u < t (Algorithm 1 with gamma = u/t).
-
-    Bern(gamma / K) = Bern(1/K) * Bern(u/t) with Bern(u/t) = [uniform{0..t-1} < u] and
-    Bern(1/K) from the chain of ``_chain_passes``.
-    """
-    k = np.int64(1)
-    r = np.int64(0)
-    while ws[_FLAG] == 0:
-        if k > 1 and not _chain_passes(k, r, ws):
-            break
-        if not _uniform_below(t, ws) < u:
-            break
-        k += 1
-        if k == 2:
-            r = _uniform_fact12(ws)
-    return (k & 1) == 1
+    """Exactly Bern(exp(-u/t)) for integers 0 <= u < t (Algorithm 1 with gamma = u/t, with
+    Bern(u/t) drawn by ``_bern_ratio``)."""
+    return _cks_alg1(_bern_ratio, (u, t), ws)
 
 
 @njit(**_INLINE)
@@ -507,115 +512,113 @@ def _dlap_one(num, den, shift, vmax, limit, ws):
 # ---------------------------------------------------------------------------------------
 
 
-@njit(**_JIT)
-def dlap_kernel(store, out, start, num, den, limit, add):
-    """``out[i] = z_i`` (or ``+=`` if ``add``): discrete Laplace, scale num/den, |z| <= limit."""
+@njit(inline="always", **_JIT)
+def _fill(store, out, start, sample, params, put):
+    """The loop shared by the array kernels: ``put(out, i, sample(i, params, ws))`` for
+    i = start, start + 1, ... until ``out`` is full or the words run out.
+
+    A sample interrupted by the exhausted flag is not stored: the header caches are
+    restored to the sample's start and its start position is returned.
+
+    ``sample`` and ``put`` are njit helpers passed as arguments. This loop and those helpers
+    are inlined at the Numba IR level (``inline="always"``), so each kernel compiles its own
+    specialised copy with direct calls: the same machine code as a hand-written loop (and
+    the kernels stay cacheable; a dispatcher passed to a separately compiled function
+    would not be).
+    """
     ws = _data_ptr(store)
     ws[_SIZE] = store.shape[0]
     ws[_FLAG] = 0
-    shift, vmax = _dlap_consts(num, den)
     i = start
     while i < out.shape[0]:
         p0 = ws[_POS]
         if p0 >= ws[_SIZE]:
             return i, p0
         h2, h3, h4, h5 = ws[2], ws[3], ws[4], ws[5]
-        z = _dlap_one(num, den, shift, vmax, limit, ws)
+        r = sample(i, params, ws)
         if ws[_FLAG] != 0:
             ws[1], ws[2], ws[3], ws[4], ws[5] = 0, h2, h3, h4, h5
             return i, p0
-        if add:
-            out[i] += z
-        else:
-            out[i] = z
+        put(out, i, r)
         i += 1
     return i, ws[_POS]
+
+
+# The per-kernel pieces of ``_fill``: how a sample is stored, and how sample i is drawn.
+
+
+@njit(inline="always", **_JIT)
+def _set(out, i, r):
+    out[i] = r
+
+
+@njit(inline="always", **_JIT)
+def _add(out, i, r):
+    out[i] += r
+
+
+@njit(inline="always", **_JIT)
+def _stride(x):
+    """1 for a per-sample parameter array, 0 for a length-1 one (applies to every sample)."""
+    return 1 if x.shape[0] > 1 else 0
+
+
+@njit(inline="always", **_JIT)
+def _dlap_at(i, params, ws):
+    num, den, shift, vmax, limit = params
+    return _dlap_one(num, den, shift, vmax, limit, ws)
+
+
+@njit(inline="always", **_JIT)
+def _bern_float_at(i, p, ws):
+    return _bern_float(p[i * _stride(p)], ws)
+
+
+@njit(inline="always", **_JIT)
+def _bern_exp_at(i, gamma, ws):
+    return _bern_exp(gamma[i * _stride(gamma)], ws)
+
+
+@njit(inline="always", **_JIT)
+def _bern_exp_times_at(i, params, ws):
+    a, gamma = params
+    return _bern_exp_times(a[i * _stride(a)], gamma[i * _stride(gamma)], ws)
+
+
+@njit(inline="always", **_JIT)
+def _bern_logistic_at(i, x, ws):
+    return _bern_logistic(x[i * _stride(x)], ws)
+
+
+@njit(**_JIT)
+def dlap_kernel(store, out, start, num, den, limit, add):
+    """``out[i] = z_i`` (or ``+=`` if ``add``): discrete Laplace, scale num/den, |z| <= limit."""
+    shift, vmax = _dlap_consts(num, den)
+    params = (num, den, shift, vmax, limit)
+    if add:
+        return _fill(store, out, start, _dlap_at, params, _add)
+    return _fill(store, out, start, _dlap_at, params, _set)
 
 
 @njit(**_JIT)
 def bern_float_kernel(store, out, start, p):
     """``out[i] ~ Bern(p[i])`` exactly."""
-    ws = _data_ptr(store)
-    ws[_SIZE] = store.shape[0]
-    ws[_FLAG] = 0
-    i = start
-    sp = 1 if p.shape[0] > 1 else 0
-    while i < out.shape[0]:
-        p0 = ws[_POS]
-        if p0 >= ws[_SIZE]:
-            return i, p0
-        h2, h3, h4, h5 = ws[2], ws[3], ws[4], ws[5]
-        r = _bern_float(p[i * sp], ws)
-        if ws[_FLAG] != 0:
-            ws[1], ws[2], ws[3], ws[4], ws[5] = 0, h2, h3, h4, h5
-            return i, p0
-        out[i] = r
-        i += 1
-    return i, ws[_POS]
+    return _fill(store, out, start, _bern_float_at, p, _set)
 
 
 @njit(**_JIT)
 def bern_exp_kernel(store, out, start, gamma):
     """``out[i] ~ Bern(exp(-gamma[i]))`` exactly."""
-    ws = _data_ptr(store)
-    ws[_SIZE] = store.shape[0]
-    ws[_FLAG] = 0
-    i = start
-    sg = 1 if gamma.shape[0] > 1 else 0
-    while i < out.shape[0]:
-        p0 = ws[_POS]
-        if p0 >= ws[_SIZE]:
-            return i, p0
-        h2, h3, h4, h5 = ws[2], ws[3], ws[4], ws[5]
-        r = _bern_exp(gamma[i * sg], ws)
-        if ws[_FLAG] != 0:
-            ws[1], ws[2], ws[3], ws[4], ws[5] = 0, h2, h3, h4, h5
-            return i, p0
-        out[i] = r
-        i += 1
-    return i, ws[_POS]
+    return _fill(store, out, start, _bern_exp_at, gamma, _set)
 
 
 @njit(**_JIT)
 def bern_exp_times_kernel(store, out, start, a, gamma):
     """``out[i] ~ Bern(exp(-a[i] gamma[i]))`` exactly, without forming the product."""
-    ws = _data_ptr(store)
-    ws[_SIZE] = store.shape[0]
-    ws[_FLAG] = 0
-    i = start
-    sa = 1 if a.shape[0] > 1 else 0
-    sg = 1 if gamma.shape[0] > 1 else 0
-    while i < out.shape[0]:
-        p0 = ws[_POS]
-        if p0 >= ws[_SIZE]:
-            return i, p0
-        h2, h3, h4, h5 = ws[2], ws[3], ws[4], ws[5]
-        r = _bern_exp_times(a[i * sa], gamma[i * sg], ws)
-        if ws[_FLAG] != 0:
-            ws[1], ws[2], ws[3], ws[4], ws[5] = 0, h2, h3, h4, h5
-            return i, p0
-        out[i] = r
-        i += 1
-    return i, ws[_POS]
+    return _fill(store, out, start, _bern_exp_times_at, (a, gamma), _set)
 
 
 @njit(**_JIT)
 def bern_logistic_kernel(store, out, start, x):
     """``out[i] ~ Bern(1 / (1 + exp(x[i])))`` exactly."""
-    ws = _data_ptr(store)
-    ws[_SIZE] = store.shape[0]
-    ws[_FLAG] = 0
-    i = start
-    sx = 1 if x.shape[0] > 1 else 0
-    while i < out.shape[0]:
-        p0 = ws[_POS]
-        if p0 >= ws[_SIZE]:
-            return i, p0
-        h2, h3, h4, h5 = ws[2], ws[3], ws[4], ws[5]
-        r = _bern_logistic(x[i * sx], ws)
-        if ws[_FLAG] != 0:
-            ws[1], ws[2], ws[3], ws[4], ws[5] = 0, h2, h3, h4, h5
-            return i, p0
-        out[i] = r
-        i += 1
-    return i, ws[_POS]
+    return _fill(store, out, start, _bern_logistic_at, x, _set)

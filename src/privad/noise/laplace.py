@@ -51,10 +51,9 @@ from typing import Any, Final
 import numpy as np
 
 from privad.errors import ParameterError
-from privad.noise._arrays import data_array
 from privad.noise.discrete import _dlap_add
 from privad.noise.randomness import RandomnessLike, _check_size, as_randomness
-from privad.validation import check_epsilon, check_int, check_positive
+from privad.validation import check_epsilon, check_finite_array, check_int, check_positive
 
 __all__ = [
     "GRANULARITY_BITS",
@@ -132,7 +131,7 @@ def laplace(
     """
     scale = check_positive(scale, "scale")
     k = grid_exponent(scale, granularity_bits)
-    x = data_array(values, "values")
+    x = check_finite_array(values, "values")
     with np.errstate(over="ignore"):
         snapped = np.rint(np.ldexp(x, -k))  # exact: power-of-two scaling, then rint
     if not np.isfinite(snapped).all():
@@ -168,9 +167,17 @@ def laplace_noise(
     return laplace(np.zeros(shape), scale, rng, granularity_bits=granularity_bits)
 
 
-def _exact_epsilon(sensitivity: float, scale: float, coordinates: int, g: int) -> Fraction:
-    k = grid_exponent(scale, g)
-    return (Fraction(sensitivity) + coordinates * Fraction(2) ** k) / Fraction(scale)
+def _snapped_sensitivity(sensitivity: float, scale: float, coordinates: int, g: int) -> Fraction:
+    """Delta + c 2**k, k = grid_exponent(scale, g): the sensitivity after grid snapping."""
+    return Fraction(sensitivity) + coordinates * Fraction(2) ** grid_exponent(scale, g)
+
+
+def _round_up(x: Fraction) -> float:
+    """The smallest double >= ``x``."""
+    f = float(x)
+    if Fraction(f) < x:
+        f = math.nextafter(f, math.inf)
+    return f
 
 
 def laplace_scale_for(
@@ -208,13 +215,10 @@ def laplace_scale_for(
     for _ in range(64):
         if not math.isfinite(scale) or scale <= 0:
             break
-        need = (Fraction(delta) + c * Fraction(2) ** grid_exponent(scale, g)) / Fraction(eps)
+        need = _snapped_sensitivity(delta, scale, c, g) / Fraction(eps)
         if Fraction(scale) >= need:
             return scale
-        candidate = float(need)
-        if Fraction(candidate) < need:
-            candidate = math.nextafter(candidate, math.inf)
-        scale = max(candidate, math.nextafter(scale, math.inf))
+        scale = max(_round_up(need), math.nextafter(scale, math.inf))
     raise ParameterError(
         f"no finite Laplace scale gives epsilon={eps!r} for sensitivity={delta!r} "
         f"(Delta / epsilon = {delta / eps!r} is out of range)"
@@ -234,11 +238,7 @@ def laplace_epsilon_for(
     scale = check_positive(scale, "scale")
     c = check_int(coordinates, "coordinates", minimum=1)
     g = _check_granularity(granularity_bits)
-    exact = _exact_epsilon(delta, scale, c, g)
-    eps = float(exact)
-    if Fraction(eps) < exact:
-        eps = math.nextafter(eps, math.inf)
-    return eps
+    return _round_up(_snapped_sensitivity(delta, scale, c, g) / Fraction(scale))
 
 
 @dataclass(frozen=True)
@@ -305,7 +305,7 @@ class LaplaceMechanism:
 
     def release(self, values: Any, rng: RandomnessLike = None) -> np.ndarray:
         """``values`` plus noise: :func:`laplace` with :attr:`scale`."""
-        x = data_array(values, "values")
+        x = check_finite_array(values, "values")
         if x.size > self.coordinates:
             raise ParameterError(
                 f"this mechanism was built for at most {self.coordinates} coordinate(s) that "

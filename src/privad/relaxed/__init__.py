@@ -12,7 +12,9 @@ notably the Figure 2 algorithm box, is reconstructed in ``papers/NOTES.md``):
   differences d_diff (1c, Definition 4, :mod:`~privad.relaxed.distances`);
 * outlier detectors f_outlier (exact DBSCAN by default, or any callable):
   :mod:`privad.relaxed.detectors`;
-* the correction algorithm split by party (section 6.2): :mod:`privad.relaxed.correction`;
+* the correction algorithm split by party (section 6.2), with its reconstruction options
+  (the step-4 reduction by core distance, robust d_TP and d_FP):
+  :mod:`privad.relaxed.correction`;
 * the typed messages, the three parties and an in-process run with a transcript:
   :mod:`privad.relaxed.messages`, :mod:`privad.relaxed.parties`,
   :mod:`privad.relaxed.protocol`;
@@ -24,19 +26,27 @@ reading.
 """
 
 from privad.relaxed.correction import (
+    D_FP_RULES,
+    REDUCTIONS,
     CorrectionLayers,
     GapSplit,
     analyst_layers,
     corrected_outliers,
+    estimate_outlier_layer_radius,
     estimate_outlier_layer_width,
     false_negative_layers,
+    presumed_radius,
+    reduction_thresholds,
     split_presumed_outliers,
 )
 from privad.relaxed.detectors import (
     DBSCAN_BACKENDS,
+    DBSCAN_SHARES,
+    AdaptiveDBSCANDetector,
     BallAnomalyDetector,
     DBSCANDetector,
     OutlierDetector,
+    dbscan_candidates,
     dbscan_noise,
     dbscan_parameters,
 )
@@ -60,16 +70,27 @@ from privad.relaxed.messages import (
 from privad.relaxed.metrics import accuracy, subset_size
 from privad.relaxed.parties import Analyst, CorrectionServer, Sensor
 from privad.relaxed.perturbation import laplace_columns, noise_scales
-from privad.relaxed.pipeline import PipelineResult, run_pipeline
+from privad.relaxed.pipeline import (
+    DBSCAN_CALIBRATIONS,
+    OUTLIER_RADIUS_SOURCES,
+    PipelineResult,
+    run_pipeline,
+)
 from privad.relaxed.protocol import ProtocolRun, Transcript, TranscriptEntry, run_protocol
 from privad.relaxed.scaling import SCALINGS, column_divisors, scale_columns, unscale_columns
 from privad.relaxed.sensitivity import relaxed_guarantee, relaxed_sensitivity
 
 __all__ = [
     "DBSCAN_BACKENDS",
+    "DBSCAN_CALIBRATIONS",
+    "DBSCAN_SHARES",
     "D_DIFF_CENTRES",
+    "D_FP_RULES",
     "MESSAGE_TYPES",
+    "OUTLIER_RADIUS_SOURCES",
+    "REDUCTIONS",
     "SCALINGS",
+    "AdaptiveDBSCANDetector",
     "Analyst",
     "AnalystToCorrection",
     "AnalystToCorrection2",
@@ -96,13 +117,17 @@ __all__ = [
     "centre_distances",
     "column_divisors",
     "corrected_outliers",
+    "dbscan_candidates",
     "dbscan_noise",
     "dbscan_parameters",
     "distance_differences",
+    "estimate_outlier_layer_radius",
     "estimate_outlier_layer_width",
     "false_negative_layers",
     "laplace_columns",
     "noise_scales",
+    "presumed_radius",
+    "reduction_thresholds",
     "relaxed_guarantee",
     "relaxed_sensitivity",
     "run_pipeline",

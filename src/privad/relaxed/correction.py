@@ -5,14 +5,55 @@ and the reconstruction in ``papers/NOTES.md``. Each function receives only what 
 may know:
 
 * :func:`split_presumed_outliers` (CS, step 3): d_diff and O' → TP, FP, d_TP, d_FP.
-* :func:`analyst_layers` (A, step 4): 𝒯', d_TP and w_O → I_L2, I_L3.
+* :func:`analyst_layers` (A, step 4): 𝒯', d_TP and w_O (and, for the ``"radius"``
+  reduction, O' and the outlier-layer radius) → I_L2, I_L3.
 * :func:`false_negative_layers` (CS, step 5): d_diff, O', I_L2, I_L3, d_TP, d_FP →
   FN_L1, FN_L2, FN_L3.
 * :func:`corrected_outliers` (CS, output): TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3.
 
 All work is vectorised: one sort of d_diff restricted to O' and boolean masks over n.
-:func:`estimate_outlier_layer_width` is the CS's way to fix ``w_O`` from historical data
-before the protocol runs.
+:func:`estimate_outlier_layer_width` and :func:`estimate_outlier_layer_radius` fix ``w_O``
+and the outlier layer's inner radius from historical data before the protocol runs.
+
+The reduction of step 4 (**reconstruction**, :data:`REDUCTIONS`)
+-----------------------------------------------------------------
+Section 6.1 explains line 4: "we reduce the set of indices to check for potential false
+negatives. Without the reduction true negatives can land in FN_Lj, since they have the same
+distance difference (d_diff) but not the same core distance (d_c) as false negative
+candidates." With the centres of step 1c, for every record j
+
+    d_{c'}(𝒯'[j]) = d_c(𝒯[j]) + d_diff[j]                      (exact, Definition 4)
+
+so a record whose d_diff lies in a band ``[a, b]`` and whose *unperturbed* core distance is
+at least the outlier layer's inner radius ρ has ``d_{c'}(𝒯'[j]) ≥ ρ + a``, while a true
+negative with the same d_diff (core distance ≤ r_N, the core's radius) has
+``d_{c'}(𝒯'[j]) ≤ r_N + b``. The analyst knows ``d_{c'}(𝒯'[j])``, the correction server
+knows d_diff: the threshold ``ρ + a`` sent as an index set separates the two without either
+party learning the other's values. Two readings are implemented:
+
+* ``"radius"`` (default of :class:`~privad.relaxed.parties.Analyst` and of
+  :func:`~privad.relaxed.pipeline.run_pipeline`): the thresholds are the lower ends of the
+  two d_diff bands plus ρ: ``I_L2 = {j : d_{c'}(𝒯'[j]) ≥ ρ}`` (FN_L2's band starts at 0) and
+  ``I_L3 = {j : d_{c'}(𝒯'[j]) ≥ ρ + max(0, d_TP)}`` (FN_L3's band starts at d_TP; its part
+  below 0 is FN_L1, which is never reduced). ρ is either given (a public constant fixed
+  from historical outliers, :func:`estimate_outlier_layer_radius`) or estimated by the
+  analyst from what it holds: a percentile (default the median) of ``d_{c'}(𝒯'[j])`` over
+  its presumed outliers O', minus w_O. Note that the paper's own I_L3 threshold
+  ``d_TP + w_O`` has exactly this form if its w_O is read as the distance from c to the
+  inner edge of the outlier layer.
+* ``"notes"``: ``papers/NOTES.md`` literally, ``I_L2 = {j : d ≥ d_TP}``,
+  ``I_L3 = {j : d ≥ d_TP + w_O}`` (section 6.2's formulas with d_TP, a distance
+  *difference*, compared with a distance). When some true positive moved towards the centre,
+  d_TP < 0 and I_L3 is every record, so FN_L3 takes nearly all true negatives
+  (``docs/relaxed_reproduction.md``). Kept as the default of the low-level
+  :func:`analyst_layers` so that existing callers are unchanged.
+
+Options of step 3 (**reconstruction**): ``d_tp_percentile`` (a low percentile of d_diff
+over TP instead of the minimum, robust to single true positives that moved far inwards),
+``d_tp_floor`` (e.g. 0.0: clip d_TP below at 0, where FN_L1 takes over), and ``d_fp_rule``
+(``"min"``: the paper's minimum over FP; ``"percentile"``: a percentile of FP;
+``"layer"``: ``d_TP + w_O``; ``"none"``: no upper bound). None of them changes a message's
+fields.
 """
 
 from __future__ import annotations
@@ -25,18 +66,46 @@ import numpy as np
 
 from privad.errors import DataError, ParameterError
 from privad.relaxed.distances import centre_distances, column_means
-from privad.validation import check_array, check_nonnegative, check_probability
+from privad.validation import (
+    check_array,
+    check_choice,
+    check_nonnegative,
+    check_probability,
+)
 
 __all__ = [
+    "D_FP_RULES",
+    "REDUCTIONS",
     "CorrectionLayers",
     "GapSplit",
     "analyst_layers",
+    "check_percentile",
     "corrected_outliers",
+    "estimate_outlier_layer_radius",
     "estimate_outlier_layer_width",
     "false_negative_layers",
     "index_mask",
+    "presumed_radius",
+    "reduction_thresholds",
     "split_presumed_outliers",
 ]
+
+REDUCTIONS: tuple[str, ...] = ("radius", "notes")
+"""The analyst's step-4 reductions: ``"radius"`` (implied core distance, see the module
+docstring) and ``"notes"`` (``papers/NOTES.md`` literally)."""
+
+D_FP_RULES: tuple[str, ...] = ("min", "percentile", "layer", "none")
+"""How the correction server sets d_FP, the upper d_diff bound of FN_L3: the minimum over FP
+(the paper), a percentile of FP, ``d_TP + w_O`` (section 6.1: "more precise is the outlier
+layer width w_O"), or no bound (+inf)."""
+
+
+def check_percentile(value: Any, name: str) -> float:
+    """A percentile in [0, 100]."""
+    value = check_nonnegative(value, name)
+    if value > 100.0:
+        raise ParameterError(f"{name} must be a percentile in [0, 100], got {value!r}")
+    return value
 
 
 def index_mask(indices: np.ndarray, n: int, name: str) -> np.ndarray:
@@ -59,8 +128,10 @@ class GapSplit:
     Attributes:
         tp: presumed true positives (at or below the gap), sorted record indices.
         fp: presumed false positives (above the gap), sorted record indices.
-        d_tp: ``min_{t ∈ TP} d_diff[t]``, or ``None`` when TP is empty.
-        d_fp: ``min_{f ∈ FP} d_diff[f]``, or ``+inf`` when FP is empty (no upper bound).
+        d_tp: ``min_{t ∈ TP} d_diff[t]`` (or the configured percentile, floored), ``None``
+            when TP is empty. This is the value the correction server sends to A.
+        d_fp: ``min_{f ∈ FP} d_diff[f]`` (or the configured rule), ``+inf`` when FP is
+            empty (no upper bound).
         gap: the size of the gap that was split at (0.0 when no split was made).
     """
 
@@ -77,6 +148,11 @@ def split_presumed_outliers(
     *,
     min_gap: float = 0.0,
     max_fp_share: float = 0.5,
+    d_tp_percentile: float = 0.0,
+    d_tp_floor: float | None = None,
+    d_fp_rule: str = "min",
+    d_fp_percentile: float = 0.0,
+    w_o: float | None = None,
 ) -> GapSplit:
     """Step 3 (CS): split O' into FP (above the largest gap of d_diff) and TP (below).
 
@@ -108,9 +184,41 @@ def split_presumed_outliers(
     max_fp_share:
         **Reconstruction**: the largest share of O' that may be put in FP, in [0, 1]
         (default 0.5). ``1.0`` is the unrestricted largest gap; ``0.0`` never splits.
+    d_tp_percentile:
+        **Reconstruction** (option b): d_TP is this percentile (0–100, linear, R type 7)
+        of d_diff over TP. Default 0: the minimum, as in ``papers/NOTES.md``; a low
+        percentile such as 5 ignores the few true positives that moved far inwards.
+    d_tp_floor:
+        **Reconstruction** (option b): if given, ``d_TP = max(d_tp_floor, ·)``; ``0.0``
+        keeps the layers' d_diff bands disjoint as section 6.1 describes them (FN_L1 below
+        0, FN_L2 between 0 and d_TP). Default ``None``: no floor. This changes the value
+        the analyst receives.
+    d_fp_rule, d_fp_percentile:
+        **Reconstruction** (option c), the upper d_diff bound of FN_L3: ``"min"`` (default,
+        the paper: the minimum over FP), ``"percentile"`` (``d_fp_percentile`` of d_diff
+        over FP, robust to a single extreme false positive), ``"layer"`` (``d_TP + w_O``:
+        section 6.1, "we also know that no undetected outlier's distance difference can be
+        greater than [d_FP]. More precise is the outlier layer width w_O"; if detection
+        means a perturbed core distance of at least some R*, then d_TP ≈ R* − (outer edge
+        of the layer) and an undetected outlier has d_diff < R* − (inner edge) =
+        d_TP + w_O) or ``"none"`` (+inf). ``"min"`` and ``"percentile"`` give +inf when FP
+        is empty.
+    w_o:
+        The outlier layer width, needed by ``d_fp_rule="layer"``.
     """
     max_fp_share = check_probability(max_fp_share, "max_fp_share")
     min_gap = check_nonnegative(min_gap, "min_gap")
+    d_tp_percentile = check_percentile(d_tp_percentile, "d_tp_percentile")
+    if d_tp_floor is not None:
+        d_tp_floor = float(d_tp_floor)
+        if not math.isfinite(d_tp_floor):
+            raise ParameterError(f"d_tp_floor must be a finite number or None, got {d_tp_floor}")
+    d_fp_rule = check_choice(d_fp_rule, "d_fp_rule", D_FP_RULES)
+    d_fp_percentile = check_percentile(d_fp_percentile, "d_fp_percentile")
+    if d_fp_rule == "layer":
+        if w_o is None:
+            raise ParameterError("d_fp_rule='layer' needs the outlier layer width w_o")
+        w_o = check_nonnegative(w_o, "w_o")
     m = presumed_outliers.size
     empty = np.zeros(0, dtype=np.int64)
     if m == 0:
@@ -141,8 +249,57 @@ def split_presumed_outliers(
         # s[n_tp - 1] < s[n_tp] (a positive gap), so "<= s[n_tp - 1]" selects exactly TP
         below = vals <= s[n_tp - 1]
         tp, fp = ids[below], ids[~below]
-        d_fp = float(s[n_tp])
-    return GapSplit(tp=tp, fp=fp, d_tp=float(s[0]), d_fp=d_fp, gap=gap)
+        if d_fp_rule == "min":
+            d_fp = float(s[n_tp])
+        elif d_fp_rule == "percentile":
+            d_fp = float(np.percentile(s[n_tp:], d_fp_percentile))
+        else:
+            d_fp = float("inf")
+    d_tp = float(s[0]) if d_tp_percentile == 0.0 else float(
+        np.percentile(s[:n_tp], d_tp_percentile))
+    if d_tp_floor is not None:
+        d_tp = max(d_tp_floor, d_tp)
+    if d_fp_rule == "layer":
+        d_fp = d_tp + float(w_o)  # type: ignore[arg-type]
+    return GapSplit(tp=tp, fp=fp, d_tp=d_tp, d_fp=d_fp, gap=gap)
+
+
+def reduction_thresholds(
+    d_tp: float,
+    w_o: float,
+    *,
+    reduction: str = "notes",
+    outlier_radius: float | None = None,
+) -> tuple[float, float]:
+    """The analyst's two thresholds ``(t2, t3)`` on ``d_{c'}(𝒯'[j])`` for I_L2 and I_L3.
+
+    * ``"notes"``: ``(d_TP, d_TP + w_O)``.
+    * ``"radius"``: ``(ρ, ρ + max(0, d_TP))`` with ρ = ``outlier_radius`` (required).
+
+    See the module docstring for why (**reconstruction**).
+    """
+    reduction = check_choice(reduction, "reduction", REDUCTIONS)
+    if reduction == "notes":
+        return float(d_tp), float(d_tp) + float(w_o)
+    if outlier_radius is None or not math.isfinite(float(outlier_radius)):
+        raise ParameterError("the 'radius' reduction needs a finite outlier_radius ρ")
+    rho = float(outlier_radius)
+    return rho, rho + max(0.0, float(d_tp))
+
+
+def presumed_radius(
+    distances: np.ndarray, presumed_outliers: np.ndarray, w_o: float, percentile: float = 50.0
+) -> float | None:
+    """The analyst's own estimate of the outlier layer's inner radius (option a).
+
+    ``ρ̂ = ρ_percentile({d_{c'}(𝒯'[j]) : j ∈ O'}) − w_O``: where its presumed outliers lie
+    after perturbation (by default their median perturbed core distance, the "orbit" of
+    section 6.1) minus the layer width. Uses only what the analyst holds (𝒯', O') and w_O,
+    which section 6.2 sends it. ``None`` when O' is empty.
+    """
+    if presumed_outliers.size == 0:
+        return None
+    return float(np.percentile(distances[presumed_outliers], percentile)) - float(w_o)
 
 
 def analyst_layers(
@@ -152,12 +309,20 @@ def analyst_layers(
     *,
     centre: np.ndarray | None = None,
     distances: np.ndarray | None = None,
+    reduction: str = "notes",
+    outlier_radius: float | None = None,
+    presumed_outliers: np.ndarray | None = None,
+    radius_percentile: float = 50.0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Step 4 (A): ``I_L2 = {j : d(𝒯'[j]) ≥ d_TP}`` and ``I_L3 = {j : d(𝒯'[j]) ≥ d_TP + w_O}``.
+    """Step 4 (A): ``I_L2 = {j : d(𝒯'[j]) ≥ t2}`` and ``I_L3 = {j : d(𝒯'[j]) ≥ t3}``.
 
-    Section 6.2 writes ``d_c(𝒯'[j])``, the distance to the centre c of 𝒯. The analyst holds
-    only 𝒯', so (**reconstruction**) its centre is ``c'`` = column means of 𝒯' by default;
-    a public centre known in advance may be passed instead.
+    The thresholds come from :func:`reduction_thresholds`: ``"notes"`` (default here, for
+    backward compatibility: ``t2 = d_TP``, ``t3 = d_TP + w_O``) or ``"radius"``
+    (``t2 = ρ``, ``t3 = ρ + max(0, d_TP)``; the default of the
+    :class:`~privad.relaxed.parties.Analyst`). Section 6.2 writes ``d_c(𝒯'[j])``, the
+    distance to the centre c of 𝒯. The analyst holds only 𝒯', so (**reconstruction**) its
+    centre is ``c'`` = column means of 𝒯' by default; a public centre known in advance may
+    be passed instead.
 
     Parameters
     ----------
@@ -172,20 +337,42 @@ def analyst_layers(
     distances:
         Precomputed ``d(𝒯'[j])`` (length n); when given, ``perturbed`` and ``centre`` are
         not used (the analyst may compute them as soon as 𝒯' arrives).
+    reduction:
+        One of :data:`REDUCTIONS`.
+    outlier_radius:
+        ρ for ``"radius"`` (scaled space), e.g. from
+        :func:`estimate_outlier_layer_radius` on historical data. ``None``: the analyst
+        estimates it with :func:`presumed_radius` from ``presumed_outliers``.
+    presumed_outliers:
+        O' (record indices), needed by ``"radius"`` when ``outlier_radius`` is None.
+    radius_percentile:
+        The percentile of :func:`presumed_radius` (default 50, the median).
 
     Returns
     -------
     (I_L2, I_L3):
-        Sorted int64 record indices; ``I_L3 ⊆ I_L2``.
+        Sorted int64 record indices. With ``"notes"`` and w_O ≥ 0, ``I_L3 ⊆ I_L2``; with
+        ``"radius"``, ``I_L3 ⊆ I_L2`` as well (t3 ≥ t2).
     """
+    empty = np.zeros(0, dtype=np.int64)
     if d_tp is None:
-        empty = np.zeros(0, dtype=np.int64)
         return empty, empty.copy()
+    reduction = check_choice(reduction, "reduction", REDUCTIONS)
     if distances is None:
         c = column_means(perturbed) if centre is None else centre
         distances = centre_distances(perturbed, c)
-    i_l2 = np.flatnonzero(distances >= d_tp)
-    i_l3 = i_l2[distances[i_l2] >= d_tp + w_o]
+    if reduction == "radius" and outlier_radius is None:
+        if presumed_outliers is None:
+            raise ParameterError("the 'radius' reduction needs outlier_radius or the presumed "
+                                 "outliers O' to estimate it from")
+        outlier_radius = presumed_radius(
+            distances, np.asarray(presumed_outliers, dtype=np.int64), w_o,
+            check_percentile(radius_percentile, "radius_percentile"))
+        if outlier_radius is None:
+            return empty, empty.copy()
+    t2, t3 = reduction_thresholds(d_tp, w_o, reduction=reduction, outlier_radius=outlier_radius)
+    i_l2 = np.flatnonzero(distances >= t2)
+    i_l3 = i_l2[distances[i_l2] >= t3]
     return i_l2, i_l3
 
 
@@ -314,17 +501,7 @@ def estimate_outlier_layer_width(
         raise ParameterError(
             f"quantiles must satisfy 0 <= q_lo < q_hi <= 100, got {tuple(quantiles)!r}"
         )
-    idx = np.asarray(outliers)
-    if idx.dtype == bool:
-        if idx.shape != (D.shape[0],):
-            raise DataError(f"an outlier mask must have length {D.shape[0]}, got shape "
-                            f"{idx.shape}")
-        idx = np.flatnonzero(idx)
-    elif idx.size and idx.dtype.kind not in "iu":
-        raise DataError(f"outliers must be integer indices or a boolean mask, got {idx.dtype}")
-    idx = idx.astype(np.int64).reshape(-1)
-    if idx.size and (idx.min() < 0 or idx.max() >= D.shape[0]):
-        raise DataError(f"outliers holds an index outside 0..{D.shape[0] - 1}")
+    idx = _outlier_indices(outliers, D.shape[0])
     if idx.size < 2:
         return 0.0
     c = column_means(D) if centre is None else check_array(centre, "centre", ndim=1)
@@ -333,3 +510,66 @@ def estimate_outlier_layer_width(
     dist = centre_distances(D[idx], c)
     hi, lo = np.percentile(dist, [q_hi, q_lo])
     return float(hi - lo)
+
+
+def estimate_outlier_layer_radius(
+    history: Any,
+    outliers: Any,
+    *,
+    percentile: float = 0.0,
+    centre: Any = None,
+) -> float:
+    """Estimate the outlier layer's inner radius ρ from historical data (reconstruction).
+
+    The companion of :func:`estimate_outlier_layer_width` for the ``"radius"`` reduction
+    of step 4: ``ρ = ρ_percentile({d_c(D[i]) : i ∈ O_hist})``, by default the smallest
+    centre distance of a historical outlier (the layer's inner edge), in the scaled space
+    of step 1a. Like w_O it is "determined with historical data, i.e. knowledge about past
+    outliers" (section 6.1); it describes where outliers lie, which section 6.2 lets the
+    analyst learn.
+
+    Parameters
+    ----------
+    history:
+        Historical data D (n × d), already scaled by step 1a.
+    outliers:
+        Indices (or a boolean mask) of the historical outliers, e.g. ``f_outlier(D)``.
+    percentile:
+        In [0, 100]; default 0 (the minimum).
+    centre:
+        The centre c; default the column means of D.
+
+    Returns
+    -------
+    float
+        ρ ≥ 0.
+
+    Raises
+    ------
+    DataError
+        If there is no historical outlier.
+    """
+    D = check_array(history, "history")
+    percentile = check_percentile(percentile, "percentile")
+    idx = _outlier_indices(outliers, D.shape[0])
+    if idx.size == 0:
+        raise DataError("estimating the outlier layer radius needs at least one historical "
+                        "outlier")
+    c = column_means(D) if centre is None else check_array(centre, "centre", ndim=1)
+    if c.shape != (D.shape[1],):
+        raise DataError(f"centre must have {D.shape[1]} coordinate(s), got shape {c.shape}")
+    return float(np.percentile(centre_distances(D[idx], c), percentile))
+
+
+def _outlier_indices(outliers: Any, n: int) -> np.ndarray:
+    idx = np.asarray(outliers)
+    if idx.dtype == bool:
+        if idx.shape != (n,):
+            raise DataError(f"an outlier mask must have length {n}, got shape {idx.shape}")
+        idx = np.flatnonzero(idx)
+    elif idx.size and idx.dtype.kind not in "iu":
+        raise DataError(f"outliers must be integer indices or a boolean mask, got {idx.dtype}")
+    idx = idx.astype(np.int64).reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise DataError(f"outliers holds an index outside 0..{n - 1}")
+    return idx

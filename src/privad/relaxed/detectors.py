@@ -17,6 +17,20 @@ engines return the same noise set (tested).
 The DBSCAN parameters of the paper's experiment are not published. **Reconstruction**:
 :func:`dbscan_parameters` fixes them from historical data in the scaled space of step 1a
 (see its docstring); both are ordinary parameters of :class:`DBSCANDetector`.
+
+:class:`AdaptiveDBSCANDetector` (option d, the default of
+:func:`~privad.relaxed.pipeline.run_pipeline`) holds a small family of such calibrations,
+one per ``minPts`` share (:data:`DBSCAN_SHARES`, :func:`dbscan_candidates`). Every member
+labels about p_o percent of the unperturbed history as noise, so all of them define the same
+outliers O on unperturbed data; the analyst uses the member whose noise share on the data
+it is given (𝒯') is closest to p_o. The choice is post-processing of 𝒯' by its holder
+(no privacy cost), uses only the public p_o of eq. (1) (assumption 2 of section 4.2: the
+outlier percentage is known), and keeps section 7's rule that the same parameters are used
+on 𝒯 and 𝒯' (the pipeline evaluates O with the member chosen on 𝒯'). Why: one minPts share
+cannot serve every noise level: with ``minPts`` = 0.5 % of n and the radius calibrated on 𝒯,
+DBSCAN labels all of 𝒯' as noise at ε = 0.1 for the paper's separation 50 (the perturbed
+core is too sparse for that small radius), while larger shares make the perturbed outlier
+layer a cluster at ε = 1.
 """
 
 from __future__ import annotations
@@ -39,14 +53,22 @@ from privad.validation import (
 
 __all__ = [
     "DBSCAN_BACKENDS",
+    "DBSCAN_SHARES",
+    "AdaptiveDBSCANDetector",
     "BallAnomalyDetector",
     "DBSCANDetector",
     "OutlierDetector",
     "as_detector",
+    "dbscan_candidates",
     "dbscan_noise",
     "dbscan_parameters",
     "has_dbscan_package",
 ]
+
+DBSCAN_SHARES: tuple[float, ...] = (0.005, 0.01, 0.02, 0.05)
+"""**Reconstruction**: the ``minPts`` shares of n (0.5 %, 1 %, 2 %, 5 %) whose calibrations
+form the family of :class:`AdaptiveDBSCANDetector`; the first is the single calibration
+of :func:`dbscan_parameters` (its default ``min_samples_share``)."""
 
 DBSCAN_BACKENDS: tuple[str, ...] = ("auto", "dbscan", "geometry", "sklearn")
 """Exact DBSCAN engines, all returning the same noise set:
@@ -321,3 +343,107 @@ def dbscan_parameters(
         else:
             hi_i = mid
     return float(grid[lo_i]), min_samples
+
+
+def dbscan_candidates(
+    history: Any,
+    p_o: Any,
+    *,
+    shares: Any = DBSCAN_SHARES,
+    **options: Any,
+) -> tuple[DBSCANDetector, ...]:
+    """One :func:`dbscan_parameters` calibration per ``minPts`` share, as detectors.
+
+    Parameters
+    ----------
+    history:
+        Historical data (n × d), already scaled by step 1a.
+    p_o:
+        Percentage of outliers (0 < p_o < 100).
+    shares:
+        ``min_samples_share`` values, each in (0, 1); default :data:`DBSCAN_SHARES`.
+        Duplicate calibrations (same eps and minPts, possible on small n) are dropped.
+    options:
+        Passed to :func:`dbscan_parameters` (``tolerance``, ``eps_grid``, ``backend``,
+        ``geometry_engine``); not ``min_samples`` or ``min_samples_share``.
+
+    Returns
+    -------
+    tuple of DBSCANDetector
+        In the order of ``shares``.
+    """
+    if "min_samples" in options or "min_samples_share" in options:
+        raise ParameterError("dbscan_candidates takes minPts from shares; do not pass "
+                             "min_samples or min_samples_share")
+    share_list = [float(s) for s in np.asarray(shares, dtype=np.float64).reshape(-1)]
+    if not share_list:
+        raise ParameterError("shares must hold at least one minPts share")
+    backend = options.get("backend", "auto")
+    geometry_engine = options.get("geometry_engine", "auto")
+    out: list[DBSCANDetector] = []
+    for share in share_list:
+        eps, min_samples = dbscan_parameters(history, p_o, min_samples_share=share, **options)
+        det = DBSCANDetector(eps, min_samples, backend=backend, geometry_engine=geometry_engine)
+        if det not in out:
+            out.append(det)
+    return tuple(out)
+
+
+class AdaptiveDBSCANDetector:
+    """``f_outlier`` = DBSCAN with the calibration whose noise share is closest to p_o.
+
+    See the module docstring (option d). Calling it on X runs every candidate on X and
+    returns the noise of the one whose noise share ``|noise|/n`` is closest to
+    ``p_o/100`` (ties: the earlier candidate, i.e. the smaller minPts). The chosen
+    candidate of the last call is kept in :attr:`selected`, so that the same parameters
+    can be used again (on 𝒯 for the evaluation); :attr:`noise_shares` and
+    :attr:`noise_sets` hold every candidate's result of that call.
+
+    Parameters
+    ----------
+    candidates:
+        :class:`DBSCANDetector` objects (e.g. from :func:`dbscan_candidates`).
+    p_o:
+        The outlier percentage (0 < p_o < 100).
+    """
+
+    def __init__(self, candidates: Any, p_o: Any) -> None:
+        from privad.relaxed.sensitivity import check_p_o
+
+        cands = tuple(candidates)
+        if not cands or not all(isinstance(c, DBSCANDetector) for c in cands):
+            raise ParameterError("candidates must be a non-empty sequence of DBSCANDetector")
+        self.candidates: tuple[DBSCANDetector, ...] = cands
+        self.p_o = check_p_o(p_o)
+        self.selected: DBSCANDetector | None = None
+        self.noise_shares: tuple[float, ...] | None = None
+        self.noise_sets: tuple[np.ndarray, ...] | None = None
+
+    def select(self, X: Any) -> tuple[DBSCANDetector, np.ndarray]:
+        """The candidate chosen on X and its noise set (sorted int64 row indices)."""
+        X = check_array(X, "X")
+        n = X.shape[0]
+        target = self.p_o / 100.0
+        best: tuple[float, int, np.ndarray] | None = None
+        shares, sets = [], []
+        for k, cand in enumerate(self.candidates):
+            noise = cand(X)
+            share = noise.size / n
+            shares.append(share)
+            sets.append(noise)
+            score = abs(share - target)
+            if best is None or score < best[0]:
+                best = (score, k, noise)
+        assert best is not None
+        self.selected = self.candidates[best[1]]
+        self.noise_shares = tuple(shares)
+        self.noise_sets = tuple(sets)
+        return self.selected, best[2]
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        """The outliers of X under the selected candidate (sorted int64 row indices)."""
+        return self.select(X)[1]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"({c.eps:.4g}, {c.min_samples})" for c in self.candidates)
+        return f"AdaptiveDBSCANDetector([{inner}], p_o={self.p_o:g})"

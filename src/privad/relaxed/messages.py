@@ -12,7 +12,10 @@ step   message                sender → receiver           content
 2      SensorToCorrection     sensor S → correction CS    record indices and d_diff
 2      AnalystToCorrection    A → CS                      O' = f_outlier(𝒯'), indices only
 4      CorrectionToAnalyst    CS → A                      d_TP (None when TP is empty) and w_O
-4      AnalystToCorrection2   A → CS                      I_L2, I_L3 (indices only)
+4      AnalystToCorrection2   A → CS                      I_L2, I_L3 (indices only; the
+                                                          thresholds depend on the analyst's
+                                                          reduction, see
+                                                          privad.relaxed.correction)
 5      CorrectionToAnalyst2   CS → A                      the corrected outlier set
                                                           TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3 (indices,
                                                           without saying which layer: the
@@ -230,7 +233,12 @@ class CorrectionToAnalyst(Message):
 
 @dataclass(frozen=True, eq=False)
 class AnalystToCorrection2(Message):
-    """Step 4, A → CS: ``I_L2 = {j : d_{c'}(𝒯'[j]) ≥ d_TP}`` and ``I_L3 = {j : … ≥ d_TP + w_O}``."""
+    """Step 4, A → CS: ``I_L2 = {j : d_{c'}(𝒯'[j]) ≥ t2}`` and ``I_L3 = {j : … ≥ t3}``.
+
+    ``(t2, t3) = (ρ, ρ + max(0, d_TP))`` for the analyst's default ``"radius"`` reduction,
+    ``(d_TP, d_TP + w_O)`` for ``"notes"`` (:func:`privad.relaxed.reduction_thresholds`).
+    The thresholds themselves are not sent.
+    """
 
     sender: ClassVar[str] = "analyst"
     receiver: ClassVar[str] = "correction"

@@ -24,12 +24,17 @@ from privad.accounting.guarantee import Guarantee
 from privad.errors import DataError, ParameterError
 from privad.noise import as_randomness
 from privad.relaxed.correction import (
+    D_FP_RULES,
+    REDUCTIONS,
     CorrectionLayers,
     GapSplit,
     analyst_layers,
+    check_percentile,
     corrected_outliers,
     false_negative_layers,
     index_mask,
+    presumed_radius,
+    reduction_thresholds,
     split_presumed_outliers,
 )
 from privad.relaxed.detectors import OutlierDetector, as_detector
@@ -194,10 +199,42 @@ class Analyst:
         ``d_c(𝒯'[j])`` with c the centre of 𝒯, which the analyst cannot know; the default
         ``"perturbed-mean"`` uses ``c'`` = the column means of 𝒯' (the centre the sensor
         uses for 𝒯' in d_diff). A public vector (scaled space) may be given instead.
+    reduction:
+        Step 4's thresholds (**reconstruction**, see :mod:`privad.relaxed.correction`):
+        ``"radius"`` (default since this version: ``I_L2 = {j : d ≥ ρ}``,
+        ``I_L3 = {j : d ≥ ρ + max(0, d_TP)}``, the "core distance" reduction of
+        section 6.1) or ``"notes"`` (the previous default, ``papers/NOTES.md`` literally:
+        ``d ≥ d_TP`` and ``d ≥ d_TP + w_O``, which on the paper's data makes I_L3 every
+        record whenever d_TP < 0). The messages are the same for both.
+    outlier_radius:
+        ρ for ``"radius"``: the inner radius of the outlier layer in the scaled space, a
+        public constant fixed from historical outliers
+        (:func:`~privad.relaxed.correction.estimate_outlier_layer_radius`), like DBSCAN's
+        parameters. ``None`` (default): the analyst estimates it from what it holds,
+        ``ρ̂ = percentile_{j ∈ O'} d(𝒯'[j]) − w_O``
+        (:func:`~privad.relaxed.correction.presumed_radius`).
+    radius_percentile:
+        The percentile of that estimate (default 50: the median perturbed core distance of
+        the presumed outliers).
     """
 
-    def __init__(self, detector: OutlierDetector, *, centre: Any = "perturbed-mean") -> None:
+    def __init__(
+        self,
+        detector: OutlierDetector,
+        *,
+        centre: Any = "perturbed-mean",
+        reduction: str = "radius",
+        outlier_radius: float | None = None,
+        radius_percentile: float = 50.0,
+    ) -> None:
         self.detector = as_detector(detector)
+        self.reduction = check_choice(reduction, "reduction", REDUCTIONS)
+        self.outlier_radius = (
+            None if outlier_radius is None else check_nonnegative(outlier_radius,
+                                                                  "outlier_radius")
+        )
+        self.radius_percentile = check_percentile(radius_percentile, "radius_percentile")
+        self.thresholds: tuple[float, float] | None = None
         if isinstance(centre, str):
             self.centre_rule: str | None = check_choice(centre, "centre", ANALYST_CENTRES)
             self.public_centre: np.ndarray | None = None
@@ -248,16 +285,33 @@ class Analyst:
         return self._distances
 
     def receive_thresholds(self, message: CorrectionToAnalyst) -> AnalystToCorrection2:
-        """Step 4: ``I_L2 = {j : d(𝒯'[j]) ≥ d_TP}``, ``I_L3 = {j : d(𝒯'[j]) ≥ d_TP + w_O}``."""
+        """Step 4: ``I_L2 = {j : d(𝒯'[j]) ≥ t2}``, ``I_L3 = {j : d(𝒯'[j]) ≥ t3}``.
+
+        ``(t2, t3)`` is ``(ρ, ρ + max(0, d_TP))`` for ``"radius"`` and
+        ``(d_TP, d_TP + w_O)`` for ``"notes"``; kept in :attr:`thresholds` (the analyst's
+        own state, never sent)."""
         _expect(message, CorrectionToAnalyst)
         if self.presumed_outliers is None:
             raise ProtocolError("the analyst received thresholds before its data")
         self.received.append(message)
+        empty = np.zeros(0, dtype=np.int64)
+        if message.d_tp is None:
+            return AnalystToCorrection2(i_l2=empty, i_l3=empty)
+        distances = self.distances()
+        rho = self.outlier_radius
+        if self.reduction == "radius" and rho is None:
+            rho = presumed_radius(distances, self.presumed_outliers, message.w_o,
+                                  self.radius_percentile)
+        self.thresholds = reduction_thresholds(
+            message.d_tp, message.w_o, reduction=self.reduction, outlier_radius=rho
+        )
         i_l2, i_l3 = analyst_layers(
             self.perturbed,  # type: ignore[arg-type]
             message.d_tp,
             message.w_o,
-            distances=self.distances() if message.d_tp is not None else None,
+            distances=distances,
+            reduction=self.reduction,
+            outlier_radius=rho,
         )
         return AnalystToCorrection2(i_l2=i_l2, i_l3=i_l3)
 
@@ -284,14 +338,31 @@ class CorrectionServer:
         **Reconstruction** of "when in doubt keep in TP" (step 3): the largest gap must
         exceed ``min_gap`` (default 0.0) and may put at most ``max_fp_share`` of O' into FP
         (default 0.5); see :func:`~privad.relaxed.correction.split_presumed_outliers`.
+    d_tp_percentile, d_tp_floor, d_fp_rule, d_fp_percentile:
+        **Reconstruction** options of step 3 (defaults: the paper's minima, no floor), see
+        :func:`~privad.relaxed.correction.split_presumed_outliers`. ``d_tp_percentile`` and
+        ``d_tp_floor`` change the value sent to the analyst (still one d_TP, as section
+        6.2 allows); ``d_fp_rule`` stays with the correction server.
     """
 
     def __init__(
-        self, outlier_layer_width: float, *, min_gap: float = 0.0, max_fp_share: float = 0.5
+        self,
+        outlier_layer_width: float,
+        *,
+        min_gap: float = 0.0,
+        max_fp_share: float = 0.5,
+        d_tp_percentile: float = 0.0,
+        d_tp_floor: float | None = None,
+        d_fp_rule: str = "min",
+        d_fp_percentile: float = 0.0,
     ) -> None:
         self.w_o = check_nonnegative(outlier_layer_width, "outlier_layer_width")
         self.min_gap = check_nonnegative(min_gap, "min_gap")
         self.max_fp_share = check_probability(max_fp_share, "max_fp_share")
+        self.d_tp_percentile = check_percentile(d_tp_percentile, "d_tp_percentile")
+        self.d_tp_floor = None if d_tp_floor is None else _finite(d_tp_floor, "d_tp_floor")
+        self.d_fp_rule = check_choice(d_fp_rule, "d_fp_rule", D_FP_RULES)
+        self.d_fp_percentile = check_percentile(d_fp_percentile, "d_fp_percentile")
         self.received: list[Message] = []
         self.d_diff: np.ndarray | None = None
         self.presumed_mask: np.ndarray | None = None
@@ -331,6 +402,11 @@ class CorrectionServer:
             message.presumed_outliers,
             min_gap=self.min_gap,
             max_fp_share=self.max_fp_share,
+            d_tp_percentile=self.d_tp_percentile,
+            d_tp_floor=self.d_tp_floor,
+            d_fp_rule=self.d_fp_rule,
+            d_fp_percentile=self.d_fp_percentile,
+            w_o=self.w_o,
         )
         return CorrectionToAnalyst(d_tp=self.split.d_tp, w_o=self.w_o)
 
@@ -360,6 +436,14 @@ def _expect(message: Any, kind: type[Message]) -> None:
         raise ProtocolError(
             f"expected a {kind.__name__} message, got {type(message).__name__}"
         )
+
+
+def _finite(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ParameterError(f"{name} must be a finite number or None, got {value!r}")
+    if not np.isfinite(float(value)):
+        raise ParameterError(f"{name} must be a finite number or None, got {value!r}")
+    return float(value)
 
 
 def _as_indices(values: np.ndarray, name: str) -> np.ndarray:

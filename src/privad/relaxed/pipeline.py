@@ -1,7 +1,8 @@
 """The whole pipeline of section 7 in one call: sensitivity, perturbation, detection, correction.
 
 :func:`run_pipeline` fixes the public parameters from historical data (RS by eq. 1, DBSCAN's
-eps and minPts, w_O), runs the three-party protocol in-process
+eps and minPts, w_O and the outlier layer's inner radius ρ), runs the three-party protocol
+in-process
 (:func:`~privad.relaxed.protocol.run_protocol`) and evaluates the result against the true
 outliers ``O = f_outlier(𝒯)`` (an evaluation step no party performs):
 
@@ -13,26 +14,46 @@ outliers ``O = f_outlier(𝒯)`` (an evaluation step no party performs):
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
 from privad.accounting.guarantee import Guarantee
-from privad.relaxed.correction import estimate_outlier_layer_width
+from privad.errors import DataError, ParameterError
+from privad.relaxed.correction import (
+    REDUCTIONS,
+    check_percentile,
+    estimate_outlier_layer_radius,
+    estimate_outlier_layer_width,
+)
 from privad.relaxed.detectors import (
+    DBSCAN_SHARES,
+    AdaptiveDBSCANDetector,
     DBSCANDetector,
     OutlierDetector,
     as_detector,
     dbscan_parameters,
 )
+from privad.relaxed.detectors import dbscan_candidates as dbscan_candidates_for
 from privad.relaxed.metrics import accuracy, subset_size
 from privad.relaxed.parties import Analyst, CorrectionServer, Sensor
 from privad.relaxed.protocol import Transcript, run_protocol
 from privad.relaxed.sensitivity import check_p_o, relaxed_sensitivity
-from privad.validation import check_array, check_epsilon
+from privad.validation import check_array, check_choice, check_epsilon
 
-__all__ = ["PipelineResult", "run_pipeline"]
+__all__ = ["DBSCAN_CALIBRATIONS", "OUTLIER_RADIUS_SOURCES", "PipelineResult", "run_pipeline"]
+
+DBSCAN_CALIBRATIONS: tuple[str, ...] = ("adaptive", "history")
+"""How :func:`run_pipeline` fixes DBSCAN's parameters when no detector is given: a family
+of history calibrations from which the analyst picks on 𝒯' (``"adaptive"``, default), or
+the single history calibration of :func:`~privad.relaxed.detectors.dbscan_parameters`
+(``"history"``, the previous default)."""
+
+OUTLIER_RADIUS_SOURCES: tuple[str, ...] = ("history", "presumed")
+"""Where the ``"radius"`` reduction's ρ comes from: the historical outliers (default) or the
+analyst's own estimate from 𝒯' and O'."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,10 +74,18 @@ class PipelineResult:
         relaxed_sensitivity: RS_j (eq. 1, measurement units).
         divisors: the step-1a divisors; noise_scale: Laplace scale per column (scaled space).
         w_o: the outlier layer width given to the correction server.
-        detector: the f_outlier used (a :class:`DBSCANDetector` by default).
+        detector: the f_outlier used on 𝒯' and 𝒯 (a :class:`DBSCANDetector` by default: for
+            the adaptive calibration, the candidate the analyst chose on 𝒯').
         timings: seconds per stage (see :func:`run_pipeline`).
         transcript: every message of the protocol run.
         guarantee: Theorem 2 as data, or ``None`` without ``global_sensitivity``.
+        reduction: the analyst's step-4 reduction (``"radius"`` or ``"notes"``).
+        outlier_radius: ρ as the analyst used it (given, from history or estimated from
+            O'), ``None`` for ``"notes"`` or when TP was empty.
+        thresholds: the analyst's ``(t2, t3)`` of step 4, or ``None`` when TP was empty.
+        dbscan_candidates: the adaptive family (empty for a fixed detector).
+        dbscan_noise_shares: each candidate's noise share on 𝒯' (empty for a fixed
+            detector).
     """
 
     epsilon: float
@@ -83,6 +112,11 @@ class PipelineResult:
     timings: dict[str, float] = field(default_factory=dict)
     transcript: Transcript = field(default_factory=Transcript)
     guarantee: Guarantee | None = None
+    reduction: str = "notes"
+    outlier_radius: float | None = None
+    thresholds: tuple[float, float] | None = None
+    dbscan_candidates: tuple[DBSCANDetector, ...] = ()
+    dbscan_noise_shares: tuple[float, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         """A flat, JSON-ready dict of the scalar results (no index arrays)."""
@@ -104,12 +138,19 @@ class PipelineResult:
             "d_tp": self.d_tp,
             "d_fp": self.d_fp if np.isfinite(self.d_fp) else None,
             "w_o": self.w_o,
+            "reduction": self.reduction,
+            "outlier_radius": self.outlier_radius,
+            "threshold_l2": None if self.thresholds is None else self.thresholds[0],
+            "threshold_l3": None if self.thresholds is None else self.thresholds[1],
             "relaxed_sensitivity": self.relaxed_sensitivity.tolist(),
             "noise_scale": self.noise_scale.tolist(),
         }
         if isinstance(self.detector, DBSCANDetector):
             out["dbscan_eps"] = self.detector.eps
             out["dbscan_min_samples"] = self.detector.min_samples
+        if self.dbscan_candidates:
+            out["dbscan_candidates"] = [[c.eps, c.min_samples] for c in self.dbscan_candidates]
+            out["dbscan_noise_shares"] = list(self.dbscan_noise_shares)
         out.update({f"time_{k}_s": v for k, v in self.timings.items()})
         return out
 
@@ -131,8 +172,25 @@ def run_pipeline(
     global_sensitivity: Any = None,
     dbscan_options: dict[str, Any] | None = None,
     rng: Any = None,
+    reduction: str = "radius",
+    outlier_radius: float | str = "history",
+    outlier_radius_percentile: float = 0.0,
+    radius_percentile: float = 50.0,
+    d_tp_percentile: float = 0.0,
+    d_tp_floor: float | None = None,
+    d_fp_rule: str = "min",
+    d_fp_percentile: float = 0.0,
+    dbscan_calibration: str = "adaptive",
+    dbscan_shares: Sequence[float] = DBSCAN_SHARES,
+    dbscan_candidates: Sequence[DBSCANDetector] | None = None,
 ) -> PipelineResult:
     """Run sensitivity estimation, perturbation, detection and correction; evaluate against O.
+
+    Every reconstruction choice is a keyword (``docs/relaxed_reproduction.md`` evaluates
+    them on the paper's grid). The defaults are the reconstruction we consider closest to
+    the paper's text: the ``"radius"`` reduction with ρ from the historical outliers, the
+    paper's d_TP and d_FP (minima), and the adaptive DBSCAN calibration. The NOTES.md
+    reading of the previous version is ``reduction="notes", dbscan_calibration="history"``.
 
     Parameters
     ----------
@@ -143,17 +201,18 @@ def run_pipeline(
     p_o:
         Outlier percentage for eq. (1) and the DBSCAN calibration (0 < p_o < 100).
     history:
-        Historical data for RS, DBSCAN's parameters and w_O; default ``data`` itself, as in
-        the paper's experiments (in a deployment, pass past data).
+        Historical data for RS, DBSCAN's parameters, w_O and ρ; default ``data`` itself, as
+        in the paper's experiments (in a deployment, pass past data).
     scaling:
         Step 1a, see :mod:`privad.relaxed.scaling` (default ``"relaxed-sensitivity"``).
     detector:
-        ``f_outlier``; default :class:`DBSCANDetector` with
-        :func:`~privad.relaxed.detectors.dbscan_parameters` calibrated on the scaled history.
+        ``f_outlier``; default DBSCAN calibrated on the scaled history as
+        ``dbscan_calibration`` says. A given detector is used as it is (on 𝒯' and 𝒯).
     outlier_layer_width:
         ``w_O`` in the scaled space; default
         :func:`~privad.relaxed.correction.estimate_outlier_layer_width` on the scaled
-        history and ``f_outlier`` of it, with ``w_o_quantiles``.
+        history and ``f_outlier`` of it, with ``w_o_quantiles`` (for the adaptive family:
+        the records any member labels as noise on the history).
     w_o_quantiles:
         Percentiles for the w_O estimate (default ``(0, 100)``: max − min).
     min_gap, max_fp_share:
@@ -167,16 +226,42 @@ def run_pipeline(
         Optional domain widths GS_j for the guarantee's ε'.
     dbscan_options:
         Keyword arguments for :func:`~privad.relaxed.detectors.dbscan_parameters` (e.g.
-        ``min_samples_share``, ``tolerance``, ``backend``, ``geometry_engine``) when
-        ``detector`` is None.
+        ``tolerance``, ``backend``, ``geometry_engine``; ``min_samples_share`` only with
+        ``dbscan_calibration="history"``) when ``detector`` is None.
     rng:
         :class:`privad.noise.Randomness`, seed or ``None``.
+    reduction:
+        The analyst's step-4 reduction, ``"radius"`` (default) or ``"notes"``; see
+        :mod:`privad.relaxed.correction`.
+    outlier_radius:
+        ρ for ``"radius"``: ``"history"`` (default:
+        :func:`~privad.relaxed.correction.estimate_outlier_layer_radius` on the scaled
+        history and its outliers, at ``outlier_radius_percentile``), ``"presumed"`` (the
+        analyst estimates it from 𝒯' and O' at ``radius_percentile``), or a number (scaled
+        space).
+    outlier_radius_percentile:
+        Percentile of the historical outliers' centre distances for ρ (default 0: the
+        layer's inner edge).
+    radius_percentile:
+        Percentile of the analyst's estimate (default 50).
+    d_tp_percentile, d_tp_floor, d_fp_rule, d_fp_percentile:
+        The correction server's step-3 options (defaults: the paper's minima), see
+        :func:`~privad.relaxed.correction.split_presumed_outliers`.
+    dbscan_calibration:
+        ``"adaptive"`` (default) or ``"history"``, see :data:`DBSCAN_CALIBRATIONS` and
+        :class:`~privad.relaxed.detectors.AdaptiveDBSCANDetector`.
+    dbscan_shares:
+        The minPts shares of the adaptive family (default
+        :data:`~privad.relaxed.detectors.DBSCAN_SHARES`).
+    dbscan_candidates:
+        A precomputed adaptive family (skips its calibration, e.g. when the same history
+        serves several ε).
 
     Returns
     -------
     PipelineResult
         ``timings`` holds seconds for ``"sensitivity"`` (eq. 1), ``"calibration"``
-        (DBSCAN parameters and w_O from history), ``"detection_original"`` (O on 𝒯,
+        (DBSCAN parameters, w_O and ρ from history), ``"detection_original"`` (O on 𝒯,
         evaluation only), ``"perturbation"``, ``"detection"`` (O' on 𝒯'), ``"split"``,
         ``"layers"``, ``"false_negatives"``, ``"correction"`` (steps 3–5) and ``"total"``.
     """
@@ -186,6 +271,17 @@ def run_pipeline(
     epsilon = check_epsilon(epsilon)
     p_o = check_p_o(p_o)
     H = X if history is None else check_array(history, "history")
+    reduction = check_choice(reduction, "reduction", REDUCTIONS)
+    dbscan_calibration = check_choice(dbscan_calibration, "dbscan_calibration",
+                                      DBSCAN_CALIBRATIONS)
+    rho_source: str | None = None
+    rho_given: float | None = None
+    if isinstance(outlier_radius, str):
+        rho_source = check_choice(outlier_radius, "outlier_radius", OUTLIER_RADIUS_SOURCES)
+    else:
+        rho_given = float(outlier_radius)
+    outlier_radius_percentile = check_percentile(outlier_radius_percentile,
+                                                 "outlier_radius_percentile")
     timings: dict[str, float] = {}
 
     t0 = clock()
@@ -202,41 +298,95 @@ def run_pipeline(
     )
     T = sensor.scale(X)
     H_scaled = T if history is None else sensor.scale(H)
+    server = CorrectionServer(
+        0.0 if outlier_layer_width is None else outlier_layer_width,
+        min_gap=min_gap,
+        max_fp_share=max_fp_share,
+        d_tp_percentile=d_tp_percentile,
+        d_tp_floor=d_tp_floor,
+        d_fp_rule=d_fp_rule,
+        d_fp_percentile=d_fp_percentile,
+    )  # validates the options before any expensive step; w_O is set below
 
     t0 = clock()
+    opts = dict(dbscan_options or {})
     if detector is None:
-        eps, min_samples = dbscan_parameters(H_scaled, p_o, **(dbscan_options or {}))
-        opts = dbscan_options or {}
-        detector = DBSCANDetector(
-            eps,
-            min_samples,
-            backend=opts.get("backend", "auto"),
-            geometry_engine=opts.get("geometry_engine", "auto"),
-        )
+        if dbscan_calibration == "history":
+            eps, min_samples = dbscan_parameters(H_scaled, p_o, **opts)
+            detector = DBSCANDetector(
+                eps,
+                min_samples,
+                backend=opts.get("backend", "auto"),
+                geometry_engine=opts.get("geometry_engine", "auto"),
+            )
+        else:
+            if "min_samples" in opts or "min_samples_share" in opts:
+                raise ParameterError(
+                    "dbscan_options min_samples / min_samples_share fix a single "
+                    "calibration: use dbscan_calibration='history' (the adaptive family "
+                    "takes its minPts from dbscan_shares)"
+                )
+            cands = (tuple(dbscan_candidates) if dbscan_candidates is not None
+                     else dbscan_candidates_for(H_scaled, p_o, shares=dbscan_shares, **opts))
+            detector = AdaptiveDBSCANDetector(cands, p_o)
     detector = as_detector(detector)
-    t_cal = clock() - t0
-
-    t0 = clock()
-    true_outliers = np.unique(np.asarray(detector(T), dtype=np.int64))
-    timings["detection_original"] = clock() - t0
-
-    t0 = clock()
+    need_rho = reduction == "radius" and rho_source == "history"
+    hist_outliers: np.ndarray | None = None
+    hist_sets: list[tuple[Any, np.ndarray]] = []  # (member, its noise on the history)
+    if outlier_layer_width is None or need_rho:
+        # the historical outliers: for the adaptive family, every record that any member
+        # labels as noise (a conservative ρ: at most the inner edge of any member's layer)
+        family = (detector.candidates if isinstance(detector, AdaptiveDBSCANDetector)
+                  else (detector,))
+        for member in family:
+            hist_sets.append((member, np.unique(np.asarray(member(H_scaled), dtype=np.int64))))
+        hist_outliers = np.unique(np.concatenate([o for _, o in hist_sets]))
     if outlier_layer_width is None:
-        hist_outliers = true_outliers if history is None else detector(H_scaled)
-        outlier_layer_width = estimate_outlier_layer_width(
-            H_scaled, hist_outliers, quantiles=w_o_quantiles
-        )
-    timings["calibration"] = t_cal + clock() - t0
+        assert hist_outliers is not None
+        server.w_o = estimate_outlier_layer_width(H_scaled, hist_outliers,
+                                                  quantiles=w_o_quantiles)
+    rho: float | None = rho_given
+    if need_rho:
+        assert hist_outliers is not None
+        if hist_outliers.size == 0:
+            raise DataError(
+                "the history has no outliers under f_outlier, so the outlier layer radius "
+                "cannot be estimated; give outlier_radius or use outlier_radius='presumed'"
+            )
+        rho = estimate_outlier_layer_radius(H_scaled, hist_outliers,
+                                            percentile=outlier_radius_percentile)
+    timings["calibration"] = clock() - t0
 
-    analyst = Analyst(detector, centre=analyst_centre)
-    server = CorrectionServer(outlier_layer_width, min_gap=min_gap, max_fp_share=max_fp_share)
+    analyst = Analyst(
+        detector,
+        centre=analyst_centre,
+        reduction=reduction,
+        outlier_radius=None if reduction == "notes" else rho,
+        radius_percentile=radius_percentile,
+    )
     run = run_protocol(X, sensor, analyst, server)
     timings.update(run.timings)
+
+    # evaluation only: O = f_outlier(𝒯) with the parameters used on 𝒯'
+    t0 = clock()
+    eval_detector: OutlierDetector = detector
+    if isinstance(detector, AdaptiveDBSCANDetector):
+        assert detector.selected is not None
+        eval_detector = detector.selected
+    known = [o for member, o in hist_sets if member is eval_detector]
+    if history is None and known:  # the history is 𝒯: f_outlier(𝒯) is already known
+        true_outliers = known[0]
+    else:
+        true_outliers = np.unique(np.asarray(eval_detector(T), dtype=np.int64))
+    timings["detection_original"] = clock() - t0
     timings["total"] = clock() - start
 
     n = X.shape[0]
     split, layers = server.split, server.layers
     assert split is not None and layers is not None
+    rho_used = rho
+    if reduction == "radius" and rho is None and analyst.thresholds is not None:
+        rho_used = analyst.thresholds[0]
     return PipelineResult(
         epsilon=epsilon,
         n=n,
@@ -258,8 +408,15 @@ def run_pipeline(
         divisors=sensor.divisors,
         noise_scale=sensor.noise_scale,
         w_o=server.w_o,
-        detector=detector,
+        detector=eval_detector,
         timings=timings,
         transcript=run.transcript,
         guarantee=sensor.guarantee() if global_sensitivity is not None else None,
+        reduction=reduction,
+        outlier_radius=None if reduction == "notes" else rho_used,
+        thresholds=analyst.thresholds,
+        dbscan_candidates=(detector.candidates if isinstance(detector, AdaptiveDBSCANDetector)
+                           else ()),
+        dbscan_noise_shares=(detector.noise_shares or ()
+                             if isinstance(detector, AdaptiveDBSCANDetector) else ()),
     )

@@ -12,7 +12,7 @@ step  message                what happens
 2     SensorToCorrection     S → CS: indices and d_diff
 2     AnalystToCorrection    A runs f_outlier on 𝒯' and sends O' to CS
 3–4   CorrectionToAnalyst    CS splits O' into FP and TP and sends d_TP and w_O
-4     AnalystToCorrection2   A sends I_L2 and I_L3
+4     AnalystToCorrection2   A sends I_L2 and I_L3 (thresholds per its reduction)
 5     CorrectionToAnalyst2   CS computes FN_L1, FN_L2, FN_L3 and sends the output
 ====  =====================  ===============================================================
 

@@ -90,16 +90,21 @@ def _check_rules(rules: tuple[HaltingRule, ...], what: str) -> tuple[HaltingRule
     return rules
 
 
+def _flatten(rules: tuple[HaltingRule, ...], combination: type) -> tuple[HaltingRule, ...]:
+    """The checked ``rules``, with the rules of nested ``combination`` s spliced in."""
+    flat: list[HaltingRule] = []
+    for r in _check_rules(rules, combination.__name__):
+        flat.extend(r.rules if isinstance(r, combination) else (r,))
+    return tuple(flat)
+
+
 class AnyOf(HaltingRule):
     """Stop as soon as any of the rules fires (Algorithm 1's "τ or budget")."""
 
     name = "any"
 
     def __init__(self, *rules: HaltingRule) -> None:
-        flat: list[HaltingRule] = []
-        for r in _check_rules(rules, "AnyOf"):
-            flat.extend(r.rules if isinstance(r, AnyOf) else (r,))
-        self.rules = tuple(flat)
+        self.rules = _flatten(rules, AnyOf)
 
     def fired(self, state: SearchState) -> tuple[str, ...]:
         return tuple(name for r in self.rules for name in r.fired(state))
@@ -118,10 +123,7 @@ class AllOf(HaltingRule):
     name = "all"
 
     def __init__(self, *rules: HaltingRule) -> None:
-        flat: list[HaltingRule] = []
-        for r in _check_rules(rules, "AllOf"):
-            flat.extend(r.rules if isinstance(r, AllOf) else (r,))
-        self.rules = tuple(flat)
+        self.rules = _flatten(rules, AllOf)
 
     def fired(self, state: SearchState) -> tuple[str, ...]:
         names: list[str] = []

@@ -195,7 +195,55 @@ def _log_odds(log_top: float, log_rest: float) -> float:
     return log_top - log_rest
 
 
-class DensePosterior(Posterior):
+def _initial_log_weights(n_items: int, absent_prior: float | None) -> tuple[float, float | None]:
+    """The uniform start: (log f_0(i) of each item, log P(no anomaly) or None)."""
+    a = _absent_prior(absent_prior)
+    item_mass = 1.0 if a is None else 1.0 - a
+    return math.log(item_mass) - math.log(n_items), None if a is None else math.log(a)
+
+
+class _LogWeightPosterior(Posterior):
+    """What the two representations share: ``_logw`` holds per-item log-probabilities (one
+    per item, or one per run of items) and ``_absent`` log P(no anomaly), or None."""
+
+    _logw: np.ndarray
+    _absent: float | None
+
+    @property
+    def has_absent(self) -> bool:
+        return self._absent is not None
+
+    @property
+    def absent_log_probability(self) -> float:
+        return -math.inf if self._absent is None else self._absent
+
+    def max_log_probability(self) -> float:
+        return max(float(self._logw.max()), self.absent_log_probability)
+
+    def max_item_log_probability(self) -> float:
+        return float(self._logw.max())
+
+    def _absent_times_likelihood(self, log_phi_absent: float | None) -> float | None:
+        """log P(no anomaly) + its log-likelihood (not normalised); None without it."""
+        if self._absent is None:
+            return None
+        if log_phi_absent is None:
+            raise ParameterError("this belief has a 'no anomaly' hypothesis: pass its likelihood")
+        return self._absent + _check_loglik(log_phi_absent, "log_phi_absent")
+
+    def _normalise(self, w: np.ndarray, log_items: float, absent: float | None) -> None:
+        """Store the updated weights ``w`` (total log mass of the items ``log_items``) and
+        ``absent``, normalised (eq. 12)."""
+        total = log_items
+        if absent is not None:
+            total = float(np.logaddexp(total, absent))
+        if not math.isfinite(total):
+            raise DataError("the answer has likelihood 0 under every hypothesis")
+        self._logw = w - total
+        self._absent = None if absent is None else absent - total
+
+
+class DensePosterior(_LogWeightPosterior):
     """One log-weight per item; O(n) per update. Accepts any group form.
 
     ``tiebreak`` (a random :class:`QueryOrder`, drawn by the caller) orders tied items in
@@ -210,17 +258,11 @@ class DensePosterior(Posterior):
         tiebreak: QueryOrder | None = None,
     ) -> None:
         self.n_items = check_int(n_items, "n_items", minimum=2)
-        a = _absent_prior(absent_prior)
-        item_mass = 1.0 if a is None else 1.0 - a
-        self._logw = np.full(self.n_items, math.log(item_mass) - math.log(self.n_items))
-        self._absent = None if a is None else math.log(a)
+        log_item, self._absent = _initial_log_weights(self.n_items, absent_prior)
+        self._logw = np.full(self.n_items, log_item)
         if tiebreak is not None and tiebreak.n_items != self.n_items:
             raise ParameterError("tiebreak order has the wrong number of items")
         self.tiebreak = tiebreak
-
-    @property
-    def has_absent(self) -> bool:
-        return self._absent is not None
 
     def log_probabilities(self) -> np.ndarray:
         return self._logw.copy()
@@ -231,16 +273,6 @@ class DensePosterior(Posterior):
         view = self._logw.view()
         view.setflags(write=False)
         return view
-
-    @property
-    def absent_log_probability(self) -> float:
-        return -math.inf if self._absent is None else self._absent
-
-    def max_log_probability(self) -> float:
-        return max(float(self._logw.max()), self.absent_log_probability)
-
-    def max_item_log_probability(self) -> float:
-        return float(self._logw.max())
 
     def max_log_odds(self) -> float:
         k = int(np.argmax(self._logw))
@@ -278,23 +310,11 @@ class DensePosterior(Posterior):
         a = _check_loglik(log_phi_in, "log_phi_in")
         b = _check_loglik(log_phi_out, "log_phi_out")
         w = self._logw + np.where(mask, a, b)
-        absent = None
-        if self._absent is not None:
-            if log_phi_absent is None:
-                raise ParameterError(
-                    "this belief has a 'no anomaly' hypothesis: pass its likelihood"
-                )
-            absent = self._absent + _check_loglik(log_phi_absent, "log_phi_absent")
-        total = logsumexp(w)
-        if absent is not None:
-            total = float(np.logaddexp(total, absent))
-        if not math.isfinite(total):
-            raise DataError("the answer has likelihood 0 under every hypothesis")
-        self._logw = w - total
-        self._absent = None if absent is None else absent - total
+        absent = self._absent_times_likelihood(log_phi_absent)
+        self._normalise(w, logsumexp(w), absent)
 
 
-class SegmentPosterior(Posterior):
+class SegmentPosterior(_LogWeightPosterior):
     """The belief for prefix queries on one fixed :class:`QueryOrder`, stored as runs.
 
     ``starts[k]`` is the first position (in the order) of run k and ``log_weights[k]`` the
@@ -307,15 +327,9 @@ class SegmentPosterior(Posterior):
             raise ParameterError(f"order must be a QueryOrder, got {type(order).__name__}")
         self.order = order
         self.n_items = check_int(order.n_items, "n_items", minimum=2)
-        a = _absent_prior(absent_prior)
-        item_mass = 1.0 if a is None else 1.0 - a
+        log_item, self._absent = _initial_log_weights(self.n_items, absent_prior)
         self._starts = np.zeros(1, dtype=np.int64)
-        self._logw = np.array([math.log(item_mass) - math.log(self.n_items)])
-        self._absent = None if a is None else math.log(a)
-
-    @property
-    def has_absent(self) -> bool:
-        return self._absent is not None
+        self._logw = np.array([log_item])
 
     @property
     def n_segments(self) -> int:
@@ -332,16 +346,6 @@ class SegmentPosterior(Posterior):
         out = np.empty(self.n_items, dtype=np.float64)
         out[self.order.permutation] = np.repeat(logw, lengths)
         return out
-
-    @property
-    def absent_log_probability(self) -> float:
-        return -math.inf if self._absent is None else self._absent
-
-    def max_log_probability(self) -> float:
-        return max(float(self._logw.max()), self.absent_log_probability)
-
-    def max_item_log_probability(self) -> float:
-        return float(self._logw.max())
 
     def max_log_odds(self) -> float:
         _, lengths, logw = self.segments()
@@ -395,13 +399,7 @@ class SegmentPosterior(Posterior):
             raise DataError(f"a query must hold 1 .. {self.n_items - 1} items, got {m}")
         a = _check_loglik(log_phi_in, "log_phi_in")
         b = _check_loglik(log_phi_out, "log_phi_out")
-        absent = None
-        if self._absent is not None:
-            if log_phi_absent is None:
-                raise ParameterError(
-                    "this belief has a 'no anomaly' hypothesis: pass its likelihood"
-                )
-            absent = self._absent + _check_loglik(log_phi_absent, "log_phi_absent")
+        absent = self._absent_times_likelihood(log_phi_absent)
         starts, w = self._starts, self._logw
         k = int(np.searchsorted(starts, m, side="right")) - 1
         if starts[k] != m:  # split run k at position m
@@ -413,11 +411,5 @@ class SegmentPosterior(Posterior):
         w[:cut] += a
         w[cut:] += b
         lengths = np.diff(np.append(starts, self.n_items))
-        total = logsumexp(w, lengths)
-        if absent is not None:
-            total = float(np.logaddexp(total, absent))
-        if not math.isfinite(total):
-            raise DataError("the answer has likelihood 0 under every hypothesis")
+        self._normalise(w, logsumexp(w, lengths), absent)
         self._starts = starts
-        self._logw = w - total
-        self._absent = None if absent is None else absent - total

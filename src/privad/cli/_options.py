@@ -1,0 +1,73 @@
+"""Option parsing shared by the ``privad`` command groups: one line per mistake.
+
+Options are taken as text and parsed here, so that a bad value is a
+:class:`~privad.errors.PrivadError` naming the option: ``privad.cli.main`` prints it on one
+line and exits with status 2, before any file is written.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from privad.errors import ParameterError
+
+__all__ = ["parse_choice", "parse_columns", "parse_float", "parse_int", "parse_seed"]
+
+_T = TypeVar("_T")
+
+
+def _convert(text: str | None, option: str, convert: Callable[[str], _T], what: str) -> _T:
+    """``convert(text)``, or a ParameterError when ``text`` is missing or does not convert."""
+    if text is None:
+        raise ParameterError(f"{option} is required: {what}")
+    try:
+        return convert(str(text).strip())
+    except ValueError:
+        raise ParameterError(f"{option} must be {what}, got {text!r}") from None
+
+
+def parse_int(text: str | None, option: str, *, minimum: int | None = None,
+              what: str = "an integer") -> int:  # fmt: skip
+    """``text`` as an int ≥ ``minimum``, or a one-line ParameterError naming ``option``."""
+    value = _convert(text, option, int, what)
+    if minimum is not None and value < minimum:
+        raise ParameterError(f"{option} must be {what}, got {text!r}")
+    return value
+
+
+def parse_float(text: str | None, option: str, *, minimum: float = 0.0, strict: bool = False,
+                maximum: float | None = None, what: str = "a number") -> float:  # fmt: skip
+    """``text`` as a finite float ≥ (``strict``: >) ``minimum`` and ≤ ``maximum``, or a
+    one-line ParameterError naming ``option``."""
+    value = _convert(text, option, float, what)
+    if (not math.isfinite(value) or value < minimum or (strict and value == minimum)
+            or (maximum is not None and value > maximum)):  # fmt: skip
+        raise ParameterError(f"{option} must be {what}, got {text!r}")
+    return value
+
+
+def parse_choice(text: str, option: str, choices: Sequence[str]) -> str:
+    """``text`` (case-insensitive) if it is one of ``choices``, else ParameterError."""
+    value = str(text).strip().lower()
+    if value not in choices:
+        raise ParameterError(f"{option} must be one of {', '.join(choices)}, got {text!r}")
+    return value
+
+
+def parse_columns(values: Sequence[str] | None) -> list[str] | None:
+    """Repeated and/or comma-separated column names or positions; None when not given."""
+    if not values:
+        return None
+    out = [part.strip() for value in values for part in str(value).split(",")]
+    if any(not part for part in out):
+        raise ParameterError(f"--columns has an empty column name in {list(values)!r}")
+    return out
+
+
+def parse_seed(text: str | None) -> int | None:
+    """``--seed``: None (fresh OS entropy) or an integer ≥ 0."""
+    if text is None:
+        return None
+    return parse_int(text, "--seed", minimum=0, what="an integer >= 0")

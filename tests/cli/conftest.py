@@ -1,0 +1,87 @@
+"""Fixtures shared by the CLI tests: ``privad`` run in-process through ``privad.cli.main``
+(so a PrivadError becomes one line and exit status 2) on a fresh Typer app that holds only
+the command groups under test, so a test depends on no other group."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+import pytest
+import typer
+
+import privad.cli as cli
+
+
+def _main(
+    monkeypatch: pytest.MonkeyPatch,
+    groups: Sequence[ModuleType],
+    args: Sequence[str],
+    *,
+    stdin: str = "",
+    columns: int = 200,
+) -> int:
+    """Run ``privad ARGS`` on a fresh app holding ``groups`` (CLI modules with a
+    ``register(app)``); returns the exit status."""
+    app = typer.Typer(
+        name="privad", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
+    )
+
+    @app.callback()
+    def _root() -> None:
+        """privad (test app)."""
+
+    def _register() -> None:
+        for group in groups:
+            group.register(app)
+
+    monkeypatch.setattr(cli, "app", app)
+    monkeypatch.setattr(cli, "_register", _register)
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    try:
+        cli.main(list(args))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return 0
+
+
+def _error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert lines[0].startswith("privad: error: ")
+    return lines[0]
+
+
+@pytest.fixture(scope="session")
+def error_line():
+    """``error_line(stderr)``: checks that standard error is one line ``privad: error: ...``
+    (no traceback) and returns it."""
+    return _error_line
+
+
+@pytest.fixture(scope="session")
+def privad_main():
+    """``privad_main(monkeypatch, groups, args, *, stdin="", columns=200)``: the exit status
+    of ``privad ARGS`` (for fixtures with a wider scope, which bring their own monkeypatch)."""
+    return _main
+
+
+@pytest.fixture
+def privad_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """``privad_cli(*groups, columns=200)`` gives ``run(*args, stdin="")``, which runs
+    ``privad ARGS`` in-process and returns (exit status, stdout, stderr)."""
+
+    def make(*groups: ModuleType, columns: int = 200):
+        def run(*args: str, stdin: str = "") -> tuple[int, str, str]:
+            capsys.readouterr()
+            code = _main(monkeypatch, groups, args, stdin=stdin, columns=columns)
+            out, err = capsys.readouterr()
+            return code, out, err
+
+        return run
+
+    return make
