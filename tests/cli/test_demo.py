@@ -1,0 +1,20 @@
+"""``privad demo`` runs end to end on embedded data and leaves no file behind."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_demo_runs_every_section_and_writes_nothing(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-c", "from privad.cli import main; main()", "demo", "--seed", "1"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={"PRIVAD_LEDGER": str(tmp_path / "never.sqlite"), "PATH": "/usr/bin:/bin",
+             "COLUMNS": "120"},
+    )
+    assert result.returncode == 0, result.stderr
+    for section in ("Embedded datasets", "privad.noise", "privad.sensitive on Thyroid",
+                    "privad.relaxed", "privad.search", "what was spent on what"):
+        assert section in result.stdout
+    assert list(tmp_path.iterdir()) == []
