@@ -29,7 +29,6 @@ Adding a server (``privad serve oracle``, ``privad serve rmp``) is one function 
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +36,10 @@ from typing import Any
 
 import typer
 
+from privad.cli._options import parse_choice as parse_choice  # re-exported for sensor/search
+from privad.cli._options import parse_columns as parse_columns
+from privad.cli._options import parse_float as parse_float
+from privad.cli._options import parse_int as parse_int
 from privad.errors import ParameterError
 
 __all__ = [
@@ -70,59 +73,12 @@ LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 # --------------------------------------------------------------------------------------------
 
 
-def parse_int(text: str | None, option: str, *, minimum: int | None = None,
-              what: str = "an integer") -> int:  # fmt: skip
-    """``text`` as an int ≥ ``minimum``, or a one-line ParameterError naming ``option``."""
-    if text is None:
-        raise ParameterError(f"{option} is required: {what}")
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise ParameterError(f"{option} must be {what}, got {text!r}") from None
-    if minimum is not None and value < minimum:
-        raise ParameterError(f"{option} must be {what}, got {text!r}")
-    return value
-
-
-def parse_float(text: str | None, option: str, *, minimum: float = 0.0, strict: bool = False,
-                maximum: float | None = None, what: str = "a number") -> float:  # fmt: skip
-    """``text`` as a finite float ≥ (``strict``: >) ``minimum`` and ≤ ``maximum``."""
-    if text is None:
-        raise ParameterError(f"{option} is required: {what}")
-    try:
-        value = float(str(text).strip())
-    except ValueError:
-        raise ParameterError(f"{option} must be {what}, got {text!r}") from None
-    if (not math.isfinite(value) or value < minimum or (strict and value == minimum)
-            or (maximum is not None and value > maximum)):  # fmt: skip
-        raise ParameterError(f"{option} must be {what}, got {text!r}")
-    return value
-
-
 def parse_floats(text: str, option: str, *, what: str) -> list[float]:
     """A comma-separated list of finite numbers > 0 (a scalar is a list of one)."""
     parts = [p.strip() for p in str(text).split(",")]
     if not parts or any(not p for p in parts):
         raise ParameterError(f"{option} must be {what}, got {text!r}")
     return [parse_float(p, option, strict=True, what=what) for p in parts]
-
-
-def parse_choice(text: str, option: str, choices: Sequence[str]) -> str:
-    """``text`` (case-insensitive) if it is one of ``choices``."""
-    value = str(text).strip().lower()
-    if value not in choices:
-        raise ParameterError(f"{option} must be one of {', '.join(choices)}, got {text!r}")
-    return value
-
-
-def parse_columns(values: Sequence[str] | None) -> list[str] | None:
-    """Repeated and/or comma-separated column names or positions; None when not given."""
-    if not values:
-        return None
-    out = [part.strip() for value in values for part in str(value).split(",")]
-    if any(not part for part in out):
-        raise ParameterError(f"--columns has an empty column name in {list(values)!r}")
-    return out
 
 
 def existing_file(path: str | None, option: str) -> str | None:
