@@ -8,15 +8,11 @@ The commands run through ``privad.cli.main`` on a fresh Typer app holding only t
 from __future__ import annotations
 
 import csv
-import io
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-import typer
 
-import privad.cli as cli
 from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger
 from privad.cli import search, serve
 from privad.datasets import make_search_mixture
@@ -28,32 +24,10 @@ SECRET = "searcher-secret-0123456789abcdef"
 
 
 @pytest.fixture
-def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+def run(privad_cli, monkeypatch: pytest.MonkeyPatch):
     """Run ``privad ARGS`` in-process; return (exit status, stdout, stderr)."""
-    app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
-                      pretty_exceptions_enable=False)  # fmt: skip
-
-    @app.callback()
-    def _root() -> None:
-        """privad (search and serve groups only)."""
-
-    monkeypatch.setattr(cli, "app", app)
-    monkeypatch.setattr(cli, "_register", lambda: (search.register(app), serve.register(app)))
-    monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.delenv("PRIVAD_ORACLE_TOKEN", raising=False)
-
-    def _run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(""))
-        capsys.readouterr()
-        try:
-            cli.main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return _run
+    return privad_cli(search, serve)
 
 
 @pytest.fixture(scope="module")
@@ -74,13 +48,6 @@ def data_file(tmp_path: Path, problem) -> Path:
     return path
 
 
-def _one_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("privad: error: ") and "Traceback" not in err
-    return lines[0]
-
-
 def test_help_lists_the_commands(run) -> None:
     code, out, _ = run("search", "--help")
     assert code == 0 and "run" in out
@@ -90,7 +57,9 @@ def test_help_lists_the_commands(run) -> None:
     assert code == 0 and "--derive-thresholds" in out and "--budget" in out
 
 
-def test_search_errors_are_one_line(run, data_file: Path, tmp_path: Path) -> None:
+def test_search_errors_are_one_line(
+    error_line, run, data_file: Path, tmp_path: Path
+) -> None:
     d = str(data_file)
     base = ["search", "run", "--oracle", d, "--epsilon", "1", "--budget", "50",
             "--labels-column", "label"]  # fmt: skip
@@ -124,12 +93,14 @@ def test_search_errors_are_one_line(run, data_file: Path, tmp_path: Path) -> Non
     for args, words in cases:
         code, out, err = run(*args)
         assert code == 2, (args, out, err)
-        assert words in _one_line(err), (words, err)
+        assert words in error_line(err), (words, err)
         assert out == "", (args, out)
     assert not (tmp_path / "post.csv").exists()
 
 
-def test_serve_oracle_errors_are_one_line(run, data_file: Path, tmp_path: Path) -> None:
+def test_serve_oracle_errors_are_one_line(
+    error_line, run, data_file: Path, tmp_path: Path
+) -> None:
     db = str(tmp_path / "o.sqlite")
     base = ["serve", "oracle", str(data_file), "--db", db, "--port", "0", "--token",
             f"s1={SECRET}", "--epsilon", "1", "--budget", "10", "--labels-column", "label"]
@@ -147,7 +118,7 @@ def test_serve_oracle_errors_are_one_line(run, data_file: Path, tmp_path: Path) 
     for args, words in cases:
         code, out, err = run(*args)
         assert code == 2, (args, out, err)
-        assert words in _one_line(err), (words, err)
+        assert words in error_line(err), (words, err)
 
 
 def test_local_search_writes_the_posterior_and_charges_the_ledger(
@@ -180,7 +151,7 @@ def test_local_search_writes_the_posterior_and_charges_the_ledger(
     assert (tmp_path / "again.csv").read_text() == out.read_text()
 
 
-def test_search_against_a_server(run, tmp_path: Path, problem) -> None:
+def test_search_against_a_server(error_line, run, tmp_path: Path, problem) -> None:
     app = create_oracle_app(tmp_path / "o.sqlite", TokenRegistry([("s1", SECRET)]),
                             values=problem.values, t_low=problem.t_low, t_high=problem.t_high,
                             epsilon=1.0, budget=12.0, kind="binarized", rng=1)  # fmt: skip
@@ -195,11 +166,11 @@ def test_search_against_a_server(run, tmp_path: Path, problem) -> None:
         assert code == 0, err
         assert "oracle budget (4 queries were left at the server)" in out
         code, out, err = run(*args)
-        assert code == 2 and "has no budget left" in _one_line(err)
+        assert code == 2 and "has no budget left" in error_line(err)
         code, out, err = run(*args, "--epsilon", "2")
-        assert code == 2 and "--epsilon 2 differs" in _one_line(err)
+        assert code == 2 and "--epsilon 2 differs" in error_line(err)
         code, out, err = run(*args, "--kind", "laplace")
-        assert code == 2 and "--kind laplace differs" in _one_line(err)
+        assert code == 2 and "--kind laplace differs" in error_line(err)
         code, out, err = run("search", "run", "--oracle", srv.url, "--token",
                              "wrong-secret-0123456789", "--budget", "8")  # fmt: skip
-        assert code == 2 and "unknown token" in _one_line(err)
+        assert code == 2 and "unknown token" in error_line(err)

@@ -7,7 +7,6 @@ The commands run through ``privad.cli.main`` on a fresh Typer app that has only 
 
 from __future__ import annotations
 
-import io
 import os
 import signal
 import socket
@@ -18,9 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-import typer
 
-import privad.cli as cli
 from privad.cli import serve
 
 SECRET = "sensor-secret-0123456789abcdef"
@@ -43,40 +40,11 @@ cli.main(sys.argv[1:])
 
 
 @pytest.fixture
-def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+def run(privad_cli, monkeypatch: pytest.MonkeyPatch):
     """Run ``privad ARGS`` in-process; return (exit status, stdout, stderr)."""
-    app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
-                      pretty_exceptions_enable=False)  # fmt: skip
-
-    @app.callback()
-    def _root() -> None:
-        """privad (serve group only)."""
-
-    monkeypatch.setattr(cli, "app", app)
-    monkeypatch.setattr(cli, "_register", lambda: serve.register(app))
-    monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.delenv("PRIVAD_ANALYST_TOKEN", raising=False)
     monkeypatch.delenv("PRIVAD_CORRECTION_TOKEN", raising=False)
-
-    def _run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(""))
-        capsys.readouterr()
-        try:
-            cli.main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return _run
-
-
-def _one_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("privad: error: ") and "Traceback" not in err
-    return lines[0]
+    return privad_cli(serve)
 
 
 def test_help_lists_the_servers(run) -> None:
@@ -88,7 +56,7 @@ def test_help_lists_the_servers(run) -> None:
     assert code == 0 and "--outlier-layer-width" in out and "--analyst-token" in out
 
 
-def test_configuration_errors_are_one_line(run, tmp_path: Path) -> None:
+def test_configuration_errors_are_one_line(error_line, run, tmp_path: Path) -> None:
     db = str(tmp_path / "x.sqlite")
     tokens = tmp_path / "tokens.txt"
     tokens.write_text(f"s1={SECRET}\n")
@@ -123,10 +91,10 @@ def test_configuration_errors_are_one_line(run, tmp_path: Path) -> None:
     for args, words in cases:
         code, out, err = run(*args)
         assert code == 2, (args, out, err)
-        assert words in _one_line(err), (words, err)
+        assert words in error_line(err), (words, err)
 
 
-def test_database_of_the_other_role_and_busy_port(run, tmp_path: Path) -> None:
+def test_database_of_the_other_role_and_busy_port(error_line, run, tmp_path: Path) -> None:
     from privad.services.correction import CorrectionStore
 
     db = tmp_path / "cs.sqlite"
@@ -134,7 +102,7 @@ def test_database_of_the_other_role_and_busy_port(run, tmp_path: Path) -> None:
     code, _, err = run("serve", "analyst", "--db", str(db), "--port", "0", "--token",
                        f"s1={SECRET}", "--correction-url", "http://127.0.0.1:1",
                        "--correction-token", PEER, "--eps", "1", "--min-samples", "2")
-    assert code == 2 and "correction database, not a analyst one" in _one_line(err)
+    assert code == 2 and "correction database, not a analyst one" in error_line(err)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
@@ -142,7 +110,7 @@ def test_database_of_the_other_role_and_busy_port(run, tmp_path: Path) -> None:
         code, _, err = run("serve", "correction", "--db", str(db), "--port", str(port),
                            "--token", f"s1={SECRET}", "--analyst-token", PEER,
                            "--outlier-layer-width", "1")  # fmt: skip
-    assert code == 2 and "cannot listen on 127.0.0.1:" in _one_line(err)
+    assert code == 2 and "cannot listen on 127.0.0.1:" in error_line(err)
 
 
 def test_server_process_starts_answers_and_stops_on_sigterm(tmp_path: Path) -> None:
