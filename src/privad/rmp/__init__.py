@@ -1,0 +1,31 @@
+"""Random Multiparty Perturbation (RMP): collaborative anomaly detection on perturbed data.
+
+Erfani et al., "Privacy-preserving collaborative anomaly detection for participatory
+sensing" (PAKDD 2014). Participants perturb their records with private matrices
+T_i = T + Δ_i after a double logistic (eq. 1-3); a mining server trains an auto-associative
+neural network on what it receives; end-users score their own records with the public T.
+"""
+
+from privad.rmp.perturbation import (
+    beta_star,
+    check_alpha,
+    check_dimensions,
+    double_logistic,
+    guarantee,
+    inverse_double_logistic,
+    participant_matrix,
+    perturb,
+    public_matrix,
+)
+
+__all__ = [
+    "beta_star",
+    "check_alpha",
+    "check_dimensions",
+    "double_logistic",
+    "guarantee",
+    "inverse_double_logistic",
+    "participant_matrix",
+    "perturb",
+    "public_matrix",
+]
