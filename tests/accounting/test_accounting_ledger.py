@@ -210,6 +210,33 @@ def test_reservation_context_manager_cancels_on_error(ledger: Ledger) -> None:
     ledger.verify()
 
 
+def test_partial_commit_gives_the_unused_reservation_back(ledger: Ledger) -> None:
+    r = ledger.reserve("census", dp(0.6), "search, worst case")
+    s = r.commit(dp(0.25))  # the job stopped early: commit what it used
+    assert s.status == "committed" and s.epsilon == 0.25 and s.guarantee.epsilon == 0.25
+    assert ledger.spent("census", "pure-dp") == 0.25
+    assert ledger.remaining("census", "pure-dp") == 0.75
+    assert [e.action for e in ledger.events()] == ["set-budget", "commit-partial"]
+    assert r.commit(dp(0.1)).epsilon == 0.25  # committed: idempotent, unchanged
+    ledger.verify()
+    for _ in range(3):  # exact arithmetic: 0.25 + 3 x 0.25 fills 1.0 exactly
+        ledger.spend("census", dp(0.25), "fill")
+    assert ledger.remaining("census", "pure-dp") == 0.0
+
+
+def test_partial_commit_refuses_more_or_another_notion(ledger: Ledger) -> None:
+    r = ledger.reserve("census", dp(0.5), "job")
+    with pytest.raises(LedgerError, match="larger"):
+        r.commit(dp(0.6))
+    sens = Guarantee("sensitive", 0.1, REL, k=2)
+    with pytest.raises(LedgerError, match="same notion"):
+        r.commit(sens)
+    assert r.status == "reserved" and ledger.spent("census", "pure-dp") == 0.5
+    r.commit(dp(0.5))  # equal is fine
+    assert ledger.spent("census", "pure-dp") == 0.5
+    ledger.verify()
+
+
 def test_stale_reservation_can_be_cancelled_by_id(tmp_path: Path) -> None:
     path = tmp_path / "l.sqlite"
     with Ledger(path) as a:

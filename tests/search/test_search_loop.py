@@ -148,9 +148,28 @@ def test_ledger_reserve(easy):
         res = search(oracle, budget=20.0, ledger=ledger, scope="s", ledger_mode="reserve",
                      rng=15)
         assert res.n_queries <= 40
-        # the worst case (b = 20) is reserved and committed in full
-        assert ledger.spent("s", ANOMALY_RESTRICTED_DP) == pytest.approx(20.0)
+        # the worst case (b = 20) is reserved up front; the ε used, T·ε, is committed
+        used = res.n_queries * 0.5
+        assert ledger.spent("s", ANOMALY_RESTRICTED_DP) == pytest.approx(used)
+        (spend,) = ledger.history("s")
+        assert spend.status == "committed" and spend.epsilon == pytest.approx(used)
+        ledger.verify()
+        ledger.set_budget("s", ANOMALY_RESTRICTED_DP, used + 19.0)
         with pytest.raises(BudgetExceededError):  # 20 more do not fit: nothing is queried
+            search(oracle, budget=20.0, ledger=ledger, scope="s", ledger_mode="reserve")
+        assert ledger.spent("s", ANOMALY_RESTRICTED_DP) == pytest.approx(used)
+
+
+def test_ledger_reserve_commits_the_worst_case_when_the_search_raises(easy):
+    class Failing(type(easy.oracle("laplace", 0.5))):  # type: ignore[misc]
+        def query(self, group):
+            raise RuntimeError("oracle went away")
+
+    oracle = easy.oracle("laplace", 0.5, rng=14)
+    oracle.__class__ = Failing
+    with Ledger(":memory:") as ledger:
+        ledger.set_budget("s", ANOMALY_RESTRICTED_DP, 30.0)
+        with pytest.raises(RuntimeError):
             search(oracle, budget=20.0, ledger=ledger, scope="s", ledger_mode="reserve")
         assert ledger.spent("s", ANOMALY_RESTRICTED_DP) == pytest.approx(20.0)
 

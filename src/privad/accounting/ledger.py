@@ -580,20 +580,72 @@ class Ledger:
             )
         return spend
 
-    def commit(self, spend_id: int) -> Spend:
-        """Make reservation ``spend_id`` final (idempotent for a committed spend)."""
+    def commit(self, spend_id: int, guarantee: Guarantee | None = None) -> Spend:
+        """Make reservation ``spend_id`` final (idempotent for a committed spend).
+
+        ``guarantee`` (optional) is what the job actually used, when it stopped before the
+        worst case it reserved (a search that halted early): same notion (and k), ε at most
+        the reserved ε. The spend is then committed at that ε and the difference goes back
+        to the budget, in the same transaction. Without it the reserved ε is committed.
+        """
+        actual = None if guarantee is None else _check_guarantee(guarantee)
         with self._transaction(write=True) as conn:
             spend = self._existing_spend(conn, spend_id)
             if spend.status == CANCELLED:
                 raise LedgerError(f"spend #{spend_id} was cancelled and cannot be committed")
             if spend.status == RESERVED:
+                now = _now()
+                if actual is not None:
+                    self._shrink(conn, spend, actual, now)
                 conn.execute(
                     "UPDATE spends SET status = ?, committed_at = ? WHERE id = ?",
-                    (COMMITTED, _now().isoformat(), spend_id),
+                    (COMMITTED, now.isoformat(), spend_id),
                 )
                 spend = self._spend_row(conn, spend_id)
         assert spend is not None
         return spend
+
+    def _shrink(
+        self, conn: sqlite3.Connection, spend: Spend, actual: Guarantee, now: datetime
+    ) -> None:
+        """Lower reserved ``spend`` to ``actual`` and give the difference back (partial commit)."""
+        reserved = spend.guarantee
+        if (actual.notion, actual.k) != (reserved.notion, reserved.k):
+            raise LedgerError(
+                f"spend #{spend.id} reserved {reserved.summary()}; it can only be committed "
+                f"with a guarantee of the same notion and k, got {actual.summary()}"
+            )
+        used, held = to_fraction(actual.cost), to_fraction(spend.epsilon)
+        if used > held:
+            raise LedgerError(
+                f"spend #{spend.id} reserved ε = {fmt(spend.epsilon)}; it cannot be committed "
+                f"at the larger ε = {fmt(actual.cost)} (reserve the worst case up front)"
+            )
+        if actual.spends_budget:
+            budget = self._budget_row(conn, spend.scope, spend.notion)
+            if budget is None:
+                raise LedgerError(
+                    f"ledger {self._name} is inconsistent: spend #{spend.id} has no budget row"
+                )
+            conn.execute(
+                "UPDATE budgets SET spent = ?, updated_at = ? WHERE scope = ? AND notion = ?",
+                (fraction_text(budget.spent - (held - used)), now.isoformat(), spend.scope,
+                 spend.notion),
+            )
+        conn.execute(
+            "UPDATE spends SET epsilon = ?, epsilon_outlier = ?, guarantee = ? WHERE id = ?",
+            (
+                epsilon_text(actual.cost) if actual.spends_budget else "0",
+                None if actual.epsilon_outlier is None else epsilon_text(actual.epsilon_outlier),
+                json.dumps(actual.to_dict(), sort_keys=True),
+                spend.id,
+            ),
+        )
+        self._event(
+            conn, now, "commit-partial", spend.scope, spend.notion,
+            f"reservation #{spend.id} ({spend.label!r}) committed at ε = {fmt(actual.cost)} "
+            f"of the {fmt(spend.epsilon)} reserved",
+        )
 
     def cancel(self, spend_id: int) -> Spend:
         """Give back the ε of reservation ``spend_id`` (idempotent for a cancelled one).
@@ -778,9 +830,13 @@ class Reservation:
         """``"reserved"``, ``"committed"`` or ``"cancelled"`` (as last seen by this object)."""
         return self.spend.status
 
-    def commit(self) -> Spend:
-        """Make the charge final. Call before releasing anything computed under it."""
-        self.spend = self.ledger.commit(self.spend.id)
+    def commit(self, guarantee: Guarantee | None = None) -> Spend:
+        """Make the charge final. Call before releasing anything computed under it.
+
+        ``guarantee``: what the job actually used, if less than reserved (see
+        :meth:`Ledger.commit`).
+        """
+        self.spend = self.ledger.commit(self.spend.id, guarantee)
         return self.spend
 
     def cancel(self) -> Spend:

@@ -24,9 +24,14 @@ Ledger. With ``ledger=`` and ``scope=``, the run is charged to a
   refused spend (budget exhausted) halts the search with reason ``"ledger"`` and the query
   is not sent. The ledger ends up charged exactly Tε.
 * ``ledger_mode="reserve"``: reserve the worst case (query limit × ε) before the first
-  query, fail early if it does not fit, and commit it in full at the end (also if the
-  search raises: answers may have been released). Unused ε is *not* given back (the ledger
-  has no partial commit), so this mode charges more than Tε.
+  query, fail early if it does not fit, and at the end commit the ε actually used, Tε,
+  giving the rest back
+  (:meth:`~privad.accounting.Ledger.commit` with the used guarantee). A run that sent no
+  query releases nothing that depends on the data and is cancelled. If the search raises,
+  the whole reservation is committed (answers may have been released). Both modes charge
+  exactly Tε: the ledger is a privacy filter (each query's ε is charged before it is sent
+  and the total never passes the budget), which is valid for pure ε-DP with adaptively
+  chosen stopping (Rogers, Roth, Ullman, Vadhan 2016).
 
 A remote oracle keeps its own ledger; this one is the searcher's account.
 """
@@ -39,7 +44,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from privad.accounting import Guarantee, Ledger, scaled
+from privad.accounting import Guarantee, Ledger, Reservation, scaled
 from privad.errors import BudgetExceededError, ParameterError
 from privad.noise import RandomnessLike, as_randomness
 from privad.search.halting import (
@@ -155,6 +160,14 @@ def _sequential(g: Guarantee, n: int, what: str) -> Guarantee:
     )
 
 
+def settle(reservation: Reservation, used: Guarantee | None) -> None:
+    """End a reserve-mode run normally: commit the ε used, or cancel if ``used`` is None."""
+    if used is None:
+        reservation.cancel()
+    else:
+        reservation.commit(used)
+
+
 def search(
     oracle: Oracle,
     *,
@@ -268,11 +281,13 @@ def search(
             n_queries += 1
             if trace:
                 records.append(TraceEntry(group.n_in, mass, answer, posterior.max_probability()))
-    finally:
+    except BaseException:
         if reservation is not None:
-            reservation.commit()
-
+            reservation.commit()  # keep the worst case: answers may have been released
+        raise
     guarantee = _sequential(per_query, n_queries, label) if n_queries else None
+    if reservation is not None:
+        settle(reservation, guarantee)
     worst = _sequential(per_query, limit, f"{label} (worst case)") if limit else None
     return SearchResult(
         n_items=n,

@@ -48,7 +48,7 @@ from privad.search.halting import (
     PosteriorThreshold,
     PrivacyBudget,
 )
-from privad.search.loop import DEFAULT_MAX_QUERIES, SearchResult, search
+from privad.search.loop import DEFAULT_MAX_QUERIES, SearchResult, search, settle
 from privad.search.oracles import Oracle
 from privad.validation import check_int, check_probability
 
@@ -358,7 +358,8 @@ def search_groups(
         Per group (a record pays only for its own group's queries).
     ledger, scope:
         Reserve the parallel composition of the per-group worst case once, before any
-        query, and commit it at the end (needs a finite per-group limit).
+        query, and commit the parallel composition actually used at the end, giving the rest
+        back (the whole reservation if a group search raises; needs a finite per-group limit).
     """
     if not isinstance(oracle, Oracle):
         raise ParameterError(f"oracle must be a privad.search.Oracle, got {type(oracle).__name__}")
@@ -411,15 +412,18 @@ def search_groups(
             if p_top > detect and p_top > final.absent_probability:
                 found = int(items[top_local[0]])
             outcomes.append(GroupOutcome(items=items, result=result, found=found))
-    finally:
+    except BaseException:
         if reservation is not None:
-            reservation.commit()
+            reservation.commit()  # keep the worst case: answers may have been released
+        raise
     per_group = [o.result.guarantee for o in outcomes if o.result.guarantee is not None]
     guarantee = (
         parallel(per_group, description=f"{label}: parallel composition (Definition 5) of "
                  f"{len(per_group)} group searches")
         if per_group else None
     )
+    if reservation is not None:
+        settle(reservation, guarantee)
     found_items = np.array(sorted(o.found for o in outcomes if o.found is not None), dtype=np.int64)
     return MultiSearchResult(
         groups=tuple(outcomes), found=found_items, guarantee=guarantee,
