@@ -15,6 +15,7 @@ def test_demo_runs_every_section_and_writes_nothing(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     for section in ("Embedded datasets", "privad.noise", "privad.sensitive on Thyroid",
-                    "privad.relaxed", "privad.search", "what was spent on what"):
+                    "privad.relaxed", "privad.search", "privad.rmp on Abalone",
+                    "what was spent on what"):
         assert section in result.stdout
     assert list(tmp_path.iterdir()) == []

@@ -34,7 +34,7 @@ def _root() -> None:
 
 def _register() -> None:
     # Imported here so that 'privad --help' lists every group; each module owns one group.
-    from privad.cli import budget, datasets, demo, reproduce, search, sensor, serve, sp
+    from privad.cli import budget, datasets, demo, reproduce, rmp, search, sensor, serve, sp
 
     demo.register(app)
     datasets.register(app)
@@ -44,6 +44,7 @@ def _register() -> None:
     serve.register(app)
     sensor.register(app)
     search.register(app)
+    rmp.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

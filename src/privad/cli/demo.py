@@ -131,6 +131,40 @@ def _search_section(console: Console, rng: Randomness) -> None:
     ))
 
 
+def _rmp_section(console: Console, ledger: Ledger, rng: Randomness) -> None:
+    from sklearn.metrics import roc_auc_score
+
+    from privad.datasets import inject_uniform_anomalies, load_abalone
+    from privad.rmp import AANNDetector, RMPDetector
+
+    data = inject_uniform_anomalies(load_abalone(), 0.05, n_first=300, rng=rng)
+    table = Table(title=(
+        f"privad.rmp on Abalone ({data.X.shape[0]} records, 5% U(0,1) anomalies): AANN on "
+        "raw records vs. RMP, participants of 30 records each with a private T_i"
+    ))
+    for column in ("data the server sees", "AUC", "flagged anomalies", "false alarms"):
+        table.add_column(column, justify="right")
+    detectors = [("raw records (no privacy)", AANNDetector(epochs=100, random_state=rng))]
+    detectors += [
+        (f"RMP, α = {alpha:g}", RMPDetector(alpha=alpha, epochs=100, random_state=rng))
+        for alpha in (0.01, 0.2)
+    ]
+    for name, detector in detectors:
+        detector.fit(data.X)
+        labels = detector.predict(data.X)
+        table.add_row(
+            name, f"{roc_auc_score(data.y, detector.decision_function(data.X)):.3f}",
+            f"{int(labels[data.y == 1].sum())} of {int(data.y.sum())}",
+            str(int(labels[data.y == 0].sum())),
+        )
+        if isinstance(detector, RMPDetector):
+            ledger.spend("abalone-rmp", detector.guarantee, f"perturbed records ({name})")
+    console.print(table)
+    console.print("The server trains on Z_i = T_i · dlog(X_i) only (w = n − 1 = 7); end-users "
+                  "score their own records with the public T. RMP spends no ε: it resists "
+                  "reconstruction (Lemma 1, w < n against ICA).")
+
+
 def demo(
     seed: Annotated[
         int, typer.Option(help="Seed for the randomness, so the tour is repeatable.")
@@ -154,6 +188,7 @@ def demo(
     _sensitive_section(console, ledger, rng)
     _relaxed_section(console, rng)
     _search_section(console, rng)
+    _rmp_section(console, ledger, rng)
     console.rule("privad.accounting: what was spent on what")
     console.print(ledger.statement())
 

@@ -5,6 +5,8 @@
   (:mod:`privad.services.correction`).
 * ``privad serve oracle``: the noisy group oracle of the DP noisy binary search
   (:mod:`privad.services.oracle`), searched with ``privad search run --oracle URL``.
+* ``privad serve rmp``: the RMP mining server (:mod:`privad.services.rmp`), fed by
+  ``privad rmp participate`` and trained with ``privad rmp train``.
 
 Each server prints one line ``NAME listening on URL`` once its socket is bound (``--port 0``
 picks a free port), then serves until SIGINT/SIGTERM; requests in flight finish first and
@@ -59,7 +61,9 @@ serve_app = typer.Typer(
         "Relaxed-DP sensor streams: 'privad serve correction' and 'privad serve analyst', fed "
         "by 'privad sensor send'. See docs/relaxed.md.\n\n"
         "DP noisy binary search: 'privad serve oracle', searched by 'privad search run'. See "
-        "docs/search.md."
+        "docs/search.md.\n\n"
+        "RMP collaborative anomaly detection: 'privad serve rmp', fed by 'privad rmp "
+        "participate'. See docs/rmp_service.md."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -440,3 +444,123 @@ def oracle(
 def register(app: typer.Typer) -> None:
     """Add the ``serve`` group to the ``privad`` command."""
     app.add_typer(serve_app, name="serve")
+
+
+# --------------------------------------------------------------------------------------------
+# privad serve rmp
+# --------------------------------------------------------------------------------------------
+
+
+def _optional_int(text: str | None, option: str, minimum: int) -> int | None:
+    if text is None:
+        return None
+    return parse_int(text, option, minimum=minimum, what=f"an integer >= {minimum}")
+
+
+RMP_TOKENS_OPTION: Any = typer.Option(
+    None, "--tokens", metavar="FILE",
+    help="End-user tokens: one NAME=SECRET per line (# comments); end-users download the "
+    "model. At least one end-user token (--tokens or --token) is required.",
+)
+RMP_TOKEN_OPTION: Any = typer.Option(
+    None, "--token", metavar="NAME=SECRET",
+    help="An end-user token (repeatable), in addition to --tokens.",
+)
+
+
+@serve_app.command("rmp")
+def rmp(
+    db: str = typer.Option(
+        ..., "--db", metavar="PATH",
+        help="SQLite file of the mining server: T and its parameters, participants, batches, "
+        "models (created if missing). On restart T and n, w, alpha, beta are kept.",
+    ),
+    n: str | None = typer.Option(
+        None, "--n", metavar="N",
+        help="Attributes per record (required for a new --db; on restart it must match).",
+    ),
+    w: str | None = typer.Option(
+        None, "--w", metavar="W", help="Rows of T, 1 <= w < n (or give --r = n - w)."
+    ),
+    r: str | None = typer.Option(
+        None, "--r", metavar="R", help="r = n - w >= 1, instead of --w (the paper uses r = 1)."
+    ),
+    alpha: str | None = typer.Option(
+        None, "--alpha", metavar="A",
+        help="0 < alpha < 1: each participant's T_i = T + U(-alpha, alpha) (eq. 1).",
+    ),
+    beta: str | None = typer.Option(
+        None, "--beta", metavar="B",
+        help="beta of the double logistic (eq. 2). Default: beta* (about 2.8124).",
+    ),
+    seed: str | None = typer.Option(
+        None, "--seed", metavar="S",
+        help="Seed of the public T (for tests; T is public). Default: OS entropy. Ignored "
+        "when --db already holds T.",
+    ),
+    hidden: str | None = typer.Option(
+        None, "--hidden", metavar="H",
+        help="Hidden units of the AANN (default: privad.rmp's default for w inputs).",
+    ),
+    epochs: str = typer.Option(
+        "500", "--epochs", metavar="E",
+        help="Training epochs (default 500; the paper uses 300-1000). A train request may "
+        "override it.",
+    ),
+    max_batch: str = typer.Option(
+        "30", "--max-batch", metavar="M",
+        help="Most records (columns) one uploaded batch may hold (default 30, as in the "
+        "paper).",
+    ),
+    operator_token: str | None = typer.Option(
+        None, "--operator-token", metavar="SECRET", envvar="PRIVAD_RMP_OPERATOR_TOKEN",
+        help="The operator's token: starts training, sees jobs and participants (at least 16 "
+        "characters). Default: $PRIVAD_RMP_OPERATOR_TOKEN.",
+    ),
+    registration_token: str | None = typer.Option(
+        None, "--registration-token", metavar="SECRET", envvar="PRIVAD_RMP_REGISTRATION_TOKEN",
+        help="If set, registering a participant needs this token. Default: "
+        "$PRIVAD_RMP_REGISTRATION_TOKEN, else registration is open.",
+    ),
+    host: str = HOST_OPTION,
+    port: str = port_option(8704),
+    tokens: str | None = RMP_TOKENS_OPTION,
+    token: list[str] | None = RMP_TOKEN_OPTION,
+    max_body_bytes: str = MAX_BODY_OPTION,
+    log_level: str = LOG_LEVEL_OPTION,
+    ssl_certfile: str | None = SSL_CERT_OPTION,
+    ssl_keyfile: str | None = SSL_KEY_OPTION,
+) -> None:
+    """Run the RMP mining server: collect perturbed batches, train the AANN, serve the model."""
+    import sys
+
+    from privad.services.rmp import create_rmp_app
+
+    if tokens is None and not token:
+        raise ParameterError("no end-user tokens: give --tokens FILE (NAME=SECRET lines) or "
+                             "--token NAME=SECRET (end-users download the model with them)")
+    common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
+                                ssl_certfile, ssl_keyfile)  # fmt: skip
+    notes: list[str] = []
+    app = create_rmp_app(
+        common.db, common.tokens,
+        operator_token=_secret(operator_token, "--operator-token", "PRIVAD_RMP_OPERATOR_TOKEN"),
+        registration_token=None if registration_token is None or not registration_token.strip()
+        else registration_token.strip(),
+        n=_optional_int(n, "--n", 2),
+        w=_optional_int(w, "--w", 1),
+        r=_optional_int(r, "--r", 1),
+        alpha=None if alpha is None else parse_float(alpha, "--alpha", strict=True, maximum=1.0,
+                                                     what="a number with 0 < alpha < 1"),
+        beta=None if beta is None else parse_float(beta, "--beta", strict=True,
+                                                   what="a number > 0"),
+        rng=_optional_int(seed, "--seed", 0),
+        epochs=parse_int(epochs, "--epochs", minimum=1, what="an integer >= 1"),
+        hidden=_optional_int(hidden, "--hidden", 1),
+        max_batch=parse_int(max_batch, "--max-batch", minimum=1, what="an integer >= 1"),
+        max_body_bytes=common.max_body_bytes,
+        notes=notes,
+    )  # fmt: skip
+    for line in notes:  # stdout's first line stays "privad rmp listening on URL"
+        print(f"privad rmp: {line}", file=sys.stderr, flush=True)
+    common.run(app, "privad rmp")

@@ -6,6 +6,9 @@ T_i = T + Δ_i after a double logistic (eq. 1-3); a mining server trains an auto
 neural network on what it receives; end-users score their own records with the public T.
 """
 
+from privad.rmp.aann import AANN, threshold, train_aann
+from privad.rmp.estimator import AANNDetector, NotFittedError, RMPDetector
+from privad.rmp.model import RMPModel, fit_model
 from privad.rmp.perturbation import (
     beta_star,
     check_alpha,
@@ -17,8 +20,20 @@ from privad.rmp.perturbation import (
     perturb,
     public_matrix,
 )
+from privad.rmp.roles import EndUser, MiningServer, Participant, run_scheme
 
 __all__ = [
+    "AANN",
+    "AANNDetector",
+    "EndUser",
+    "MiningServer",
+    "NotFittedError",
+    "Participant",
+    "RMPDetector",
+    "RMPModel",
+    "fit_model",
+    "threshold",
+    "train_aann",
     "beta_star",
     "check_alpha",
     "check_dimensions",
@@ -28,4 +43,5 @@ __all__ = [
     "participant_matrix",
     "perturb",
     "public_matrix",
+    "run_scheme",
 ]

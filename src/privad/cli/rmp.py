@@ -1,0 +1,416 @@
+"""``privad rmp``: the participants, the operator and the end-users of the RMP mining server.
+
+* ``privad rmp participate DATA --server URL``: read DATA (a file or a catalogue name, the
+  loaders of ``privad sp``), check that it has the server's n attributes, register (or reuse
+  the saved token), create or load the participant's private T_i (the key file, mode 0600,
+  never sent anywhere), perturb locally (double logistic, then T_i) and upload the batches
+  with a progress bar. Only Z_i = T_i Y_i leaves the machine.
+* ``privad rmp train --server URL --token SECRET``: the operator starts training on every
+  stored batch and waits for the model.
+* ``privad rmp score DATA --server URL --token SECRET``: an end-user (or participant)
+  downloads the latest model, applies the double logistic and the public T locally and
+  scores DATA: a summary, and with ``--output FILE`` one row per record (``index, score,
+  label``; CSV, or Parquet for ``.parquet``/``.pq``), written atomically.
+
+Every mistake (a bad option, an unknown file, the wrong number of columns, an unreachable
+server, a refused request) is a :class:`~privad.errors.PrivadError`: ``privad.cli.main``
+prints it on one line and exits 2, and no output file is left behind.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+import typer
+
+from privad.cli._options import parse_columns, parse_float, parse_int, parse_seed
+from privad.cli.serve import _secret
+from privad.errors import DataError, ParameterError, PrivadError
+
+__all__ = ["register", "rmp_app"]
+
+rmp_app = typer.Typer(
+    name="rmp",
+    help=(
+        "Random Multiparty Perturbation (Erfani et al., PAKDD 2014): collaborative anomaly "
+        "detection on perturbed data, against a mining server ('privad serve rmp').\n\n"
+        "Participants upload only Z_i = T_i Y_i (their private T_i never leaves them); the "
+        "server trains an autoencoder; end-users score their own records with the public T. "
+        "See docs/rmp_service.md."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+OUTPUT_SUFFIXES = (".csv", ".parquet", ".pq")
+
+SERVER_OPTION: Any = typer.Option(
+    ..., "--server", metavar="URL", help="The mining server, e.g. http://127.0.0.1:8704."
+)
+COLUMNS_OPTION: Any = typer.Option(
+    None, "--columns", metavar="COLS",
+    help="Attribute columns, by name or 0-based position; repeat or separate with commas. "
+    "Default: every column except --label. Their number must be the server's n.",
+)
+LABEL_OPTION: Any = typer.Option(
+    None, "--label", metavar="COL",
+    help="A 0/1 label column to leave out of the attributes (never sent; score reports the "
+    "ROC AUC against it).",
+)
+DATA_HELP = (
+    "A data file (.csv, .parquet, .npy, .npz, .mat) or a dataset name from 'privad datasets "
+    "list'; one record per row."
+)
+TIMEOUT_OPTION: Any = typer.Option("60", "--timeout", metavar="S", help="Seconds per request.")
+RETRIES_OPTION: Any = typer.Option(
+    "3", "--retries", metavar="N",
+    help="Extra attempts after a connection failure or 502/503/504 (uploads are safe to "
+    "retry: the server never stores an identical batch twice).",
+)
+CA_CERT_OPTION: Any = typer.Option(
+    None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https server."
+)
+
+
+def _echo(text: str) -> None:
+    typer.echo(text)
+
+
+def _client(server: str, token: str | None, timeout: str, retries: str,
+            ca_cert: str | None) -> Any:  # fmt: skip
+    from privad.cli.serve import existing_file
+    from privad.services.rmp_client import RMPClient
+
+    return RMPClient(
+        server, token,
+        timeout=parse_float(timeout, "--timeout", strict=True, what="seconds > 0"),
+        retries=parse_int(retries, "--retries", minimum=0, what="an integer >= 0"),
+        verify=existing_file(ca_cert, "--ca-cert") or True,
+    )  # fmt: skip
+
+
+def _load(data: str, columns: list[str] | None, label: str | None) -> Any:
+    from privad.cli.sp import load_table
+
+    return load_table(data, columns=parse_columns(columns), label=label)
+
+
+def _check_width(ds: Any, n: int, data: str) -> np.ndarray:
+    X = np.asarray(ds.X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise DataError(f"{data}: no records")
+    if X.shape[1] != n:
+        names = ", ".join(str(c) for c in list(ds.feature_names)[:12])
+        raise DataError(
+            f"{data} has {X.shape[1]} attribute column(s) ({names}) but the server's records "
+            f"have n = {n}; choose the columns with --columns (and leave a label out with "
+            "--label)"
+        )
+    outside = int(np.count_nonzero(np.abs(X) > 1.0))
+    if outside:
+        typer.echo(f"note: {outside} value(s) of {data} lie outside [-1, 1]; RMP expects "
+                   "records scaled to [0, 1] with bounds all parties share (the double "
+                   "logistic saturates beyond)", err=True)  # fmt: skip
+    return X
+
+
+def _default_dir(server: str) -> Path:
+    netloc = urlsplit(server.strip()).netloc or "server"
+    safe = "".join(c if c.isalnum() or c in ".-" else "_" for c in netloc)
+    return Path.home() / ".privad" / "rmp" / safe
+
+
+# --------------------------------------------------------------------------------------------
+# privad rmp participate
+# --------------------------------------------------------------------------------------------
+
+
+@rmp_app.command("participate")
+def participate(
+    data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
+    server: str = SERVER_OPTION,
+    columns: list[str] | None = COLUMNS_OPTION,
+    label: str | None = LABEL_OPTION,
+    batch_size: str = typer.Option(
+        "30", "--batch-size", metavar="M",
+        help="Records per uploaded batch (default 30, as in the paper; at most the server's "
+        "max batch).",
+    ),
+    key_file: str | None = typer.Option(
+        None, "--key-file", metavar="PATH",
+        help="This participant's private T_i (created with mode 0600 if missing, reused "
+        "otherwise; never sent). Default: ~/.privad/rmp/HOST_PORT/key.npz.",
+    ),
+    token_file: str | None = typer.Option(
+        None, "--token-file", metavar="PATH",
+        help="This participant's token (saved with mode 0600 at registration, reused "
+        "otherwise). Default: ~/.privad/rmp/HOST_PORT/token.json.",
+    ),
+    name: str | None = typer.Option(
+        None, "--name", metavar="NAME",
+        help="The participant name to register under (default: assigned by the server).",
+    ),
+    registration_token: str | None = typer.Option(
+        None, "--registration-token", metavar="SECRET", envvar="PRIVAD_RMP_REGISTRATION_TOKEN",
+        help="The server's registration token, if it has one. Default: "
+        "$PRIVAD_RMP_REGISTRATION_TOKEN.",
+    ),
+    seed: str | None = typer.Option(
+        None, "--seed", metavar="S",
+        help="Seed of a new T_i, FOR TESTS ONLY: whoever knows it can rebuild T_i. Default: OS "
+        "entropy.",
+    ),
+    timeout: str = TIMEOUT_OPTION,
+    retries: str = RETRIES_OPTION,
+    ca_cert: str | None = CA_CERT_OPTION,
+) -> None:
+    """Perturb DATA with this participant's private T_i and upload it to the mining server."""
+    from privad.cli.sp import progress_bar
+    from privad.rmp.roles import Participant
+    from privad.services.common import ServiceError, check_name
+    from privad.services.rmp_client import read_token_file, upload_records, write_private
+
+    size = parse_int(batch_size, "--batch-size", minimum=1, what="an integer >= 1")
+    seed_v = parse_seed(seed)
+    if name is not None:
+        check_name(name, "--name")
+    client = _client(server, None, timeout, retries, ca_cert)
+    with client:
+        ds = _load(data, columns, label)
+        remote = client.config()
+        X = _check_width(ds, remote.n, data)
+        if size > remote.max_batch:
+            raise ParameterError(f"--batch-size {size} is more than the server accepts per "
+                                 f"batch ({remote.max_batch})")  # fmt: skip
+        folder = _default_dir(client.base_url)
+        key_path = Path(key_file).expanduser() if key_file else folder / "key.npz"
+        token_path = Path(token_file).expanduser() if token_file else folder / "token.json"
+        notes: list[str] = []
+        who, mine = "", {"batches": []}
+        saved = read_token_file(token_path) if token_path.exists() else None
+        if saved is not None:
+            client.set_token(saved["token"])
+            try:
+                mine = client.batches()
+            except ServiceError as exc:
+                if exc.status_code == 401:
+                    raise ParameterError(
+                        f"the token in {str(token_path)!r} is not known to {client.base_url}; "
+                        "give this server's token file with --token-file"
+                    ) from None
+                raise
+            who = str(mine["participant"])
+            notes.append(f"participant {who} (token from {token_path})")
+        if key_path.exists():
+            participant = Participant.load_key(key_path, remote.T)
+            if (participant.alpha, participant.beta) != (remote.config.alpha, remote.config.beta):
+                raise DataError(
+                    f"key file {str(key_path)!r} has alpha {participant.alpha:g}, beta "
+                    f"{participant.beta:g}; the server uses alpha {remote.config.alpha:g}, "
+                    f"beta {remote.config.beta:g}"
+                )
+            notes.append(f"private T_i from {key_path}")
+        else:
+            if saved is not None and mine["batches"]:
+                raise ParameterError(
+                    f"participant {who} already uploaded {len(mine['batches'])} batch(es) "
+                    f"with a private T_i that is not at {str(key_path)!r}; give its --key-file "
+                    "(perturbing the same records again with a new T_i would give the server "
+                    "a second view of them)"
+                )
+            participant = Participant(remote.T, remote.config.alpha, seed_v,
+                                      beta=remote.config.beta)  # fmt: skip
+            write_private(key_path, participant.to_key_bytes())
+            notes.append(f"new private T_i saved to {key_path} (mode 0600; never sent)")
+        if saved is None:
+            token_v = None if registration_token is None else registration_token.strip() or None
+            try:
+                who, secret = client.register(name, registration_token=token_v)
+            except ServiceError as exc:
+                if exc.status_code not in (401, 403):
+                    raise
+                raise ParameterError(
+                    f"{client.base_url} refused the registration ({exc.status_code}: "
+                    f"{getattr(exc, 'detail', exc)}): it needs its registration token, give "
+                    "--registration-token (or set $PRIVAD_RMP_REGISTRATION_TOKEN)"
+                ) from None
+            record = {"server": client.base_url, "participant": who, "token": secret,
+                      "t_sha256": remote.t_sha256}  # fmt: skip
+            write_private(token_path, (json.dumps(record, indent=2) + "\n").encode())
+            notes.append(f"registered as participant {who}; token saved to {token_path} "
+                         "(mode 0600)")  # fmt: skip
+        with progress_bar() as progress:
+            task = progress.add_task("uploading batches", total=X.shape[0])
+            report = upload_records(
+                client, participant, X, batch_size=size,
+                on_batch=lambda _answer, m: progress.update(task, advance=m),
+            )  # fmt: skip
+    for line in notes:
+        _echo(line)
+    again = f", {report.duplicates} already stored" if report.duplicates else ""
+    _echo(f"uploaded {report.records} record(s) of {remote.n} attributes in {report.batches} "
+          f"batch(es) to {client.base_url}: {report.stored} new{again}")  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# privad rmp train
+# --------------------------------------------------------------------------------------------
+
+
+@rmp_app.command("train")
+def train(
+    server: str = SERVER_OPTION,
+    token: str | None = typer.Option(
+        None, "--token", metavar="SECRET", envvar="PRIVAD_RMP_OPERATOR_TOKEN",
+        help="The operator's token (the server's --operator-token). Default: "
+        "$PRIVAD_RMP_OPERATOR_TOKEN.",
+    ),
+    epochs: str | None = typer.Option(
+        None, "--epochs", metavar="E", help="Training epochs (default: the server's --epochs)."
+    ),
+    hidden: str | None = typer.Option(
+        None, "--hidden", metavar="H", help="Hidden units (default: the server's --hidden)."
+    ),
+    seed: str | None = typer.Option(
+        None, "--seed", metavar="S", help="Seed of the training (default: OS entropy)."
+    ),
+    wait: bool = typer.Option(
+        True, "--wait/--no-wait", help="Wait for the model (default) or return once started."
+    ),
+    max_wait: str = typer.Option(
+        "3600", "--max-wait", metavar="S", help="Give up waiting after S seconds (3600)."
+    ),
+    timeout: str = TIMEOUT_OPTION,
+    retries: str = RETRIES_OPTION,
+    ca_cert: str | None = CA_CERT_OPTION,
+) -> None:
+    """Train the model on every batch the server holds (operator)."""
+    from privad.cli.sp import progress_bar
+
+    epochs_v = None if epochs is None else parse_int(epochs, "--epochs", minimum=1,
+                                                     what="an integer >= 1")  # fmt: skip
+    hidden_v = None if hidden is None else parse_int(hidden, "--hidden", minimum=1,
+                                                     what="an integer >= 1")  # fmt: skip
+    seed_v = parse_seed(seed)
+    limit = parse_float(max_wait, "--max-wait", strict=True, what="seconds > 0")
+    secret = _secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")
+    with _client(server, secret, timeout, retries, ca_cert) as client:
+        job = client.train(epochs=epochs_v, hidden=hidden_v, seed=seed_v)
+        _echo(f"training job {job['job']} started on {job['n_records']} record(s) from "
+              f"{job['n_batches']} batch(es) of {job['n_participants']} participant(s), "
+              f"{job['options']['epochs']} epochs")  # fmt: skip
+        if not wait:
+            return
+        with progress_bar() as progress:
+            task = progress.add_task("training", total=job["options"]["epochs"])
+
+            def show(state: dict[str, Any]) -> None:
+                done = (state.get("progress") or {}).get("epoch")
+                if done is not None:
+                    progress.update(task, completed=done)
+
+            final = client.wait(int(job["job"]), timeout=limit, on_poll=show)
+        if final["status"] != "done":
+            raise PrivadError(f"training job {final['job']} {final['status']}: "
+                              f"{final.get('error') or 'no reason given'}")  # fmt: skip
+        meta = next((m for m in client.models() if m["id"] == final["model"]), None)
+    if meta is None:
+        _echo(f"model {final['model']} stored")
+        return
+    threshold = "n/a" if meta["threshold"] is None else f"{meta['threshold']:.6g}"
+    _echo(f"model {meta['id']}: {meta['n_records']} record(s), {meta['n_batches']} batch(es), "
+          f"{meta['n_participants']} participant(s); threshold {threshold}; trained in "
+          f"{meta['train_seconds']:.2f} s")  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# privad rmp score
+# --------------------------------------------------------------------------------------------
+
+
+def _write_scores(out: Path, scores: np.ndarray, labels: np.ndarray) -> None:
+    import pandas as pd
+
+    from privad.io import atomic_write
+
+    frame = pd.DataFrame({"index": np.arange(scores.size, dtype=np.int64), "score": scores,
+                          "label": labels.astype(np.int64)})  # fmt: skip
+    try:
+        if out.suffix.lower() == ".csv":
+            with atomic_write(out, "w", newline="", encoding="utf-8") as handle:
+                frame.to_csv(handle, index=False)
+        else:
+            with atomic_write(out, "wb") as handle:
+                frame.to_parquet(handle, index=False)
+    except OSError as exc:
+        raise ParameterError(f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
+
+
+@rmp_app.command("score")
+def score(
+    data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
+    server: str = SERVER_OPTION,
+    token: str | None = typer.Option(
+        None, "--token", metavar="SECRET", envvar="PRIVAD_RMP_TOKEN",
+        help="An end-user, participant or operator token. Default: $PRIVAD_RMP_TOKEN.",
+    ),
+    token_file: str | None = typer.Option(
+        None, "--token-file", metavar="PATH",
+        help="Read the token from this file instead (a participant's token file works).",
+    ),
+    columns: list[str] | None = COLUMNS_OPTION,
+    label: str | None = LABEL_OPTION,
+    model: str = typer.Option(
+        "latest", "--model", metavar="ID", help="The model: its id, or latest (default)."
+    ),
+    output: str | None = typer.Option(
+        None, "--output", "-o", metavar="FILE",
+        help="Write index,score,label per record (label 1 = anomaly): .csv, or .parquet/.pq.",
+    ),
+    timeout: str = TIMEOUT_OPTION,
+    retries: str = RETRIES_OPTION,
+    ca_cert: str | None = CA_CERT_OPTION,
+) -> None:
+    """Score DATA locally with the server's latest model and the public T (end-user)."""
+    from privad.services.rmp_client import read_token_file
+
+    out = None if output is None else Path(output).expanduser()
+    if out is not None and out.suffix.lower() not in OUTPUT_SUFFIXES:
+        raise ParameterError(f"--output must end in {', '.join(OUTPUT_SUFFIXES)}, got {output!r}")
+    if out is not None and out.is_dir():
+        raise ParameterError(f"--output {output!r} is a folder; give a file name")
+    ref = model.strip().lower()
+    if ref != "latest":
+        ref = str(parse_int(ref, "--model", minimum=1, what="a model id >= 1 or latest"))
+    if token_file is not None:
+        secret = read_token_file(token_file)["token"]
+    else:
+        secret = _secret(token, "--token", "PRIVAD_RMP_TOKEN")
+    ds = _load(data, columns, label)
+    with _client(server, secret, timeout, retries, ca_cert) as client:
+        meta, fitted = client.model(ref)
+    X = _check_width(ds, fitted.n_features, data)
+    scores = fitted.decision_function(X)
+    labels = (scores > fitted.threshold).astype(np.int64)
+    if out is not None:
+        _write_scores(out, scores, labels)
+    flagged = int(labels.sum())
+    _echo(f"model {meta['id']} ({meta['n_records']} training record(s), created "
+          f"{meta['created_at']}): threshold {fitted.threshold:.6g}")  # fmt: skip
+    _echo(f"records {X.shape[0]}, flagged {flagged} ({100.0 * flagged / X.shape[0]:.1f} %)")
+    y = getattr(ds, "y", None)
+    if y is not None and np.unique(np.asarray(y)).size == 2:
+        from sklearn.metrics import roc_auc_score
+
+        _echo(f"ROC AUC against the labels: {roc_auc_score(np.asarray(y), scores):.4f}")
+    if out is not None:
+        _echo(f"wrote {out}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``rmp`` group to the ``privad`` command."""
+    app.add_typer(rmp_app, name="rmp")

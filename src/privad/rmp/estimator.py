@@ -1,0 +1,309 @@
+"""RMP behind scikit-learn conventions: :class:`RMPDetector` and the baseline :class:`AANNDetector`.
+
+Erfani et al., "Privacy-preserving collaborative anomaly detection for participatory
+sensing" (PAKDD 2014).
+
+* :class:`RMPDetector` plays the whole scheme in one process (section 6): ``fit`` cuts the
+  records into batches of ``batch_size`` (30), each perturbed by a separate participant
+  with its own T_i (eq. 1-3); the server trains the AANN on what it received; scoring is
+  the end-user's path with the public T (section 4).
+* :class:`AANNDetector` is the same AANN trained on the unperturbed records: the "Raw"
+  column of Table 1.
+
+Both take records as rows (m x n). ``decision_function`` is the reconstruction error
+(larger = more anomalous); ``predict`` is 1 where it exceeds θ = μ + 3σ of the training
+errors, else 0.
+
+Defaults (our measurements, ``docs/rmp.md``): ``epochs`` 300 (the paper: 300 to 1000),
+SGD mini-batches of 128 records, ``input_scaling="minmax"``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from privad.accounting import Guarantee
+from privad.errors import DataError, ParameterError, PrivadError
+from privad.rmp.aann import (
+    AANN,
+    ACTIVATIONS,
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_EPOCHS,
+    INPUT_SCALINGS,
+    Progress,
+    threshold,
+    train_aann,
+)
+from privad.rmp.model import RMPModel
+from privad.rmp.perturbation import check_alpha, guarantee
+from privad.rmp.roles import PARTICIPANT_BATCH, EndUser, run_scheme
+from privad.validation import (
+    check_array,
+    check_choice,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
+
+__all__ = ["AANNDetector", "NotFittedError", "RMPDetector"]
+
+
+class NotFittedError(PrivadError, AttributeError):
+    """A method that needs a trained model was called before ``fit``."""
+
+
+class _AANNEstimator:
+    """Shared scikit-learn plumbing and the AANN's parameters."""
+
+    _PARAMS: tuple[str, ...] = ()
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor parameters (scikit-learn convention)."""
+        return {name: getattr(self, name) for name in self._PARAMS}
+
+    def set_params(self, **params: Any) -> Any:
+        """Set constructor parameters (scikit-learn convention); refit afterwards."""
+        for name, value in params.items():
+            if name not in self._PARAMS:
+                raise ParameterError(
+                    f"unknown parameter {name!r}; allowed: {', '.join(self._PARAMS)}"
+                )
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._PARAMS)
+        return f"{type(self).__name__}({args})"
+
+    def _training_options(self) -> dict[str, Any]:
+        momentum = check_nonnegative(self.momentum, "momentum")
+        if not momentum < 1.0:
+            raise ParameterError(f"momentum must satisfy 0 <= momentum < 1, got {momentum!r}")
+        return {
+            "hidden": None if self.hidden is None else check_int(self.hidden, "hidden", minimum=1),
+            "epochs": check_int(self.epochs, "epochs", minimum=1),
+            "learning_rate": check_positive(self.learning_rate, "learning_rate"),
+            "momentum": momentum,
+            "init_range": check_positive(self.init_range, "init_range"),
+            "activation": check_choice(self.activation, "activation", ACTIVATIONS),
+            "input_scaling": check_choice(self.input_scaling, "input_scaling", INPUT_SCALINGS),
+        }
+
+    def _check_fitted(self, attribute: str) -> None:
+        if not hasattr(self, attribute):
+            raise NotFittedError(
+                f"this {type(self).__name__} is not fitted yet; call fit(X) first"
+            )
+
+    def _check_X(self, X: Any) -> np.ndarray:
+        Z = check_array(X, "X", min_rows=0)
+        if Z.shape[1] != self.n_features_in_:
+            raise DataError(
+                f"X has {Z.shape[1]} features (columns), but {type(self).__name__} was "
+                f"fitted with {self.n_features_in_}"
+            )
+        return Z
+
+    n_features_in_: int
+
+    def fit_predict(self, X: Any, y: Any = None) -> np.ndarray:
+        """``fit(X)`` then ``predict(X)``."""
+        return self.fit(X).predict(X)
+
+    def fit(self, X: Any, y: Any = None) -> Any:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class RMPDetector(_AANNEstimator):
+    """Privacy-preserving collaborative anomaly detection with RMP (sections 3-4, 6).
+
+    Parameters
+    ----------
+    alpha : float in (0, 1), default 0.01
+        α of eq. (1): each participant's T_i = T + U(−α, α).
+    r : int in [1, n − 1], default 1
+        n − w, the dimensions RMP drops (r = 1 in Table 1; w < n is enforced).
+    hidden : int >= 1 or None
+        Hidden units of the AANN; default about w / 2 (section 6).
+    epochs : int >= 1, default :data:`DEFAULT_EPOCHS` (300)
+    learning_rate : float > 0, default 0.25
+    momentum : float in [0, 1), default 0.85
+    batch_size : int >= 1, default 30
+        Records per participant: "partitioned horizontally among the participants in
+        batches of 30 records" (section 6). Each batch gets its own T_i.
+    sgd_batch_size : int >= 1, default 128
+        Records per SGD step of the AANN's training (our reconstruction).
+    init_range : float > 0, default 0.1
+        Initial weights and biases U(−init_range, init_range) (section 6).
+    activation : str, default "logistic"
+        Hidden activation (reconstruction; see :mod:`privad.rmp.aann`).
+    input_scaling : {"minmax", "zscore", "none"}, default "minmax"
+        Server-side scaling of the perturbed records (reconstruction; no effect on privacy).
+    shuffle : bool, default True
+        Permute the records before cutting them into participants' batches.
+    beta : float > 0 or None
+        β of eq. (2); default β* ≈ 2.8124.
+    random_state : seed, ``privad.noise.Randomness`` or None
+        T, the partition, every Δ_i and the training draw from it.
+
+    Fitted attributes
+    -----------------
+    ``model_`` (:class:`~privad.rmp.model.RMPModel`), ``T_`` (the public matrix),
+    ``threshold_`` (θ), ``n_features_in_`` (n), ``w_``, ``n_participants_``.
+    """
+
+    _PARAMS = (
+        "alpha", "r", "hidden", "epochs", "learning_rate", "momentum", "batch_size",
+        "sgd_batch_size", "init_range", "activation", "input_scaling", "shuffle", "beta",
+        "random_state",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        alpha: float = 0.01,
+        r: int = 1,
+        hidden: int | None = None,
+        epochs: int = DEFAULT_EPOCHS,
+        learning_rate: float = 0.25,
+        momentum: float = 0.85,
+        batch_size: int = PARTICIPANT_BATCH,
+        sgd_batch_size: int = DEFAULT_BATCH_SIZE,
+        init_range: float = 0.1,
+        activation: str = "logistic",
+        input_scaling: str = "minmax",
+        shuffle: bool = True,
+        beta: float | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.alpha = alpha
+        self.r = r
+        self.hidden = hidden
+        self.epochs = epochs
+        self.learning_rate = learning_rate
+        self.momentum = momentum
+        self.batch_size = batch_size
+        self.sgd_batch_size = sgd_batch_size
+        self.init_range = init_range
+        self.activation = activation
+        self.input_scaling = input_scaling
+        self.shuffle = shuffle
+        self.beta = beta
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any = None, progress: Progress | None = None) -> RMPDetector:
+        """Run the scheme on the rows of ``X`` (m x n, m >= 2, n >= 2); ``y`` is ignored.
+
+        ``progress``, if given, is called as ``progress(epoch, epochs)`` during training.
+        """
+        alpha = check_alpha(self.alpha)
+        options = self._training_options()
+        batch = check_int(self.batch_size, "batch_size", minimum=1)
+        sgd_batch = check_int(self.sgd_batch_size, "sgd_batch_size", minimum=1)
+        if not isinstance(self.shuffle, bool | np.bool_):
+            raise ParameterError(f"shuffle must be True or False, got {self.shuffle!r}")
+        beta = None if self.beta is None else check_positive(self.beta, "beta")
+        data = check_array(X, "X", min_rows=2)
+        n = data.shape[1]
+        if n < 2:
+            raise DataError(
+                f"RMP needs at least 2 features (w = n - r >= 1 with r >= 1), got {n}"
+            )
+        r = check_int(self.r, "r", minimum=1, maximum=n - 1)
+        model = run_scheme(
+            data, alpha, r=r, batch_size=batch, shuffle=bool(self.shuffle),
+            sgd_batch_size=sgd_batch, beta=beta, rng=self.random_state, progress=progress,
+            **options,
+        )
+        self.model_ = model
+        self.T_ = model.T
+        self.threshold_ = model.threshold
+        self.n_features_in_ = n
+        self.w_ = model.w
+        self.n_participants_ = -(-data.shape[0] // batch)
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Reconstruction error of each row (section 4), as an end-user computes it with
+        the public T; larger is more anomalous."""
+        self._check_fitted("model_")
+        return EndUser(self.model_).decision_function(self._check_X(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """0/1 per row, 1 = anomaly (reconstruction error > θ = μ + 3σ)."""
+        self._check_fitted("model_")
+        return EndUser(self.model_).predict(self._check_X(X))
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """What the fitted scheme promises (:func:`privad.rmp.perturbation.guarantee`)."""
+        self._check_fitted("model_")
+        return guarantee(check_alpha(self.alpha), self.w_, self.n_features_in_)
+
+    @property
+    def model(self) -> RMPModel:
+        """The trained model M (``model_``)."""
+        self._check_fitted("model_")
+        return self.model_
+
+
+class AANNDetector(_AANNEstimator):
+    """The non-private baseline: the same AANN on the raw records ("Raw", Table 1).
+
+    Parameters are those of :class:`RMPDetector` that concern the AANN: ``hidden`` (default
+    about n / 2), ``epochs``, ``learning_rate``, ``momentum``, ``sgd_batch_size``,
+    ``init_range``, ``activation``, ``input_scaling``, ``random_state``.
+
+    Fitted attributes: ``aann_`` (:class:`~privad.rmp.aann.AANN`), ``threshold_``,
+    ``n_features_in_``.
+    """
+
+    _PARAMS = (
+        "hidden", "epochs", "learning_rate", "momentum", "sgd_batch_size", "init_range",
+        "activation", "input_scaling", "random_state",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        hidden: int | None = None,
+        epochs: int = DEFAULT_EPOCHS,
+        learning_rate: float = 0.25,
+        momentum: float = 0.85,
+        sgd_batch_size: int = DEFAULT_BATCH_SIZE,
+        init_range: float = 0.1,
+        activation: str = "logistic",
+        input_scaling: str = "minmax",
+        random_state: Any = None,
+    ) -> None:
+        self.hidden = hidden
+        self.epochs = epochs
+        self.learning_rate = learning_rate
+        self.momentum = momentum
+        self.sgd_batch_size = sgd_batch_size
+        self.init_range = init_range
+        self.activation = activation
+        self.input_scaling = input_scaling
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any = None, progress: Progress | None = None) -> AANNDetector:
+        """Train the AANN on the rows of ``X`` (m x n, m >= 2); ``y`` is ignored."""
+        options = self._training_options()
+        sgd_batch = check_int(self.sgd_batch_size, "sgd_batch_size", minimum=1)
+        data = check_array(X, "X", min_rows=2)
+        aann: AANN = train_aann(
+            data, batch_size=sgd_batch, rng=self.random_state, progress=progress, **options
+        )
+        self.aann_ = aann
+        self.threshold_ = threshold(aann.errors(data))
+        self.n_features_in_ = data.shape[1]
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Reconstruction error of each row; larger is more anomalous."""
+        self._check_fitted("aann_")
+        return self.aann_.errors(self._check_X(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """0/1 per row, 1 = anomaly (reconstruction error > θ = μ + 3σ)."""
+        return (self.decision_function(X) > self.threshold_).astype(np.int64)

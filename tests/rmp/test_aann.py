@@ -1,0 +1,138 @@
+"""The AANN of section 6 and the threshold θ = μ + 3σ of section 4."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from privad.errors import DataError, ParameterError
+from privad.noise import Randomness
+from privad.rmp.aann import AANN, default_hidden, threshold, train_aann
+
+
+def _records(m=120, n=6, seed=0):
+    rng = Randomness(seed)
+    latent = rng.uniform(0, 1, (m, 2))
+    mix = rng.uniform(0, 1, (2, n))
+    return latent @ mix / 2 + rng.normal(0, 0.01, (m, n))
+
+
+def test_threshold_is_mean_plus_three_population_sigmas():
+    errors = [1.0, 2.0, 3.0, 4.0]
+    assert threshold(errors) == pytest.approx(2.5 + 3 * math.sqrt(1.25))
+    assert threshold([5.0]) == 5.0
+
+
+@pytest.mark.parametrize("bad", [[], [1.0, np.nan], [[1.0, 2.0]]])
+def test_threshold_rejects_bad_errors(bad):
+    with pytest.raises(DataError):
+        threshold(bad)
+
+
+def test_initial_weights_and_biases_are_uniform_in_init_range():
+    # A vanishing learning rate leaves the weights where the initialisation put them.
+    X = _records()
+    for init_range in (0.1, 0.5):
+        net = train_aann(X, epochs=1, learning_rate=1e-12, init_range=init_range, rng=1)
+        params = np.concatenate([a.ravel() for a in (*net.coefs, *net.intercepts)])
+        assert np.all(np.abs(params) <= init_range)
+        # not scikit-learn's Glorot bound sqrt(2 / (6 + 3)) ≈ 0.47: the spread is ours
+        assert np.abs(params).max() > 0.8 * init_range
+        assert np.all(np.abs(net.intercepts[0]) > 0) and np.all(np.abs(net.intercepts[1]) > 0)
+
+
+def test_shapes_and_default_hidden():
+    X = _records(n=7)
+    net = train_aann(X, epochs=2, rng=0)
+    assert net.hidden == default_hidden(7) == 4
+    assert net.coefs[0].shape == (7, 4) and net.coefs[1].shape == (4, 7)
+    assert net.reconstruct(X).shape == X.shape
+    errors = net.errors(X)
+    assert errors.shape == (X.shape[0],) and np.all(errors >= 0)
+    assert default_hidden(1) == 1 and default_hidden(128) == 64
+
+
+def test_training_reduces_the_reconstruction_error():
+    X = _records()
+    before = train_aann(X, epochs=1, learning_rate=1e-12, rng=2).errors(X).mean()
+    after = train_aann(X, epochs=60, rng=2).errors(X).mean()
+    assert after < 0.25 * before
+
+
+def test_same_seed_same_network_other_seed_other_network():
+    X = _records()
+    a, b, c = (train_aann(X, epochs=5, rng=s) for s in (3, 3, 4))
+    assert all(np.array_equal(x, y) for x, y in zip(a.coefs, b.coefs, strict=True))
+    assert not np.array_equal(a.coefs[0], c.coefs[0])
+
+
+def test_progress_is_called_once_per_epoch():
+    calls = []
+    train_aann(_records(), epochs=4, rng=0, progress=lambda e, n: calls.append((e, n)))
+    assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+@pytest.mark.parametrize("scaling", ["minmax", "zscore", "none"])
+def test_input_scalings(scaling):
+    X = _records() * 10 + 3
+    net = train_aann(X, epochs=3, input_scaling=scaling, rng=0)
+    assert net.input_scaling == scaling
+    S = net.scale_inputs(X)
+    if scaling == "minmax":
+        assert S.min() == pytest.approx(0) and S.max() == pytest.approx(1)
+    elif scaling == "zscore":
+        assert np.allclose(S.mean(axis=0), 0) and np.allclose(S.std(axis=0), 1)
+    else:
+        assert np.array_equal(S, X)
+
+
+def test_divergence_is_a_clear_error():
+    X = _records() * 1e4
+    with pytest.raises(DataError, match="diverged"):
+        train_aann(X, epochs=20, input_scaling="none", learning_rate=5.0, batch_size=1, rng=0)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"epochs": 0}, {"hidden": 0}, {"momentum": 1.0}, {"learning_rate": 0.0},
+        {"init_range": -0.1}, {"batch_size": 0}, {"activation": "softmax"},
+        {"input_scaling": "robust"}, {"progress": 3},
+    ],
+)  # fmt: skip
+def test_bad_parameters(kwargs):
+    with pytest.raises(ParameterError):
+        train_aann(_records(), **kwargs)
+
+
+def test_bad_data():
+    with pytest.raises(DataError):
+        train_aann(np.ones((1, 3)))
+    with pytest.raises(DataError):
+        train_aann(np.array([[1.0, np.inf], [0.0, 1.0]]))
+    net = train_aann(_records(), epochs=1, rng=0)
+    with pytest.raises(DataError, match="6 columns"):
+        net.errors(np.ones((2, 5)))
+
+
+def test_aann_validates_its_arrays():
+    w1, w2 = np.zeros((3, 2)), np.zeros((2, 3))
+    b1, b2 = np.zeros(2), np.zeros(3)
+    ok = {"coefs": (w1, w2), "intercepts": (b1, b2), "activation": "logistic",
+          "input_offset": np.zeros(3), "input_scale": np.ones(3)}  # fmt: skip
+    net = AANN(**ok)
+    with pytest.raises(ValueError):
+        net.coefs[0][0, 0] = 1.0  # read-only
+    for change in (
+        {"coefs": (w1, np.zeros((3, 3)))},
+        {"intercepts": (b1, np.zeros(2))},
+        {"input_scale": np.zeros(3)},
+        {"input_offset": np.full(3, np.nan)},
+        {"coefs": (w1,)},
+    ):
+        with pytest.raises(DataError):
+            AANN(**{**ok, **change})
+    with pytest.raises(ParameterError):
+        AANN(**{**ok, "activation": "exp"})
