@@ -11,7 +11,13 @@ count B_x(i, r) = sum of x_j over records j with d(i, j) <= r, the record itself
 * :func:`multiplicities`: x_i.
 * :func:`kth_neighbour_distance`: the distance to the k-th nearest record (the record itself
   is the first), with ``kth <= r  <=>  B_x(i, r) >= k`` exactly.
+* :func:`ball_counts_dask`, :func:`multiplicities_dask` (:mod:`privad.geometry.distributed`):
+  the same numbers for data held as Dask arrays or DataFrames, as lazy Dask arrays; also
+  reached through ``ball_counts(..., engine="dask")``, ``multiplicities(..., engine="dask")``
+  and by passing a Dask collection. Dask is imported only when they are first used.
 """
+
+from typing import Any
 
 from privad.geometry.balls import ENGINES, BallProblem, ball_counts
 from privad.geometry.multiplicity import multiplicities
@@ -23,6 +29,19 @@ __all__ = [
     "METRICS",
     "BallProblem",
     "ball_counts",
+    "ball_counts_dask",
     "kth_neighbour_distance",
     "multiplicities",
+    "multiplicities_dask",
 ]
+
+_DISTRIBUTED = ("ball_counts_dask", "multiplicities_dask", "plan_ball_counts")
+
+
+def __getattr__(name: str) -> Any:
+    """The Dask engine's functions, imported on first use (Dask is slow to import)."""
+    if name in _DISTRIBUTED:
+        from privad.geometry import distributed
+
+        return getattr(distributed, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

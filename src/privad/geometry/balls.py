@@ -5,17 +5,23 @@ An *engine* is a function ``(problem: BallProblem) -> np.ndarray[int64]`` regist
 :class:`BallProblem` (with the canonical threshold already computed) and hands it to the
 engine, so every engine sees the same validated arrays and the same ``thr``; an engine only
 has to decide ``v(a, b) <= thr`` with the arithmetic of :mod:`privad.geometry.predicate` and
-apply the cap. A new engine (e.g. Dask) is one more entry in :data:`ENGINES`.
+apply the cap. A new engine is one more entry in :data:`ENGINES`.
+
+The ``"dask"`` engine (:mod:`privad.geometry.distributed`) is such an entry for in-memory
+arrays; data or queries held as Dask collections are routed to it before validation, so
+they are validated partition by partition and never brought to one machine.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from privad.errors import ParameterError
 from privad.geometry import dualtree, reference
 from privad.geometry.predicate import METRICS, check_span, threshold
 from privad.validation import (
@@ -53,12 +59,36 @@ def _scipy_engine(p: BallProblem) -> np.ndarray:
     return reference.count(p.data, p.queries, p.r, p.thr, p.metric, p.cap)
 
 
+def _dask_engine(p: BallProblem) -> np.ndarray:
+    from privad.geometry.distributed import ball_counts_dask  # imports Dask only when used
+
+    return ball_counts_dask(p.data, p.r, queries=p.queries, metric=p.metric, cap=p.cap).compute()
+
+
 #: Registered engines by name; ``"auto"`` picks :data:`AUTO_ENGINE`.
 ENGINES: dict[str, Callable[[BallProblem], np.ndarray]] = {
     "numba": _numba_engine,
     "scipy": _scipy_engine,
+    "dask": _dask_engine,
 }
 AUTO_ENGINE = "numba"
+DISTRIBUTED_ENGINE = "dask"
+
+
+def is_distributed(*inputs: Any) -> bool:
+    """Whether any input is a Dask collection (without importing Dask if it is not loaded)."""
+    mod = sys.modules.get("dask")
+    return mod is not None and any(mod.is_dask_collection(x) for x in inputs)
+
+
+def check_distributed_engine(engine: str) -> None:
+    """Dask inputs go to the ``"dask"`` engine; refuse an explicit in-memory engine for them."""
+    check_choice(engine, "engine", ("auto", *ENGINES))
+    if engine not in ("auto", DISTRIBUTED_ENGINE):
+        raise ParameterError(
+            f"engine {engine!r} needs in-memory arrays; data held as a Dask collection needs "
+            f"engine 'dask' or 'auto'"
+        )
 
 
 def ball_counts(
@@ -95,8 +125,12 @@ def ball_counts(
         reported as ``cap`` (the result is ``min(true count, cap)``). Lets the engine skip
         work for points whose count is known to reach it.
     engine:
-        ``"auto"`` (currently ``"numba"``), ``"numba"`` (compiled dual tree) or ``"scipy"``
-        (cKDTree reference, re-deciding pairs near ``r`` with the canonical predicate).
+        ``"auto"`` (currently ``"numba"``; ``"dask"`` for Dask collections), ``"numba"``
+        (compiled dual tree), ``"scipy"`` (cKDTree reference, re-deciding pairs near ``r``
+        with the canonical predicate) or ``"dask"`` (:mod:`privad.geometry.distributed`:
+        spatially partitioned, computed with the current Dask scheduler or
+        ``distributed`` client). ``data`` and ``queries`` may be Dask arrays or DataFrames
+        (for example Parquet partitions) with ``"auto"`` or ``"dask"``.
 
     Returns
     -------
@@ -108,8 +142,15 @@ def ball_counts(
     privad.errors.PrivadError
         ``DataError`` for malformed arrays (not 2-D, empty data, NaN/inf, column mismatch,
         coordinates spanning more than float64 distances can hold); ``ParameterError`` for
-        ``r``, ``cap``, ``metric`` or ``engine``.
+        ``r``, ``cap``, ``metric`` or ``engine`` (also for an in-memory engine asked to
+        count a Dask collection).
     """
+    if is_distributed(data, queries):
+        check_distributed_engine(engine)
+        from privad.geometry.distributed import ball_counts_dask
+
+        lazy = ball_counts_dask(data, r, queries=queries, metric=metric, cap=cap)
+        return np.asarray(lazy.compute(), dtype=np.int64)
     X = check_array(data, "data")
     Q = check_queries(queries, X)
     r = check_nonnegative(r, "r")

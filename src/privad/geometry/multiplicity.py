@@ -10,10 +10,16 @@ from typing import Any
 
 import numpy as np
 
-from privad.validation import check_array, check_queries
+from privad.geometry.balls import (
+    DISTRIBUTED_ENGINE,
+    ENGINES,
+    check_distributed_engine,
+    is_distributed,
+)
+from privad.validation import check_array, check_choice, check_queries
 
 
-def multiplicities(data: Any, *, queries: Any = None) -> np.ndarray:
+def multiplicities(data: Any, *, queries: Any = None, engine: str = "auto") -> np.ndarray:
     """How many records of ``data`` are exactly equal to each query (default: each record).
 
     Two records are equal when all their coordinates are equal as float64 numbers
@@ -25,6 +31,10 @@ def multiplicities(data: Any, *, queries: Any = None) -> np.ndarray:
         (n, d) array of finite numbers, n >= 1.
     queries:
         Optional (m, d) array of finite numbers (m may be 0).
+    engine:
+        Any engine name of :func:`privad.geometry.ball_counts`. ``"dask"`` (and ``"auto"``
+        for Dask collections, which may be given as ``data`` or ``queries``) counts with
+        :func:`privad.geometry.distributed.multiplicities_dask`; the others count in memory.
 
     Returns
     -------
@@ -35,7 +45,18 @@ def multiplicities(data: Any, *, queries: Any = None) -> np.ndarray:
     ------
     privad.errors.DataError
         Malformed arrays or different numbers of columns.
+    privad.errors.ParameterError
+        An unknown ``engine``.
     """
+    if is_distributed(data, queries):
+        check_distributed_engine(engine)
+    else:
+        check_choice(engine, "engine", ("auto", *ENGINES))
+    if engine == DISTRIBUTED_ENGINE or is_distributed(data, queries):
+        from privad.geometry.distributed import multiplicities_dask
+
+        lazy = multiplicities_dask(data, queries=queries)
+        return np.asarray(lazy.compute(), dtype=np.int64)
     X = check_array(data, "data")
     Q = check_queries(queries, X)
     rows = X if Q is None else np.concatenate([X, Q], axis=0)

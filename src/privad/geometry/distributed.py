@@ -1,0 +1,760 @@
+"""The ``"dask"`` engine: exact ball counts and multiplicities for data held as Dask collections.
+
+The data (and the query records) may be a :class:`dask.array.Array` chunked by rows, a
+:class:`dask.dataframe.DataFrame` of numeric columns (for example a folder of Parquet
+partitions) or an in-memory array, which is split into row partitions. Results are
+identical, bit for bit, to the single-machine engines: every count is decided by the
+canonical predicate of :mod:`privad.geometry.predicate`, with the compiled dual tree of
+:mod:`privad.geometry.dualtree` doing the counting inside each task.
+
+Design (details and the communication cost in ``docs/distributed.md``, "The Dask engine:
+design"):
+
+1. **Summary pass** (eager, small output). One task per partition converts it to float64
+   and returns its length, its number of non-finite values, per-feature min/max and an
+   evenly spaced sample of at most a few thousand rows. The driver raises the same
+   ``DataError`` messages as the single-machine engine from these summaries (no partition
+   is ever brought to the driver), checks the float64 span, and plans.
+2. **Plan** (driver, sample only; :mod:`privad.geometry.cells`). A k-d tree over the
+   sample cuts space into ``K`` cells of about equal weight, each split placed where the
+   fewest records lie within ``r`` of it. Cell j is *relevant* to cell k when the exact
+   lower bound of the canonical pair values between their region boxes is ``<= thr``; no
+   pair within ``r`` joins irrelevant cells. A cell estimated to hold more than
+   ``2 n / K`` rows (many equal records) is cut into blocks by record number.
+3. **Counting pass** (lazy, returned as a Dask array). Every partition routes each of its
+   rows to its block (one shuffle). For every query block, each data block of each relevant
+   cell is filtered against the tight bounding box of the query block with the exact
+   point-box bounds of the predicate: rows that cannot be within ``r`` of any query are
+   dropped, rows within ``r`` of every query are only counted (an integer travels, not the
+   row), and the rest (the halo) is shipped. Data blocks are packed into groups of about
+   ``2 n / K`` rows; each (query block, group) task counts with the dual tree, and the
+   partial counts of a query block are summed (and capped). Counts travel back as int64
+   and are put in record order per query partition.
+
+So a task holds one query block and one group of data blocks: about ``4 n / K`` rows,
+never the whole dataset unless ``K`` is tiny. A radius larger than the data span makes
+every cell relevant to every other: the scheme becomes the block-pair scheme (every block
+against every group) without needing more memory per task, and the point-box filter
+reduces what travels to integers.
+
+The engine does not start clusters: it computes with the current Dask scheduler (the
+``distributed`` client if one is active, otherwise Dask's default).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from operator import getitem
+from typing import Any, NamedTuple
+
+import dask
+import dask.array as da
+import dask.system
+import dask.threaded
+import numba
+import numpy as np
+from dask.base import get_scheduler, tokenize
+from dask.delayed import Delayed, delayed
+from dask.highlevelgraph import HighLevelGraph
+
+from privad.errors import DataError
+from privad.geometry import dualtree
+from privad.geometry.cells import (
+    Layout,
+    Task,
+    TopTree,
+    build_top_tree,
+    near_estimates,
+    plan_tasks,
+    point_box_bounds,
+    relevance,
+)
+from privad.geometry.predicate import METRICS, check_span, threshold
+from privad.validation import check_array, check_choice, check_int, check_nonnegative
+
+__all__ = [
+    "BallCountPlan",
+    "ball_counts_dask",
+    "is_dask_collection",
+    "multiplicities_dask",
+    "plan_ball_counts",
+]
+
+#: Rows per partition when an in-memory array is split without ``partitions``.
+DEFAULT_PARTITION_ROWS = 1 << 18
+#: Sample rows per partition at most (the summary pass); partitions with fewer rows are
+#: summarised exactly.
+SAMPLE_ROWS = 2048
+#: Sample values over all partitions and features at most (bounds the driver's memory).
+SAMPLE_BUDGET = 1 << 22
+#: A block (and a group of data blocks) is cut at about this many times the average cell.
+BLOCK_FACTOR = 2.0
+#: Sample rows the plan uses at most (more when there are many cells: 64 per cell).
+PLAN_SAMPLE = 1 << 16
+
+
+# --------------------------------------------------------------------------------------
+# Inputs: Dask arrays, Dask DataFrames, in-memory arrays
+# --------------------------------------------------------------------------------------
+
+
+def is_dask_collection(x: Any) -> bool:
+    """Whether ``x`` is a Dask collection (array, DataFrame, Series, bag, delayed)."""
+    return dask.is_dask_collection(x)
+
+
+@dataclass(frozen=True)
+class _Source:
+    """One input (data or queries) as a sequence of row partitions in record order."""
+
+    name: str
+    parts: tuple[Any, ...]  # Delayed objects computing to 2-D blocks (or in-memory arrays)
+    ncols: int | None  # known number of columns, if any
+
+
+class _Summary(NamedTuple):
+    """What the summary pass returns for one partition (small)."""
+
+    error: str | None  # conversion error message, if the block is not numeric
+    shape: tuple[int, ...]
+    bad: int  # number of NaN/inf values
+    lo: np.ndarray | None  # per-feature min (None when empty or not finite)
+    hi: np.ndarray | None
+    sample: np.ndarray | None  # (s, d) systematic sample of rows
+    weight: float  # rows represented by each sample row
+
+
+def _to_float(block: Any) -> np.ndarray:
+    """A block (ndarray, pandas DataFrame/Series) as a C-contiguous float64 array."""
+    to_numpy = getattr(block, "to_numpy", None)
+    if to_numpy is not None and not isinstance(block, np.ndarray):
+        arr = to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        arr = np.asarray(block, dtype=np.float64)
+    return np.ascontiguousarray(arr)
+
+
+def _summarise(block: Any, sample_rows: int) -> _Summary:
+    try:
+        arr = _to_float(block)
+    except (TypeError, ValueError) as exc:
+        return _Summary(str(exc), (), 0, None, None, None, 0.0)
+    finite = np.isfinite(arr)
+    bad = int(arr.size - np.count_nonzero(finite))
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0 or bad:
+        return _Summary(None, arr.shape, bad, None, None, None, 0.0)
+    n = arr.shape[0]
+    s = min(n, sample_rows)
+    idx = ((np.arange(s) + 0.5) * (n / s)).astype(np.int64)
+    return _Summary(None, arr.shape, 0, arr.min(axis=0), arr.max(axis=0), arr[idx].copy(), n / s)
+
+
+def _source(x: Any, name: str, partitions: int | None, min_rows: int) -> _Source:
+    """Normalise an input; in-memory arrays are validated here, Dask ones in the summary pass."""
+    if not is_dask_collection(x):
+        arr = np.ascontiguousarray(check_array(x, name, min_rows=min_rows))
+        k = partitions or max(1, math.ceil(arr.shape[0] / DEFAULT_PARTITION_ROWS))
+        chunks = np.array_split(arr, min(k, max(arr.shape[0], 1)))
+        return _Source(name, tuple(_scatter(chunks)), arr.shape[1])
+    import dask.dataframe as dd
+
+    if isinstance(x, da.Array):
+        if x.ndim != 2:
+            shape = x.shape
+            if any(math.isnan(s) for s in shape):
+                shape = x.compute_chunk_sizes().shape
+            hint = " (reshape a single feature with X.reshape(-1, 1))" if x.ndim == 1 else ""
+            raise DataError(f"{name} must be a 2-D array, got shape {shape}{hint}")
+        if x.numblocks[1] > 1:
+            x = x.rechunk({1: -1})
+        ncols = None if math.isnan(x.shape[1]) else int(x.shape[1])
+        # not optimised: an optimised graph of a persisted array drops its futures
+        return _Source(name, tuple(x.to_delayed(optimize_graph=False).ravel()), ncols)
+    if isinstance(x, dd.DataFrame):
+        return _Source(name, tuple(x.to_delayed()), len(x.columns))
+    if isinstance(x, dd.Series):
+        n = int(x.shape[0].compute())
+        raise DataError(
+            f"{name} must be a 2-D array, got shape ({n},) "
+            f"(reshape a single feature with X.reshape(-1, 1))"
+        )
+    raise DataError(
+        f"{name} must be an array, a Dask array or a Dask DataFrame, got {type(x).__name__}"
+    )
+
+
+def _scatter(chunks: list[np.ndarray]) -> list[Any]:
+    """In-memory chunks as graph inputs: scattered to the workers when the scheduler in use
+    is a ``distributed`` client (so the graph stays small), else embedded in the graph."""
+    client = getattr(get_scheduler(), "__self__", None)
+    if client is None or not hasattr(client, "scatter"):
+        return [delayed(c, traverse=False) for c in chunks]
+    return [delayed(f) for f in client.scatter(chunks, hash=False)]
+
+
+def _sample_rows(n_parts: int, ncols: int | None) -> int:
+    budget = SAMPLE_BUDGET // max(1, n_parts * (ncols or 1))
+    return int(min(SAMPLE_ROWS, max(64, budget)))
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """A validated input: its partitions, their lengths and the merged sample."""
+
+    source: _Source
+    lengths: np.ndarray  # (P,) int64
+    ncols: int
+    lo: np.ndarray | None  # per-feature min over all rows (None if no rows)
+    hi: np.ndarray | None
+    sample: np.ndarray  # (s, d) sample rows over all partitions
+    weights: np.ndarray  # (s,) rows each sample row stands for
+
+    @property
+    def n(self) -> int:
+        return int(self.lengths.sum())
+
+
+def _check(source: _Source, summaries: Sequence[_Summary], min_rows: int) -> _Checked:
+    """Raise the single-machine engine's ``DataError`` for what the summaries show."""
+    name = source.name
+    for s in summaries:  # the first conversion error in record order, as np.asarray's
+        if s.error is not None:
+            raise DataError(f"{name} must be numeric, could not convert: {s.error}")
+    ndims = {len(s.shape) for s in summaries}
+    n = sum(s.shape[0] for s in summaries if s.shape)
+    tail = next((s.shape[1:] for s in summaries), ())
+    if ndims != {2}:
+        shape = (n, *tail)
+        hint = " (reshape a single feature with X.reshape(-1, 1))" if len(shape) == 1 else ""
+        raise DataError(f"{name} must be a 2-D array, got shape {shape}{hint}")
+    cols = {s.shape[1] for s in summaries}
+    if len(cols) > 1:
+        raise DataError(f"{name} partitions have different numbers of columns: {sorted(cols)}")
+    d = cols.pop()
+    if n < min_rows:
+        raise DataError(f"{name} must have at least {min_rows} row(s), got {n}")
+    if d < 1:
+        raise DataError(f"{name} must have at least one column, got shape {(n, d)}")
+    bad = sum(s.bad for s in summaries)
+    if bad:
+        raise DataError(
+            f"{name} contains {bad} NaN or infinite value(s); only finite values are allowed"
+        )
+    full = [s for s in summaries if s.sample is not None]
+    lo = np.min([s.lo for s in full], axis=0) if full else None
+    hi = np.max([s.hi for s in full], axis=0) if full else None
+    if full:
+        sample = np.concatenate([s.sample for s in full])
+        weights = np.concatenate([np.full(s.sample.shape[0], s.weight) for s in full])
+    else:
+        sample, weights = np.zeros((0, d)), np.zeros(0)
+    lengths = np.array([s.shape[0] for s in summaries], dtype=np.int64)
+    return _Checked(source, lengths, d, lo, hi, sample, weights)
+
+
+def _check_inputs(data: _Source, queries: _Source | None) -> tuple[_Checked, _Checked | None]:
+    """Run the summary pass over data (and queries) and validate from its results."""
+    sources = [data] if queries is None else [data, queries]
+    tasks = [
+        [delayed(_summarise, pure=True)(p, _sample_rows(len(s.parts), s.ncols)) for p in s.parts]
+        for s in sources
+    ]
+    results = dask.compute(*tasks)
+    X = _check(data, results[0], min_rows=1)
+    if queries is None:
+        return X, None
+    Q = _check(queries, results[1], min_rows=0)
+    if Q.ncols != X.ncols:
+        raise DataError(
+            f"queries must have the same number of columns as data ({X.ncols}), got {Q.ncols}"
+        )
+    return X, Q
+
+
+def _check_partitions(partitions: Any) -> int | None:
+    return None if partitions is None else check_int(partitions, "partitions", minimum=1)
+
+
+# --------------------------------------------------------------------------------------
+# The plan
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class BallCountPlan:
+    """How the Dask engine will count: cells, blocks and counting tasks (see the module doc).
+
+    Built by :func:`plan_ball_counts` after the summary pass; :meth:`counts` returns the
+    lazy counts and :meth:`task_rows` the rows every counting task actually receives (a
+    diagnostic: it runs the routing and filtering but not the counting).
+    """
+
+    data: _Checked
+    queries: _Checked | None
+    r: float
+    thr: float
+    metric: str
+    cap: int | None
+    tree: TopTree
+    data_layout: Layout
+    query_layout: Layout
+    tasks: tuple[Task, ...]
+
+    @property
+    def n_cells(self) -> int:
+        """Number of cells the records are partitioned into."""
+        return self.tree.n_cells
+
+    def cells_of(self, X: Any) -> np.ndarray:
+        """The cell of each row of an in-memory array (a diagnostic)."""
+        return self.tree.cells_of(np.asarray(X, dtype=np.float64))
+
+    @property
+    def max_estimated_rows(self) -> float:
+        """The largest number of rows a counting task is expected to receive."""
+        return max((t.estimated_rows for t in self.tasks), default=0.0)
+
+    def counts(self) -> da.Array:
+        """The ball counts as a lazy int64 Dask array, chunked like the query records."""
+        if self.queries is not None and self.queries.n == 0:
+            chunks = (tuple(int(n) for n in self.queries.lengths),)
+            return da.zeros((0,), chunks=chunks, dtype=np.int64)
+        return _build(self, _count_task)
+
+    def task_rows(self) -> np.ndarray:
+        """(tasks, 2) int64: per counting task, its query rows and the data rows shipped to
+        it after filtering (computes the routing and filtering, not the counts)."""
+        out = _build(self, _count_rows, assemble=False).compute()
+        return np.array(out, dtype=np.int64).reshape(-1, 2)
+
+
+def _plan_sample(c: _Checked, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``limit`` rows of a sample (evenly spaced), reweighted to the same total."""
+    s = c.sample.shape[0]
+    if s <= limit:
+        return c.sample, c.weights
+    idx = ((np.arange(limit) + 0.5) * (s / limit)).astype(np.int64)
+    w = c.weights[idx]
+    return c.sample[idx], w * (c.weights.sum() / w.sum())
+
+
+def _plan(X: _Checked, Q: _Checked | None, r: float, metric: str, cap: int | None,
+          k_req: int) -> BallCountPlan:  # fmt: skip
+    thr = threshold(r, metric)
+    limit = max(PLAN_SAMPLE, 64 * k_req)
+    xs, xw = _plan_sample(X, limit)
+    if Q is None:
+        qs, qw = xs, xw
+        tree = build_top_tree(xs, xw, k_req, r)
+    else:
+        qs, qw = _plan_sample(Q, limit)
+        tree = build_top_tree(np.concatenate([xs, qs]), np.concatenate([xw, qw]), k_req, r)
+    rel = relevance(tree, thr, metric)
+    near = near_estimates(tree, xs, xw, thr, metric, rel)
+    data_limit = max(1.0, BLOCK_FACTOR * X.n / k_req)
+    dl = Layout.sized(tree, np.diag(near), data_limit)
+    if Q is None:
+        ql, q_rows = dl, np.diag(near)
+    else:
+        cells = tree.cells_of(qs)
+        q_rows = np.bincount(cells, weights=qw, minlength=tree.n_cells)
+        ql = Layout.sized(tree, q_rows, max(1.0, BLOCK_FACTOR * Q.n / k_req))
+    tasks = plan_tasks(dl, ql, near, q_rows, rel, data_limit, Q is None)
+    return BallCountPlan(X, Q, r, thr, metric, cap, tree, dl, ql, tuple(tasks))
+
+
+# --------------------------------------------------------------------------------------
+# Task functions (run on the workers)
+# --------------------------------------------------------------------------------------
+
+
+def _concurrency() -> int | None:
+    """How many tasks this process may run at once, or ``None`` to leave Numba alone.
+
+    In ``distributed`` workers: the threads of all workers in this process (several with
+    ``processes=False``); under Dask's local threaded scheduler: its pool size; under the
+    synchronous scheduler (tasks run one at a time): ``None``.
+    """
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+    except (ImportError, ValueError):
+        worker = None
+    if worker is not None:
+        try:
+            from distributed.worker import Worker
+
+            running = [w for w in list(Worker._instances) if w.status.name == "running"]
+            return max(1, sum(int(w.state.nthreads) for w in running))
+        except (AttributeError, TypeError):  # a future version without these internals
+            return int(worker.state.nthreads)
+    scheduler = get_scheduler()
+    if scheduler is None or scheduler is dask.threaded.get:
+        return int(dask.config.get("num_workers", None) or dask.system.CPU_COUNT)
+    return None
+
+
+@contextmanager
+def _numba_threads(n_tasks: int) -> Iterator[None]:
+    """Give each of the counting tasks that can run at once a share of the cores.
+
+    Numba's thread count is per calling thread; tasks running side by side would otherwise
+    each start a thread team as large as the machine.
+    """
+    concurrent = _concurrency()
+    if concurrent is None:
+        yield
+        return
+    old = numba.get_num_threads()
+    share = numba.config.NUMBA_NUM_THREADS // max(1, min(concurrent, n_tasks))
+    numba.set_num_threads(max(1, min(old, share)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+def _route(block: Any, layout: Layout, offset: int) -> tuple:
+    """Block labels of a partition's rows, and its rows split by block (record order kept)."""
+    arr = _to_float(block)
+    labels = layout.labels(arr, offset)
+    order = np.argsort(labels, kind="stable")
+    sizes = np.bincount(labels, minlength=layout.n_blocks)
+    pieces = np.split(arr[order], np.cumsum(sizes)[:-1])
+    return (labels.astype(np.int32 if layout.n_blocks < 2**31 else np.int64), *pieces)
+
+
+def _box(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Tight bounding box of a block of rows (``None`` for no rows)."""
+    if rows.shape[0] == 0:
+        return None
+    return rows.min(axis=0), rows.max(axis=0)
+
+
+def _gather(pieces: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """A block's rows from every partition, in partition order, and the piece sizes."""
+    sizes = np.array([p.shape[0] for p in pieces], dtype=np.int64)
+    return np.ascontiguousarray(np.concatenate(pieces)), sizes
+
+
+def _filter(rows: np.ndarray, box: tuple[np.ndarray, np.ndarray] | None, thr: float,
+            metric: str) -> tuple[np.ndarray, int]:  # fmt: skip
+    """The rows that may be within ``r`` of some query of the box, and how many rows are
+    within ``r`` of all of them (those are counted, not shipped)."""
+    if box is None or rows.shape[0] == 0:
+        return rows[:0], 0
+    mn, mx = point_box_bounds(rows, box[0], box[1], metric)
+    everywhere = mx <= thr
+    keep = (mn <= thr) & ~everywhere
+    return np.ascontiguousarray(rows[keep]), int(np.count_nonzero(everywhere))
+
+
+def _count_task(q: np.ndarray, identity: bool, thr: float, metric: str, cap: int | None,
+                filtered: list[tuple[np.ndarray, int]], n_tasks: int) -> np.ndarray:  # fmt: skip
+    """Partial ball counts of a query block against one group of (filtered) data blocks
+    (``n_tasks``: how many counting tasks the graph has)."""
+    nq = q.shape[0]
+    if nq == 0:
+        return np.zeros(0, np.int64)
+    rows = [f[0] for f in filtered if f[0].shape[0] > 0]
+    counts = np.full(nq, sum(f[1] for f in filtered), dtype=np.int64)
+    with _numba_threads(n_tasks):
+        if identity:  # the block against itself, each pair once (cheaper than with the halo)
+            counts += dualtree.count_self(q, thr, metric, cap)
+        if rows:
+            data = np.ascontiguousarray(np.concatenate(rows))
+            counts += dualtree.count_queries(data, q, thr, metric, cap)
+    return counts
+
+
+def _count_rows(q: np.ndarray, identity: bool, thr: float, metric: str, cap: int | None,
+                filtered: list[tuple[np.ndarray, int]], n_tasks: int
+                ) -> tuple[int, int]:  # fmt: skip
+    """Diagnostic stand-in for :func:`_count_task`: its query rows and the data rows
+    shipped to it (in a task that counts a block against itself, the query rows are data
+    rows too and are not counted again)."""
+    return q.shape[0], sum(f[0].shape[0] for f in filtered)
+
+
+def _finish(sizes: np.ndarray, cap: int | None, partials: list[np.ndarray]) -> list:
+    """Sum a query block's partial counts, apply the cap, split them by source partition."""
+    total = np.sum(partials, axis=0, dtype=np.int64)
+    if cap is not None:
+        np.minimum(total, cap, out=total)
+    return np.split(total, np.cumsum(sizes)[:-1])
+
+
+def _unroute(labels: np.ndarray, pieces: list[np.ndarray]) -> np.ndarray:
+    """A partition's counts in record order from its pieces of every block."""
+    out = np.empty(labels.shape[0], np.int64)
+    out[np.argsort(labels, kind="stable")] = np.concatenate(pieces)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# The counting graph (one layer of plain tasks: Delayed calls would cost O(tasks^2))
+# --------------------------------------------------------------------------------------
+
+
+def _routed(dsk: dict, prefix: str, c: _Checked, layout: Layout
+            ) -> tuple[list[tuple], list[tuple], list[tuple]]:  # fmt: skip
+    """Add the shuffle of one input to ``dsk``: per partition the key of its block labels;
+    per block the keys of its gathered rows and of its piece sizes."""
+    offsets = np.concatenate([[0], np.cumsum(c.lengths)[:-1]])
+    labels = []
+    for p, part in enumerate(c.source.parts):
+        dsk[(f"{prefix}-route", p)] = (_route, part.key, layout, int(offsets[p]))
+        dsk[(f"{prefix}-labels", p)] = (getitem, (f"{prefix}-route", p), 0)
+        labels.append((f"{prefix}-labels", p))
+    rows, sizes = [], []
+    for b in range(layout.n_blocks):
+        pieces = [(getitem, (f"{prefix}-route", p), 1 + b) for p in range(len(labels))]
+        dsk[(f"{prefix}-gather", b)] = (_gather, pieces)
+        dsk[(f"{prefix}-rows", b)] = (getitem, (f"{prefix}-gather", b), 0)
+        dsk[(f"{prefix}-sizes", b)] = (getitem, (f"{prefix}-gather", b), 1)
+        rows.append((f"{prefix}-rows", b))
+        sizes.append((f"{prefix}-sizes", b))
+    return labels, rows, sizes
+
+
+def _build(plan: BallCountPlan, count: Callable, assemble: bool = True) -> Any:
+    """The counting graph: a lazy Dask array of counts, or (``assemble=False``) a Delayed
+    list of what each counting task returns."""
+    X, Q = plan.data, plan.queries
+    inputs = list(X.source.parts) + ([] if Q is None else list(Q.source.parts))
+    name = "ball-counts-" + tokenize(
+        [p.key for p in inputs], Q is None, plan.r, plan.metric, plan.cap, count.__name__,
+        plan.tree.feature, plan.tree.value, plan.data_layout.blocks, plan.query_layout.blocks,
+    )  # fmt: skip
+    dsk: dict = {}
+    d_labels, d_rows, d_sizes = _routed(dsk, f"{name}-data", X, plan.data_layout)
+    if Q is None:
+        q_labels, q_rows, q_sizes, qc = d_labels, d_rows, d_sizes, X
+    else:
+        q_labels, q_rows, q_sizes = _routed(dsk, f"{name}-queries", Q, plan.query_layout)
+        qc = Q
+    for qb, rows in enumerate(q_rows):
+        dsk[(f"{name}-box", qb)] = (_box, rows)
+    partials: dict[int, list[tuple]] = {}
+    for i, task in enumerate(plan.tasks):
+        qb = task.query_block
+        srcs = task.data_blocks[1:] if task.identity else task.data_blocks
+        filtered = []
+        for b in srcs:
+            key = (f"{name}-filter", b, qb)
+            dsk.setdefault(key, (_filter, d_rows[b], (f"{name}-box", qb), plan.thr, plan.metric))
+            filtered.append(key)
+        dsk[(f"{name}-count", i)] = (count, q_rows[qb], task.identity, plan.thr, plan.metric,
+                                     plan.cap, filtered, len(plan.tasks))  # fmt: skip
+        partials.setdefault(qb, []).append((f"{name}-count", i))
+    if not assemble:
+        dsk[f"{name}-tasks"] = (list, [(f"{name}-count", i) for i in range(len(plan.tasks))])
+        graph = HighLevelGraph.from_collections(name, dsk, dependencies=inputs)
+        return Delayed(f"{name}-tasks", graph, layer=name)
+    for qb in range(plan.query_layout.n_blocks):
+        dsk[(f"{name}-finish", qb)] = (_finish, q_sizes[qb], plan.cap, partials[qb])
+    n_blocks = plan.query_layout.n_blocks
+    for p, labels in enumerate(q_labels):
+        back = [(getitem, (f"{name}-finish", qb), p) for qb in range(n_blocks)]
+        dsk[(name, p)] = (_unroute, labels, back)
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=inputs)
+    return da.Array(graph, name, chunks=(tuple(int(n) for n in qc.lengths),), dtype=np.int64)
+
+
+# --------------------------------------------------------------------------------------
+# Public functions
+# --------------------------------------------------------------------------------------
+
+
+def plan_ball_counts(
+    data: Any,
+    r: float,
+    *,
+    queries: Any = None,
+    metric: str = "euclidean",
+    cap: int | None = None,
+    partitions: int | None = None,
+) -> BallCountPlan:
+    """Validate the input with the summary pass and plan the distributed count.
+
+    Takes the arguments of :func:`ball_counts_dask`; raises its errors.
+    """
+    r = check_nonnegative(r, "r")
+    check_choice(metric, "metric", METRICS)
+    if cap is not None:
+        cap = check_int(cap, "cap", minimum=1)
+    partitions = _check_partitions(partitions)
+    d_src = _source(data, "data", partitions, min_rows=1)
+    q_src = None if queries is None else _source(queries, "queries", partitions, min_rows=0)
+    if q_src is not None and d_src.ncols is not None and q_src.ncols is not None:
+        if q_src.ncols != d_src.ncols:
+            raise DataError(
+                f"queries must have the same number of columns as data ({d_src.ncols}), "
+                f"got {q_src.ncols}"
+            )
+    X, Q = _check_inputs(d_src, q_src)
+    boxes = [np.vstack([c.lo, c.hi]) for c in (X, Q) if c is not None and c.lo is not None]
+    check_span(boxes, metric)
+    k_req = partitions or max(len(d_src.parts), 0 if q_src is None else len(q_src.parts))
+    k_req = max(1, min(k_req, X.n + (0 if Q is None else Q.n)))
+    return _plan(X, Q, r, metric, cap, k_req)
+
+
+def ball_counts_dask(
+    data: Any,
+    r: float,
+    *,
+    queries: Any = None,
+    metric: str = "euclidean",
+    cap: int | None = None,
+    partitions: int | None = None,
+) -> da.Array:
+    """Exact ball counts B_x(i, r) of Def. 2.2 for data held as a Dask collection.
+
+    The same counts as :func:`privad.geometry.ball_counts` (closed ball, canonical
+    predicate, each record counted in its own ball), computed so that no task holds the
+    whole dataset (see the module docstring).
+
+    Parameters
+    ----------
+    data:
+        (n, d) finite numbers, n >= 1: a Dask array chunked by rows (column chunks are
+        merged), a Dask DataFrame of numeric columns, or an in-memory array (split into
+        ``partitions`` row partitions).
+    r, queries, metric, cap:
+        As for :func:`privad.geometry.ball_counts`; ``queries`` may be any of the types
+        ``data`` may be (m may be 0).
+    partitions:
+        Number of cells the records are cut into (and the number of row partitions an
+        in-memory array is split into). Default: the number of partitions of the input
+        (the larger of data and queries); in-memory arrays get one per 262,144 rows.
+
+    Returns
+    -------
+    dask.array.Array
+        (m,) int64 counts (m = n without queries), lazy, in record order and chunked like
+        the query records (like ``data`` without queries).
+
+    Raises
+    ------
+    privad.errors.PrivadError
+        Immediately (from the summary pass): ``DataError`` with the single-machine
+        engine's messages for malformed data or queries; ``ParameterError`` for ``r``,
+        ``metric``, ``cap`` or ``partitions``.
+    """
+    return plan_ball_counts(
+        data, r, queries=queries, metric=metric, cap=cap, partitions=partitions
+    ).counts()
+
+
+# --------------------------------------------------------------------------------------
+# Multiplicities: hash partitioning with per-partition pre-aggregation
+# --------------------------------------------------------------------------------------
+
+
+def _row_hash(rows: np.ndarray) -> np.ndarray:
+    """A deterministic 64-bit hash of each row's float64 bit patterns (``-0.0`` as ``0.0``)."""
+    bits = np.ascontiguousarray(rows + 0.0).view(np.uint64)
+    h = np.full(rows.shape[0], np.uint64(0x9E3779B97F4A7C15))
+    for j in range(bits.shape[1]):
+        h = (h ^ bits[:, j]) * np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(31)
+    return h
+
+
+def _unique_rows(block: Any, n_buckets: int) -> tuple:
+    """A partition's distinct rows with their counts, split by hash bucket, plus what maps
+    them back to the partition's rows."""
+    arr = _to_float(block) + 0.0  # -0.0 + 0.0 == +0.0
+    if arr.shape[0] == 0:
+        uniq, inverse, counts = arr, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    else:
+        uniq, inverse, counts = np.unique(arr, axis=0, return_inverse=True, return_counts=True)
+    bucket = (_row_hash(uniq) % np.uint64(n_buckets)).astype(np.int64)
+    order = np.argsort(bucket, kind="stable")
+    cuts = np.cumsum(np.bincount(bucket, minlength=n_buckets))[:-1]
+    pieces = [(np.ascontiguousarray(u), c) for u, c in zip(
+        np.split(uniq[order], cuts), np.split(counts[order].astype(np.int64), cuts), strict=True
+    )]  # fmt: skip
+    back = (inverse.reshape(-1), order)
+    return (back, *pieces)
+
+
+def _bucket_totals(n_data: int, pieces: list[tuple[np.ndarray, np.ndarray]]) -> list:
+    """Totals over the data pieces for the rows of every piece (data and query pieces)."""
+    rows = [p[0] for p in pieces]
+    lengths = [r.shape[0] for r in rows]
+    if sum(lengths) == 0:
+        return [np.zeros(n, np.int64) for n in lengths]
+    _, inverse = np.unique(np.concatenate(rows), axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    n_in_data = sum(lengths[:n_data])
+    totals = np.zeros(int(inverse.max()) + 1, np.int64)
+    if n_in_data:
+        np.add.at(totals, inverse[:n_in_data], np.concatenate([p[1] for p in pieces[:n_data]]))
+    return np.split(totals[inverse], np.cumsum(lengths)[:-1])
+
+
+def _unroute_unique(back: tuple[np.ndarray, np.ndarray], pieces: list[np.ndarray]
+                    ) -> np.ndarray:  # fmt: skip
+    """A partition's multiplicities in record order from its distinct rows' totals."""
+    inverse, order = back
+    totals = np.empty(order.shape[0], np.int64)
+    totals[order] = np.concatenate(pieces)
+    return totals[inverse]
+
+
+def multiplicities_dask(
+    data: Any, *, queries: Any = None, partitions: int | None = None
+) -> da.Array:
+    """How many records of ``data`` equal each query (default: each record), distributed.
+
+    The same numbers as :func:`privad.geometry.multiplicities`. Each partition reduces its
+    rows to distinct rows with counts; these are shuffled by a hash of the row into
+    ``partitions`` buckets, totalled there and sent back, so a bucket holds at most one
+    copy of a distinct row per partition, never the whole dataset.
+
+    Parameters
+    ----------
+    data, queries:
+        As for :func:`ball_counts_dask`.
+    partitions:
+        Number of hash buckets (and of row partitions for in-memory arrays). Default: the
+        number of partitions of the input.
+
+    Returns
+    -------
+    dask.array.Array
+        (m,) int64, lazy, in record order, chunked like the query records.
+
+    Raises
+    ------
+    privad.errors.DataError
+        Malformed arrays or different numbers of columns (immediately, from the summary
+        pass), with the single-machine messages.
+    """
+    partitions = _check_partitions(partitions)
+    d_src = _source(data, "data", partitions, min_rows=1)
+    q_src = None if queries is None else _source(queries, "queries", partitions, min_rows=0)
+    X, Q = _check_inputs(d_src, q_src)
+    h = partitions or max(len(d_src.parts), 0 if q_src is None else len(q_src.parts))
+    inputs = list(d_src.parts) + ([] if q_src is None else list(q_src.parts))
+    name = "multiplicities-" + tokenize([p.key for p in inputs], q_src is None, h)
+    dsk: dict = {}
+    for i, part in enumerate(inputs):
+        dsk[(f"{name}-unique", i)] = (_unique_rows, part.key, h)
+    n_data = len(d_src.parts)
+    for b in range(h):
+        pieces = [(getitem, (f"{name}-unique", i), 1 + b) for i in range(len(inputs))]
+        dsk[(f"{name}-bucket", b)] = (_bucket_totals, n_data, pieces)
+    qc = X if Q is None else Q
+    first = 0 if Q is None else n_data
+    for p in range(len(qc.source.parts)):
+        back = [(getitem, (f"{name}-bucket", b), first + p) for b in range(h)]
+        dsk[(name, p)] = (_unroute_unique, (getitem, (f"{name}-unique", first + p), 0), back)
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=inputs)
+    return da.Array(graph, name, chunks=(tuple(int(n) for n in qc.lengths),), dtype=np.int64)
