@@ -202,6 +202,54 @@ def search(
     )
 
 
+@reproduce_app.command("rmp")
+def rmp(
+    out: str = typer.Option("privad-reproduction/rmp", "--out", metavar="DIR",
+                            help="Output folder (created if missing; files in it are replaced)."),
+    gas: str | None = typer.Option(
+        None, "--gas", metavar="PATH",
+        help="The Gas Sensor Array Drift subset (gas-drift.npz or its folder). Default: "
+             "$PRIVAD_DATA/gas or [../]shared/datasets/gas; Gas is skipped with a note when "
+             "it is not found there."),
+    seeds: str = typer.Option("5", "--seeds", metavar="N",
+                              help="Repetitions with different seeds, averaged (integer >= 1; "
+                                   "default 5)."),
+    epochs: str | None = typer.Option(
+        None, "--epochs", metavar="E",
+        help="AANN training epochs (integer >= 1; default 300, the estimators' default; the "
+             "paper's range is 300-1000; 15 with --quick)."),
+    seed: str = typer.Option("0", "--seed", metavar="S", help="First seed (an integer >= 0)."),
+    quick: bool = typer.Option(False, "--quick",
+                               help=_QUICK_HELP + " 1 seed, 300 records, 15 epochs."),
+    skip_privacy: bool = typer.Option(False, "--skip-privacy",
+                                      help="Do not run the attack evaluation (section 5)."),
+) -> None:
+    """RMP (Erfani et al., PAKDD 2014): Table 1, ROC curves (Figures 2-4), the effect of r."""
+    from privad.experiments import rmp as experiment
+
+    seeds_v = parse_int(seeds, "--seeds", minimum=1, what="an integer >= 1")
+    seed_v = parse_int(seed, "--seed", minimum=0, what="an integer >= 0")
+    epochs_v = None if epochs is None else parse_int(epochs, "--epochs", minimum=1,
+                                                     what="an integer >= 1")  # fmt: skip
+    directory = _output_folder(out)
+    gas_path = None
+    if gas is not None:
+        gas_path = Path(gas).expanduser()
+        if not gas_path.exists():
+            raise ParameterError(f"--gas {gas!r} does not exist (give gas-drift.npz or its "
+                                 "folder)")  # fmt: skip
+    command = "privad reproduce rmp " + " ".join(
+        shlex.quote(a) for a in ["--out", out, "--seeds", str(seeds_v), "--seed", str(seed_v)]
+        + (["--epochs", str(epochs_v)] if epochs_v else []) + (["--gas", gas] if gas else [])
+    ) + (" --quick" if quick else "") + (" --skip-privacy" if skip_privacy else "")
+    _run_with_progress(
+        lambda progress: experiment.reproduce(
+            directory, seeds=seeds_v, seed=seed_v, epochs=epochs_v, gas_path=gas_path,
+            quick=quick, privacy=not skip_privacy, progress=progress, command=command),
+        directory, f"{'quick' if quick else 'full'} run, seeds from {seed_v}",
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``reproduce`` group to the ``privad`` command."""
     app.add_typer(reproduce_app, name="reproduce")
