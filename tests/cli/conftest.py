@@ -85,3 +85,13 @@ def privad_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
         return run
 
     return make
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """A distributed client on an in-process LocalCluster of two single-threaded workers
+    (threads of the test process: Numba's OpenMP is not fork-safe), for ``--scheduler``."""
+    from privad.distributed import dask_client
+
+    with dask_client(workers=2, processes=False) as client:
+        yield client

@@ -13,6 +13,11 @@
   again, e.g. after the correction server was unreachable.
 * ``privad sensor calibrate HISTORY --p-o P``: the public parameters fixed from historical
   data (relaxed sensitivities, DBSCAN's eps and minPts, w_O) for configuring the servers.
+* ``privad sensor perturb ARCHIVE --epsilon E --relaxed-sensitivity RS --out DIR``: perturb
+  a large archive (Parquet folder or CSV files) at the source on a Dask cluster
+  (``--scheduler ADDR`` or ``--workers N``), each partition with its own noise stream
+  (:mod:`privad.relaxed.distributed`); the output folder (one Parquet part per partition)
+  appears complete or not at all, after the archive's one ledger spend.
 
 Every mistake (bad option, unreadable file, a server refusing a request) is a
 :class:`~privad.errors.PrivadError`: ``privad.cli.main`` prints it on one line and exits 2.
@@ -27,6 +32,7 @@ from typing import Any
 import numpy as np
 import typer
 
+from privad.cli._options import parse_seed
 from privad.cli.serve import (
     existing_file,
     parse_choice,
@@ -35,6 +41,7 @@ from privad.cli.serve import (
     parse_floats,
     parse_int,
 )
+from privad.cli.sp import SCHEDULER_OPTION, WORKERS_OPTION, parse_cluster
 from privad.errors import DataError, ParameterError
 
 __all__ = ["register", "sensor_app"]
@@ -58,6 +65,32 @@ COLUMNS_HELP = (
     "Default: every column."
 )
 COLUMNS_OPTION: Any = typer.Option(None, "--columns", metavar="COLS", help=COLUMNS_HELP)
+# Options shared by 'send' and 'perturb' (the sensor's perturbation and its guarantee).
+P_O_OPTION: Any = typer.Option(
+    "10", "--p-o", metavar="P", help="Outlier percentage for eq. (1), in (0, 100)."
+)
+RS_OPTION: Any = typer.Option(
+    None, "--relaxed-sensitivity", metavar="RS",
+    help="RS_j per column (comma-separated, measurement units) instead of --history.",
+)  # fmt: skip
+SCALING_OPTION: Any = typer.Option(
+    "relaxed-sensitivity", "--scaling", metavar="S",
+    help="Step 1a (reconstruction): relaxed-sensitivity (default), isotropic or none.",
+)  # fmt: skip
+SEED_OPTION: Any = typer.Option(
+    None, "--seed", metavar="S",
+    help="Reproducible noise, FOR TESTS ONLY: whoever knows the seed can remove the noise.",
+)  # fmt: skip
+GS_OPTION: Any = typer.Option(
+    None, "--global-sensitivity", metavar="GS",
+    help="Domain width GS_j per column (comma-separated, or one for all) for the outliers' "
+    "ε' = ε·GS/RS.",
+)  # fmt: skip
+UNIT_OPTION: Any = typer.Option(
+    "record", "--guarantee-unit", metavar="U",
+    help="Neighbouring records differ in a whole record (record, default: d·ε) or one "
+    "value (column: ε).",
+)  # fmt: skip
 
 
 def _stderr(text: str) -> None:
@@ -67,6 +100,47 @@ def _stderr(text: str) -> None:
 def _parse_p_o(text: str) -> float:
     return parse_float(text, "--p-o", strict=True, maximum=99.999999,
                        what="a percentage in (0, 100), e.g. 10")  # fmt: skip
+
+
+def _guarantee_options(global_sensitivity: str | None, budget: str | None, ledger: str | None,
+                       what: str) -> tuple[Any, float | None]:  # fmt: skip
+    """``--global-sensitivity`` (one value: every column) and ``--budget``; ``--ledger``
+    needs the former, because a guarantee for outliers needs a domain width."""
+    gs: Any = None
+    if global_sensitivity is not None:
+        gs = parse_floats(global_sensitivity, "--global-sensitivity", what="domain widths > 0")
+        gs = gs[0] if len(gs) == 1 else gs  # one value: the same width for every column
+    budget_v = None if budget is None else parse_float(budget, "--budget", strict=True,
+                                                       what="a finite number > 0")  # fmt: skip
+    if ledger is not None and gs is None:
+        raise ParameterError(
+            "--ledger needs --global-sensitivity: without a domain width outliers have no "
+            f"finite ε', so {what} guarantee cannot be stated"
+        )
+    return gs, budget_v
+
+
+def _relaxed_sensitivities(relaxed_sensitivity: str | None, history: str | None,
+                           columns: list[str] | None, p_o: float) -> Any:  # fmt: skip
+    """RS from ``--relaxed-sensitivity`` or from ``--history`` (eq. 1); None without both."""
+    from privad.relaxed import relaxed_sensitivity as estimate_rs
+    from privad.services.clients import read_csv_array
+
+    if relaxed_sensitivity is not None and history is not None:
+        raise ParameterError("give --relaxed-sensitivity or --history, not both")
+    if relaxed_sensitivity is not None:
+        return parse_floats(relaxed_sensitivity, "--relaxed-sensitivity",
+                            what="relaxed sensitivities > 0")  # fmt: skip
+    if history is not None:
+        return estimate_rs(read_csv_array(existing_file(history, "--history"), columns=columns,
+                                          source=history), p_o)  # fmt: skip
+    return None
+
+
+def _warn_seed(seed: int | None) -> None:
+    if seed is not None:
+        _stderr("privad: warning: --seed makes the noise reproducible; use it for tests only, "
+                "never for a real release")  # fmt: skip
 
 
 def _token(value: str | None, option: str, env: str) -> str:
@@ -103,17 +177,9 @@ def send(
         "Without it and without --relaxed-sensitivity the first window is used (as in the "
         "paper's experiments; a deployment should use past data).",
     ),
-    p_o: str = typer.Option(
-        "10", "--p-o", metavar="P", help="Outlier percentage for eq. (1), in (0, 100)."
-    ),
-    relaxed_sensitivity: str | None = typer.Option(
-        None, "--relaxed-sensitivity", metavar="RS",
-        help="RS_j per column (comma-separated, measurement units) instead of --history.",
-    ),
-    scaling: str = typer.Option(
-        "relaxed-sensitivity", "--scaling", metavar="S",
-        help="Step 1a (reconstruction): relaxed-sensitivity (default), isotropic or none.",
-    ),
+    p_o: str = P_O_OPTION,
+    relaxed_sensitivity: str | None = RS_OPTION,
+    scaling: str = SCALING_OPTION,
     d_diff_centres: str = typer.Option(
         "separate", "--d-diff-centres", metavar="C",
         help="Step 1c (reconstruction): separate (default: c for T, c' for T') or original.",
@@ -127,10 +193,7 @@ def send(
         "send", "--partial", metavar="P",
         help="A last window with fewer than N records: send (default) or drop.",
     ),
-    seed: str | None = typer.Option(
-        None, "--seed", metavar="S",
-        help="Reproducible noise, FOR TESTS ONLY: whoever knows the seed can remove the noise.",
-    ),
+    seed: str | None = SEED_OPTION,
     ledger: str | None = typer.Option(
         None, "--ledger", metavar="PATH",
         help="Charge each window's guarantee to this privacy ledger (SQLite), in scope "
@@ -144,16 +207,8 @@ def send(
         help="Total ε of each window's scope when it has no budget yet. Default: one "
         "release (the window's ε), so a window can never be sent twice.",
     ),
-    global_sensitivity: str | None = typer.Option(
-        None, "--global-sensitivity", metavar="GS",
-        help="Domain width GS_j per column (comma-separated, or one for all) for the outliers' "
-        "ε' = ε·GS/RS.",
-    ),
-    guarantee_unit: str = typer.Option(
-        "record", "--guarantee-unit", metavar="U",
-        help="Neighbouring records differ in a whole record (record, default: d·ε) or one "
-        "value (column: ε).",
-    ),
+    global_sensitivity: str | None = GS_OPTION,
+    guarantee_unit: str = UNIT_OPTION,
     timeout: str = typer.Option("60", "--timeout", metavar="S", help="Seconds per request."),
     retries: str = typer.Option(
         "3", "--retries", metavar="N",
@@ -177,7 +232,6 @@ def send(
         CorrectionClient,
         SensorUploader,
         iter_windows,
-        read_csv_array,
         read_csv_rows,
     )
     from privad.services.common import Conflict
@@ -193,34 +247,13 @@ def send(
     keep_partial = parse_choice(partial, "--partial", ("send", "drop")) == "send"
     timeout_v = parse_float(timeout, "--timeout", strict=True, what="seconds > 0")
     retries_v = parse_int(retries, "--retries", minimum=0, what="an integer >= 0")
-    seed_v = None if seed is None else parse_int(seed, "--seed", minimum=0,
-                                                 what="an integer >= 0")  # fmt: skip
+    seed_v = parse_seed(seed)
     secret = _token(token, "--token", "PRIVAD_SENSOR_TOKEN")
-    gs: Any = None
-    if global_sensitivity is not None:
-        gs = parse_floats(global_sensitivity, "--global-sensitivity", what="domain widths > 0")
-        gs = gs[0] if len(gs) == 1 else gs  # one value: the same width for every column
-    budget_v = None if budget is None else parse_float(budget, "--budget", strict=True,
-                                                       what="a finite number > 0")  # fmt: skip
-    if ledger is not None and gs is None:
-        raise ParameterError(
-            "--ledger needs --global-sensitivity: without a domain width outliers have no "
-            "finite ε', so the window's guarantee cannot be stated"
-        )
-    if relaxed_sensitivity is not None and history is not None:
-        raise ParameterError("give --relaxed-sensitivity or --history, not both")
+    gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "the window's")
     verify = existing_file(ca_cert, "--ca-cert") or True
 
-    rs: Any = None
-    if relaxed_sensitivity is not None:
-        rs = parse_floats(relaxed_sensitivity, "--relaxed-sensitivity",
-                          what="relaxed sensitivities > 0")  # fmt: skip
-    elif history is not None:
-        rs = estimate_rs(read_csv_array(existing_file(history, "--history"), columns=cols,
-                                        source=history), p_o_v)  # fmt: skip
-    if seed_v is not None:
-        _stderr("privad: warning: --seed makes the noise reproducible; use it for tests only, "
-                "never for a real release")  # fmt: skip
+    rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, p_o_v)
+    _warn_seed(seed_v)
 
     stream: Any
     if data == "-":
@@ -468,6 +501,128 @@ def calibrate(
         typer.echo(f"DBSCAN eps, minPts (analyst --eps, --min-samples): {eps!r}, {ms_v} "
                    f"({outliers.size} historical outliers)")  # fmt: skip
         typer.echo(f"w_O (correction --outlier-layer-width): {w_o!r}")
+
+
+@sensor_app.command("perturb")
+def perturb(
+    archive: str = typer.Argument(
+        ..., metavar="ARCHIVE",
+        help="A sensor archive: a Parquet folder or file, or CSV files (a glob like "
+        "'archive/*.csv'); each file is a partition.",
+    ),
+    out: str = typer.Option(
+        ..., "--out", "--output", metavar="DIR",
+        help="A new folder for the perturbed archive: one Parquet part per input partition "
+        "(part-00000.parquet, ...; columns index and the perturbed columns, in the scaled "
+        "space of step 1a), written by the workers, renamed into place when complete.",
+    ),
+    epsilon: str = typer.Option(..., "--epsilon", metavar="E", help="ε > 0 per column value."),
+    history: str | None = typer.Option(
+        None, "--history", metavar="FILE",
+        help="Historical data (CSV, same columns) for the relaxed sensitivities (eq. 1).",
+    ),
+    p_o: str = P_O_OPTION,
+    relaxed_sensitivity: str | None = RS_OPTION,
+    scaling: str = SCALING_OPTION,
+    columns: list[str] | None = COLUMNS_OPTION,
+    scheduler: str | None = SCHEDULER_OPTION,
+    workers: str | None = WORKERS_OPTION,
+    seed: str | None = SEED_OPTION,
+    ledger: str | None = typer.Option(
+        None, "--ledger", metavar="PATH",
+        help="Charge the archive's guarantee (once: each record is perturbed once) to this "
+        "privacy ledger before the output appears. Needs --global-sensitivity.",
+    ),
+    scope: str | None = typer.Option(
+        None, "--scope", metavar="SCOPE",
+        help="Ledger scope. Default: relaxed-sensor/<archive name>.",
+    ),
+    budget: str | None = typer.Option(
+        None, "--budget", metavar="E",
+        help="Total ε of the scope when it has no budget yet. Default: one release, so an "
+        "archive can never be perturbed and released twice.",
+    ),
+    global_sensitivity: str | None = GS_OPTION,
+    guarantee_unit: str = UNIT_OPTION,
+) -> None:
+    """Perturb a large archive at the source, partition by partition, on a Dask cluster.
+
+    Steps 1a–1b of the sensor on every partition, each with its own noise stream
+    (privad.relaxed.distributed); the output is what the analyst would receive (𝒯').
+    """
+    from privad.distributed import (
+        check_new_folder,
+        dask_client,
+        open_partitioned,
+        release_folder,
+        write_columns,
+    )
+    from privad.noise import Randomness
+    from privad.relaxed import Sensor
+    from privad.relaxed.distributed import perturb_partitions
+
+    eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0")
+    p_o_v = _parse_p_o(p_o)
+    cols = parse_columns(columns)
+    scaling_v = parse_choice(scaling, "--scaling", SCALING_CHOICES)
+    unit = parse_choice(guarantee_unit, "--guarantee-unit", UNIT_CHOICES)
+    scheduler_v, workers_v = parse_cluster(scheduler, workers)
+    seed_v = parse_seed(seed)
+    gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "the archive's")
+    if scope is not None and not scope.strip():
+        raise ParameterError("--scope must be a non-empty name")
+    rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, p_o_v)
+    if rs is None:
+        raise ParameterError("give --relaxed-sensitivity or --history: the noise scale must "
+                             "not be estimated from the archive it protects")
+    source = open_partitioned(archive, columns=cols)
+    target = check_new_folder(out, "--out")
+    rs_v = np.asarray(rs, dtype=np.float64)
+    if rs_v.size == 1:  # one value for every column
+        rs_v = np.full(len(source.feature_names), rs_v[0])
+    sensor = Sensor(eps, rs_v, scaling=scaling_v, global_sensitivity=gs,
+                    guarantee_unit=unit)  # type: ignore[arg-type]  # fmt: skip
+    if sensor.n_columns != len(source.feature_names):
+        raise DataError(f"{archive} has {len(source.feature_names)} column(s) but "
+                        f"{sensor.n_columns} relaxed sensitivities were given")  # fmt: skip
+    _warn_seed(seed_v)
+    scope_v = scope.strip() if scope is not None else f"relaxed-sensor/{source.name}"
+    book = None
+    if ledger is not None:
+        from privad.accounting import Ledger
+
+        g = sensor.guarantee()
+        book = Ledger(ledger, create=True,
+                      default_budget=budget_v if budget_v is not None else g.epsilon)
+        book.check(scope_v, g)  # an exhausted scope is refused before the cluster starts
+    try:
+        with dask_client(scheduler_v, workers=workers_v):
+            table = source.load()
+            job = perturb_partitions(sensor, table.records, rng=Randomness(seed_v))
+            spend = {} if book is None else {
+                "ledger": book, "scope": scope_v, "guarantee": sensor.guarantee(),
+                "label": f"relaxed-DP perturbation of {archive} ({table.n_records} records, "
+                         f"{table.n_partitions} partitions)",
+                "metadata": {"command": "privad sensor perturb", "archive": archive,
+                             "n": table.n_records, "partitions": table.n_partitions,
+                             "out": str(target)},
+            }  # fmt: skip
+            with release_folder(target, **spend) as tmp:
+                perturbed = {name: job.perturbed[:, j]
+                             for j, name in enumerate(table.feature_names)}  # fmt: skip
+                write_columns(tmp, perturbed, table.lengths)
+    finally:
+        if book is not None:
+            book.close()
+    scales = ", ".join(f"{v:.6g}" for v in sensor.noise_scale.tolist())
+    typer.echo(f"perturbed {table.n_records} record(s) x {sensor.n_columns} column(s) in "
+               f"{table.n_partitions} partition(s), each with its own noise stream")
+    typer.echo(f"divisors (step 1a): {', '.join(f'{v:.6g}' for v in sensor.divisors.tolist())}; "
+               f"Laplace scale per column (scaled space): {scales}")
+    if book is not None:
+        typer.echo(f"charged once: {sensor.guarantee().summary()} to scope {scope_v} in "
+                   f"{ledger}")
+    typer.echo(f"output: {target}")
 
 
 def register(app: typer.Typer) -> None:

@@ -5,7 +5,10 @@
   mechanisms (``sp``: U_{λ_k}; ``dp``: the optimal ε-DP U_{Δ_G}; ``compiled``: Construction 2).
   The batch's guarantee (Claim 5: min(n, m)·ε) is charged to a ledger *before* anything is
   written; a refused spend writes nothing. Output: a CSV ``index,label`` (1 = anomaly),
-  written atomically.
+  written atomically. With ``--engine dask [--scheduler ADDR | --workers N]`` DATA is a
+  Parquet folder/file or CSV glob counted on a Dask cluster, and the output a Parquet folder
+  with one part per input partition, renamed into place after the spend is committed
+  (:mod:`privad.distributed`, ``docs/distributed.md``).
 * ``privad sp params DATA``: propose (β, r) with our reconstruction of the paper's missing
   Appendix A.2 (:func:`privad.sensitive.propose_parameters`), not private.
 
@@ -21,6 +24,7 @@ import contextlib
 import csv
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +57,9 @@ from privad.errors import (
     PrivadError,
 )
 
-__all__ = ["register", "sp_app", "load_table"]
+__all__ = [
+    "SCHEDULER_OPTION", "WORKERS_OPTION", "load_table", "parse_cluster", "register", "sp_app",
+]  # fmt: skip
 
 sp_app = typer.Typer(
     name="sp",
@@ -71,6 +77,8 @@ sp_app = typer.Typer(
 MECHANISM_CHOICES = ("sp", "dp", "compiled")
 METRIC_CHOICES = ("euclidean", "manhattan", "chebyshev")
 FILE_SUFFIXES = (".csv", ".parquet", ".pq", ".npy", ".npz", ".mat")
+ENGINE_CHOICES = ("numba", "dask")
+ERROR_COLUMNS = ("error_probability_NOT_PRIVATE", "log10_error_probability_NOT_PRIVATE")
 
 DATA_HELP = (
     "A dataset name from 'privad datasets list' (thyroid, mammography, breastw, ...; "
@@ -87,6 +95,30 @@ LABEL_HELP = (
 METRIC_HELP = "Distance between records: euclidean (default), manhattan or chebyshev."
 COLUMNS_OPTION = typer.Option(None, "--columns", metavar="COLS", help=COLUMNS_HELP)
 LEDGER_HELP = "Ledger file (SQLite). Default: $PRIVAD_LEDGER if set, else ~/.privad/ledger.sqlite."
+SCHEDULER_OPTION: Any = typer.Option(
+    None, "--scheduler", metavar="ADDR",
+    help="With Dask: the address of a running Dask scheduler (e.g. tcp://10.0.0.5:8786). "
+    "Default: start a local cluster (see --workers).",
+)  # fmt: skip
+WORKERS_OPTION: Any = typer.Option(
+    None, "--workers", metavar="N",
+    help="With Dask and no --scheduler: worker processes of the local cluster (default: one "
+    "per core).",
+)  # fmt: skip
+
+
+def parse_cluster(scheduler: str | None, workers: str | None) -> tuple[str | None, int | None]:
+    """``--scheduler`` (an address) and ``--workers`` (an integer >= 1), not both."""
+    from privad.distributed import check_scheduler_address
+
+    if scheduler is not None and workers is not None:
+        raise ParameterError("give --scheduler (an existing cluster) or --workers (a local "
+                             "cluster), not both")  # fmt: skip
+    if scheduler is not None:
+        return check_scheduler_address(scheduler), None
+    if workers is None:
+        return None, None
+    return None, parse_int(workers, "--workers", minimum=1, what="an integer >= 1")
 
 
 # --------------------------------------------------------------------------------------------
@@ -295,7 +327,7 @@ def _write_labels(out: Path, labels: np.ndarray, log_err: np.ndarray | None) -> 
         writer = csv.writer(handle)
         header = ["index", "label"]
         if log_err is not None:
-            header += ["error_probability_NOT_PRIVATE", "log10_error_probability_NOT_PRIVATE"]
+            header += list(ERROR_COLUMNS)
         writer.writerow(header)
         if log_err is None:
             writer.writerows(zip(range(labels.size), labels.tolist(), strict=True))
@@ -367,9 +399,12 @@ def identify(
     out: str | None = typer.Option(
         None,
         "--out",
-        metavar="FILE",
-        help="Output CSV (index,label; 1 = anomaly), written atomically. Default: "
-        "<scope>-<mechanism>-labels.csv in the current folder.",
+        "--output",
+        metavar="PATH",
+        help="Output, written atomically. --engine numba: a CSV file (index,label; 1 = "
+        "anomaly), default <scope>-<mechanism>-labels.csv. --engine dask: a new folder of "
+        "Parquet parts, one per input partition (part-00000.parquet, ...; columns index, "
+        "label), default <scope>-<mechanism>-labels.",
     ),
     with_error_probabilities: bool = typer.Option(
         False,
@@ -410,35 +445,26 @@ def identify(
         "knows the seed can undo the noise. Default: fresh OS entropy. Also seeds generated "
         "datasets (default 0).",
     ),
+    engine: str = typer.Option(
+        "numba",
+        "--engine",
+        metavar="ENGINE",
+        help="numba (default): count on this machine. dask: DATA is a Parquet folder or file "
+        "or CSV files (a glob), counted partition by partition on a Dask cluster; the output "
+        "is a Parquet folder with one part per input partition. Same counts and, with "
+        "--seed, the same labels as numba. See docs/distributed.md.",
+    ),
+    scheduler: str | None = SCHEDULER_OPTION,
+    workers: str | None = WORKERS_OPTION,
 ) -> None:
     """Label records as (β, r)-anomalies privately, and charge the privacy budget."""
-    from privad.accounting import PURE_DP, SENSITIVE
-    from privad.noise import as_randomness
-    from privad.sensitive import (
-        auto_count_cap,
-        batch_guarantee,
-        claim5_bound,
-        mechanism_guarantee,
-    )
-    from privad.sensitive.mechanisms import mechanism_log_error, mechanism_sample
+    from privad.sensitive import auto_count_cap
 
     # 1. every option, before anything is read or written
     beta_v = parse_int(beta, "--beta", minimum=1, what="an integer >= 1 (e.g. --beta 18)")
-    r_v = parse_float(r, "--r", strict=False, what="a finite number >= 0 (e.g. --r 0.1)")
     eps_v = parse_float(epsilon, "--epsilon", strict=True,
                         what="a finite number > 0 (e.g. --epsilon 0.1)")  # fmt: skip
-    k_v = parse_int(k, "--k", minimum=1, what="an integer >= 1")
     mech = parse_choice(mechanism, "--mechanism", MECHANISM_CHOICES)
-    metric_v = parse_choice(metric, "--metric", METRIC_CHOICES)
-    seed_v = parse_seed(seed)
-    cols = parse_columns(columns)
-    budget_v = (
-        None
-        if budget is None
-        else parse_float(
-            budget, "--budget", strict=True, what="a finite number > 0 (the scope's total ε)"
-        )
-    )
     cap_text = count_cap.strip().lower()
     if cap_text == "none":
         cap: int | None = None
@@ -447,18 +473,133 @@ def identify(
     else:
         cap = parse_int(count_cap, "--count-cap", minimum=beta_v + 2,
                         what=f"none, auto or an integer >= β + 2 = {beta_v + 2}")  # fmt: skip
+    job = _Identify(
+        data=data, beta=beta_v, eps=eps_v, mech=mech, cap=cap,
+        r=parse_float(r, "--r", strict=False, what="a finite number >= 0 (e.g. --r 0.1)"),
+        k=parse_int(k, "--k", minimum=1, what="an integer >= 1"),
+        metric=parse_choice(metric, "--metric", METRIC_CHOICES),
+        seed=parse_seed(seed), columns=parse_columns(columns), label=label,
+        scope=None if scope is None else scope.strip(), ledger=ledger, out=out,
+        budget=None if budget is None else parse_float(
+            budget, "--budget", strict=True, what="a finite number > 0 (the scope's total ε)"),
+        errors=with_error_probabilities,
+    )  # fmt: skip
+    engine_v = parse_choice(engine, "--engine", ENGINE_CHOICES)
+    scheduler_v, workers_v = parse_cluster(scheduler, workers)
     if add_query_to_data and queries is None:
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
     if scope is not None and not scope.strip():
         raise ParameterError("--scope must be a non-empty name")
+    if engine_v == "dask":
+        if queries is not None:
+            raise ParameterError("--queries is not available with --engine dask yet: it labels "
+                                 "the records of DATA; use --engine numba for query files")
+        outcome = _identify_dask(job, scheduler_v, workers_v)
+    else:
+        if scheduler is not None or workers is not None:
+            raise ParameterError("--scheduler and --workers apply only with --engine dask")
+        outcome = _identify_local(job, queries, add_query_to_data)
+    _print_summary(job, outcome)
+
+
+@dataclass(frozen=True)
+class _Identify:
+    """The parsed options of ``privad sp identify``, the same for every engine."""
+
+    data: str
+    beta: int
+    r: float
+    eps: float
+    k: int
+    mech: str
+    metric: str
+    cap: int | None
+    seed: int | None
+    columns: list[str] | None
+    label: str | None
+    scope: str | None
+    budget: float | None
+    ledger: str | None
+    out: str | None
+    errors: bool
+
+    @property
+    def kw(self) -> dict[str, Any]:
+        """The mechanism's parameters, as :func:`privad.sensitive.mechanism_sample` takes them."""
+        return {"mechanism": self.mech, "beta": self.beta, "epsilon": self.eps, "k": self.k,
+                "cap": self.cap}  # fmt: skip
+
+    @property
+    def notion(self) -> str:
+        """The ledger notion the spend is charged to."""
+        from privad.accounting import PURE_DP, SENSITIVE
+
+        return PURE_DP if self.mech == "dp" else SENSITIVE
+
+    def guarantee(self, n_queries: int, m: int | None = None) -> Any:
+        """The batch's guarantee: min(n, m)·ε (Claim 5); one answer's for n = 1."""
+        from privad.sensitive import batch_guarantee
+
+        return batch_guarantee(self.mech, epsilon=self.eps, beta=self.beta, r=self.r, k=self.k,
+                               metric=self.metric, n_queries=n_queries, m=m)  # fmt: skip
+
+    def spend_label(self, n_q: int) -> str:
+        """What the ledger records as released."""
+        return f"privad sp identify: {self.mech} (β,r)-anomaly labels for {n_q} record(s) of " \
+            f"{self.data}"
+
+    def metadata(self, n_q: int, m: int, out: Path, **extra: Any) -> dict[str, Any]:
+        """The spend's metadata."""
+        return {
+            "command": "privad sp identify", "data": self.data, "n_queries": n_q,
+            "beta": self.beta, "r": self.r, "k": self.k, "metric": self.metric,
+            "mechanism": self.mech, "m": m, "count_cap": self.cap, "out": str(out), **extra,
+        }  # fmt: skip
+
+    def check(self, book: Any, scope: str, g: Any, n_q: int, m: int) -> None:
+        """The early (non-atomic) budget check, with Claim 5's cost in the message."""
+        try:
+            book.check(scope, g)
+        except BudgetExceededError as exc:
+            raise BudgetExceededError(
+                f"{exc} (the batch costs min(n = {n_q}, m = {m}) × ε = {self.eps:g} by "
+                "Claim 5; fewer queries, queries farther apart than 2r or a smaller ε cost "
+                "less)"
+            ) from None
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What a finished ``sp identify`` job reports (released answers and public values)."""
+
+    data_text: str
+    queries_text: str
+    n_q: int
+    bound: Any
+    guarantee: Any
+    flagged: int
+    scope: str
+    remaining: float
+    ledger: str
+    out: Path
+    note: str | None
+    engine_text: str | None = None
+
+
+def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
+    """``--engine numba``: the data in this process, output one CSV file."""
+    from privad.noise import as_randomness
+    from privad.sensitive import claim5_bound
+    from privad.sensitive.mechanisms import mechanism_log_error, mechanism_sample
 
     # 2. data and queries
-    ds = load_table(data, columns=cols, label=label, seed=seed_v)
-    scope_v = scope.strip() if scope is not None else ds.name
-    out_path = Path(out if out is not None else f"{scope_v}-{mech}-labels.csv").expanduser()
+    ds = load_table(job.data, columns=job.columns, label=job.label, seed=job.seed)
+    scope_v = job.scope or ds.name
+    out_path = Path(job.out if job.out is not None
+                    else f"{scope_v}-{job.mech}-labels.csv").expanduser()  # fmt: skip
     if out_path.is_dir():
         raise ParameterError(f"--out {str(out_path)!r} is a folder; give a file name")
-    for source in (data, queries):
+    for source in (job.data, queries):
         if (
             source is not None
             and Path(source).expanduser().exists()
@@ -474,82 +615,162 @@ def identify(
     QX = ds.X if Q is None else Q
     n_q = int(QX.shape[0])
 
-    console = out_console()
     with progress_bar() as progress:
         # 3. the guarantee of the batch (Claim 5), then an early budget check
         with _step(progress, "bounding m (Claim 5)"):
-            bound = claim5_bound(QX, r_v, metric=metric_v)
-        g = batch_guarantee(mech, epsilon=eps_v, beta=beta_v, r=r_v, k=k_v, metric=metric_v,
-                            n_queries=n_q, m=bound.m)  # fmt: skip
-        notion = PURE_DP if mech == "dp" else SENSITIVE
-        book = _open_ledger(ledger, budget_v)
+            bound = claim5_bound(QX, job.r, metric=job.metric)
+        g = job.guarantee(n_q, bound.m)
+        book = _open_ledger(job.ledger, job.budget)
         with book:
-            note = _ensure_budget(book, scope_v, notion, budget_v)
-            try:
-                book.check(scope_v, g)
-            except BudgetExceededError as exc:
-                raise BudgetExceededError(
-                    f"{exc} (the batch costs min(n = {n_q}, m = {bound.m}) × ε = {eps_v:g} "
-                    "by Claim 5; fewer queries, queries farther apart than 2r or a smaller ε "
-                    "cost less)"
-                ) from None
+            note = _ensure_budget(book, scope_v, job.notion, job.budget)
+            job.check(book, scope_v, g, n_q, bound.m)
             # 4. the counts (not released), then reserve, sample, write, commit
             stats = ball_statistics_with_progress(
-                ds.X, r_v, queries=Q, metric=metric_v, add=add_query_to_data, cap=cap,
+                ds.X, job.r, queries=Q, metric=job.metric, add=add, cap=job.cap,
                 progress=progress,
             )  # fmt: skip
-            kw = {"mechanism": mech, "beta": beta_v, "epsilon": eps_v, "k": k_v, "cap": cap}
-            label_text = (f"privad sp identify: {mech} (β,r)-anomaly labels for {n_q} "
-                          f"record(s) of {data}")  # fmt: skip
-            meta = {
-                "command": "privad sp identify", "data": data, "queries": queries,
-                "n_queries": n_q, "beta": beta_v, "r": r_v, "k": k_v, "metric": metric_v,
-                "mechanism": mech, "m": bound.m, "count_cap": cap, "out": str(out_path),
-                "add_query_to_data": bool(add_query_to_data),
-            }  # fmt: skip
-            with book.reserve(scope_v, g, label_text, meta):
+            meta = job.metadata(n_q, bound.m, out_path, queries=queries,
+                                add_query_to_data=bool(add))  # fmt: skip
+            with book.reserve(scope_v, g, job.spend_label(n_q), meta):
                 with _step(progress, "sampling the answers"):
-                    rng = as_randomness(seed_v)
-                    answers = np.asarray(mechanism_sample(stats.x_i, stats.ball, rng=rng, **kw),
-                                         dtype=np.int64)  # fmt: skip
-                    log_err = (mechanism_log_error(stats.x_i, stats.ball, **kw)
-                               if with_error_probabilities else None)  # fmt: skip
+                    rng = as_randomness(job.seed)
+                    answers = np.asarray(mechanism_sample(stats.x_i, stats.ball, rng=rng,
+                                                          **job.kw), dtype=np.int64)  # fmt: skip
+                    log_err = (mechanism_log_error(stats.x_i, stats.ball, **job.kw)
+                               if job.errors else None)  # fmt: skip
                 with _step(progress, f"writing {out_path}"):
                     _write_labels(out_path, answers, log_err)
-            remaining = book.remaining(scope_v, notion)
+            remaining = book.remaining(scope_v, job.notion)
             ledger_name = book.path
+    added = " (each added to the data, footnote 1)" if add else ""
+    return _Outcome(
+        data_text=f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features",
+        queries_text=what_q + added, n_q=n_q, bound=bound, guarantee=g,
+        flagged=int(answers.sum()), scope=scope_v, remaining=remaining, ledger=ledger_name,
+        out=out_path, note=note,
+    )  # fmt: skip
 
-    # 5. summary (everything here is the released answers or public parameters)
+
+def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None) -> _Outcome:
+    """``--engine dask``: partitioned input counted on a Dask cluster, partitioned output.
+
+    Order (docs/distributed.md, "Privacy accounting on a cluster"): options, columns, output
+    folder and the budget are checked on the driver before the cluster starts (a budget
+    that cannot pay for one answer is refused there); the workers then read the records,
+    count the balls and bound Claim 5's m (nothing is released); the batch's guarantee is
+    reserved once; the driver samples every answer from the gathered counts (the same
+    draws as ``--engine numba``), writes one part per input partition into a temporary
+    folder, commits the spend and renames the folder into place. A failure before the
+    rename cancels the reservation and deletes the temporary folder.
+    """
+    from privad.distributed import (
+        check_new_folder,
+        dask_client,
+        open_partitioned,
+        release_folder,
+        write_columns,
+    )
+    from privad.sensitive import SensitiveAnomalyIdentifier, mechanism_guarantee
+
+    if Path(job.data).suffix.lower() in (".npy", ".npz", ".mat") or not (
+        any(ch in job.data for ch in "*?[") or Path(job.data).expanduser().exists()
+    ):
+        raise DataError(f"--engine dask reads partitioned files: give a Parquet folder or file, "
+                        f"or CSV files (a file or a glob like 'data/*.csv'), got {job.data!r}")
+    source = open_partitioned(job.data, columns=job.columns, label=job.label)
+    scope_v = job.scope or source.name
+    out_path = check_new_folder(
+        job.out if job.out is not None else f"{scope_v}-{job.mech}-labels", "--out")
+    with progress_bar() as progress, _open_ledger(job.ledger, job.budget) as book:
+        note = _ensure_budget(book, scope_v, job.notion, job.budget)
+        one = mechanism_guarantee(job.mech, epsilon=job.eps, beta=job.beta, r=job.r, k=job.k,
+                                  metric=job.metric)  # fmt: skip
+        try:  # before any worker starts: a budget that cannot pay for one answer
+            book.check(scope_v, one)
+        except BudgetExceededError as exc:
+            raise BudgetExceededError(f"{exc} (checked before starting the Dask cluster: the "
+                                      f"job costs at least ε = {job.eps:g})") from None
+        with contextlib.ExitStack() as stack:
+            with _step(progress, "starting the Dask cluster"):
+                client = stack.enter_context(dask_client(scheduler, workers=workers))
+            n_workers = len(client.scheduler_info(n_workers=-1).get("workers", {}))
+            with _step(progress, f"reading {job.data}"):
+                table = source.load()
+            n_q = table.n_records
+            est = SensitiveAnomalyIdentifier(
+                job.beta, job.r, job.eps, k=job.k, mechanism=job.mech, metric=job.metric,
+                count_cap=job.cap, engine="dask", rng=job.seed,
+            ).fit(table.records)  # fmt: skip
+            with _step(progress, "counting balls on the cluster"):
+                est.statistics()  # not released; kept on the driver
+            with _step(progress, "bounding m (Claim 5)"):
+                bound = est.claim5_bound()
+            g = job.guarantee(n_q, bound.m)
+            job.check(book, scope_v, g, n_q, bound.m)
+            meta = job.metadata(n_q, bound.m, out_path, engine="dask",
+                                partitions=table.n_partitions)  # fmt: skip
+            with release_folder(out_path, ledger=book, scope=scope_v, guarantee=g,
+                                label=job.spend_label(n_q), metadata=meta) as tmp:  # fmt: skip
+                with _step(progress, "sampling the answers"):
+                    answers = est.predict()
+                    columns: dict[str, Any] = {"label": answers}
+                    if job.errors:
+                        log_err = est.log_error_probability()
+                        columns[ERROR_COLUMNS[0]] = np.exp(log_err)
+                        columns[ERROR_COLUMNS[1]] = log_err / math.log(10.0)
+                with _step(progress, f"writing {table.n_partitions} part(s)"):
+                    write_columns(tmp, columns, table.lengths)
+        remaining = book.remaining(scope_v, job.notion)
+        ledger_name = book.path
+    where = f"scheduler {scheduler}" if scheduler else "a local cluster"
+    return _Outcome(
+        data_text=f"{table.name}: {n_q} records x {len(table.feature_names)} features in "
+                  f"{table.n_partitions} partition(s)",
+        queries_text=f"the {n_q} record(s) of the data", n_q=n_q, bound=bound, guarantee=g,
+        flagged=int(answers.sum()), scope=scope_v, remaining=remaining, ledger=ledger_name,
+        out=out_path, note=note,
+        engine_text=f"dask on {where} ({n_workers} worker(s)); answers sampled on this "
+                    "machine from the gathered counts (identical to --engine numba)",
+    )  # fmt: skip
+
+
+def _print_summary(job: _Identify, o: _Outcome) -> None:
+    """The summary table (everything in it is the released answers or public parameters)."""
+    from privad.sensitive import mechanism_guarantee
+
+    console = out_console()
     table = Table(title="privad sp identify", title_justify="left", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value", overflow="fold")
-    add_row(table, "data", f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features")
-    added = " (each added to the data, footnote 1)" if add_query_to_data else ""
-    add_row(table, "queries", what_q + added)
-    k_text = f"k = {k_v}" + (" (unused by dp)" if mech == "dp" else "")
-    cap_note = "" if cap is None else f", count cap {cap}"
-    add_row(
-        table, "parameters", f"β = {beta_v}, r = {r_v:g}, {k_text}, metric {metric_v}{cap_note}"
-    )
-    one = mechanism_guarantee(mech, epsilon=eps_v, beta=beta_v, r=r_v, k=k_v, metric=metric_v)
+    add_row(table, "data", o.data_text)
+    add_row(table, "queries", o.queries_text)
+    if o.engine_text:
+        add_row(table, "engine", o.engine_text)
+    k_text = f"k = {job.k}" + (" (unused by dp)" if job.mech == "dp" else "")
+    cap_note = "" if job.cap is None else f", count cap {job.cap}"
+    add_row(table, "parameters",
+            f"β = {job.beta}, r = {job.r:g}, {k_text}, metric {job.metric}{cap_note}")  # fmt: skip
+    one = mechanism_guarantee(job.mech, epsilon=job.eps, beta=job.beta, r=job.r, k=job.k,
+                              metric=job.metric)  # fmt: skip
     add_row(table, "mechanism", one.description)
-    add_row(table, "flagged as anomalies", f"{int(answers.sum())} of {n_q} (noisy labels)")
-    per_query = "ε-DP" if mech == "dp" else f"(ε, k = {k_v})-sensitive privacy"
-    add_row(table, "guarantee", f"{per_query}: ε = {eps_v:g} per query")
+    add_row(table, "flagged as anomalies", f"{o.flagged} of {o.n_q} (noisy labels)")
+    per_query = "ε-DP" if job.mech == "dp" else f"(ε, k = {job.k})-sensitive privacy"
+    add_row(table, "guarantee", f"{per_query}: ε = {job.eps:g} per query")
+    bound = o.bound
     exact = "exact" if bound.exact else f"between {bound.lower} and {bound.upper}"
     add_row(
         table,
         "composed",
-        f"ε = {g.epsilon:g} = min(n = {n_q}, m = {min(bound.m, n_q)}) "
+        f"ε = {o.guarantee.epsilon:g} = min(n = {o.n_q}, m = {min(bound.m, o.n_q)}) "
         f"× ε (Claim 5: at most m queries in any ball of radius r; m {exact})",
     )
-    add_row(table, "ledger", f"scope {scope_v!r} ({g.notion}) in {ledger_name}: "
-            f"remaining ε {remaining:g}")  # fmt: skip
-    add_row(table, "output", str(out_path))
+    add_row(table, "ledger", f"scope {o.scope!r} ({o.guarantee.notion}) in {o.ledger}: "
+            f"remaining ε {o.remaining:g}")  # fmt: skip
+    add_row(table, "output", str(o.out))
     console.print(table)
-    if note:
-        console.print(note, markup=False)
-    if with_error_probabilities:
+    if o.note:
+        console.print(o.note, markup=False)
+    if job.errors:
         console.print(
             "WARNING: the error-probability columns are NOT PRIVATE (computed from the exact "
             "counts); use them for evaluation only, never release them.", markup=False,

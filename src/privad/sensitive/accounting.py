@@ -57,6 +57,7 @@ __all__ = [
     "Claim5Bound",
     "batch_guarantee",
     "claim5_bound",
+    "claim5_radius",
     "mechanism_guarantee",
     "neighbouring_relation",
     "pairs_within",
@@ -134,6 +135,12 @@ class Claim5Bound:
         return self.lower == self.m
 
 
+def claim5_radius(r: float) -> float:
+    """The radius 2r·(1 + 1e-9) (+1e-300) of Claim 5's upper bound (see the module docstring);
+    every engine computing :func:`claim5_bound` counts with this radius."""
+    return 2.0 * float(r) * (1.0 + _MARGIN) + 1e-300
+
+
 def claim5_bound(queries: Any, r: float, *, metric: str = "euclidean") -> Claim5Bound:
     """Bounds on Claim 5's m: the most queried records in any closed ball of radius r.
 
@@ -147,8 +154,7 @@ def claim5_bound(queries: Any, r: float, *, metric: str = "euclidean") -> Claim5
     r = check_nonnegative(r, "r")
     metric = check_choice(metric, "metric", METRICS)
     n = Q.shape[0]
-    r2 = 2.0 * r * (1.0 + _MARGIN) + 1e-300
-    upper = int(np.max(geometry.ball_counts(Q, r2, metric=metric)))
+    upper = int(np.max(geometry.ball_counts(Q, claim5_radius(r), metric=metric)))
     lower = int(np.max(geometry.ball_counts(Q, r, metric=metric)))
     return Claim5Bound(n=n, lower=lower, upper=upper)
 

@@ -47,6 +47,7 @@ __all__ = [
     "is_anomaly",
     "is_normal",
     "is_sensitive",
+    "statistics_from_counts",
 ]
 
 METRICS: tuple[str, ...] = ("euclidean", "manhattan", "chebyshev")
@@ -186,6 +187,20 @@ def ball_statistics(
         dtype=np.int64,
     )
     mult = np.asarray(geometry.multiplicities(X, queries=Q), dtype=np.int64)
+    return statistics_from_counts(ball, mult, add=add, cap=cap)
+
+
+def statistics_from_counts(
+    ball: np.ndarray, mult: np.ndarray, *, add: bool, cap: int | None
+) -> BallStatistics:
+    """:class:`BallStatistics` from engine output: ball counts (already capped at ``cap``
+    by the engine) and multiplicities in the data, for any engine (also a distributed one).
+
+    ``add`` applies footnote 1's variant (one more copy of each query: both grow by one);
+    with a cap the ball is ``min(B (+1), c)`` and the multiplicity is kept ≤ the ball.
+    """
+    ball = np.asarray(ball, dtype=np.int64)
+    mult = np.asarray(mult, dtype=np.int64)
     if add:
         ball = ball + 1
         mult = mult + 1
@@ -195,4 +210,4 @@ def ball_statistics(
         capped = ball >= cap
     else:
         capped = np.zeros(ball.shape, dtype=bool)
-    return BallStatistics(x_i=mult, ball=ball, capped=capped, cap=cap, added_query=add)
+    return BallStatistics(x_i=mult, ball=ball, capped=capped, cap=cap, added_query=bool(add))

@@ -22,6 +22,19 @@ min(n, m)·ε (Claims 3 and 5, see :mod:`privad.sensitive.accounting`). Pass ``l
 ``scope`` to :meth:`predict` to charge that guarantee to a :class:`privad.accounting.Ledger`
 before anything is released (check-then-spend; a refused spend raises
 :class:`~privad.errors.BudgetExceededError` and no answer is computed).
+
+Scale-out: ``engine="dask"``
+----------------------------
+With ``engine="dask"`` :meth:`fit` takes a Dask array or DataFrame (or any array, which is
+then chunked) and keeps it lazy in ``X_`` (Dask data with ``engine="auto"`` does the same;
+an explicit in-memory engine for Dask data is a ParameterError, not a silent download). The
+ball counts, multiplicities and Claim 5's bound are computed by
+:mod:`privad.geometry.distributed` on whatever Dask scheduler is active (a
+:func:`privad.distributed.dask_client` block, or Dask's local default). Only the int64
+counts (x_i, B) come back to the driver, where the mechanism samples the answers exactly as
+the single-machine engines do, from the same ``rng``: counts, labels (with a fixed seed) and
+error probabilities are identical to ``engine="numba"``'s, whatever the partitioning.
+:meth:`privacy_loss` needs all records on one machine and is not available.
 """
 
 from __future__ import annotations
@@ -35,17 +48,28 @@ from privad.accounting import Guarantee, Ledger
 from privad.errors import DataError, ParameterError, PrivadError
 from privad.sensitive._common import check_beta, check_eps, check_k
 from privad.sensitive.accounting import (
+    Claim5Bound,
     batch_guarantee,
     claim5_bound,
+    claim5_radius,
     mechanism_guarantee,
     per_record_privacy_loss,
 )
-from privad.sensitive.anomaly import METRICS, BallStatistics, anomaly_label, ball_statistics
+from privad.sensitive.anomaly import (
+    METRICS,
+    BallStatistics,
+    anomaly_label,
+    ball_statistics,
+    statistics_from_counts,
+)
 from privad.sensitive.constructions import mechanism_name
 from privad.sensitive.mechanisms import mechanism_log_error, mechanism_sample
 from privad.validation import check_array, check_choice, check_int, check_nonnegative
 
-__all__ = ["NotFittedError", "SensitiveAnomalyIdentifier", "auto_count_cap"]
+__all__ = ["DASK_ENGINE", "NotFittedError", "SensitiveAnomalyIdentifier", "auto_count_cap"]
+
+DASK_ENGINE = "dask"
+"""The ``engine`` value that keeps the data in Dask collections (see the module docstring)."""
 
 
 class NotFittedError(PrivadError, AttributeError):
@@ -99,14 +123,18 @@ class SensitiveAnomalyIdentifier:
     cap_tolerance : float, default 1e-30
         Error level on capped records for ``count_cap="auto"``.
     engine : str, default "auto"
-        Ball-count engine of :func:`privad.geometry.ball_counts`.
+        Ball-count engine of :func:`privad.geometry.ball_counts` (``"auto"``, ``"numba"``,
+        ``"scipy"``), or ``"dask"``: data held as a Dask collection, counted on the active
+        Dask scheduler (see the module docstring).
     rng : seed, ``privad.noise.Randomness`` or None
         Source of randomness (OS entropy when None).
 
     Fitted attributes
     -----------------
-    X_ : the stored records; ``n_features_in_``; ``n_records_``; ``count_cap_`` (int or
-    None); ``rng_`` (the Randomness used).
+    X_ : the stored records (a lazy Dask array with ``engine="dask"``); ``n_features_in_``;
+    ``n_records_``; ``count_cap_`` (int or None); ``rng_`` (the Randomness used);
+    ``engine_`` (``"dask"`` for ``engine="dask"`` or Dask data with ``"auto"``, else
+    ``engine``).
     """
 
     def __init__(
@@ -188,9 +216,16 @@ class SensitiveAnomalyIdentifier:
     def fit(self, X: Any, y: Any = None) -> SensitiveAnomalyIdentifier:
         """Store the database ``X`` (n, d) and validate the parameters. ``y`` is ignored."""
         from privad import noise
+        from privad.geometry.balls import check_distributed_engine, is_distributed
 
         params = self._validated()
-        self.X_ = check_array(X, "X").copy()
+        if self.engine == DASK_ENGINE or is_distributed(X):
+            check_distributed_engine(self.engine)  # not an in-memory engine for Dask data
+            self.engine_ = DASK_ENGINE
+            self.X_ = _dask_records(X, "X")
+        else:
+            self.engine_ = self.engine
+            self.X_ = check_array(X, "X").copy()
         self.n_records_ = int(self.X_.shape[0])
         self.n_features_in_ = int(self.X_.shape[1])
         self.count_cap_ = params["cap"]
@@ -206,10 +241,13 @@ class SensitiveAnomalyIdentifier:
             )
         return self._params
 
-    def _queries(self, Q: Any) -> np.ndarray | None:
+    def _queries(self, Q: Any) -> Any:
         if Q is None:
             return None
-        Qa = check_array(Q, "Q", min_rows=0)
+        if self.engine_ == DASK_ENGINE:
+            Qa = _dask_records(Q, "Q", min_rows=0)
+        else:
+            Qa = check_array(Q, "Q", min_rows=0)
         if Qa.shape[1] != self.n_features_in_:
             raise DataError(
                 f"Q has {Qa.shape[1]} feature(s) but the fitted data has {self.n_features_in_}"
@@ -220,19 +258,22 @@ class SensitiveAnomalyIdentifier:
         """(x_i, B_x(i, r)) for each query (non-private; what the mechanisms read)."""
         p = self._check_fitted()
         Qa = self._queries(Q)
-        if Qa is None:
-            if self._self_stats is None:
-                self._self_stats = ball_statistics(
-                    self.X_, p["r"], metric=p["metric"], cap=p["cap"], engine=self.engine
-                )
+        if Qa is None and self._self_stats is not None:
             return self._self_stats
-        if Qa.shape[0] == 0:
+        add = Qa is not None and bool(self.add_query_to_data)
+        if Qa is not None and Qa.shape[0] == 0:
             z = np.zeros(0, np.int64)
-            return BallStatistics(z, z, z.astype(bool), p["cap"], bool(self.add_query_to_data))
-        return ball_statistics(
-            self.X_, p["r"], queries=Qa, metric=p["metric"],
-            add_query_to_data=bool(self.add_query_to_data), cap=p["cap"], engine=self.engine,
-        )  # fmt: skip
+            return BallStatistics(z, z, z.astype(bool), p["cap"], add)
+        if self.engine_ == DASK_ENGINE:
+            stats = _dask_statistics(self.X_, Qa, p["r"], p["metric"], p["cap"], add)
+        else:
+            stats = ball_statistics(
+                self.X_, p["r"], queries=Qa, metric=p["metric"], add_query_to_data=add,
+                cap=p["cap"], engine=self.engine,
+            )  # fmt: skip
+        if Qa is None:
+            self._self_stats = stats
+        return stats
 
     def _kw(self) -> dict[str, Any]:
         p = self._check_fitted()
@@ -268,9 +309,15 @@ class SensitiveAnomalyIdentifier:
         """NOT PRIVATE. Per-record privacy loss of the fitted records for queries ``Q``.
 
         See :func:`privad.sensitive.accounting.per_record_privacy_loss` (Figure 3 plots
-        exp(−loss)). Computed without a count cap.
+        exp(−loss)). Computed without a count cap. Not available with ``engine="dask"``
+        (it needs every record on one machine).
         """
         p = self._check_fitted()
+        if self.engine_ == DASK_ENGINE:
+            raise ParameterError(
+                "privacy_loss needs every record on one machine; it is not available with "
+                "engine='dask' (fit a single-machine estimator on a sample to inspect it)"
+            )
         Qa = self._queries(Q)
         return per_record_privacy_loss(
             self.X_, p["r"], beta=p["beta"], epsilon=p["epsilon"], mechanism=p["mechanism"],
@@ -292,16 +339,14 @@ class SensitiveAnomalyIdentifier:
             "epsilon": p["epsilon"], "beta": p["beta"], "r": p["r"], "k": p["k"],
             "metric": p["metric"],
         }  # fmt: skip
-        if queries is None:
-            return batch_guarantee(p["mechanism"], queries=self.X_, **common)
         if isinstance(queries, int | np.integer) and not isinstance(queries, bool):
             n = check_int(queries, "n_queries", minimum=1)
             return batch_guarantee(p["mechanism"], n_queries=n, **common)
         Qa = self._queries(queries)
-        assert Qa is not None
-        if Qa.shape[0] == 0:
+        if Qa is not None and Qa.shape[0] == 0:
             raise DataError("no queries: a guarantee needs at least one query")
-        return batch_guarantee(p["mechanism"], queries=Qa, **common)
+        bound = self._claim5(Qa)  # Claim 5 on the queries (the fitted records for None)
+        return batch_guarantee(p["mechanism"], n_queries=bound.n, m=bound.m, **common)
 
     def single_query_guarantee(self) -> Guarantee:
         """The guarantee of one answer ((ε, k)-SP or ε-DP)."""
@@ -313,9 +358,18 @@ class SensitiveAnomalyIdentifier:
 
     def claim5_bound(self, Q: Any = None) -> Any:
         """Claim 5's bounds on m for queries ``Q`` (default: the fitted records)."""
-        p = self._check_fitted()
-        Qa = self._queries(Q)
-        return claim5_bound(self.X_ if Qa is None else Qa, p["r"], metric=p["metric"])
+        self._check_fitted()
+        return self._claim5(self._queries(Q))
+
+    def _claim5(self, Qa: Any) -> Claim5Bound:
+        p = self._params
+        queries = self.X_ if Qa is None else Qa
+        if self.engine_ == DASK_ENGINE:
+            lower = None  # the lower bound is max B(i, r): reuse uncapped self counts
+            if Qa is None and p["cap"] is None and self._self_stats is not None:
+                lower = int(self._self_stats.ball.max())
+            return _dask_claim5_bound(queries, p["r"], p["metric"], lower)
+        return claim5_bound(queries, p["r"], metric=p["metric"])
 
     # -- private releases ------------------------------------------------------------------
 
@@ -343,7 +397,7 @@ class SensitiveAnomalyIdentifier:
             n = self.n_records_ if Qa is None else Qa.shape[0]
             if n == 0:
                 return np.zeros(0, np.int64)
-            g = self.guarantee(self.X_ if Qa is None else Qa)
+            g = self.guarantee(Qa)
             what = label or f"{self._params['mechanism']} (β,r)-AIQ answers for {n} record(s)"
             with ledger.reserve(scope, g, what, {"n_queries": n, "mechanism": g.description}):
                 return self._sample(Qa)
@@ -371,3 +425,66 @@ class SensitiveAnomalyIdentifier:
         """
         ans = self.predict(Q, ledger=ledger, scope=scope, label=label)
         return np.where(ans == 1, 1.0, -1.0)
+
+
+# -- engine="dask" -------------------------------------------------------------------------
+
+
+def _check_block(block: np.ndarray, name: str) -> np.ndarray:
+    """One block of a Dask array of records, checked on its worker (finite float64)."""
+    return check_array(block, name, min_rows=0)
+
+
+def _dask_records(X: Any, name: str, *, min_rows: int = 1) -> Any:
+    """``X`` as a lazy (n, d) float64 Dask array, one chunk across the columns.
+
+    A Dask DataFrame is converted with its partitions as row chunks; any other array-like
+    is validated here and chunked by Dask. Shape and dtype are checked on the driver; the
+    values (finite numbers) on the workers, block by block, when the counts are computed.
+    """
+    import dask.array as da
+
+    if hasattr(X, "to_dask_array") and hasattr(X, "npartitions"):  # a Dask DataFrame
+        X = X.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array):
+        arr = check_array(X, name, min_rows=min_rows)
+        return da.from_array(arr, chunks=("auto", -1))
+    if X.ndim != 2:
+        raise DataError(f"{name} must be a 2-D array, got {X.ndim} dimension(s)")
+    if X.dtype.kind not in "biuf":
+        raise DataError(f"{name} must be numeric, got a Dask array of dtype {X.dtype}")
+    if any(math.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()
+    if X.shape[0] < min_rows:
+        raise DataError(f"{name} must have at least {min_rows} row(s), got {X.shape[0]}")
+    if X.shape[1] < 1:
+        raise DataError(f"{name} must have at least one column, got shape {X.shape}")
+    X = X.astype(np.float64).rechunk({1: -1})
+    return X.map_blocks(_check_block, name, dtype=np.float64)
+
+
+def _dask_statistics(
+    X: Any, Q: Any, r: float, metric: str, cap: int | None, add: bool
+) -> BallStatistics:
+    """(x_i, B) from the distributed engine, gathered on the driver as int64 vectors."""
+    import dask
+
+    from privad.geometry.distributed import ball_counts_dask, multiplicities_dask
+
+    ball = ball_counts_dask(X, r, queries=Q, metric=metric, cap=cap)
+    mult = multiplicities_dask(X, queries=Q)
+    ball_v, mult_v = dask.compute(ball, mult)
+    return statistics_from_counts(ball_v, mult_v, add=add, cap=cap)
+
+
+def _dask_claim5_bound(Q: Any, r: float, metric: str, lower: int | None = None) -> Claim5Bound:
+    """:func:`privad.sensitive.claim5_bound` for queries held as a Dask array (same radii).
+
+    ``lower`` (max B(i, r) over the queries, when already counted) saves one pass.
+    """
+    from privad.geometry.distributed import ball_counts_dask
+
+    upper = int(ball_counts_dask(Q, claim5_radius(r), metric=metric).max().compute())
+    if lower is None:
+        lower = int(ball_counts_dask(Q, r, metric=metric).max().compute())
+    return Claim5Bound(n=int(Q.shape[0]), lower=lower, upper=upper)

@@ -1,0 +1,149 @@
+"""Connecting to a Dask cluster, or starting a local one, for the length of one job.
+
+:func:`dask_client` is the one way privad gets a :class:`distributed.Client`:
+
+* ``dask_client(scheduler="tcp://host:8786")`` connects to a running scheduler (started with
+  ``dask scheduler``, dask-kubernetes, dask-jobqueue, ...). An address that cannot be
+  reached within ``timeout`` seconds is a :class:`ClusterError` saying so, not a traceback.
+* ``dask_client(workers=N)`` starts a :class:`distributed.LocalCluster` of N worker
+  processes with one thread each, and shuts it down at the end. The compiled kernels use
+  a pool of Numba threads inside each task; each worker process gets ``cores / N`` of them
+  (``NUMBA_NUM_THREADS``), so N workers on one machine do not oversubscribe its cores.
+
+The client becomes Dask's default scheduler inside the ``with`` block, so the lazy
+collections of :mod:`privad.geometry.distributed` and :mod:`privad.relaxed.distributed`
+compute on it. Worker processes are started with the ``spawn`` method (distributed's
+default), never ``fork``: Numba's OpenMP runtime is not fork-safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from privad.errors import ParameterError, PrivadError
+from privad.validation import check_int, check_positive
+
+__all__ = ["ClusterError", "check_scheduler_address", "dask_client", "default_workers"]
+
+_PROTOCOLS = ("tcp", "tls", "ucx", "ws", "wss", "inproc")
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds :func:`dask_client` waits for a scheduler when no ``timeout`` is given."""
+
+
+class ClusterError(PrivadError):
+    """The Dask cluster could not be reached or started."""
+
+
+def default_workers() -> int:
+    """Workers of a local cluster when none are asked for: one per core (at least one)."""
+    return max(1, os.cpu_count() or 1)
+
+
+def _numba_env(n_workers: int) -> dict[str, str]:
+    """Worker environment: each worker process's compiled kernels get a share of the cores
+    (``$NUMBA_NUM_THREADS`` of this process, else all of them) instead of all of them."""
+    cores = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    total = int(cores) if cores.isdigit() and int(cores) > 0 else default_workers()
+    return {"NUMBA_NUM_THREADS": str(max(1, total // n_workers))}
+
+
+def check_scheduler_address(address: Any) -> str:
+    """A scheduler address ``PROTOCOL://HOST:PORT`` (``HOST:PORT`` means ``tcp://``)."""
+    if not isinstance(address, str) or not address.strip():
+        raise ParameterError(
+            f"the scheduler address must be a non-empty string like tcp://10.0.0.5:8786, "
+            f"got {address!r}"
+        )
+    text = address.strip()
+    protocol, sep, rest = text.partition("://")
+    if not sep:
+        protocol, rest = "tcp", text
+    if protocol not in _PROTOCOLS:
+        raise ParameterError(
+            f"unknown protocol {protocol!r} in scheduler address {text!r}; use one of "
+            f"{', '.join(p + '://' for p in _PROTOCOLS)}"
+        )
+    if protocol != "inproc":
+        host, colon, port = rest.rpartition(":")
+        if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ParameterError(
+                f"scheduler address {text!r} needs a host and a port, like "
+                "tcp://10.0.0.5:8786 (the address 'dask scheduler' prints)"
+            )
+    return text if sep else f"tcp://{text}"
+
+
+@contextlib.contextmanager
+def dask_client(
+    scheduler: str | None = None,
+    *,
+    workers: int | None = None,
+    threads_per_worker: int = 1,
+    processes: bool = True,
+    memory_limit: str | float | None = "auto",
+    timeout: float | None = None,
+) -> Iterator[Any]:
+    """A :class:`distributed.Client` for one job: connected to ``scheduler``, or local.
+
+    Parameters
+    ----------
+    scheduler:
+        Address of a running scheduler (``tcp://host:port``; see
+        :func:`check_scheduler_address`). ``None``: start a local cluster.
+    workers:
+        Workers of the local cluster (an int >= 1; default :func:`default_workers`). Not
+        allowed together with ``scheduler``: a remote cluster's size is its own business.
+    threads_per_worker, processes, memory_limit:
+        Passed to :class:`distributed.LocalCluster` (``processes=False`` runs the workers
+        as threads of this process, which tests use).
+    timeout:
+        Seconds to wait for the scheduler (> 0); default :data:`CONNECT_TIMEOUT`.
+
+    Raises
+    ------
+    ClusterError
+        The scheduler did not answer within ``timeout`` or the local cluster did not start.
+    ParameterError
+        A malformed address or worker count, or both ``scheduler`` and ``workers``.
+    """
+    from distributed import Client, LocalCluster
+
+    timeout = check_positive(CONNECT_TIMEOUT if timeout is None else timeout, "timeout")
+    if scheduler is not None and workers is not None:
+        raise ParameterError(
+            "give a scheduler address (an existing cluster) or a number of local workers, "
+            "not both"
+        )
+    with contextlib.ExitStack() as stack:
+        if scheduler is not None:
+            address = check_scheduler_address(scheduler)
+            try:
+                client = Client(address, timeout=f"{timeout}s", set_as_default=True)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise ClusterError(
+                    f"cannot reach the Dask scheduler at {address!r} within {timeout:g} s "
+                    f"({exc}); check the address that 'dask scheduler' printed, or leave the "
+                    "scheduler out to start a local cluster"
+                ) from None
+        else:
+            n = default_workers() if workers is None else check_int(workers, "workers", minimum=1)
+            threads = check_int(threads_per_worker, "threads_per_worker", minimum=1)
+            extra = {"env": _numba_env(n)} if processes else {}
+            try:
+                cluster = LocalCluster(
+                    n_workers=n, threads_per_worker=threads, processes=bool(processes),
+                    memory_limit=memory_limit, dashboard_address=None,
+                    silence_logs=logging.ERROR, **extra,
+                )  # fmt: skip
+            except (OSError, TimeoutError, RuntimeError, ValueError) as exc:
+                raise ClusterError(f"could not start a local Dask cluster of {n} worker(s): "
+                                   f"{exc}") from None  # fmt: skip
+            stack.callback(cluster.close)
+            client = Client(cluster, set_as_default=True)
+        stack.callback(client.close)
+        yield client

@@ -1,0 +1,237 @@
+"""``privad sp identify --engine dask``, end to end, on an in-process Dask cluster.
+
+The command connects to the test cluster with ``--scheduler`` (its workers are threads of
+this process). Checked: the Parquet parts (one per input partition, empty ones included)
+hold exactly the labels and error probabilities of ``--engine numba`` with the same seed;
+the ledger is charged once per job, before the output folder appears; a job refused or
+failing at any point leaves the ledger's spent ε unchanged and no output or temporary
+folder; every mistake is one line and exit status 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dask.array as da
+import numpy as np
+import pandas as pd
+import pytest
+
+import privad.distributed
+import privad.distributed.tables as tables
+import privad.geometry.distributed as geometry_distributed
+from privad.accounting import Ledger
+from privad.cli import budget, sp
+from privad.errors import DataError
+
+SIZES = (37, 0, 120, 0, 43)
+ARGS = ("--beta", "3", "--r", "2", "--epsilon", "0.1", "--seed", "3")
+
+
+@pytest.fixture(scope="module")
+def client(dask_cluster):
+    return dask_cluster
+
+
+@pytest.fixture(scope="module")
+def records() -> np.ndarray:
+    rng = np.random.default_rng(20260802)
+    return rng.integers(0, 15, size=(sum(SIZES), 3)).astype(np.float64)
+
+
+@pytest.fixture
+def folder(tmp_path: Path, records: np.ndarray) -> Path:
+    """The records as Parquet partitions of SIZES rows, plus the whole table as one file."""
+    data = tmp_path / "data"
+    data.mkdir()
+    start = 0
+    for i, size in enumerate(SIZES):
+        part = pd.DataFrame(records[start:start + size], columns=["a", "b", "c"])
+        part.to_parquet(data / f"p{i}.parquet", index=False)
+        start += size
+    pd.DataFrame(records, columns=["a", "b", "c"]).to_parquet(tmp_path / "all.parquet")
+    return data
+
+
+@pytest.fixture
+def run(privad_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, client):
+    monkeypatch.setenv("PRIVAD_LEDGER", str(tmp_path / "default.sqlite"))
+    monkeypatch.chdir(tmp_path)
+    return privad_cli(budget, sp)
+
+
+def _dask(client, data: Path, out: Path, *extra: str) -> list[str]:
+    return ["sp", "identify", str(data), *ARGS, "--engine", "dask", "--scheduler",
+            client.scheduler.address, "--out", str(out), *extra]  # fmt: skip
+
+
+def _no_leftovers(tmp_path: Path) -> None:
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")]
+
+
+def _spent(ledger: Path, scope: str = "data") -> float:
+    with Ledger(ledger) as book:
+        assert not [s for s in book.history(scope) if s.status == "reserved"]
+        return book.spent(scope, "sensitive")
+
+
+def test_dask_output_equals_numba_and_spends_once(run, client, folder, tmp_path) -> None:
+    ledger = tmp_path / "l.sqlite"
+    out = tmp_path / "labels"
+    code, stdout, err = run(*_dask(client, folder, out, "--ledger", str(ledger), "--budget",
+                                   "100", "--with-error-probabilities"))  # fmt: skip
+    assert code == 0, err
+    assert "5 partition(s)" in stdout and "dask" in stdout
+    parts = sorted(out.iterdir())
+    assert [p.name for p in parts] == [f"part-0000{i}.parquet" for i in range(5)]
+    assert [len(pd.read_parquet(p)) for p in parts] == list(SIZES)
+    got = pd.read_parquet(out)
+    # the single-machine engine on the same records, same seed
+    code, _, err = run("sp", "identify", str(tmp_path / "all.parquet"), *ARGS, "--scope", "one",
+                       "--ledger", str(ledger), "--budget", "100", "--out", "one.csv",
+                       "--with-error-probabilities")  # fmt: skip
+    assert code == 0, err
+    want = pd.read_csv(tmp_path / "one.csv")
+    assert list(got.columns) == list(want.columns)
+    for column in want.columns:
+        np.testing.assert_array_equal(got[column].to_numpy(), want[column].to_numpy())
+    with Ledger(ledger) as book:
+        (spend,) = book.history("data")
+        assert spend.status == "committed" and spend.metadata["partitions"] == 5
+        assert spend.epsilon == book.history("one")[0].epsilon  # the same Claim 5 cost
+    _no_leftovers(tmp_path)
+
+
+def test_csv_glob_columns_and_label(run, client, tmp_path, records) -> None:
+    (tmp_path / "csv").mkdir()
+    labels = (records[:, 0] > 10).astype(int)
+    for i, (a, b) in enumerate([(0, 60), (60, 60), (60, 200)]):
+        pd.DataFrame({"y": labels[a:b], "a": records[a:b, 0], "b": records[a:b, 1],
+                      "c": records[a:b, 2]}).to_csv(tmp_path / "csv" / f"{i}.csv", index=False)
+    code, _, err = run(*_dask(client, tmp_path / "csv" / "*.csv", tmp_path / "out",
+                              "--label", "y", "--columns", "1,c", "--budget", "100"))
+    assert code == 0, err
+    got = pd.read_parquet(tmp_path / "out")
+    pd.DataFrame({"a": records[:, 0], "c": records[:, 2]}).to_csv("ac.csv", index=False)
+    code, _, err = run("sp", "identify", "ac.csv", *ARGS, "--budget", "100", "--out", "w.csv")
+    assert code == 0, err
+    np.testing.assert_array_equal(got["label"], pd.read_csv("w.csv")["label"])
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--columns", "zz"], "unknown column 'zz'"),
+        (["--queries", "q.csv"], "--queries is not available with --engine dask"),
+        (["--workers", "2"], "not both"),
+        (["--engine", "numba"], "--scheduler and --workers apply only with --engine dask"),
+        (["--engine", "spark"], "--engine must be one of numba, dask"),
+    ],
+)
+def test_option_errors_are_one_line(run, client, error_line, folder, tmp_path, extra,
+                                    message) -> None:  # fmt: skip
+    code, _, err = run(*_dask(client, folder, tmp_path / "out", "--budget", "1", *extra))
+    assert code == 2
+    assert message in error_line(err)
+    assert not (tmp_path / "out").exists()
+    _no_leftovers(tmp_path)
+
+
+def test_input_output_and_scheduler_errors(run, client, error_line, folder, tmp_path,
+                                           monkeypatch) -> None:  # fmt: skip
+    monkeypatch.setattr(privad.distributed.cluster, "CONNECT_TIMEOUT", 0.5)
+    cases = [
+        (["sp", "identify", str(folder), *ARGS, "--engine", "dask", "--scheduler",
+          "tcp://127.0.0.1:9", "--budget", "1"], "cannot reach the Dask scheduler"),
+        (["sp", "identify", str(folder), *ARGS, "--engine", "dask", "--scheduler",
+          "tcp://no-port", "--budget", "1"], "needs a host and a port"),
+        (["sp", "identify", "thyroid", *ARGS, "--engine", "dask", "--budget", "1"],
+         "--engine dask reads partitioned files"),
+        (_dask(client, folder, folder, "--budget", "1"), "already exists"),
+        (["sp", "identify", str(folder), *ARGS, "--engine", "dask", "--workers", "0"],
+         "--workers must be an integer >= 1"),
+    ]  # fmt: skip
+    for args, message in cases:
+        code, _, err = run(*args)
+        assert code == 2
+        assert message in error_line(err)
+    bad = pd.DataFrame({"a": [1.0, np.nan], "b": [0.0, 1.0], "c": [2.0, 3.0]})
+    bad.to_parquet(folder / "p9.parquet", index=False)
+    code, _, err = run(*_dask(client, folder, tmp_path / "out", "--budget", "1"))
+    assert code == 2
+    line = error_line(err)
+    assert "partition 5" in line and "NaN" in line
+    assert not (tmp_path / "out").exists()
+    assert _spent(tmp_path / "default.sqlite") == 0.0
+    _no_leftovers(tmp_path)
+
+
+def test_budget_refusals_spend_nothing(run, client, error_line, folder, tmp_path,
+                                       monkeypatch) -> None:  # fmt: skip
+    ledger = tmp_path / "l.sqlite"
+    first = _dask(client, folder, tmp_path / "first", "--ledger", str(ledger), "--budget", "100")
+    assert run(*first)[0] == 0
+    cost = _spent(ledger)
+    assert cost > 0.1  # m > 1: more than one answer's ε
+    # a budget that covers one answer but not the job: refused after Claim 5's bound
+    with Ledger(ledger) as book:
+        book.set_budget("data", "sensitive", cost + 0.1 + cost / 2)
+    second = _dask(client, folder, tmp_path / "second", "--ledger", str(ledger))
+    code, _, err = run(*second)
+    assert code == 2 and "refused" in error_line(err) and "Claim 5" in err
+    assert _spent(ledger) == cost
+    # an exhausted budget: refused before any worker starts
+    with Ledger(ledger) as book:
+        book.set_budget("data", "sensitive", cost + 0.05)
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("the cluster must not start")
+
+    monkeypatch.setattr(privad.distributed, "dask_client", no_cluster)
+    code, _, err = run(*second)
+    assert code == 2 and "before starting the Dask cluster" in error_line(err)
+    assert _spent(ledger) == cost
+    assert not (tmp_path / "second").exists()
+    _no_leftovers(tmp_path)
+
+
+def _fail_on_part(index: int):
+    real = tables.write_part
+
+    def write_part(folder, i, frame):
+        if i == index:
+            raise DataError("disk full (injected)")
+        return real(folder, i, frame)
+
+    return write_part
+
+
+def _failing_multiplicities(data, *, queries=None, partitions=None):
+    def boom(block):
+        raise DataError("worker lost its disk (injected)")
+
+    return da.from_array(np.zeros(3, np.int64), chunks=1).map_blocks(boom, dtype=np.int64)
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "replacement", "history"),
+    [
+        # after the reservation, when two parts were written: the reservation is cancelled
+        (tables, "write_part", _fail_on_part(2), ["cancelled"]),
+        # on a worker, while counting (before the reservation): nothing was ever charged
+        (geometry_distributed, "multiplicities_dask", _failing_multiplicities, []),
+    ],
+)
+def test_a_job_failing_mid_way_spends_nothing_and_writes_nothing(
+    run, client, error_line, folder, tmp_path, monkeypatch, module, name, replacement, history
+) -> None:
+    ledger = tmp_path / "l.sqlite"
+    monkeypatch.setattr(module, name, replacement)
+    code, _, err = run(*_dask(client, folder, tmp_path / "out", "--ledger", str(ledger),
+                              "--budget", "100"))  # fmt: skip
+    assert code == 2 and "injected" in error_line(err)
+    assert not (tmp_path / "out").exists()
+    _no_leftovers(tmp_path)
+    assert _spent(ledger) == 0.0
+    with Ledger(ledger) as book:
+        assert [s.status for s in book.history("data")] == history

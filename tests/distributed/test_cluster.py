@@ -1,0 +1,65 @@
+"""``privad.distributed.dask_client``: connect to a scheduler or start a local cluster."""
+
+from __future__ import annotations
+
+import time
+
+import dask
+import pytest
+
+import privad.distributed.cluster as cluster
+from privad.distributed import ClusterError, check_scheduler_address, dask_client
+from privad.errors import ParameterError, PrivadError
+
+
+@pytest.mark.parametrize(
+    ("address", "expected"),
+    [
+        ("tcp://10.0.0.5:8786", "tcp://10.0.0.5:8786"),
+        ("scheduler.example.org:8786", "tcp://scheduler.example.org:8786"),
+        (" tls://[::1]:8786 ", "tls://[::1]:8786"),
+        ("inproc://192.0.2.2/123/1", "inproc://192.0.2.2/123/1"),
+    ],
+)
+def test_scheduler_addresses(address: str, expected: str) -> None:
+    assert check_scheduler_address(address) == expected
+
+
+@pytest.mark.parametrize(
+    ("address", "message"),
+    [("", "non-empty"), (None, "non-empty"), ("http://host:80", "unknown protocol"),
+     ("tcp://host", "host and a port"), ("tcp://:8786", "host and a port"),
+     ("tcp://host:99999", "host and a port")],
+)  # fmt: skip
+def test_bad_scheduler_addresses(address, message: str) -> None:
+    with pytest.raises(ParameterError, match=message):
+        check_scheduler_address(address)
+
+
+def test_argument_errors() -> None:
+    with pytest.raises(ParameterError, match="not both"), dask_client("tcp://h:1", workers=2):
+        pass
+    with pytest.raises(ParameterError, match="workers"), dask_client(workers=0):
+        pass
+    with pytest.raises(ParameterError, match="timeout"), dask_client("tcp://h:1", timeout=0):
+        pass
+
+
+def test_unreachable_scheduler_is_a_privad_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 0.3)
+    start = time.monotonic()
+    with pytest.raises(ClusterError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'"):
+        with dask_client("tcp://127.0.0.1:9"):
+            pass
+    assert time.monotonic() - start < 10
+    assert issubclass(ClusterError, PrivadError)
+
+
+def test_local_cluster_and_connecting_to_it() -> None:
+    with dask_client(workers=2, processes=False) as local:
+        assert len(local.scheduler_info()["workers"]) == 2
+        assert dask.compute(dask.delayed(sum)([1, 2, 3]))[0] == 6  # the default scheduler
+        with dask_client(local.scheduler.address) as remote:
+            assert remote.submit(lambda x: x + 1, 1).result() == 2
+        assert local.status == "running"  # a connection never stops the cluster it joined
+    assert local.status == "closed"
