@@ -8,6 +8,14 @@ and an HTML page, all atomically; ``privad reproduce ...`` drives both.
 
 * :mod:`privad.experiments.sensitive`: Asif, Papakonstantinou, Vaidya, "How to accurately
   and privately identify anomalies" (CCS 2019): Tables 1–3, Figures 3, 5, 6–8 and 9.
+* :mod:`privad.experiments.relaxed`: the relaxed-DP sensor-stream paper's Figure 3a/3b
+  (accuracy and size of the corrected outlier set over ε and the separation).
+* :mod:`privad.experiments.search`: Bittner, Sarwate, Wright, DP noisy binary search,
+  Figures 1–4 on NAB series and synthetic regimes.
+* :mod:`privad.experiments.rmp`: Erfani et al., RMP (PAKDD 2014): Table 1 (AUC of the raw
+  AANN and of RMP over α), ROC curves like Figures 2–4, the effect of larger r.
+* :mod:`privad.experiments.rmp_privacy`: RMP's section 5 made measurable: MAP, ICA,
+  known input-output and collusion attacks, Lemma 1.
 
 matplotlib is needed only by the ``draw_*`` functions and the report (imported there).
 """
