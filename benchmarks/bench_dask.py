@@ -99,6 +99,28 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def timed_answers(est: Any, out: dict[str, Any]) -> tuple[Any, np.ndarray]:
+    """The fitted estimator's statistics and labels; their times go into ``out``."""
+    t0 = time.perf_counter()
+    stats = est.statistics()
+    out["statistics_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    labels = est.predict()
+    out["sample_s"] = time.perf_counter() - t0
+    return stats, labels
+
+
+def summarise(out: dict[str, Any], stats: Any, labels: np.ndarray) -> dict[str, Any]:
+    """``out`` with the driver's peak RSS and the digests that must agree across engines."""
+    out["driver_peak_rss_mb"] = peak_rss_mb()
+    out["median_ball"] = float(np.median(stats.ball))
+    out["counts_digest"] = digest(stats.ball)
+    out["mult_digest"] = digest(stats.x_i)
+    out["labels_digest"] = digest(labels)
+    out["flagged"] = int(labels.sum())
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # the distributed job
 # --------------------------------------------------------------------------------------------
@@ -121,22 +143,11 @@ def run_dask(n: int, workers: int, r: float, partitions: int | None) -> dict[str
         wait(X)
         out["generate_s"] = time.perf_counter() - t0
         est = SensitiveAnomalyIdentifier(BETA, r, EPSILON, engine="dask", rng=SEED).fit(X)
-        t0 = time.perf_counter()
-        stats = est.statistics()
-        out["statistics_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        labels = est.predict()
-        out["sample_s"] = time.perf_counter() - t0
+        stats, labels = timed_answers(est, out)
         out["worker_peak_rss_mb"] = sorted(client.run(peak_rss_mb).values())
         out["shuffle_bytes"] = int(sum(client.run(
             lambda dask_worker: dask_worker.transfer_outgoing_bytes_total).values()))
-    out["driver_peak_rss_mb"] = peak_rss_mb()
-    out["median_ball"] = float(np.median(stats.ball))
-    out["counts_digest"] = digest(stats.ball)
-    out["mult_digest"] = digest(stats.x_i)
-    out["labels_digest"] = digest(labels)
-    out["flagged"] = int(labels.sum())
-    return out
+    return summarise(out, stats, labels)
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,19 +166,8 @@ def run_single(n: int, r: float, partitions: int | None) -> dict[str, Any]:
                            "r": r, "generate_s": time.perf_counter() - t0}  # fmt: skip
     est = SensitiveAnomalyIdentifier(BETA, r, EPSILON, engine="numba", rng=SEED).fit(X)
     del X
-    t0 = time.perf_counter()
-    stats = est.statistics()
-    out["statistics_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    labels = est.predict()
-    out["sample_s"] = time.perf_counter() - t0
-    out["driver_peak_rss_mb"] = peak_rss_mb()
-    out["median_ball"] = float(np.median(stats.ball))
-    out["counts_digest"] = digest(stats.ball)
-    out["mult_digest"] = digest(stats.x_i)
-    out["labels_digest"] = digest(labels)
-    out["flagged"] = int(labels.sum())
-    return out
+    stats, labels = timed_answers(est, out)
+    return summarise(out, stats, labels)
 
 
 def single_in_subprocess(n: int, r: float, partitions: int | None) -> dict[str, Any]:

@@ -97,36 +97,13 @@ def sensor_registry(with_analyst: bool) -> TokenRegistry:
     )
 
 
-class Servers:
-    """Start/stop threaded servers; everything started is stopped at teardown."""
+class ServerPool:
+    """Threaded servers started by one test; the fixture stops every one at teardown."""
 
-    def __init__(self, tmp_path: Path, ring: Ring) -> None:
-        self.tmp_path = tmp_path
-        self.ring = ring
+    def __init__(self) -> None:
         self.started: list[ThreadedServer] = []
 
-    def correction(self, *, db: str = "cs.sqlite", recorder: Any = None,
-                   **kwargs: Any) -> ThreadedServer:  # fmt: skip
-        kwargs.setdefault("outlier_layer_width", self.ring.w_o)
-        app = create_correction_app(self.tmp_path / db, sensor_registry(True),
-                                    recorder=recorder, **kwargs)  # fmt: skip
-        return self._start(app)
-
-    def analyst(self, correction_url: str, *, db: str = "analyst.sqlite", recorder: Any = None,
-                **kwargs: Any) -> ThreadedServer:  # fmt: skip
-        kwargs.setdefault("detector", self.ring.detector())
-        kwargs.setdefault("correction_token", ANALYST_SECRET)
-        app = create_analyst_app(self.tmp_path / db, sensor_registry(False),
-                                 correction_url=correction_url, recorder=recorder,
-                                 **kwargs)  # fmt: skip
-        return self._start(app)
-
-    def pair(self, **kwargs: Any) -> tuple[ThreadedServer, ThreadedServer]:
-        cs = self.correction(recorder=kwargs.get("cs_recorder"))
-        a = self.analyst(cs.url, recorder=kwargs.get("analyst_recorder"))
-        return a, cs
-
-    def _start(self, app: Any) -> ThreadedServer:
+    def start_app(self, app: Any) -> ThreadedServer:
         srv = ThreadedServer(app).start()
         self.started.append(srv)
         return srv
@@ -142,6 +119,43 @@ class Servers:
         for srv in reversed(self.started):
             srv.stop()
 
+
+@pytest.fixture
+def server_pool() -> Iterator[ServerPool]:
+    """A :class:`ServerPool`: ``start_app(app)`` runs an app on loopback until teardown."""
+    pool = ServerPool()
+    yield pool
+    pool.close()
+
+
+class Servers(ServerPool):
+    """Start/stop threaded relaxed-DP servers; everything started is stopped at teardown."""
+
+    def __init__(self, tmp_path: Path, ring: Ring) -> None:
+        super().__init__()
+        self.tmp_path = tmp_path
+        self.ring = ring
+
+    def correction(self, *, db: str = "cs.sqlite", recorder: Any = None,
+                   **kwargs: Any) -> ThreadedServer:  # fmt: skip
+        kwargs.setdefault("outlier_layer_width", self.ring.w_o)
+        app = create_correction_app(self.tmp_path / db, sensor_registry(True),
+                                    recorder=recorder, **kwargs)  # fmt: skip
+        return self.start_app(app)
+
+    def analyst(self, correction_url: str, *, db: str = "analyst.sqlite", recorder: Any = None,
+                **kwargs: Any) -> ThreadedServer:  # fmt: skip
+        kwargs.setdefault("detector", self.ring.detector())
+        kwargs.setdefault("correction_token", ANALYST_SECRET)
+        app = create_analyst_app(self.tmp_path / db, sensor_registry(False),
+                                 correction_url=correction_url, recorder=recorder,
+                                 **kwargs)  # fmt: skip
+        return self.start_app(app)
+
+    def pair(self, **kwargs: Any) -> tuple[ThreadedServer, ThreadedServer]:
+        cs = self.correction(recorder=kwargs.get("cs_recorder"))
+        a = self.analyst(cs.url, recorder=kwargs.get("analyst_recorder"))
+        return a, cs
 
 @pytest.fixture
 def servers(tmp_path: Path, ring: Ring) -> Iterator[Servers]:

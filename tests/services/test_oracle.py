@@ -12,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,12 +60,12 @@ def problem() -> Any:
 
 
 class Oracles:
-    """Start threaded oracle servers; all are stopped at teardown."""
+    """Start threaded oracle servers in ``server_pool`` (stopped at teardown)."""
 
-    def __init__(self, tmp_path: Path, problem: Any) -> None:
+    def __init__(self, tmp_path: Path, problem: Any, pool: Any) -> None:
         self.tmp_path = tmp_path
         self.problem = problem
-        self.started: list[ThreadedServer] = []
+        self.pool = pool
 
     def start(self, *, db: str = "oracle.sqlite", **kwargs: Any) -> ThreadedServer:
         p = self.problem
@@ -76,22 +75,12 @@ class Oracles:
                                 TokenRegistry([("s1", SECRET), ("s2", OTHER)]),
                                 values=p.values, t_low=p.t_low, t_high=p.t_high,
                                 **kwargs)  # fmt: skip
-        srv = ThreadedServer(app).start()
-        self.started.append(srv)
-        return srv
-
-    def close(self) -> None:
-        for srv in self.started:
-            srv.request_stop()
-        for srv in self.started:
-            srv.stop()
+        return self.pool.start_app(app)
 
 
 @pytest.fixture
-def oracles(tmp_path: Path, problem: Any) -> Iterator[Oracles]:
-    o = Oracles(tmp_path, problem)
-    yield o
-    o.close()
+def oracles(tmp_path: Path, problem: Any, server_pool: Any) -> Oracles:
+    return Oracles(tmp_path, problem, server_pool)
 
 
 def _spent(url: str) -> float:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,38 +45,28 @@ def records(m: int, seed: int) -> np.ndarray:
 
 
 class Mining:
-    """Start threaded mining servers; every one is stopped at teardown."""
+    """Start threaded mining servers in ``server_pool`` (stopped at teardown)."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, pool: Any) -> None:
         self.tmp_path = tmp_path
-        self.started: list[ThreadedServer] = []
+        self.pool = pool
 
     def start(self, db: str = "mining.sqlite", **kwargs: Any) -> ThreadedServer:
         for key, value in (("n", N), ("w", W), ("alpha", ALPHA), ("rng", 0), ("epochs", 10)):
             kwargs.setdefault(key, value)
         app = create_rmp_app(self.tmp_path / db, [("alice", USER)], operator_token=OPERATOR,
                              **kwargs)  # fmt: skip
-        srv = ThreadedServer(app).start()
+        srv = self.pool.start_app(app)
         srv.app = app  # type: ignore[attr-defined]
-        self.started.append(srv)
         return srv
 
     def stop(self, srv: ThreadedServer) -> None:
-        srv.stop()
-        self.started.remove(srv)
-
-    def close(self) -> None:
-        for srv in self.started:
-            srv.request_stop()
-        for srv in self.started:
-            srv.stop()
+        self.pool.stop(srv)
 
 
 @pytest.fixture
-def mining(tmp_path: Path) -> Iterator[Mining]:
-    m = Mining(tmp_path)
-    yield m
-    m.close()
+def mining(tmp_path: Path, server_pool: Any) -> Mining:
+    return Mining(tmp_path, server_pool)
 
 
 def count(db: Path, table: str) -> int:

@@ -13,7 +13,15 @@ from typing import TypeVar
 
 from privad.errors import ParameterError
 
-__all__ = ["parse_choice", "parse_columns", "parse_float", "parse_int", "parse_seed"]
+__all__ = [
+    "parse_choice",
+    "parse_columns",
+    "parse_float",
+    "parse_int",
+    "parse_optional_int",
+    "parse_scope",
+    "parse_seed",
+]
 
 _T = TypeVar("_T")
 
@@ -66,8 +74,23 @@ def parse_columns(values: Sequence[str] | None) -> list[str] | None:
     return out
 
 
-def parse_seed(text: str | None) -> int | None:
-    """``--seed``: None (fresh OS entropy) or an integer ≥ 0."""
+def parse_optional_int(text: str | None, option: str, minimum: int) -> int | None:
+    """None when the option is not given, else ``text`` as an int ≥ ``minimum`` (the error
+    says "an integer >= ``minimum``")."""
     if text is None:
         return None
-    return parse_int(text, "--seed", minimum=0, what="an integer >= 0")
+    return parse_int(text, option, minimum=minimum, what=f"an integer >= {minimum}")
+
+
+def parse_seed(text: str | None) -> int | None:
+    """``--seed``: None (fresh OS entropy) or an integer ≥ 0."""
+    return parse_optional_int(text, "--seed", 0)
+
+
+def parse_scope(text: str | None) -> str | None:
+    """``--scope``: None (the command's default scope) or a non-empty name, stripped."""
+    if text is None:
+        return None
+    if not text.strip():
+        raise ParameterError("--scope must be a non-empty name")
+    return text.strip()

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
 
-from privad.cli._options import parse_int
+from privad.cli._options import parse_int, parse_optional_int
 from privad.cli.sp import out_console, progress_bar
 from privad.errors import ParameterError
 
@@ -67,27 +69,16 @@ def sp(
     from privad.experiments.report import format_number
 
     seed_v = parse_int(seed, "--seed", minimum=0, what="an integer >= 0")
-    samples_v = None if samples is None else parse_int(samples, "--samples", minimum=1,
-                                                       what="an integer >= 1")  # fmt: skip
-    directory = Path(out).expanduser()
-    if directory.exists() and not directory.is_dir():
-        raise ParameterError(f"--out {str(directory)!r} exists and is not a folder")
-    command = "privad reproduce sp " + " ".join(
-        shlex.quote(a) for a in (["--out", out] + (["--quick"] if quick else [])
-                                 + ["--seed", str(seed_v)]
-                                 + (["--samples", str(samples_v)] if samples_v else []))
-    )  # fmt: skip
+    samples_v = parse_optional_int(samples, "--samples", 1)
+    directory = _output_folder(out)
+    command = _command("sp", ["--out", out] + (["--quick"] if quick else [])
+                       + ["--seed", str(seed_v)]
+                       + (["--samples", str(samples_v)] if samples_v else []))  # fmt: skip
     console = out_console()
-    start = time.perf_counter()
-    with progress_bar() as progress:
-        task = progress.add_task("starting", total=1)
-
-        def report(step: str, done: int, total: int) -> None:
-            progress.update(task, description=step, completed=done, total=total)
-
-        result = sensitive.reproduce(directory, quick=quick, seed=seed_v, samples=samples_v,
-                                     progress=report, command=command)  # fmt: skip
-    elapsed = time.perf_counter() - start
+    result, elapsed = _with_progress(
+        lambda progress: sensitive.reproduce(directory, quick=quick, seed=seed_v,
+                                             samples=samples_v, progress=progress,
+                                             command=command))  # fmt: skip
 
     t1 = result.tables["table1"]
     table = Table(title="Table 1: true (β,r)-anomalies, ours vs paper", title_justify="left")
@@ -124,8 +115,13 @@ def _output_folder(out: str) -> Path:
     return directory
 
 
-def _run_with_progress(run, directory: Path, what: str) -> None:
-    """Run ``run(progress=...)`` under a progress bar and report the files it wrote."""
+def _command(name: str, args: list[str]) -> str:
+    """The command line that reruns ``privad reproduce NAME`` with ``args`` (shown on the page)."""
+    return f"privad reproduce {name} " + " ".join(shlex.quote(a) for a in args)
+
+
+def _with_progress(run: Callable[..., Any]) -> tuple[Any, float]:
+    """Run ``run(progress=...)`` under a progress bar; (its result, the seconds it took)."""
     start = time.perf_counter()
     with progress_bar() as progress:
         task = progress.add_task("starting", total=1)
@@ -133,9 +129,15 @@ def _run_with_progress(run, directory: Path, what: str) -> None:
         def report(step: str, done: int, total: int) -> None:
             progress.update(task, description=step, completed=done, total=total)
 
-        files = run(progress=report)
+        result = run(progress=report)
+    return result, time.perf_counter() - start
+
+
+def _run_with_progress(run, directory: Path, what: str) -> None:
+    """Run ``run(progress=...)`` under a progress bar and report the files it wrote."""
+    files, elapsed = _with_progress(run)
     out_console().print(
-        f"Wrote {len(files)} files to {directory} in {time.perf_counter() - start:.1f} s "
+        f"Wrote {len(files)} files to {directory} in {elapsed:.1f} s "
         f"({what}). Open {directory / 'index.html'}.",
         markup=False,
     )
@@ -145,10 +147,15 @@ _QUICK_HELP = "Small, fast run (seconds) for tests and a first look."
 _SEED_HELP = "Seed (an integer >= 0) for the data and the noise (default 0)."
 
 
+def _out_option(name: str) -> Any:
+    """``--out`` with the default folder ``privad-reproduction/NAME``."""
+    return typer.Option(f"privad-reproduction/{name}", "--out", metavar="DIR",
+                        help="Output folder (created if missing; files in it are replaced).")
+
+
 @reproduce_app.command("relaxed")
 def relaxed(
-    out: str = typer.Option("privad-reproduction/relaxed", "--out", metavar="DIR",
-                            help="Output folder (created if missing; files in it are replaced)."),
+    out: str = _out_option("relaxed"),
     quick: bool = typer.Option(False, "--quick", help=_QUICK_HELP + " 4,000 points, 1 run."),
     seed: str = typer.Option("0", "--seed", metavar="S", help=_SEED_HELP),
     runs: str = typer.Option("5", "--runs", metavar="N",
@@ -170,8 +177,7 @@ def relaxed(
 
 @reproduce_app.command("search")
 def search(
-    out: str = typer.Option("privad-reproduction/search", "--out", metavar="DIR",
-                            help="Output folder (created if missing; files in it are replaced)."),
+    out: str = _out_option("search"),
     quick: bool = typer.Option(False, "--quick", help=_QUICK_HELP),
     seed: str = typer.Option("0", "--seed", metavar="S", help=_SEED_HELP),
     runs: str = typer.Option("100", "--runs", metavar="N",
@@ -190,9 +196,8 @@ def search(
     directory = _output_folder(out)
     if nab_root is not None and not Path(nab_root).expanduser().is_dir():
         raise ParameterError(f"--nab-root {nab_root!r} is not a folder")
-    command = "privad reproduce search " + " ".join(
-        shlex.quote(a) for a in ["--out", out, "--seed", str(seed_v), "--runs", str(runs_v)]
-    ) + (" --quick" if quick else "")
+    command = _command("search", ["--out", out, "--seed", str(seed_v), "--runs", str(runs_v)]
+                       + (["--quick"] if quick else []))  # fmt: skip
     _run_with_progress(
         lambda progress: experiment.reproduce(
             directory, quick=quick, seed=seed_v, runs=runs_v, progress=progress,
@@ -204,8 +209,7 @@ def search(
 
 @reproduce_app.command("rmp")
 def rmp(
-    out: str = typer.Option("privad-reproduction/rmp", "--out", metavar="DIR",
-                            help="Output folder (created if missing; files in it are replaced)."),
+    out: str = _out_option("rmp"),
     gas: str | None = typer.Option(
         None, "--gas", metavar="PATH",
         help="The Gas Sensor Array Drift subset (gas-drift.npz or its folder). Default: "
@@ -229,8 +233,7 @@ def rmp(
 
     seeds_v = parse_int(seeds, "--seeds", minimum=1, what="an integer >= 1")
     seed_v = parse_int(seed, "--seed", minimum=0, what="an integer >= 0")
-    epochs_v = None if epochs is None else parse_int(epochs, "--epochs", minimum=1,
-                                                     what="an integer >= 1")  # fmt: skip
+    epochs_v = parse_optional_int(epochs, "--epochs", 1)
     directory = _output_folder(out)
     gas_path = None
     if gas is not None:
@@ -238,10 +241,10 @@ def rmp(
         if not gas_path.exists():
             raise ParameterError(f"--gas {gas!r} does not exist (give gas-drift.npz or its "
                                  "folder)")  # fmt: skip
-    command = "privad reproduce rmp " + " ".join(
-        shlex.quote(a) for a in ["--out", out, "--seeds", str(seeds_v), "--seed", str(seed_v)]
-        + (["--epochs", str(epochs_v)] if epochs_v else []) + (["--gas", gas] if gas else [])
-    ) + (" --quick" if quick else "") + (" --skip-privacy" if skip_privacy else "")
+    command = _command("rmp", ["--out", out, "--seeds", str(seeds_v), "--seed", str(seed_v)]
+                       + (["--epochs", str(epochs_v)] if epochs_v else [])
+                       + (["--gas", gas] if gas else []) + (["--quick"] if quick else [])
+                       + (["--skip-privacy"] if skip_privacy else []))  # fmt: skip
     _run_with_progress(
         lambda progress: experiment.reproduce(
             directory, seeds=seeds_v, seed=seed_v, epochs=epochs_v, gas_path=gas_path,

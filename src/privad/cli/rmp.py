@@ -27,7 +27,13 @@ from urllib.parse import urlsplit
 import numpy as np
 import typer
 
-from privad.cli._options import parse_columns, parse_float, parse_int, parse_seed
+from privad.cli._options import (
+    parse_columns,
+    parse_float,
+    parse_int,
+    parse_optional_int,
+    parse_seed,
+)
 from privad.cli.serve import _secret
 from privad.errors import DataError, ParameterError, PrivadError
 
@@ -291,10 +297,8 @@ def train(
     """Train the model on every batch the server holds (operator)."""
     from privad.cli.sp import progress_bar
 
-    epochs_v = None if epochs is None else parse_int(epochs, "--epochs", minimum=1,
-                                                     what="an integer >= 1")  # fmt: skip
-    hidden_v = None if hidden is None else parse_int(hidden, "--hidden", minimum=1,
-                                                     what="an integer >= 1")  # fmt: skip
+    epochs_v = parse_optional_int(epochs, "--epochs", 1)
+    hidden_v = parse_optional_int(hidden, "--hidden", 1)
     seed_v = parse_seed(seed)
     limit = parse_float(max_wait, "--max-wait", strict=True, what="seconds > 0")
     secret = _secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")

@@ -370,6 +370,7 @@ def run(
 ) -> None:
     """Search for the anomaly with noisy group queries (Algorithm 1) and summarise."""
     from privad.accounting import ANOMALY_RESTRICTED_DP
+    from privad.cli._options import parse_scope, parse_seed
     from privad.cli.serve import existing_file, parse_choice, parse_float, parse_int
     from privad.cli.sp import add_row, out_console
     from privad.search import DEFAULT_MAX_QUERIES, SELECTIONS, search
@@ -385,11 +386,9 @@ def run(
     rule = parse_halting(halting, b)
     top_k = parse_int(top, "--top", minimum=1, what="an integer >= 1")
     sel = parse_choice(selection, "--selection", SELECTIONS)
-    seed_v = None if seed is None else parse_int(seed, "--seed", minimum=0,
-                                                 what="an integer >= 0")  # fmt: skip
+    seed_v = parse_seed(seed)
     timeout_v = parse_float(timeout, "--timeout", strict=True, what="seconds > 0")
-    if scope is not None and not scope.strip():
-        raise ParameterError("--scope must be a non-empty name")
+    scope = parse_scope(scope)
     out_path = None if out is None else Path(out).expanduser()
     if out_path is not None:
         if out_path.is_dir():
@@ -462,7 +461,7 @@ def run(
             data_text = f"{data.name}: {orc.n_items} values"
             thresholds = f"t_l = {lo:.6g}, t_h = {hi:.6g}, {how}"
             above = set(np.flatnonzero(data.values >= hi).tolist())
-        scope_v = scope.strip() if scope is not None else default_scope
+        scope_v = scope if scope is not None else default_scope
         book = None
         if ledger is not None:
             book, note = _open_ledger(ledger, scope_v, ANOMALY_RESTRICTED_DP, b)

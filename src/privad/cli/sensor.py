@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import typer
 
-from privad.cli._options import parse_seed
+from privad.cli._options import parse_optional_int, parse_scope, parse_seed
 from privad.cli.serve import (
     existing_file,
     parse_choice,
@@ -373,8 +373,7 @@ def result(
     from privad.services.clients import AnalystClient
 
     fmt = parse_choice(output_format, "--format", ("csv", "json"))
-    w = None if window is None else parse_int(window, "--window", minimum=0,
-                                              what="an integer >= 0")  # fmt: skip
+    w = parse_optional_int(window, "--window", 0)
     client = AnalystClient(analyst, _token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
                            timeout=parse_float(timeout, "--timeout", strict=True,
                                                what="seconds > 0"),
@@ -466,8 +465,7 @@ def calibrate(
     p_o_v = _parse_p_o(p_o)
     fmt = parse_choice(output_format, "--format", ("text", "json", "env"))
     scaling_v = parse_choice(scaling, "--scaling", SCALING_CHOICES)
-    ms = None if min_samples is None else parse_int(min_samples, "--min-samples", minimum=1,
-                                                    what="an integer >= 1")  # fmt: skip
+    ms = parse_optional_int(min_samples, "--min-samples", 1)
     H = read_csv_array(existing_file(history, "HISTORY"), columns=parse_columns(columns),
                        source=history)  # fmt: skip
     rs = relaxed_sensitivity(H, p_o_v)
@@ -569,8 +567,7 @@ def perturb(
     scheduler_v, workers_v = parse_cluster(scheduler, workers)
     seed_v = parse_seed(seed)
     gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "the archive's")
-    if scope is not None and not scope.strip():
-        raise ParameterError("--scope must be a non-empty name")
+    scope = parse_scope(scope)
     rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, p_o_v)
     if rs is None:
         raise ParameterError("give --relaxed-sensitivity or --history: the noise scale must "
@@ -586,7 +583,7 @@ def perturb(
         raise DataError(f"{archive} has {len(source.feature_names)} column(s) but "
                         f"{sensor.n_columns} relaxed sensitivities were given")  # fmt: skip
     _warn_seed(seed_v)
-    scope_v = scope.strip() if scope is not None else f"relaxed-sensor/{source.name}"
+    scope_v = scope if scope is not None else f"relaxed-sensor/{source.name}"
     book = None
     if ledger is not None:
         from privad.accounting import Ledger

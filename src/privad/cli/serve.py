@@ -42,6 +42,7 @@ from privad.cli._options import parse_choice as parse_choice  # re-exported for 
 from privad.cli._options import parse_columns as parse_columns
 from privad.cli._options import parse_float as parse_float
 from privad.cli._options import parse_int as parse_int
+from privad.cli._options import parse_optional_int, parse_scope, parse_seed
 from privad.errors import ParameterError
 
 __all__ = [
@@ -189,9 +190,18 @@ class ServeOptions:
             ssl_keyfile=existing_file(ssl_keyfile, "--ssl-keyfile"),
         )
 
-    def run(self, app: Any, name: str) -> None:
-        """Serve ``app`` until interrupted (prints ``NAME listening on URL`` first)."""
+    def run(self, app: Any, name: str, notes: Sequence[str] = ()) -> None:
+        """Serve ``app`` until interrupted (prints ``NAME listening on URL`` first).
+
+        ``notes`` go to standard error first, one ``NAME: NOTE`` line each, so that the first
+        line of standard output stays ``NAME listening on URL``.
+        """
+        import sys
+
         from privad.services.common import run_service
+
+        for line in notes:
+            print(f"{name}: {line}", file=sys.stderr, flush=True)
 
         run_service(
             app, name=name, host=self.host, port=self.port, log_level=self.log_level,
@@ -280,8 +290,7 @@ def analyst(
         correction_token=_secret(correction_token, "--correction-token",
                                  "PRIVAD_CORRECTION_TOKEN"),  # fmt: skip
         detector=detector,
-        columns=None if columns is None else parse_int(columns, "--columns", minimum=1,
-                                                       what="an integer >= 1"),  # fmt: skip
+        columns=parse_optional_int(columns, "--columns", 1),
         max_body_bytes=common.max_body_bytes,
         timeout=parse_float(timeout, "--timeout", strict=True, what="seconds > 0"),
         verify=existing_file(ca_cert, "--ca-cert") or True,
@@ -406,8 +415,6 @@ def oracle(
     ssl_keyfile: str | None = SSL_KEY_OPTION,
 ) -> None:
     """Hold the values and answer only noisy group queries, within a privacy budget."""
-    import sys
-
     from privad.cli.search import load_series, parse_kind, resolve_thresholds
     from privad.services.common import TokenRegistry
     from privad.services.oracle import create_oracle_app
@@ -417,11 +424,9 @@ def oracle(
     eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0 (e.g. 1)")
     total = parse_float(budget, "--budget", strict=True, what="a finite number > 0 (e.g. 100)")
     kind_v = parse_kind(kind)
-    seed_v = None if seed is None else parse_int(seed, "--seed", minimum=0,
-                                                 what="an integer >= 0")  # fmt: skip
+    seed_v = parse_seed(seed)
     orders = parse_int(max_orders, "--max-orders", minimum=1, what="an integer >= 1")
-    if scope is not None and not scope.strip():
-        raise ParameterError("--scope must be a non-empty name")
+    scope = parse_scope(scope)
     series = load_series(data, column=column, labels_column=labels_column)
     lo, hi, how = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
     notes = [f"{series.name}: {series.values.size} values, t_l = {lo:.6g}, t_h = {hi:.6g} "
@@ -433,12 +438,10 @@ def oracle(
     app = create_oracle_app(
         common.db, TokenRegistry(common.tokens),
         values=series.values, t_low=lo, t_high=hi, epsilon=eps, budget=total, kind=kind_v,
-        scope=scope.strip() if scope is not None else f"oracle/{series.name}",
+        scope=scope if scope is not None else f"oracle/{series.name}",
         rng=seed_v, max_orders=orders, max_body_bytes=common.max_body_bytes, notes=notes,
     )
-    for line in notes:  # stdout's first line stays "privad oracle listening on URL"
-        print(f"privad oracle: {line}", file=sys.stderr, flush=True)
-    common.run(app, "privad oracle")
+    common.run(app, "privad oracle", notes)
 
 
 def register(app: typer.Typer) -> None:
@@ -449,12 +452,6 @@ def register(app: typer.Typer) -> None:
 # --------------------------------------------------------------------------------------------
 # privad serve rmp
 # --------------------------------------------------------------------------------------------
-
-
-def _optional_int(text: str | None, option: str, minimum: int) -> int | None:
-    if text is None:
-        return None
-    return parse_int(text, option, minimum=minimum, what=f"an integer >= {minimum}")
 
 
 RMP_TOKENS_OPTION: Any = typer.Option(
@@ -532,8 +529,6 @@ def rmp(
     ssl_keyfile: str | None = SSL_KEY_OPTION,
 ) -> None:
     """Run the RMP mining server: collect perturbed batches, train the AANN, serve the model."""
-    import sys
-
     from privad.services.rmp import create_rmp_app
 
     if tokens is None and not token:
@@ -547,20 +542,18 @@ def rmp(
         operator_token=_secret(operator_token, "--operator-token", "PRIVAD_RMP_OPERATOR_TOKEN"),
         registration_token=None if registration_token is None or not registration_token.strip()
         else registration_token.strip(),
-        n=_optional_int(n, "--n", 2),
-        w=_optional_int(w, "--w", 1),
-        r=_optional_int(r, "--r", 1),
+        n=parse_optional_int(n, "--n", 2),
+        w=parse_optional_int(w, "--w", 1),
+        r=parse_optional_int(r, "--r", 1),
         alpha=None if alpha is None else parse_float(alpha, "--alpha", strict=True, maximum=1.0,
                                                      what="a number with 0 < alpha < 1"),
         beta=None if beta is None else parse_float(beta, "--beta", strict=True,
                                                    what="a number > 0"),
-        rng=_optional_int(seed, "--seed", 0),
+        rng=parse_seed(seed),
         epochs=parse_int(epochs, "--epochs", minimum=1, what="an integer >= 1"),
-        hidden=_optional_int(hidden, "--hidden", 1),
+        hidden=parse_optional_int(hidden, "--hidden", 1),
         max_batch=parse_int(max_batch, "--max-batch", minimum=1, what="an integer >= 1"),
         max_body_bytes=common.max_body_bytes,
         notes=notes,
     )  # fmt: skip
-    for line in notes:  # stdout's first line stays "privad rmp listening on URL"
-        print(f"privad rmp: {line}", file=sys.stderr, flush=True)
-    common.run(app, "privad rmp")
+    common.run(app, "privad rmp", notes)

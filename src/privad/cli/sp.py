@@ -47,6 +47,7 @@ from privad.cli._options import (
     parse_columns,
     parse_float,
     parse_int,
+    parse_scope,
     parse_seed,
 )
 from privad.errors import (
@@ -479,7 +480,7 @@ def identify(
         k=parse_int(k, "--k", minimum=1, what="an integer >= 1"),
         metric=parse_choice(metric, "--metric", METRIC_CHOICES),
         seed=parse_seed(seed), columns=parse_columns(columns), label=label,
-        scope=None if scope is None else scope.strip(), ledger=ledger, out=out,
+        scope=parse_scope(scope), ledger=ledger, out=out,
         budget=None if budget is None else parse_float(
             budget, "--budget", strict=True, what="a finite number > 0 (the scope's total ε)"),
         errors=with_error_probabilities,
@@ -488,8 +489,6 @@ def identify(
     scheduler_v, workers_v = parse_cluster(scheduler, workers)
     if add_query_to_data and queries is None:
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
-    if scope is not None and not scope.strip():
-        raise ParameterError("--scope must be a non-empty name")
     if engine_v == "dask":
         if queries is not None:
             raise ParameterError("--queries is not available with --engine dask yet: it labels "
@@ -535,6 +534,13 @@ class _Identify:
         from privad.accounting import PURE_DP, SENSITIVE
 
         return PURE_DP if self.mech == "dp" else SENSITIVE
+
+    def one_answer(self) -> Any:
+        """One answer's guarantee (what a budget must pay for at least)."""
+        from privad.sensitive import mechanism_guarantee
+
+        return mechanism_guarantee(self.mech, epsilon=self.eps, beta=self.beta, r=self.r,
+                                   k=self.k, metric=self.metric)  # fmt: skip
 
     def guarantee(self, n_queries: int, m: int | None = None) -> Any:
         """The batch's guarantee: min(n, m)·ε (Claim 5); one answer's for n = 1."""
@@ -670,7 +676,7 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None) -
         release_folder,
         write_columns,
     )
-    from privad.sensitive import SensitiveAnomalyIdentifier, mechanism_guarantee
+    from privad.sensitive import SensitiveAnomalyIdentifier
 
     if Path(job.data).suffix.lower() in (".npy", ".npz", ".mat") or not (
         any(ch in job.data for ch in "*?[") or Path(job.data).expanduser().exists()
@@ -683,10 +689,8 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None) -
         job.out if job.out is not None else f"{scope_v}-{job.mech}-labels", "--out")
     with progress_bar() as progress, _open_ledger(job.ledger, job.budget) as book:
         note = _ensure_budget(book, scope_v, job.notion, job.budget)
-        one = mechanism_guarantee(job.mech, epsilon=job.eps, beta=job.beta, r=job.r, k=job.k,
-                                  metric=job.metric)  # fmt: skip
         try:  # before any worker starts: a budget that cannot pay for one answer
-            book.check(scope_v, one)
+            book.check(scope_v, job.one_answer())
         except BudgetExceededError as exc:
             raise BudgetExceededError(f"{exc} (checked before starting the Dask cluster: the "
                                       f"job costs at least ε = {job.eps:g})") from None
@@ -736,8 +740,6 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None) -
 
 def _print_summary(job: _Identify, o: _Outcome) -> None:
     """The summary table (everything in it is the released answers or public parameters)."""
-    from privad.sensitive import mechanism_guarantee
-
     console = out_console()
     table = Table(title="privad sp identify", title_justify="left", show_header=False)
     table.add_column("what", style="bold")
@@ -750,9 +752,7 @@ def _print_summary(job: _Identify, o: _Outcome) -> None:
     cap_note = "" if job.cap is None else f", count cap {job.cap}"
     add_row(table, "parameters",
             f"β = {job.beta}, r = {job.r:g}, {k_text}, metric {job.metric}{cap_note}")  # fmt: skip
-    one = mechanism_guarantee(job.mech, epsilon=job.eps, beta=job.beta, r=job.r, k=job.k,
-                              metric=job.metric)  # fmt: skip
-    add_row(table, "mechanism", one.description)
+    add_row(table, "mechanism", job.one_answer().description)
     add_row(table, "flagged as anomalies", f"{o.flagged} of {o.n_q} (noisy labels)")
     per_query = "ε-DP" if job.mech == "dp" else f"(ε, k = {job.k})-sensitive privacy"
     add_row(table, "guarantee", f"{per_query}: ε = {job.eps:g} per query")

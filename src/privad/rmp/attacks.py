@@ -95,6 +95,18 @@ def _matrix(M: Any, name: str) -> np.ndarray:
     return check_array(M, name, min_rows=1)
 
 
+def _paired(A: Any, a_name: str, B: Any, b_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Two matrices over the same records (columns), validated."""
+    P = _matrix(A, a_name)
+    Q = _matrix(B, b_name)
+    if P.shape[1] != Q.shape[1]:
+        raise DataError(
+            f"{a_name} and {b_name} must have the same number of records (columns), got "
+            f"{P.shape[1]} and {Q.shape[1]}"
+        )
+    return P, Q
+
+
 def _real(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterError(f"{name} must be a real number, got {value!r}")
@@ -431,13 +443,7 @@ def match_components(S_hat: Any, X_true: Any) -> ComponentMatch:
     Hungarian assignment (:func:`scipy.optimize.linear_sum_assignment`) maximising the sum of
     |correlation|; min(k, n) pairs.
     """
-    S = _matrix(S_hat, "S_hat")
-    X = _matrix(X_true, "X_true")
-    if S.shape[1] != X.shape[1]:
-        raise DataError(
-            f"S_hat and X_true must have the same number of records (columns), got "
-            f"{S.shape[1]} and {X.shape[1]}"
-        )
+    S, X = _paired(S_hat, "S_hat", X_true, "X_true")
     if S.shape[1] < 2:
         raise DataError("at least 2 records (columns) are needed to correlate")
     C = _abs_corr(S, X)
@@ -457,13 +463,7 @@ def linear_filter_correlation(Z: Any, X_true: Any) -> np.ndarray:
     1 exactly when some filter separates attribute k (section 5.2, after Liu et al. 2006: with
     w <= (n + 1)/2 none does). Returns n values in [0, 1].
     """
-    Z = _matrix(Z, "Z")
-    X = _matrix(X_true, "X_true")
-    if Z.shape[1] != X.shape[1]:
-        raise DataError(
-            f"Z and X_true must have the same number of records (columns), got {Z.shape[1]} "
-            f"and {X.shape[1]}"
-        )
+    Z, X = _paired(Z, "Z", X_true, "X_true")
     zc = (Z - Z.mean(axis=1, keepdims=True)).T
     xc = (X - X.mean(axis=1, keepdims=True)).T
     coef = linalg.lstsq(zc, xc, check_finite=False)[0]

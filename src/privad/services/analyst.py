@@ -64,6 +64,7 @@ from privad.services.common import (
     pack,
     parse_json,
     require_role,
+    stored_response,
     unpack,
     utc_now,
 )
@@ -305,11 +306,8 @@ def create_analyst_app(
                               who: Principal = sensor_auth) -> JSONResponse:  # fmt: skip
             raw = await request.body()
             stored, (n, d) = await _threaded(_put_records, who.name, window, raw)
-            return JSONResponse(
-                {"sensor": who.name, "window": window, "n": n, "d": d,
-                 "status": "stored" if stored else "duplicate"},
-                status_code=201 if stored else 200,
-            )  # fmt: skip
+            return stored_response({"sensor": who.name, "window": window, "n": n, "d": d},
+                                   stored)
 
         @app.post("/v1/windows/{window}/close")
         def close(window: int = WindowParam, who: Principal = sensor_auth) -> dict[str, Any]:

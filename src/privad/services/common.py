@@ -92,6 +92,7 @@ __all__ = [
     "parse_token_spec",
     "require_role",
     "run_service",
+    "stored_response",
     "unpack",
     "utc_now",
 ]
@@ -177,6 +178,13 @@ def error_response(status: int, code: str, detail: str, headers: Mapping[str, st
     """The one error body every privad service answers with."""
     return JSONResponse({"error": code, "detail": detail}, status_code=status,
                         headers=dict(headers or {}))  # fmt: skip
+
+
+def stored_response(body: Mapping[str, Any], stored: bool) -> JSONResponse:
+    """The answer to an idempotent upload: ``body`` with ``"status": "stored"`` and 201 when
+    it was stored now, ``"duplicate"`` and 200 for a copy of what was stored before."""
+    return JSONResponse({**body, "status": "stored" if stored else "duplicate"},
+                        status_code=201 if stored else 200)  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------

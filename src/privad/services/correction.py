@@ -68,6 +68,7 @@ from privad.services.common import (
     pack,
     parse_json,
     require_role,
+    stored_response,
     unpack,
     utc_now,
 )
@@ -300,11 +301,7 @@ def create_correction_app(
                            who: Principal = sensor_auth) -> JSONResponse:  # fmt: skip
             raw = await request.body()
             stored, n = await run_in_threadpool(put_differences, who.name, window, raw)
-            return JSONResponse(
-                {"sensor": who.name, "window": window, "n": n,
-                 "status": "stored" if stored else "duplicate"},
-                status_code=201 if stored else 200,
-            )  # fmt: skip
+            return stored_response({"sensor": who.name, "window": window, "n": n}, stored)
 
         @app.get("/v1/windows")
         def windows(who: Principal = sensor_auth) -> dict[str, Any]:

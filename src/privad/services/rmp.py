@@ -117,6 +117,7 @@ from privad.services.common import (
     pack,
     parse_json,
     require_role,
+    stored_response,
     unpack,
     utc_now,
 )
@@ -477,11 +478,16 @@ class RMPStore(SQLiteStore):
 
     _JOB_COLUMNS = ("id, status, requested_by, options, n_records, n_batches, n_participants, "
                     "started_at, finished_at, model, error")  # fmt: skip
+    _JOB_KEYS = ("job", "status", "requested_by", "options", "n_records", "n_batches",
+                 "n_participants", "started_at", "finished_at", "model", "error")  # fmt: skip
+    _MODEL_COLUMNS = ("id, job, created_at, n_records, n_batches, n_participants, threshold, "
+                      "options, train_seconds, sha256, length(npz)")  # fmt: skip
+    _MODEL_KEYS = ("id", "job", "created_at", "n_records", "n_batches", "n_participants",
+                   "threshold", "options", "train_seconds", "sha256", "size")  # fmt: skip
 
     @staticmethod
-    def _job_dict(row: Sequence[Any]) -> dict[str, Any]:
-        keys = ("job", "status", "requested_by", "options", "n_records", "n_batches",
-                "n_participants", "started_at", "finished_at", "model", "error")  # fmt: skip
+    def _row_dict(keys: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
+        """A jobs or models row as a dict under ``keys``, its JSON ``options`` decoded."""
         out = dict(zip(keys, row, strict=True))
         out["options"] = json.loads(out["options"])
         return out
@@ -493,31 +499,20 @@ class RMPStore(SQLiteStore):
                                (job,)).fetchone()  # fmt: skip
         if row is None:
             raise NotFound(f"no training job {job}")
-        return self._job_dict(row)
+        return self._row_dict(self._JOB_KEYS, row)
 
     def jobs(self) -> list[dict[str, Any]]:
         """Every training job, newest first."""
         with self.reading() as conn:
             rows = conn.execute(f"SELECT {self._JOB_COLUMNS} FROM jobs ORDER BY id DESC").fetchall()
-        return [self._job_dict(r) for r in rows]
-
-    _MODEL_COLUMNS = ("id, job, created_at, n_records, n_batches, n_participants, threshold, "
-                      "options, train_seconds, sha256, length(npz)")  # fmt: skip
-
-    @staticmethod
-    def _model_dict(row: Sequence[Any]) -> dict[str, Any]:
-        keys = ("id", "job", "created_at", "n_records", "n_batches", "n_participants",
-                "threshold", "options", "train_seconds", "sha256", "size")  # fmt: skip
-        out = dict(zip(keys, row, strict=True))
-        out["options"] = json.loads(out["options"])
-        return out
+        return [self._row_dict(self._JOB_KEYS, r) for r in rows]
 
     def models(self) -> list[dict[str, Any]]:
         """Every stored model's metadata, newest first."""
         with self.reading() as conn:
             rows = conn.execute(f"SELECT {self._MODEL_COLUMNS} FROM models ORDER BY id DESC"
                                 ).fetchall()  # fmt: skip
-        return [self._model_dict(r) for r in rows]
+        return [self._row_dict(self._MODEL_KEYS, r) for r in rows]
 
     def model(self, ref: str) -> tuple[dict[str, Any], bytes]:
         """A model (``ref``: its id or ``latest``): metadata and NPZ bytes."""
@@ -537,7 +532,7 @@ class RMPStore(SQLiteStore):
         if row is None:
             raise NotFound("no model has been trained yet: the operator starts training with "
                            "POST /v1/train" if ref == "latest" else f"no model {ref}")  # fmt: skip
-        return self._model_dict(row[:-1]), bytes(row[-1])
+        return self._row_dict(self._MODEL_KEYS, row[:-1]), bytes(row[-1])
 
 
 def open_config(
@@ -907,11 +902,8 @@ def create_rmp_app(
                 return seq, stored, int(Z.shape[1])
 
             seq, stored, m = await run_in_threadpool(work)
-            return JSONResponse(
-                {"participant": who.name, "batch": seq, "m": m, "w": config.w,
-                 "status": "stored" if stored else "duplicate"},
-                status_code=201 if stored else 200,
-            )  # fmt: skip
+            return stored_response({"participant": who.name, "batch": seq, "m": m, "w": config.w},
+                                   stored)
 
         @app.get("/v1/batches")
         def list_batches(who: Principal = participant) -> dict[str, Any]:
