@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,6 @@ import pytest
 
 from privad.cli import rmp, serve
 from privad.noise import Randomness
-from privad.services.common import ThreadedServer
 from privad.services.rmp import create_rmp_app
 from privad.services.rmp_client import RMPClient
 
@@ -35,26 +33,21 @@ def run(privad_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
 
 
 class Servers:
-    def __init__(self, tmp_path: Path) -> None:
+    """Start threaded mining servers in ``server_pool`` (stopped at teardown)."""
+
+    def __init__(self, tmp_path: Path, pool: Any) -> None:
         self.tmp_path = tmp_path
-        self.started: list[ThreadedServer] = []
+        self.pool = pool
 
     def start(self, db: str = "mining.sqlite", seed: int = 0, **kwargs: Any) -> str:
         app = create_rmp_app(self.tmp_path / db, [("alice", USER)], operator_token=OPERATOR,
                              n=N, r=1, alpha=0.2, rng=seed, epochs=10, **kwargs)  # fmt: skip
-        srv = ThreadedServer(app).start()
-        self.started.append(srv)
-        return srv.url
+        return self.pool.start_app(app).url
 
 
 @pytest.fixture
-def servers(tmp_path: Path) -> Iterator[Servers]:
-    s = Servers(tmp_path)
-    yield s
-    for srv in s.started:
-        srv.request_stop()
-    for srv in s.started:
-        srv.stop()
+def servers(tmp_path: Path, server_pool: Any) -> Servers:
+    return Servers(tmp_path, server_pool)
 
 
 def write_data(path: Path, m: int, seed: int, *, label: bool = True) -> tuple[Path, np.ndarray]:

@@ -97,44 +97,19 @@ def sensor_registry(with_analyst: bool) -> TokenRegistry:
     )
 
 
-class ServerPool:
-    """Threaded servers started by one test; the fixture stops every one at teardown."""
+class Servers:
+    """Start/stop threaded relaxed-DP servers in ``server_pool`` (stopped at teardown)."""
 
-    def __init__(self) -> None:
-        self.started: list[ThreadedServer] = []
-
-    def start_app(self, app: Any) -> ThreadedServer:
-        srv = ThreadedServer(app).start()
-        self.started.append(srv)
-        return srv
-
-    def stop(self, srv: ThreadedServer) -> None:
-        srv.stop()
-        if srv in self.started:
-            self.started.remove(srv)
-
-    def close(self) -> None:
-        for srv in self.started:  # all at once: each shutdown takes a few 0.1 s ticks
-            srv.request_stop()
-        for srv in reversed(self.started):
-            srv.stop()
-
-
-@pytest.fixture
-def server_pool() -> Iterator[ServerPool]:
-    """A :class:`ServerPool`: ``start_app(app)`` runs an app on loopback until teardown."""
-    pool = ServerPool()
-    yield pool
-    pool.close()
-
-
-class Servers(ServerPool):
-    """Start/stop threaded relaxed-DP servers; everything started is stopped at teardown."""
-
-    def __init__(self, tmp_path: Path, ring: Ring) -> None:
-        super().__init__()
+    def __init__(self, tmp_path: Path, ring: Ring, pool: Any) -> None:
         self.tmp_path = tmp_path
         self.ring = ring
+        self.pool = pool
+
+    def start_app(self, app: Any) -> ThreadedServer:
+        return self.pool.start_app(app)
+
+    def stop(self, srv: ThreadedServer) -> None:
+        self.pool.stop(srv)
 
     def correction(self, *, db: str = "cs.sqlite", recorder: Any = None,
                    **kwargs: Any) -> ThreadedServer:  # fmt: skip
@@ -158,10 +133,8 @@ class Servers(ServerPool):
         return a, cs
 
 @pytest.fixture
-def servers(tmp_path: Path, ring: Ring) -> Iterator[Servers]:
-    s = Servers(tmp_path, ring)
-    yield s
-    s.close()
+def servers(tmp_path: Path, ring: Ring, server_pool: Any) -> Servers:
+    return Servers(tmp_path, ring, server_pool)
 
 
 def headers(name: str = "s0") -> dict[str, str]:
