@@ -5,7 +5,9 @@ this process). Checked: the Parquet parts (one per input partition, empty ones i
 hold exactly the labels and error probabilities of ``--engine numba`` with the same seed;
 the ledger is charged once per job, before the output folder appears; a job refused or
 failing at any point leaves the ledger's spent ε unchanged and no output or temporary
-folder; every mistake is one line and exit status 2.
+folder; every mistake is one line and exit status 2. With ``--queries`` (partitioned query
+files) the parts follow the query partitions and hold the labels of ``--engine numba
+--queries`` with the same seed, with and without ``--add-query-to-data``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import privad.geometry.distributed as geometry_distributed
 from privad.accounting import Ledger
 from privad.cli import budget, sp
 from privad.errors import DataError
+from privad.geometry.distributed import plan_ball_counts
 
 SIZES = (37, 0, 120, 0, 43)
 ARGS = ("--beta", "3", "--r", "2", "--epsilon", "0.1", "--seed", "3")
@@ -122,7 +125,9 @@ def test_csv_glob_columns_and_label(run, client, tmp_path, records) -> None:
     ("extra", "message"),
     [
         (["--columns", "zz"], "unknown column 'zz'"),
-        (["--queries", "q.csv"], "--queries is not available with --engine dask"),
+        (["--queries", "q.npy"], "give --queries as a Parquet folder or file"),
+        (["--queries", "missing/"], "give --queries as a Parquet folder or file"),
+        (["--add-query-to-data"], "applies only with --queries"),
         (["--workers", "2"], "not both"),
         (["--engine", "numba"], "--scheduler and --workers apply only with --engine dask"),
         (["--engine", "spark"], "--engine must be one of numba, dask"),
@@ -235,3 +240,98 @@ def test_a_job_failing_mid_way_spends_nothing_and_writes_nothing(
     assert _spent(ledger) == 0.0
     with Ledger(ledger) as book:
         assert [s.status for s in book.history("data")] == history
+
+
+Q_SIZES = (9, 0, 14, 6)
+
+
+@pytest.fixture
+def query_folder(tmp_path: Path, records: np.ndarray) -> tuple[Path, np.ndarray]:
+    """Query records on the data's lattice: data rows moved by exactly r = 2 along one axis
+    (pairs at distance exactly r, some across a cell border), rows half a step off, and
+    records of the data itself; in partitions of Q_SIZES rows (one empty), with the columns
+    in another order and an extra column, as one folder and as one file."""
+    steps = np.zeros((10, 3))
+    steps[np.arange(10), np.arange(10) % 3] = np.where(np.arange(10) % 2, 2.0, -2.0)
+    Q = np.vstack([records[:10] + steps, records[10:18] + 0.5, records[40:51]])
+    assert Q.shape[0] == sum(Q_SIZES)
+    frame = pd.DataFrame({"c": Q[:, 2], "extra": np.arange(len(Q)) * 1e9, "a": Q[:, 0],
+                          "b": Q[:, 1]})  # fmt: skip
+    folder = tmp_path / "queries"
+    folder.mkdir()
+    start = 0
+    for i, size in enumerate(Q_SIZES):
+        frame.iloc[start:start + size].to_parquet(folder / f"q{i}.parquet", index=False)
+        start += size
+    frame.to_parquet(tmp_path / "queries.parquet", index=False)
+    return folder, Q
+
+
+def test_queries_equal_numba_queries(run, client, folder, query_folder, tmp_path,
+                                     records) -> None:  # fmt: skip
+    queries, Q = query_folder
+    # the partitions meet a cell border between a query and a data record exactly r apart
+    plan = plan_ball_counts(da.from_array(records, chunks=(SIZES, 3)), 2.0,
+                            queries=da.from_array(Q, chunks=(Q_SIZES, 3)))  # fmt: skip
+    d_cells, q_cells = plan.cells_of(records), plan.cells_of(Q)
+    dist = np.sqrt(((Q[:, None, :] - records[None, :, :]) ** 2).sum(axis=2))
+    at_r = np.argwhere(dist == 2.0)
+    assert plan.n_cells > 1 and (q_cells[at_r[:, 0]] != d_cells[at_r[:, 1]]).any()
+    ledger = tmp_path / "l.sqlite"
+    for add in ([], ["--add-query-to-data"]):
+        out = tmp_path / f"labels{len(add)}"
+        code, stdout, err = run(*_dask(client, folder, out, "--queries", str(queries),
+                                       "--ledger", str(ledger), "--budget", "100",
+                                       "--with-error-probabilities", *add))  # fmt: skip
+        assert code == 0, err
+        assert f"{len(Q)} record(s) of {queries} in 4 partition(s)" in stdout
+        parts = sorted(out.iterdir())
+        assert [len(pd.read_parquet(p)) for p in parts] == list(Q_SIZES)
+        got = pd.read_parquet(out)
+        csv = tmp_path / f"one{len(add)}.csv"
+        code, _, err = run("sp", "identify", str(tmp_path / "all.parquet"), *ARGS, "--scope",
+                           "one", "--ledger", str(ledger), "--budget", "100", "--out", str(csv),
+                           "--queries", str(tmp_path / "queries.parquet"),
+                           "--with-error-probabilities", *add)  # fmt: skip
+        assert code == 0, err
+        want = pd.read_csv(csv)
+        assert list(got.columns) == list(want.columns)
+        for column in want.columns:
+            np.testing.assert_array_equal(got[column].to_numpy(), want[column].to_numpy())
+    assert want["label"].sum() > 0 and (want["label"] == 0).sum() > 0
+    with Ledger(ledger) as book:
+        spends, singles = book.history("data"), book.history("one")
+        assert [s.status for s in spends] == ["committed", "committed"]
+        assert [s.epsilon for s in spends] == [s.epsilon for s in singles]
+        assert spends[1].metadata["add_query_to_data"] is True
+        assert spends[0].metadata["query_partitions"] == 4
+    _no_leftovers(tmp_path)
+
+
+def test_query_errors_are_one_line_and_spend_nothing(run, client, error_line, folder,
+                                                     tmp_path) -> None:  # fmt: skip
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    pd.DataFrame({"u": [1.0], "v": [2.0]}).to_parquet(bad / "q.parquet", index=False)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    pd.DataFrame({"a": [], "b": [], "c": []}, dtype=float).to_parquet(empty / "q.parquet")
+    nan = tmp_path / "nan"
+    nan.mkdir()
+    pd.DataFrame({"a": [1.0], "b": [1.0], "c": [1.0]}).to_parquet(nan / "q0.parquet")
+    pd.DataFrame({"a": [1.0, np.nan], "b": [1.0, 2.0], "c": [0.0, 1.0]}).to_parquet(
+        nan / "q1.parquet")
+    cases = [
+        (bad, "the queries have 2 column(s) but the data has 3 (a, b, c)"),
+        (empty, "has no data rows"),
+        (nan, "partition 1"),
+        (tmp_path / "nothing-*.csv", "no file matches"),
+    ]
+    for queries, message in cases:
+        code, _, err = run(*_dask(client, folder, tmp_path / "out", "--queries", str(queries),
+                                  "--budget", "100"))  # fmt: skip
+        assert code == 2, err
+        assert message in error_line(err)
+        assert not (tmp_path / "out").exists()
+    assert _spent(tmp_path / "default.sqlite") == 0.0
+    _no_leftovers(tmp_path)

@@ -20,6 +20,7 @@ from privad.geometry.distributed import (
     ball_counts_dask,
     multiplicities_dask,
     plan_ball_counts,
+    shared_summaries,
 )
 from privad.geometry.predicate import METRICS, pair_values, threshold
 
@@ -254,3 +255,22 @@ def test_bad_queries_dataframes_and_parameters(client):
 
 def test_the_engine_is_registered():
     assert "dask" in ENGINES
+
+
+def test_shared_summaries_run_the_summary_pass_once_per_input(rng, sync, monkeypatch):
+    import privad.geometry.distributed as gd
+
+    X, Q = _chunked(rng.normal(size=(600, 3))), _chunked(rng.normal(size=(600, 3)))
+    want = [ball_counts_dask(X, 0.4).compute(), multiplicities_dask(X).compute(),
+            ball_counts_dask(X, 0.8, queries=Q).compute()]  # fmt: skip
+    calls = []
+    real = gd._summarise
+    monkeypatch.setattr(gd, "_summarise", lambda *a: calls.append(1) or real(*a))
+    with shared_summaries() as cache:
+        got = [ball_counts_dask(X, 0.4).compute(), multiplicities_dask(X).compute(),
+               ball_counts_dask(X, 0.8, queries=Q).compute()]  # fmt: skip
+    assert len(cache) == 2 and len(calls) == 2 * len(UNEVEN)  # X once, Q once
+    for a, b in zip(want, got, strict=True):
+        np.testing.assert_array_equal(a, b)
+    ball_counts_dask(X, 0.4)  # outside the block: a fresh summary pass
+    assert len(calls) == 3 * len(UNEVEN)

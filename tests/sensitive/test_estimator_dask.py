@@ -133,3 +133,19 @@ def test_validation_and_unavailable_methods(client) -> None:
     assert auto.engine_ == "dask" and isinstance(auto.X_, da.Array)
     with pytest.raises(ParameterError, match="in-memory"):
         SensitiveAnomalyIdentifier(2, 1.0, 1.0, engine="numba").fit(da.ones((6, 2), chunks=3))
+
+
+def test_fit_persists_on_the_workers_and_counts_queries_once(client, grid_data, monkeypatch):
+    import distributed
+
+    import privad.geometry.distributed as gd
+
+    local, dist = _pair(grid_data, (150, 0, 250))
+    assert distributed.futures_of(dist.X_)  # held by the workers
+    Q = da.from_array(grid_data[:40] + 1.0, chunks=((15, 0, 25), 3))
+    calls = []
+    real = gd.multiplicities_dask
+    monkeypatch.setattr(gd, "multiplicities_dask", lambda *a, **k: calls.append(1) or real(*a, **k))
+    _assert_same(local, dist, Q)
+    assert len(calls) == 1  # statistics, labels and error probabilities of Q: one count
+    assert local.claim5_bound(grid_data[:40] + 1.0) == dist.claim5_bound(Q)

@@ -6,8 +6,9 @@
   The batch's guarantee (Claim 5: min(n, m)·ε) is charged to a ledger *before* anything is
   written; a refused spend writes nothing. Output: a CSV ``index,label`` (1 = anomaly),
   written atomically. With ``--engine dask [--scheduler ADDR | --workers N]`` DATA is a
-  Parquet folder/file or CSV glob counted on a Dask cluster, and the output a Parquet folder
-  with one part per input partition, renamed into place after the spend is committed
+  Parquet folder/file or CSV glob counted on a Dask cluster (``--queries`` partitioned the
+  same way), and the output a Parquet folder with one part per input (or query) partition,
+  renamed into place after the spend is committed
   (:mod:`privad.distributed`, ``docs/distributed.md``).
 * ``privad sp params DATA``: propose (β, r) with our reconstruction of the paper's missing
   Appendix A.2 (:func:`privad.sensitive.propose_parameters`), not private.
@@ -386,8 +387,11 @@ def identify(
         None,
         "--queries",
         metavar="FILE",
-        help="Label these records (a data file with the same features) instead of the "
-        "records of DATA. Default: every record of DATA.",
+        help="Label these records instead of the records of DATA: a data file with the same "
+        "features (matched by name when the file has every feature column of DATA, else by "
+        "position; --columns and --label apply to DATA only). With --engine dask: a Parquet "
+        "folder or file or CSV files (a glob), read on the cluster, and the output has one "
+        "part per query partition. Default: every record of DATA.",
     ),
     add_query_to_data: bool = typer.Option(
         False,
@@ -490,10 +494,7 @@ def identify(
     if add_query_to_data and queries is None:
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
     if engine_v == "dask":
-        if queries is not None:
-            raise ParameterError("--queries is not available with --engine dask yet: it labels "
-                                 "the records of DATA; use --engine numba for query files")
-        outcome = _identify_dask(job, scheduler_v, workers_v)
+        outcome = _identify_dask(job, scheduler_v, workers_v, queries, add_query_to_data)
     else:
         if scheduler is not None or workers is not None:
             raise ParameterError("--scheduler and --workers apply only with --engine dask")
@@ -657,7 +658,36 @@ def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
     )  # fmt: skip
 
 
-def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None) -> _Outcome:
+def _check_partitioned_path(source: str, option: str) -> None:
+    """A path ``--engine dask`` can read partition by partition (before anything is read)."""
+    if Path(source).suffix.lower() in (".npy", ".npz", ".mat") or not (
+        any(ch in source for ch in "*?[") or Path(source).expanduser().exists()
+    ):
+        raise DataError(f"--engine dask reads partitioned files: give {option} as a Parquet "
+                        f"folder or file, or CSV files (a file or a glob like 'data/*.csv'), "
+                        f"got {source!r}")  # fmt: skip
+
+
+def _open_queries(queries: str, data: Any) -> Any:
+    """The query files opened like DATA, with DATA's features (the rules of
+    :func:`_align_queries`: by name when the queries have every feature column of the data,
+    else by position with the same number of columns); resolved from the files' metadata."""
+    from privad.distributed import open_partitioned
+
+    source = open_partitioned(queries)
+    names_q, names_d = list(source.feature_names), list(data.feature_names)
+    if all(n in names_q for n in names_d) and names_q != names_d:
+        return open_partitioned(queries, columns=names_d)
+    if len(names_q) != len(names_d):
+        raise DataError(
+            f"the queries have {len(names_q)} column(s) but the data has {len(names_d)} "
+            f"({', '.join(names_d[:12])}); give query records with the same features"
+        )
+    return source
+
+
+def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
+                   queries: str | None = None, add: bool = False) -> _Outcome:  # fmt: skip
     """``--engine dask``: partitioned input counted on a Dask cluster, partitioned output.
 
     Order (docs/distributed.md, "Privacy accounting on a cluster"): options, columns, output
@@ -668,6 +698,10 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None) -
     draws as ``--engine numba``), writes one part per input partition into a temporary
     folder, commits the spend and renames the folder into place. A failure before the
     rename cancels the reservation and deletes the temporary folder.
+
+    With ``queries`` (``--queries``, partitioned files like DATA) the records of the query
+    files are labelled instead, against DATA (plus the query itself with ``add``), and the
+    output has one part per query partition.
     """
     from privad.distributed import (
         check_new_folder,
@@ -678,12 +712,11 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None) -
     )
     from privad.sensitive import SensitiveAnomalyIdentifier
 
-    if Path(job.data).suffix.lower() in (".npy", ".npz", ".mat") or not (
-        any(ch in job.data for ch in "*?[") or Path(job.data).expanduser().exists()
-    ):
-        raise DataError(f"--engine dask reads partitioned files: give a Parquet folder or file, "
-                        f"or CSV files (a file or a glob like 'data/*.csv'), got {job.data!r}")
+    _check_partitioned_path(job.data, "DATA")
+    if queries is not None:
+        _check_partitioned_path(queries, "--queries")
     source = open_partitioned(job.data, columns=job.columns, label=job.label)
+    q_source = None if queries is None else _open_queries(queries, source)
     scope_v = job.scope or source.name
     out_path = check_new_folder(
         job.out if job.out is not None else f"{scope_v}-{job.mech}-labels", "--out")
@@ -700,37 +733,49 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None) -
             n_workers = len(client.scheduler_info(n_workers=-1).get("workers", {}))
             with _step(progress, f"reading {job.data}"):
                 table = source.load()
-            n_q = table.n_records
+            if q_source is None:
+                q_table, Q = table, None
+            else:
+                with _step(progress, f"reading {queries}"):
+                    q_table = q_source.load()
+                Q = q_table.records
+            n_q = q_table.n_records
             est = SensitiveAnomalyIdentifier(
                 job.beta, job.r, job.eps, k=job.k, mechanism=job.mech, metric=job.metric,
-                count_cap=job.cap, engine="dask", rng=job.seed,
+                add_query_to_data=bool(add), count_cap=job.cap, engine="dask", rng=job.seed,
             ).fit(table.records)  # fmt: skip
             with _step(progress, "counting balls on the cluster"):
-                est.statistics()  # not released; kept on the driver
+                est.statistics(Q)  # not released; kept on the driver
             with _step(progress, "bounding m (Claim 5)"):
-                bound = est.claim5_bound()
+                bound = est.claim5_bound(Q)
             g = job.guarantee(n_q, bound.m)
             job.check(book, scope_v, g, n_q, bound.m)
-            meta = job.metadata(n_q, bound.m, out_path, engine="dask",
-                                partitions=table.n_partitions)  # fmt: skip
+            extra: dict[str, Any] = {"partitions": table.n_partitions}
+            if queries is not None:
+                extra.update(queries=queries, add_query_to_data=bool(add),
+                             query_partitions=q_table.n_partitions)  # fmt: skip
+            meta = job.metadata(n_q, bound.m, out_path, engine="dask", **extra)
             with release_folder(out_path, ledger=book, scope=scope_v, guarantee=g,
                                 label=job.spend_label(n_q), metadata=meta) as tmp:  # fmt: skip
                 with _step(progress, "sampling the answers"):
-                    answers = est.predict()
+                    answers = est.predict(Q)
                     columns: dict[str, Any] = {"label": answers}
                     if job.errors:
-                        log_err = est.log_error_probability()
+                        log_err = est.log_error_probability(Q)
                         columns[ERROR_COLUMNS[0]] = np.exp(log_err)
                         columns[ERROR_COLUMNS[1]] = log_err / math.log(10.0)
-                with _step(progress, f"writing {table.n_partitions} part(s)"):
-                    write_columns(tmp, columns, table.lengths)
+                with _step(progress, f"writing {q_table.n_partitions} part(s)"):
+                    write_columns(tmp, columns, q_table.lengths)
         remaining = book.remaining(scope_v, job.notion)
         ledger_name = book.path
     where = f"scheduler {scheduler}" if scheduler else "a local cluster"
     return _Outcome(
         data_text=f"{table.name}: {n_q} records x {len(table.feature_names)} features in "
                   f"{table.n_partitions} partition(s)",
-        queries_text=f"the {n_q} record(s) of the data", n_q=n_q, bound=bound, guarantee=g,
+        queries_text=(f"the {n_q} record(s) of the data" if queries is None else
+                      f"{n_q} record(s) of {queries} in {q_table.n_partitions} partition(s)"
+                      + (" (each added to the data, footnote 1)" if add else "")),
+        n_q=n_q, bound=bound, guarantee=g,
         flagged=int(answers.sum()), scope=scope_v, remaining=remaining, ledger=ledger_name,
         out=out_path, note=note,
         engine_text=f"dask on {where} ({n_workers} worker(s)); answers sampled on this "

@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from operator import getitem
 from typing import Any, NamedTuple
@@ -81,6 +82,7 @@ __all__ = [
     "is_dask_collection",
     "multiplicities_dask",
     "plan_ball_counts",
+    "shared_summaries",
 ]
 
 #: Rows per partition when an in-memory array is split without ``partitions``.
@@ -255,14 +257,47 @@ def _check(source: _Source, summaries: Sequence[_Summary], min_rows: int) -> _Ch
     return _Checked(source, lengths, d, lo, hi, sample, weights)
 
 
+_SUMMARIES: ContextVar[dict | None] = ContextVar("privad_dask_summaries", default=None)
+
+
+@contextmanager
+def shared_summaries(cache: dict | None = None) -> Iterator[dict]:
+    """Run each summary pass once per input inside the block (or for as long as ``cache``
+    is passed in again).
+
+    Calls of :func:`ball_counts_dask`, :func:`multiplicities_dask` and
+    :func:`plan_ball_counts` in the block look their inputs' summaries up in ``cache`` (a
+    new dict by default) under the inputs' Dask keys: the same collection (the same keys,
+    hence the same values) is summarised once, however many counts are built on it. The
+    cache holds at most the summary pass's output per input (lengths, min/max and a sample
+    of at most 2^22 values). Keys identify values only while the inputs do not change
+    under them (a file rewritten in place keeps its key): keep a cache for one job.
+    """
+    cache = {} if cache is None else cache
+    token = _SUMMARIES.set(cache)
+    try:
+        yield cache
+    finally:
+        _SUMMARIES.reset(token)
+
+
+def _summaries(sources: list[_Source]) -> list[list[_Summary]]:
+    """The summary pass over every source, through the cache of :func:`shared_summaries`."""
+    cache = _SUMMARIES.get()
+    store: dict = {} if cache is None else cache
+    rows = [_sample_rows(len(s.parts), s.ncols) for s in sources]
+    keys = [(tuple(str(p.key) for p in s.parts), k) for s, k in zip(sources, rows, strict=True)]
+    todo = [i for i, key in enumerate(keys) if key not in store]
+    tasks = [[delayed(_summarise, pure=True)(p, rows[i]) for p in sources[i].parts] for i in todo]
+    for i, summaries in zip(todo, dask.compute(*tasks) if todo else (), strict=True):
+        store[keys[i]] = summaries
+    return [store[key] for key in keys]
+
+
 def _check_inputs(data: _Source, queries: _Source | None) -> tuple[_Checked, _Checked | None]:
     """Run the summary pass over data (and queries) and validate from its results."""
     sources = [data] if queries is None else [data, queries]
-    tasks = [
-        [delayed(_summarise, pure=True)(p, _sample_rows(len(s.parts), s.ncols)) for p in s.parts]
-        for s in sources
-    ]
-    results = dask.compute(*tasks)
+    results = _summaries(sources)
     X = _check(data, results[0], min_rows=1)
     if queries is None:
         return X, None

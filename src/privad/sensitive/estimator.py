@@ -35,6 +35,15 @@ counts (x_i, B) come back to the driver, where the mechanism samples the answers
 the single-machine engines do, from the same ``rng``: counts, labels (with a fixed seed) and
 error probabilities are identical to ``engine="numba"``'s, whatever the partitioning.
 :meth:`privacy_loss` needs all records on one machine and is not available.
+
+When a ``distributed`` client is active, :meth:`fit` persists the checked records on the
+workers (``client.persist``; the driver never holds them), so the passes that follow (the
+counts at r, the multiplicities, Claim 5's counts at 2r) read them from the workers' memory
+instead of producing the input again; query records given as Dask collections are persisted
+the same way, once per distinct collection. The summary pass of the distributed engine runs
+once per input and fit (:func:`privad.geometry.distributed.shared_summaries`), and the
+statistics of the last query collection are kept, so ``statistics(Q)``, ``predict(Q)`` and
+the error probabilities of the same ``Q`` count once.
 """
 
 from __future__ import annotations
@@ -222,6 +231,8 @@ class SensitiveAnomalyIdentifier:
         if self.engine == DASK_ENGINE or is_distributed(X):
             check_distributed_engine(self.engine)  # not an in-memory engine for Dask data
             self.engine_ = DASK_ENGINE
+            self._summaries: dict = {}  # the distributed engine's summary passes, per fit
+            self._query_memo: tuple[str, Any, BallStatistics | None] | None = None
             self.X_ = _dask_records(X, "X")
         else:
             self.engine_ = self.engine
@@ -245,7 +256,17 @@ class SensitiveAnomalyIdentifier:
         if Q is None:
             return None
         if self.engine_ == DASK_ENGINE:
-            Qa = _dask_records(Q, "Q", min_rows=0)
+            from dask.base import tokenize
+
+            memo = self._query_memo
+            if memo is not None and Q is memo[1]:  # already converted (predict -> statistics)
+                return Q
+            key = tokenize(Q)  # a Dask collection's name; an in-memory array's content
+            if memo is not None and memo[0] == key:
+                Qa = memo[1]
+            else:
+                Qa = _dask_records(Q, "Q", min_rows=0)
+                self._query_memo = (key, Qa, None)
         else:
             Qa = check_array(Q, "Q", min_rows=0)
         if Qa.shape[1] != self.n_features_in_:
@@ -265,7 +286,13 @@ class SensitiveAnomalyIdentifier:
             z = np.zeros(0, np.int64)
             return BallStatistics(z, z, z.astype(bool), p["cap"], add)
         if self.engine_ == DASK_ENGINE:
-            stats = _dask_statistics(self.X_, Qa, p["r"], p["metric"], p["cap"], add)
+            memo = self._query_memo
+            if Qa is not None and memo is not None and memo[1] is Qa and memo[2] is not None:
+                return memo[2]
+            with _shared(self):
+                stats = _dask_statistics(self.X_, Qa, p["r"], p["metric"], p["cap"], add)
+            if Qa is not None and memo is not None and memo[1] is Qa:
+                self._query_memo = (memo[0], Qa, stats)
         else:
             stats = ball_statistics(
                 self.X_, p["r"], queries=Qa, metric=p["metric"], add_query_to_data=add,
@@ -368,7 +395,8 @@ class SensitiveAnomalyIdentifier:
             lower = None  # the lower bound is max B(i, r): reuse uncapped self counts
             if Qa is None and p["cap"] is None and self._self_stats is not None:
                 lower = int(self._self_stats.ball.max())
-            return _dask_claim5_bound(queries, p["r"], p["metric"], lower)
+            with _shared(self):
+                return _dask_claim5_bound(queries, p["r"], p["metric"], lower)
         return claim5_bound(queries, p["r"], metric=p["metric"])
 
     # -- private releases ------------------------------------------------------------------
@@ -430,37 +458,60 @@ class SensitiveAnomalyIdentifier:
 # -- engine="dask" -------------------------------------------------------------------------
 
 
+def _shared(est: SensitiveAnomalyIdentifier) -> Any:
+    """The fitted estimator's cache of summary passes, active for the block."""
+    from privad.geometry.distributed import shared_summaries
+
+    return shared_summaries(est._summaries)
+
+
+def _persisted(X: Any) -> Any:
+    """``X`` persisted on the workers when a ``distributed`` client is the active scheduler
+    (the workers hold the blocks; nothing comes to the driver), else ``X`` unchanged."""
+    from dask.base import get_scheduler
+
+    client = getattr(get_scheduler(), "__self__", None)
+    if client is None or not hasattr(client, "persist"):
+        return X
+    return client.persist(X)
+
+
 def _check_block(block: np.ndarray, name: str) -> np.ndarray:
     """One block of a Dask array of records, checked on its worker (finite float64)."""
     return check_array(block, name, min_rows=0)
 
 
 def _dask_records(X: Any, name: str, *, min_rows: int = 1) -> Any:
-    """``X`` as a lazy (n, d) float64 Dask array, one chunk across the columns.
+    """``X`` as a (n, d) float64 Dask array, one chunk across the columns.
 
     A Dask DataFrame is converted with its partitions as row chunks; any other array-like
     is validated here and chunked by Dask. Shape and dtype are checked on the driver; the
-    values (finite numbers) on the workers, block by block, when the counts are computed.
+    values (finite numbers) on the workers, block by block. With a ``distributed`` client
+    the checked blocks are persisted on the workers (:func:`_persisted`), so the passes
+    that follow do not produce the input again; otherwise the array stays lazy.
     """
     import dask.array as da
 
     if hasattr(X, "to_dask_array") and hasattr(X, "npartitions"):  # a Dask DataFrame
-        X = X.to_dask_array(lengths=True)
+        X = X.to_dask_array()  # lengths below, from the persisted blocks when persisted
     if not isinstance(X, da.Array):
         arr = check_array(X, name, min_rows=min_rows)
-        return da.from_array(arr, chunks=("auto", -1))
+        return _persisted(da.from_array(arr, chunks=("auto", -1)))
     if X.ndim != 2:
         raise DataError(f"{name} must be a 2-D array, got {X.ndim} dimension(s)")
     if X.dtype.kind not in "biuf":
         raise DataError(f"{name} must be numeric, got a Dask array of dtype {X.dtype}")
+    if not math.isnan(X.shape[1]) and X.shape[1] < 1:
+        raise DataError(f"{name} must have at least one column, got shape {X.shape}")
+    if X.numblocks[1] > 1 and any(math.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()  # rechunking the columns needs the row chunks
+    X = X.astype(np.float64).rechunk({1: -1})
+    X = _persisted(X.map_blocks(_check_block, name, dtype=np.float64))
     if any(math.isnan(c) for c in X.chunks[0]):
         X = X.compute_chunk_sizes()
     if X.shape[0] < min_rows:
         raise DataError(f"{name} must have at least {min_rows} row(s), got {X.shape[0]}")
-    if X.shape[1] < 1:
-        raise DataError(f"{name} must have at least one column, got shape {X.shape}")
-    X = X.astype(np.float64).rechunk({1: -1})
-    return X.map_blocks(_check_block, name, dtype=np.float64)
+    return X
 
 
 def _dask_statistics(
