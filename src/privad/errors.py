@@ -30,3 +30,7 @@ class BudgetExceededError(PrivadError):
 
 class LedgerError(PrivadError):
     """The privacy ledger could not be opened or is inconsistent."""
+
+
+class NotFittedError(PrivadError, AttributeError):
+    """An estimator method that needs the data was called before ``fit``."""

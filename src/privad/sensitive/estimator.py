@@ -54,7 +54,8 @@ from typing import Any
 import numpy as np
 
 from privad.accounting import Guarantee, Ledger
-from privad.errors import DataError, ParameterError, PrivadError
+from privad.base import ParamsMixin
+from privad.errors import DataError, NotFittedError, ParameterError
 from privad.sensitive._common import check_beta, check_eps, check_k
 from privad.sensitive.accounting import (
     Claim5Bound,
@@ -81,10 +82,6 @@ DASK_ENGINE = "dask"
 """The ``engine`` value that keeps the data in Dask collections (see the module docstring)."""
 
 
-class NotFittedError(PrivadError, AttributeError):
-    """A method that needs the data was called before :meth:`SensitiveAnomalyIdentifier.fit`."""
-
-
 def auto_count_cap(
     beta: int, epsilon: float, *, mechanism: str = "sp", tolerance: float = 1e-30
 ) -> int:
@@ -105,7 +102,7 @@ def auto_count_cap(
     return beta + 1 + max(1, L)
 
 
-class SensitiveAnomalyIdentifier:
+class SensitiveAnomalyIdentifier(ParamsMixin):
     """Private (β, r)-anomaly identification (Asif, Papakonstantinou, Vaidya, CCS 2019).
 
     Parameters
@@ -178,24 +175,8 @@ class SensitiveAnomalyIdentifier:
         "beta", "r", "epsilon", "k", "mechanism", "metric", "add_query_to_data",
         "count_cap", "cap_tolerance", "engine", "rng",
     )  # fmt: skip
+    _REPR_PARAMS = 6
 
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor parameters (scikit-learn convention)."""
-        return {name: getattr(self, name) for name in self._PARAMS}
-
-    def set_params(self, **params: Any) -> SensitiveAnomalyIdentifier:
-        """Set constructor parameters (scikit-learn convention); refit afterwards."""
-        for name, value in params.items():
-            if name not in self._PARAMS:
-                raise ParameterError(
-                    f"unknown parameter {name!r}; allowed: {', '.join(self._PARAMS)}"
-                )
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._PARAMS[:6])
-        return f"SensitiveAnomalyIdentifier({args})"
 
     def _validated(self) -> dict[str, Any]:
         beta = check_beta(self.beta)
@@ -246,10 +227,7 @@ class SensitiveAnomalyIdentifier:
         return self
 
     def _check_fitted(self) -> dict[str, Any]:
-        if not hasattr(self, "X_"):
-            raise NotFittedError(
-                "this SensitiveAnomalyIdentifier is not fitted yet; call fit(X) first"
-            )
+        self._require_fitted("X_")
         return self._params
 
     def _queries(self, Q: Any) -> Any:
