@@ -148,6 +148,18 @@ def test_same_seed_same_numbers():
                                   b.drop(columns=["fit_s", "score_s"]))
 
 
+def test_the_2d_banana_at_r_1_trains_without_warnings():
+    """w = 1: the AANN gets a 1-D target, so scikit-learn has nothing to warn about (the
+    experiment used to silence a DataConversionWarning per epoch)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scores = rmp.evaluate([rmp.FitSpec("banana-2d", "rmp", 0.1, 1, 0)], epochs=3,
+                              cache=rmp.DataCache(n_first=60))  # fmt: skip
+    assert (scores["w"] == 1).all() and np.isfinite(scores["score"]).all()
+
+
 def test_holdout_scores_only_records_it_did_not_train_on():
     cache = rmp.DataCache(n_first=100)
     scores = rmp.evaluate([rmp.FitSpec("abalone", "raw", None, None, 0)], epochs=2,

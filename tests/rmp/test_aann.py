@@ -88,10 +88,95 @@ def test_input_scalings(scaling):
         assert np.array_equal(S, X)
 
 
-def test_divergence_is_a_clear_error():
-    X = _records() * 1e4
-    with pytest.raises(DataError, match="diverged"):
-        train_aann(X, epochs=20, input_scaling="none", learning_rate=5.0, batch_size=1, rng=0)
+def _hidden_activations(net, X):
+    S = net.scale_inputs(X)
+    return 0.5 * (np.tanh(0.5 * (S @ net.coefs[0] + net.intercepts[0])) + 1.0)
+
+
+def _wide_records(m=256, n=128, seed=0):
+    """Records like Gas's perturbed ones: n = 128 correlated columns in about [0, 1]."""
+    rng = Randomness(seed)
+    return rng.uniform(0, 1, (m, 3)) @ rng.uniform(0, 1, (3, n)) / 3 + rng.normal(0, 0.01, (m, n))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_summed_loss_kills_the_hidden_layer_of_a_wide_network_the_mean_does_not(seed):
+    """docs/rmp.md: with 64 logistic hidden units the summed loss's curvature (≈ 1 + 64/4)
+    times the learning rate 0.25 exceeds momentum SGD's limit 2(1 + 0.85); within a few
+    epochs every hidden unit saturates at 0. The mean over the 128 outputs trains."""
+    X = _wide_records(seed=seed)
+    summed = train_aann(X, epochs=3, loss="sum", batch_size=32, rng=seed)
+    mean = train_aann(X, epochs=3, loss="mean", batch_size=32, rng=seed)
+    assert summed.hidden == mean.hidden == 64
+    assert _hidden_activations(summed, X).mean(axis=0).max() < 0.01  # all dead
+    assert 0.3 < _hidden_activations(mean, X).mean() < 0.7
+    assert mean.errors(X).mean() < summed.errors(X).mean()
+
+
+def test_scikit_learn_follows_the_gradient_of_the_summed_error():
+    """loss="mean" divides the learning rate by the number of outputs; that is right only
+    while MLPRegressor's gradient is the squared error summed over the outputs (issue
+    #8349). One full-batch step from zero weights moves each output bias by lr · mean(y_j)."""
+    import warnings
+
+    from sklearn.neural_network import MLPRegressor
+
+    Y = Randomness(0).uniform(0, 1, (40, 5))
+    net = MLPRegressor(hidden_layer_sizes=(3,), solver="sgd", alpha=0.0, batch_size=40,
+                       learning_rate_init=0.1, momentum=0.0, shuffle=False, max_iter=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        net.partial_fit(Y, Y)
+        for W in (*net.coefs_, *net.intercepts_):
+            W[...] = 0.0
+        net.partial_fit(Y, Y)
+    np.testing.assert_allclose(net.intercepts_[1], 0.1 * Y.mean(axis=0))
+
+
+def test_the_mean_loss_is_the_summed_loss_with_the_learning_rate_divided_by_w():
+    X = _records(n=6)
+    a = train_aann(X, epochs=4, loss="mean", learning_rate=0.3, rng=7)
+    b = train_aann(X, epochs=4, loss="sum", learning_rate=0.3 / 6, rng=7)
+    for x, y in zip((*a.coefs, *a.intercepts), (*b.coefs, *b.intercepts), strict=True):
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-15)
+
+
+def test_one_input_trains_without_warnings():
+    """w = 1 (the 2-D Banana with r = 1): a 1-D target, no DataConversionWarning."""
+    import warnings
+
+    X = _records(n=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        net = train_aann(X, epochs=3, rng=0)
+    assert net.coefs[0].shape == (1, 1) and net.coefs[1].shape == (1, 1)
+    assert net.intercepts[1].shape == (1,)
+    assert net.errors(X).shape == (X.shape[0],)
+    assert net.reconstruct(X).shape == X.shape
+
+
+@pytest.mark.parametrize(
+    ("learning_rate", "why"),
+    [
+        (10.0, "more than 100 times"),  # finite but astronomically large weights
+        (1e3, "NaN or infinite"),
+        (1e300, "NaN or infinite"),  # already in the first epoch
+    ],
+)
+@pytest.mark.parametrize("loss", ["sum", "mean"])
+def test_divergence_is_a_data_error_with_advice(learning_rate, why, loss):
+    X = _records(n=6) * 1e3
+    step = learning_rate * (6 if loss == "mean" else 1)  # the same steps either way
+    with pytest.raises(DataError, match="diverged") as info:
+        train_aann(X, epochs=20, input_scaling="none", learning_rate=step, loss=loss, rng=0)
+    message = str(info.value)
+    assert why in message and "smaller learning_rate" in message and "loss='mean'" in message
+
+
+def test_records_too_large_to_scale_are_a_data_error():
+    X = Randomness(0).uniform(-1, 1, (10, 3)) * 1e308
+    with pytest.raises(DataError, match="too large to scale"):
+        train_aann(X, epochs=1, rng=0)
 
 
 @pytest.mark.parametrize(
@@ -99,7 +184,7 @@ def test_divergence_is_a_clear_error():
     [
         {"epochs": 0}, {"hidden": 0}, {"momentum": 1.0}, {"learning_rate": 0.0},
         {"init_range": -0.1}, {"batch_size": 0}, {"activation": "softmax"},
-        {"input_scaling": "robust"}, {"progress": 3},
+        {"input_scaling": "robust"}, {"loss": "median"}, {"progress": 3},
     ],
 )  # fmt: skip
 def test_bad_parameters(kwargs):

@@ -23,6 +23,7 @@ def test_get_set_params_and_clone():
     d = RMPDetector(alpha=0.1, r=2, epochs=7, random_state=3)
     params = d.get_params()
     assert params["alpha"] == 0.1 and params["r"] == 2 and params["batch_size"] == 30
+    assert params["loss"] == "mean" and params["sgd_batch_size"] == 32
     assert d.set_params(epochs=9) is d and d.epochs == 9
     assert clone(d).get_params() == d.get_params()
     with pytest.raises(ParameterError, match="unknown parameter"):
@@ -52,7 +53,7 @@ def test_guarantee_needs_a_fit():
         {"alpha": 0.0}, {"alpha": 1.0}, {"r": 0}, {"r": 8}, {"epochs": 0},
         {"batch_size": 0}, {"sgd_batch_size": 0}, {"momentum": 1.0}, {"hidden": 0},
         {"learning_rate": -1.0}, {"input_scaling": "log"}, {"shuffle": "yes"},
-        {"beta": 0.0}, {"activation": "sin"},
+        {"beta": 0.0}, {"activation": "sin"}, {"loss": "max"},
     ],
 )  # fmt: skip
 def test_bad_parameters_raise_on_fit(params, abalone):
@@ -106,3 +107,24 @@ def test_auc_on_small_abalone(abalone):
     assert 0 < labels.sum() < 0.1 * len(y)
     assert labels[y == 1].mean() > labels[y == 0].mean()
     assert np.array_equal(rmp.fit_predict(X), labels)
+
+
+@pytest.mark.parametrize("cls", [RMPDetector, AANNDetector])
+def test_a_diverging_fit_is_a_data_error_not_a_scikit_learn_error(cls, abalone):
+    X, _ = abalone
+    with pytest.raises(DataError, match="diverged.*smaller learning_rate"):
+        cls(learning_rate=1e300, epochs=3, random_state=0).fit(X)
+
+
+def test_two_attributes_with_r_1_train_without_warnings():
+    """n = 2, r = 1 leaves w = 1 (the 2-D Banana): no scikit-learn warning on any epoch."""
+    import warnings
+
+    from privad.datasets import load_banana
+
+    X = load_banana().X[:200]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        d = RMPDetector(alpha=0.1, epochs=3, random_state=0).fit(X)
+        scores = d.decision_function(X)
+    assert d.w_ == 1 and scores.shape == (200,) and np.isfinite(scores).all()

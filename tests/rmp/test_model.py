@@ -41,7 +41,17 @@ def test_fit_model_trains_on_the_columns_and_pools_the_threshold(fitted):
     assert meta["n_training_records"] == Z_all.shape[1] == 90
     assert meta["epochs"] == 20 and meta["hidden"] == model.aann.hidden and meta["alpha"] == 0.05
     assert meta["created"].endswith("+00:00") and "privad_version" in meta
+    assert meta["aann"]["loss"] == "mean" and meta["aann"]["batch_size"] == 32
     json.dumps(meta)
+
+
+def test_fit_model_passes_the_loss_and_reports_divergence():
+    _, T, Z_all = _scheme()
+    model = fit_model(T, Z_all, epochs=2, loss="sum", batch_size=128, rng=1)
+    assert model.metadata["aann"]["loss"] == "sum"
+    assert model.metadata["aann"]["batch_size"] == 128
+    with pytest.raises(DataError, match="diverged"):
+        fit_model(T, Z_all, epochs=2, learning_rate=1e300, rng=1)
 
 
 def test_transform_is_public_T_after_double_logistic(fitted):

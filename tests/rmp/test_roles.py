@@ -134,6 +134,17 @@ def test_server_receives_validated_submissions(T):
     assert model.metadata["alpha"] == 0.1
 
 
+def test_server_passes_training_options_and_reports_divergence(T):
+    p = Participant(T, 0.1, rng=1)
+    server = MiningServer(T, alpha=0.1, epochs=2, rng=0, loss="sum", learning_rate=1e300)
+    server.receive(p.perturb(_data()))
+    with pytest.raises(DataError, match="diverged"):
+        server.train()
+    model = run_scheme(_data(), 0.1, epochs=2, loss="sum", sgd_batch_size=16, rng=0)
+    assert model.metadata["aann"]["loss"] == "sum"
+    assert model.metadata["aann"]["batch_size"] == 16
+
+
 def test_server_needs_records(T):
     with pytest.raises(DataError, match="at least 2 records"):
         MiningServer(T, epochs=1).train()

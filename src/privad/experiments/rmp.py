@@ -55,7 +55,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import time
-import warnings
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -389,13 +388,7 @@ def _fit_and_score(
     train, scored = _split(y, protocol, _seed(spec.seed, "split", spec.dataset, protocol))
     det = _detector(spec, epochs, options)
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        # w = 1 (the 2-D Banana at r = 1): scikit-learn warns once per epoch that the
-        # one-column target is not 1-D; the training is unaffected.
-        from sklearn.exceptions import DataConversionWarning
-
-        warnings.simplefilter("ignore", DataConversionWarning)
-        det.fit(data.X[train])
+    det.fit(data.X[train])
     t1 = time.perf_counter()
     scores = np.asarray(det.decision_function(data.X[scored]), dtype=np.float64)
     t2 = time.perf_counter()
@@ -984,7 +977,8 @@ def reproduce(
             "included, in random batches of 30 records per participant, each participant "
             "with its own T_i) and scores the same records, as the paper's unsupervised setup "
             f"implies. AANN: hidden units ≈ half the inputs, {epochs} epochs, learning rate "
-            "0.25, momentum 0.85, weights in [−0.1, 0.1] (privad.rmp defaults"
+            "0.25, momentum 0.85, weights in [−0.1, 0.1], squared error averaged over the "
+            "outputs, SGD mini-batches of 32 (privad.rmp defaults"
             + (f"; changed: {options}" if options else "") + "). AUC: ROC AUC "
             f"of the reconstruction error; mean ± sd over {len(seed_list)} seed(s) (new "
             "anomalies, T, Δ_i and initial weights per seed).",

@@ -19,24 +19,48 @@ w x m matrices before it calls :func:`train_aann`.
 
 Reconstructions (the paper is silent; each is a named parameter with a default):
 
+* ``loss`` (default :data:`DEFAULT_LOSS` = ``"mean"``): the training loss of a record is
+  its squared reconstruction error **averaged over the w outputs** (MATLAB's ``mse``, and
+  the ``loss_`` scikit-learn reports). scikit-learn's gradient is that of the error
+  *summed* over the outputs, w times larger (scikit-learn issue #8349), so ``"mean"`` is
+  the same SGD with the learning rate divided by w. ``"sum"`` is scikit-learn's gradient
+  as it is, the former default (``loss="sum", batch_size=128`` trains exactly as before).
+  Why it matters: with logistic hidden units near 0.5 the curvature of the summed loss
+  along the output layer is about 1 + h/4 (h hidden units), and SGD with classic momentum
+  μ is stable only while learning_rate · curvature < 2(1 + μ), i.e. h < 55 at the paper's
+  0.25 and 0.85. With h ≈ w/2 that fails from w ≈ 110 on (Gas, w = 127: 0.25 · 18.3 =
+  4.6 > 3.7): the first steps overshoot, the error summed over 127 outputs is
+  back-propagated into the hidden layer, and within one epoch every hidden unit saturates
+  at 0 (a network that outputs the column means, AUC ≈ 0.5). The mean over the outputs
+  divides the curvature by w, which keeps the product at 0.02-0.07 for every n, with the
+  paper's learning rate, momentum, initialisation and hidden units.
+* ``batch_size`` (default :data:`DEFAULT_BATCH_SIZE` = 32): records per SGD step (the
+  gradient is the mean over the mini-batch). The paper's back-propagation is presumably
+  online (one record per step), 25 times slower on Abalone and less accurate. With the
+  mean loss each step is small: batches of 32 were about as accurate as 1000 epochs of
+  128 and better than batches of 64 or 128; batches of 16 were better on Digits and Gas,
+  worse on Abalone at α >= 0.4 and 1.5-1.8 times slower (``docs/rmp.md``).
 * ``input_scaling`` (default ``"minmax"``): the server maps each input column to [0, 1]
   with the minimum and maximum learned on the training records, trains on the scaled
   records and measures reconstruction errors there. The entries of Z = T_i Y are sums of
-  n products of U(0, 1) numbers, of order n/4; on raw Z (``"none"``) SGD with learning
-  rate 0.25 diverges for Gas (n = 128). ``"zscore"`` (mean 0, standard deviation 1 per
-  column) diverges on Gas too and is less accurate on Abalone. This is server-side
-  preprocessing of what the server already holds: it changes nothing about privacy.
+  n products of U(0, 1) numbers, of order n/4; on raw Z (``"none"``) Gas (n = 128)
+  diverged with the summed loss and reaches only AUC 0.54 with the mean loss.
+  ``"zscore"`` (mean 0, standard deviation 1 per column) diverged on Gas with the summed
+  loss; with the mean loss it trains (Gas 0.996) but is less accurate on Abalone (RMP
+  α = 0.01 / 0.2: 0.985 / 0.974 against 0.992 / 0.995 with min-max; one seed). This is
+  server-side preprocessing of what the server already holds: it changes nothing about
+  privacy.
 * ``activation`` (default ``"logistic"``): the hidden units' activation (the output layer
   is linear, as in MLPRegressor). The paper does not say which it used; the sigmoid is the
   classic choice for back-propagation networks (its reference [20]); tanh was less
   accurate on Abalone and diverged on Gas.
-* ``batch_size`` (default :data:`DEFAULT_BATCH_SIZE` = 128): records per SGD step (the
-  gradient is the mean over the mini-batch). The paper's back-propagation is presumably
-  online (one record per step); on Abalone that is 25 times slower and less accurate
-  (RMP α = 0.01: AUC 0.94 against 0.997), so mini-batches it is.
 * ``epochs`` (default :data:`DEFAULT_EPOCHS` = 300, the low end of the paper's 300-1000):
-  the training records include the 5% anomalies, and longer training learns to
-  reconstruct them too (on Abalone and Gas AUC falls from 500 and 1000 epochs on).
+  the training records include the 5% anomalies, and longer training can learn to
+  reconstruct them too (measured with the former summed loss: AUC falls from 500 and
+  1000 epochs on, ``docs/rmp.md``).
+* A training run that diverges (non-finite weights, or a final mean training error more
+  than :data:`DIVERGENCE_FACTOR` times that of the column means) raises
+  :class:`~privad.errors.DataError` with advice, never a scikit-learn error.
 * The reconstruction error of a record is the sum over attributes of the squared
   difference (the squared Euclidean norm), in the scaled space.
 * σ of the threshold is the population standard deviation (ddof = 0).
@@ -66,7 +90,10 @@ __all__ = [
     "AANN",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_EPOCHS",
+    "DEFAULT_LOSS",
+    "DIVERGENCE_FACTOR",
     "INPUT_SCALINGS",
+    "LOSSES",
     "check_errors",
     "threshold",
     "train_aann",
@@ -78,7 +105,19 @@ ACTIVATIONS = ("logistic", "tanh", "relu", "identity")
 INPUT_SCALINGS = ("zscore", "minmax", "none")
 """Server-side input scalings (see the module documentation)."""
 
-DEFAULT_BATCH_SIZE = 128
+LOSSES = ("mean", "sum")
+"""How a record's training loss combines its outputs' squared errors (:func:`train_aann`)."""
+
+DEFAULT_LOSS = "mean"
+"""The squared error averaged over the outputs (our reconstruction; ``docs/rmp.md``)."""
+
+DIVERGENCE_FACTOR = 100.0
+"""A trained AANN whose mean training reconstruction error exceeds this many times that of
+reconstructing every record by the column means (at least 1) has diverged
+(:func:`train_aann` raises :class:`~privad.errors.DataError`), even if its weights are
+still finite."""
+
+DEFAULT_BATCH_SIZE = 32
 """Records per SGD step (our reconstruction; measured in ``docs/rmp.md``)."""
 
 DEFAULT_EPOCHS = 300
@@ -251,6 +290,7 @@ def train_aann(
     batch_size: int = DEFAULT_BATCH_SIZE,
     activation: str = "logistic",
     input_scaling: str = "minmax",
+    loss: str = DEFAULT_LOSS,
     rng: RandomnessLike = None,
     progress: Progress | None = None,
 ) -> AANN:
@@ -267,6 +307,9 @@ def train_aann(
         batch_size: records per SGD step (reconstruction, see the module documentation).
         activation: hidden activation, one of :data:`ACTIVATIONS`.
         input_scaling: one of :data:`INPUT_SCALINGS` (reconstruction, see above).
+        loss: one of :data:`LOSSES`: ``"mean"`` (default) averages a record's squared
+            error over the outputs, ``"sum"`` sums it (scikit-learn's own gradient, the
+            former default); see the module documentation for why the mean is stable.
         rng: a :class:`privad.noise.Randomness`, a seed, or ``None``. The initial weights
             come from it, and so do the seeds of scikit-learn's shuffling (one
             :meth:`~privad.noise.Randomness.derive_seed` per epoch).
@@ -279,7 +322,12 @@ def train_aann(
     starts from our weights with zero momentum. Each epoch is then one ``partial_fit``
     call (one shuffled pass with a persistent momentum optimizer), with scikit-learn's
     shuffling seeded by ``derive_seed()`` of ``rng``. No L2 penalty is used (the paper
-    mentions none).
+    mentions none). With one input (w = 1) the network is fitted to a 1-D target, the same
+    network without scikit-learn's column-vector warning.
+
+    Raises:
+        ParameterError: a bad option.
+        DataError: bad records, or the training diverged (the message says what to change).
     """
     Z = check_array(Z_rows, "Z_rows", min_rows=2)
     n_in = Z.shape[1]
@@ -293,6 +341,7 @@ def train_aann(
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     activation = check_choice(activation, "activation", ACTIVATIONS)
     input_scaling = check_choice(input_scaling, "input_scaling", INPUT_SCALINGS)
+    loss = check_choice(loss, "loss", LOSSES)
     if progress is not None and not callable(progress):
         raise ParameterError(
             f"progress must be callable(epoch, n_epochs) or None, got {progress!r}"
@@ -303,8 +352,21 @@ def train_aann(
     from sklearn.neural_network import MLPRegressor
     from threadpoolctl import threadpool_limits
 
-    offset, scale = _scaling(Z, input_scaling)
-    S = (Z - offset) / scale
+    with np.errstate(over="ignore", invalid="ignore"):
+        offset, scale = _scaling(Z, input_scaling)
+        S = (Z - offset) / scale
+    if not (np.isfinite(S).all() and np.isfinite(offset).all() and np.isfinite(scale).all()):
+        raise DataError(
+            f"Z_rows are too large to scale with input_scaling={input_scaling!r} (the scaled "
+            f"records overflow); rescale them before training"
+        )
+    # w = 1: a 1-D target, so that scikit-learn does not warn about a column-vector y on
+    # every epoch; the network is the same (one output unit).
+    target = S[:, 0] if n_in == 1 else S
+    # loss="mean": scikit-learn's gradient is that of the squared error summed over the
+    # outputs (its reported loss_ is the mean, scikit-learn issue #8349), so the mean over
+    # the n_in outputs is the same SGD with the learning rate divided by n_in.
+    step = learning_rate / n_in if loss == "mean" else learning_rate
     net = MLPRegressor(
         hidden_layer_sizes=(hidden,),
         activation=activation,
@@ -312,7 +374,7 @@ def train_aann(
         alpha=0.0,
         batch_size=1,  # for the priming call below; set to batch_size after it
         learning_rate="constant",
-        learning_rate_init=learning_rate,
+        learning_rate_init=step,
         momentum=momentum,
         nesterovs_momentum=False,
         shuffle=True,
@@ -321,11 +383,26 @@ def train_aann(
         n_iter_no_change=max(epochs, 1),
         random_state=randomness.derive_seed(),
     )
+
+    def diverged(epoch: int, why: str) -> DataError:
+        return DataError(
+            f"AANN training diverged at epoch {epoch} of {epochs} ({why}); train with "
+            f"loss='mean' (the default) and input_scaling='minmax' (the default), or a "
+            f"smaller learning_rate (got {learning_rate:g}) or momentum (got {momentum:g})"
+        )
+
     # One BLAS thread: the matrices are small, and a threaded BLAS on a busy machine is
     # more than ten times slower (measured: 6.5 s instead of 0.5 s for 100 epochs on Gas).
+    def quiet() -> Any:  # overflow is checked for below
+        return np.errstate(over="ignore", invalid="ignore")
+
     with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="blas"):
         warnings.simplefilter("ignore", ConvergenceWarning)
-        net.partial_fit(S[:1], S[:1])  # allocates the state; its one step is overwritten
+        try:  # allocates the state; its one step is overwritten below
+            with quiet():
+                net.partial_fit(S[:1], target[:1])
+        except ValueError:
+            pass  # a non-finite priming step: the weights are replaced anyway
         for W in (*net.coefs_, *net.intercepts_):
             W[...] = randomness.uniform(-init_range, init_range, size=W.shape)
         if hasattr(net, "_optimizer"):  # scikit-learn internals (checked with 1.9.1)
@@ -334,20 +411,16 @@ def train_aann(
         for epoch in range(1, epochs + 1):
             net.random_state = randomness.derive_seed()
             try:
-                with np.errstate(over="ignore", invalid="ignore"):
-                    net.partial_fit(S, S)
+                with quiet():
+                    net.partial_fit(S, target)
                 finite = all(np.isfinite(W).all() for W in (*net.coefs_, *net.intercepts_))
             except ValueError:  # scikit-learn: "Solver produced non-finite parameter weights"
                 finite = False
             if not finite:
-                raise DataError(
-                    f"AANN training diverged at epoch {epoch} (weights became NaN or "
-                    f"infinite); use a smaller learning_rate, a larger batch_size or "
-                    f"input_scaling='minmax'"
-                )
+                raise diverged(epoch, "the weights became NaN or infinite")
             if progress is not None:
                 progress(epoch, epochs)
-    return AANN(
+    aann = AANN(
         coefs=tuple(net.coefs_),
         intercepts=tuple(net.intercepts_),
         activation=activation,
@@ -355,4 +428,16 @@ def train_aann(
         input_scale=scale,
         input_scaling=input_scaling,
     )
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean_error = float(np.mean(aann.errors(Z)))
+    # The error of reconstructing every record by the column means (at least 1, so that
+    # constant columns do not make the test hair-trigger).
+    baseline = max(float(S.var(axis=0).sum()), 1.0)
+    if not np.isfinite(mean_error) or mean_error > DIVERGENCE_FACTOR * baseline:
+        raise diverged(
+            epochs,
+            f"the mean training reconstruction error, {mean_error:.3g}, is more than "
+            f"{DIVERGENCE_FACTOR:g} times {baseline:.3g}, that of the column means",
+        )
+    return aann
 

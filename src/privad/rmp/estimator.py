@@ -15,7 +15,9 @@ Both take records as rows (m x n). ``decision_function`` is the reconstruction e
 errors, else 0.
 
 Defaults (our measurements, ``docs/rmp.md``): ``epochs`` 300 (the paper: 300 to 1000),
-SGD mini-batches of 128 records, ``input_scaling="minmax"``.
+SGD mini-batches of 32 records, the squared error averaged over the outputs
+(``loss="mean"``), ``input_scaling="minmax"``. ``loss="sum", sgd_batch_size=128`` trains as
+the former defaults did.
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ from typing import Any
 import numpy as np
 
 from privad.accounting import Guarantee
-from privad.errors import DataError, ParameterError, PrivadError
+from privad.base import ParamsMixin
+from privad.errors import DataError, NotFittedError, ParameterError
 from privad.rmp.aann import (
     AANN,
     ACTIVATIONS,
     DEFAULT_BATCH_SIZE,
     DEFAULT_EPOCHS,
+    DEFAULT_LOSS,
     INPUT_SCALINGS,
+    LOSSES,
     Progress,
     threshold,
     train_aann,
@@ -50,32 +55,8 @@ from privad.validation import (
 __all__ = ["AANNDetector", "NotFittedError", "RMPDetector"]
 
 
-class NotFittedError(PrivadError, AttributeError):
-    """A method that needs a trained model was called before ``fit``."""
-
-
-class _AANNEstimator:
+class _AANNEstimator(ParamsMixin):
     """Shared scikit-learn plumbing and the AANN's parameters."""
-
-    _PARAMS: tuple[str, ...] = ()
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor parameters (scikit-learn convention)."""
-        return {name: getattr(self, name) for name in self._PARAMS}
-
-    def set_params(self, **params: Any) -> Any:
-        """Set constructor parameters (scikit-learn convention); refit afterwards."""
-        for name, value in params.items():
-            if name not in self._PARAMS:
-                raise ParameterError(
-                    f"unknown parameter {name!r}; allowed: {', '.join(self._PARAMS)}"
-                )
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._PARAMS)
-        return f"{type(self).__name__}({args})"
 
     def _training_options(self) -> dict[str, Any]:
         momentum = check_nonnegative(self.momentum, "momentum")
@@ -89,13 +70,8 @@ class _AANNEstimator:
             "init_range": check_positive(self.init_range, "init_range"),
             "activation": check_choice(self.activation, "activation", ACTIVATIONS),
             "input_scaling": check_choice(self.input_scaling, "input_scaling", INPUT_SCALINGS),
+            "loss": check_choice(self.loss, "loss", LOSSES),
         }
-
-    def _check_fitted(self, attribute: str) -> None:
-        if not hasattr(self, attribute):
-            raise NotFittedError(
-                f"this {type(self).__name__} is not fitted yet; call fit(X) first"
-            )
 
     def _check_X(self, X: Any) -> np.ndarray:
         Z = check_array(X, "X", min_rows=0)
@@ -133,7 +109,7 @@ class RMPDetector(_AANNEstimator):
     batch_size : int >= 1, default 30
         Records per participant: "partitioned horizontally among the participants in
         batches of 30 records" (section 6). Each batch gets its own T_i.
-    sgd_batch_size : int >= 1, default 128
+    sgd_batch_size : int >= 1, default 32
         Records per SGD step of the AANN's training (our reconstruction).
     init_range : float > 0, default 0.1
         Initial weights and biases U(−init_range, init_range) (section 6).
@@ -141,6 +117,10 @@ class RMPDetector(_AANNEstimator):
         Hidden activation (reconstruction; see :mod:`privad.rmp.aann`).
     input_scaling : {"minmax", "zscore", "none"}, default "minmax"
         Server-side scaling of the perturbed records (reconstruction; no effect on privacy).
+    loss : {"mean", "sum"}, default "mean"
+        A record's training loss: its squared error averaged over the w outputs, or summed
+        (scikit-learn's gradient; unstable for w above about 110 with the paper's learning
+        rate and momentum; see :mod:`privad.rmp.aann`).
     shuffle : bool, default True
         Permute the records before cutting them into participants' batches.
     beta : float > 0 or None
@@ -156,8 +136,8 @@ class RMPDetector(_AANNEstimator):
 
     _PARAMS = (
         "alpha", "r", "hidden", "epochs", "learning_rate", "momentum", "batch_size",
-        "sgd_batch_size", "init_range", "activation", "input_scaling", "shuffle", "beta",
-        "random_state",
+        "sgd_batch_size", "init_range", "activation", "input_scaling", "loss", "shuffle",
+        "beta", "random_state",
     )  # fmt: skip
 
     def __init__(
@@ -173,6 +153,7 @@ class RMPDetector(_AANNEstimator):
         init_range: float = 0.1,
         activation: str = "logistic",
         input_scaling: str = "minmax",
+        loss: str = DEFAULT_LOSS,
         shuffle: bool = True,
         beta: float | None = None,
         random_state: Any = None,
@@ -188,6 +169,7 @@ class RMPDetector(_AANNEstimator):
         self.init_range = init_range
         self.activation = activation
         self.input_scaling = input_scaling
+        self.loss = loss
         self.shuffle = shuffle
         self.beta = beta
         self.random_state = random_state
@@ -227,24 +209,24 @@ class RMPDetector(_AANNEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         """Reconstruction error of each row (section 4), as an end-user computes it with
         the public T; larger is more anomalous."""
-        self._check_fitted("model_")
+        self._require_fitted("model_")
         return EndUser(self.model_).decision_function(self._check_X(X))
 
     def predict(self, X: Any) -> np.ndarray:
         """0/1 per row, 1 = anomaly (reconstruction error > θ = μ + 3σ)."""
-        self._check_fitted("model_")
+        self._require_fitted("model_")
         return EndUser(self.model_).predict(self._check_X(X))
 
     @property
     def guarantee(self) -> Guarantee:
         """What the fitted scheme promises (:func:`privad.rmp.perturbation.guarantee`)."""
-        self._check_fitted("model_")
+        self._require_fitted("model_")
         return guarantee(check_alpha(self.alpha), self.w_, self.n_features_in_)
 
     @property
     def model(self) -> RMPModel:
         """The trained model M (``model_``)."""
-        self._check_fitted("model_")
+        self._require_fitted("model_")
         return self.model_
 
 
@@ -253,7 +235,7 @@ class AANNDetector(_AANNEstimator):
 
     Parameters are those of :class:`RMPDetector` that concern the AANN: ``hidden`` (default
     about n / 2), ``epochs``, ``learning_rate``, ``momentum``, ``sgd_batch_size``,
-    ``init_range``, ``activation``, ``input_scaling``, ``random_state``.
+    ``init_range``, ``activation``, ``input_scaling``, ``loss``, ``random_state``.
 
     Fitted attributes: ``aann_`` (:class:`~privad.rmp.aann.AANN`), ``threshold_``,
     ``n_features_in_``.
@@ -261,7 +243,7 @@ class AANNDetector(_AANNEstimator):
 
     _PARAMS = (
         "hidden", "epochs", "learning_rate", "momentum", "sgd_batch_size", "init_range",
-        "activation", "input_scaling", "random_state",
+        "activation", "input_scaling", "loss", "random_state",
     )  # fmt: skip
 
     def __init__(
@@ -274,6 +256,7 @@ class AANNDetector(_AANNEstimator):
         init_range: float = 0.1,
         activation: str = "logistic",
         input_scaling: str = "minmax",
+        loss: str = DEFAULT_LOSS,
         random_state: Any = None,
     ) -> None:
         self.hidden = hidden
@@ -284,6 +267,7 @@ class AANNDetector(_AANNEstimator):
         self.init_range = init_range
         self.activation = activation
         self.input_scaling = input_scaling
+        self.loss = loss
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any = None, progress: Progress | None = None) -> AANNDetector:
@@ -301,7 +285,7 @@ class AANNDetector(_AANNEstimator):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Reconstruction error of each row; larger is more anomalous."""
-        self._check_fitted("aann_")
+        self._require_fitted("aann_")
         return self.aann_.errors(self._check_X(X))
 
     def predict(self, X: Any) -> np.ndarray:

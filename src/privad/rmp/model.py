@@ -30,9 +30,10 @@ key                 shape        content
 
 The metadata object holds ``format_version`` (1), ``privad_version``,
 ``n_training_records``, ``epochs``, ``hidden``, ``alpha`` (the public α, or null),
-``created`` (UTC, ISO 8601), and ``aann``: ``{"activation", "input_scaling",
+``created`` (UTC, ISO 8601), and ``aann``: ``{"activation", "input_scaling", "loss",
 "learning_rate", "momentum", "batch_size", "init_range"}``; ``activation`` and
-``input_scaling`` are required to rebuild the network. Loading uses
+``input_scaling`` are required to rebuild the network (``loss`` is a fact about the
+training only; files written before it existed lack it). Loading uses
 ``numpy.load(..., allow_pickle=False)`` and checks every key, shape, dtype and value: a
 truncated, garbage or hostile file raises :class:`~privad.errors.DataError` and never
 executes code.
@@ -60,6 +61,7 @@ from privad.rmp.aann import (
     ACTIVATIONS,
     DEFAULT_BATCH_SIZE,
     DEFAULT_EPOCHS,
+    DEFAULT_LOSS,
     INPUT_SCALINGS,
     Progress,
     threshold,
@@ -349,6 +351,7 @@ def fit_model(
     batch_size: int = DEFAULT_BATCH_SIZE,
     activation: str = "logistic",
     input_scaling: str = "minmax",
+    loss: str = DEFAULT_LOSS,
     rng: RandomnessLike = None,
     progress: Progress | None = None,
 ) -> RMPModel:
@@ -361,7 +364,7 @@ def fit_model(
         alpha: the public α (recorded in the metadata only; ``None`` if not known).
         beta: β the participants used in eq. 2 (default β*); end-users must use the same.
         hidden, epochs, learning_rate, momentum, init_range, batch_size, activation,
-        input_scaling, rng, progress: passed to :func:`privad.rmp.aann.train_aann`.
+        input_scaling, loss, rng, progress: passed to :func:`privad.rmp.aann.train_aann`.
 
     The AANN is trained on the rows of ``Z_all.T``; θ is μ + 3σ of the reconstruction
     errors of all training records pooled (section 4).
@@ -381,7 +384,7 @@ def fit_model(
     aann = train_aann(
         rows, hidden=hidden, epochs=epochs, learning_rate=learning_rate, momentum=momentum,
         init_range=init_range, batch_size=batch_size, activation=activation,
-        input_scaling=input_scaling, rng=rng, progress=progress,
+        input_scaling=input_scaling, loss=loss, rng=rng, progress=progress,
     )
     theta = threshold(aann.errors(rows))
     metadata = {
@@ -395,6 +398,7 @@ def fit_model(
         "aann": {
             "activation": aann.activation,
             "input_scaling": aann.input_scaling,
+            "loss": loss,
             "learning_rate": float(learning_rate),
             "momentum": float(momentum),
             "batch_size": int(batch_size),

@@ -38,7 +38,7 @@ import numpy as np
 from privad.errors import DataError, DatasetNotFoundError, ParameterError
 from privad.io import atomic_write
 from privad.noise import RandomnessLike, as_randomness
-from privad.rmp.aann import DEFAULT_BATCH_SIZE, DEFAULT_EPOCHS, Progress
+from privad.rmp.aann import DEFAULT_BATCH_SIZE, DEFAULT_EPOCHS, DEFAULT_LOSS, Progress
 from privad.rmp.model import RMPModel, fit_model
 from privad.rmp.perturbation import (
     beta_star,
@@ -301,7 +301,7 @@ class MiningServer:
         T: the public matrix, w x n.
         alpha: the public α (recorded in the model's metadata; optional).
         hidden, epochs, learning_rate, momentum, init_range, batch_size, activation,
-        input_scaling: the AANN's training options (:func:`privad.rmp.aann.train_aann`;
+        input_scaling, loss: the AANN's training options (:func:`privad.rmp.aann.train_aann`;
         ``batch_size`` is the SGD mini-batch, not the participants' submissions).
         beta: β the participants use (default β*).
         rng: randomness for the training (initial weights, shuffling).
@@ -321,6 +321,7 @@ class MiningServer:
         batch_size: int = DEFAULT_BATCH_SIZE,
         activation: str = "logistic",
         input_scaling: str = "minmax",
+        loss: str = DEFAULT_LOSS,
         beta: float | None = None,
     ) -> None:
         self.T = np.array(check_public_matrix(T), dtype=np.float64)
@@ -336,6 +337,7 @@ class MiningServer:
             "batch_size": batch_size,
             "activation": activation,
             "input_scaling": input_scaling,
+            "loss": loss,
         }
         self._rng = as_randomness(rng)
         self._received: list[np.ndarray] = []
@@ -423,6 +425,7 @@ def run_scheme(
     sgd_batch_size: int = DEFAULT_BATCH_SIZE,
     activation: str = "logistic",
     input_scaling: str = "minmax",
+    loss: str = DEFAULT_LOSS,
     beta: float | None = None,
     rng: RandomnessLike = None,
     progress: Progress | None = None,
@@ -439,7 +442,7 @@ def run_scheme(
         shuffle: randomly permute the records before cutting them into batches (our
             reading of "a random subset of the dataset is partitioned horizontally among
             the participants", section 6). ``False`` keeps the given order.
-        hidden, epochs, learning_rate, momentum, init_range, activation, input_scaling:
+        hidden, epochs, learning_rate, momentum, init_range, activation, input_scaling, loss:
             the AANN's training (:func:`privad.rmp.aann.train_aann`).
         sgd_batch_size: records per SGD step (``batch_size`` of
             :func:`~privad.rmp.aann.train_aann`).
@@ -463,7 +466,7 @@ def run_scheme(
     server = MiningServer(
         T, alpha, hidden=hidden, epochs=epochs, rng=randomness, learning_rate=learning_rate,
         momentum=momentum, init_range=init_range, batch_size=sgd_batch_size,
-        activation=activation, input_scaling=input_scaling, beta=beta,
+        activation=activation, input_scaling=input_scaling, loss=loss, beta=beta,
     )
     if shuffle:
         X = X[randomness.permutation(X.shape[0])]
