@@ -161,8 +161,10 @@ def _rmp_section(console: Console, ledger: Ledger, rng: Randomness) -> None:
             ledger.spend("abalone-rmp", detector.guarantee, f"perturbed records ({name})")
     console.print(table)
     console.print("The server trains on Z_i = T_i · dlog(X_i) only (w = n − 1 = 7); end-users "
-                  "score their own records with the public T. RMP spends no ε: it resists "
-                  "reconstruction (Lemma 1, w < n against ICA).")
+                  "score their own records with the public T. RMP spends no ε and is not "
+                  "differential privacy; privad measures how well it resists reconstruction "
+                  "(docs/rmp_privacy.md: at w = n − 1 a MAP attacker who knows α recovers "
+                  "most values within ±0.05).")
 
 
 def demo(

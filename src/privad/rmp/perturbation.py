@@ -144,7 +144,9 @@ def guarantee(alpha: float, w: int, n: int) -> Guarantee:
             f"RMP perturbation with alpha={a:g}, w={w} < n={n}: double logistic (eq. 2, "
             f"beta*={beta_star():.4f}) then a private matrix T_i = T + U(-alpha, alpha) "
             f"(eq. 1, 3). An attacker who knows T guesses each element of T_i wrong by at "
-            f"least {miss:.4g} with probability 1/2 (Lemma 1); with w < n, ICA cannot "
-            f"recover the attributes (section 5.2)."
+            f"least {miss:.4g} with probability 1/2 (Lemma 1); the paper argues that with "
+            f"w < n ICA cannot separate the attributes (section 5.2). Measured attacks "
+            f"(docs/rmp_privacy.md) recover much of the data at w = n - 1: this is not a "
+            f"formal guarantee."
         ),
     )
