@@ -98,6 +98,12 @@ def test_dask_output_equals_numba_and_spends_once(run, client, folder, tmp_path)
     assert list(got.columns) == list(want.columns)
     for column in want.columns:
         np.testing.assert_array_equal(got[column].to_numpy(), want[column].to_numpy())
+    # the single-machine engine also reads the Parquet folder (its parts in file-name order)
+    code, _, err = run("sp", "identify", str(folder), *ARGS, "--scope", "two", "--ledger",
+                       str(ledger), "--budget", "100", "--out", "two.csv",
+                       "--with-error-probabilities")  # fmt: skip
+    assert code == 0, err
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "two.csv"), want)
     with Ledger(ledger) as book:
         (spend,) = book.history("data")
         assert spend.status == "committed" and spend.metadata["partitions"] == 5

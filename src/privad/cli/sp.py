@@ -84,7 +84,8 @@ ERROR_COLUMNS = ("error_probability_NOT_PRIVATE", "log10_error_probability_NOT_P
 
 DATA_HELP = (
     "A dataset name from 'privad datasets list' (thyroid, mammography, breastw, ...; "
-    "generated sets use --seed) or a data file: .csv, .parquet, .npy, .npz or .mat."
+    "generated sets use --seed), a data file (.csv, .parquet, .npy, .npz or .mat) or a "
+    "folder of Parquet parts (read in file-name order; with --engine dask also a CSV glob)."
 )
 COLUMNS_HELP = (
     "Feature columns to use, by name or 0-based position; repeat the option or separate "
@@ -175,15 +176,14 @@ def _select(ds: Any, columns: list[str] | None, label: str | None) -> Any:
 
 def load_table(source: str, *, columns: list[str] | None = None, label: str | None = None,
                seed: int | None = None) -> Any:  # fmt: skip
-    """Load DATA (a catalogue name or a file) as a :class:`privad.datasets.Dataset`."""
+    """Load DATA (a catalogue name, a file or a Parquet folder) as a
+    :class:`privad.datasets.Dataset`."""
     from privad import datasets
 
     path = Path(source).expanduser()
     suffix = path.suffix.lower()
     if suffix in FILE_SUFFIXES or path.exists():
-        if path.is_dir():
-            raise DataError(f"{source!r} is a folder; give a data file or a dataset name")
-        if suffix in (".csv", ".parquet", ".pq"):
+        if path.is_dir() or suffix in (".csv", ".parquet", ".pq"):  # a folder: Parquet parts
             return datasets.load(path, columns=columns, label=label)
         if suffix == ".npz" and label is not None:
             with contextlib.suppress(DatasetNotFoundError):
