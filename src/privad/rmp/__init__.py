@@ -3,10 +3,17 @@
 Erfani et al., "Privacy-preserving collaborative anomaly detection for participatory
 sensing" (PAKDD 2014). Participants perturb their records with private matrices
 T_i = T + Δ_i after a double logistic (eq. 1-3); a mining server trains an auto-associative
-neural network on what it receives; end-users score their own records with the public T.
+neural network on what it receives (or any detector of :mod:`privad.rmp.detectors`);
+end-users score their own records with the public T.
 """
 
 from privad.rmp.aann import AANN, threshold, train_aann
+from privad.rmp.detectors import (
+    DetectorModel,
+    SklearnOutlierAdapter,
+    check_detector,
+    fit_detector_model,
+)
 from privad.rmp.estimator import AANNDetector, NotFittedError, RMPDetector
 from privad.rmp.model import RMPModel, fit_model
 from privad.rmp.perturbation import (
@@ -25,12 +32,16 @@ from privad.rmp.roles import EndUser, MiningServer, Participant, run_scheme
 __all__ = [
     "AANN",
     "AANNDetector",
+    "DetectorModel",
     "EndUser",
     "MiningServer",
     "NotFittedError",
     "Participant",
     "RMPDetector",
     "RMPModel",
+    "SklearnOutlierAdapter",
+    "check_detector",
+    "fit_detector_model",
     "fit_model",
     "threshold",
     "train_aann",

@@ -10,6 +10,9 @@ sensing" (PAKDD 2014).
 * :class:`AANNDetector` is the same AANN trained on the unperturbed records: the "Raw"
   column of Table 1.
 
+``RMPDetector(detector=...)`` replaces the AANN by any detector that follows PyOD's
+convention (:mod:`privad.rmp.detectors`); the scheme is otherwise unchanged.
+
 Both take records as rows (m x n). ``decision_function`` is the reconstruction error
 (larger = more anomalous); ``predict`` is 1 where it exceeds θ = μ + 3σ of the training
 errors, else 0.
@@ -41,6 +44,7 @@ from privad.rmp.aann import (
     threshold,
     train_aann,
 )
+from privad.rmp.detectors import DetectorModel, check_detector
 from privad.rmp.model import RMPModel
 from privad.rmp.perturbation import check_alpha, guarantee
 from privad.rmp.roles import PARTICIPANT_BATCH, EndUser, run_scheme
@@ -127,17 +131,32 @@ class RMPDetector(_AANNEstimator):
         β of eq. (2); default β* ≈ 2.8124.
     random_state : seed, ``privad.noise.Randomness`` or None
         T, the partition, every Δ_i and the training draw from it.
+    detector : None or a detector instance, default None
+        ``None``: the paper's AANN (section 6). Otherwise the server trains a
+        :func:`sklearn.base.clone` of this detector on the perturbed records (rows,
+        m x w) instead, and end-users score ``model_.transform(X)`` (double logistic and
+        the public T) with it; participants, T_i and the guarantee are unchanged. It must
+        follow PyOD's convention: ``fit(X)`` and ``decision_function(X)``, higher = more
+        anomalous (any PyOD detector; a scikit-learn outlier detector wrapped in
+        :class:`~privad.rmp.detectors.SklearnOutlierAdapter`). Every ``random_state`` of
+        the clone is drawn from ``random_state``, so a seed reproduces the run. θ is
+        always μ + 3σ of the training scores (a PyOD ``threshold_`` is not used). The
+        AANN's parameters (``hidden`` … ``loss``) are then unused, ``fit``'s
+        ``progress`` is not called, and ``model_`` is a
+        :class:`~privad.rmp.detectors.DetectorModel`, which cannot be saved (the model
+        file holds only the AANN; no pickle).
 
     Fitted attributes
     -----------------
-    ``model_`` (:class:`~privad.rmp.model.RMPModel`), ``T_`` (the public matrix),
-    ``threshold_`` (θ), ``n_features_in_`` (n), ``w_``, ``n_participants_``.
+    ``model_`` (:class:`~privad.rmp.model.RMPModel`, or
+    :class:`~privad.rmp.detectors.DetectorModel` with a ``detector``), ``T_`` (the public
+    matrix), ``threshold_`` (θ), ``n_features_in_`` (n), ``w_``, ``n_participants_``.
     """
 
     _PARAMS = (
         "alpha", "r", "hidden", "epochs", "learning_rate", "momentum", "batch_size",
         "sgd_batch_size", "init_range", "activation", "input_scaling", "loss", "shuffle",
-        "beta", "random_state",
+        "beta", "random_state", "detector",
     )  # fmt: skip
 
     def __init__(
@@ -157,6 +176,7 @@ class RMPDetector(_AANNEstimator):
         shuffle: bool = True,
         beta: float | None = None,
         random_state: Any = None,
+        detector: Any = None,
     ) -> None:
         self.alpha = alpha
         self.r = r
@@ -173,6 +193,7 @@ class RMPDetector(_AANNEstimator):
         self.shuffle = shuffle
         self.beta = beta
         self.random_state = random_state
+        self.detector = detector
 
     def fit(self, X: Any, y: Any = None, progress: Progress | None = None) -> RMPDetector:
         """Run the scheme on the rows of ``X`` (m x n, m >= 2, n >= 2); ``y`` is ignored.
@@ -186,6 +207,7 @@ class RMPDetector(_AANNEstimator):
         if not isinstance(self.shuffle, bool | np.bool_):
             raise ParameterError(f"shuffle must be True or False, got {self.shuffle!r}")
         beta = None if self.beta is None else check_positive(self.beta, "beta")
+        detector = None if self.detector is None else check_detector(self.detector)
         data = check_array(X, "X", min_rows=2)
         n = data.shape[1]
         if n < 2:
@@ -196,7 +218,7 @@ class RMPDetector(_AANNEstimator):
         model = run_scheme(
             data, alpha, r=r, batch_size=batch, shuffle=bool(self.shuffle),
             sgd_batch_size=sgd_batch, beta=beta, rng=self.random_state, progress=progress,
-            **options,
+            detector=detector, **options,
         )
         self.model_ = model
         self.T_ = model.T
@@ -207,13 +229,13 @@ class RMPDetector(_AANNEstimator):
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Reconstruction error of each row (section 4), as an end-user computes it with
-        the public T; larger is more anomalous."""
+        """Reconstruction error (or the ``detector``'s score) of each row (section 4), as
+        an end-user computes it with the public T; larger is more anomalous."""
         self._require_fitted("model_")
         return EndUser(self.model_).decision_function(self._check_X(X))
 
     def predict(self, X: Any) -> np.ndarray:
-        """0/1 per row, 1 = anomaly (reconstruction error > θ = μ + 3σ)."""
+        """0/1 per row, 1 = anomaly (score > θ = μ + 3σ)."""
         self._require_fitted("model_")
         return EndUser(self.model_).predict(self._check_X(X))
 
@@ -224,7 +246,7 @@ class RMPDetector(_AANNEstimator):
         return guarantee(check_alpha(self.alpha), self.w_, self.n_features_in_)
 
     @property
-    def model(self) -> RMPModel:
+    def model(self) -> RMPModel | DetectorModel:
         """The trained model M (``model_``)."""
         self._require_fitted("model_")
         return self.model_

@@ -75,7 +75,14 @@ from privad.rmp.perturbation import (
 )
 from privad.validation import check_array, check_positive
 
-__all__ = ["FORMAT_VERSION", "MAX_MODEL_BYTES", "RMPModel", "fit_model"]
+__all__ = [
+    "FORMAT_VERSION",
+    "MAX_MODEL_BYTES",
+    "RMPModel",
+    "check_training_matrix",
+    "fit_model",
+    "transform_records",
+]
 
 FORMAT_VERSION = 1
 """The model file format this version writes and reads."""
@@ -95,6 +102,22 @@ def _privad_version() -> str:
     import privad
 
     return str(privad.__version__)
+
+
+def transform_records(T: np.ndarray, beta: float, X_rows: Any) -> np.ndarray:
+    """The end-user's path (section 4): rows of (T · double_logistic(X^T, β))^T.
+
+    ``T`` is the (validated) public matrix, w x n; ``X_rows`` is m x n (records as rows);
+    the result is m x w.
+    """
+    X = check_array(X_rows, "X_rows", min_rows=0)
+    n = int(T.shape[1])
+    if X.shape[1] != n:
+        raise DataError(
+            f"X_rows must have n = {n} columns (attributes; records are rows), got shape "
+            f"{X.shape}"
+        )
+    return (T @ double_logistic(X.T, beta)).T
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,13 +185,7 @@ class RMPModel:
 
         ``X_rows`` is m x n (records as rows); the result is m x w.
         """
-        X = check_array(X_rows, "X_rows", min_rows=0)
-        if X.shape[1] != self.n_features:
-            raise DataError(
-                f"X_rows must have n = {self.n_features} columns (attributes; records are "
-                f"rows), got shape {X.shape}"
-            )
-        return (self.T @ double_logistic(X.T, self.beta)).T
+        return transform_records(self.T, self.beta, X_rows)
 
     def decision_function(self, X_rows: Any) -> np.ndarray:
         """The anomaly score of each record (m,): the AANN's reconstruction error of
@@ -337,6 +354,19 @@ def _read_metadata(arr: np.ndarray) -> dict[str, Any]:
     return metadata
 
 
+def check_training_matrix(T: np.ndarray, Z_all: Any) -> np.ndarray:
+    """The server's ``Z_all``: finite, w x m_total with w = rows of ``T``, m_total >= 2."""
+    Z = check_array(Z_all, "Z_all")
+    if Z.shape[0] != T.shape[0]:
+        raise DataError(
+            f"Z_all must be w x m with w = {T.shape[0]} (rows of T; records are columns, "
+            f"as in eq. 3), got shape {Z.shape}"
+        )
+    if Z.shape[1] < 2:
+        raise DataError(f"Z_all must hold at least 2 records (columns), got {Z.shape[1]}")
+    return Z
+
+
 def fit_model(
     T: Any,
     Z_all: Any,
@@ -370,14 +400,7 @@ def fit_model(
     errors of all training records pooled (section 4).
     """
     T = check_public_matrix(T)
-    Z = check_array(Z_all, "Z_all")
-    if Z.shape[0] != T.shape[0]:
-        raise DataError(
-            f"Z_all must be w x m with w = {T.shape[0]} (rows of T; records are columns, "
-            f"as in eq. 3), got shape {Z.shape}"
-        )
-    if Z.shape[1] < 2:
-        raise DataError(f"Z_all must hold at least 2 records (columns), got {Z.shape[1]}")
+    Z = check_training_matrix(T, Z_all)
     alpha = None if alpha is None else check_alpha(alpha)
     beta = beta_star() if beta is None else check_positive(beta, "beta")
     rows = Z.T

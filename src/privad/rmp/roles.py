@@ -6,7 +6,8 @@ sensing" (PAKDD 2014).
 * :class:`Participant` c_i draws its private matrix T_i = T + Δ_i (eq. 1) once, applies the
   double logistic (eq. 2) and T_i (eq. 3) to its records and sends only Z_i = T_i Y_i.
 * :class:`MiningServer` S collects the Z_i it receives and trains the model M
-  (:func:`privad.rmp.model.fit_model`): an AANN with threshold θ = μ + 3σ (section 4).
+  (:func:`privad.rmp.model.fit_model`): an AANN with threshold θ = μ + 3σ (section 4), or,
+  with ``detector=``, any detector of the protocol of :mod:`privad.rmp.detectors`.
 * :class:`EndUser` scores its own records with M and the public T (section 4).
 * :func:`run_scheme` plays all parties in one process (what :class:`RMPDetector
   <privad.rmp.estimator.RMPDetector>` and the experiments use).
@@ -39,6 +40,7 @@ from privad.errors import DataError, DatasetNotFoundError, ParameterError
 from privad.io import atomic_write
 from privad.noise import RandomnessLike, as_randomness
 from privad.rmp.aann import DEFAULT_BATCH_SIZE, DEFAULT_EPOCHS, DEFAULT_LOSS, Progress
+from privad.rmp.detectors import DetectorModel, check_detector, fit_detector_model
 from privad.rmp.model import RMPModel, fit_model
 from privad.rmp.perturbation import (
     beta_star,
@@ -304,7 +306,14 @@ class MiningServer:
         input_scaling, loss: the AANN's training options (:func:`privad.rmp.aann.train_aann`;
         ``batch_size`` is the SGD mini-batch, not the participants' submissions).
         beta: β the participants use (default β*).
-        rng: randomness for the training (initial weights, shuffling).
+        rng: randomness for the training (initial weights, shuffling; a detector's
+            ``random_state``).
+        detector: ``None`` (default) trains the paper's AANN and :meth:`train` returns an
+            :class:`RMPModel`; otherwise an instance following the protocol of
+            :mod:`privad.rmp.detectors` (``fit``, ``decision_function`` higher = more
+            anomalous): :meth:`train` fits a clone of it on the rows of Z_all and returns a
+            :class:`~privad.rmp.detectors.DetectorModel`, which cannot be saved. The AANN's
+            options are then unused.
     """
 
     def __init__(
@@ -323,6 +332,7 @@ class MiningServer:
         input_scaling: str = "minmax",
         loss: str = DEFAULT_LOSS,
         beta: float | None = None,
+        detector: Any = None,
     ) -> None:
         self.T = np.array(check_public_matrix(T), dtype=np.float64)
         self.T.setflags(write=False)
@@ -339,6 +349,7 @@ class MiningServer:
             "input_scaling": input_scaling,
             "loss": loss,
         }
+        self.detector = None if detector is None else check_detector(detector)
         self._rng = as_randomness(rng)
         self._received: list[np.ndarray] = []
 
@@ -374,13 +385,19 @@ class MiningServer:
         self._received.append(arr)
         return self.n_records
 
-    def train(self, progress: Progress | None = None) -> RMPModel:
-        """Train M on everything received (:func:`privad.rmp.model.fit_model`)."""
+    def train(self, progress: Progress | None = None) -> RMPModel | DetectorModel:
+        """Train M on everything received (:func:`privad.rmp.model.fit_model`, or
+        :func:`privad.rmp.detectors.fit_detector_model` with a ``detector``; ``progress``
+        is then not called)."""
         if self.n_records < 2:
             raise DataError(
                 f"the server needs at least 2 records to train, has {self.n_records}"
             )
         Z_all = np.hstack(self._received)
+        if self.detector is not None:
+            return fit_detector_model(
+                self.T, Z_all, self.detector, alpha=self.alpha, beta=self.beta, rng=self._rng
+            )
         return fit_model(
             self.T, Z_all, alpha=self.alpha, beta=self.beta, hidden=self.hidden,
             epochs=self.epochs, rng=self._rng, progress=progress, **self._options,
@@ -388,11 +405,17 @@ class MiningServer:
 
 
 class EndUser:
-    """An end-user U (section 4): scores its own records with M and the public T."""
+    """An end-user U (section 4): scores its own records with M and the public T.
 
-    def __init__(self, model: RMPModel) -> None:
-        if not isinstance(model, RMPModel):
-            raise ParameterError(f"model must be an RMPModel, got {type(model).__name__}")
+    ``model`` is an :class:`RMPModel` (the AANN; also from a file) or an in-process
+    :class:`~privad.rmp.detectors.DetectorModel`.
+    """
+
+    def __init__(self, model: RMPModel | DetectorModel) -> None:
+        if not isinstance(model, RMPModel | DetectorModel):
+            raise ParameterError(
+                f"model must be an RMPModel or a DetectorModel, got {type(model).__name__}"
+            )
         self.model = model
 
     @classmethod
@@ -401,11 +424,12 @@ class EndUser:
         return cls(RMPModel.load(path))
 
     def decision_function(self, X_rows: Any) -> np.ndarray:
-        """Reconstruction error of each record (m,); larger is more anomalous."""
+        """Reconstruction error (or the detector's score) of each record (m,); larger is
+        more anomalous."""
         return self.model.decision_function(X_rows)
 
     def predict(self, X_rows: Any) -> np.ndarray:
-        """0/1 per record, 1 = anomaly (error > θ)."""
+        """0/1 per record, 1 = anomaly (score > θ)."""
         return self.model.predict(X_rows)
 
 
@@ -429,7 +453,8 @@ def run_scheme(
     beta: float | None = None,
     rng: RandomnessLike = None,
     progress: Progress | None = None,
-) -> RMPModel:
+    detector: Any = None,
+) -> RMPModel | DetectorModel:
     """RMP in one process: participants, server, model (sections 3-4 and 6).
 
     Args:
@@ -449,7 +474,10 @@ def run_scheme(
         beta: β of eq. (2) (default β*).
         rng: a :class:`privad.noise.Randomness`, a seed, or ``None``. T, the permutation,
             every Δ_i and the training all draw from it, in that order.
-        progress: called as ``progress(epoch, epochs)`` during training.
+        progress: called as ``progress(epoch, epochs)`` during training (AANN only).
+        detector: ``None`` for the AANN, or a detector the server trains instead
+            (:class:`MiningServer`, :mod:`privad.rmp.detectors`); the participants and
+            the perturbation are unchanged.
     """
     randomness = as_randomness(rng)
     X = check_array(X_rows, "X_rows", min_rows=2)
@@ -467,6 +495,7 @@ def run_scheme(
         T, alpha, hidden=hidden, epochs=epochs, rng=randomness, learning_rate=learning_rate,
         momentum=momentum, init_range=init_range, batch_size=sgd_batch_size,
         activation=activation, input_scaling=input_scaling, loss=loss, beta=beta,
+        detector=detector,
     )
     if shuffle:
         X = X[randomness.permutation(X.shape[0])]
