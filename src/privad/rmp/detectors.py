@@ -47,7 +47,7 @@ from privad.base import ParamsMixin
 from privad.errors import DataError, ParameterError
 from privad.noise import RandomnessLike, as_randomness
 from privad.rmp.aann import threshold
-from privad.rmp.model import check_training_matrix, transform_records
+from privad.rmp.model import EndUserPath, check_training_matrix
 from privad.rmp.perturbation import beta_star, check_alpha, check_public_matrix
 from privad.validation import check_positive
 
@@ -206,7 +206,7 @@ def _seed_random_states(detector: Any, randomness: Any) -> None:
 
 
 @dataclass(frozen=True, eq=False)
-class DetectorModel:
+class DetectorModel(EndUserPath):
     """The model M of RMP with a detector other than the AANN; in-process only.
 
     Attributes:
@@ -237,30 +237,12 @@ class DetectorModel:
             raise DataError(f"threshold must be finite, got {theta!r}")
         object.__setattr__(self, "threshold", theta)
 
-    @property
-    def n_features(self) -> int:
-        """n, the number of attributes of a record."""
-        return int(self.T.shape[1])
-
-    @property
-    def w(self) -> int:
-        """w, the dimension of a perturbed record."""
-        return int(self.T.shape[0])
-
-    def transform(self, X_rows: Any) -> np.ndarray:
-        """Rows of (T · double_logistic(X^T))^T: eq. 2 then eq. 3 with the public T."""
-        return transform_records(self.T, self.beta, X_rows)
-
     def decision_function(self, X_rows: Any) -> np.ndarray:
         """The detector's score of :meth:`transform` (m,); larger is more anomalous."""
         Z = self.transform(X_rows)
         if Z.shape[0] == 0:
             return np.zeros(0, dtype=np.float64)
         return _scores(self.detector, Z)
-
-    def predict(self, X_rows: Any) -> np.ndarray:
-        """0/1 labels (m,), 1 = anomaly: score > θ."""
-        return (self.decision_function(X_rows) > self.threshold).astype(np.int64)
 
     def to_bytes(self) -> bytes:
         """Always raises :class:`~privad.errors.ParameterError`: see :meth:`save`."""

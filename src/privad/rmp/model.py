@@ -120,8 +120,41 @@ def transform_records(T: np.ndarray, beta: float, X_rows: Any) -> np.ndarray:
     return (T @ double_logistic(X.T, beta)).T
 
 
+class EndUserPath:
+    """What an end-user does with a model M (section 4), for any model with the public
+    ``T``, the double logistic's ``beta``, a ``threshold`` and a ``decision_function``."""
+
+    T: np.ndarray
+    beta: float
+    threshold: float
+
+    @property
+    def n_features(self) -> int:
+        """n, the number of attributes of a record."""
+        return int(self.T.shape[1])
+
+    @property
+    def w(self) -> int:
+        """w, the dimension of a perturbed record."""
+        return int(self.T.shape[0])
+
+    def transform(self, X_rows: Any) -> np.ndarray:
+        """Rows of (T · double_logistic(X^T))^T: eq. 2 then eq. 3 with the public T.
+
+        ``X_rows`` is m x n (records as rows); the result is m x w.
+        """
+        return transform_records(self.T, self.beta, X_rows)
+
+    def decision_function(self, X_rows: Any) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def predict(self, X_rows: Any) -> np.ndarray:
+        """0/1 labels (m,), 1 = anomaly: score > θ (section 4)."""
+        return (self.decision_function(X_rows) > self.threshold).astype(np.int64)
+
+
 @dataclass(frozen=True, eq=False)
-class RMPModel:
+class RMPModel(EndUserPath):
     """The anomaly detection model M of RMP (sections 3-4).
 
     Attributes:
@@ -166,35 +199,12 @@ class RMPModel:
         object.__setattr__(self, "threshold", theta)
         object.__setattr__(self, "metadata", metadata)
 
-    # -- shape ---------------------------------------------------------------------------
-
-    @property
-    def n_features(self) -> int:
-        """n, the number of attributes of a record."""
-        return int(self.T.shape[1])
-
-    @property
-    def w(self) -> int:
-        """w, the dimension of a perturbed record."""
-        return int(self.T.shape[0])
-
     # -- the end-user's path (section 4) -------------------------------------------------
-
-    def transform(self, X_rows: Any) -> np.ndarray:
-        """Rows of (T · double_logistic(X^T))^T: eq. 2 then eq. 3 with the public T.
-
-        ``X_rows`` is m x n (records as rows); the result is m x w.
-        """
-        return transform_records(self.T, self.beta, X_rows)
 
     def decision_function(self, X_rows: Any) -> np.ndarray:
         """The anomaly score of each record (m,): the AANN's reconstruction error of
         :meth:`transform` (section 4). Larger means more anomalous."""
         return self.aann.errors(self.transform(X_rows))
-
-    def predict(self, X_rows: Any) -> np.ndarray:
-        """0/1 labels (m,), 1 = anomaly: reconstruction error > θ (section 4)."""
-        return (self.decision_function(X_rows) > self.threshold).astype(np.int64)
 
     # -- serialisation -------------------------------------------------------------------
 
