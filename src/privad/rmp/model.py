@@ -120,13 +120,11 @@ def transform_records(T: np.ndarray, beta: float, X_rows: Any) -> np.ndarray:
     return (T @ double_logistic(X.T, beta)).T
 
 
-class EndUserPath:
-    """What an end-user does with a model M (section 4), for any model with the public
-    ``T``, the double logistic's ``beta``, a ``threshold`` and a ``decision_function``."""
+class PublicShape:
+    """n and w read off the public matrix ``T`` (w x n) of anything that holds it."""
 
+    __slots__ = ()
     T: np.ndarray
-    beta: float
-    threshold: float
 
     @property
     def n_features(self) -> int:
@@ -137,6 +135,14 @@ class EndUserPath:
     def w(self) -> int:
         """w, the dimension of a perturbed record."""
         return int(self.T.shape[0])
+
+
+class EndUserPath(PublicShape):
+    """What an end-user does with a model M (section 4), for any model with the public
+    ``T``, the double logistic's ``beta``, a ``threshold`` and a ``decision_function``."""
+
+    beta: float
+    threshold: float
 
     def transform(self, X_rows: Any) -> np.ndarray:
         """Rows of (T · double_logistic(X^T))^T: eq. 2 then eq. 3 with the public T.

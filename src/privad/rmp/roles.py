@@ -41,7 +41,7 @@ from privad.io import atomic_write
 from privad.noise import RandomnessLike, as_randomness
 from privad.rmp.aann import DEFAULT_BATCH_SIZE, DEFAULT_EPOCHS, DEFAULT_LOSS, Progress
 from privad.rmp.detectors import DetectorModel, check_detector, fit_detector_model
-from privad.rmp.model import RMPModel, fit_model
+from privad.rmp.model import PublicShape, RMPModel, fit_model
 from privad.rmp.perturbation import (
     beta_star,
     check_alpha,
@@ -82,7 +82,7 @@ def _check_rows(X_rows: Any, n: int, name: str = "X_rows") -> np.ndarray:
     return X
 
 
-class Participant:
+class Participant(PublicShape):
     """A participant c_i of RMP (section 3.2): holds a private T_i, sends Z_i = T_i Y_i.
 
     Args:
@@ -129,16 +129,6 @@ class Participant:
     def beta(self) -> float:
         """β of eq. (2)."""
         return self._beta
-
-    @property
-    def n_features(self) -> int:
-        """n, the number of attributes of a record."""
-        return int(self._T.shape[1])
-
-    @property
-    def w(self) -> int:
-        """w, the dimension of a perturbed record."""
-        return int(self._T.shape[0])
 
     def private_matrix(self) -> np.ndarray:
         """T_i, the participant's **secret** matrix (eq. 1). A read-only view.
