@@ -71,13 +71,18 @@ def _missing_methods(obj: Any, names: tuple[str, ...]) -> list[str]:
     return [name for name in names if not callable(getattr(obj, name, None))]
 
 
+def _check_instance(obj: Any, requirement: str) -> None:
+    """Refuse a class where an instance is needed (a common slip: ``IForest`` for
+    ``IForest()``)."""
+    if isinstance(obj, type):
+        raise ParameterError(
+            f"{requirement}, got the class {obj.__name__}; write {obj.__name__}() instead"
+        )
+
+
 def _check_sklearn_outlier(estimator: Any) -> Any:
     """A scikit-learn outlier detector instance with ``fit`` and ``score_samples``."""
-    if isinstance(estimator, type):
-        raise ParameterError(
-            f"SklearnOutlierAdapter needs an estimator instance, got the class "
-            f"{estimator.__name__}; write {estimator.__name__}() instead"
-        )
+    _check_instance(estimator, "SklearnOutlierAdapter needs an estimator instance")
     missing = _missing_methods(estimator, ("fit", "score_samples"))
     if missing:
         raise ParameterError(
@@ -101,11 +106,7 @@ def check_detector(detector: Any, name: str = "detector") -> Any:
     object without callable ``fit`` and ``decision_function``, or an unwrapped
     scikit-learn outlier detector (its ``decision_function`` is higher = more normal).
     """
-    if isinstance(detector, type):
-        raise ParameterError(
-            f"{name} must be a detector instance, got the class {detector.__name__}; write "
-            f"{detector.__name__}() instead"
-        )
+    _check_instance(detector, f"{name} must be a detector instance")
     missing = _missing_methods(detector, ("fit", "decision_function"))
     if missing:
         raise ParameterError(
