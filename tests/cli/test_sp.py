@@ -18,7 +18,7 @@ import pytest
 from privad import datasets
 from privad.accounting import Ledger
 from privad.cli import budget, sp
-from privad.sensitive import batch_guarantee, claim5_bound
+from privad.sensitive import SPMechanism, claim5_bound
 
 BETA, R, EPS = "18", "0.1", "0.1"
 
@@ -41,7 +41,7 @@ def thyroid_cost() -> float:
     """The composed ε of labelling every Thyroid record at (18, 0.1), ε = 0.1 (Claim 5)."""
     X = datasets.load("thyroid").X
     m = claim5_bound(X, 0.1).m
-    g = batch_guarantee("sp", epsilon=0.1, beta=18, r=0.1, k=1, n_queries=X.shape[0], m=m)
+    g = SPMechanism(18, 0.1, 0.1).batch_guarantee(X.shape[0], m)
     return float(g.epsilon)
 
 

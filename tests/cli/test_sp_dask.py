@@ -106,7 +106,7 @@ def test_dask_output_equals_numba_and_spends_once(run, client, folder, tmp_path)
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "two.csv"), want)
     with Ledger(ledger) as book:
         (spend,) = book.history("data")
-        assert spend.status == "committed" and spend.metadata["partitions"] == 5
+        assert spend.status == "committed" and spend.metadata["context"]["partitions"] == 5
         assert spend.epsilon == book.history("one")[0].epsilon  # the same Claim 5 cost
     _no_leftovers(tmp_path)
 
@@ -310,7 +310,7 @@ def test_queries_equal_numba_queries(run, client, folder, query_folder, tmp_path
         assert [s.status for s in spends] == ["committed", "committed"]
         assert [s.epsilon for s in spends] == [s.epsilon for s in singles]
         assert spends[1].metadata["add_query_to_data"] is True
-        assert spends[0].metadata["query_partitions"] == 4
+        assert spends[0].metadata["context"]["query_partitions"] == 4
     _no_leftovers(tmp_path)
 
 

@@ -20,20 +20,22 @@ from privad.sensitive import (
     ball_statistics,
     baseline_answers,
     baseline_guarantee,
-    batch_guarantee,
     claim5_bound,
     compile_mechanism,
     count_anomalies,
     error_probability,
     log_error_probability,
-    mechanism_guarantee,
-    mechanism_sample,
     per_record_privacy_loss,
     propose_parameters,
     select_threshold,
 )
 from privad.sensitive.anomaly import anomaly_label
-from privad.sensitive.mechanisms import mechanism_log_error
+from privad.sensitive.mechanisms import (
+    CompiledSPMechanism,
+    DPMechanism,
+    SPMechanism,
+    aiq_mechanism,
+)
 
 Z = 5.5  # two-sided z threshold: false-alarm rate ~4e-8 per check
 
@@ -68,13 +70,12 @@ def test_sampled_error_rates_match_the_closed_form(mechanism):
     rng = Randomness(11)
     beta, eps, k, n = 6, 0.4, 2, 60_000
     states = [(0, 0), (1, 1), (2, 4), (1, 6), (3, 7), (0, 9), (2, 12)]
+    mech = aiq_mechanism(mechanism, beta=beta, r=1.0, epsilon=eps, k=k)
     for a, b in states:
         a_arr, b_arr = np.full(n, a), np.full(n, b)
         truth = np.asarray(anomaly_label(a_arr, b_arr, beta))
-        ans = mechanism_sample(a_arr, b_arr, mechanism=mechanism, beta=beta,
-                               epsilon=eps, k=k, rng=rng)  # fmt: skip
-        p = math.exp(float(mechanism_log_error(np.array(a), np.array(b), mechanism=mechanism,
-                                               beta=beta, epsilon=eps, k=k)))  # fmt: skip
+        ans = mech.sample(a_arr, b_arr, rng)
+        p = math.exp(float(mech.log_error_probability(np.array(a), np.array(b))))
         errors = int(np.count_nonzero(ans != truth))
         assert _binomial_ok(errors, n, p), (mechanism, a, b, errors, n * p)
 
@@ -246,12 +247,17 @@ def test_count_cap(data):
 
 
 def test_single_query_guarantees():
-    g = mechanism_guarantee("sp", epsilon=0.1, beta=55, r=1.7, k=3)
+    g = SPMechanism(55, 1.7, 0.1, k=3).guarantee
     assert g.notion == "sensitive" and g.k == 3 and g.epsilon == 0.1
-    g = mechanism_guarantee("dp", epsilon=0.1, beta=55, r=1.7)
+    g = DPMechanism(55, 1.7, 0.1).guarantee
     assert g.notion == "pure-dp" and g.k is None
-    g = mechanism_guarantee("compiled", epsilon=0.5, beta=3, r=1.0)
+    g = CompiledSPMechanism(3, 1.0, 0.5).guarantee
     assert g.notion == "sensitive" and g.epsilon == 0.5 and g.k == 1
+    assert aiq_mechanism("dp", beta=3, r=1.0, epsilon=0.5) == DPMechanism(3, 1.0, 0.5)
+    with pytest.raises(ParameterError, match="mechanism"):
+        aiq_mechanism("laplace", beta=3, r=1.0, epsilon=0.5)
+    with pytest.raises(ParameterError, match="count_cap"):
+        SPMechanism(3, 1.0, 0.5, count_cap=4)  # below beta + 2
 
 
 def test_claim5_bound_one_dimensional_exact():
@@ -267,15 +273,16 @@ def test_claim5_bound_one_dimensional_exact():
 
 
 def test_batch_guarantees():
+    sp, dp = SPMechanism(5, 1.0, 0.2), DPMechanism(5, 1.0, 0.1)
     far = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0]])  # > 2r apart: m = 1
-    g = batch_guarantee("sp", epsilon=0.2, beta=5, r=1.0, k=1, queries=far)
+    g = sp.batch_guarantee(3, claim5_bound(far, 1.0).m)
     assert g.epsilon == 0.2 and g.notion == "sensitive"
     near = np.zeros((4, 2))  # all in one ball: m = 4 = n
-    g = batch_guarantee("sp", epsilon=0.2, beta=5, r=1.0, k=1, queries=near)
+    g = sp.batch_guarantee(4, claim5_bound(near, 1.0).m)
     assert g.epsilon == pytest.approx(0.8)
-    g = batch_guarantee("dp", epsilon=0.1, beta=5, r=1.0, n_queries=10)
+    g = dp.batch_guarantee(10)
     assert g.epsilon == pytest.approx(1.0) and g.notion == "pure-dp"
-    g = batch_guarantee("sp", epsilon=0.1, beta=5, r=1.0, n_queries=10, m=3)
+    g = SPMechanism(5, 1.0, 0.1).batch_guarantee(10, 3)
     assert g.epsilon == pytest.approx(0.3)
 
 
@@ -284,12 +291,14 @@ def test_predict_spends_through_a_ledger(data):
     est = SensitiveAnomalyIdentifier(5, 0.3, 0.25, rng=1).fit(data)
     with Ledger(":memory:") as ledger:
         ledger.set_budget("study", "sensitive", 0.6)
-        est.predict(far, ledger=ledger, scope="study")
-        est.predict(far, ledger=ledger, scope="study")
+        first = est.predict(far, ledger=ledger, scope="study")
+        assert (est.predict(far, ledger=ledger, scope="study") == first).all()  # recorded
+        assert ledger.spent("study", "sensitive") == pytest.approx(0.25)
+        est.predict(far, ledger=ledger, scope="study", fresh=True)  # asked for: charged
         assert ledger.spent("study", "sensitive") == pytest.approx(0.5)
         before = est.rng_.generator.bit_generator.state if hasattr(est.rng_, "generator") else None
-        with pytest.raises(BudgetExceededError):
-            est.predict(far, ledger=ledger, scope="study")
+        with pytest.raises(BudgetExceededError, match="refused"):
+            est.predict(far, ledger=ledger, scope="study", fresh=True)
         assert ledger.spent("study", "sensitive") == pytest.approx(0.5)
         if before is not None:
             assert est.rng_.generator.bit_generator.state == before  # nothing was sampled
@@ -318,7 +327,9 @@ def _loss_by_deletion(X, r, j, beta, eps, mech, k, Q):
 
     def probs(D):
         mult, ball = brute_counts(D, Q, r)
-        le = mechanism_log_error(mult, ball, mechanism=mech, beta=beta, epsilon=eps, k=k)
+        le = aiq_mechanism(mech, beta=beta, r=r, epsilon=eps, k=k).log_error_probability(
+            mult, ball
+        )
         return log_output_probabilities(np.asarray(anomaly_label(mult, ball, beta)), le)
 
     p0, p1 = probs(X)

@@ -200,6 +200,11 @@ class Ledger:
     busy_timeout:
         Seconds to wait for another process's transaction before giving up with a
         :class:`~privad.errors.LedgerError` (> 0, default 30).
+    unbudgeted:
+        What a spend against a scope and notion without a budget does: ``"refuse"``
+        (default, :class:`NoBudgetError`) or ``"record"``: it is recorded with its ε and
+        nothing caps it (an estimator's own ledger, which accounts for every release even
+        when the user set no budget). Budgets that are set are enforced either way.
 
     A ledger is safe to share between threads, and any number of processes may open the
     same file. Use it as a context manager, or call :meth:`close`.
@@ -212,7 +217,11 @@ class Ledger:
         create: bool = True,
         default_budget: float | None = None,
         busy_timeout: float = 30.0,
+        unbudgeted: Literal["refuse", "record"] = "refuse",
     ) -> None:
+        self.unbudgeted = check_choice(unbudgeted, "unbudgeted", ("refuse", "record"))
+        if self.unbudgeted == "record" and default_budget is not None:
+            raise ParameterError("unbudgeted='record' and default_budget exclude each other")
         self.default_budget: float | None = (
             None if default_budget is None else check_epsilon(default_budget, "default_budget")
         )
@@ -420,6 +429,8 @@ class Ledger:
         budget = self._budget_row(conn, scope, notion)
         is_new = False
         if budget is None:
+            if self.unbudgeted == "record":
+                return None, False, ZERO
             if self.default_budget is None:
                 raise self._no_budget(scope, notion)
             now = _now()
@@ -621,8 +632,8 @@ class Ledger:
                 f"spend #{spend.id} reserved ε = {fmt(spend.epsilon)}; it cannot be committed "
                 f"at the larger ε = {fmt(actual.cost)} (reserve the worst case up front)"
             )
-        if actual.spends_budget:
-            budget = self._budget_row(conn, spend.scope, spend.notion)
+        budget = self._budget_row(conn, spend.scope, spend.notion)
+        if actual.spends_budget and (budget is not None or self.unbudgeted == "refuse"):
             if budget is None:
                 raise LedgerError(
                     f"ledger {self._name} is inconsistent: spend #{spend.id} has no budget row"
@@ -662,8 +673,10 @@ class Ledger:
                 )
             if spend.status == RESERVED:
                 now = _now()
-                if spend.guarantee.spends_budget:
-                    budget = self._budget_row(conn, spend.scope, spend.notion)
+                budget = self._budget_row(conn, spend.scope, spend.notion)
+                if spend.guarantee.spends_budget and (
+                    budget is not None or self.unbudgeted == "refuse"
+                ):
                     if budget is None:
                         raise LedgerError(
                             f"ledger {self._name} is inconsistent: spend #{spend_id} has no "
@@ -789,6 +802,8 @@ class Ledger:
             if NOTIONS.get(key[1]) is None:
                 problems.append(f"unknown notion {key[1]!r} in scope {key[0]!r}")
             elif NOTIONS[key[1]].has_epsilon and key not in budgets:
+                if self.unbudgeted == "record":
+                    continue
                 problems.append(f"spends of scope {key[0]!r}, {key[1]!r} have no budget")
             elif key in budgets and budgets[key].spent != total:
                 problems.append(

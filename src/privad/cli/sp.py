@@ -22,7 +22,6 @@ or a file (.csv, .parquet, .npy, .npz, .mat). Every option is parsed here (with
 from __future__ import annotations
 
 import contextlib
-import csv
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -80,7 +79,6 @@ MECHANISM_CHOICES = ("sp", "dp", "compiled")
 METRIC_CHOICES = ("euclidean", "manhattan", "chebyshev")
 FILE_SUFFIXES = (".csv", ".parquet", ".pq", ".npy", ".npz", ".mat")
 ENGINE_CHOICES = ("numba", "dask")
-ERROR_COLUMNS = ("error_probability_NOT_PRIVATE", "log10_error_probability_NOT_PRIVATE")
 
 DATA_HELP = (
     "A dataset name from 'privad datasets list' (thyroid, mammography, breastw, ...; "
@@ -322,26 +320,6 @@ def _ensure_budget(book: Any, scope: str, notion: str, budget: float | None) -> 
     return None
 
 
-def _write_labels(out: Path, labels: np.ndarray, log_err: np.ndarray | None) -> None:
-    from privad.io import atomic_write
-
-    with atomic_write(out, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        header = ["index", "label"]
-        if log_err is not None:
-            header += list(ERROR_COLUMNS)
-        writer.writerow(header)
-        if log_err is None:
-            writer.writerows(zip(range(labels.size), labels.tolist(), strict=True))
-        else:
-            prob = np.exp(log_err)
-            log10 = log_err / math.log(10.0)
-            writer.writerows(
-                (i, int(lab), repr(float(p)), repr(float(lg)))
-                for i, (lab, p, lg) in enumerate(zip(labels, prob, log10, strict=True))
-            )
-
-
 @sp_app.command("identify")
 def identify(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
@@ -523,56 +501,26 @@ class _Identify:
     out: str | None
     errors: bool
 
-    @property
-    def kw(self) -> dict[str, Any]:
-        """The mechanism's parameters, as :func:`privad.sensitive.mechanism_sample` takes them."""
-        return {"mechanism": self.mech, "beta": self.beta, "epsilon": self.eps, "k": self.k,
-                "cap": self.cap}  # fmt: skip
+    def mechanism(self) -> Any:
+        """The mechanism object (its guarantee is what one answer costs)."""
+        from privad.sensitive import aiq_mechanism
+
+        return aiq_mechanism(self.mech, beta=self.beta, r=self.r, epsilon=self.eps, k=self.k,
+                             metric=self.metric, count_cap=self.cap)  # fmt: skip
 
     @property
     def notion(self) -> str:
         """The ledger notion the spend is charged to."""
-        from privad.accounting import PURE_DP, SENSITIVE
+        return self.mechanism().notion
 
-        return PURE_DP if self.mech == "dp" else SENSITIVE
+    def estimator(self, add: bool, engine: str) -> Any:
+        """The estimator the job releases through (not fitted)."""
+        from privad.sensitive import SensitiveAnomalyIdentifier
 
-    def one_answer(self) -> Any:
-        """One answer's guarantee (what a budget must pay for at least)."""
-        from privad.sensitive import mechanism_guarantee
-
-        return mechanism_guarantee(self.mech, epsilon=self.eps, beta=self.beta, r=self.r,
-                                   k=self.k, metric=self.metric)  # fmt: skip
-
-    def guarantee(self, n_queries: int, m: int | None = None) -> Any:
-        """The batch's guarantee: min(n, m)·ε (Claim 5); one answer's for n = 1."""
-        from privad.sensitive import batch_guarantee
-
-        return batch_guarantee(self.mech, epsilon=self.eps, beta=self.beta, r=self.r, k=self.k,
-                               metric=self.metric, n_queries=n_queries, m=m)  # fmt: skip
-
-    def spend_label(self, n_q: int) -> str:
-        """What the ledger records as released."""
-        return f"privad sp identify: {self.mech} (β,r)-anomaly labels for {n_q} record(s) of " \
-            f"{self.data}"
-
-    def metadata(self, n_q: int, m: int, out: Path, **extra: Any) -> dict[str, Any]:
-        """The spend's metadata."""
-        return {
-            "command": "privad sp identify", "data": self.data, "n_queries": n_q,
-            "beta": self.beta, "r": self.r, "k": self.k, "metric": self.metric,
-            "mechanism": self.mech, "m": m, "count_cap": self.cap, "out": str(out), **extra,
-        }  # fmt: skip
-
-    def check(self, book: Any, scope: str, g: Any, n_q: int, m: int) -> None:
-        """The early (non-atomic) budget check, with Claim 5's cost in the message."""
-        try:
-            book.check(scope, g)
-        except BudgetExceededError as exc:
-            raise BudgetExceededError(
-                f"{exc} (the batch costs min(n = {n_q}, m = {m}) × ε = {self.eps:g} by "
-                "Claim 5; fewer queries, queries farther apart than 2r or a smaller ε cost "
-                "less)"
-            ) from None
+        return SensitiveAnomalyIdentifier(
+            self.beta, self.r, self.eps, k=self.k, mechanism=self.mech, metric=self.metric,
+            add_query_to_data=bool(add), count_cap=self.cap, engine=engine, rng=self.seed,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -595,11 +543,8 @@ class _Outcome:
 
 def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
     """``--engine numba``: the data in this process, output one CSV file."""
-    from privad.noise import as_randomness
-    from privad.sensitive import claim5_bound
-    from privad.sensitive.mechanisms import mechanism_log_error, mechanism_sample
+    from privad.sensitive.release import CsvLabels
 
-    # 2. data and queries
     ds = load_table(job.data, columns=job.columns, label=job.label, seed=job.seed)
     scope_v = job.scope or ds.name
     out_path = Path(job.out if job.out is not None
@@ -619,42 +564,22 @@ def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
     else:
         Q = None
         what_q = f"the {ds.X.shape[0]} record(s) of the data"
-    QX = ds.X if Q is None else Q
-    n_q = int(QX.shape[0])
-
-    with progress_bar() as progress:
-        # 3. the guarantee of the batch (Claim 5), then an early budget check
-        with _step(progress, "bounding m (Claim 5)"):
-            bound = claim5_bound(QX, job.r, metric=job.metric)
-        g = job.guarantee(n_q, bound.m)
-        book = _open_ledger(job.ledger, job.budget)
-        with book:
-            note = _ensure_budget(book, scope_v, job.notion, job.budget)
-            job.check(book, scope_v, g, n_q, bound.m)
-            # 4. the counts (not released), then reserve, sample, write, commit
-            stats = ball_statistics_with_progress(
-                ds.X, job.r, queries=Q, metric=job.metric, add=add, cap=job.cap,
-                progress=progress,
-            )  # fmt: skip
-            meta = job.metadata(n_q, bound.m, out_path, queries=queries,
-                                add_query_to_data=bool(add))  # fmt: skip
-            with book.reserve(scope_v, g, job.spend_label(n_q), meta):
-                with _step(progress, "sampling the answers"):
-                    rng = as_randomness(job.seed)
-                    answers = np.asarray(mechanism_sample(stats.x_i, stats.ball, rng=rng,
-                                                          **job.kw), dtype=np.int64)  # fmt: skip
-                    log_err = (mechanism_log_error(stats.x_i, stats.ball, **job.kw)
-                               if job.errors else None)  # fmt: skip
-                with _step(progress, f"writing {out_path}"):
-                    _write_labels(out_path, answers, log_err)
-            remaining = book.remaining(scope_v, job.notion)
-            ledger_name = book.path
+    with progress_bar() as progress, _open_ledger(job.ledger, job.budget) as book:
+        note = _ensure_budget(book, scope_v, job.notion, job.budget)
+        rel = job.estimator(add, "numba").fit(ds.X).release(
+            Q, ledger=book, scope=scope_v, output=CsvLabels(out_path, job.errors),
+            context={"command": "privad sp identify", "data": job.data, "out": str(out_path),
+                     "engine": "numba", "queries": queries},
+            step=lambda text: _step(progress, text),
+        )  # fmt: skip
+        remaining = book.remaining(scope_v, job.notion)
+        ledger_name = book.path
     added = " (each added to the data, footnote 1)" if add else ""
     return _Outcome(
         data_text=f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features",
-        queries_text=what_q + added, n_q=n_q, bound=bound, guarantee=g,
-        flagged=int(answers.sum()), scope=scope_v, remaining=remaining, ledger=ledger_name,
-        out=out_path, note=note,
+        queries_text=what_q + added, n_q=int(rel.answers.size), bound=rel.bound,
+        guarantee=rel.guarantee, flagged=int(rel.answers.sum()), scope=scope_v,
+        remaining=remaining, ledger=ledger_name, out=out_path, note=note,
     )  # fmt: skip
 
 
@@ -703,14 +628,8 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
     files are labelled instead, against DATA (plus the query itself with ``add``), and the
     output has one part per query partition.
     """
-    from privad.distributed import (
-        check_new_folder,
-        dask_client,
-        open_partitioned,
-        release_folder,
-        write_columns,
-    )
-    from privad.sensitive import SensitiveAnomalyIdentifier
+    from privad.distributed import check_new_folder, dask_client, open_partitioned
+    from privad.sensitive.release import ParquetLabels
 
     _check_partitioned_path(job.data, "DATA")
     if queries is not None:
@@ -722,8 +641,9 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
         job.out if job.out is not None else f"{scope_v}-{job.mech}-labels", "--out")
     with progress_bar() as progress, _open_ledger(job.ledger, job.budget) as book:
         note = _ensure_budget(book, scope_v, job.notion, job.budget)
+        est = job.estimator(add, "dask")
         try:  # before any worker starts: a budget that cannot pay for one answer
-            book.check(scope_v, job.one_answer())
+            book.check(scope_v, job.mechanism().guarantee)
         except BudgetExceededError as exc:
             raise BudgetExceededError(f"{exc} (checked before starting the Dask cluster: the "
                                       f"job costs at least ε = {job.eps:g})") from None
@@ -739,35 +659,19 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
                 with _step(progress, f"reading {queries}"):
                     q_table = q_source.load()
                 Q = q_table.records
-            n_q = q_table.n_records
-            est = SensitiveAnomalyIdentifier(
-                job.beta, job.r, job.eps, k=job.k, mechanism=job.mech, metric=job.metric,
-                add_query_to_data=bool(add), count_cap=job.cap, engine="dask", rng=job.seed,
-            ).fit(table.records)  # fmt: skip
-            with _step(progress, "counting balls on the cluster"):
-                est.statistics(Q)  # not released; kept on the driver
-            with _step(progress, "bounding m (Claim 5)"):
-                bound = est.claim5_bound(Q)
-            g = job.guarantee(n_q, bound.m)
-            job.check(book, scope_v, g, n_q, bound.m)
-            extra: dict[str, Any] = {"partitions": table.n_partitions}
-            if queries is not None:
-                extra.update(queries=queries, add_query_to_data=bool(add),
-                             query_partitions=q_table.n_partitions)  # fmt: skip
-            meta = job.metadata(n_q, bound.m, out_path, engine="dask", **extra)
-            with release_folder(out_path, ledger=book, scope=scope_v, guarantee=g,
-                                label=job.spend_label(n_q), metadata=meta) as tmp:  # fmt: skip
-                with _step(progress, "sampling the answers"):
-                    answers = est.predict(Q)
-                    columns: dict[str, Any] = {"label": answers}
-                    if job.errors:
-                        log_err = est.log_error_probability(Q)
-                        columns[ERROR_COLUMNS[0]] = np.exp(log_err)
-                        columns[ERROR_COLUMNS[1]] = log_err / math.log(10.0)
-                with _step(progress, f"writing {q_table.n_partitions} part(s)"):
-                    write_columns(tmp, columns, q_table.lengths)
+            context: dict[str, Any] = {
+                "command": "privad sp identify", "data": job.data, "out": str(out_path),
+                "engine": "dask", "queries": queries, "partitions": table.n_partitions,
+                "query_partitions": q_table.n_partitions,
+            }  # fmt: skip
+            rel = est.fit(table.records).release(
+                Q, ledger=book, scope=scope_v,
+                output=ParquetLabels(out_path, tuple(q_table.lengths), job.errors),
+                context=context, step=lambda text: _step(progress, text),
+            )  # fmt: skip
         remaining = book.remaining(scope_v, job.notion)
         ledger_name = book.path
+        n_q = int(rel.answers.size)
     where = f"scheduler {scheduler}" if scheduler else "a local cluster"
     return _Outcome(
         data_text=f"{table.name}: {n_q} records x {len(table.feature_names)} features in "
@@ -775,8 +679,8 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
         queries_text=(f"the {n_q} record(s) of the data" if queries is None else
                       f"{n_q} record(s) of {queries} in {q_table.n_partitions} partition(s)"
                       + (" (each added to the data, footnote 1)" if add else "")),
-        n_q=n_q, bound=bound, guarantee=g,
-        flagged=int(answers.sum()), scope=scope_v, remaining=remaining, ledger=ledger_name,
+        n_q=n_q, bound=rel.bound, guarantee=rel.guarantee,
+        flagged=int(rel.answers.sum()), scope=scope_v, remaining=remaining, ledger=ledger_name,
         out=out_path, note=note,
         engine_text=f"dask on {where} ({n_workers} worker(s)); answers sampled on this "
                     "machine from the gathered counts (identical to --engine numba)",
@@ -797,7 +701,7 @@ def _print_summary(job: _Identify, o: _Outcome) -> None:
     cap_note = "" if job.cap is None else f", count cap {job.cap}"
     add_row(table, "parameters",
             f"β = {job.beta}, r = {job.r:g}, {k_text}, metric {job.metric}{cap_note}")  # fmt: skip
-    add_row(table, "mechanism", job.one_answer().description)
+    add_row(table, "mechanism", job.mechanism().guarantee.description)
     add_row(table, "flagged as anomalies", f"{o.flagged} of {o.n_q} (noisy labels)")
     per_query = "ε-DP" if job.mech == "dp" else f"(ε, k = {job.k})-sensitive privacy"
     add_row(table, "guarantee", f"{per_query}: ε = {job.eps:g} per query")

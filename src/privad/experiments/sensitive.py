@@ -52,17 +52,16 @@ from privad.errors import ParameterError
 from privad.sensitive import (
     InputMechanism,
     acceptance_probability,
+    aiq_mechanism,
     ball_statistics,
     compile_mechanism,
     f1_score,
     is_sensitive,
-    mechanism_sample,
     per_record_privacy_loss,
     propose_parameters,
     select_threshold,
 )
 from privad.sensitive.anomaly import BallStatistics
-from privad.sensitive.mechanisms import mechanism_log_error
 from privad.validation import check_choice, check_epsilon, check_int, check_probability
 
 __all__ = [
@@ -238,11 +237,15 @@ def load_datasets(
     return [load_dataset(k, seed=seed, synthetic_n=synthetic_n) for k in keys]
 
 
+def _mechanism(data: SPData, mechanism: str, epsilon: float, k: int) -> Any:
+    """The named mechanism on ``data``'s (β, r)."""
+    return aiq_mechanism(mechanism, beta=data.beta, r=data.r, epsilon=epsilon, k=k)
+
+
 def _log_errors(data: SPData, mechanism: str, epsilon: float, k: int) -> np.ndarray:
-    return mechanism_log_error(
-        data.stats.x_i, data.stats.ball, mechanism=mechanism, beta=data.beta, epsilon=epsilon,
-        k=k,
-    )  # fmt: skip
+    return _mechanism(data, mechanism, epsilon, k).log_error_probability(
+        data.stats.x_i, data.stats.ball
+    )
 
 
 def _log_mean(log_values: np.ndarray) -> float:
@@ -457,8 +460,7 @@ def table2(
             "share_absent": float(np.mean(st.x_i == 0)), "n_anomalous": int(anomalous.sum()),
         }  # fmt: skip
         for mech in ("sp", "dp"):
-            le = mechanism_log_error(st.x_i, st.ball, mechanism=mech, beta=ds.beta,
-                                     epsilon=epsilon, k=k)  # fmt: skip
+            le = _mechanism(ds, mech, epsilon, k).log_error_probability(st.x_i, st.ball)
             out[f"mean_error_{mech}"] = math.exp(_log_mean(le))
             out[f"mean_error_{mech}_anomalous"] = math.exp(_log_mean(le[anomalous]))
         out["dp_error_absent_theory"] = 1.0 / (1.0 + math.exp(epsilon))
@@ -572,8 +574,9 @@ def table3(
                     scores.append((sel.precision, sel.recall, sel.f1))
                     chosen.append(sel.t)
                 else:
-                    ans = mechanism_sample(ds.stats.x_i, ds.stats.ball, mechanism=mech.lower(),
-                                           beta=ds.beta, epsilon=epsilon, k=k, rng=rng)  # fmt: skip
+                    ans = _mechanism(ds, mech.lower(), epsilon, k).sample(
+                        ds.stats.x_i, ds.stats.ball, rng
+                    )
                     scores.append(f1_score(positive, ans))
                 fps.append(int(np.count_nonzero((np.asarray(ans) == 1) & ~positive)))
             arr = np.asarray(scores, dtype=np.float64)

@@ -10,23 +10,19 @@ CCS 2019. Modules, one per idea:
 * :mod:`.constructions`: Construction 1 (U_λ), Claim 2's error in log space, exact sampling,
   the optimal DP and the SP mechanisms, Theorem 4.6's bound.
 * :mod:`.compiler`: Construction 2 (Theorem 4.7) with validity checking.
-* :mod:`.mechanisms`: the three mechanisms by name ("sp", "dp", "compiled").
+* :mod:`.mechanisms`: the three mechanisms as objects that carry their guarantee
+  (:class:`SPMechanism`, :class:`DPMechanism`, :class:`CompiledSPMechanism`;
+  :func:`aiq_mechanism` by name).
 * :mod:`.baselines`: B1 and B2 of section 5, threshold chosen by F1.
-* :mod:`.accounting`: guarantees as data, Claims 3 and 5, ledger spends, per-record loss.
+* :mod:`.accounting`: Claims 3 and 5, per-record loss.
+* :mod:`.release`: the one release path (:func:`release_labels`) and the record of
+  released answers.
 * :mod:`.estimator`: :class:`SensitiveAnomalyIdentifier` (scikit-learn conventions).
 * :mod:`.parameters`: :func:`propose_parameters`, our reconstruction of Appendix A.2.
 """
 
 from privad.sensitive._common import InvalidCountsError
-from privad.sensitive.accounting import (
-    Claim5Bound,
-    batch_guarantee,
-    claim5_bound,
-    mechanism_guarantee,
-    neighbouring_relation,
-    per_record_privacy_loss,
-    spend,
-)
+from privad.sensitive.accounting import Claim5Bound, claim5_bound, per_record_privacy_loss
 from privad.sensitive.anomaly import (
     METRICS,
     BallStatistics,
@@ -65,30 +61,43 @@ from privad.sensitive.constructions import (
 )
 from privad.sensitive.estimator import NotFittedError, SensitiveAnomalyIdentifier, auto_count_cap
 from privad.sensitive.mdd import compiler_delta, delta_g, lambda_k
-from privad.sensitive.mechanisms import mechanism_log_error, mechanism_sample
+from privad.sensitive.mechanisms import (
+    AIQMechanism,
+    CompiledSPMechanism,
+    DPMechanism,
+    SPMechanism,
+    aiq_mechanism,
+    neighbouring_relation,
+)
 from privad.sensitive.parameters import propose_parameters
+from privad.sensitive.release import Release, release_labels
 
 __all__ = [
     "MECHANISMS",
+    "AIQMechanism",
     "METRICS",
     "BallStatistics",
     "Claim5Bound",
     "CompiledMechanism",
+    "CompiledSPMechanism",
+    "DPMechanism",
     "Construction1",
     "InputMechanism",
     "InvalidCountsError",
     "InvalidMechanismError",
     "NotFittedError",
+    "Release",
+    "SPMechanism",
     "SensitiveAnomalyIdentifier",
     "ThresholdSelection",
     "ValidityReport",
     "acceptance_probability",
+    "aiq_mechanism",
     "anomaly_label",
     "auto_count_cap",
     "ball_statistics",
     "baseline_answers",
     "baseline_guarantee",
-    "batch_guarantee",
     "check_input_mechanism",
     "claim5_bound",
     "compile_mechanism",
@@ -104,14 +113,11 @@ __all__ = [
     "is_sensitive",
     "lambda_k",
     "log_error_probability",
-    "mechanism_guarantee",
-    "mechanism_log_error",
-    "mechanism_sample",
     "neighbouring_relation",
     "per_record_privacy_loss",
     "propose_parameters",
+    "release_labels",
     "select_threshold",
-    "spend",
     "theorem46_bound",
     "validity_bound",
 ]

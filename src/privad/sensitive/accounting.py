@@ -1,12 +1,8 @@
 """Privacy accounting for (β, r)-anomaly identification queries.
 
-* :func:`mechanism_guarantee`: what one query answered by a mechanism guarantees, as a
-  :class:`privad.accounting.Guarantee` ("sensitive" with k for ``"sp"``/``"compiled"``,
-  "pure-dp" for ``"dp"``).
-* :func:`claim5_bound`: the m of Claim 5 for a batch of queried records.
-* :func:`batch_guarantee`: the guarantee of answering a batch: min(n, m)·ε — Claim 3
-  (sequential composition, n·ε) or Claim 5 (m·ε), whichever is smaller.
-* :func:`spend`: check-then-spend a guarantee on a :class:`privad.accounting.Ledger`.
+* :func:`claim5_bound`: the m of Claim 5 for a batch of queried records; a mechanism's
+  :meth:`~privad.sensitive.AIQMechanism.batch_guarantee` turns it into min(n, m)·ε —
+  Claim 3 (sequential composition, n·ε) or Claim 5 (m·ε), whichever is smaller.
 * :func:`per_record_privacy_loss`: how much each record's presence changes the answers,
   exactly, from the closed-form probabilities (a Figure 3-style privacy map).
 
@@ -34,7 +30,8 @@ stored records. :func:`claim5_bound` computes
 and uses ``min(upper, n)``. When lower == upper the value is exact.
 
 The same argument gives m·ε-DP for the DP mechanism (its answer for i_t also reads only the
-ball of i_t), so :func:`batch_guarantee` applies it to ``"dp"`` as well.
+ball of i_t), so :meth:`~privad.sensitive.AIQMechanism.batch_guarantee` applies it to
+:class:`~privad.sensitive.DPMechanism` as well.
 """
 
 from __future__ import annotations
@@ -45,75 +42,20 @@ from typing import Any
 
 import numpy as np
 
-from privad.accounting import Guarantee, Ledger, per_ball, sequential
-from privad.accounting.composition import scaled
-from privad.sensitive._common import check_beta, check_eps, check_k
 from privad.sensitive.anomaly import METRICS
-from privad.sensitive.constructions import log_output_probabilities, mechanism_name
-from privad.sensitive.mechanisms import mechanism_log_error
-from privad.validation import check_array, check_choice, check_int, check_nonnegative
+from privad.sensitive.constructions import log_output_probabilities
+from privad.sensitive.mechanisms import aiq_mechanism
+from privad.validation import check_array, check_choice, check_nonnegative
 
 __all__ = [
     "Claim5Bound",
-    "batch_guarantee",
     "claim5_bound",
     "claim5_radius",
-    "mechanism_guarantee",
-    "neighbouring_relation",
     "pairs_within",
     "per_record_privacy_loss",
-    "spend",
 ]
 
 _MARGIN = 1e-9
-
-
-def neighbouring_relation(*, beta: int, r: float, k: int, metric: str = "euclidean") -> str:
-    """The k-sensitive neighbourhood graph of (β, r)-anomaly, in words (Definition 3.1)."""
-    return (
-        f"add or remove one {k}-sensitive record: edges of the {k}-sensitive neighbourhood "
-        f"graph of ({beta}, {r!r})-anomaly, {metric} metric (Definition 3.1)"
-    )
-
-
-DP_RELATION = "add or remove one record"
-
-
-def mechanism_guarantee(
-    mechanism: str,
-    *,
-    epsilon: float,
-    beta: int,
-    r: float,
-    k: int = 1,
-    metric: str = "euclidean",
-    description: str | None = None,
-) -> Guarantee:
-    """The guarantee of answering one (β, r)-AIQ with the named mechanism.
-
-    ``"sp"``: (ε, k)-SP (Theorem 4.6). ``"compiled"``: (ε, k)-SP (Theorem 4.7; the input is
-    the optimal ε/2-DP mechanism). ``"dp"``: ε-DP (Theorem 4.4). A capped mechanism
-    (count cap ≥ β + 2) has the same guarantee (see :mod:`privad.sensitive.mdd`).
-    """
-    mechanism = mechanism_name(mechanism)
-    epsilon = check_eps(epsilon)
-    beta = check_beta(beta)
-    k = check_k(k)
-    r = check_nonnegative(r, "r")
-    metric = check_choice(metric, "metric", METRICS)
-    if mechanism == "dp":
-        desc = description or f"optimal ε-DP (β={beta}, r={r!r})-AIQ, U_ΔG (Theorem 4.4)"
-        return Guarantee("pure-dp", epsilon, DP_RELATION, description=desc)
-    theorem = "Theorem 4.6" if mechanism == "sp" else "Theorem 4.7, Construction 2"
-    label = "U_λk" if mechanism == "sp" else "compiled U_δ"
-    desc = description or f"(ε, k)-SP (β={beta}, r={r!r})-AIQ, {label} ({theorem})"
-    return Guarantee(
-        "sensitive",
-        epsilon,
-        neighbouring_relation(beta=beta, r=r, k=k, metric=metric),
-        k=k,
-        description=desc,
-    )
 
 
 @dataclass(frozen=True)
@@ -157,70 +99,6 @@ def claim5_bound(queries: Any, r: float, *, metric: str = "euclidean") -> Claim5
     upper = int(np.max(geometry.ball_counts(Q, claim5_radius(r), metric=metric)))
     lower = int(np.max(geometry.ball_counts(Q, r, metric=metric)))
     return Claim5Bound(n=n, lower=lower, upper=upper)
-
-
-def batch_guarantee(
-    mechanism: str,
-    *,
-    epsilon: float,
-    beta: int,
-    r: float,
-    k: int = 1,
-    metric: str = "euclidean",
-    n_queries: int | None = None,
-    queries: Any = None,
-    m: int | None = None,
-) -> Guarantee:
-    """The guarantee of answering a batch of queries: min(n, m)·ε.
-
-    Give ``queries`` (the queried records; m is then computed with :func:`claim5_bound`), or
-    ``n_queries`` alone (sequential composition, Claim 3: n·ε), optionally with your own
-    bound ``m`` (Claim 5). With one query this is :func:`mechanism_guarantee`.
-    """
-    one = mechanism_guarantee(mechanism, epsilon=epsilon, beta=beta, r=r, k=k, metric=metric)
-    if queries is not None:
-        bound = claim5_bound(queries, r, metric=metric)
-        n = bound.n
-        m_used = bound.m if m is None else min(check_int(m, "m", minimum=1), n)
-    else:
-        if n_queries is None:
-            raise ValueError("give n_queries or queries")
-        n = check_int(n_queries, "n_queries", minimum=1)
-        m_used = n if m is None else min(check_int(m, "m", minimum=1), n)
-    if n == 1:
-        return one
-    if m_used < n:
-        return per_ball(
-            [one],
-            m_used,
-            description=f"{n} queries, at most m={m_used} in any ball of radius r "
-            f"(Claim 5): {m_used} × ({one.description})",
-        )
-    return scaled(
-        sequential([one]),
-        n,
-        description=f"{n} queries, sequential composition (Claim 3): {n} × ({one.description})",
-    )
-
-
-def spend(
-    ledger: Ledger,
-    scope: str,
-    guarantee: Guarantee,
-    label: str,
-    metadata: dict[str, Any] | None = None,
-) -> Any:
-    """Check-then-spend ``guarantee`` in ``scope``; raises BudgetExceededError when refused.
-
-    Call this *before* computing or releasing any answer: if it raises, nothing is released.
-    """
-    if not isinstance(ledger, Ledger):
-        from privad.errors import ParameterError
-
-        raise ParameterError(
-            f"ledger must be a privad.accounting.Ledger, got {type(ledger).__name__}"
-        )
-    return ledger.spend(scope, guarantee, label, metadata)
 
 
 def pairs_within(
@@ -292,12 +170,8 @@ def per_record_privacy_loss(
     (footnote 1) each query is answered on x + e_i, as in the estimator.
     """
     X = check_array(data, "data")
-    r = check_nonnegative(r, "r")
-    beta = check_beta(beta)
-    epsilon = check_eps(epsilon)
-    k = check_k(k)
-    mechanism = mechanism_name(mechanism)
-    metric = check_choice(metric, "metric", METRICS)
+    mech = aiq_mechanism(mechanism, beta=beta, r=r, epsilon=epsilon, k=k, metric=metric)
+    r, beta, metric = mech.r, mech.beta, mech.metric
     combine = check_choice(combine, "combine", ("max", "sum"))
     from privad import geometry
 
@@ -321,9 +195,8 @@ def per_record_privacy_loss(
     same = (Q[qi] + 0.0 == X[dj] + 0.0).all(axis=1)
     a0, b0 = mult[qi], ball[qi]
     a1, b1 = a0 - same.astype(np.int64), b0 - 1
-    kw = {"mechanism": mechanism, "beta": beta, "epsilon": epsilon, "k": k}
-    le0 = mechanism_log_error(a0, b0, **kw)
-    le1 = mechanism_log_error(a1, b1, **kw)
+    le0 = mech.log_error_probability(a0, b0)
+    le1 = mech.log_error_probability(a1, b1)
     from privad.sensitive.anomaly import anomaly_label
 
     g0 = np.asarray(anomaly_label(a0, b0, beta))

@@ -59,10 +59,8 @@ from privad.errors import DataError, NotFittedError, ParameterError
 from privad.sensitive._common import check_beta, check_eps, check_k
 from privad.sensitive.accounting import (
     Claim5Bound,
-    batch_guarantee,
     claim5_bound,
     claim5_radius,
-    mechanism_guarantee,
     per_record_privacy_loss,
 )
 from privad.sensitive.anomaly import (
@@ -73,7 +71,8 @@ from privad.sensitive.anomaly import (
     statistics_from_counts,
 )
 from privad.sensitive.constructions import mechanism_name
-from privad.sensitive.mechanisms import mechanism_log_error, mechanism_sample
+from privad.sensitive.mechanisms import AIQMechanism, aiq_mechanism
+from privad.sensitive.release import AnswerRecord, Release, question_keys, release_labels
 from privad.validation import check_array, check_choice, check_int, check_nonnegative
 
 __all__ = ["DASK_ENGINE", "NotFittedError", "SensitiveAnomalyIdentifier", "auto_count_cap"]
@@ -156,6 +155,8 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
         cap_tolerance: float = 1e-30,
         engine: str = "auto",
         rng: Any = None,
+        budget: float | None = None,
+        scope: str = "fitted-data",
     ) -> None:
         self.beta = beta
         self.r = r
@@ -168,12 +169,14 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
         self.cap_tolerance = cap_tolerance
         self.engine = engine
         self.rng = rng
+        self.budget = budget
+        self.scope = scope
 
     # -- scikit-learn plumbing -------------------------------------------------------------
 
     _PARAMS = (
         "beta", "r", "epsilon", "k", "mechanism", "metric", "add_query_to_data",
-        "count_cap", "cap_tolerance", "engine", "rng",
+        "count_cap", "cap_tolerance", "engine", "rng", "budget", "scope",
     )  # fmt: skip
     _REPR_PARAMS = 6
 
@@ -193,6 +196,10 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
             raise ParameterError(
                 f"add_query_to_data must be True or False, got {self.add_query_to_data!r}"
             )
+        if self.budget is not None:
+            check_eps(self.budget)
+        if not isinstance(self.scope, str) or not self.scope.strip():
+            raise ParameterError(f"scope must be a non-empty string, got {self.scope!r}")
         return {
             "beta": beta,
             "r": check_nonnegative(self.r, "r"),
@@ -224,6 +231,15 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
         self.rng_ = noise.as_randomness(self.rng)
         self._params = params
         self._self_stats: BallStatistics | None = None
+        self.mechanism_: AIQMechanism = aiq_mechanism(
+            params["mechanism"], beta=params["beta"], r=params["r"], epsilon=params["epsilon"],
+            k=params["k"], metric=params["metric"], count_cap=params["cap"],
+        )  # fmt: skip
+        self.scope_ = self.scope.strip()
+        self.ledger_ = Ledger(":memory:", unbudgeted="record")
+        if self.budget is not None:
+            self.ledger_.set_budget(self.scope_, self.mechanism_.notion, self.budget)
+        self.answers_ = AnswerRecord()
         return self
 
     def _check_fitted(self) -> dict[str, Any]:
@@ -280,13 +296,6 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
             self._self_stats = stats
         return stats
 
-    def _kw(self) -> dict[str, Any]:
-        p = self._check_fitted()
-        return {
-            "mechanism": p["mechanism"], "beta": p["beta"], "epsilon": p["epsilon"],
-            "k": p["k"], "cap": p["cap"],
-        }  # fmt: skip
-
     # -- non-private evaluation ------------------------------------------------------------
 
     def true_labels(self, Q: Any = None) -> np.ndarray:
@@ -304,7 +313,7 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
         error, an upper bound of the uncapped one's on capped records.
         """
         s = self.statistics(Q)
-        return mechanism_log_error(s.x_i, s.ball, **self._kw())
+        return self.mechanism_.log_error_probability(s.x_i, s.ball)
 
     def error_probability(self, Q: Any = None) -> np.ndarray:
         """NOT PRIVATE. exp of :meth:`log_error_probability` (underflows below ~5e-324)."""
@@ -339,40 +348,36 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
         query records (Claim 5: min(n, m)·ε with m from :func:`claim5_bound`); or None for
         the fitted records themselves.
         """
-        p = self._check_fitted()
-        common = {
-            "epsilon": p["epsilon"], "beta": p["beta"], "r": p["r"], "k": p["k"],
-            "metric": p["metric"],
-        }  # fmt: skip
+        self._check_fitted()
         if isinstance(queries, int | np.integer) and not isinstance(queries, bool):
-            n = check_int(queries, "n_queries", minimum=1)
-            return batch_guarantee(p["mechanism"], n_queries=n, **common)
+            return self.mechanism_.batch_guarantee(check_int(queries, "n_queries", minimum=1))
         Qa = self._queries(queries)
         if Qa is not None and Qa.shape[0] == 0:
             raise DataError("no queries: a guarantee needs at least one query")
         bound = self._claim5(Qa)  # Claim 5 on the queries (the fitted records for None)
-        return batch_guarantee(p["mechanism"], n_queries=bound.n, m=bound.m, **common)
+        return self.mechanism_.batch_guarantee(bound.n, bound.m)
 
     def single_query_guarantee(self) -> Guarantee:
         """The guarantee of one answer ((ε, k)-SP or ε-DP)."""
-        p = self._check_fitted()
-        return mechanism_guarantee(
-            p["mechanism"], epsilon=p["epsilon"], beta=p["beta"], r=p["r"], k=p["k"],
-            metric=p["metric"],
-        )  # fmt: skip
+        self._check_fitted()
+        return self.mechanism_.guarantee
 
     def claim5_bound(self, Q: Any = None) -> Any:
         """Claim 5's bounds on m for queries ``Q`` (default: the fitted records)."""
         self._check_fitted()
         return self._claim5(self._queries(Q))
 
-    def _claim5(self, Qa: Any) -> Claim5Bound:
+    def _claim5(self, Qa: Any, stats: BallStatistics | None = None) -> Claim5Bound:
+        """Claim 5's bound for ``Qa`` (the fitted records for None). For the fitted records
+        the lower bound max B(i, r) is read from their uncapped counts when known."""
         p = self._params
         queries = self.X_ if Qa is None else Qa
+        if stats is None:
+            stats = self._self_stats
+        lower = None
+        if Qa is None and p["cap"] is None and stats is not None and not stats.added_query:
+            lower = int(stats.ball.max()) if stats.ball.size else 0
         if self.engine_ == DASK_ENGINE:
-            lower = None  # the lower bound is max B(i, r): reuse uncapped self counts
-            if Qa is None and p["cap"] is None and self._self_stats is not None:
-                lower = int(self._self_stats.ball.max())
             with _shared(self):
                 return _dask_claim5_bound(queries, p["r"], p["metric"], lower)
         return claim5_bound(queries, p["r"], metric=p["metric"])
@@ -385,35 +390,79 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
         *,
         ledger: Ledger | None = None,
         scope: str | None = None,
-        label: str | None = None,
+        fresh: bool = False,
     ) -> np.ndarray:
-        """PRIVATE. Noisy 0/1 labels (1 = anomaly), one fresh answer per query.
+        """PRIVATE. Noisy 0/1 labels (1 = anomaly), released once per question.
 
-        Exact sampling (Construction 1: two exact Bernoulli draws per answer; compiled: the
-        same with the compiler's factor). With ``ledger`` and ``scope`` the batch's
-        guarantee (:meth:`guarantee`) is reserved on the ledger first; a refusal raises
-        :class:`~privad.errors.BudgetExceededError` before any answer is sampled, and the
-        spend is committed just before the answers are returned.
+        A question is a record of the fitted data (``Q=None``) or a query record of ``Q``.
+        Questions answered before are given their recorded answers (no new noise, no new
+        spend: repeating a question cannot average the noise away); the others are
+        released together through :func:`privad.sensitive.release.release_labels`, whose
+        guarantee (Claim 5, :meth:`guarantee`) is charged before anything is sampled. A
+        refusal raises :class:`~privad.errors.BudgetExceededError` and releases nothing.
+
+        Parameters
+        ----------
+        Q : array (m, d), Dask collection or None
+            The query records; None for the fitted records.
+        ledger, scope : optional
+            Charge this :class:`~privad.accounting.Ledger` under ``scope`` (give both).
+            Default: the estimator's own in-memory ledger :attr:`ledger_`, scope
+            :attr:`scope`.
+        fresh : bool, default False
+            Release new answers for every question, even those answered before (charged
+            again; the new answers become the recorded ones).
         """
-        self._check_fitted()
-        Qa = self._queries(Q)
-        if ledger is not None or scope is not None:
-            if ledger is None or scope is None:
-                raise ParameterError("give both ledger and scope to account for the answers")
-            n = self.n_records_ if Qa is None else Qa.shape[0]
-            if n == 0:
-                return np.zeros(0, np.int64)
-            g = self.guarantee(Qa)
-            what = label or f"{self._params['mechanism']} (β,r)-AIQ answers for {n} record(s)"
-            with ledger.reserve(scope, g, what, {"n_queries": n, "mechanism": g.description}):
-                return self._sample(Qa)
-        return self._sample(Qa)
+        answers, _ = self._answer(Q, ledger, scope, fresh=fresh)
+        return answers
 
-    def _sample(self, Qa: np.ndarray | None) -> np.ndarray:
-        s = self.statistics(Qa)
-        if s.x_i.size == 0:
-            return np.zeros(0, np.int64)
-        return mechanism_sample(s.x_i, s.ball, rng=self.rng_, **self._kw())
+    def release(
+        self,
+        Q: Any = None,
+        *,
+        ledger: Ledger | None = None,
+        scope: str | None = None,
+        output: Any = None,
+        context: dict[str, Any] | None = None,
+        step: Any = None,
+    ) -> Release:
+        """PRIVATE. A fresh release of every question of ``Q``, written to ``output``.
+
+        What the command line calls: like ``predict(Q, fresh=True)``, and the answers are
+        written to ``output`` (:class:`~privad.sensitive.release.CsvLabels`,
+        :class:`~privad.sensitive.release.ParquetLabels`) before the spend is committed and
+        published after it. ``context`` is stored with the spend; ``step(text)`` wraps each
+        stage (progress). Returns the :class:`~privad.sensitive.release.Release`.
+        """
+        _, rel = self._answer(Q, ledger, scope, fresh=True, output=output, context=context,
+                              step=step)  # fmt: skip
+        if rel is None:
+            raise DataError("no queries: a release needs at least one query")
+        return rel
+
+    def _answer(
+        self, Q: Any, ledger: Ledger | None, scope: str | None, *, fresh: bool,
+        output: Any = None, context: dict[str, Any] | None = None, step: Any = None,
+    ) -> tuple[np.ndarray, Release | None]:  # fmt: skip
+        """The recorded answers of every question of ``Q``, releasing the new ones."""
+        self._check_fitted()
+        if (ledger is None) != (scope is None):
+            raise ParameterError("give both ledger and scope to account for the answers")
+        book, scope_v = (self.ledger_, self.scope_) if ledger is None else (ledger, scope)
+        Qa = self._queries(Q)
+        kind, recorded, keys, Q_new, where = self._questions(Qa, fresh)
+        new = np.flatnonzero(where)
+        rel = None
+        if new.size:
+            rel = release_labels(
+                self.mechanism_, n_questions=int(new.size),
+                statistics=lambda: self._new_statistics(Qa, Q_new, kind, where),
+                bound=lambda stats: self._claim5(Q_new, stats),
+                ledger=book, scope=scope_v, rng=self.rng_, output=output,
+                context=context, step=step,
+            )  # fmt: skip
+            self._record(kind, keys, new, rel.answers, recorded)
+        return self._recorded_answers(kind, keys, recorded), rel
 
     def decision_function(
         self,
@@ -421,16 +470,66 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
         *,
         ledger: Ledger | None = None,
         scope: str | None = None,
-        label: str | None = None,
     ) -> np.ndarray:
-        """PRIVATE. A fresh private answer per query as a score: +1.0 anomaly, −1.0 normal.
+        """PRIVATE. The released answers as scores: +1.0 anomaly, −1.0 normal.
 
         This mechanism has no private continuous score (see the module docstring), so the
         score is the answer itself, thresholded at 0 like scikit-learn's decision functions.
-        Each call is a new release and costs budget like :meth:`predict`.
+        It is the same release as :meth:`predict`: questions answered before keep their
+        recorded answers, new ones are released and charged once.
         """
-        ans = self.predict(Q, ledger=ledger, scope=scope, label=label)
+        ans = self.predict(Q, ledger=ledger, scope=scope)
         return np.where(ans == 1, 1.0, -1.0)
+
+    # -- the record of released answers ----------------------------------------------------
+
+    def _questions(self, Qa: Any, fresh: bool) -> tuple[Any, np.ndarray, Any, Any, np.ndarray]:
+        """Which questions of a request are new.
+
+        Returns (kind, recorded answers, keys, the new questions' records or None when they
+        are all the fitted records, boolean mask of the questions to release). Rows repeated
+        within one request are answered independently (and counted repeatedly by Claim 5),
+        on every engine alike; a later request gets the first recorded answer.
+        """
+        add = bool(self.add_query_to_data)
+        if Qa is None:
+            kind: Any = ("self",)
+            recorded = self.answers_.positions(kind, self.n_records_)
+            where = np.ones(self.n_records_, bool) if fresh else recorded < 0
+            return kind, recorded, None, None if where.all() else self.X_[where], where
+        kind = ("vector", add)
+        keys = question_keys(Qa)
+        recorded = np.full(len(keys), -1, np.int8) if fresh else self.answers_.vectors(add, keys)
+        where = recorded < 0
+        return kind, recorded, keys, Qa if where.all() else Qa[where], where
+
+    def _new_statistics(
+        self, Qa: Any, Q_new: Any, kind: Any, where: np.ndarray
+    ) -> BallStatistics:
+        """Counts of the new questions, in order. For fitted records they are indexed from
+        the counts of all fitted records (counted once per fit); query records are counted
+        (all of ``Qa`` when every question is new, so the counts are shared with
+        :meth:`statistics`)."""
+        if kind[0] == "self" or Q_new is Qa:
+            s = self.statistics(None if kind[0] == "self" else Qa)
+            if where.all():
+                return s
+            return BallStatistics(s.x_i[where], s.ball[where], s.capped[where], s.cap,
+                                  s.added_query)  # fmt: skip
+        return self.statistics(Q_new)
+
+    def _record(
+        self, kind: Any, keys: Any, new: np.ndarray, answers: np.ndarray, recorded: np.ndarray
+    ) -> None:
+        if keys is None:
+            recorded[new] = answers
+        else:
+            self.answers_.store_vectors(kind[1], [keys[i] for i in new], answers)
+
+    def _recorded_answers(self, kind: Any, keys: Any, recorded: np.ndarray) -> np.ndarray:
+        if keys is None:
+            return recorded.astype(np.int64)
+        return self.answers_.vectors(kind[1], keys).astype(np.int64)
 
 
 # -- engine="dask" -------------------------------------------------------------------------

@@ -1,92 +1,255 @@
-"""The three (β, r)-AIQ mechanisms by name: ``"sp"``, ``"dp"`` and ``"compiled"``.
+"""The (β, r)-AIQ mechanisms as objects that carry their privacy.
 
-One entry point per operation, so the estimator, the accountant and the experiments can
-switch mechanism with a string:
+A (β, r)-anomaly identification query (AIQ) asks "is record i a (β, r)-anomaly?". Each
+mechanism below is a small frozen object holding its parameters; it states what one answer
+guarantees (:attr:`AIQMechanism.guarantee`) and what a batch guarantees
+(:meth:`AIQMechanism.batch_guarantee`, Claims 3 and 5), and it computes its exact error
+(:meth:`AIQMechanism.log_error_probability`) and samples its answers
+(:meth:`AIQMechanism.sample`) from the two counts it reads, the multiplicity x_i and the
+ball count B_x(i, r):
 
-* ``"sp"``: U_{λ_k}, Construction 1 with λ_k (section 4.1.2), (ε, k)-SP (Theorem 4.6);
-* ``"dp"``: U_{Δ_G}, Construction 1 with Δ_G (section 4.1.1), optimal ε-DP (Theorem 4.4);
-* ``"compiled"``: Construction 2 applied to the optimal ε/2-DP mechanism with
+* :class:`SPMechanism`: U_{λ_k}, Construction 1 with λ_k (section 4.1.2), (ε, k)-SP
+  (Theorem 4.6);
+* :class:`DPMechanism`: U_{Δ_G}, Construction 1 with Δ_G (section 4.1.1), the
+  Pareto-optimal ε-DP mechanism (Theorem 4.4);
+* :class:`CompiledSPMechanism`: Construction 2 applied to the optimal ε/2-DP mechanism with
   δ = λ_k − Δ_G, (ε, k)-SP (Theorem 4.7; the paper's Figure 5b instance for k = 1).
 
-Both functions validate their arguments (counts as in :func:`privad.sensitive.delta_g`) and
-return arrays of the broadcast shape of (x_i, ball).
+:func:`aiq_mechanism` turns a name (``"sp"``, ``"dp"``, ``"compiled"``: what a command-line
+option or an estimator parameter holds) into the object; it is the only place a name is
+dispatched. With a count cap c ≥ β + 2 a mechanism reads min(B, c) and keeps its guarantee
+(:mod:`privad.sensitive.mdd`, "Count caps").
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
+from privad.accounting import Guarantee, per_ball, scaled, sequential
 from privad.sensitive._common import as_count_pair, check_beta, check_cap, check_eps, check_k
-from privad.sensitive.anomaly import anomaly_label
-from privad.sensitive.compiler import InputMechanism, _builtin_compiled
+from privad.sensitive.anomaly import METRICS, anomaly_label
+from privad.sensitive.compiler import _builtin_compiled
 from privad.sensitive.constructions import (
     MECHANISMS,
     claim2_log_error,
     mechanism_lambda,
-    mechanism_name,
     sample_construction1,
 )
+from privad.validation import check_choice, check_int, check_nonnegative
 
-__all__ = ["MECHANISMS", "mechanism_log_error", "mechanism_sample", "mechanism_name"]
+__all__ = [
+    "MECHANISMS",
+    "AIQMechanism",
+    "CompiledSPMechanism",
+    "DPMechanism",
+    "SPMechanism",
+    "aiq_mechanism",
+    "neighbouring_relation",
+]
 
-
-def mechanism_log_error(
-    a: np.ndarray,
-    b: np.ndarray,
-    *,
-    mechanism: str,
-    beta: int,
-    epsilon: float,
-    k: int,
-    cap: int | None = None,
-) -> np.ndarray:
-    """log P(answer ≠ g(i, x)) of the named mechanism (exact, log space; float64 array)."""
-    mechanism = mechanism_name(mechanism)
-    beta, epsilon, k = check_beta(beta), check_eps(epsilon), check_k(k)
-    cap = check_cap(cap, beta)
-    a, b = as_count_pair(a, b)
-    if mechanism == "dp":
-        return claim2_log_error(mechanism_lambda(a, b, beta, None, cap), epsilon)
-    if mechanism == "sp":
-        return claim2_log_error(mechanism_lambda(a, b, beta, k, cap), epsilon)
-    if mechanism == "compiled":
-        compiled = _builtin_compiled(beta, epsilon, k, "optimal-dp", cap)
-        return np.asarray(compiled.log_error_probability(a, b), dtype=np.float64)
-    raise ValueError(f"unknown mechanism {mechanism!r}")  # validated by callers
+DP_RELATION = "add or remove one record"
 
 
-def mechanism_sample(
-    a: np.ndarray,
-    b: np.ndarray,
-    *,
-    mechanism: str,
-    beta: int,
-    epsilon: float,
-    k: int,
-    cap: int | None = None,
-    rng: Any = None,
-) -> np.ndarray:
-    """Private 0/1 answers (1 = anomaly) of the named mechanism for counts (x_i, ball).
+def neighbouring_relation(*, beta: int, r: float, k: int, metric: str = "euclidean") -> str:
+    """The k-sensitive neighbourhood graph of (β, r)-anomaly, in words (Definition 3.1)."""
+    return (
+        f"add or remove one {k}-sensitive record: edges of the {k}-sensitive neighbourhood "
+        f"graph of ({beta}, {r!r})-anomaly, {metric} metric (Definition 3.1)"
+    )
 
-    Sampled exactly: Construction 1 as two exact Bernoulli draws, the compiled mechanism as
-    described in :meth:`privad.sensitive.CompiledMechanism.sample`. int64 array.
+
+@dataclass(frozen=True)
+class AIQMechanism:
+    """A (β, r)-AIQ mechanism: its parameters, its guarantee, its error and its sampler.
+
+    Parameters
+    ----------
+    beta : int ≥ 1
+        β of Definition 2.2.
+    r : float ≥ 0
+        The radius (part of the query, and of the neighbouring relation of the guarantee).
+    epsilon : float > 0
+        ε of one answer.
+    k : int ≥ 1, default 1
+        k of the k-sensitive neighbourhood graph (unused by :class:`DPMechanism`).
+    metric : {"euclidean", "manhattan", "chebyshev"}
+    count_cap : int ≥ β + 2 or None
+        Read min(B, c) instead of B (same guarantee; capped records get the capped error).
+
+    Use a subclass, or :func:`aiq_mechanism` with a name.
     """
-    mechanism = mechanism_name(mechanism)
-    beta, epsilon, k = check_beta(beta), check_eps(epsilon), check_k(k)
-    cap = check_cap(cap, beta)
-    a, b = as_count_pair(a, b)
-    truth = np.asarray(anomaly_label(a, b, beta), dtype=bool)
-    if mechanism in ("dp", "sp"):
-        lam = mechanism_lambda(a, b, beta, None if mechanism == "dp" else k, cap)
-        return sample_construction1(truth, lam, epsilon, rng)
-    if mechanism == "compiled":
-        compiled = _builtin_compiled(beta, epsilon, k, "optimal-dp", cap)
-        return np.asarray(compiled.sample(a, b, rng), dtype=np.int64).reshape(np.shape(a))
-    raise ValueError(f"unknown mechanism {mechanism!r}")
+
+    beta: int
+    r: float
+    epsilon: float
+    k: int = 1
+    metric: str = "euclidean"
+    count_cap: int | None = None
+
+    name: ClassVar[str] = ""
+    """``"sp"``, ``"dp"`` or ``"compiled"``."""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise TypeError("use SPMechanism, DPMechanism, CompiledSPMechanism or aiq_mechanism")
+        beta = check_beta(self.beta)
+        object.__setattr__(self, "beta", beta)
+        object.__setattr__(self, "r", check_nonnegative(self.r, "r"))
+        object.__setattr__(self, "epsilon", check_eps(self.epsilon))
+        object.__setattr__(self, "k", check_k(self.k))
+        object.__setattr__(self, "metric", check_choice(self.metric, "metric", METRICS))
+        object.__setattr__(self, "count_cap", check_cap(self.count_cap, beta))
+
+    # -- privacy ---------------------------------------------------------------------------
+
+    @property
+    def notion(self) -> str:
+        """The ledger notion one answer is charged under."""
+        return self.guarantee.notion
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """What one answer guarantees."""
+        raise NotImplementedError
+
+    def batch_guarantee(self, n_queries: int, m: int | None = None) -> Guarantee:
+        """The guarantee of answering ``n_queries`` queries: min(n, m)·ε.
+
+        Without ``m`` this is sequential composition (Claim 3: n·ε). With Claim 5's m (at
+        most m of the queried records in any closed ball of radius r, see
+        :func:`privad.sensitive.claim5_bound`) it is m·ε: every answer reads only the
+        records within r of its query, so one differing record changes at most m answers.
+        """
+        one = self.guarantee
+        n = check_int(n_queries, "n_queries", minimum=1)
+        m_used = n if m is None else min(check_int(m, "m", minimum=1), n)
+        if n == 1:
+            return one
+        if m_used < n:
+            return per_ball(
+                [one], m_used,
+                description=f"{n} queries, at most m={m_used} in any ball of radius r "
+                f"(Claim 5): {m_used} × ({one.description})",
+            )  # fmt: skip
+        return scaled(
+            sequential([one]), n,
+            description=f"{n} queries, sequential composition (Claim 3): {n} × "
+            f"({one.description})",
+        )  # fmt: skip
+
+    # -- answers ---------------------------------------------------------------------------
+
+    def log_error_probability(self, x_i: Any, ball: Any) -> np.ndarray:
+        """log P(answer ≠ g(i, x)) for counts (x_i, B_x(i, r)): exact, in log space."""
+        raise NotImplementedError
+
+    def sample(self, x_i: Any, ball: Any, rng: Any = None) -> np.ndarray:
+        """Private 0/1 answers (1 = anomaly), int64, one independent draw per entry."""
+        raise NotImplementedError
+
+    def _lambda(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        k = None if self.name == "dp" else self.k
+        return mechanism_lambda(a, b, self.beta, k, self.count_cap)
+
+    def params(self) -> dict[str, Any]:
+        """The parameters as a JSON-ready dict (with the name), for ledger metadata."""
+        return {
+            "mechanism": self.name, "beta": self.beta, "r": self.r, "epsilon": self.epsilon,
+            "k": self.k, "metric": self.metric, "count_cap": self.count_cap,
+        }  # fmt: skip
 
 
-def optimal_dp_input(beta: int, epsilon_m: float, cap: int | None = None) -> InputMechanism:
-    """The compiler's default input: U_{Δ_G} at ε_M (re-exported for convenience)."""
-    return InputMechanism.optimal_dp(beta, epsilon_m, cap=cap)
+class _Construction1Mechanism(AIQMechanism):
+    """Construction 1 (U_λ): error t = e^{−ε(λ − 1)}/(1 + e^ε) (Claim 2), sampled exactly."""
+
+    def log_error_probability(self, x_i: Any, ball: Any) -> np.ndarray:
+        a, b = as_count_pair(x_i, ball)
+        return claim2_log_error(self._lambda(a, b), self.epsilon)
+
+    def sample(self, x_i: Any, ball: Any, rng: Any = None) -> np.ndarray:
+        a, b = as_count_pair(x_i, ball)
+        truth = np.asarray(anomaly_label(a, b, self.beta), dtype=bool)
+        return sample_construction1(truth, self._lambda(a, b), self.epsilon, rng)
+
+
+@dataclass(frozen=True)
+class SPMechanism(_Construction1Mechanism):
+    """U_{λ_k}: (ε, k)-sensitively private (Theorem 4.6)."""
+
+    name: ClassVar[str] = "sp"
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee(
+            "sensitive", self.epsilon,
+            neighbouring_relation(beta=self.beta, r=self.r, k=self.k, metric=self.metric),
+            k=self.k,
+            description=f"(ε, k)-SP (β={self.beta}, r={self.r!r})-AIQ, U_λk (Theorem 4.6)",
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DPMechanism(_Construction1Mechanism):
+    """U_{Δ_G}: the Pareto-optimal ε-DP mechanism (Theorem 4.4). ``k`` is not used."""
+
+    name: ClassVar[str] = "dp"
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee(
+            "pure-dp", self.epsilon, DP_RELATION,
+            description=f"optimal ε-DP (β={self.beta}, r={self.r!r})-AIQ, U_ΔG (Theorem 4.4)",
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CompiledSPMechanism(AIQMechanism):
+    """Construction 2 on the optimal ε/2-DP mechanism: (ε, k)-SP (Theorem 4.7)."""
+
+    name: ClassVar[str] = "compiled"
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee(
+            "sensitive", self.epsilon,
+            neighbouring_relation(beta=self.beta, r=self.r, k=self.k, metric=self.metric),
+            k=self.k,
+            description=f"(ε, k)-SP (β={self.beta}, r={self.r!r})-AIQ, compiled U_δ "
+            "(Theorem 4.7, Construction 2)",
+        )  # fmt: skip
+
+    def _compiled(self) -> Any:
+        return _builtin_compiled(self.beta, self.epsilon, self.k, "optimal-dp", self.count_cap)
+
+    def log_error_probability(self, x_i: Any, ball: Any) -> np.ndarray:
+        a, b = as_count_pair(x_i, ball)
+        return np.asarray(self._compiled().log_error_probability(a, b), dtype=np.float64)
+
+    def sample(self, x_i: Any, ball: Any, rng: Any = None) -> np.ndarray:
+        a, b = as_count_pair(x_i, ball)
+        out = self._compiled().sample(a, b, rng)
+        return np.asarray(out, dtype=np.int64).reshape(np.shape(a))
+
+
+_BY_NAME: dict[str, type[AIQMechanism]] = {
+    cls.name: cls for cls in (SPMechanism, DPMechanism, CompiledSPMechanism)
+}
+
+
+def aiq_mechanism(
+    mechanism: str,
+    *,
+    beta: int,
+    r: float,
+    epsilon: float,
+    k: int = 1,
+    metric: str = "euclidean",
+    count_cap: int | None = None,
+) -> AIQMechanism:
+    """The mechanism object for a name in :data:`MECHANISMS` (``"sp"``, ``"dp"``,
+    ``"compiled"``), the one place where a mechanism is chosen by name."""
+    name = check_choice(mechanism, "mechanism", MECHANISMS)
+    return _BY_NAME[name](beta, r, epsilon, k=k, metric=metric, count_cap=count_cap)

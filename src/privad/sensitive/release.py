@@ -1,0 +1,311 @@
+"""The one release path of (β, r)-anomaly labels: every private answer is accounted, once.
+
+Every way of asking for sensitive-privacy labels (the estimator's :meth:`predict`, the
+command line on one machine or on Dask, a service) ends in :func:`release_labels`, which
+owns the sequence
+
+1. **validate**: the mechanism object, the ledger and scope, the number of questions;
+2. **early check**: the ledger must be able to pay for one answer before any count is
+   computed (a scope with no budget left costs no geometry, and no Dask cluster);
+3. **compute** the counts (x_i, B_x(i, r)) the mechanism reads, with whatever engine the
+   caller's ``statistics`` uses (Numba, SciPy, Dask). They are never released;
+4. **guarantee**: Claim 5's bound m for the batch (the counts at r are reused for the lower
+   bound) and the mechanism's ``batch_guarantee(n, m)`` = min(n, m)·ε;
+5. **reserve** the guarantee in the ledger (check-then-spend, atomic; a refusal raises
+   :class:`~privad.errors.BudgetExceededError` and nothing is sampled);
+6. **sample** the answers with the mechanism's exact sampler;
+7. **write** them where the output's staging area is (a temporary file or folder);
+8. **commit** the spend, then **publish** the output (rename into place).
+
+A failure before the commit cancels the reservation and discards the staged output: nothing
+left the process, nothing is spent. The spend's label and metadata are built here from the
+mechanism and the batch, so every entry point records the same row for the same job;
+callers add what only they know (an output path, an engine) under ``metadata["context"]``.
+
+Recorded answers
+----------------
+:class:`AnswerRecord` keeps the answers already released, by question, so that asking
+again returns the recorded answer with no new noise and no new spend (averaging repeated
+releases would otherwise undo the noise). A question is a record of the fitted data (by
+position), or a query record (by a digest of its exact float64 value, in memory or in a Dask
+collection alike: :func:`question_keys`). Rows repeated
+within one request are separate questions (Claim 5 counts them repeatedly), so every
+engine draws the same answers; a later request gets the first recorded answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privad.accounting import Guarantee, Ledger, Spend
+from privad.errors import BudgetExceededError, ParameterError
+from privad.sensitive.accounting import Claim5Bound
+from privad.sensitive.anomaly import BallStatistics
+from privad.sensitive.mechanisms import AIQMechanism
+
+__all__ = [
+    "ERROR_COLUMNS",
+    "AnswerRecord",
+    "CsvLabels",
+    "ParquetLabels",
+    "Release",
+    "question_keys",
+    "release_labels",
+]
+
+ERROR_COLUMNS = ("error_probability_NOT_PRIVATE", "log10_error_probability_NOT_PRIVATE")
+"""Evaluation columns an output may add (computed from the exact counts: never release)."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """What one call of :func:`release_labels` released and charged.
+
+    Attributes
+    ----------
+    answers : int64 array, the noisy 0/1 labels (1 = anomaly), one per question.
+    guarantee : the batch's guarantee, min(n, m)·ε, as charged.
+    bound : Claim 5's bound for the batch.
+    spend : the ledger's committed row.
+    statistics : the counts the answers were drawn from (NOT private; for evaluation only).
+    """
+
+    answers: np.ndarray
+    guarantee: Guarantee
+    bound: Claim5Bound
+    spend: Spend
+    statistics: BallStatistics = field(repr=False)
+
+
+def spend_label(mechanism: AIQMechanism, n_questions: int) -> str:
+    """What the ledger records as released."""
+    return (
+        f"{mechanism.name} (β={mechanism.beta}, r={mechanism.r!r})-anomaly labels for "
+        f"{n_questions} record(s)"
+    )
+
+
+def release_labels(
+    mechanism: AIQMechanism,
+    *,
+    n_questions: int,
+    statistics: Callable[[], BallStatistics],
+    bound: Callable[[BallStatistics], Claim5Bound],
+    ledger: Ledger,
+    scope: str,
+    rng: Any,
+    output: Any = None,
+    context: dict[str, Any] | None = None,
+    step: Callable[[str], contextlib.AbstractContextManager] | None = None,
+) -> Release:
+    """Release noisy labels for ``n_questions`` questions (the sequence of the module docstring).
+
+    Parameters
+    ----------
+    mechanism : AIQMechanism
+        The mechanism, holding β, r, ε, k, metric and count cap.
+    n_questions : int ≥ 1
+        How many answers are drawn.
+    statistics : callable
+        ``statistics()`` computes the counts (x_i, B) of the questions, in question order.
+    bound : callable
+        ``bound(stats)`` computes Claim 5's bound for the questions (``stats`` lets it reuse
+        the counts at r for the lower bound).
+    ledger, scope : the :class:`~privad.accounting.Ledger` and the scope charged.
+    rng : the :class:`~privad.noise.Randomness` (or seed) the answers are drawn from.
+    output : optional
+        Where the answers are written before the commit: an object with ``staging()`` (a
+        context manager giving a staging area, published on normal exit, discarded on an
+        exception) and ``write(area, answers, log_error)``; see :class:`CsvLabels` and
+        :class:`ParquetLabels`.
+    context : dict, optional
+        Caller-specific metadata (output path, engine), stored under ``"context"``.
+    step : callable, optional
+        ``step(text)`` returns a context manager around each stage (progress display).
+    """
+    if not isinstance(mechanism, AIQMechanism):
+        raise ParameterError(
+            f"mechanism must be a privad.sensitive.AIQMechanism, got {type(mechanism).__name__}"
+        )
+    if not isinstance(ledger, Ledger):
+        raise ParameterError(
+            f"ledger must be a privad.accounting.Ledger, got {type(ledger).__name__}"
+        )
+    if n_questions < 1:
+        raise ParameterError("a release needs at least one question")
+    step = step or (lambda text: contextlib.nullcontext())
+    ledger.check(scope, mechanism.guarantee)  # 2. can the budget pay for one answer?
+    with step("counting balls"):
+        stats = statistics()  # 3. not released
+    with step("bounding m (Claim 5)"):
+        b = bound(stats)
+    g = mechanism.batch_guarantee(n_questions, b.m)  # 4.
+    metadata = {
+        **mechanism.params(), "n_queries": n_questions, "m": b.m, "m_lower": b.lower,
+        "m_upper": b.upper, "add_query_to_data": bool(stats.added_query),
+        "context": dict(context or {}),
+    }  # fmt: skip
+    with _staging(output) as area:
+        try:  # 5.
+            res = ledger.reserve(scope, g, spend_label(mechanism, n_questions), metadata)
+        except BudgetExceededError as exc:
+            raise BudgetExceededError(
+                f"{exc} (the batch costs min(n = {n_questions}, m = {b.m}) × ε = "
+                f"{mechanism.epsilon:g} by Claim 5; fewer queries, queries farther apart than "
+                "2r or a smaller ε cost less)"
+            ) from None
+        with res:
+            with step("sampling the answers"):  # 6.
+                answers = np.asarray(mechanism.sample(stats.x_i, stats.ball, rng), np.int64)
+            if output is not None:  # 7.
+                with step("writing the answers"):
+                    output.write(
+                        area, answers,
+                        lambda: mechanism.log_error_probability(stats.x_i, stats.ball),
+                    )  # fmt: skip
+        # 8. leaving the reservation committed the spend; leaving the staging publishes
+    return Release(answers, g, b, res.spend, stats)
+
+
+@contextlib.contextmanager
+def _staging(output: Any) -> Iterator[Any]:
+    if output is None:
+        yield None
+        return
+    with output.staging() as area:
+        yield area
+
+
+# -- outputs ---------------------------------------------------------------------------------
+
+
+def _error_columns(log_error: np.ndarray) -> dict[str, np.ndarray]:
+    """The NOT PRIVATE evaluation columns: error probability and its log10."""
+    return {ERROR_COLUMNS[0]: np.exp(log_error), ERROR_COLUMNS[1]: log_error / math.log(10.0)}
+
+
+@dataclass(frozen=True)
+class CsvLabels:
+    """A CSV file ``index,label`` (plus the NOT PRIVATE error columns when ``errors``),
+    written to a temporary file and renamed into place after the spend is committed."""
+
+    path: Path
+    errors: bool = False
+
+    @contextlib.contextmanager
+    def staging(self) -> Iterator[Any]:
+        """The open temporary file; renamed to :attr:`path` when the block succeeds."""
+        from privad.io import atomic_write
+
+        with atomic_write(self.path, "w", newline="", encoding="utf-8") as handle:
+            yield handle
+
+    def write(self, handle: Any, answers: np.ndarray, log_error: Callable[[], Any]) -> None:
+        """Write the rows (index, label[, error probability, log10 of it])."""
+        writer = csv.writer(handle)
+        index = range(answers.size)
+        if not self.errors:
+            writer.writerow(["index", "label"])
+            writer.writerows(zip(index, answers.tolist(), strict=True))
+            return
+        cols = _error_columns(np.asarray(log_error()))
+        writer.writerow(["index", "label", *ERROR_COLUMNS])
+        writer.writerows(
+            (i, int(a), repr(float(p)), repr(float(lg)))
+            for i, a, p, lg in zip(index, answers, *cols.values(), strict=True)
+        )
+
+
+@dataclass(frozen=True)
+class ParquetLabels:
+    """A new folder of Parquet parts (one per partition of ``lengths`` records; columns
+    ``index``, ``label`` and the NOT PRIVATE error columns when ``errors``), staged in a
+    temporary folder and renamed into place after the spend is committed."""
+
+    folder: Path
+    lengths: tuple[int, ...]
+    errors: bool = False
+
+    @contextlib.contextmanager
+    def staging(self) -> Iterator[Path]:
+        """The temporary folder; renamed to :attr:`folder` when the block succeeds."""
+        from privad.distributed.tables import atomic_folder
+
+        with atomic_folder(self.folder) as tmp:
+            yield tmp
+
+    def write(self, tmp: Path, answers: np.ndarray, log_error: Callable[[], Any]) -> None:
+        """Write one part per partition."""
+        from privad.distributed.tables import write_columns
+
+        columns: dict[str, Any] = {"label": answers}
+        if self.errors:
+            columns.update(_error_columns(np.asarray(log_error())))
+        write_columns(tmp, columns, self.lengths)
+
+
+def _row_digests(block: np.ndarray) -> np.ndarray:
+    """A 16-byte BLAKE2b digest of each row's exact float64 value (−0.0 and 0.0 alike)."""
+    rows = np.ascontiguousarray(np.asarray(block, np.float64) + 0.0)
+    out = np.empty((rows.shape[0], 16), np.uint8)
+    for i, row in enumerate(rows):
+        out[i] = np.frombuffer(hashlib.blake2b(row.tobytes(), digest_size=16).digest(), np.uint8)
+    return out
+
+
+def question_keys(Q: Any) -> list[bytes]:
+    """One key per query record: a 16-byte BLAKE2b digest of its exact float64 value.
+
+    The same for an in-memory array and for a Dask array of the same values (the digests of
+    a Dask array are computed on the workers, 16 bytes per record come back), so a question
+    gets its recorded answer whichever engine asks it. A collision of two different records
+    has probability about 2^-128 per pair.
+    """
+    if hasattr(Q, "map_blocks") and hasattr(Q, "dask"):  # a Dask array
+        digests = Q.map_blocks(_row_digests, chunks=(Q.chunks[0], (16,)), dtype=np.uint8)
+        arr = np.asarray(digests.compute())
+    else:
+        arr = _row_digests(Q)
+    return [row.tobytes() for row in arr]
+
+
+class AnswerRecord:
+    """The answers released so far, by question (see the module docstring).
+
+    Answers to the fitted records are kept by position (:meth:`positions`, int8 with −1
+    where none); answers to query records by :func:`question_keys`, separately for
+    ``add_query_to_data`` False and True (:meth:`vectors`, :meth:`store_vectors`).
+    """
+
+    def __init__(self) -> None:
+        self._by_position: dict[tuple, np.ndarray] = {}
+        self._by_vector: dict[bool, dict[bytes, int]] = {}
+
+    def positions(self, kind: tuple, n: int) -> np.ndarray:
+        """The recorded answers of questions 0..n−1 of ``kind`` (int8, −1 = not answered)."""
+        return self._by_position.setdefault(kind, np.full(n, -1, np.int8))
+
+    def vectors(self, add: bool, keys: list[bytes]) -> np.ndarray:
+        """The recorded answers of the query records with ``keys`` (int8, −1 = none)."""
+        book = self._by_vector.get(bool(add), {})
+        return np.fromiter((book.get(k, -1) for k in keys), np.int8, len(keys))
+
+    def store_vectors(self, add: bool, keys: list[bytes], answers: np.ndarray) -> None:
+        """Record ``answers`` for the query records with ``keys`` (an earlier answer stays)."""
+        book = self._by_vector.setdefault(bool(add), {})
+        for key, answer in zip(keys, np.asarray(answers).tolist(), strict=True):
+            book.setdefault(key, answer)
+
+    def __len__(self) -> int:
+        return sum(int((a >= 0).sum()) for a in self._by_position.values()) + sum(
+            len(b) for b in self._by_vector.values()
+        )
