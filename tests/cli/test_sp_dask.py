@@ -341,3 +341,33 @@ def test_query_errors_are_one_line_and_spend_nothing(run, client, error_line, fo
         assert not (tmp_path / "out").exists()
     assert _spent(tmp_path / "default.sqlite") == 0.0
     _no_leftovers(tmp_path)
+
+
+def _row(spend) -> tuple:
+    """A ledger row without what only its caller knows (time, id, the context)."""
+    meta = {key: value for key, value in spend.metadata.items() if key != "context"}
+    return spend.label, spend.epsilon, spend.guarantee, spend.status, meta
+
+
+def test_three_entry_points_release_identically(run, client, folder, tmp_path,
+                                                records) -> None:  # fmt: skip
+    """The CLI on one machine, the CLI on Dask and the estimator: identical labels and
+    identical ledger rows for the same data and seed (one release path)."""
+    from privad.sensitive import SensitiveAnomalyIdentifier
+
+    ledger = tmp_path / "l.sqlite"
+    code, _, err = run(*_dask(client, folder, tmp_path / "d", "--ledger", str(ledger),
+                              "--budget", "100", "--scope", "s1"))  # fmt: skip
+    assert code == 0, err
+    code, _, err = run("sp", "identify", str(folder), *ARGS, "--ledger", str(ledger),
+                       "--budget", "100", "--scope", "s2", "--out", "n.csv")  # fmt: skip
+    assert code == 0, err
+    est = SensitiveAnomalyIdentifier(3, 2.0, 0.1, rng=3).fit(records)
+    with Ledger(ledger) as book:
+        book.set_budget("s3", "sensitive", 100)
+        labels = est.predict(ledger=book, scope="s3")
+        rows = [book.history(s) for s in ("s1", "s2", "s3")]
+    assert all(len(r) == 1 for r in rows)
+    assert _row(rows[0][0]) == _row(rows[1][0]) == _row(rows[2][0])
+    np.testing.assert_array_equal(pd.read_parquet(tmp_path / "d")["label"], labels)
+    np.testing.assert_array_equal(pd.read_csv(tmp_path / "n.csv")["label"], labels)
