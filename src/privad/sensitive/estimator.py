@@ -9,19 +9,23 @@ queries (AIQs) "is record i a (β, r)-anomaly?" with one of three mechanisms:
 
 What is private and what is not
 -------------------------------
-Only :meth:`predict` (and :meth:`decision_function`, which is the same release as ±1 scores)
-are private releases. :meth:`error_probability`, :meth:`log_error_probability`,
-:meth:`true_labels`, :meth:`privacy_loss` and the fitted count attributes are computed from
-the exact counts x_i and B_x(i, r): they are **not private** and exist for evaluation (the
-paper's Tables 2–3 and Figures 6–9 report exactly these quantities). There is deliberately no
-continuous private anomaly score: the exact log error −ε(λ − 1) − log(1 + e^ε) is a
-deterministic function of the counts and would disclose them.
+Only :meth:`predict` (and :meth:`decision_function`, the same answers as ±1 scores, and
+:meth:`release`) release private answers. :meth:`error_probability`,
+:meth:`log_error_probability`, :meth:`true_labels`, :meth:`privacy_loss` and the fitted
+count attributes are computed from the exact counts x_i and B_x(i, r): they are **not
+private** and exist for evaluation (the paper's Tables 2–3 and Figures 6–9 report exactly
+these quantities). There is deliberately no continuous private anomaly score: the exact log
+error −ε(λ − 1) − log(1 + e^ε) is a deterministic function of the counts and would
+disclose them.
 
 Accounting: each answer is (ε, k)-SP (or ε-DP); a batch of answers composes to
-min(n, m)·ε (Claims 3 and 5, see :mod:`privad.sensitive.accounting`). Pass ``ledger`` and
-``scope`` to :meth:`predict` to charge that guarantee to a :class:`privad.accounting.Ledger`
-before anything is released (check-then-spend; a refused spend raises
-:class:`~privad.errors.BudgetExceededError` and no answer is computed).
+min(n, m)·ε (Claims 3 and 5, see :mod:`privad.sensitive.accounting`). Every release goes
+through :func:`privad.sensitive.release.release_labels`, which reserves that guarantee on a
+:class:`privad.accounting.Ledger` before anything is sampled (a refusal raises
+:class:`~privad.errors.BudgetExceededError` and releases nothing): the ``ledger`` and
+``scope`` given to :meth:`predict`, else the estimator's own in-memory ``ledger_``. Each
+question is released once; asking again returns the recorded answer (``fresh=True`` asks for
+a new, charged release), so repeated calls cannot average the noise away.
 
 Scale-out: ``engine="dask"``
 ----------------------------
@@ -133,13 +137,21 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
         Dask scheduler (see the module docstring).
     rng : seed, ``privad.noise.Randomness`` or None
         Source of randomness (OS entropy when None).
+    budget : float > 0 or None, default None
+        Total ε of the estimator's own ledger (``ledger_``); None records every release
+        there without a cap.
+    scope : str, default "fitted-data"
+        The scope of ``ledger_`` the releases are charged to.
 
     Fitted attributes
     -----------------
     X_ : the stored records (a lazy Dask array with ``engine="dask"``); ``n_features_in_``;
     ``n_records_``; ``count_cap_`` (int or None); ``rng_`` (the Randomness used);
     ``engine_`` (``"dask"`` for ``engine="dask"`` or Dask data with ``"auto"``, else
-    ``engine``).
+    ``engine``); ``mechanism_`` (the :class:`~privad.sensitive.AIQMechanism`); ``ledger_``
+    (an in-memory :class:`~privad.accounting.Ledger` recording every release not charged
+    elsewhere); ``scope_``; ``answers_`` (the
+    :class:`~privad.sensitive.release.AnswerRecord` of released answers).
     """
 
     def __init__(
@@ -452,6 +464,7 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
         Qa = self._queries(Q)
         kind, recorded, keys, Q_new, where = self._questions(Qa, fresh)
         new = np.flatnonzero(where)
+        answers = recorded.astype(np.int64)  # a copy: −1 where a question is new
         rel = None
         if new.size:
             rel = release_labels(
@@ -461,8 +474,12 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
                 ledger=book, scope=scope_v, rng=self.rng_, output=output,
                 context=context, step=step,
             )  # fmt: skip
-            self._record(kind, keys, new, rel.answers, recorded)
-        return self._recorded_answers(kind, keys, recorded), rel
+            answers[new] = rel.answers
+            if keys is None:
+                recorded[new] = rel.answers
+            else:
+                self.answers_.store_vectors(kind[1], [keys[i] for i in new], rel.answers)
+        return answers, rel
 
     def decision_function(
         self,
@@ -517,19 +534,6 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
             return BallStatistics(s.x_i[where], s.ball[where], s.capped[where], s.cap,
                                   s.added_query)  # fmt: skip
         return self.statistics(Q_new)
-
-    def _record(
-        self, kind: Any, keys: Any, new: np.ndarray, answers: np.ndarray, recorded: np.ndarray
-    ) -> None:
-        if keys is None:
-            recorded[new] = answers
-        else:
-            self.answers_.store_vectors(kind[1], [keys[i] for i in new], answers)
-
-    def _recorded_answers(self, kind: Any, keys: Any, recorded: np.ndarray) -> np.ndarray:
-        if keys is None:
-            return recorded.astype(np.int64)
-        return self.answers_.vectors(kind[1], keys).astype(np.int64)
 
 
 # -- engine="dask" -------------------------------------------------------------------------

@@ -300,10 +300,10 @@ class AnswerRecord:
         return np.fromiter((book.get(k, -1) for k in keys), np.int8, len(keys))
 
     def store_vectors(self, add: bool, keys: list[bytes], answers: np.ndarray) -> None:
-        """Record ``answers`` for the query records with ``keys`` (an earlier answer stays)."""
-        book = self._by_vector.setdefault(bool(add), {})
-        for key, answer in zip(keys, np.asarray(answers).tolist(), strict=True):
-            book.setdefault(key, answer)
+        """Record ``answers`` for the query records with ``keys``; they replace earlier ones
+        (a fresh release), and within one call the first of repeated keys is kept."""
+        pairs = list(zip(keys, np.asarray(answers).tolist(), strict=True))
+        self._by_vector.setdefault(bool(add), {}).update(reversed(pairs))
 
     def __len__(self) -> int:
         return sum(int((a >= 0).sum()) for a in self._by_position.values()) + sum(
