@@ -150,6 +150,15 @@ class AIQMechanism:
         """Private 0/1 answers (1 = anomaly), int64, one independent draw per entry."""
         raise NotImplementedError
 
+    def _sensitive(self, construction: str) -> Guarantee:
+        """(ε, k)-SP on the k-sensitive graph of (β, r)-anomaly; ``construction`` names it."""
+        return Guarantee(
+            "sensitive", self.epsilon,
+            neighbouring_relation(beta=self.beta, r=self.r, k=self.k, metric=self.metric),
+            k=self.k,
+            description=f"(ε, k)-SP (β={self.beta}, r={self.r!r})-AIQ, {construction}",
+        )  # fmt: skip
+
     def _lambda(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         k = None if self.name == "dp" else self.k
         return mechanism_lambda(a, b, self.beta, k, self.count_cap)
@@ -183,12 +192,7 @@ class SPMechanism(_Construction1Mechanism):
 
     @property
     def guarantee(self) -> Guarantee:
-        return Guarantee(
-            "sensitive", self.epsilon,
-            neighbouring_relation(beta=self.beta, r=self.r, k=self.k, metric=self.metric),
-            k=self.k,
-            description=f"(ε, k)-SP (β={self.beta}, r={self.r!r})-AIQ, U_λk (Theorem 4.6)",
-        )  # fmt: skip
+        return self._sensitive("U_λk (Theorem 4.6)")
 
 
 @dataclass(frozen=True)
@@ -213,13 +217,7 @@ class CompiledSPMechanism(AIQMechanism):
 
     @property
     def guarantee(self) -> Guarantee:
-        return Guarantee(
-            "sensitive", self.epsilon,
-            neighbouring_relation(beta=self.beta, r=self.r, k=self.k, metric=self.metric),
-            k=self.k,
-            description=f"(ε, k)-SP (β={self.beta}, r={self.r!r})-AIQ, compiled U_δ "
-            "(Theorem 4.7, Construction 2)",
-        )  # fmt: skip
+        return self._sensitive("compiled U_δ (Theorem 4.7, Construction 2)")
 
     def _compiled(self) -> Any:
         return _builtin_compiled(self.beta, self.epsilon, self.k, "optimal-dp", self.count_cap)
