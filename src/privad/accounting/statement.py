@@ -8,6 +8,7 @@ is made of, e.g. ``2.0 (1.0 own + 1.0 implied by pure-dp)``.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -37,7 +38,8 @@ def spent_text(notion: str, parts: Mapping[str, Fraction]) -> str:
     Returns
     -------
     str
-        ``"2.0 (1.0 own + 1.0 implied by pure-dp)"``, or just ``"0.3"`` when nothing is
+        ``"2.0 (1.0 own + 1.0 implied by pure-dp)"``, ``"1.0 (1.0 implied by pure-dp)"``
+        when nothing was spent under ``notion`` itself, or just ``"0.3"`` when nothing is
         implied.
     """
     total = sum(parts.values(), ZERO)
@@ -45,7 +47,9 @@ def spent_text(notion: str, parts: Mapping[str, Fraction]) -> str:
                if name != notion and eps]
     if not implied:
         return fmt(total)
-    return f"{fmt(total)} ({fmt(parts.get(notion, ZERO))} own + {' + '.join(implied)})"
+    own = parts.get(notion, ZERO)
+    pieces = ([f"{fmt(own)} own"] if own else []) + implied
+    return f"{fmt(total)} ({' + '.join(pieces)})"
 
 
 @dataclass(frozen=True)
@@ -186,9 +190,12 @@ def render_statement(
     )
     lines = [
         f"Privacy statement of ledger {ledger_name} (as of {when(now)} UTC)",
-        "Within one scope and notion, spends compose sequentially: their ε add up. A notion's",
-        "total also counts the scope's spends under the notions that imply it",
-        f"({implications}); other notions' ε are never added together.",
+        *textwrap.wrap(
+            "Within one scope and notion, spends compose sequentially: their ε add up. A "
+            "notion's total also counts the scope's spends under the notions that imply it "
+            f"({implications}); other notions' ε are never added together.",
+            width=88,
+        ),
     ]
     blocks = accounts(budgets, spends)
     if not blocks:
