@@ -484,13 +484,16 @@ class Ledger:
         """The error for a charge of ``guarantee`` that ``budget`` cannot take."""
         what = f"{label!r} " if label else ""
         cost = to_fraction(guarantee.cost)
-        under = f"under {guarantee.notion!r}"
+        which = "the budget"
         if budget.notion != guarantee.notion:
-            under += f" (which implies {budget.notion!r}, so it counts against that budget too)"
+            which += (
+                f" of {budget.notion!r} ({guarantee.notion!r} implies it, so the spend counts "
+                "against that budget too)"
+            )
         spent = spent_text(budget.notion, spent_by_notion(conn, budget.scope, budget.notion))
         return BudgetExceededError(
-            f"refused: {what}needs ε = {fmt(cost)} {under} in scope {budget.scope!r}, which "
-            f"would exceed the {budget.notion!r} budget: total {fmt(budget.total)}, spent "
+            f"refused: {what}needs ε = {fmt(cost)} under {guarantee.notion!r} in scope "
+            f"{budget.scope!r}, which would exceed {which}: total {fmt(budget.total)}, spent "
             f"{spent}, remaining {fmt(budget.remaining)}, requested {fmt(cost)}; nothing was "
             "spent"
         )
