@@ -112,6 +112,13 @@ Which notions imply which (``Notion.implies``)
 """
 
 
+NOTION_NAMES: tuple[str, ...] = tuple(NOTIONS)
+"""The allowed values of ``Guarantee.notion``, in documentation order."""
+
+BUDGETED_NOTIONS: tuple[str, ...] = tuple(n for n, info in NOTIONS.items() if info.has_epsilon)
+"""The notions that carry an ε and so can have a budget."""
+
+
 def implying_notions(notion: str) -> tuple[str, ...]:
     """The notions whose guarantees imply ``notion``, in documentation order.
 
@@ -127,9 +134,3 @@ def implying_notions(notion: str) -> tuple[str, ...]:
         Their spends in a scope count toward ``notion``'s total there.
     """
     return tuple(name for name, info in NOTIONS.items() if notion in info.implies)
-
-NOTION_NAMES: tuple[str, ...] = tuple(NOTIONS)
-"""The allowed values of ``Guarantee.notion``, in documentation order."""
-
-BUDGETED_NOTIONS: tuple[str, ...] = tuple(n for n, info in NOTIONS.items() if info.has_epsilon)
-"""The notions that carry an ε and so can have a budget."""
