@@ -83,6 +83,34 @@ def test_show_empty_ledger(run, tmp_path: Path) -> None:
     assert code == 0 and "No budgets and no spends" in out
 
 
+def test_show_counts_pure_dp_spends_toward_the_implied_notions(run, tmp_path: Path) -> None:
+    ledger = str(tmp_path / "i.sqlite")
+    for notion in ("pure-dp", "sensitive"):
+        code, _, err = run(
+            "budget", "set", "s", "--epsilon", "2", "--notion", notion, "--ledger", ledger
+        )
+        assert code == 0, err
+    with Ledger(ledger) as book:
+        book.spend("s", Guarantee("pure-dp", 1.0, "add or remove one record"), "dp answer")
+        book.spend("s", Guarantee("sensitive", 1.0, "1-sensitive graph", k=1), "sp answer")
+    code, out, err = run("budget", "show", "--ledger", ledger)
+    assert code == 0, err
+    rows = {
+        tuple(cell.strip() for cell in line.split("│")[1:3]): line
+        for line in out.splitlines() if line.count("│") == 7
+    }
+    assert "2.0 (1.0 own + 1.0 implied by pure-dp)" in rows[("s", "sensitive")]
+    assert " 0.0 " in rows[("s", "sensitive")]  # remaining
+    assert "1.0 (1.0 implied by pure-dp)" in rows[("s", "anomaly-restricted-dp")]
+    assert "—" in rows[("s", "relaxed-dp")]  # no budget: no total, no remaining
+    code, out, _ = run("budget", "statement", "--ledger", ledger)
+    assert code == 0
+    assert "budget ε 2.0; spent 2.0 (1.0 own + 1.0 implied by pure-dp); remaining 0.0" in out
+    code, _, err = run("budget", "set", "s", "--epsilon", "1.5", "--notion", "sensitive",
+                       "--ledger", ledger)
+    assert code == 2 and "1.0 implied by pure-dp" in err
+
+
 def _ledger_with_spends(path: Path) -> None:
     with Ledger(path) as book:
         book.set_budget("a", "pure-dp", 1.0)

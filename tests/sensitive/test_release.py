@@ -150,3 +150,21 @@ def test_black_box_neighbours_through_predict(mechanism) -> None:
         sd = [math.sqrt(max(pi * (1 - pi), 1e-12) / runs) for pi in p]
         for a, b in ((0, 1), (1, 0)):
             assert p[a] - 5.5 * sd[a] <= math.exp(eps) * (p[b] + 5.5 * sd[b]), (o, p)
+
+
+def test_dp_then_sp_is_charged_together(thyroid) -> None:
+    """ε-DP implies (ε, k)-SP: a dp answer counts against the scope's sensitive budget."""
+    record = thyroid[:1]
+    dp = SensitiveAnomalyIdentifier(beta=18, r=0.1, epsilon=1.0, mechanism="dp").fit(thyroid)
+    sp = SensitiveAnomalyIdentifier(beta=18, r=0.1, epsilon=1.0).fit(thyroid)
+    with Ledger(":memory:") as book:
+        book.set_budget("s", "pure-dp", 1.0)
+        book.set_budget("s", "sensitive", 1.0)
+        dp.predict(record, ledger=book, scope="s")
+        with pytest.raises(BudgetExceededError, match="sensitive"):
+            sp.predict(record, ledger=book, scope="s")
+        assert len(book.history("s")) == 1
+        book.set_budget("s", "sensitive", 2.0)
+        sp.predict(record, ledger=book, scope="s")
+        assert book.spent("s", "sensitive") == 2.0
+        assert "spent 2.0 (1.0 own + 1.0 implied by pure-dp)" in book.statement("s")

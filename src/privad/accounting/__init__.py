@@ -4,7 +4,9 @@
 - :func:`sequential`, :func:`parallel`, :func:`scaled`, :func:`per_ball`
   (:mod:`.composition`): the guarantee of several mechanisms together.
 - :class:`Ledger` (:mod:`.ledger`): budgets per scope and notion, check-then-spend in one
-  SQLite transaction, exact sums, two-phase spends, a readable statement.
+  SQLite transaction, exact sums, two-phase spends, a readable statement. A spend also
+  counts against the budgets of the notions its notion implies (``Notion.implies``,
+  :func:`implying_notions` in :mod:`.notions`: ε-DP implies the restricted notions).
 - :func:`default_ledger_path` (:mod:`.paths`): ``$PRIVAD_LEDGER`` or
   ``~/.privad/ledger.sqlite``.
 
@@ -34,6 +36,7 @@ from privad.accounting.notions import (
     RMP,
     SENSITIVE,
     Notion,
+    implying_notions,
 )
 from privad.accounting.paths import LEDGER_ENV, default_ledger_path
 from privad.accounting.records import Budget, Event, Spend
@@ -57,6 +60,7 @@ __all__ = [
     "Reservation",
     "Spend",
     "default_ledger_path",
+    "implying_notions",
     "parallel",
     "per_ball",
     "scaled",

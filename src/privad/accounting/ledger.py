@@ -12,6 +12,16 @@ Check-then-spend
     one's spend is committed, and neither can overspend. A refused spend writes nothing.
     Waiting for the lock is bounded by ``busy_timeout`` (default 30 s); the file is in WAL
     mode so readers (``privad budget show``) never block a spend.
+Notions that imply each other
+    A spend of notion N is checked and charged against N's budget *and* the budget of every
+    notion N implies (``Notion.implies`` in :mod:`privad.accounting.notions`: an ε-DP release
+    is an ε release under ``"sensitive"`` for every k, ``"anomaly-restricted-dp"`` and
+    ``"relaxed-dp"`` too), in the same transaction; it is refused if any of them would be
+    exceeded, naming that budget. N itself must have a budget (or ``default_budget``); an
+    implied notion without a budget is not capped, but its spends are still counted: a
+    budget set (or created by ``default_budget``) later starts from the scope's live spends
+    under that notion and the notions implying it. Every budget's ``spent`` is that total,
+    and cancelling or partially committing a reservation gives the ε back to each of them.
 Exactness
     ε are summed as exact fractions of their decimal text (:mod:`privad.accounting.exact`):
     ten spends of 0.1 against a total of 1.0 all pass, and an eleventh is refused.
@@ -45,6 +55,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from fractions import Fraction
 from types import TracebackType
@@ -70,8 +81,8 @@ from privad.accounting.records import (
     Event,
     Spend,
 )
-from privad.accounting.schema import open_ledger_db
-from privad.accounting.statement import render_statement
+from privad.accounting.schema import live_spent, open_ledger_db, spent_by_notion
+from privad.accounting.statement import render_statement, spent_text
 from privad.errors import BudgetExceededError, LedgerError, ParameterError
 from privad.validation import check_choice, check_epsilon, check_positive
 
@@ -119,6 +130,21 @@ def _check_budgeted_notion(notion: Any) -> str:
             f"budgets exist for {allowed}"
         )
     return notion
+
+
+@dataclass(frozen=True)
+class _Charge:
+    """One budget a spend will be charged to, as checked: the row and its new spent."""
+
+    budget: Budget
+    is_new: bool
+    """The budget does not exist yet: ``default_budget`` creates it with this spend."""
+    new_spent: Fraction
+
+
+def _charged_notions(notion: str) -> tuple[str, ...]:
+    """``notion`` and every notion it implies: the budgets a spend of it counts against."""
+    return (notion, *NOTIONS[notion].implies)
 
 
 def _json_default(obj: Any) -> Any:
@@ -332,7 +358,8 @@ class Ledger:
 
         ``notion`` is one of the notions with an ε (not ``"rmp"``); ``total_epsilon`` is a
         finite number > 0 and may not be below what the scope has already spent under that
-        notion (reset it first). Returns the budget as stored.
+        notion (reset it first), counting the spends of the notions that imply it: a new
+        budget starts from that total. Returns the budget as stored.
         """
         scope = _check_scope(scope)
         notion = _check_budgeted_notion(notion)
@@ -340,21 +367,24 @@ class Ledger:
         total = to_fraction(total_epsilon)
         now = _now()
         with self._transaction(write=True) as conn:
+            parts = spent_by_notion(conn, scope, notion)
+            spent = sum(parts.values(), ZERO)
+            if total < spent:
+                raise ParameterError(
+                    f"total_epsilon {total_epsilon!r} is below what scope {scope!r} has "
+                    f"already spent under {notion!r} ({spent_text(notion, parts)}); reset the "
+                    "scope first to start again"
+                )
             old = self._budget_row(conn, scope, notion)
             if old is None:
                 conn.execute(
                     "INSERT INTO budgets (scope, notion, total, spent, created_at, updated_at)"
-                    " VALUES (?, ?, ?, '0', ?, ?)",
-                    (scope, notion, epsilon_text(total_epsilon), now.isoformat(), now.isoformat()),
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (scope, notion, epsilon_text(total_epsilon), fraction_text(spent),
+                     now.isoformat(), now.isoformat()),
                 )
                 detail = f"total {fmt(total)}"
             else:
-                if total < old.spent:
-                    raise ParameterError(
-                        f"total_epsilon {total_epsilon!r} is below what scope {scope!r} has "
-                        f"already spent under {notion!r} ({fmt(old.spent)}); reset the scope "
-                        "first to start again"
-                    )
                 conn.execute(
                     "UPDATE budgets SET total = ?, updated_at = ? WHERE scope = ? AND notion = ?",
                     (epsilon_text(total_epsilon), now.isoformat(), scope, notion),
@@ -392,73 +422,103 @@ class Ledger:
         return [_budget_from_row(r) for r in rows]
 
     def spent(self, scope: str, notion: str) -> float:
-        """ε spent (committed and reserved) by ``scope`` under ``notion``; 0.0 if nothing."""
+        """ε spent (committed and reserved) by ``scope`` under ``notion``; 0.0 if nothing.
+
+        The total the ledger enforces: the spends under ``notion`` and under every notion
+        that implies it, whether or not ``notion`` has a budget.
+        """
         scope = _check_scope(scope)
         notion = check_choice(notion, "notion", NOTION_NAMES)
         if not NOTIONS[notion].has_epsilon:
             return 0.0
         with self._transaction(write=False) as conn:
             budget = self._budget_row(conn, scope, notion)
-        return 0.0 if budget is None else float(budget.spent)
+            spent = live_spent(conn, scope, notion) if budget is None else budget.spent
+        return float(spent)
 
     def remaining(self, scope: str, notion: str) -> float:
-        """ε left to ``scope`` under ``notion`` (the default budget if none is set yet).
+        """ε left to ``scope`` under ``notion``: its total less :meth:`spent`.
 
-        Raises :class:`NoBudgetError` if no budget is set and there is no default.
+        With no budget set, what the default budget would leave once created (it starts
+        from the spends of the notions implying ``notion``; never below 0). Raises
+        :class:`NoBudgetError` if no budget is set and there is no default.
         """
         scope = _check_scope(scope)
         notion = _check_budgeted_notion(notion)
         with self._transaction(write=False) as conn:
             budget = self._budget_row(conn, scope, notion)
-        if budget is not None:
-            return float(budget.remaining)
-        if self.default_budget is not None:
-            return self.default_budget
-        raise self._no_budget(scope, notion)
+            if budget is None and self.default_budget is not None:
+                spent = live_spent(conn, scope, notion)
+                return float(max(ZERO, to_fraction(self.default_budget) - spent))
+        if budget is None:
+            raise self._no_budget(scope, notion)
+        return float(budget.remaining)
 
     # -- spending -----------------------------------------------------------------------------
 
     def _charge_plan(
         self, conn: sqlite3.Connection, scope: str, guarantee: Guarantee, label: str | None
-    ) -> tuple[Budget | None, bool, Fraction]:
-        """Check a charge inside a transaction. Returns (budget, budget_is_new, new_spent);
-        raises NoBudgetError or BudgetExceededError. Writes nothing."""
+    ) -> list[_Charge]:
+        """Check a charge inside a transaction: one :class:`_Charge` per budget it counts
+        against (its notion's first, then those of the implied notions that have one).
+        Raises NoBudgetError or BudgetExceededError. Writes nothing."""
         if not guarantee.spends_budget:
-            return None, False, ZERO
+            return []
         notion = guarantee.notion
-        budget = self._budget_row(conn, scope, notion)
-        is_new = False
-        if budget is None:
-            if self.unbudgeted == "record":
-                return None, False, ZERO
-            if self.default_budget is None:
-                raise self._no_budget(scope, notion)
-            now = _now()
-            budget = Budget(scope, notion, to_fraction(self.default_budget), ZERO, now, now)
-            is_new = True
         cost = to_fraction(guarantee.cost)
-        new_spent = budget.spent + cost
-        if new_spent > budget.total:
-            what = f"{label!r} " if label else ""
-            raise BudgetExceededError(
-                f"refused: {what}needs ε = {fmt(cost)} under {notion!r} in scope {scope!r}, "
-                f"which would exceed the budget: total {fmt(budget.total)}, spent "
-                f"{fmt(budget.spent)}, remaining {fmt(budget.remaining)}, requested "
-                f"{fmt(cost)}; nothing was spent"
+        plan = []
+        for name in _charged_notions(notion):
+            budget = self._budget_row(conn, scope, name)
+            is_new = budget is None
+            if budget is None:
+                if name != notion or self.unbudgeted == "record":
+                    continue  # counted, not capped (an implied notion, or a record-only ledger)
+                if self.default_budget is None:
+                    raise self._no_budget(scope, notion)
+                now = _now()
+                budget = Budget(
+                    scope, notion, to_fraction(self.default_budget),
+                    live_spent(conn, scope, notion), now, now,
+                )
+            new_spent = budget.spent + cost
+            if new_spent > budget.total:
+                raise self._refusal(conn, budget, guarantee, label)
+            plan.append(_Charge(budget, is_new, new_spent))
+        return plan
+
+    @staticmethod
+    def _refusal(
+        conn: sqlite3.Connection, budget: Budget, guarantee: Guarantee, label: str | None
+    ) -> BudgetExceededError:
+        """The error for a charge of ``guarantee`` that ``budget`` cannot take."""
+        what = f"{label!r} " if label else ""
+        cost = to_fraction(guarantee.cost)
+        which = "the budget"
+        if budget.notion != guarantee.notion:
+            which += (
+                f" of {budget.notion!r} ({guarantee.notion!r} implies it, so the spend counts "
+                "against that budget too)"
             )
-        return budget, is_new, new_spent
+        spent = spent_text(budget.notion, spent_by_notion(conn, budget.scope, budget.notion))
+        return BudgetExceededError(
+            f"refused: {what}needs ε = {fmt(cost)} under {guarantee.notion!r} in scope "
+            f"{budget.scope!r}, which would exceed {which}: total {fmt(budget.total)}, spent "
+            f"{spent}, remaining {fmt(budget.remaining)}, requested {fmt(cost)}; nothing was "
+            "spent"
+        )
 
     def check(self, scope: str, guarantee: Guarantee) -> Budget | None:
         """Raise as :meth:`spend` would, without spending anything.
 
-        Returns the budget the spend would be charged to (``None`` for ``"rmp"``). The answer
+        Returns the budget of the guarantee's notion the spend would be charged to (``None``
+        for ``"rmp"``); the budgets of the notions it implies are checked too. The answer
         can be stale by the time you spend: only :meth:`spend`/:meth:`reserve` are atomic.
         """
         scope = _check_scope(scope)
         guarantee = _check_guarantee(guarantee)
         with self._transaction(write=False) as conn:
-            budget, _, _ = self._charge_plan(conn, scope, guarantee, None)
-        return budget
+            plan = self._charge_plan(conn, scope, guarantee, None)
+        return plan[0].budget if plan else None
 
     def _charge(
         self,
@@ -477,31 +537,8 @@ class Ledger:
         eps_out = guarantee.epsilon_outlier
         with self._transaction(write=True) as conn:
             now = _now()
-            budget, is_new, new_spent = self._charge_plan(conn, scope, guarantee, label)
-            if budget is not None:
-                if is_new:
-                    conn.execute(
-                        "INSERT INTO budgets (scope, notion, total, spent, created_at, "
-                        "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                        (
-                            scope,
-                            guarantee.notion,
-                            epsilon_text(self.default_budget),  # type: ignore[arg-type]
-                            fraction_text(new_spent),
-                            now.isoformat(),
-                            now.isoformat(),
-                        ),
-                    )
-                    self._event(
-                        conn, now, "default-budget", scope, guarantee.notion,
-                        f"total {fmt(budget.total)} (default_budget, created by a spend)",
-                    )
-                else:
-                    conn.execute(
-                        "UPDATE budgets SET spent = ?, updated_at = ? "
-                        "WHERE scope = ? AND notion = ?",
-                        (fraction_text(new_spent), now.isoformat(), scope, guarantee.notion),
-                    )
+            for charge in self._charge_plan(conn, scope, guarantee, label):
+                self._apply(conn, charge, now)
             cursor = conn.execute(
                 "INSERT INTO spends (created_at, committed_at, status, scope, notion, label, "
                 "epsilon, k, epsilon_outlier, guarantee, metadata) "
@@ -533,6 +570,50 @@ class Ledger:
             committed_at=now if status == COMMITTED else None,
         )
 
+    def _apply(self, conn: sqlite3.Connection, charge: _Charge, now: datetime) -> None:
+        """Write one checked charge: create the default budget or raise its spent."""
+        budget = charge.budget
+        if charge.is_new:
+            conn.execute(
+                "INSERT INTO budgets (scope, notion, total, spent, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    budget.scope,
+                    budget.notion,
+                    epsilon_text(self.default_budget),  # type: ignore[arg-type]
+                    fraction_text(charge.new_spent),
+                    now.isoformat(),
+                    now.isoformat(),
+                ),
+            )
+            self._event(
+                conn, now, "default-budget", budget.scope, budget.notion,
+                f"total {fmt(budget.total)} (default_budget, created by a spend)",
+            )
+        else:
+            conn.execute(
+                "UPDATE budgets SET spent = ?, updated_at = ? WHERE scope = ? AND notion = ?",
+                (fraction_text(charge.new_spent), now.isoformat(), budget.scope, budget.notion),
+            )
+
+    def _give_back(
+        self, conn: sqlite3.Connection, spend: Spend, amount: Fraction, now: datetime
+    ) -> None:
+        """Lower the spent of every budget ``spend`` was charged to by ``amount``."""
+        for name in _charged_notions(spend.notion):
+            budget = self._budget_row(conn, spend.scope, name)
+            if budget is None:
+                if name == spend.notion and self.unbudgeted == "refuse":
+                    raise LedgerError(
+                        f"ledger {self._name} is inconsistent: spend #{spend.id} has no "
+                        "budget row"
+                    )
+                continue  # an implied notion that still has no budget
+            conn.execute(
+                "UPDATE budgets SET spent = ?, updated_at = ? WHERE scope = ? AND notion = ?",
+                (fraction_text(budget.spent - amount), now.isoformat(), spend.scope, name),
+            )
+
     def spend(
         self,
         scope: str,
@@ -544,8 +625,9 @@ class Ledger:
 
         ``label`` says what was released (non-empty); ``metadata`` is any JSON-serialisable
         mapping stored with the spend. Raises :class:`~privad.errors.BudgetExceededError`
-        if the spend would take the spent ε above the total (the message states total, spent,
-        remaining and requested), and :class:`NoBudgetError` if no budget is set (and no
+        if the spend would take the spent ε above the total of its notion's budget or of the
+        budget of a notion it implies (the message names that budget and states its total,
+        spent, remaining and requested), and :class:`NoBudgetError` if no budget is set (and no
         ``default_budget``); in both cases nothing is written. ``"rmp"`` guarantees are
         recorded with ε 0 and never refused.
         """
@@ -597,7 +679,8 @@ class Ledger:
         ``guarantee`` (optional) is what the job actually used, when it stopped before the
         worst case it reserved (a search that halted early): same notion (and k), ε at most
         the reserved ε. The spend is then committed at that ε and the difference goes back
-        to the budget, in the same transaction. Without it the reserved ε is committed.
+        to every budget it was charged to, in the same transaction. Without it the reserved ε
+        is committed.
         """
         actual = None if guarantee is None else _check_guarantee(guarantee)
         with self._transaction(write=True) as conn:
@@ -632,17 +715,8 @@ class Ledger:
                 f"spend #{spend.id} reserved ε = {fmt(spend.epsilon)}; it cannot be committed "
                 f"at the larger ε = {fmt(actual.cost)} (reserve the worst case up front)"
             )
-        budget = self._budget_row(conn, spend.scope, spend.notion)
-        if actual.spends_budget and (budget is not None or self.unbudgeted == "refuse"):
-            if budget is None:
-                raise LedgerError(
-                    f"ledger {self._name} is inconsistent: spend #{spend.id} has no budget row"
-                )
-            conn.execute(
-                "UPDATE budgets SET spent = ?, updated_at = ? WHERE scope = ? AND notion = ?",
-                (fraction_text(budget.spent - (held - used)), now.isoformat(), spend.scope,
-                 spend.notion),
-            )
+        if actual.spends_budget:
+            self._give_back(conn, spend, held - used, now)
         conn.execute(
             "UPDATE spends SET epsilon = ?, epsilon_outlier = ?, guarantee = ? WHERE id = ?",
             (
@@ -673,25 +747,8 @@ class Ledger:
                 )
             if spend.status == RESERVED:
                 now = _now()
-                budget = self._budget_row(conn, spend.scope, spend.notion)
-                if spend.guarantee.spends_budget and (
-                    budget is not None or self.unbudgeted == "refuse"
-                ):
-                    if budget is None:
-                        raise LedgerError(
-                            f"ledger {self._name} is inconsistent: spend #{spend_id} has no "
-                            "budget row"
-                        )
-                    conn.execute(
-                        "UPDATE budgets SET spent = ?, updated_at = ? "
-                        "WHERE scope = ? AND notion = ?",
-                        (
-                            fraction_text(budget.spent - to_fraction(spend.epsilon)),
-                            now.isoformat(),
-                            spend.scope,
-                            spend.notion,
-                        ),
-                    )
+                if spend.guarantee.spends_budget:
+                    self._give_back(conn, spend, to_fraction(spend.epsilon), now)
                 conn.execute("UPDATE spends SET status = ? WHERE id = ?", (CANCELLED, spend_id))
                 self._event(
                     conn, now, "cancel", spend.scope, spend.notion,
@@ -786,36 +843,38 @@ class Ledger:
         return int(deleted)
 
     def verify(self) -> None:
-        """Recompute every budget's spent ε from the spends; raise LedgerError on a mismatch."""
+        """Recompute every budget's spent ε from the spends; raise LedgerError on a mismatch.
+
+        A budget's spent must be the sum of the live spends of its scope under its notion
+        and under the notions that imply it; every live spend of a notion with an ε must
+        have a budget of its own notion; no budget may be spent beyond its total.
+        """
         problems = []
         with self._transaction(write=False) as conn:
-            sums: dict[tuple[str, str], Fraction] = {}
+            budgets = self._budgets_in(conn, None)
+            sums = {(b.scope, b.notion): live_spent(conn, b.scope, b.notion) for b in budgets}
             placeholders = ",".join("?" for _ in LIVE_STATUSES)
-            for scope, notion, eps in conn.execute(
-                f"SELECT scope, notion, epsilon FROM spends WHERE status IN ({placeholders})",
+            spent_keys = conn.execute(
+                f"SELECT DISTINCT scope, notion FROM spends WHERE status IN ({placeholders})",
                 LIVE_STATUSES,
-            ):
-                key = (scope, notion)
-                sums[key] = sums.get(key, ZERO) + parse_fraction(eps, "spend ε")
-            budgets = {(b.scope, b.notion): b for b in self._budgets_in(conn, None)}
-        for key, total in sums.items():
-            if NOTIONS.get(key[1]) is None:
-                problems.append(f"unknown notion {key[1]!r} in scope {key[0]!r}")
-            elif NOTIONS[key[1]].has_epsilon and key not in budgets:
-                if self.unbudgeted == "record":
-                    continue
-                problems.append(f"spends of scope {key[0]!r}, {key[1]!r} have no budget")
-            elif key in budgets and budgets[key].spent != total:
+            ).fetchall()
+        for scope, notion in spent_keys:
+            if NOTIONS.get(notion) is None:
+                problems.append(f"unknown notion {notion!r} in scope {scope!r}")
+            elif (NOTIONS[notion].has_epsilon and (scope, notion) not in sums
+                  and self.unbudgeted == "refuse"):
+                problems.append(f"spends of scope {scope!r}, {notion!r} have no budget")
+        for b in budgets:
+            total = sums[(b.scope, b.notion)]
+            if b.spent != total:
                 problems.append(
-                    f"scope {key[0]!r}, {key[1]!r}: recorded spent {fmt(budgets[key].spent)} "
-                    f"!= sum of spends {fmt(total)}"
+                    f"scope {b.scope!r}, {b.notion!r}: recorded spent {fmt(b.spent)} != sum "
+                    f"of spends {fmt(total)}"
                 )
-        for key, b in budgets.items():
-            if key not in sums and b.spent != 0:
-                problems.append(f"scope {key[0]!r}, {key[1]!r}: spent {fmt(b.spent)} but no spends")
             if b.spent > b.total:
                 problems.append(
-                    f"scope {key[0]!r}, {key[1]!r}: spent {fmt(b.spent)} > total {fmt(b.total)}"
+                    f"scope {b.scope!r}, {b.notion!r}: spent {fmt(b.spent)} > total "
+                    f"{fmt(b.total)}"
                 )
         if problems:
             raise LedgerError(f"ledger {self._name} is inconsistent: " + "; ".join(problems))

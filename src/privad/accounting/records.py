@@ -29,7 +29,12 @@ class Budget:
 
     @property
     def remaining(self) -> Fraction:
-        """``total - spent``, exactly (never negative: the ledger refuses overspending)."""
+        """``total - spent``, exactly.
+
+        Never negative for spends the ledger accepted (it refuses overspending); negative
+        only where migrating a version-1 file found an implied total already above the
+        budget (:mod:`privad.accounting.schema`).
+        """
         return self.total - self.spent
 
     @property

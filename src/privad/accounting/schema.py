@@ -9,8 +9,10 @@ Tables
 ------
 ``budgets(scope, notion, total, spent, created_at, updated_at)``
     One row per (scope, notion). ``total`` is the budget ε as decimal text (``repr`` of the
-    float); ``spent`` is the exact sum of the ε of the live spends of that scope and notion,
-    as ``"p/q"`` text. It is a cache of ``spends`` that every writing transaction keeps
+    float); ``spent`` is the exact sum of the ε of the live spends of that scope under that
+    notion *and under every notion that implies it*
+    (:func:`~privad.accounting.notions.implying_notions`), as ``"p/q"`` text
+    (:func:`live_spent`). It is a cache of ``spends`` that every writing transaction keeps
     up to date in the same transaction; :meth:`Ledger.verify` recomputes it.
 ``spends(id, created_at, committed_at, status, scope, notion, label, epsilon, k,
 epsilon_outlier, guarantee, metadata)``
@@ -20,7 +22,16 @@ epsilon_outlier, guarantee, metadata)``
     ``guarantee`` and ``metadata`` are JSON.
 ``events(id, created_at, action, scope, notion, detail)``
     An audit trail of the actions that change budgets: ``set-budget``, ``default-budget``,
-    ``reset``, ``cancel``.
+    ``reset``, ``cancel``, ``commit-partial``, ``migrate``.
+
+Versions
+--------
+1. ``budgets.spent`` counted the spends of its own notion only.
+2. ``budgets.spent`` also counts the spends of the notions that imply it (a ``pure-dp``
+   spend counts toward the ``sensitive``, ``anomaly-restricted-dp`` and ``relaxed-dp``
+   budgets of its scope). A version-1 file is migrated when it is opened: every budget's
+   ``spent`` is recomputed, in one transaction, and a ``migrate`` event says which budgets,
+   if any, the recomputed totals now exceed (those refuse every further spend).
 """
 
 from __future__ import annotations
@@ -28,16 +39,21 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from datetime import UTC, datetime
+from fractions import Fraction
 from pathlib import Path
 
+from privad.accounting.exact import ZERO, fmt, fraction_text, parse_fraction
+from privad.accounting.notions import implying_notions
 from privad.accounting.paths import MEMORY
+from privad.accounting.records import LIVE_STATUSES
 from privad.errors import LedgerError
 
 APPLICATION_ID = int.from_bytes(b"priv", "big")
 """SQLite ``PRAGMA application_id`` of a privad ledger (0x70726976)."""
 
-SCHEMA_VERSION = 1
-"""SQLite ``PRAGMA user_version`` of the current ledger format."""
+SCHEMA_VERSION = 2
+"""SQLite ``PRAGMA user_version`` of the current ledger format (see "Versions" above)."""
 
 TABLES = ("budgets", "spends", "events")
 
@@ -75,6 +91,43 @@ CREATE TABLE IF NOT EXISTS events (
     detail      TEXT NOT NULL
 );
 """
+
+
+def spent_by_notion(conn: sqlite3.Connection, scope: str, notion: str) -> dict[str, Fraction]:
+    """The live ε of ``scope`` that counts toward ``notion``, by the notion it was spent under.
+
+    Parameters
+    ----------
+    conn:
+        An open ledger connection (inside the caller's transaction).
+    scope, notion:
+        The budget's key.
+
+    Returns
+    -------
+    dict of str to Fraction
+        ``notion`` first, then every notion that implies it, each mapped to the exact sum of
+        the ε of the scope's live (committed or reserved) spends under it (0 if none).
+    """
+    parts = dict.fromkeys((notion, *implying_notions(notion)), ZERO)
+    rows = conn.execute(
+        f"SELECT notion, epsilon FROM spends WHERE scope = ? "
+        f"AND notion IN ({','.join('?' for _ in parts)}) "
+        f"AND status IN ({','.join('?' for _ in LIVE_STATUSES)})",
+        (scope, *parts, *LIVE_STATUSES),
+    ).fetchall()
+    for name, eps in rows:
+        parts[name] += parse_fraction(eps, "spend ε")
+    return parts
+
+
+def live_spent(conn: sqlite3.Connection, scope: str, notion: str) -> Fraction:
+    """What ``budgets.spent`` holds for ``scope`` and ``notion``, recomputed from ``spends``.
+
+    The sum of :func:`spent_by_notion`: the scope's live ε under ``notion`` and under every
+    notion that implies it.
+    """
+    return sum(spent_by_notion(conn, scope, notion).values(), ZERO)
 
 
 def _connect(target: str, *, uri: bool, busy_timeout: float) -> sqlite3.Connection:
@@ -199,6 +252,8 @@ def _initialise(conn: sqlite3.Connection, name: str) -> None:
         raise LedgerError(f"cannot open ledger {name}: {_explain(exc)}") from None
     if app_id == APPLICATION_ID:
         _check_header(name, app_id, version, tables)
+        if version < SCHEMA_VERSION:
+            _migrate(conn)
         return
     if app_id != 0 or tables:
         _check_header(name, app_id, version, tables)  # raises: someone else's database
@@ -219,3 +274,41 @@ def _initialise(conn: sqlite3.Connection, name: str) -> None:
         raise
     app_id, version, tables = _header(conn)
     _check_header(name, app_id, version, tables)
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring a version-1 ledger to version 2: recompute every budget's ``spent``.
+
+    Runs in one ``BEGIN IMMEDIATE`` transaction and re-reads the version inside it, so
+    several processes opening one old file migrate it exactly once.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+            now = datetime.now(UTC).isoformat()
+            over = []
+            rows = conn.execute("SELECT scope, notion, total FROM budgets").fetchall()
+            for scope, notion, total in rows:
+                spent = live_spent(conn, scope, notion)
+                conn.execute(
+                    "UPDATE budgets SET spent = ? WHERE scope = ? AND notion = ?",
+                    (fraction_text(spent), scope, notion),
+                )
+                if spent > parse_fraction(total, "budget total"):
+                    over.append(f"scope {scope!r}, {notion!r}: spent {fmt(spent)} > {total}")
+            detail = (
+                f"format version {SCHEMA_VERSION}: {len(rows)} budget(s) now also count the "
+                "spends of the notions that imply them"
+            )
+            if over:
+                detail += "; over their total: " + "; ".join(over)
+            conn.execute(
+                "INSERT INTO events (created_at, action, scope, notion, detail) "
+                "VALUES (?, 'migrate', NULL, NULL, ?)",
+                (now, detail),
+            )
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

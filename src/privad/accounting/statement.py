@@ -1,12 +1,21 @@
-"""A readable account of a ledger: budgets and what was spent on what."""
+"""A readable account of a ledger: budgets and what was spent on what.
+
+The totals here are the ones the ledger enforces: a scope's total under a notion counts
+its own spends and the spends of every notion that implies it
+(:data:`~privad.accounting.notions.NOTIONS`, ``Notion.implies``), and each total says what it
+is made of, e.g. ``2.0 (1.0 own + 1.0 implied by pure-dp)``.
+"""
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
 
 from privad.accounting.exact import ZERO, fmt, to_fraction
-from privad.accounting.notions import NOTION_NAMES, NOTIONS
+from privad.accounting.notions import NOTION_NAMES, NOTIONS, implying_notions
 from privad.accounting.records import RESERVED, Budget, Spend
 
 
@@ -15,71 +24,183 @@ def when(t: datetime) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S")
 
 
+def spent_text(notion: str, parts: Mapping[str, Fraction]) -> str:
+    """A spent total and what it is made of.
+
+    Parameters
+    ----------
+    notion:
+        The notion the total is for.
+    parts:
+        The live ε counting toward it, by the notion it was spent under (``notion`` itself
+        and the notions that imply it).
+
+    Returns
+    -------
+    str
+        ``"2.0 (1.0 own + 1.0 implied by pure-dp)"``, ``"1.0 (1.0 implied by pure-dp)"``
+        when nothing was spent under ``notion`` itself, or just ``"0.3"`` when nothing is
+        implied.
+    """
+    total = sum(parts.values(), ZERO)
+    implied = [f"{fmt(eps)} implied by {name}" for name, eps in parts.items()
+               if name != notion and eps]
+    if not implied:
+        return fmt(total)
+    own = parts.get(notion, ZERO)
+    pieces = ([f"{fmt(own)} own"] if own else []) + implied
+    return f"{fmt(total)} ({' + '.join(pieces)})"
+
+
+@dataclass(frozen=True)
+class NotionAccount:
+    """What one scope has spent under one notion: its own spends and the implied ones."""
+
+    scope: str
+    notion: str
+    budget: Budget | None
+    own: list[Spend]
+    """The live spends made under ``notion``."""
+    implied: list[Spend]
+    """The scope's live spends under the notions that imply ``notion``."""
+
+    @property
+    def parts(self) -> dict[str, Fraction]:
+        """The ε counting toward the total, by notion: ``notion`` first, then the implying."""
+        parts = dict.fromkeys((self.notion, *implying_notions(self.notion)), ZERO)
+        for s in (*self.own, *self.implied):
+            parts[s.notion] = parts.get(s.notion, ZERO) + to_fraction(s.epsilon)
+        return parts
+
+    @property
+    def spent(self) -> Fraction:
+        """The total the ledger enforces: own plus implied ε."""
+        return sum(self.parts.values(), ZERO)
+
+    @property
+    def remaining(self) -> Fraction | None:
+        """``budget.total - spent``, or ``None`` without a budget."""
+        return None if self.budget is None else self.budget.total - self.spent
+
+    def spent_text(self) -> str:
+        """:func:`spent_text` of this account."""
+        return spent_text(self.notion, self.parts)
+
+
 def _group_key(key: tuple[str, str]) -> tuple[str, int]:
     scope, notion = key
     order = NOTION_NAMES.index(notion) if notion in NOTION_NAMES else len(NOTION_NAMES)
     return scope, order
 
 
+def accounts(budgets: list[Budget], spends: list[Spend]) -> list[NotionAccount]:
+    """One :class:`NotionAccount` per scope and notion that has a budget or a live spend.
+
+    Parameters
+    ----------
+    budgets:
+        The ledger's budgets.
+    spends:
+        Its live spends (committed or reserved).
+
+    Returns
+    -------
+    list of NotionAccount
+        By scope, then notion in documentation order. A notion with neither a budget nor
+        spends of its own appears when spends of a notion implying it were made in the scope.
+    """
+    own: dict[tuple[str, str], list[Spend]] = {}
+    implied: dict[tuple[str, str], list[Spend]] = {}
+    for s in spends:
+        own.setdefault((s.scope, s.notion), []).append(s)
+        info = NOTIONS.get(s.notion)
+        for name in () if info is None else info.implies:
+            implied.setdefault((s.scope, name), []).append(s)
+    budget_of = {(b.scope, b.notion): b for b in budgets}
+    keys = sorted(set(own) | set(implied) | set(budget_of), key=_group_key)
+    return [
+        NotionAccount(key[0], key[1], budget_of.get(key), own.get(key, []), implied.get(key, []))
+        for key in keys
+    ]
+
+
+def _spend_line(s: Spend, width: int, relation: bool) -> str:
+    parts = [f"  {when(s.timestamp)}  {s.label:<{width}}"]
+    if s.guarantee.epsilon is not None:
+        parts.append(f"ε {fmt(s.epsilon)}")
+    if s.k is not None:
+        parts.append(f"k {s.k}")
+    if s.epsilon_outlier is not None:
+        parts.append(f"ε' {fmt(s.epsilon_outlier)} (outliers)")
+    if s.status == RESERVED:
+        parts.append("[reserved, not yet committed]")
+    if relation:
+        parts.append(f"— {s.guarantee.neighbouring}")
+    return "  ".join(parts)
+
+
+def _block(account: NotionAccount) -> list[str]:
+    """The statement's lines for one scope and notion."""
+    group = account.own
+    info = NOTIONS.get(account.notion)
+    title = info.title if info else account.notion
+    lines = [f"Scope {account.scope!r}: {title} ({account.notion})"]
+    budget = account.budget
+    count = f"{len(group)} spend{'s' if len(group) != 1 else ''}"
+    spent = account.spent_text()
+    if info is not None and not info.has_epsilon:
+        lines.append(f"  {count} recorded with ε 0 (no budget applies): {info.summary}")
+    elif budget is not None:
+        lines.append(
+            f"  budget ε {fmt(budget.total)}; spent {spent}; "
+            f"remaining {fmt(account.remaining)}; {count}"
+        )
+    elif account.implied:
+        lines.append(f"  no budget set (not capped); spent {spent}; {count}")
+    else:
+        lines.append(f"  no budget set; {count}")
+    relations = list(dict.fromkeys(s.guarantee.neighbouring for s in group))
+    if len(relations) == 1:
+        lines.append(f"  neighbouring: {relations[0]}")
+    width = min(max((len(s.label) for s in group), default=0), 40)
+    lines += [_spend_line(s, width, len(relations) > 1) for s in group]
+    ks = [s.k for s in group if s.k is not None]
+    if ks:
+        lines.append(
+            f"  together: ε {fmt(account.spent)} for k = {min(ks)} (the smallest k; the "
+            "intersection of the graphs)"
+        )
+    outlier = [to_fraction(s.epsilon_outlier) for s in group if s.epsilon_outlier is not None]
+    if outlier:
+        # An implied ε-DP spend gives its ε to the outliers too (ε' = ε).
+        outlier += [to_fraction(s.epsilon) for s in account.implied]
+        lines.append(
+            f"  outliers: ε' {fmt(sum(outlier, ZERO))} in total (recorded, not budgeted)"
+        )
+    return lines
+
+
 def render_statement(
     ledger_name: str, budgets: list[Budget], spends: list[Spend], now: datetime
 ) -> str:
     """The text of :meth:`Ledger.statement`: one block per scope and notion."""
+    implications = "; ".join(
+        f"a {name} spend of ε is also one under {', '.join(info.implies)}"
+        for name, info in NOTIONS.items() if info.implies
+    )
     lines = [
         f"Privacy statement of ledger {ledger_name} (as of {when(now)} UTC)",
-        "Within one scope and notion, spends compose sequentially: their ε add up. Different",
-        "notions are budgeted separately; their ε are never added together.",
+        *textwrap.wrap(
+            "Within one scope and notion, spends compose sequentially: their ε add up. A "
+            "notion's total also counts the scope's spends under the notions that imply it "
+            f"({implications}); other notions' ε are never added together.",
+            width=88,
+        ),
     ]
-    by_key: dict[tuple[str, str], list[Spend]] = {}
-    for s in spends:
-        by_key.setdefault((s.scope, s.notion), []).append(s)
-    budget_of = {(b.scope, b.notion): b for b in budgets}
-    keys = sorted(set(by_key) | set(budget_of), key=_group_key)
-    if not keys:
+    blocks = accounts(budgets, spends)
+    if not blocks:
         lines += ["", "No budgets are set and nothing has been spent."]
         return "\n".join(lines)
-    for key in keys:
-        scope, notion = key
-        group = by_key.get(key, [])
-        info = NOTIONS.get(notion)
-        title = info.title if info else notion
-        lines += ["", f"Scope {scope!r}: {title} ({notion})"]
-        budget = budget_of.get(key)
-        count = f"{len(group)} spend{'s' if len(group) != 1 else ''}"
-        if info is not None and not info.has_epsilon:
-            lines.append(f"  {count} recorded with ε 0 (no budget applies): {info.summary}")
-        elif budget is not None:
-            lines.append(
-                f"  budget ε {fmt(budget.total)}; spent {fmt(budget.spent)}; "
-                f"remaining {fmt(budget.remaining)}; {count}"
-            )
-        else:
-            lines.append(f"  no budget set; {count}")
-        relations = list(dict.fromkeys(s.guarantee.neighbouring for s in group))
-        if len(relations) == 1:
-            lines.append(f"  neighbouring: {relations[0]}")
-        width = min(max((len(s.label) for s in group), default=0), 40)
-        for s in group:
-            parts = [f"  {when(s.timestamp)}  {s.label:<{width}}"]
-            if s.guarantee.epsilon is not None:
-                parts.append(f"ε {fmt(s.epsilon)}")
-            if s.k is not None:
-                parts.append(f"k {s.k}")
-            if s.epsilon_outlier is not None:
-                parts.append(f"ε' {fmt(s.epsilon_outlier)} (outliers)")
-            if s.status == RESERVED:
-                parts.append("[reserved, not yet committed]")
-            if len(relations) > 1:
-                parts.append(f"— {s.guarantee.neighbouring}")
-            lines.append("  ".join(parts))
-        ks = [s.k for s in group if s.k is not None]
-        if ks:
-            lines.append(
-                f"  together: ε {fmt(sum((to_fraction(s.epsilon) for s in group), ZERO))} "
-                f"for k = {min(ks)} (the smallest k; the intersection of the graphs)"
-            )
-        outlier = [s.epsilon_outlier for s in group if s.epsilon_outlier is not None]
-        if outlier:
-            total_out: Fraction = sum((to_fraction(e) for e in outlier), ZERO)
-            lines.append(f"  outliers: ε' {fmt(total_out)} in total (recorded, not budgeted)")
+    for account in blocks:
+        lines += ["", *_block(account)]
     return "\n".join(lines)

@@ -14,10 +14,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from privad.accounting import BUDGETED_NOTIONS, PURE_DP, Ledger, default_ledger_path
+from privad.accounting import BUDGETED_NOTIONS, NOTIONS, PURE_DP, Ledger, default_ledger_path
 from privad.accounting.exact import fmt
 from privad.accounting.records import RESERVED
-from privad.accounting.statement import when
+from privad.accounting.statement import accounts, when
 from privad.cli._options import parse_float, parse_int
 from privad.errors import PrivadError
 from privad.validation import check_choice, check_epsilon
@@ -27,7 +27,9 @@ budget_app = typer.Typer(
     help=(
         "Privacy budgets: set a scope's total ε, show what was spent on what, reset.\n\n"
         "Budgets are kept per scope (a dataset, a user, a deployment: any name) and per "
-        "privacy notion, in a ledger file."
+        "privacy notion, in a ledger file. A pure-dp spend also counts against the "
+        "sensitive, anomaly-restricted-dp and relaxed-dp budgets of its scope (ε-DP implies "
+        "them)."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -65,7 +67,12 @@ def show(
         help="Show only the N most recent spends (an integer >= 0; 0 shows all).",
     ),
 ) -> None:
-    """Show the budgets (total, spent, remaining ε) and the spends, most recent last."""
+    """Show the budgets (total, spent, remaining ε) and the spends, most recent last.
+
+    A notion's spent ε includes the spends of the notions that imply it, e.g.
+    "2.0 (1.0 own + 1.0 implied by pure-dp)"; a notion with no budget is listed when such
+    implied spends count toward it.
+    """
     limit = parse_int(last, "--last", minimum=0, what="an integer >= 0")
     console = Console(highlight=False, soft_wrap=True)
     with _open(ledger, create=False) as book:
@@ -84,15 +91,13 @@ def show(
     table.add_column("spent ε", justify="right")
     table.add_column("remaining ε", justify="right")
     table.add_column("spends", justify="right")
-    counts: dict[tuple[str, str], int] = {}
-    for s in spends:
-        counts[(s.scope, s.notion)] = counts.get((s.scope, s.notion), 0) + 1
-    for b in budgets:
+    rows = [a for a in accounts(budgets, spends) if NOTIONS[a.notion].has_epsilon]
+    for a in rows:
         table.add_row(
-            b.scope, b.notion, fmt(b.total), fmt(b.spent), fmt(b.remaining),
-            str(counts.get((b.scope, b.notion), 0)),
+            a.scope, a.notion, "—" if a.budget is None else fmt(a.budget.total),
+            a.spent_text(), "—" if a.remaining is None else fmt(a.remaining), str(len(a.own)),
         )
-    if not budgets:
+    if not rows:
         table.add_row("(none set)", "", "", "", "", "")
     console.print(table)
 
