@@ -1,0 +1,441 @@
+"""The trusted curator of sensitive privacy: queriers ask, the curator answers and accounts.
+
+The paper's setting (Asif, Papakonstantinou, Vaidya, CCS 2019, section 2): a curator holds
+the database x and answers (β, r)-anomaly identification queries "is record i a
+(β, r)-anomaly?" for a querier who never sees x. :class:`Curator` is that party in one
+object; :mod:`privad.services.curator` puts it behind HTTP (``privad serve sp``).
+
+What a querier sees
+-------------------
+Noisy bits (the mechanism's answers), the ε each request cost and its own budget. Never
+counts, error probabilities or distances. Record ids 0..n−1 are public in this setting (the
+querier asks about record i), so n is public too.
+
+Online charging that leaks nothing
+----------------------------------
+Every querier has its own budget: ledger scope ``<scope>/<querier>`` under the mechanism's
+notion. What a querier can observe (the charge, the remaining budget, a refusal) must depend
+only on what it sent, never on the data:
+
+* **Queries by record id** are charged ε per *distinct* record the querier has not asked
+  before (sequential composition, Claim 3). A geometric bound (Claim 5) over the queried
+  records would read their positions, which are the curator's data, so the charge would
+  reveal them; the id charge depends on the ids alone.
+* **Queries by feature vector** ("future queries", records not in the data) are charged
+  online by Claim 5. Let V_q be the vector questions querier q was answered so far, and
+  m(V) = min(|V|, max_t #{s : d(v_s, v_t) ≤ 2r}) Claim 5's bound (the same computation as
+  :func:`privad.sensitive.claim5_bound`, radius 2r(1 + 1e-9)). m is non-decreasing as V
+  grows, so charging ε·(m(V ∪ N) − m(V)) for a request with new questions N makes the total
+  charged ε·m(V_final): exactly Claim 5's charge for the whole set, whatever the order of
+  arrival. m depends on the querier's vectors only. A request that raises no m is answered
+  at no charge (its answers are covered by what was charged already) and is recorded.
+* Ids and vectors are different questions; their charges add (sequential composition).
+* A request that would exceed the budget is refused whole: nothing is spent, nothing
+  answered, nothing recorded.
+
+Answers are recorded per question, for every querier alike: a repeated question gets the
+recorded answer with no new noise, also across restarts; the first time a querier asks a
+question it is charged as above even if another querier asked it before (so its charge
+depends on its own requests only). Colluding queriers share answers, so together they learn
+no more than the union of their questions. Requests are answered one at a time.
+
+Durability
+----------
+For a request: validate; compute the charge; reserve it on the ledger (refused: 429, nothing
+written); sample the answers of questions nobody asked before; record answers and the
+querier's new questions in the curator's SQLite store (one transaction, ``synchronous=FULL``);
+commit the spend; reply. A crash before the store's commit leaves the reservation counted
+(the safe side) and no answer recorded; a crash after it leaves the answers recorded, so a
+retry gets exactly those answers. No charged question is ever answered twice differently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privad.accounting import Guarantee, Ledger, NoBudgetError
+from privad.errors import BudgetExceededError, DataError, LedgerError, ParameterError
+from privad.geometry.predicate import pair_values, threshold
+from privad.sensitive.accounting import Claim5Bound, claim5_radius
+from privad.sensitive.anomaly import BallStatistics
+from privad.sensitive.estimator import SensitiveAnomalyIdentifier
+from privad.sensitive.mechanisms import AIQMechanism
+from privad.sensitive.release import _row_digests
+from privad.validation import check_array, check_epsilon, check_int
+
+__all__ = ["MAX_BATCH", "Curator", "CuratorAnswer", "OnlineClaim5"]
+
+MAX_BATCH = 100_000
+"""Most questions one request may carry."""
+
+_BLOCK = 4_000_000  # pair values per block of the online bound
+
+
+class OnlineClaim5:
+    """Claim 5's bound m for a growing set of query vectors, updated batch by batch.
+
+    Keeps, for every vector v_t asked so far, c_t = #{s : d(v_s, v_t) ≤ R} with
+    R = :func:`~privad.sensitive.accounting.claim5_radius` (r), decided by the canonical
+    predicate of :mod:`privad.geometry.predicate`, so :attr:`bound` equals
+    :func:`privad.sensitive.claim5_bound` of the same set. Adding N vectors to V costs
+    O(|N|·(|V| + |N|)·d) (NumPy, in blocks).
+    """
+
+    def __init__(self, r: float, metric: str, d: int) -> None:
+        self.thr = threshold(claim5_radius(r), metric)
+        self.metric = metric
+        self.points = np.zeros((0, d))
+        self.counts = np.zeros(0, np.int64)
+
+    def _within(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(#b within R of each a, #a within R of each b)."""
+        rows, cols = np.zeros(a.shape[0], np.int64), np.zeros(b.shape[0], np.int64)
+        step = max(1, _BLOCK // max(1, b.shape[0]))
+        for s in range(0, a.shape[0], step):
+            hit = pair_values(a[s:s + step], b, self.metric) <= self.thr
+            rows[s:s + step] = hit.sum(axis=1)
+            cols += hit.sum(axis=0)
+        return rows, cols
+
+    def with_new(self, new: np.ndarray) -> tuple[Claim5Bound, np.ndarray]:
+        """The bound after adding ``new`` (nothing is changed), and the counts to keep."""
+        new_old, old_new = self._within(new, self.points)
+        new_new, _ = self._within(new, new)
+        counts = np.concatenate([self.counts + old_new, new_old + new_new])
+        return _bound(counts), counts
+
+    def add(self, new: np.ndarray, counts: np.ndarray) -> None:
+        """Add ``new`` with the counts :meth:`with_new` returned."""
+        self.points = np.vstack([self.points, new])
+        self.counts = counts
+
+    @property
+    def bound(self) -> Claim5Bound:
+        """Claim 5's bound of the vectors so far (m = 0 when there are none)."""
+        return _bound(self.counts)
+
+
+def _bound(counts: np.ndarray) -> Claim5Bound:
+    n = int(counts.size)
+    upper = int(counts.max()) if n else 0
+    return Claim5Bound(n=n, lower=min(1, n), upper=upper)
+
+
+def _m(bound: Claim5Bound) -> int:
+    return bound.m if bound.n else 0
+
+
+@dataclass(frozen=True)
+class CuratorAnswer:
+    """The querier's view of one request: answers, what it cost, what is left.
+
+    ``answers`` are 0/1 in request order; ``charged`` the ε this request spent; ``budget``
+    the querier's total, spent and remaining ε after it.
+    """
+
+    answers: list[int]
+    charged: float
+    budget: dict[str, Any]
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS answers (
+    question BLOB PRIMARY KEY, answer INTEGER NOT NULL CHECK (answer IN (0, 1))
+);
+CREATE TABLE IF NOT EXISTS asked (
+    querier TEXT NOT NULL, question BLOB NOT NULL, seq INTEGER NOT NULL, vector BLOB,
+    PRIMARY KEY (querier, question)
+);
+"""
+
+
+class Curator:
+    """The sensitive-privacy curator (see the module docstring for what it guarantees).
+
+    Parameters
+    ----------
+    X : array (n, d)
+        The database.
+    mechanism : AIQMechanism
+        How each question is answered (β, r, ε, k, metric, count cap).
+    ledger : Ledger
+        Where every querier's budget lives (scope ``<scope>/<querier>``).
+    store : path
+        The curator's SQLite file: recorded answers and every querier's questions. It is
+        tied to the data and the mechanism: opening it with others is a ParameterError.
+    budget : float > 0
+        Each querier's total ε (set in the ledger for a querier without a budget).
+    scope : str
+        The prefix of the queriers' ledger scopes.
+    rng : seed or Randomness
+        The noise (OS entropy by default; a seed is for tests only).
+    """
+
+    def __init__(self, X: Any, mechanism: AIQMechanism, *, ledger: Ledger, store: str | Path,
+                 budget: float, scope: str = "curator", rng: Any = None) -> None:  # fmt: skip
+        if not isinstance(mechanism, AIQMechanism):
+            raise ParameterError("mechanism must be a privad.sensitive.AIQMechanism")
+        self.mechanism = mechanism
+        self.budget_total = check_epsilon(budget, "budget")
+        self.scope = scope.strip() if isinstance(scope, str) and scope.strip() else None
+        if self.scope is None:
+            raise ParameterError(f"scope must be a non-empty name, got {scope!r}")
+        self.ledger = ledger
+        m = mechanism
+        self._est = SensitiveAnomalyIdentifier(
+            m.beta, m.r, m.epsilon, k=m.k, mechanism=m.name, metric=m.metric,
+            count_cap=m.count_cap, rng=rng,
+        ).fit(X)  # fmt: skip
+        self.n_records = self._est.n_records_
+        self.n_features = self._est.n_features_in_
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(str(store), isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = FULL")
+        self._db.executescript(_SCHEMA)
+        self._check_identity(np.asarray(self._est.X_))
+        self._online: dict[str, OnlineClaim5] = {}
+
+    # -- identity and state -----------------------------------------------------------------
+
+    def _check_identity(self, X: np.ndarray) -> None:
+        ident = json.dumps({"data": hashlib.sha256(np.ascontiguousarray(X).tobytes())
+                            .hexdigest(), "shape": list(X.shape), **self.mechanism.params()},
+                           sort_keys=True)  # fmt: skip
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()
+        if row is None:
+            self._db.execute("INSERT INTO meta VALUES ('identity', ?)", (ident,))
+        elif row[0] != ident:
+            raise ParameterError(
+                "this curator store belongs to other data or other mechanism parameters "
+                f"({row[0]}); its recorded answers would answer different questions: use a "
+                "new store file for new data or parameters"
+            )
+
+    def close(self) -> None:
+        """Close the store (the ledger is the caller's)."""
+        with self._lock:
+            self._db.close()
+
+    def scope_of(self, querier: str) -> str:
+        """The ledger scope of ``querier``."""
+        return f"{self.scope}/{querier}"
+
+    def _ensure_budget(self, querier: str) -> str:
+        scope = self.scope_of(querier)
+        try:
+            self.ledger.budget(scope, self.mechanism.notion)
+        except NoBudgetError:
+            self.ledger.set_budget(scope, self.mechanism.notion, self.budget_total)
+        return scope
+
+    def budget(self, querier: str) -> dict[str, Any]:
+        """The querier's budget: total, spent and remaining ε (its own, nothing else)."""
+        scope = self._ensure_budget(querier)
+        b = self.ledger.budget(scope, self.mechanism.notion)
+        return {"notion": self.mechanism.notion, "total": float(b.total),
+                "spent": float(b.spent), "remaining": float(b.remaining)}  # fmt: skip
+
+    def describe(self) -> dict[str, Any]:
+        """The public parameters: the mechanism, n and d, each querier's budget."""
+        g = self.mechanism.guarantee
+        return {**self.mechanism.params(), "n_records": self.n_records,
+                "n_features": self.n_features, "guarantee": g.to_dict(),
+                "budget_per_querier": self.budget_total, "max_batch": MAX_BATCH}  # fmt: skip
+
+    def _online_of(self, querier: str) -> OnlineClaim5:
+        state = self._online.get(querier)
+        if state is None:  # rebuilt from the store after a restart
+            state = OnlineClaim5(self.mechanism.r, self.mechanism.metric, self.n_features)
+            rows = self._db.execute(
+                "SELECT vector FROM asked WHERE querier = ? AND vector IS NOT NULL ORDER BY seq",
+                (querier,),
+            ).fetchall()
+            if rows:
+                pts = np.vstack([np.frombuffer(v, "<f8") for (v,) in rows])
+                state.add(pts, state.with_new(pts)[1])
+            self._online[querier] = state
+        return state
+
+    # -- questions ----------------------------------------------------------------------------
+
+    def _id_questions(self, ids: Any) -> tuple[list[bytes], np.ndarray]:
+        arr = np.asarray(ids)
+        if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
+            raise DataError("ids must be a non-empty list of record ids (integers)")
+        if arr.size > MAX_BATCH:
+            raise DataError(f"at most {MAX_BATCH} questions per request, got {arr.size}")
+        bad = arr[(arr < 0) | (arr >= self.n_records)]
+        if bad.size:
+            raise DataError(f"unknown record id {int(bad[0])}: ids are 0 .. {self.n_records - 1}")
+        keys = [b"id" + int(i).to_bytes(8, "little") for i in arr]
+        return keys, arr.astype(np.int64)
+
+    def _vector_questions(self, records: Any, add: bool) -> tuple[list[bytes], np.ndarray]:
+        Q = check_array(records, "records")
+        if Q.shape[0] > MAX_BATCH:
+            raise DataError(f"at most {MAX_BATCH} questions per request, got {Q.shape[0]}")
+        if Q.shape[1] != self.n_features:
+            raise DataError(f"records have {Q.shape[1]} feature(s); the data has "
+                            f"{self.n_features}")  # fmt: skip
+        tag = b"v1" if add else b"v0"
+        return [tag + row.tobytes() for row in _row_digests(Q)], Q
+
+    # -- asking -------------------------------------------------------------------------------
+
+    def ask(self, querier: str, *, ids: Any = None, records: Any = None,
+            add_query_to_data: bool = False) -> CuratorAnswer:  # fmt: skip
+        """Answer ``ids`` (record ids) or ``records`` (feature vectors) for ``querier``.
+
+        Raises :class:`~privad.errors.BudgetExceededError` (nothing spent, nothing answered)
+        when the request's charge exceeds the querier's remaining budget, and
+        :class:`~privad.errors.DataError` for a malformed request (nothing spent).
+        """
+        if (ids is None) == (records is None):
+            raise DataError("give ids (record ids) or records (feature vectors), not both")
+        if not isinstance(add_query_to_data, bool):
+            raise DataError("add_query_to_data must be true or false")
+        if ids is not None:
+            if add_query_to_data:
+                raise DataError("add_query_to_data applies to records (feature vectors) only")
+            keys, what = self._id_questions(ids)
+        else:
+            keys, what = self._vector_questions(records, add_query_to_data)
+        with self._lock:
+            return self._answer(querier, keys, what, ids is not None, add_query_to_data)
+
+    def _answer(self, querier: str, keys: list[bytes], what: np.ndarray, by_id: bool,
+                add: bool) -> CuratorAnswer:  # fmt: skip
+        scope = self._ensure_budget(querier)
+        first = _first_positions(keys)  # distinct questions of the request, in order
+        asked = self._known(
+            "SELECT question FROM asked WHERE querier = ? AND question IN ({})",
+            [keys[i] for i in first], querier,
+        )
+        new_q = [i for i in first if keys[i] not in asked]  # new for this querier: charged
+        guarantee, state = self._charge(querier, new_q, what, by_id)
+        recorded = self._known("SELECT question, answer FROM answers WHERE question IN ({})",
+                               [keys[i] for i in first])  # fmt: skip
+        fresh = [i for i in first if keys[i] not in recorded]  # nobody asked: sampled
+        reservation = None
+        if guarantee is not None:
+            label = (f"curator: {len(new_q)} new question(s) of querier {querier!r} "
+                     f"({'record ids' if by_id else 'feature vectors'})")  # fmt: skip
+            meta = {**self.mechanism.params(), "querier": querier, "n_new": len(new_q),
+                    "by": "id" if by_id else "vector"}  # fmt: skip
+            try:
+                reservation = self.ledger.reserve(scope, guarantee, label, meta)
+            except BudgetExceededError as exc:
+                raise BudgetExceededError(f"{exc} (querier {querier!r})") from None
+        try:
+            sampled = self._sample(what, fresh, by_id, add)
+            self._store(querier, keys, what, new_q, fresh, sampled, by_id)
+        except BaseException:
+            if reservation is not None:
+                reservation.cancel()
+            raise
+        if reservation is not None:
+            reservation.commit()
+        if state is not None:
+            state[0].add(*state[1:])
+        recorded.update({keys[i]: a for i, a in zip(fresh, sampled, strict=True)})
+        return CuratorAnswer(
+            answers=[int(recorded[k]) for k in keys],
+            charged=0.0 if guarantee is None else float(guarantee.cost),
+            budget=self.budget(querier),
+        )
+
+    def _known(self, sql: str, keys: list[bytes], *first: Any) -> dict[bytes, Any]:
+        """Rows of ``sql`` for ``keys`` (in chunks below SQLite's variable limit)."""
+        out: dict[bytes, Any] = {}
+        for s in range(0, len(keys), 500):
+            chunk = keys[s:s + 500]
+            rows = self._db.execute(sql.format(",".join("?" * len(chunk))), (*first, *chunk))
+            for row in rows:
+                out[row[0]] = row[1] if len(row) > 1 else True
+        return out
+
+    def _charge(self, querier: str, new_q: list[int], what: np.ndarray,
+                by_id: bool) -> tuple[Guarantee | None, tuple | None]:  # fmt: skip
+        """The guarantee a request is charged (None: nothing new to charge) and, for vectors,
+        the online state to keep once the request succeeds."""
+        if not new_q:
+            return None, None
+        mech = self.mechanism
+        if by_id:  # data-independent: ε per distinct new record (Claim 3)
+            return mech.batch_guarantee(len(new_q)), None
+        online = self._online_of(querier)
+        new_points = what[new_q]
+        after, counts = online.with_new(new_points)
+        rise = _m(after) - _m(online.bound)
+        state = (online, new_points, counts)
+        if rise == 0:
+            return None, state
+        g = mech.batch_guarantee(rise)
+        return Guarantee(
+            g.notion, g.epsilon, g.neighbouring, k=g.k,
+            description=f"online Claim 5: m rose from {_m(online.bound)} to {_m(after)} "
+            f"over {after.n} vector question(s); {rise} × ({mech.guarantee.description})",
+        ), state  # fmt: skip
+
+    def _sample(self, what: np.ndarray, fresh: list[int], by_id: bool, add: bool) -> np.ndarray:
+        if not fresh:
+            return np.zeros(0, np.int64)
+        if by_id:
+            s = self._est.statistics(None)
+            idx = what[fresh]
+            stats = BallStatistics(s.x_i[idx], s.ball[idx], s.capped[idx], s.cap, False)
+        else:
+            self._est.set_params(add_query_to_data=add)
+            stats = self._est.statistics(what[fresh])
+        return np.asarray(self.mechanism.sample(stats.x_i, stats.ball, self._est.rng_), np.int64)
+
+    def _store(self, querier: str, keys: list[bytes], what: np.ndarray, new_q: list[int],
+               fresh: list[int], sampled: np.ndarray, by_id: bool) -> None:  # fmt: skip
+        """Record the sampled answers and the querier's new questions, in one transaction."""
+        seq0 = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM asked WHERE querier = ?",
+                                (querier,)).fetchone()[0]  # fmt: skip
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(
+                "INSERT INTO answers (question, answer) VALUES (?, ?)",
+                [(keys[i], int(a)) for i, a in zip(fresh, sampled, strict=True)],
+            )
+            self._db.executemany(
+                "INSERT INTO asked (querier, question, seq, vector) VALUES (?, ?, ?, ?)",
+                [(querier, keys[i], seq0 + 1 + j,
+                  None if by_id else np.ascontiguousarray(what[i], "<f8").tobytes())
+                 for j, i in enumerate(new_q)],
+            )  # fmt: skip
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._db.execute("ROLLBACK")
+            raise LedgerError(f"curator store: {exc}") from None
+
+
+def _first_positions(keys: list[bytes]) -> list[int]:
+    """The position of each key's first occurrence, in order."""
+    seen: dict[bytes, int] = {}
+    for i, key in enumerate(keys):
+        seen.setdefault(key, i)
+    return list(seen.values())
+
+
+def check_querier(name: Any) -> str:
+    """A querier name (the token's name): non-empty printable text."""
+    if not isinstance(name, str) or not name.strip() or not name.isprintable():
+        raise ParameterError(f"a querier name must be printable text, got {name!r}")
+    return name
+
+
+__all__ += ["check_querier"]
+_ = check_int  # validation helpers used by the service layer
