@@ -23,7 +23,7 @@ import numpy as np
 
 from privad.errors import ParameterError
 from privad.geometry import dualtree, reference
-from privad.geometry.predicate import METRICS, check_span, threshold
+from privad.geometry.predicate import METRICS, check_magnitudes, threshold
 from privad.validation import (
     check_array,
     check_choice,
@@ -160,7 +160,7 @@ def ball_counts(
     check_choice(engine, "engine", ("auto", *ENGINES))
     if Q is not None and Q.shape[0] == 0:
         return np.zeros(0, np.int64)
-    check_span([X] if Q is None else [X, Q], metric)
+    check_magnitudes([X] if Q is None else [X, Q], metric)
     name = AUTO_ENGINE if engine == "auto" else engine
     problem = BallProblem(
         data=np.ascontiguousarray(X),
