@@ -77,7 +77,14 @@ from privad.geometry.cells import (
     point_box_bounds,
     relevance,
 )
-from privad.geometry.predicate import METRICS, check_gaps, check_span, small_values, threshold
+from privad.geometry.predicate import (
+    METRICS,
+    check_gaps,
+    check_span,
+    scan_columns,
+    small_values,
+    threshold,
+)
 from privad.validation import check_array, check_choice, check_int, check_nonnegative
 
 __all__ = [
@@ -156,7 +163,8 @@ def _summarise(block: Any, sample_rows: int) -> _Summary:
     n = arr.shape[0]
     s = min(n, sample_rows)
     idx = ((np.arange(s) + 0.5) * (n / s)).astype(np.int64)
-    return _Summary(None, arr.shape, 0, arr.min(axis=0), arr.max(axis=0), small_values(arr),
+    scan = scan_columns(arr)
+    return _Summary(None, arr.shape, 0, scan.lo, scan.hi, small_values(arr, scan),
                     arr[idx].copy(), n / s)  # fmt: skip
 
 

@@ -69,8 +69,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from privad.errors import DataError
 
@@ -190,19 +192,54 @@ def check_span(points: list[np.ndarray], metric: str) -> None:
         )
 
 
-def small_values(points: np.ndarray) -> list[np.ndarray]:
+class ColumnScan(NamedTuple):
+    """What one pass over an array (n >= 1, d) tells the checks, per feature."""
+
+    lo: np.ndarray  # min
+    hi: np.ndarray  # max
+    tiny: np.ndarray  # int64: how many nonzero values have magnitude <= SMALL
+    zero: np.ndarray  # bool: whether 0 occurs
+
+
+@njit(cache=True)
+def _scan(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    n, d = points.shape
+    lo = points[0].copy()
+    hi = points[0].copy()
+    tiny = np.zeros(d, np.int64)
+    zero = np.zeros(d, np.bool_)
+    for i in range(n):
+        for j in range(d):
+            x = points[i, j]
+            lo[j] = min(lo[j], x)
+            hi[j] = max(hi[j], x)
+            if x == 0.0:
+                zero[j] = True
+            elif abs(x) <= SMALL:
+                tiny[j] += 1
+    return lo, hi, tiny, zero
+
+
+def scan_columns(points: np.ndarray) -> ColumnScan:
+    """Per-feature min, max, number of tiny nonzero values and presence of 0 of ``points``
+    (n >= 1, d), in one compiled pass (a few ms for 284,807 x 6)."""
+    return ColumnScan(*_scan(points))
+
+
+def small_values(points: np.ndarray, scan: ColumnScan) -> list[np.ndarray]:
     """Per feature, the sorted distinct values of magnitude at most :data:`SMALL`.
 
     Only these values can lie closer than :data:`MIN_GAP` to another value, so they are all
-    that :func:`check_gaps` needs from an array (for ordinary data: at most ``{0}``). The
-    cost is one pass over ``points`` (n, d); a feature is sorted only when it has such values.
+    that :func:`check_gaps` needs from an array. ``scan`` is :func:`scan_columns` of
+    ``points``: a feature is sorted only when it has tiny nonzero values (ordinary data has
+    none, and its result is at most ``[0.0]``).
     """
-    small = np.abs(points) <= SMALL
-    present = small.any(axis=0).tolist()
-    return [
-        np.unique(points[small[:, j], j]) if present[j] else np.zeros(0)
-        for j in range(points.shape[1])
-    ]
+    out = []
+    for j, (tiny, zero) in enumerate(zip(scan.tiny.tolist(), scan.zero.tolist(), strict=True)):
+        column = points[:, j]
+        values = np.unique(column[(np.abs(column) <= SMALL) & (column != 0.0)]) if tiny else []
+        out.append(np.concatenate([[0.0] if zero else [], values]))
+    return out
 
 
 def check_gaps(parts: Sequence[Sequence[np.ndarray]]) -> None:
@@ -234,8 +271,11 @@ def check_magnitudes(points: list[np.ndarray], metric: str) -> None:
     metric) and, for euclidean distances, :func:`check_gaps` (underflow).
 
     Every engine's validation calls this once on the data and the queries together (see the
-    module docstring for what the pair values guarantee once it passes).
+    module docstring for what the pair values guarantee once it passes). One compiled pass
+    over the arrays; sorting only for features with nonzero values below :data:`SMALL`.
     """
-    check_span(points, metric)
+    points = [p for p in points if p.shape[0] > 0]
+    scans = [scan_columns(p) for p in points]
+    check_span([np.vstack([c.lo, c.hi]) for c in scans], metric)
     if metric == "euclidean":
-        check_gaps([small_values(p) for p in points])
+        check_gaps([small_values(p, c) for p, c in zip(points, scans, strict=True)])
