@@ -141,7 +141,9 @@ def ball_counts(
     ------
     privad.errors.PrivadError
         ``DataError`` for malformed arrays (not 2-D, empty data, NaN/inf, column mismatch,
-        coordinates spanning more than float64 distances can hold); ``ParameterError`` for
+        coordinates spanning more than float64 distances can hold, or, for euclidean
+        distances, two distinct values of a feature closer than 2**-511: see
+        :func:`privad.geometry.predicate.check_magnitudes`); ``ParameterError`` for
         ``r``, ``cap``, ``metric`` or ``engine`` (also for an in-memory engine asked to
         count a Dask collection).
     """

@@ -165,7 +165,9 @@ def kth_neighbour_distance(data: Any, k: int, *, metric: str = "euclidean") -> n
     Raises
     ------
     privad.errors.PrivadError
-        ``DataError`` for malformed data, ``ParameterError`` for ``k`` or ``metric``.
+        ``DataError`` for malformed data (also data whose distances float64 cannot hold:
+        :func:`privad.geometry.predicate.check_magnitudes`), ``ParameterError`` for ``k``
+        or ``metric``.
     """
     X = check_array(data, "data")
     check_choice(metric, "metric", METRICS)
