@@ -52,13 +52,14 @@ units in the last place, and:
   0 under gradual underflow, so they need no gap check). More generally any ``r`` with
   ``r * r`` subnormal decides exactly as real arithmetic does (distinct records are at
   least ``2**-511 > r`` apart), so small radii need no refusal;
-* Claim 5 holds as computed (:func:`privad.sensitive.claim5_bound`): if queries ``s`` and
-  ``t`` both have ``v(., j) <= thr(r)`` for *any* record ``j`` (stored, added, or not passing
-  the check itself), then ``v(s, t) <= thr(claim5_radius(r))``, for fewer than 10**6
-  features. (Either ``thr(r) < 2**-1024`` and the two real distances to ``j`` force
-  ``s == t``, or the relative margin 1e-9 of ``claim5_radius`` absorbs the relative errors
-  and the absolute error ``d * 2**-1075`` of underflowing terms involving ``j``.) Manhattan
-  and chebyshev pair values have relative errors only, which the same margin absorbs.
+* Claim 5 holds as computed (:func:`privad.sensitive.claim5_bound`, which checks the
+  queries): if queries ``s`` and ``t`` both have ``v(., j) <= thr(r)`` for *any* record
+  ``j`` (stored, added, or not passing the check itself), then
+  ``v(s, t) <= thr(claim5_radius(r))``, for fewer than 10**6 features. (Either ``thr(r)``
+  is below about ``2**-1024`` and the two real distances to ``j`` force ``s == t``, or the
+  relative margin 1e-9 of ``claim5_radius`` absorbs the relative errors and the absolute
+  error, at most ``d * 2**-1075``, of underflowing terms involving ``j``.) Manhattan and
+  chebyshev pair values have relative errors only, which the same margin absorbs.
 
 Refusals depend on the data (two records close together), as the span check does: a
 deployment that must not reveal them fixes a record domain where they cannot occur, e.g.
