@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from numba import njit
 
-from privad.geometry import predicate
+from privad.errors import DataError
+from privad.geometry import ENGINES, ball_counts, multiplicities, predicate
 from privad.geometry.kernels import box_bounds, points_box_bounds, row_values
-from privad.geometry.predicate import METRICS, pair_values, radius_from_value, threshold
+from privad.geometry.predicate import (
+    METRICS,
+    MIN_GAP,
+    SMALL,
+    check_magnitudes,
+    pair_values,
+    radius_from_value,
+    threshold,
+)
 
 
 @njit
@@ -79,3 +90,65 @@ def test_radius_from_value_is_the_smallest_admitting_radius(rng, metric):
     below = np.array([threshold(x, metric) for x in np.nextafter(r, 0.0)])
     assert (values <= thr).all()
     assert ((values > below) | (r == 0)).all()
+
+
+# Values around every magnitude limit: subnormals, gaps below/at 2**-511, the SMALL edge,
+# and values whose squares approach overflow.
+EXTREME = [0.0, 5e-324, -5e-324, 1e-160, -1e-160, -(2.0**-512), 2.0**-512, MIN_GAP, SMALL,
+           np.nextafter(SMALL, 0.0), 1e-150, 1.0, 1e150, np.nextafter(1e150, np.inf)]  # fmt: skip
+
+
+def _extreme_pairs() -> list[np.ndarray]:
+    """Every pair of 1-D records from EXTREME and of 2-D records from part of it."""
+    one = [np.array([[a], [b]]) for a, b in itertools.combinations(EXTREME, 2)]
+    rows = list(itertools.product(EXTREME[::2], repeat=2))
+    two = [np.array([a, b]) for a, b in itertools.combinations(rows, 2)]
+    return one + two
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_r0_means_duplicates_only_or_the_input_is_refused(metric):
+    """Refused exactly when some feature has two distinct values closer than 2**-511
+    (euclidean only); otherwise r = 0, and for euclidean any r with subnormal r*r, admits
+    exactly the duplicates, and nonzero squared distances are normal floats."""
+    refused = 0
+    for A in _extreme_pairs():
+        gaps = np.abs(A[0] - A[1])
+        if metric == "euclidean" and ((gaps > 0) & (gaps < MIN_GAP)).any():
+            with pytest.raises(DataError, match="closer than 2"):
+                check_magnitudes([A], metric)
+            refused += 1
+            continue
+        check_magnitudes([A], metric)
+        v = pair_values(A[:1], A[1:], metric)[0, 0]
+        same = bool((A[0] == A[1]).all())
+        assert (v <= threshold(0.0, metric)) == same
+        np.testing.assert_array_equal(ball_counts(A, 0.0, metric=metric), multiplicities(A))
+        if metric == "euclidean":
+            assert v == 0.0 or v >= 2.0**-1022
+            assert (v <= threshold(1e-170, metric)) == same
+    assert (refused > 0) == (metric == "euclidean")
+
+
+def test_the_gap_limit_is_exactly_2_to_the_minus_511():
+    assert ball_counts([[0.0], [MIN_GAP]], 0.0).tolist() == [1, 1]
+    assert ball_counts([[-(2.0**-512)], [2.0**-512]], 0.0).tolist() == [1, 1]
+    assert ball_counts([[SMALL], [np.nextafter(SMALL, np.inf)]], 0.0).tolist() == [1, 1]
+    for bad in ([[0.0], [np.nextafter(MIN_GAP, 0.0)]], [[SMALL], [np.nextafter(SMALL, 0.0)]]):
+        with pytest.raises(DataError, match=r"feature 0 has the distinct values"):
+            ball_counts(bad, 0.0)
+    with pytest.raises(DataError, match="data and queries together"):  # across the two
+        ball_counts([[0.0, 1.0]], 0.0, queries=[[1e-160, 1.0]])
+    assert ball_counts([[0.0]], 0.0, queries=[[1e-160]], metric="manhattan").tolist() == [0]
+
+
+@pytest.mark.parametrize("scale", [2.0**-511, 1e-150, 1e150])
+@pytest.mark.parametrize("metric", METRICS)
+def test_engines_agree_at_extreme_scales(lattice, brute_counts, scale, metric):
+    X = lattice(4, 3) * scale
+    Q = (2.0 * lattice(3, 3) - 1.0) * scale  # odd: between and beyond the data
+    for r in (0.0, scale, 1.5 * scale):
+        expected = brute_counts(X, r, queries=Q, metric=metric)
+        for engine in ENGINES:
+            got = ball_counts(X, r, queries=Q, metric=metric, engine=engine)
+            np.testing.assert_array_equal(got, expected)

@@ -21,12 +21,13 @@ X = np.arange(12.0).reshape(6, 2)
         ([[0.0, np.inf]], "NaN or infinite"),
         ([["a", "b"]], "numeric"),
         ([[-1e308, 0.0], [1e308, 0.0]], "rescale"),
+        ([[0.0, 1.0], [1e-160, 1.0]], "closer than 2"),
     ],
 )
 def test_bad_data(data, match):
     with pytest.raises(DataError, match=match):
         ball_counts(data, 1.0)
-    if match != "rescale":
+    if match not in ("rescale", "closer than 2"):  # magnitudes: no distances there
         with pytest.raises(DataError, match=match):
             multiplicities(data)
     with pytest.raises(DataError, match=match):

@@ -13,7 +13,9 @@ and check the closed forms of the package against them: the sensitivity test, Δ
 mdd of G (Lemma 4.3), λ_k as a 1-Lipschitz lower bound of the mdd of G_S (Lemma 4.5), the ε-DP
 inequality for U_{Δ_G} on every edge of G, the (ε, k)-SP inequality for U_{λ_k} on every edge
 of G_S, and the (ε, k)-SP inequality for the compiler's output (Theorem 4.7) on the Figure 5
-inputs.
+inputs. Claim 5's batch charge m·ε is checked against the exact composed loss on small
+domains scaled to extreme magnitudes (1e-160 ... 1e+150, r = 0): it covers the loss, or the
+input is refused with a DataError.
 
 Truncation. The real graphs are infinite; we only have databases of size ≤ N. Every edge we
 build is a real edge, so Lipschitz and privacy inequalities checked on them are sound. Graph
@@ -38,8 +40,12 @@ import pytest
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import dijkstra
 
+from privad.errors import DataError
+from privad.geometry.predicate import METRICS, MIN_GAP, pair_values, threshold
+from privad.geometry.reference import count_brute
 from privad.sensitive import (
     InputMechanism,
+    SensitiveAnomalyIdentifier,
     anomaly_label,
     compile_mechanism,
     delta_g,
@@ -47,6 +53,7 @@ from privad.sensitive import (
     lambda_k,
     log_error_probability,
 )
+from privad.sensitive.accounting import claim5_bound, claim5_radius
 from privad.sensitive.constructions import log_output_probabilities
 
 TOL = 1e-9
@@ -439,3 +446,125 @@ def test_naive_capping_breaks_lipschitz():
     ac = np.minimum(dom.X, Bc)
     naive = np.asarray(delta_g(ac, Bc, dom.beta))  # no cap= argument: the naive rule
     assert (np.abs(naive[dom.edge_u] - naive[dom.edge_v]) >= 2).any()
+
+
+# ----------------------------------------------------------------------------------------
+# Claim 5 at every magnitude: the charge m·ε covers the exact composed loss, or the input
+# is refused (euclidean: distinct values of a feature closer than 2**-511 underflow)
+# ----------------------------------------------------------------------------------------
+
+EPS = 0.5
+#: 2**-511 is the smallest allowed gap; 1e-160 and 5e-324 fall below it (refused for
+#: euclidean only); 1e150 squares to ~1e300, just below overflow.
+SCALES = [1.0, 2.0**-511, 1e-150, 1e-160, 5e-324, 1e150]
+LINE = np.arange(-2.0, 3.0)[:, None]
+CROSS = np.array([[0.0, 0.0], [1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+UNDERFLOW = r"closer than 2\*\*-511 .*Allowed: distinct values of a feature"
+TINY_OFFSETS = [1.2e-162, -1.2e-162, 5e-324, 2.0**-512]
+
+
+def _radii(scale: float) -> list[float]:
+    return [0.0, 1e-170, scale, 1.5 * scale]
+
+
+def _multisets(points: np.ndarray, max_size: int) -> list[np.ndarray]:
+    """Every query batch of 1..max_size records of ``points`` (repetitions allowed)."""
+    return [
+        points[list(c)]
+        for size in range(1, max_size + 1)
+        for c in itertools.combinations_with_replacement(range(points.shape[0]), size)
+    ]
+
+
+def _underflows(A: np.ndarray) -> bool:
+    """Some feature of A has two distinct values closer than 2**-511 (the refusal rule)."""
+    return any((np.diff(np.unique(A[:, c])) < MIN_GAP).any() for c in range(A.shape[1]))
+
+
+def _added_records(P: np.ndarray) -> np.ndarray:
+    """Records j a neighbour may add: the domain, every midpoint, and the domain moved by
+    offsets far below the underflow gap (these need not pass the check themselves)."""
+    mid = ((P[:, None, :] + P[None, :, :]) / 2).reshape(-1, P.shape[1])
+    moved = [P + np.eye(P.shape[1])[c] * t for t in TINY_OFFSETS for c in range(P.shape[1])]
+    return np.concatenate([P, mid, *moved])
+
+
+@pytest.mark.parametrize("points", [LINE, CROSS], ids=["line", "cross"])
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("scale", SCALES)
+def test_claim5_upper_bound_counts_every_ball_at_every_magnitude(points, metric, scale):
+    """m ≥ #{queries within r of j} for every record j, or the queries are refused."""
+    P = points * scale
+    J = _added_records(P)
+    refused = 0
+    for r in _radii(scale):
+        for Q in _multisets(P, 3):
+            if metric == "euclidean" and _underflows(Q):
+                with pytest.raises(DataError, match=UNDERFLOW):
+                    claim5_bound(Q, r, metric=metric)
+                refused += 1
+                continue
+            bound = claim5_bound(Q, r, metric=metric)
+            within = pair_values(J, Q, metric) <= threshold(r, metric)  # no check on J
+            assert within.sum(axis=1).max() <= bound.upper
+            if r == 0.0:  # r = 0: duplicates only
+                _, mult = np.unique(Q, axis=0, return_counts=True)
+                assert bound.lower == mult.max()
+    assert (refused > 0) == (metric == "euclidean" and scale in (1e-160, 5e-324))
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("scale", SCALES)
+def test_charged_guarantee_covers_the_composed_loss_at_every_magnitude(metric, scale):
+    """guarantee(Q).epsilon ≥ Σ over queries of the exact loss of every record (each record
+    of X is one that a neighbouring database lacks), or the input is refused."""
+    P = LINE * scale
+    with_midpoints = np.unique(_added_records(P)[: P.shape[0] * (P.shape[0] + 1)], axis=0)
+    worst, accepted = 0.0, 0
+    for X in (P, with_midpoints):
+        for r in _radii(scale):
+            est = SensitiveAnomalyIdentifier(beta=1, r=r, epsilon=EPS, mechanism="dp",
+                                             metric=metric).fit(X)  # fmt: skip
+            for Q in _multisets(P, 2):
+                if metric == "euclidean" and _underflows(np.concatenate([X, Q])):
+                    with pytest.raises(DataError, match=UNDERFLOW):
+                        est.privacy_loss(Q, combine="sum")
+                    continue
+                charged = est.guarantee(Q).epsilon
+                lost = float(est.privacy_loss(Q, combine="sum").max())
+                assert lost <= charged * (1 + 1e-12)
+                worst = max(worst, lost / charged)
+                accepted += 1
+    assert (accepted == 0) == (metric == "euclidean" and scale in (1e-160, 5e-324))
+    assert accepted == 0 or worst > 0.99  # not vacuous: the charge is tight somewhere
+
+
+def _audit_cases(q: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The audit's databases {0} with queries at ±q (1-D) and on the axes (2-D)."""
+    cross = CROSS[1:] * q
+    return [(np.zeros((1, 1)), np.array([[q], [-q]])), (np.zeros((1, 2)), cross)]
+
+
+@pytest.mark.parametrize("r", [0.0, 1e-170])
+def test_audit_case_is_refused(r):
+    """Queries at ±1.2e-162: on the raw predicate record 0 is within r of every query while
+    the 2r count puts no two queries together, so m·ε = 0.5 would be charged for a loss of
+    1.0 (1.5 for 2.0 in 2-D). The check refuses it, saying what is wrong and what is allowed."""
+    for X, Q in _audit_cases(1.2e-162):
+        est = SensitiveAnomalyIdentifier(beta=1, r=r, epsilon=EPS).fit(X)
+        for call in (est.guarantee, est.statistics, est.privacy_loss):
+            with pytest.raises(DataError, match=UNDERFLOW):
+                call(Q)
+        # why: the raw predicate breaks the triangle inequality Claim 5 relies on
+        assert (pair_values(X, Q, "euclidean") <= threshold(r, "euclidean")).all()
+        thr2 = threshold(claim5_radius(r), "euclidean")
+        assert count_brute(Q, None, thr2, "euclidean", None).max() < Q.shape[0]
+
+
+def test_audit_case_rescaled_by_a_power_of_two_is_charged_exactly():
+    """The same geometry times 2**400 (exact) is accepted, and m·ε equals the loss."""
+    q = 1.2e-162 * 2.0**400
+    for X, Q in _audit_cases(q):
+        est = SensitiveAnomalyIdentifier(beta=1, r=q, epsilon=EPS).fit(X)
+        lost = float(est.privacy_loss(Q, combine="sum").max())
+        assert est.guarantee(Q).epsilon == lost == EPS * Q.shape[0]

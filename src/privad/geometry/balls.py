@@ -23,7 +23,7 @@ import numpy as np
 
 from privad.errors import ParameterError
 from privad.geometry import dualtree, reference
-from privad.geometry.predicate import METRICS, check_span, threshold
+from privad.geometry.predicate import METRICS, check_magnitudes, threshold
 from privad.validation import (
     check_array,
     check_choice,
@@ -141,7 +141,9 @@ def ball_counts(
     ------
     privad.errors.PrivadError
         ``DataError`` for malformed arrays (not 2-D, empty data, NaN/inf, column mismatch,
-        coordinates spanning more than float64 distances can hold); ``ParameterError`` for
+        coordinates spanning more than float64 distances can hold, or, for euclidean
+        distances, two distinct values of a feature closer than 2**-511: see
+        :func:`privad.geometry.predicate.check_magnitudes`); ``ParameterError`` for
         ``r``, ``cap``, ``metric`` or ``engine`` (also for an in-memory engine asked to
         count a Dask collection).
     """
@@ -160,7 +162,7 @@ def ball_counts(
     check_choice(engine, "engine", ("auto", *ENGINES))
     if Q is not None and Q.shape[0] == 0:
         return np.zeros(0, np.int64)
-    check_span([X] if Q is None else [X, Q], metric)
+    check_magnitudes([X] if Q is None else [X, Q], metric)
     name = AUTO_ENGINE if engine == "auto" else engine
     problem = BallProblem(
         data=np.ascontiguousarray(X),

@@ -11,10 +11,14 @@ Design (details and the communication cost in ``docs/distributed.md``, "The Dask
 design"):
 
 1. **Summary pass** (eager, small output). One task per partition converts it to float64
-   and returns its length, its number of non-finite values, per-feature min/max and an
-   evenly spaced sample of at most a few thousand rows. The driver raises the same
-   ``DataError`` messages as the single-machine engine from these summaries (no partition
-   is ever brought to the driver), checks the float64 span, and plans.
+   and returns its length, its number of non-finite values, per-feature min/max, the
+   distinct values of magnitude at most ``2**-459`` per feature (none or ``0`` for ordinary
+   data; see :func:`privad.geometry.predicate.check_gaps`) and an evenly spaced sample of
+   at most a few thousand rows. The driver raises the same ``DataError`` messages as the
+   single-machine engine from these summaries (no partition is ever brought to the
+   driver), checks the float64 span and, for euclidean distances, the gaps between those
+   small values, and plans. (Data made mostly of such tiny values brings them all to the
+   driver: rescale it by a power of two first.)
 2. **Plan** (driver, sample only; :mod:`privad.geometry.cells`). A k-d tree over the
    sample cuts space into ``K`` cells of about equal weight, each split placed where the
    fewest records lie within ``r`` of it. Cell j is *relevant* to cell k when the exact
@@ -73,7 +77,14 @@ from privad.geometry.cells import (
     point_box_bounds,
     relevance,
 )
-from privad.geometry.predicate import METRICS, check_span, threshold
+from privad.geometry.predicate import (
+    METRICS,
+    check_gaps,
+    check_span,
+    scan_columns,
+    small_values,
+    threshold,
+)
 from privad.validation import check_array, check_choice, check_int, check_nonnegative
 
 __all__ = [
@@ -125,6 +136,7 @@ class _Summary(NamedTuple):
     bad: int  # number of NaN/inf values
     lo: np.ndarray | None  # per-feature min (None when empty or not finite)
     hi: np.ndarray | None
+    small: list[np.ndarray] | None  # per feature: distinct values of magnitude <= SMALL
     sample: np.ndarray | None  # (s, d) systematic sample of rows
     weight: float  # rows represented by each sample row
 
@@ -143,15 +155,17 @@ def _summarise(block: Any, sample_rows: int) -> _Summary:
     try:
         arr = _to_float(block)
     except (TypeError, ValueError) as exc:
-        return _Summary(str(exc), (), 0, None, None, None, 0.0)
+        return _Summary(str(exc), (), 0, None, None, None, None, 0.0)
     finite = np.isfinite(arr)
     bad = int(arr.size - np.count_nonzero(finite))
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0 or bad:
-        return _Summary(None, arr.shape, bad, None, None, None, 0.0)
+        return _Summary(None, arr.shape, bad, None, None, None, None, 0.0)
     n = arr.shape[0]
     s = min(n, sample_rows)
     idx = ((np.arange(s) + 0.5) * (n / s)).astype(np.int64)
-    return _Summary(None, arr.shape, 0, arr.min(axis=0), arr.max(axis=0), arr[idx].copy(), n / s)
+    scan = scan_columns(arr)
+    return _Summary(None, arr.shape, 0, scan.lo, scan.hi, small_values(arr, scan),
+                    arr[idx].copy(), n / s)  # fmt: skip
 
 
 def _source(x: Any, name: str, partitions: int | None, min_rows: int) -> _Source:
@@ -211,6 +225,7 @@ class _Checked:
     ncols: int
     lo: np.ndarray | None  # per-feature min over all rows (None if no rows)
     hi: np.ndarray | None
+    small: list[list[np.ndarray]]  # per non-empty partition: its small values per feature
     sample: np.ndarray  # (s, d) sample rows over all partitions
     weights: np.ndarray  # (s,) rows each sample row stands for
 
@@ -254,7 +269,8 @@ def _check(source: _Source, summaries: Sequence[_Summary], min_rows: int) -> _Ch
     else:
         sample, weights = np.zeros((0, d)), np.zeros(0)
     lengths = np.array([s.shape[0] for s in summaries], dtype=np.int64)
-    return _Checked(source, lengths, d, lo, hi, sample, weights)
+    small = [s.small for s in full]
+    return _Checked(source, lengths, d, lo, hi, small, sample, weights)
 
 
 _SUMMARIES: ContextVar[dict | None] = ContextVar("privad_dask_summaries", default=None)
@@ -633,7 +649,9 @@ def plan_ball_counts(
             )
     X, Q = _check_inputs(d_src, q_src)
     boxes = [np.vstack([c.lo, c.hi]) for c in (X, Q) if c is not None and c.lo is not None]
-    check_span(boxes, metric)
+    check_span(boxes, metric)  # as check_magnitudes does, from the summaries
+    if metric == "euclidean":
+        check_gaps([part for c in (X, Q) if c is not None for part in c.small])
     k_req = partitions or max(len(d_src.parts), 0 if q_src is None else len(q_src.parts))
     k_req = max(1, min(k_req, X.n + (0 if Q is None else Q.n)))
     return _plan(X, Q, r, metric, cap, k_req)

@@ -25,7 +25,12 @@ from numba import njit, prange
 
 from privad.geometry.kdtree import build_tree
 from privad.geometry.kernels import accumulator_rows, point_box_bounds, row_values
-from privad.geometry.predicate import METRICS, check_span, metric_code, radius_from_value
+from privad.geometry.predicate import (
+    METRICS,
+    check_magnitudes,
+    metric_code,
+    radius_from_value,
+)
 from privad.validation import check_array, check_choice, check_int
 
 _LEAF_SIZE = 64
@@ -160,12 +165,14 @@ def kth_neighbour_distance(data: Any, k: int, *, metric: str = "euclidean") -> n
     Raises
     ------
     privad.errors.PrivadError
-        ``DataError`` for malformed data, ``ParameterError`` for ``k`` or ``metric``.
+        ``DataError`` for malformed data (also data whose distances float64 cannot hold:
+        :func:`privad.geometry.predicate.check_magnitudes`), ``ParameterError`` for ``k``
+        or ``metric``.
     """
     X = check_array(data, "data")
     check_choice(metric, "metric", METRICS)
     k = check_int(k, "k", minimum=1, maximum=X.shape[0])
-    check_span([X], metric)
+    check_magnitudes([X], metric)
     tree = build_tree(X, _LEAF_SIZE)
     leaf_max = int((tree.end - tree.start).max())
     values = np.empty(X.shape[0], np.float64)

@@ -27,23 +27,67 @@ Properties the engines rely on (all follow from round-to-nearest being monotone 
   bound ``v`` from below and above *as computed*, so pruning and whole-node counting in a
   tree take exactly the decision the pair-by-pair computation would.
 
-Where the result differs from real arithmetic, it is a documented part of the definition:
-a squared difference below ~1e-308 may round to 0, so two distinct records closer than
-~1e-154 may count as being at distance 0. Inputs whose coordinate spans would overflow the
-pair value (see :func:`check_span`) are refused, so the pair value is always finite.
+Magnitudes: what float64 can and cannot represent
+-------------------------------------------------
+Every engine enters through :func:`check_magnitudes`, which refuses (``DataError``) the two
+kinds of input on which the pair value would stop tracking the real distance:
+
+* **overflow** (every metric, :func:`check_span`): per-feature spans whose pair value is not
+  finite. Once refused, every pair value and every box bound is finite.
+* **underflow** (euclidean only, :func:`check_gaps`): two distinct values of one feature
+  (data and queries together) closer than :data:`MIN_GAP` ``= 2**-511`` (~1.49e-154). Their
+  squared difference would be subnormal or 0, so distinct records could be "at distance 0"
+  (within ``r = 0`` of each other) and the triangle inequality that Claim 5's bound relies
+  on would fail (the audit case: data ``{0}``, queries ``±1.2e-162``, ``r = 0``). Columns
+  whose nonzero values all have magnitude ``>= 2**-459`` (~6.6e-139) always pass, because
+  distinct floats of that size differ by at least ``2**-511``; only the values below it are
+  sorted and their consecutive gaps compared.
+
+Once the check passes, every nonzero term ``t * t`` is a normal float64 (``>= 2**-1022``),
+so a pair value is its real squared distance up to a relative error of about ``(d + 2)``
+units in the last place, and:
+
+* ``r = 0`` means exactly "duplicates only" for every metric (a distinct pair has
+  ``v >= 2**-1022 > 0``; manhattan and chebyshev differences of distinct floats are never
+  0 under gradual underflow, so they need no gap check). More generally any ``r`` with
+  ``r * r`` subnormal decides exactly as real arithmetic does (distinct records are at
+  least ``2**-511 > r`` apart), so small radii need no refusal;
+* Claim 5 holds as computed (:func:`privad.sensitive.claim5_bound`, which checks the
+  queries): if queries ``s`` and ``t`` both have ``v(., j) <= thr(r)`` for *any* record
+  ``j`` (stored, added, or not passing the check itself), then
+  ``v(s, t) <= thr(claim5_radius(r))``, for fewer than 10**6 features. (Either ``thr(r)``
+  is below about ``2**-1024`` and the two real distances to ``j`` force ``s == t``, or the
+  relative margin 1e-9 of ``claim5_radius`` absorbs the relative errors and the absolute
+  error, at most ``d * 2**-1075``, of underflowing terms involving ``j``.) Manhattan and
+  chebyshev pair values have relative errors only, which the same margin absorbs.
+
+Refusals depend on the data (two records close together), as the span check does: a
+deployment that must not reveal them fixes a record domain where they cannot occur, e.g.
+every nonzero coordinate at least ``2**-459`` in magnitude and at most ``2**510 / sqrt(d)``.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from privad.errors import DataError
 
 #: Supported metrics, in the order of their integer codes in the compiled kernels.
 METRICS: tuple[str, ...] = ("euclidean", "manhattan", "chebyshev")
 EUCLIDEAN, MANHATTAN, CHEBYSHEV = 0, 1, 2
+
+#: Smallest difference allowed between distinct values of a feature for euclidean distances:
+#: for ``|t| >= MIN_GAP`` the square ``t * t`` is a normal float64 (``>= 2**-1022``).
+MIN_GAP = 2.0**-511
+#: Values of larger magnitude are at least :data:`MIN_GAP` from every other float64 (a float
+#: of magnitude ``>= 2**-459`` is a multiple of ``2**-511``), so only values up to this
+#: magnitude can take part in a gap below :data:`MIN_GAP`.
+SMALL = 2.0**-459
 
 
 def metric_code(metric: str) -> int:
@@ -147,3 +191,92 @@ def check_span(points: list[np.ndarray], metric: str) -> None:
             f"the coordinates span too wide a range for {metric} distances in float64 "
             f"(the largest possible pair value overflows); rescale the data"
         )
+
+
+class ColumnScan(NamedTuple):
+    """What one pass over an array (n >= 1, d) tells the checks, per feature."""
+
+    lo: np.ndarray  # min
+    hi: np.ndarray  # max
+    tiny: np.ndarray  # int64: how many nonzero values have magnitude <= SMALL
+    zero: np.ndarray  # bool: whether 0 occurs
+
+
+@njit(cache=True)
+def _scan(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    n, d = points.shape
+    lo = points[0].copy()
+    hi = points[0].copy()
+    tiny = np.zeros(d, np.int64)
+    zero = np.zeros(d, np.bool_)
+    for i in range(n):
+        for j in range(d):
+            x = points[i, j]
+            lo[j] = min(lo[j], x)
+            hi[j] = max(hi[j], x)
+            if x == 0.0:
+                zero[j] = True
+            elif abs(x) <= SMALL:
+                tiny[j] += 1
+    return lo, hi, tiny, zero
+
+
+def scan_columns(points: np.ndarray) -> ColumnScan:
+    """Per-feature min, max, number of tiny nonzero values and presence of 0 of ``points``
+    (n >= 1, d), in one compiled pass (a few ms for 284,807 x 6)."""
+    return ColumnScan(*_scan(points))
+
+
+def small_values(points: np.ndarray, scan: ColumnScan) -> list[np.ndarray]:
+    """Per feature, the sorted distinct values of magnitude at most :data:`SMALL`.
+
+    Only these values can lie closer than :data:`MIN_GAP` to another value, so they are all
+    that :func:`check_gaps` needs from an array. ``scan`` is :func:`scan_columns` of
+    ``points``: a feature is sorted only when it has tiny nonzero values (ordinary data has
+    none, and its result is at most ``[0.0]``).
+    """
+    out = []
+    for j, (tiny, zero) in enumerate(zip(scan.tiny.tolist(), scan.zero.tolist(), strict=True)):
+        column = points[:, j]
+        values = np.unique(column[(np.abs(column) <= SMALL) & (column != 0.0)]) if tiny else []
+        out.append(np.concatenate([[0.0] if zero else [], values]))
+    return out
+
+
+def check_gaps(parts: Sequence[Sequence[np.ndarray]]) -> None:
+    """Refuse two distinct values of one feature closer than :data:`MIN_GAP` (euclidean).
+
+    ``parts`` holds :func:`small_values` of every array (or partition) taking part: the data
+    and the queries together. Rounding is monotone and :data:`MIN_GAP` is a float64, so a
+    computed gap is below it exactly when the real one is; the smallest gap of a feature is
+    between neighbours in sorted order.
+    """
+    for j, column in enumerate(zip(*parts, strict=True)):
+        values = np.unique(np.concatenate(column))  # -0.0 and 0.0 are one value
+        close = np.flatnonzero(np.diff(values) < MIN_GAP)
+        if close.size:
+            a, b = float(values[close[0]]), float(values[close[0] + 1])
+            raise DataError(
+                f"feature {j} has the distinct values {a!r} and {b!r}, closer than 2**-511 "
+                f"(~1.5e-154): their squared difference underflows float64, so euclidean "
+                f"distances between such records cannot be computed faithfully (they could "
+                f"count as 0). Allowed: distinct values of a feature (data and queries "
+                f"together) at least 2**-511 apart, which always holds when every nonzero "
+                f"value has magnitude >= 2**-459 (~6.6e-139); rescale the data and r by a "
+                f"power of two, or use metric 'manhattan' or 'chebyshev'"
+            )
+
+
+def check_magnitudes(points: list[np.ndarray], metric: str) -> None:
+    """Refuse inputs the pair values cannot represent: :func:`check_span` (overflow, every
+    metric) and, for euclidean distances, :func:`check_gaps` (underflow).
+
+    Every engine's validation calls this once on the data and the queries together (see the
+    module docstring for what the pair values guarantee once it passes). One compiled pass
+    over the arrays; sorting only for features with nonzero values below :data:`SMALL`.
+    """
+    points = [p for p in points if p.shape[0] > 0]
+    scans = [scan_columns(p) for p in points]
+    check_span([np.vstack([c.lo, c.hi]) for c in scans], metric)
+    if metric == "euclidean":
+        check_gaps([small_values(p, c) for p, c in zip(points, scans, strict=True)])
