@@ -7,6 +7,8 @@
   (:mod:`privad.services.oracle`), searched with ``privad search run --oracle URL``.
 * ``privad serve rmp``: the RMP mining server (:mod:`privad.services.rmp`), fed by
   ``privad rmp participate`` and trained with ``privad rmp train``.
+* ``privad serve sp``: the sensitive-privacy curator (:mod:`privad.services.curator`),
+  asked by ``privad sp ask``.
 
 Each server prints one line ``NAME listening on URL`` once its socket is bound (``--port 0``
 picks a free port), then serves until SIGINT/SIGTERM; requests in flight finish first and
@@ -447,6 +449,93 @@ def oracle(
 def register(app: typer.Typer) -> None:
     """Add the ``serve`` group to the ``privad`` command."""
     app.add_typer(serve_app, name="serve")
+
+
+# --------------------------------------------------------------------------------------------
+# privad serve sp
+# --------------------------------------------------------------------------------------------
+
+
+def _sp_options() -> dict[str, Any]:
+    from privad.cli import sp as sp_cli
+
+    return {"data_help": sp_cli.DATA_HELP, "columns": sp_cli.COLUMNS_OPTION,
+            "mechanism": sp_cli.MECHANISM_OPTION, "metric": sp_cli.METRIC_OPTION,
+            "k": sp_cli.K_OPTION, "count_cap": sp_cli.COUNT_CAP_OPTION}  # fmt: skip
+
+
+_SP = _sp_options()
+
+
+@serve_app.command("sp")
+def sp(
+    data: str = typer.Argument(..., metavar="DATA", help=_SP["data_help"]),
+    beta: str = typer.Option(..., "--beta", metavar="B", help="β: an integer >= 1."),
+    r: str = typer.Option(..., "--r", metavar="R", help="The radius r: a finite number >= 0."),
+    epsilon: str = typer.Option(..., "--epsilon", metavar="E", help="ε per answer, > 0."),
+    budget: str = typer.Option(
+        ..., "--budget", metavar="B",
+        help="Each querier's total ε (its own ledger scope <scope>/<querier>): a request past "
+        "it is refused (429) with nothing spent.",
+    ),
+    db: str = typer.Option(
+        ..., "--db", metavar="PATH",
+        help="The curator's store (SQLite, created if missing): recorded answers and every "
+        "querier's questions, so that a repeated question gets its recorded answer after a "
+        "restart too. Tied to DATA and the mechanism's parameters.",
+    ),
+    ledger: str = typer.Option(
+        ..., "--ledger", metavar="PATH",
+        help="The ledger file holding the queriers' budgets (created if missing; 'privad "
+        "budget show --ledger PATH').",
+    ),
+    k: str = _SP["k"],
+    mechanism: str = _SP["mechanism"],
+    metric: str = _SP["metric"],
+    count_cap: str = _SP["count_cap"],
+    columns: list[str] | None = _SP["columns"],
+    scope: str | None = typer.Option(
+        None, "--scope", metavar="NAME",
+        help="Prefix of the queriers' ledger scopes (default: curator/<data name>).",
+    ),
+    seed: str | None = typer.Option(
+        None, "--seed", metavar="S",
+        help="Seed of the noise, for tests only (anyone who knows it can remove the noise). "
+        "Default: OS entropy.",
+    ),
+    host: str = HOST_OPTION,
+    port: str = port_option(8705),
+    tokens: str | None = TOKENS_OPTION,
+    token: list[str] | None = TOKEN_OPTION,
+    max_body_bytes: str = MAX_BODY_OPTION,
+    log_level: str = LOG_LEVEL_OPTION,
+    ssl_certfile: str | None = SSL_CERT_OPTION,
+    ssl_keyfile: str | None = SSL_KEY_OPTION,
+) -> None:
+    """Hold DATA and answer queriers' (β, r)-anomaly questions privately, per-querier budgets."""
+    from privad.cli.sp import load_table, parse_mechanism
+    from privad.services.common import TokenRegistry
+    from privad.services.curator import create_curator_app
+
+    common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
+                                ssl_certfile, ssl_keyfile)  # fmt: skip
+    mech = parse_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
+    total = parse_float(budget, "--budget", strict=True, what="a finite number > 0 (e.g. 10)")
+    scope_v = parse_scope(scope)
+    seed_v = parse_seed(seed)
+    ds = load_table(data, columns=parse_columns(columns), seed=seed_v)
+    app = create_curator_app(
+        ds.X, mech, db=common.db, ledger=ledger, tokens=TokenRegistry(common.tokens),
+        budget=total, scope=scope_v if scope_v is not None else f"curator/{ds.name}",
+        rng=seed_v, max_body_bytes=common.max_body_bytes,
+    )  # fmt: skip
+    notes = [f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features; "
+             f"{mech.guarantee.summary()} per answer; {total:g} per querier; "
+             f"{len(common.tokens)} querier token(s)"]  # fmt: skip
+    if common.host not in ("127.0.0.1", "localhost", "::1") and common.ssl_certfile is None:
+        notes.append(f"warning: listening on {common.host} without TLS: tokens and answers "
+                     "travel in clear text")  # fmt: skip
+    common.run(app, "privad curator", notes)
 
 
 # --------------------------------------------------------------------------------------------

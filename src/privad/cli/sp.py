@@ -22,6 +22,7 @@ or a file (.csv, .parquet, .npy, .npz, .mat). Every option is parsed here (with
 from __future__ import annotations
 
 import contextlib
+import csv
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -106,6 +107,86 @@ WORKERS_OPTION: Any = typer.Option(
     help="With Dask and no --scheduler: worker processes of the local cluster (default: one "
     "per core).",
 )  # fmt: skip
+
+
+BETA_OPTION: Any = typer.Option(
+    None,
+    "--beta",
+    metavar="B",
+    help="Required. β of the (β, r)-anomaly: an integer >= 1. A record is an anomaly when "
+    "at most β records (itself and its duplicates included) lie within distance r.",
+)  # fmt: skip
+
+R_OPTION: Any = typer.Option(
+    None,
+    "--r",
+    metavar="R",
+    help="Required. The radius r: a finite number >= 0, in the units of the features "
+    "(balls are closed: distance <= r).",
+)  # fmt: skip
+
+EPSILON_OPTION: Any = typer.Option(
+    None,
+    "--epsilon",
+    metavar="E",
+    help="Required. ε of each answer: a finite number > 0 (smaller = more private; the "
+    "paper uses 0.01 to 1). The batch costs min(n, m)·ε (Claim 5).",
+)  # fmt: skip
+
+K_OPTION: Any = typer.Option(
+    "1",
+    "--k",
+    metavar="K",
+    help="k of the k-sensitive neighbourhood graph: an integer >= 1 (default 1). Records "
+    "that are normal, or would be after adding/removing k records, are protected; "
+    "k >= β + 1 protects everyone (then sp = dp). Ignored by --mechanism dp.",
+)  # fmt: skip
+
+MECHANISM_OPTION: Any = typer.Option(
+    "sp",
+    "--mechanism",
+    metavar="M",
+    help="sp (default): U_λk, (ε, k)-sensitively private (Theorem 4.6); dp: the optimal "
+    "ε-DP mechanism U_ΔG (Theorem 4.4); compiled: Construction 2 on the ε/2-DP mechanism, "
+    "(ε, k)-SP (Theorem 4.7).",
+)  # fmt: skip
+
+METRIC_OPTION: Any = typer.Option("euclidean", "--metric", metavar="METRIC", help=METRIC_HELP)
+
+COUNT_CAP_OPTION: Any = typer.Option(
+    "none",
+    "--count-cap",
+    metavar="C",
+    help="none (default): exact ball counts. auto, or an integer >= β + 2: stop counting "
+    "at C (faster on dense data; same guarantee; records with at least C neighbours get "
+    "error e^(-ε(C-β-1))/(1+e^ε) instead of a smaller one; auto makes that <= 1e-30).",
+)  # fmt: skip
+
+
+def parse_mechanism(beta: str | None, r: str | None, epsilon: str | None, k: str,
+                    mechanism: str, metric: str, count_cap: str) -> Any:  # fmt: skip
+    """The mechanism object of the options ``--beta --r --epsilon --k --mechanism --metric
+    --count-cap`` (one-line ParameterError on a mistake)."""
+    from privad.sensitive import aiq_mechanism, auto_count_cap
+
+    beta_v = parse_int(beta, "--beta", minimum=1, what="an integer >= 1 (e.g. --beta 18)")
+    eps_v = parse_float(epsilon, "--epsilon", strict=True,
+                        what="a finite number > 0 (e.g. --epsilon 0.1)")  # fmt: skip
+    mech = parse_choice(mechanism, "--mechanism", MECHANISM_CHOICES)
+    cap_text = count_cap.strip().lower()
+    if cap_text == "none":
+        cap: int | None = None
+    elif cap_text == "auto":
+        cap = auto_count_cap(beta_v, eps_v, mechanism=mech)
+    else:
+        cap = parse_int(count_cap, "--count-cap", minimum=beta_v + 2,
+                        what=f"none, auto or an integer >= β + 2 = {beta_v + 2}")  # fmt: skip
+    return aiq_mechanism(
+        mech, beta=beta_v, epsilon=eps_v, count_cap=cap,
+        r=parse_float(r, "--r", strict=False, what="a finite number >= 0 (e.g. --r 0.1)"),
+        k=parse_int(k, "--k", minimum=1, what="an integer >= 1"),
+        metric=parse_choice(metric, "--metric", METRIC_CHOICES),
+    )  # fmt: skip
 
 
 def parse_cluster(scheduler: str | None, workers: str | None) -> tuple[str | None, int | None]:
@@ -323,44 +404,12 @@ def _ensure_budget(book: Any, scope: str, notion: str, budget: float | None) -> 
 @sp_app.command("identify")
 def identify(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
-    beta: str | None = typer.Option(
-        None,
-        "--beta",
-        metavar="B",
-        help="Required. β of the (β, r)-anomaly: an integer >= 1. A record is an anomaly when "
-        "at most β records (itself and its duplicates included) lie within distance r.",
-    ),
-    r: str | None = typer.Option(
-        None,
-        "--r",
-        metavar="R",
-        help="Required. The radius r: a finite number >= 0, in the units of the features "
-        "(balls are closed: distance <= r).",
-    ),
-    epsilon: str | None = typer.Option(
-        None,
-        "--epsilon",
-        metavar="E",
-        help="Required. ε of each answer: a finite number > 0 (smaller = more private; the "
-        "paper uses 0.01 to 1). The batch costs min(n, m)·ε (Claim 5).",
-    ),
-    k: str = typer.Option(
-        "1",
-        "--k",
-        metavar="K",
-        help="k of the k-sensitive neighbourhood graph: an integer >= 1 (default 1). Records "
-        "that are normal, or would be after adding/removing k records, are protected; "
-        "k >= β + 1 protects everyone (then sp = dp). Ignored by --mechanism dp.",
-    ),
-    mechanism: str = typer.Option(
-        "sp",
-        "--mechanism",
-        metavar="M",
-        help="sp (default): U_λk, (ε, k)-sensitively private (Theorem 4.6); dp: the optimal "
-        "ε-DP mechanism U_ΔG (Theorem 4.4); compiled: Construction 2 on the ε/2-DP mechanism, "
-        "(ε, k)-SP (Theorem 4.7).",
-    ),
-    metric: str = typer.Option("euclidean", "--metric", metavar="METRIC", help=METRIC_HELP),
+    beta: str | None = BETA_OPTION,
+    r: str | None = R_OPTION,
+    epsilon: str | None = EPSILON_OPTION,
+    k: str = K_OPTION,
+    mechanism: str = MECHANISM_OPTION,
+    metric: str = METRIC_OPTION,
     queries: str | None = typer.Option(
         None,
         "--queries",
@@ -412,14 +461,7 @@ def identify(
         "(an existing budget is never changed: use 'privad budget set'). Without it, a scope "
         "without a budget is an error.",
     ),
-    count_cap: str = typer.Option(
-        "none",
-        "--count-cap",
-        metavar="C",
-        help="none (default): exact ball counts. auto, or an integer >= β + 2: stop counting "
-        "at C (faster on dense data; same guarantee; records with at least C neighbours get "
-        "error e^(-ε(C-β-1))/(1+e^ε) instead of a smaller one; auto makes that <= 1e-30).",
-    ),
+    count_cap: str = COUNT_CAP_OPTION,
     seed: str | None = typer.Option(
         None,
         "--seed",
@@ -441,27 +483,11 @@ def identify(
     workers: str | None = WORKERS_OPTION,
 ) -> None:
     """Label records as (β, r)-anomalies privately, and charge the privacy budget."""
-    from privad.sensitive import auto_count_cap
-
     # 1. every option, before anything is read or written
-    beta_v = parse_int(beta, "--beta", minimum=1, what="an integer >= 1 (e.g. --beta 18)")
-    eps_v = parse_float(epsilon, "--epsilon", strict=True,
-                        what="a finite number > 0 (e.g. --epsilon 0.1)")  # fmt: skip
-    mech = parse_choice(mechanism, "--mechanism", MECHANISM_CHOICES)
-    cap_text = count_cap.strip().lower()
-    if cap_text == "none":
-        cap: int | None = None
-    elif cap_text == "auto":
-        cap = auto_count_cap(beta_v, eps_v, mechanism=mech)
-    else:
-        cap = parse_int(count_cap, "--count-cap", minimum=beta_v + 2,
-                        what=f"none, auto or an integer >= β + 2 = {beta_v + 2}")  # fmt: skip
+    m = parse_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
     job = _Identify(
-        data=data, beta=beta_v, eps=eps_v, mech=mech, cap=cap,
-        r=parse_float(r, "--r", strict=False, what="a finite number >= 0 (e.g. --r 0.1)"),
-        k=parse_int(k, "--k", minimum=1, what="an integer >= 1"),
-        metric=parse_choice(metric, "--metric", METRIC_CHOICES),
-        seed=parse_seed(seed), columns=parse_columns(columns), label=label,
+        data=data, beta=m.beta, eps=m.epsilon, mech=m.name, cap=m.count_cap, r=m.r, k=m.k,
+        metric=m.metric, seed=parse_seed(seed), columns=parse_columns(columns), label=label,
         scope=parse_scope(scope), ledger=ledger, out=out,
         budget=None if budget is None else parse_float(
             budget, "--budget", strict=True, what="a finite number > 0 (the scope's total ε)"),
@@ -800,6 +826,98 @@ def params(
         "separately.", markup=False,
     )  # fmt: skip
     console.print(f"Next: privad sp identify {data} --beta {beta_v} --r {r_v:.6g} --epsilon 0.1",
+                  markup=False)  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# privad sp ask
+# --------------------------------------------------------------------------------------------
+
+
+def _parse_ids(values: list[str] | None) -> list[int] | None:
+    """``--ids 3,5 --ids 8`` as a list of record ids (integers >= 0)."""
+    if not values:
+        return None
+    parts = [p.strip() for v in values for p in str(v).split(",")]
+    return [parse_int(p, "--ids", minimum=0, what="record ids: integers >= 0") for p in parts]
+
+
+IDS_OPTION: Any = typer.Option(
+    None, "--ids", metavar="IDS",
+    help="Ask about these records of the curator's data: ids 0 .. n-1, repeat the option or "
+    "separate with commas. Charged ε per id this querier has not asked before.",
+)
+
+
+@sp_app.command("ask")
+def ask(
+    server: str = typer.Option(..., "--server", metavar="URL",
+                               help="The curator's URL (privad serve sp), http(s)://host:port."),
+    token: str | None = typer.Option(
+        None, "--token", metavar="SECRET", envvar="PRIVAD_CURATOR_TOKEN",
+        help="This querier's token (default: $PRIVAD_CURATOR_TOKEN).",
+    ),
+    ids: list[str] | None = IDS_OPTION,
+    queries: str | None = typer.Option(
+        None, "--queries", metavar="FILE",
+        help="Ask about these feature vectors (records not in the data): a data file with the "
+        "curator's number of features. Charged online by Claim 5 (the rise of m·ε).",
+    ),
+    add_query_to_data: bool = typer.Option(
+        False, "--add-query-to-data",
+        help="With --queries: judge each vector as if it were added to the data (footnote 1).",
+    ),
+    columns: list[str] | None = COLUMNS_OPTION,
+    out: str | None = typer.Option(
+        None, "--out", metavar="FILE",
+        help="Also write the answers as CSV (question,label; 1 = anomaly), atomically.",
+    ),
+    timeout: str = typer.Option("60", "--timeout", metavar="S", help="Seconds per request."),
+    ca_cert: str | None = typer.Option(
+        None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https curator."
+    ),
+) -> None:
+    """Ask the curator which records are (β, r)-anomalies: noisy answers, your budget."""
+    from privad.cli.serve import existing_file
+    from privad.io import atomic_write
+    from privad.services.clients import CuratorClient
+
+    if token is None or not token.strip():
+        raise ParameterError("--token is required (or set $PRIVAD_CURATOR_TOKEN)")
+    id_list = _parse_ids(ids)
+    if (id_list is None) == (queries is None):
+        raise ParameterError("give --ids (record ids) or --queries FILE (feature vectors), "
+                             "one of them")  # fmt: skip
+    if add_query_to_data and queries is None:
+        raise ParameterError("--add-query-to-data applies only with --queries FILE")
+    timeout_v = parse_float(timeout, "--timeout", strict=True, what="seconds > 0")
+    Q = None if queries is None else load_table(queries, columns=parse_columns(columns)).X
+    with CuratorClient(server, token.strip(), timeout=timeout_v,
+                       verify=existing_file(ca_cert, "--ca-cert") or True) as client:  # fmt: skip
+        if id_list is not None:
+            reply = client.ask_ids(id_list)
+            names = [str(i) for i in id_list]
+        else:
+            reply = client.ask_records(Q, add_query_to_data=add_query_to_data)
+            names = [f"row {i}" for i in range(len(reply["answers"]))]
+    if out is not None:
+        with atomic_write(Path(out).expanduser(), "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["question", "label"])
+            writer.writerows(zip(names, reply["answers"], strict=True))
+    console = out_console()
+    table = Table(title="privad sp ask", title_justify="left")
+    table.add_column("question")
+    table.add_column("answer (noisy; 1 = anomaly)")
+    for name, answer in list(zip(names, reply["answers"], strict=True))[:50]:
+        table.add_row(name, str(answer))
+    console.print(table)
+    if len(names) > 50:
+        console.print(f"... {len(names) - 50} more" + (f" in {out}" if out else " (use --out)"),
+                      markup=False)  # fmt: skip
+    b = reply["budget"]
+    console.print(f"charged ε {reply['charged']:g}; budget: spent {b['spent']:g} of "
+                  f"{b['total']:g}, remaining {b['remaining']:g} ({b['notion']})",
                   markup=False)  # fmt: skip
 
 

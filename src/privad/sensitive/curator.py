@@ -69,9 +69,9 @@ from privad.sensitive.anomaly import BallStatistics
 from privad.sensitive.estimator import SensitiveAnomalyIdentifier
 from privad.sensitive.mechanisms import AIQMechanism
 from privad.sensitive.release import _row_digests
-from privad.validation import check_array, check_epsilon, check_int
+from privad.validation import check_array, check_epsilon
 
-__all__ = ["MAX_BATCH", "Curator", "CuratorAnswer", "OnlineClaim5"]
+__all__ = ["MAX_BATCH", "Curator", "CuratorAnswer", "OnlineClaim5", "check_querier"]
 
 MAX_BATCH = 100_000
 """Most questions one request may carry."""
@@ -436,6 +436,3 @@ def check_querier(name: Any) -> str:
         raise ParameterError(f"a querier name must be printable text, got {name!r}")
     return name
 
-
-__all__ += ["check_querier"]
-_ = check_int  # validation helpers used by the service layer

@@ -61,6 +61,7 @@ from privad.validation import check_int
 __all__ = [
     "AnalystClient",
     "CorrectionClient",
+    "CuratorClient",
     "OracleClient",
     "RemoteOracle",
     "SensorUploader",
@@ -157,7 +158,8 @@ class ServiceClient:
 
         4xx/5xx raise :class:`~privad.services.common.ServiceError` (404:
         :class:`NotFound`, 409: :class:`Conflict`) whose ``status_code`` is the server's and
-        whose message is the server's ``detail``; a server that cannot be reached raises
+        whose message is the server's ``detail``; 429 (a privacy budget is spent) raises
+        :class:`~privad.errors.BudgetExceededError`; a server that cannot be reached raises
         :class:`UpstreamError`.
         """
         content = None if body is None else dumps(body)
@@ -189,6 +191,8 @@ class ServiceClient:
         detail = data.get("detail") if isinstance(data, dict) else None
         detail = detail or response.text[:200] or response.reason_phrase
         message = f"the {self.what} refused {method} {path} ({response.status_code}): {detail}"
+        if response.status_code == 429:  # a privacy budget is spent: nothing was answered
+            raise BudgetExceededError(message)
         cls: type[ServiceError] = {404: NotFound, 409: Conflict}.get(
             response.status_code, ServiceError
         )
@@ -500,15 +504,6 @@ class OracleClient(ServiceClient):
 
     what = "oracle"
 
-    def request(self, method: str, path: str, body: Any = None,
-                params: dict[str, Any] | None = None) -> tuple[int, Any]:  # fmt: skip
-        try:
-            return super().request(method, path, body, params)
-        except ServiceError as exc:
-            if exc.status_code == 429:
-                raise BudgetExceededError(str(exc)) from None
-            raise
-
     def model(self) -> dict[str, Any]:
         """``GET /v1/model``: n_items, kind, ε, thresholds, answer model, guarantee, budget."""
         return self.request("GET", "/v1/model")[1]
@@ -531,6 +526,34 @@ class OracleClient(ServiceClient):
         """``POST /v1/query`` with Q = the first ``size`` items of a stored order."""
         body = {"order": order, "size": int(size), "complement": bool(complement)}
         return self.request("POST", "/v1/query", body)[1]
+
+
+class CuratorClient(ServiceClient):
+    """The sensitive-privacy curator's endpoints (:mod:`privad.services.curator`).
+
+    The querier's whole view: the public model, its own budget and noisy 0/1 answers. A
+    request past the budget (429) raises :class:`~privad.errors.BudgetExceededError`.
+    """
+
+    what = "curator"
+
+    def model(self) -> dict[str, Any]:
+        """``GET /v1/model``: the mechanism's public parameters, n_records, n_features."""
+        return self.request("GET", "/v1/model")[1]
+
+    def budget(self) -> dict[str, Any]:
+        """``GET /v1/budget``: this querier's total, spent and remaining ε."""
+        return self.request("GET", "/v1/budget")[1]
+
+    def ask_ids(self, ids: Sequence[int] | np.ndarray) -> dict[str, Any]:
+        """``POST /v1/ask`` about records of the data: answers, charge, budget."""
+        return self.request("POST", "/v1/ask", {"ids": np.asarray(ids, np.int64).tolist()})[1]
+
+    def ask_records(self, records: Any, *, add_query_to_data: bool = False) -> dict[str, Any]:
+        """``POST /v1/ask`` about feature vectors (future queries): answers, charge, budget."""
+        body = {"records": np.asarray(records, np.float64).tolist(),
+                "add_query_to_data": bool(add_query_to_data)}  # fmt: skip
+        return self.request("POST", "/v1/ask", body)[1]
 
 
 class RemoteOracle(Oracle):

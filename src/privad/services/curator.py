@@ -1,0 +1,147 @@
+"""The sensitive-privacy curator as an HTTP server (``privad serve sp``).
+
+A trusted curator holds the database and answers "is record i a (β, r)-anomaly?" for
+queriers who never see the data (Asif, Papakonstantinou, Vaidya, CCS 2019). The logic, the
+online charging and the durability rules are those of :class:`privad.sensitive.Curator`;
+this module is its HTTP face.
+
+Endpoints (all but ``/v1/health`` need ``Authorization: Bearer SECRET`` of a querier token;
+the token's name is the querier):
+
+=======  ==============  ====================================================================
+method   path            what
+=======  ==============  ====================================================================
+GET      /v1/health      liveness and role (no token)
+GET      /v1/model       the public parameters: mechanism, β, r, ε, k, metric, count cap,
+                         n_records, n_features, the per-answer guarantee, the budget per
+                         querier, the largest batch
+GET      /v1/budget      the querier's own budget: total, spent, remaining ε
+POST     /v1/ask         ``{"ids": [i, ...]}`` (record ids) or ``{"records": [[...], ...],
+                         "add_query_to_data": false}`` (feature vectors; footnote 1 with
+                         ``true``): ``{"answers": [0/1, ...], "charged": ε, "budget": {...}}``
+=======  ==============  ====================================================================
+
+A request past the querier's budget gets ``429 {"error": "budget_exhausted"}``: nothing is
+spent, nothing answered. Malformed requests (bad JSON, unknown fields, an unknown id, a
+wrong dimension, NaN, an empty or too large batch) get 4xx with nothing spent. The querier
+never receives counts, error probabilities or distances: there is no evaluation endpoint.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final
+
+from fastapi import Depends, FastAPI, Request
+
+from privad.accounting import Ledger
+from privad.errors import BudgetExceededError, DataError
+from privad.sensitive.curator import Curator
+from privad.sensitive.mechanisms import AIQMechanism
+from privad.services.common import (
+    DEFAULT_MAX_BODY_BYTES,
+    SENSOR_ROLE,
+    Principal,
+    Recorder,
+    TokenRegistry,
+    create_app,
+    parse_json,
+    require_role,
+)
+from privad.services.oracle import BudgetExhausted
+
+__all__ = ["ROLE", "create_curator_app", "parse_ask"]
+
+ROLE: Final[str] = "curator"
+
+_ASK_FIELDS = {"ids", "records", "add_query_to_data"}
+
+
+def parse_ask(body: Any) -> dict[str, Any]:
+    """The keyword arguments of :meth:`Curator.ask` from a request body (DataError if bad)."""
+    if not isinstance(body, dict):
+        raise DataError('the body must be a JSON object: {"ids": [...]} or {"records": '
+                        '[[...], ...], "add_query_to_data": false}')  # fmt: skip
+    unknown = sorted(set(body) - _ASK_FIELDS)
+    if unknown:
+        raise DataError(f"unknown field(s) {unknown}; allowed: {sorted(_ASK_FIELDS)}")
+    ids, records = body.get("ids"), body.get("records")
+    if ids is not None:
+        if not isinstance(ids, list) or not all(type(i) is int for i in ids):
+            raise DataError("ids must be a list of integers (record ids)")
+    if records is not None and not isinstance(records, list):
+        raise DataError("records must be a list of feature vectors (lists of numbers)")
+    if records is not None and not records:
+        raise DataError("records is empty: give at least one feature vector")
+    return {"ids": ids, "records": records,
+            "add_query_to_data": body.get("add_query_to_data", False)}  # fmt: skip
+
+
+def create_curator_app(
+    X: Any,
+    mechanism: AIQMechanism,
+    *,
+    db: str | Path,
+    ledger: str | Path,
+    tokens: TokenRegistry,
+    budget: float,
+    scope: str = "curator",
+    rng: Any = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    recorder: Recorder | None = None,
+) -> FastAPI:
+    """The curator's FastAPI app.
+
+    Parameters
+    ----------
+    X : the database (n, d).
+    mechanism : the (β, r)-AIQ mechanism answering every question.
+    db : the curator's store (recorded answers, each querier's questions; SQLite).
+    ledger : the ledger file holding each querier's budget (scope ``<scope>/<querier>``).
+    tokens : the queriers' tokens (their names are the queriers).
+    budget : each querier's total ε.
+    rng : the noise (tests only; default OS entropy).
+    """
+    book = Ledger(ledger, create=True)
+    try:
+        curator = Curator(X, mechanism, ledger=book, store=db, budget=budget, scope=scope,
+                          rng=rng)  # fmt: skip
+    except BaseException:
+        book.close()
+        raise
+    auth = Depends(require_role(SENSOR_ROLE))
+
+    def routes(app: FastAPI) -> None:
+        @app.get("/v1/model")
+        def model(who: Principal = auth) -> dict[str, Any]:
+            return curator.describe()
+
+        @app.get("/v1/budget")
+        def budget_state(who: Principal = auth) -> dict[str, Any]:
+            return {"querier": who.name, **curator.budget(who.name)}
+
+        @app.post("/v1/ask")
+        async def ask(request: Request, who: Principal = auth) -> dict[str, Any]:
+            from starlette.concurrency import run_in_threadpool
+
+            raw = await request.body()
+
+            def work() -> dict[str, Any]:
+                kwargs = parse_ask(parse_json(raw))
+                try:
+                    out = curator.ask(who.name, **kwargs)
+                except BudgetExceededError as exc:
+                    raise BudgetExhausted(f"budget exhausted: {exc}") from None
+                return {"answers": out.answers, "charged": out.charged, "budget": out.budget}
+
+            return await run_in_threadpool(work)
+
+    def close() -> None:
+        curator.close()
+        book.close()
+
+    return create_app(
+        title="privad sensitive-privacy curator", role=ROLE, routes=routes, tokens=tokens,
+        max_body_bytes=max_body_bytes, recorder=recorder, on_shutdown=(close,),
+        state={"curator": curator, "ledger": book},
+    )  # fmt: skip

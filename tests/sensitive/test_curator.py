@@ -1,0 +1,126 @@
+"""The sensitive-privacy curator (privad.sensitive.curator): online charging, records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from privad.accounting import Ledger
+from privad.datasets import load
+from privad.errors import BudgetExceededError, DataError, ParameterError
+from privad.sensitive import (
+    DPMechanism,
+    SensitiveAnomalyIdentifier,
+    SPMechanism,
+    claim5_bound,
+)
+from privad.sensitive.curator import Curator, OnlineClaim5
+
+MECH = SPMechanism(18, 0.1, 0.1)
+
+
+@pytest.fixture(scope="module")
+def thyroid() -> np.ndarray:
+    return load("thyroid").X
+
+
+def _curator(tmp_path: Path, X: np.ndarray, *, budget: float = 50.0, rng: int = 5,
+             mech=MECH, name: str = "c") -> tuple[Curator, Ledger]:  # fmt: skip
+    book = Ledger(tmp_path / f"{name}-ledger.sqlite")
+    return Curator(X, mech, ledger=book, store=tmp_path / f"{name}.sqlite", budget=budget,
+                   rng=rng), book  # fmt: skip
+
+
+def test_answers_equal_the_library_for_the_same_seed(tmp_path, thyroid) -> None:
+    cur, book = _curator(tmp_path, thyroid)
+    got = cur.ask("alice", ids=list(range(thyroid.shape[0])))  # one request: one draw
+    lib = SensitiveAnomalyIdentifier(18, 0.1, 0.1, rng=5).fit(thyroid).predict()
+    np.testing.assert_array_equal(got.answers, lib)
+    Q = thyroid[1000:1100] + 0.004
+    cur2, _ = _curator(tmp_path, thyroid, name="c2")
+    got = cur2.ask("bob", records=Q)
+    lib = SensitiveAnomalyIdentifier(18, 0.1, 0.1, rng=5).fit(thyroid).predict(Q)
+    np.testing.assert_array_equal(got.answers, lib)
+
+
+def test_online_charge_equals_the_batch_claim5_charge(tmp_path, thyroid) -> None:
+    cur, book = _curator(tmp_path, thyroid, budget=1000)
+    rng = np.random.default_rng(1)
+    Q = np.unique(thyroid[rng.choice(thyroid.shape[0], 300, replace=False)] + 0.002, axis=0)
+    Q = Q[rng.permutation(Q.shape[0])]  # distinct questions (repeats are one question)
+    charged = [cur.ask("bob", records=Q[s:s + 23]).charged for s in range(0, Q.shape[0], 23)]
+    m = claim5_bound(Q, 0.1).m
+    assert book.spent("curator/bob", "sensitive") == pytest.approx(m * 0.1)
+    assert sum(charged) == pytest.approx(m * 0.1)
+    assert 0.0 in charged or len(set(charged)) > 1  # the online increments vary
+    online = OnlineClaim5(0.1, "euclidean", thyroid.shape[1])
+    online.add(Q, online.with_new(Q)[1])
+    assert online.bound.upper == claim5_bound(Q, 0.1).upper
+
+
+def test_id_charges_do_not_depend_on_the_data(tmp_path, thyroid) -> None:
+    other = thyroid[::-1].copy() * 3.0  # other data, same n and d
+    spent = []
+    for name, X in (("a", thyroid), ("b", other)):
+        cur, book = _curator(tmp_path, X, name=name)
+        cur.ask("q", ids=[1, 2, 3, 2])  # 3 distinct ids: 0.3
+        cur.ask("q", ids=[3, 4])  # 1 new id: 0.1
+        spent.append(book.spent("curator/q", "sensitive"))
+    assert spent[0] == spent[1] == pytest.approx(0.4)
+
+
+def test_repeats_are_free_and_refusals_spend_nothing(tmp_path, thyroid) -> None:
+    cur, book = _curator(tmp_path, thyroid, budget=1.0)
+    first = cur.ask("alice", ids=list(range(8)))
+    again = cur.ask("alice", ids=list(range(8))[::-1])
+    assert again.answers == first.answers[::-1] and again.charged == 0.0
+    with pytest.raises(BudgetExceededError, match="alice"):
+        cur.ask("alice", ids=list(range(8, 11)))  # 0.3 > 0.2 left
+    assert book.spent("curator/alice", "sensitive") == pytest.approx(0.8)
+    assert cur.ask("alice", ids=[8, 9]).charged == pytest.approx(0.2)
+    # another querier gets the recorded answers, and is charged for its own first asks
+    bob = cur.ask("bob", ids=[0, 1])
+    assert bob.answers == first.answers[:2] and bob.charged == pytest.approx(0.2)
+
+
+def test_records_survive_a_restart(tmp_path, thyroid) -> None:
+    cur, book = _curator(tmp_path, thyroid)
+    a = cur.ask("alice", ids=[5, 6, 7])
+    Q = thyroid[:30] + 0.01
+    b = cur.ask("bob", records=Q[:20])
+    cur.close()
+    book.close()
+    cur, book = _curator(tmp_path, thyroid, rng=99)  # another seed: no new draws needed
+    assert cur.ask("alice", ids=[7, 6, 5]).answers == a.answers[::-1]
+    assert cur.ask("bob", records=Q[:20]).answers == b.answers
+    cur.ask("bob", records=Q[20:])  # the online bound continues from the stored vectors
+    assert book.spent("curator/bob", "sensitive") == pytest.approx(claim5_bound(Q, 0.1).m * 0.1)
+    cur.close()
+    with pytest.raises(ParameterError, match="other data or other mechanism"):
+        Curator(thyroid, SPMechanism(18, 0.2, 0.1), ledger=book, store=tmp_path / "c.sqlite",
+                budget=1.0)  # fmt: skip
+
+
+def test_bad_requests_are_refused_before_any_charge(tmp_path, thyroid) -> None:
+    cur, book = _curator(tmp_path, thyroid)
+    bad = [
+        {"ids": [thyroid.shape[0]]}, {"ids": [-1]}, {"ids": []}, {"ids": [0.5]},
+        {"records": np.zeros((2, 3))}, {"records": [[np.nan] * 6]}, {"records": []},
+        {"ids": [1], "records": thyroid[:1]}, {},
+        {"ids": [1], "add_query_to_data": True},
+    ]  # fmt: skip
+    for kwargs in bad:
+        with pytest.raises((DataError, ParameterError)):
+            cur.ask("eve", **kwargs)
+    with pytest.raises(DataError, match="at most"):
+        cur.ask("eve", ids=np.zeros(100_001, np.int64))
+    assert book.history() == []
+
+
+def test_a_dp_curator_charges_pure_dp(tmp_path, thyroid) -> None:
+    cur, book = _curator(tmp_path, thyroid, mech=DPMechanism(18, 0.1, 0.5), name="dp")
+    cur.ask("q", ids=[0, 1])
+    assert book.spent("curator/q", "pure-dp") == pytest.approx(1.0)
+    assert cur.describe()["guarantee"]["notion"] == "pure-dp"
