@@ -34,7 +34,7 @@ def _curator(tmp_path: Path, X: np.ndarray, *, budget: float = 50.0, rng: int = 
 
 
 def test_answers_equal_the_library_for_the_same_seed(tmp_path, thyroid) -> None:
-    cur, book = _curator(tmp_path, thyroid)
+    cur, book = _curator(tmp_path, thyroid, budget=1000)
     got = cur.ask("alice", ids=list(range(thyroid.shape[0])))  # one request: one draw
     lib = SensitiveAnomalyIdentifier(18, 0.1, 0.1, rng=5).fit(thyroid).predict()
     np.testing.assert_array_equal(got.answers, lib)
