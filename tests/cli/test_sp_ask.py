@@ -1,0 +1,79 @@
+"""``privad sp ask`` against a curator on loopback, and ``privad serve sp``'s option errors."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from privad.cli import serve, sp
+from privad.datasets import load
+from privad.sensitive import SPMechanism
+from privad.services.common import TokenRegistry
+from privad.services.curator import create_curator_app
+
+SECRET = "querier-secret-0123456789abcdef"
+
+
+@pytest.fixture
+def curator(server_pool, tmp_path: Path):
+    app = create_curator_app(
+        load("thyroid").X, SPMechanism(18, 0.1, 0.1), db=tmp_path / "c.sqlite",
+        ledger=tmp_path / "l.sqlite", tokens=TokenRegistry([("q", SECRET)]), budget=1.0,
+        rng=3,
+    )  # fmt: skip
+    return server_pool.start_app(app)
+
+
+def test_ask_prints_answers_and_the_remaining_budget(privad_cli, curator, tmp_path,
+                                                     monkeypatch) -> None:  # fmt: skip
+    run = privad_cli(sp)
+    monkeypatch.setenv("PRIVAD_CURATOR_TOKEN", SECRET)
+    out = tmp_path / "answers.csv"
+    code, stdout, err = run("sp", "ask", "--server", curator.url, "--ids", "1,2", "--ids", "3",
+                            "--out", str(out))  # fmt: skip
+    assert code == 0, err
+    assert "charged ε 0.3" in stdout and "remaining 0.7" in stdout
+    rows = list(csv.DictReader(out.open()))
+    assert [r["question"] for r in rows] == ["1", "2", "3"]
+    assert {r["label"] for r in rows} <= {"0", "1"}
+    queries = tmp_path / "q.npy"
+    np.save(queries, load("thyroid").X[:2] + 0.5)
+    code, stdout, err = run("sp", "ask", "--server", curator.url, "--queries", str(queries))
+    assert code == 0, err
+    assert "row 1" in stdout and "remaining 0.6" in stdout  # far apart: m = 1
+    code, _, err = run("sp", "ask", "--server", curator.url, "--ids", "4,5,6,7,8,9,10")
+    assert code == 2 and "429" in err and "Traceback" not in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--ids", "1", "--queries", "x.csv"], "one of them"),
+        ([], "one of them"),
+        (["--ids", "a"], "--ids"),
+        (["--ids", "1", "--add-query-to-data"], "--add-query-to-data"),
+    ],
+)
+def test_ask_option_errors(privad_cli, error_line, monkeypatch, args, message) -> None:
+    monkeypatch.setenv("PRIVAD_CURATOR_TOKEN", SECRET)
+    code, _, err = privad_cli(sp)("sp", "ask", "--server", "http://127.0.0.1:9", *args)
+    assert code == 2 and message in error_line(err)
+
+
+def test_serve_sp_option_errors(privad_cli, error_line, tmp_path) -> None:
+    run = privad_cli(serve)
+    base = ["serve", "sp", "thyroid", "--db", str(tmp_path / "c"), "--ledger",
+            str(tmp_path / "l"), "--token", f"q={SECRET}", "--budget", "1"]  # fmt: skip
+    for extra, message in [
+        (["--beta", "0", "--r", "0.1", "--epsilon", "0.1"], "--beta"),
+        (["--beta", "3", "--r", "-1", "--epsilon", "0.1"], "--r"),
+        (["--beta", "3", "--r", "0.1", "--epsilon", "0"], "--epsilon"),
+        (["--beta", "3", "--r", "0.1", "--epsilon", "1", "--mechanism", "x"], "--mechanism"),
+    ]:
+        code, _, err = run(*base, *extra)
+        assert code == 2 and message in error_line(err)
+    assert not (tmp_path / "c").exists()

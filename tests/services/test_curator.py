@@ -1,0 +1,176 @@
+"""The sensitive-privacy curator over HTTP (``privad serve sp``, :mod:`privad.services.curator`).
+
+Threaded servers on 127.0.0.1 for most tests; a ``privad serve sp`` subprocess killed with
+SIGKILL for the durability test.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from privad.accounting import Ledger
+from privad.datasets import load
+from privad.errors import BudgetExceededError
+from privad.sensitive import SensitiveAnomalyIdentifier, SPMechanism, claim5_bound
+from privad.services.clients import CuratorClient
+from privad.services.common import ServiceError, TokenRegistry
+from privad.services.curator import create_curator_app
+
+ALICE = "alice-querier-secret-0123456789"
+BOB = "bob-querier-secret-0123456789ab"
+MECH = SPMechanism(18, 0.1, 0.1)
+
+SHIM = """
+import sys
+import typer
+import privad.cli as cli
+from privad.cli import serve
+app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False)
+@app.callback()
+def _root() -> None:
+    '''privad (serve group).'''
+cli.app = app
+cli._register = lambda: serve.register(app)
+cli.main(sys.argv[1:])
+"""
+
+
+@pytest.fixture(scope="module")
+def thyroid() -> np.ndarray:
+    return load("thyroid").X
+
+
+def _start(pool, tmp_path: Path, X: np.ndarray, *, budget: float = 50.0, recorder=None):
+    app = create_curator_app(
+        X, MECH, db=tmp_path / "curator.sqlite", ledger=tmp_path / "ledger.sqlite",
+        tokens=TokenRegistry([("alice", ALICE), ("bob", BOB)]), budget=budget, rng=7,
+        recorder=recorder, max_body_bytes=1 << 20,
+    )  # fmt: skip
+    return pool.start_app(app)
+
+
+def test_answers_charges_and_repeats_over_http(server_pool, tmp_path, thyroid) -> None:
+    srv = _start(server_pool, tmp_path, thyroid, budget=1000)
+    with CuratorClient(srv.url, ALICE) as alice, CuratorClient(srv.url, BOB) as bob:
+        model = alice.model()
+        assert model["n_records"] == thyroid.shape[0] and model["mechanism"] == "sp"
+        reply = alice.ask_ids(list(range(thyroid.shape[0])))
+        lib = SensitiveAnomalyIdentifier(18, 0.1, 0.1, rng=7).fit(thyroid).predict()
+        np.testing.assert_array_equal(reply["answers"], lib)  # same draws as the library
+        assert reply["charged"] == pytest.approx(377.2)  # ε per distinct id, data-independent
+        assert alice.ask_ids([3, 2, 1])["charged"] == 0.0  # repeats: recorded, free
+        Q = np.unique(thyroid[::37] + 0.003, axis=0)
+        total = sum(bob.ask_records(Q[s:s + 10])["charged"] for s in range(0, len(Q), 10))
+        assert total == pytest.approx(claim5_bound(Q, 0.1).m * 0.1)  # online = batch
+        assert bob.budget()["spent"] == pytest.approx(total)
+        assert alice.budget()["querier"] == "alice"
+
+
+def test_refusals_and_bad_input_spend_nothing(server_pool, tmp_path, thyroid) -> None:
+    srv = _start(server_pool, tmp_path, thyroid, budget=0.5)
+    auth = {"authorization": f"Bearer {ALICE}"}
+    bad = [
+        b"{", b"[]", b'{"ids": [3772]}', b'{"ids": [-1]}', b'{"ids": []}', b'{"ids": [1.5]}',
+        b'{"ids": [true]}', b'{"records": [[1, 2]]}', b'{"records": [[NaN, 0, 0, 0, 0, 0]]}',
+        b'{"records": []}', b'{"ids": [1], "records": [[0, 0, 0, 0, 0, 0]]}',
+        b'{"ids": [1], "extra": 1}', b'{"ids": [99999999999999999999999]}',
+        json.dumps({"ids": list(range(100_001))}).encode(),
+    ]  # fmt: skip
+    for body in bad:
+        r = httpx.post(srv.url + "/v1/ask", content=body, headers=auth)
+        assert 400 <= r.status_code < 500, (body[:40], r.status_code, r.text)
+    r = httpx.post(srv.url + "/v1/ask", json={"ids": [1]})
+    assert r.status_code == 401
+    with CuratorClient(srv.url, ALICE) as alice:
+        assert alice.budget()["spent"] == 0.0
+        alice.ask_ids([0, 1, 2, 3])
+        with pytest.raises(BudgetExceededError, match="429"):
+            alice.ask_ids([4, 5])  # 0.2 > 0.1 left
+        assert alice.budget()["spent"] == pytest.approx(0.4)
+        assert alice.ask_ids([4])["charged"] == pytest.approx(0.1)
+        with pytest.raises(ServiceError):
+            alice.ask_ids([10**6])
+    with Ledger(tmp_path / "ledger.sqlite") as book:
+        assert len(book.history()) == 2
+
+
+def test_the_querier_sees_noisy_bits_and_its_budget_only(server_pool, tmp_path,
+                                                        thyroid) -> None:  # fmt: skip
+    """Transcript: every response body a querier receives holds answers (0/1), ε charged and
+    its own budget; nothing derived from counts, probabilities or distances."""
+    seen: list[tuple[str, bytes]] = []
+    srv = _start(server_pool, tmp_path, thyroid)
+    with CuratorClient(srv.url, ALICE, recorder=lambda kind, route, body: seen.append(
+            (route, body))) as alice:  # fmt: skip
+        alice.model()
+        alice.budget()
+        alice.ask_ids([0, 1, 2])
+        alice.ask_records(thyroid[:3] + 0.01, add_query_to_data=True)
+    allowed_ask = {"answers", "charged", "budget"}
+    public = {"mechanism", "beta", "r", "epsilon", "k", "metric", "count_cap", "n_records",
+              "n_features", "guarantee", "budget_per_querier", "max_batch"}  # fmt: skip
+    assert [route for route, _ in seen] == [
+        "GET /v1/model", "GET /v1/budget", "POST /v1/ask", "POST /v1/ask"]
+    for route, body in seen:
+        data = json.loads(body)
+        if route == "GET /v1/model":
+            assert set(data) == public  # the parameters the operator published
+            continue
+        text = body.decode().lower()
+        for word in ("ball", "count", "probab", "distance", "x_i", "error", "log"):
+            assert word not in text, (route, word)
+        if route == "POST /v1/ask":
+            assert set(data) == allowed_ask and set(data["answers"]) <= {0, 1}
+            assert set(data["budget"]) == {"notion", "total", "spent", "remaining"}
+
+
+def _serve(args: list[str]) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, "-c", SHIM, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    line = proc.stdout.readline()  # type: ignore[union-attr]
+    assert line.startswith("privad curator listening on http://127.0.0.1:"), (
+        line, proc.stderr.read() if proc.poll() is not None else "")  # type: ignore[union-attr]
+    url = line.split()[-1]
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(url + "/v1/health", timeout=1)
+            return proc, url
+        except httpx.TransportError:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+
+
+def test_sigkill_loses_no_charged_answer(tmp_path) -> None:
+    args = ["serve", "sp", "thyroid", "--beta", "18", "--r", "0.1", "--epsilon", "0.1",
+            "--budget", "5", "--db", str(tmp_path / "c.sqlite"), "--ledger",
+            str(tmp_path / "l.sqlite"), "--port", "0", "--token", f"alice={ALICE}"]  # fmt: skip
+    proc, url = _serve(args)
+    try:
+        with CuratorClient(url, ALICE) as alice:
+            first = alice.ask_ids([10, 11, 12])["answers"]
+            vec = alice.ask_records([[0.5] * 6, [0.1] * 6])["answers"]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=20)
+    proc, url = _serve([*args[:-2], "--token", f"alice={ALICE}", "--seed", "1"])
+    try:
+        with CuratorClient(url, ALICE) as alice:
+            assert alice.budget()["spent"] == pytest.approx(0.4)  # 3 ids + m = 1
+            assert alice.ask_ids([12, 11, 10])["answers"] == first[::-1]
+            assert alice.ask_records([[0.1] * 6, [0.5] * 6])["answers"] == vec[::-1]
+            assert alice.budget()["spent"] == pytest.approx(0.4)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    assert "Traceback" not in err
