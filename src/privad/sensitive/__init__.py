@@ -18,6 +18,8 @@ CCS 2019. Modules, one per idea:
 * :mod:`.release`: the one release path (:func:`release_labels`) and the record of
   released answers.
 * :mod:`.estimator`: :class:`SensitiveAnomalyIdentifier` (scikit-learn conventions).
+* :mod:`.curator`: :class:`Curator`, the trusted curator answering queriers with
+  per-querier budgets charged online (``privad serve sp``).
 * :mod:`.parameters`: :func:`propose_parameters`, our reconstruction of Appendix A.2.
 """
 
