@@ -63,7 +63,6 @@ import numpy as np
 
 from privad.accounting import Guarantee, Ledger, NoBudgetError
 from privad.errors import BudgetExceededError, DataError, LedgerError, ParameterError
-from privad.geometry.predicate import pair_values, threshold
 from privad.sensitive.accounting import Claim5Bound, claim5_radius
 from privad.sensitive.anomaly import BallStatistics
 from privad.sensitive.estimator import SensitiveAnomalyIdentifier
@@ -76,40 +75,35 @@ __all__ = ["MAX_BATCH", "Curator", "CuratorAnswer", "OnlineClaim5", "check_queri
 MAX_BATCH = 100_000
 """Most questions one request may carry."""
 
-_BLOCK = 4_000_000  # pair values per block of the online bound
-
-
 class OnlineClaim5:
     """Claim 5's bound m for a growing set of query vectors, updated batch by batch.
 
     Keeps, for every vector v_t asked so far, c_t = #{s : d(v_s, v_t) ≤ R} with
-    R = :func:`~privad.sensitive.accounting.claim5_radius` (r), decided by the canonical
-    predicate of :mod:`privad.geometry.predicate`, so :attr:`bound` equals
-    :func:`privad.sensitive.claim5_bound` of the same set. Adding N vectors to V costs
-    O(|N|·(|V| + |N|)·d) (NumPy, in blocks).
+    R = :func:`~privad.sensitive.accounting.claim5_radius` (r), counted by
+    :func:`privad.geometry.ball_counts` (the canonical predicate), so :attr:`bound` equals
+    :func:`privad.sensitive.claim5_bound` of the same set. Adding N vectors to V counts N
+    against V ∪ N and V against N (one tree pass each).
     """
 
     def __init__(self, r: float, metric: str, d: int) -> None:
-        self.thr = threshold(claim5_radius(r), metric)
+        self.radius = claim5_radius(r)
         self.metric = metric
         self.points = np.zeros((0, d))
         self.counts = np.zeros(0, np.int64)
 
-    def _within(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(#b within R of each a, #a within R of each b)."""
-        rows, cols = np.zeros(a.shape[0], np.int64), np.zeros(b.shape[0], np.int64)
-        step = max(1, _BLOCK // max(1, b.shape[0]))
-        for s in range(0, a.shape[0], step):
-            hit = pair_values(a[s:s + step], b, self.metric) <= self.thr
-            rows[s:s + step] = hit.sum(axis=1)
-            cols += hit.sum(axis=0)
-        return rows, cols
-
     def with_new(self, new: np.ndarray) -> tuple[Claim5Bound, np.ndarray]:
         """The bound after adding ``new`` (nothing is changed), and the counts to keep."""
-        new_old, old_new = self._within(new, self.points)
-        new_new, _ = self._within(new, new)
-        counts = np.concatenate([self.counts + old_new, new_old + new_new])
+        from privad.geometry import ball_counts
+
+        def count(data: np.ndarray, queries: np.ndarray | None = None) -> np.ndarray:
+            return np.asarray(ball_counts(data, self.radius, queries=queries,
+                                          metric=self.metric), np.int64)  # fmt: skip
+
+        new_new = count(new)
+        if self.points.shape[0] == 0:
+            return _bound(new_new), new_new
+        counts = np.concatenate([self.counts + count(new, self.points),
+                                 count(self.points, new) + new_new])  # fmt: skip
         return _bound(counts), counts
 
     def add(self, new: np.ndarray, counts: np.ndarray) -> None:
