@@ -94,10 +94,10 @@ def test_a_failed_write_cancels_the_spend_and_records_nothing(tmp_path, thyroid)
 def test_release_labels_validates_its_inputs(thyroid) -> None:
     mech = SPMechanism(18, 0.1, 0.1)
     with pytest.raises(ParameterError, match="AIQMechanism"):
-        release_labels("sp", n_questions=1, statistics=None, bound=None,  # type: ignore[arg-type]
+        release_labels("sp", statistics=None, charge=None,  # type: ignore[arg-type]
                        ledger=Ledger(":memory:"), scope="s", rng=0)  # fmt: skip
     with pytest.raises(ParameterError, match="Ledger"):
-        release_labels(mech, n_questions=1, statistics=None, bound=None,  # type: ignore[arg-type]
+        release_labels(mech, statistics=None, charge=None,  # type: ignore[arg-type]
                        ledger=None, scope="s", rng=0)  # type: ignore[arg-type]  # fmt: skip
 
 

@@ -41,16 +41,18 @@ no more than the union of their questions. Requests are answered one at a time.
 
 Durability
 ----------
-For a request: validate; compute the charge; reserve it on the ledger (refused: 429, nothing
-written); sample the answers of questions nobody asked before; record answers and the
-querier's new questions in the curator's SQLite store (one transaction, ``synchronous=FULL``);
-commit the spend; reply. A crash before the store's commit leaves the reservation counted
+A request goes through :func:`privad.sensitive.release.release_labels` like every release:
+validate; compute the charge (the rules above); reserve it on the ledger (refused: 429,
+nothing written); sample the answers of questions nobody asked before; record answers and
+the querier's new questions in the curator's SQLite store (one transaction,
+``synchronous=FULL``: the release's output); commit the spend; reply. A crash before the store's commit leaves the reservation counted
 (the safe side) and no answer recorded; a crash after it leaves the answers recorded, so a
 retry gets exactly those answers. No charged question is ever answered twice differently.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -67,7 +69,7 @@ from privad.sensitive.accounting import Claim5Bound, claim5_radius
 from privad.sensitive.anomaly import BallStatistics
 from privad.sensitive.estimator import SensitiveAnomalyIdentifier
 from privad.sensitive.mechanisms import AIQMechanism
-from privad.sensitive.release import _row_digests
+from privad.sensitive.release import Charge, _row_digests, release_labels
 from privad.validation import check_array, check_epsilon
 
 __all__ = ["MAX_BATCH", "Curator", "CuratorAnswer", "OnlineClaim5", "check_querier"]
@@ -316,32 +318,27 @@ class Curator:
             [keys[i] for i in first], querier,
         )
         new_q = [i for i in first if keys[i] not in asked]  # new for this querier: charged
-        guarantee, state = self._charge(querier, new_q, what, by_id)
+        guarantee, bound, state = self._charge(querier, new_q, what, by_id)
         recorded = self._known("SELECT question, answer FROM answers WHERE question IN ({})",
                                [keys[i] for i in first])  # fmt: skip
         fresh = [i for i in first if keys[i] not in recorded]  # nobody asked: sampled
-        reservation = None
-        if guarantee is not None:
-            label = (f"curator: {len(new_q)} new question(s) of querier {querier!r} "
-                     f"({'record ids' if by_id else 'feature vectors'})")  # fmt: skip
-            meta = {**self.mechanism.params(), "querier": querier, "n_new": len(new_q),
-                    "by": "id" if by_id else "vector"}  # fmt: skip
-            try:
-                reservation = self.ledger.reserve(scope, guarantee, label, meta)
-            except BudgetExceededError as exc:
-                raise BudgetExceededError(f"{exc} (querier {querier!r})") from None
+        label = (f"curator: {len(new_q)} new question(s) of querier {querier!r} "
+                 f"({'record ids' if by_id else 'feature vectors'})")  # fmt: skip
+        meta = {**self.mechanism.params(), "querier": querier, "n_new": len(new_q),
+                "by": "id" if by_id else "vector"}  # fmt: skip
         try:
-            sampled = self._sample(what, fresh, by_id, add)
-            self._store(querier, keys, what, new_q, fresh, sampled, by_id)
-        except BaseException:
-            if reservation is not None:
-                reservation.cancel()
-            raise
-        if reservation is not None:
-            reservation.commit()
+            rel = release_labels(
+                self.mechanism, ledger=self.ledger, scope=scope, rng=self._est.rng_,
+                statistics=lambda: self._statistics(what, fresh, by_id, add),
+                charge=lambda stats: Charge(guarantee, label, meta, bound),
+                output=_Record(self, querier, keys, what, new_q, fresh, by_id),
+                precheck=False,
+            )  # fmt: skip
+        except BudgetExceededError as exc:
+            raise BudgetExceededError(f"{exc} (querier {querier!r})") from None
         if state is not None:
             state[0].add(*state[1:])
-        recorded.update({keys[i]: a for i, a in zip(fresh, sampled, strict=True)})
+        recorded.update({keys[i]: a for i, a in zip(fresh, rel.answers.tolist(), strict=True)})
         return CuratorAnswer(
             answers=[int(recorded[k]) for k in keys],
             charged=0.0 if guarantee is None else float(guarantee.cost),
@@ -358,40 +355,41 @@ class Curator:
                 out[row[0]] = row[1] if len(row) > 1 else True
         return out
 
-    def _charge(self, querier: str, new_q: list[int], what: np.ndarray,
-                by_id: bool) -> tuple[Guarantee | None, tuple | None]:  # fmt: skip
-        """The guarantee a request is charged (None: nothing new to charge) and, for vectors,
-        the online state to keep once the request succeeds."""
+    def _charge(self, querier: str, new_q: list[int], what: np.ndarray, by_id: bool
+                ) -> tuple[Guarantee | None, Claim5Bound | None, tuple | None]:  # fmt: skip
+        """The guarantee a request is charged (None: nothing new to charge), the online
+        Claim 5 bound after it (vectors) and the online state to keep once it succeeds."""
         if not new_q:
-            return None, None
+            return None, None, None
         mech = self.mechanism
         if by_id:  # data-independent: ε per distinct new record (Claim 3)
-            return mech.batch_guarantee(len(new_q)), None
+            return mech.batch_guarantee(len(new_q)), None, None
         online = self._online_of(querier)
         new_points = what[new_q]
         after, counts = online.with_new(new_points)
         rise = _m(after) - _m(online.bound)
         state = (online, new_points, counts)
         if rise == 0:
-            return None, state
+            return None, after, state
         g = mech.batch_guarantee(rise)
         return Guarantee(
             g.notion, g.epsilon, g.neighbouring, k=g.k,
             description=f"online Claim 5: m rose from {_m(online.bound)} to {_m(after)} "
             f"over {after.n} vector question(s); {rise} × ({mech.guarantee.description})",
-        ), state  # fmt: skip
+        ), after, state  # fmt: skip
 
-    def _sample(self, what: np.ndarray, fresh: list[int], by_id: bool, add: bool) -> np.ndarray:
-        if not fresh:
-            return np.zeros(0, np.int64)
+    def _statistics(self, what: np.ndarray, fresh: list[int], by_id: bool,
+                    add: bool) -> BallStatistics:  # fmt: skip
+        """Counts of the questions nobody asked before (the only ones sampled)."""
         if by_id:
             s = self._est.statistics(None)
             idx = what[fresh]
-            stats = BallStatistics(s.x_i[idx], s.ball[idx], s.capped[idx], s.cap, False)
-        else:
-            self._est.set_params(add_query_to_data=add)
-            stats = self._est.statistics(what[fresh])
-        return np.asarray(self.mechanism.sample(stats.x_i, stats.ball, self._est.rng_), np.int64)
+            return BallStatistics(s.x_i[idx], s.ball[idx], s.capped[idx], s.cap, False)
+        if not fresh:
+            z = np.zeros(0, np.int64)
+            return BallStatistics(z, z, z.astype(bool), self.mechanism.count_cap, add)
+        self._est.set_params(add_query_to_data=add)
+        return self._est.statistics(what[fresh])
 
     def _store(self, querier: str, keys: list[bytes], what: np.ndarray, new_q: list[int],
                fresh: list[int], sampled: np.ndarray, by_id: bool) -> None:  # fmt: skip
@@ -414,6 +412,27 @@ class Curator:
         except sqlite3.Error as exc:
             self._db.execute("ROLLBACK")
             raise LedgerError(f"curator store: {exc}") from None
+
+
+@dataclass(frozen=True)
+class _Record:
+    """The curator's output of a release: the store's transaction (answers of fresh
+    questions, the querier's new questions), run before the spend is committed."""
+
+    curator: Curator
+    querier: str
+    keys: list[bytes]
+    what: np.ndarray
+    new_q: list[int]
+    fresh: list[int]
+    by_id: bool
+
+    def staging(self) -> contextlib.AbstractContextManager:
+        return contextlib.nullcontext()
+
+    def write(self, _area: Any, answers: np.ndarray, _log_error: Any) -> None:
+        self.curator._store(self.querier, self.keys, self.what, self.new_q, self.fresh,
+                            answers, self.by_id)  # fmt: skip
 
 
 def _first_positions(keys: list[bytes]) -> list[int]:

@@ -76,7 +76,13 @@ from privad.sensitive.anomaly import (
 )
 from privad.sensitive.constructions import mechanism_name
 from privad.sensitive.mechanisms import AIQMechanism, aiq_mechanism
-from privad.sensitive.release import AnswerRecord, Release, question_keys, release_labels
+from privad.sensitive.release import (
+    AnswerRecord,
+    Release,
+    claim5_charge,
+    question_keys,
+    release_labels,
+)
 from privad.validation import check_array, check_choice, check_int, check_nonnegative
 
 __all__ = ["DASK_ENGINE", "NotFittedError", "SensitiveAnomalyIdentifier", "auto_count_cap"]
@@ -468,11 +474,11 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
         rel = None
         if new.size:
             rel = release_labels(
-                self.mechanism_, n_questions=int(new.size),
+                self.mechanism_, ledger=book, scope=scope_v, rng=self.rng_, output=output,
                 statistics=lambda: self._new_statistics(Qa, Q_new, kind, where),
-                bound=lambda stats: self._claim5(Q_new, stats),
-                ledger=book, scope=scope_v, rng=self.rng_, output=output,
-                context=context, step=step,
+                charge=claim5_charge(self.mechanism_,
+                                     lambda stats: self._claim5(Q_new, stats), context),
+                step=step,
             )  # fmt: skip
             answers[new] = rel.answers
             if keys is None:

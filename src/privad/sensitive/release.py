@@ -9,13 +9,15 @@ owns the sequence
    computed (a scope with no budget left costs no geometry, and no Dask cluster);
 3. **compute** the counts (x_i, B_x(i, r)) the mechanism reads, with whatever engine the
    caller's ``statistics`` uses (Numba, SciPy, Dask). They are never released;
-4. **guarantee**: Claim 5's bound m for the batch (the counts at r are reused for the lower
-   bound) and the mechanism's ``batch_guarantee(n, m)`` = min(n, m)·ε;
+4. **guarantee**: the caller's charge rule; the batch rule (:func:`claim5_charge`) is
+   Claim 5's bound m (the counts at r are reused for the lower bound) and the mechanism's
+   ``batch_guarantee(n, m)`` = min(n, m)·ε; the curator charges online;
 5. **reserve** the guarantee in the ledger (check-then-spend, atomic; a refusal raises
    :class:`~privad.errors.BudgetExceededError` and nothing is sampled);
 6. **sample** the answers with the mechanism's exact sampler;
 7. **write** them where the output's staging area is (a temporary file or folder);
-8. **commit** the spend, then **publish** the output (rename into place).
+8. **commit** the spend, then **publish** the output (rename into place, or the curator's
+   store transaction).
 
 A failure before the commit cancels the reservation and discards the staged output: nothing
 left the process, nothing is spent. The spend's label and metadata are built here from the
@@ -55,9 +57,11 @@ from privad.sensitive.mechanisms import AIQMechanism
 __all__ = [
     "ERROR_COLUMNS",
     "AnswerRecord",
+    "Charge",
     "CsvLabels",
     "ParquetLabels",
     "Release",
+    "claim5_charge",
     "question_keys",
     "release_labels",
 ]
@@ -67,22 +71,33 @@ ERROR_COLUMNS = ("error_probability_NOT_PRIVATE", "log10_error_probability_NOT_P
 
 
 @dataclass(frozen=True)
+class Charge:
+    """What a release is charged: the guarantee (None when earlier spends already cover the
+    answers), the ledger row's label and metadata, and Claim 5's bound when one was used."""
+
+    guarantee: Guarantee | None
+    label: str
+    metadata: dict[str, Any]
+    bound: Claim5Bound | None = None
+
+
+@dataclass(frozen=True)
 class Release:
     """What one call of :func:`release_labels` released and charged.
 
     Attributes
     ----------
-    answers : int64 array, the noisy 0/1 labels (1 = anomaly), one per question.
-    guarantee : the batch's guarantee, min(n, m)·ε, as charged.
-    bound : Claim 5's bound for the batch.
-    spend : the ledger's committed row.
+    answers : int64 array, the noisy 0/1 labels (1 = anomaly), one per question sampled.
+    guarantee : the guarantee charged (None: covered by earlier spends).
+    bound : Claim 5's bound for the batch, when the charge used one.
+    spend : the ledger's committed row (None when nothing was charged).
     statistics : the counts the answers were drawn from (NOT private; for evaluation only).
     """
 
     answers: np.ndarray
-    guarantee: Guarantee
-    bound: Claim5Bound
-    spend: Spend
+    guarantee: Guarantee | None
+    bound: Claim5Bound | None
+    spend: Spend | None
     statistics: BallStatistics = field(repr=False)
 
 
@@ -94,32 +109,55 @@ def spend_label(mechanism: AIQMechanism, n_questions: int) -> str:
     )
 
 
+def claim5_charge(
+    mechanism: AIQMechanism,
+    bound: Callable[[BallStatistics], Claim5Bound],
+    context: dict[str, Any] | None = None,
+) -> Callable[[BallStatistics], Charge]:
+    """The batch rule: n questions cost min(n, m)·ε with Claim 5's m (Claims 3 and 5).
+
+    ``bound(stats)`` computes the bound (``stats`` lets it reuse the counts at r for the
+    lower bound); ``context`` (caller-specific metadata: output path, engine) is stored
+    under ``"context"``. The label and the rest of the metadata come from the mechanism and
+    the batch, so every caller records the same row for the same job.
+    """
+
+    def charge(stats: BallStatistics) -> Charge:
+        n = int(stats.x_i.size)
+        b = bound(stats)
+        metadata = {
+            **mechanism.params(), "n_queries": n, "m": b.m, "m_lower": b.lower,
+            "m_upper": b.upper, "add_query_to_data": bool(stats.added_query),
+            "context": dict(context or {}),
+        }  # fmt: skip
+        return Charge(mechanism.batch_guarantee(n, b.m), spend_label(mechanism, n), metadata, b)
+
+    return charge
+
+
 def release_labels(
     mechanism: AIQMechanism,
     *,
-    n_questions: int,
     statistics: Callable[[], BallStatistics],
-    bound: Callable[[BallStatistics], Claim5Bound],
+    charge: Callable[[BallStatistics], Charge],
     ledger: Ledger,
     scope: str,
     rng: Any,
     output: Any = None,
-    context: dict[str, Any] | None = None,
+    precheck: bool = True,
     step: Callable[[str], contextlib.AbstractContextManager] | None = None,
 ) -> Release:
-    """Release noisy labels for ``n_questions`` questions (the sequence of the module docstring).
+    """Release noisy labels (the sequence of the module docstring).
 
     Parameters
     ----------
     mechanism : AIQMechanism
         The mechanism, holding β, r, ε, k, metric and count cap.
-    n_questions : int ≥ 1
-        How many answers are drawn.
     statistics : callable
-        ``statistics()`` computes the counts (x_i, B) of the questions, in question order.
-    bound : callable
-        ``bound(stats)`` computes Claim 5's bound for the questions (``stats`` lets it reuse
-        the counts at r for the lower bound).
+        ``statistics()`` computes the counts (x_i, B) of the questions to sample, in order.
+    charge : callable
+        ``charge(stats)`` gives the :class:`Charge` (the batch rule is
+        :func:`claim5_charge`; the curator charges online, :mod:`privad.sensitive.curator`).
     ledger, scope : the :class:`~privad.accounting.Ledger` and the scope charged.
     rng : the :class:`~privad.noise.Randomness` (or seed) the answers are drawn from.
     output : optional
@@ -127,8 +165,8 @@ def release_labels(
         context manager giving a staging area, published on normal exit, discarded on an
         exception) and ``write(area, answers, log_error)``; see :class:`CsvLabels` and
         :class:`ParquetLabels`.
-    context : dict, optional
-        Caller-specific metadata (output path, engine), stored under ``"context"``.
+    precheck : bool, default True
+        Refuse before counting when the budget cannot pay for one answer.
     step : callable, optional
         ``step(text)`` returns a context manager around each stage (progress display).
     """
@@ -140,30 +178,16 @@ def release_labels(
         raise ParameterError(
             f"ledger must be a privad.accounting.Ledger, got {type(ledger).__name__}"
         )
-    if n_questions < 1:
-        raise ParameterError("a release needs at least one question")
     step = step or (lambda text: contextlib.nullcontext())
-    ledger.check(scope, mechanism.guarantee)  # 2. can the budget pay for one answer?
+    if precheck:
+        ledger.check(scope, mechanism.guarantee)  # 2. can the budget pay for one answer?
     with step("counting balls"):
         stats = statistics()  # 3. not released
     with step("bounding m (Claim 5)"):
-        b = bound(stats)
-    g = mechanism.batch_guarantee(n_questions, b.m)  # 4.
-    metadata = {
-        **mechanism.params(), "n_queries": n_questions, "m": b.m, "m_lower": b.lower,
-        "m_upper": b.upper, "add_query_to_data": bool(stats.added_query),
-        "context": dict(context or {}),
-    }  # fmt: skip
+        c = charge(stats)  # 4.
     with _staging(output) as area:
-        try:  # 5.
-            res = ledger.reserve(scope, g, spend_label(mechanism, n_questions), metadata)
-        except BudgetExceededError as exc:
-            raise BudgetExceededError(
-                f"{exc} (the batch costs min(n = {n_questions}, m = {b.m}) × ε = "
-                f"{mechanism.epsilon:g} by Claim 5; fewer queries, queries farther apart than "
-                "2r or a smaller ε cost less)"
-            ) from None
-        with res:
+        res = None if c.guarantee is None else _reserve(ledger, scope, mechanism, c)  # 5.
+        with res or contextlib.nullcontext():
             with step("sampling the answers"):  # 6.
                 answers = np.asarray(mechanism.sample(stats.x_i, stats.ball, rng), np.int64)
             if output is not None:  # 7.
@@ -173,7 +197,22 @@ def release_labels(
                         lambda: mechanism.log_error_probability(stats.x_i, stats.ball),
                     )  # fmt: skip
         # 8. leaving the reservation committed the spend; leaving the staging publishes
-    return Release(answers, g, b, res.spend, stats)
+    return Release(answers, c.guarantee, c.bound, None if res is None else res.spend, stats)
+
+
+def _reserve(ledger: Ledger, scope: str, mechanism: AIQMechanism, c: Charge) -> Any:
+    """Reserve the charge; a refusal says how the batch's cost came about."""
+    assert c.guarantee is not None
+    try:
+        return ledger.reserve(scope, c.guarantee, c.label, c.metadata)
+    except BudgetExceededError as exc:
+        if c.bound is None:
+            raise
+        raise BudgetExceededError(
+            f"{exc} (the batch costs min(n = {c.bound.n}, m = {c.bound.m}) × ε = "
+            f"{mechanism.epsilon:g} by Claim 5; fewer queries, queries farther apart than "
+            "2r or a smaller ε cost less)"
+        ) from None
 
 
 @contextlib.contextmanager
