@@ -45,8 +45,8 @@ A request goes through :func:`privad.sensitive.release.release_labels` like ever
 validate; compute the charge (the rules above); reserve it on the ledger (refused: 429,
 nothing written); sample the answers of questions nobody asked before; record answers and
 the querier's new questions in the curator's SQLite store (one transaction,
-``synchronous=FULL``: the release's output); commit the spend; reply. A crash before the store's commit leaves the reservation counted
-(the safe side) and no answer recorded; a crash after it leaves the answers recorded, so a
+``synchronous=FULL``: the release's output); commit the spend; reply. A crash before the
+store's commit leaves the reservation counted (the safe side) and no answer recorded; a crash after it leaves the answers recorded, so a
 retry gets exactly those answers. No charged question is ever answered twice differently.
 """
 
@@ -57,6 +57,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,11 +66,12 @@ import numpy as np
 
 from privad.accounting import Guarantee, Ledger, NoBudgetError
 from privad.errors import BudgetExceededError, DataError, LedgerError, ParameterError
+from privad.geometry import ball_counts
 from privad.sensitive.accounting import Claim5Bound, claim5_radius
-from privad.sensitive.anomaly import BallStatistics
+from privad.sensitive.anomaly import BallStatistics, statistics_from_counts
 from privad.sensitive.estimator import SensitiveAnomalyIdentifier
 from privad.sensitive.mechanisms import AIQMechanism
-from privad.sensitive.release import Charge, _row_digests, release_labels
+from privad.sensitive.release import Charge, _row_digests, question_keys, release_labels
 from privad.validation import check_array, check_epsilon
 
 __all__ = ["MAX_BATCH", "Curator", "CuratorAnswer", "OnlineClaim5", "check_querier"]
@@ -200,6 +202,10 @@ class Curator:
         self._db.executescript(_SCHEMA)
         self._check_identity(np.asarray(self._est.X_))
         self._online: dict[str, OnlineClaim5] = {}
+        # x_i of a query vector: how many records equal it (a digest table built once, so a
+        # request costs one ball count and no pass over the data)
+        self._multiplicity = Counter(question_keys(self._est.X_))
+        self._est.statistics(None)  # the records' own counts, once, before the first query
 
     # -- identity and state -----------------------------------------------------------------
 
@@ -385,11 +391,13 @@ class Curator:
             s = self._est.statistics(None)
             idx = what[fresh]
             return BallStatistics(s.x_i[idx], s.ball[idx], s.capped[idx], s.cap, False)
-        if not fresh:
-            z = np.zeros(0, np.int64)
-            return BallStatistics(z, z, z.astype(bool), self.mechanism.count_cap, add)
-        self._est.set_params(add_query_to_data=add)
-        return self._est.statistics(what[fresh])
+        Q = what[fresh]
+        m = self.mechanism
+        ball = ball_counts(self._est.X_, m.r, queries=Q, metric=m.metric, cap=m.count_cap) \
+            if len(fresh) else np.zeros(0, np.int64)  # fmt: skip
+        mult = np.fromiter((self._multiplicity.get(k, 0) for k in question_keys(Q)), np.int64,
+                           len(fresh))  # fmt: skip
+        return statistics_from_counts(ball, mult, add=add, cap=m.count_cap)
 
     def _store(self, querier: str, keys: list[bytes], what: np.ndarray, new_q: list[int],
                fresh: list[int], sampled: np.ndarray, by_id: bool) -> None:  # fmt: skip
