@@ -47,7 +47,8 @@ nothing written); sample the answers of questions nobody asked before; record an
 the querier's new questions in the curator's SQLite store (one transaction,
 ``synchronous=FULL``: the release's output); commit the spend; reply. A crash before the
 store's commit leaves the reservation counted (the safe side) and no answer recorded; a
-crash after it leaves the answers recorded, so a retry gets exactly those answers. No charged question is ever answered twice differently.
+crash after it leaves the answers recorded, so a retry gets exactly those answers. No
+charged question is ever answered twice differently.
 """
 
 from __future__ import annotations
