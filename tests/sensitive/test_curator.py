@@ -124,3 +124,16 @@ def test_a_dp_curator_charges_pure_dp(tmp_path, thyroid) -> None:
     cur.ask("q", ids=[0, 1])
     assert book.spent("curator/q", "pure-dp") == pytest.approx(1.0)
     assert cur.describe()["guarantee"]["notion"] == "pure-dp"
+
+
+@pytest.mark.parametrize("brute_pairs", [0, 10**9])
+def test_online_bound_engines_agree(monkeypatch, thyroid, brute_pairs) -> None:
+    """Brute force (few pairs) and the tree engine give the same online counts."""
+    import privad.sensitive.curator as curator_module
+
+    monkeypatch.setattr(curator_module, "_BRUTE_PAIRS", brute_pairs)
+    Q = np.unique(np.round(thyroid[:400], 2), axis=0)  # rounded: pairs at exactly 2r
+    online = OnlineClaim5(0.05, "euclidean", Q.shape[1])
+    for s in range(0, Q.shape[0], 37):
+        online.add(Q[s:s + 37], online.with_new(Q[s:s + 37])[1])
+    assert online.bound.upper == claim5_bound(Q, 0.05).upper

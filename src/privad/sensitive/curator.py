@@ -68,6 +68,7 @@ import numpy as np
 from privad.accounting import Guarantee, Ledger, NoBudgetError
 from privad.errors import BudgetExceededError, DataError, LedgerError, ParameterError
 from privad.geometry import ball_counts
+from privad.geometry.predicate import check_magnitudes, pair_values, threshold
 from privad.sensitive.accounting import Claim5Bound, claim5_radius
 from privad.sensitive.anomaly import BallStatistics, statistics_from_counts
 from privad.sensitive.estimator import SensitiveAnomalyIdentifier
@@ -80,6 +81,8 @@ __all__ = ["MAX_BATCH", "Curator", "CuratorAnswer", "OnlineClaim5", "check_queri
 MAX_BATCH = 100_000
 """Most questions one request may carry."""
 
+_BRUTE_PAIRS = 2_000_000  # below this many pairs the online bound counts without a tree
+
 class OnlineClaim5:
     """Claim 5's bound m for a growing set of query vectors, updated batch by batch.
 
@@ -87,7 +90,8 @@ class OnlineClaim5:
     R = :func:`~privad.sensitive.accounting.claim5_radius` (r), counted by
     :func:`privad.geometry.ball_counts` (the canonical predicate), so :attr:`bound` equals
     :func:`privad.sensitive.claim5_bound` of the same set. Adding N vectors to V counts N
-    against V ∪ N and V against N (one tree pass each).
+    against V ∪ N and V against N: by brute force when there are few pairs (one vector
+    against 10^5 costs a few ms), else with the tree engine.
     """
 
     def __init__(self, r: float, metric: str, d: int) -> None:
@@ -98,18 +102,22 @@ class OnlineClaim5:
 
     def with_new(self, new: np.ndarray) -> tuple[Claim5Bound, np.ndarray]:
         """The bound after adding ``new`` (nothing is changed), and the counts to keep."""
-        from privad.geometry import ball_counts
-
-        def count(data: np.ndarray, queries: np.ndarray | None = None) -> np.ndarray:
-            return np.asarray(ball_counts(data, self.radius, queries=queries,
-                                          metric=self.metric), np.int64)  # fmt: skip
-
-        new_new = count(new)
+        check_magnitudes([self.points, new], self.metric)  # as every engine's validation
+        new_new = self._count(new, new)
         if self.points.shape[0] == 0:
             return _bound(new_new), new_new
-        counts = np.concatenate([self.counts + count(new, self.points),
-                                 count(self.points, new) + new_new])  # fmt: skip
+        counts = np.concatenate([self.counts + self._count(new, self.points),
+                                 self._count(self.points, new) + new_new])  # fmt: skip
         return _bound(counts), counts
+
+    def _count(self, data: np.ndarray, queries: np.ndarray) -> np.ndarray:
+        """#data within R of each query: brute force for a few pairs (no tree to build),
+        else the geometry engine; both decide with the canonical predicate."""
+        if data.shape[0] * queries.shape[0] <= _BRUTE_PAIRS:
+            thr = threshold(self.radius, self.metric)
+            return (pair_values(queries, data, self.metric) <= thr).sum(axis=1).astype(np.int64)
+        return np.asarray(ball_counts(data, self.radius, queries=queries, metric=self.metric),
+                          np.int64)  # fmt: skip
 
     def add(self, new: np.ndarray, counts: np.ndarray) -> None:
         """Add ``new`` with the counts :meth:`with_new` returned."""
