@@ -193,3 +193,21 @@ def test_parallel_kernels_match_the_serial_ones(brute_counts, lattice, rng, monk
         got = dualtree.count_queries(X, Q, thr, "euclidean", None, leaf_size)
         np.testing.assert_array_equal(got, expected_q)
     np.testing.assert_array_equal(kth_neighbour_distance(X, 9), kth)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan", "chebyshev"])
+def test_ball_index_equals_ball_counts(metric) -> None:
+    from privad.geometry import BallIndex
+
+    rng = np.random.default_rng(11)
+    X = np.round(rng.normal(size=(700, 3)), 1)  # ties at exactly r
+    index = BallIndex(X, metric=metric)
+    for m, r, cap in [(1, 0.5, None), (50, 0.3, None), (200, 1.0, 7), (3, 0.0, None)]:
+        Q = np.round(rng.normal(size=(m, 3)), 1)
+        np.testing.assert_array_equal(
+            index.counts(Q, r, cap=cap), ball_counts(X, r, queries=Q, metric=metric, cap=cap)
+        )
+    from privad.errors import DataError
+
+    with pytest.raises(DataError):
+        index.counts(np.zeros((2, 4)), 0.5)

@@ -8,6 +8,8 @@ count B_x(i, r) = sum of x_j over records j with d(i, j) <= r, the record itself
   exact up to a cap), with a compiled dual-tree engine and a SciPy reference engine that
   agree bit for bit through one canonical distance predicate
   (:mod:`privad.geometry.predicate`).
+* :class:`BallIndex`: the same counts for many batches of query points against one
+  database, its tree built once (a service's many small requests).
 * :func:`multiplicities`: x_i.
 * :func:`kth_neighbour_distance`: the distance to the k-th nearest record (the record itself
   is the first), with ``kth <= r  <=>  B_x(i, r) >= k`` exactly.
@@ -19,7 +21,7 @@ count B_x(i, r) = sum of x_j over records j with d(i, j) <= r, the record itself
 
 from typing import Any
 
-from privad.geometry.balls import ENGINES, BallProblem, ball_counts
+from privad.geometry.balls import ENGINES, BallIndex, BallProblem, ball_counts
 from privad.geometry.multiplicity import multiplicities
 from privad.geometry.neighbours import kth_neighbour_distance
 from privad.geometry.predicate import METRICS
@@ -27,6 +29,7 @@ from privad.geometry.predicate import METRICS
 __all__ = [
     "ENGINES",
     "METRICS",
+    "BallIndex",
     "BallProblem",
     "ball_counts",
     "ball_counts_dask",

@@ -23,6 +23,7 @@ import numpy as np
 
 from privad.errors import ParameterError
 from privad.geometry import dualtree, reference
+from privad.geometry.kdtree import build_tree
 from privad.geometry.predicate import METRICS, check_magnitudes, threshold
 from privad.validation import (
     check_array,
@@ -174,3 +175,43 @@ def ball_counts(
     )
     counts = ENGINES[name](problem)
     return np.asarray(counts, dtype=np.int64)
+
+
+class BallIndex:
+    """Records prepared once for many batches of query points (their kd-tree built once).
+
+    ``BallIndex(data, metric=...).counts(queries, r, cap=...)`` equals
+    ``ball_counts(data, r, queries=queries, metric=..., cap=..., engine="numba")`` exactly:
+    the same validation (including :func:`~privad.geometry.predicate.check_magnitudes` on
+    the data and the queries together), the same canonical predicate and the same compiled
+    dual tree, but the data's tree is built on the first call only. A service answering
+    small batches about a large database (the sensitive-privacy curator) then pays for the
+    queries' tree and the traversal, not for an O(n log n) build per request.
+
+    Parameters
+    ----------
+    data : (n, d) array of finite numbers, n >= 1.
+    metric : ``"euclidean"``, ``"manhattan"`` or ``"chebyshev"``.
+    """
+
+    def __init__(self, data: Any, *, metric: str = "euclidean") -> None:
+        self.data = np.ascontiguousarray(check_array(data, "data"))
+        self.metric = check_choice(metric, "metric", METRICS)
+        self._tree: Any = None
+
+    def counts(self, queries: Any, r: float, *, cap: int | None = None) -> np.ndarray:
+        """B_x(q, r) of each query point q (int64, query order; see :func:`ball_counts`)."""
+        Q = check_queries(queries, self.data)
+        r = check_nonnegative(r, "r")
+        if cap is not None:
+            cap = check_int(cap, "cap", minimum=1)
+        if Q is None or Q.shape[0] == 0:
+            raise ParameterError("give query points (an (m, d) array with m >= 1)")
+        check_magnitudes([self.data, Q], self.metric)
+        if self._tree is None:
+            self._tree = build_tree(self.data)
+        counts = dualtree.count_cross_trees(
+            build_tree(np.ascontiguousarray(Q)), self._tree,
+            threshold(r, self.metric), self.metric, cap,
+        )  # fmt: skip
+        return np.asarray(counts, dtype=np.int64)

@@ -67,7 +67,7 @@ import numpy as np
 
 from privad.accounting import Guarantee, Ledger, NoBudgetError
 from privad.errors import BudgetExceededError, DataError, LedgerError, ParameterError
-from privad.geometry import ball_counts
+from privad.geometry import BallIndex, ball_counts
 from privad.geometry.predicate import check_magnitudes, pair_values, threshold
 from privad.sensitive.accounting import Claim5Bound, claim5_radius
 from privad.sensitive.anomaly import BallStatistics, statistics_from_counts
@@ -215,6 +215,7 @@ class Curator:
         # request costs one ball count and no pass over the data)
         self._multiplicity = Counter(question_keys(self._est.X_))
         self._est.statistics(None)  # the records' own counts, once, before the first query
+        self._index = BallIndex(self._est.X_, metric=mechanism.metric)
 
     # -- identity and state -----------------------------------------------------------------
 
@@ -402,8 +403,8 @@ class Curator:
             return BallStatistics(s.x_i[idx], s.ball[idx], s.capped[idx], s.cap, False)
         Q = what[fresh]
         m = self.mechanism
-        ball = ball_counts(self._est.X_, m.r, queries=Q, metric=m.metric, cap=m.count_cap) \
-            if len(fresh) else np.zeros(0, np.int64)  # fmt: skip
+        ball = self._index.counts(Q, m.r, cap=m.count_cap) if len(fresh) else \
+            np.zeros(0, np.int64)  # fmt: skip
         mult = np.fromiter((self._multiplicity.get(k, 0) for k in question_keys(Q)), np.int64,
                            len(fresh))  # fmt: skip
         return statistics_from_counts(ball, mult, add=add, cap=m.count_cap)
