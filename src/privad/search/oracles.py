@@ -27,6 +27,18 @@ Every oracle's randomness is its own (given at construction; OS entropy by defau
 searcher's random permutation and the oracle's noise must not come from one stream in a
 real deployment. ``rng=`` on :meth:`Oracle.query` overrides it for simulations.
 
+Accounting. Nothing is released unrecorded: a local oracle charges every answer's ε
+(:attr:`Oracle.guarantee`) to its ledger before the noise is drawn (:meth:`Oracle._release`,
+the one release path of all three oracles). The ledger is the oracle's own in-memory one
+(``oracle.ledger``, scope ``"oracle"``, ``unbudgeted="record"``: the total is always in
+``oracle.ledger.history()``), or the ``ledger=`` and ``scope=`` given at construction;
+``budget=`` caps the own ledger (a query past it raises
+:class:`~privad.errors.BudgetExceededError` and draws nothing). Answers drawn with an
+``rng=`` override are charged the same; oracles made by :meth:`Oracle.restrict` and the
+binarized oracle charge their parent's (base's) ledger. A repeated group query is a fresh,
+independent, charged answer, never the recorded one: repeating queries is how noisy
+binary search gains confidence.
+
 Privacy notion: ``"anomaly-restricted-dp"``, neighbours as in Definition 1 (they share the
 anomaly and differ in one non-anomalous record whose value stays in [0, t_ℓ]).
 """
@@ -424,7 +436,7 @@ class _Account:
     many oracles pay nothing for the ones they never query.
     """
 
-    __slots__ = ("_ledger", "budget", "guarantee", "label", "released", "scope")
+    __slots__ = ("_ledger", "budget", "guarantee", "label", "last", "released", "scope")
 
     def __init__(
         self,
@@ -453,6 +465,7 @@ class _Account:
         self.guarantee = model.guarantee
         self.label = f"noisy group query ({model.kind})"
         self.released = 0
+        self.last: Spend | None = None
 
     @property
     def ledger(self) -> Ledger:
@@ -472,6 +485,7 @@ class _Account:
                       "n_items": n_items},
         )  # fmt: skip
         self.released += 1
+        self.last = spend
         return spend
 
 
@@ -543,6 +557,11 @@ class Oracle(ABC):
     def scope(self) -> str | None:
         """The scope of :attr:`ledger` the answers are charged to (None without a ledger)."""
         return None if self._account is None else self._account.scope
+
+    @property
+    def last_spend(self) -> Spend | None:
+        """The ledger row of the latest answer released here (None before the first)."""
+        return None if self._account is None else self._account.last
 
     def _randomness(self, rng: RandomnessLike) -> Randomness:
         own: Randomness = self._rng  # type: ignore[attr-defined]
