@@ -150,7 +150,7 @@ def test_local_search_writes_the_posterior_and_charges_the_ledger(
                        "--seed", "3", "--out", str(tmp_path / "again.csv"))  # fmt: skip
     assert code == 0, err
     assert (tmp_path / "again.csv").read_text() == out.read_text()
-    assert "answers recorded" in again
+    assert f"{len(spends)} answers recorded, ε {len(spends)}" in " ".join(again.split())
 
 
 def test_search_against_a_server(error_line, run, tmp_path: Path, problem) -> None:

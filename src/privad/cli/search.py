@@ -494,9 +494,9 @@ def run(
         remaining = None
         if book is not None:
             remaining = book.remaining(scope_v, ANOMALY_RESTRICTED_DP)
-        recorded = None if remote or book is not None else orc.ledger.spent(  # type: ignore[union-attr]
-            scope_v, ANOMALY_RESTRICTED_DP
-        )
+        recorded = None
+        if not remote and book is None:  # the oracle's own ledger has no budget: add it up
+            recorded = sum(s.epsilon for s in orc.ledger.history(scope_v))  # type: ignore[union-attr]
         server_budget = orc.last_budget if remote else None
 
     # 4. summary (released answers and public parameters only)
