@@ -143,12 +143,14 @@ def test_local_search_writes_the_posterior_and_charges_the_ledger(
         spends = book.history("series")
         assert 0 < len(spends) <= 40
         assert book.spent("series", ANOMALY_RESTRICTED_DP) == len(spends)
-    # the same search with the same seed gives the same posterior
-    code, _, err = run("search", "run", "--oracle", str(data_file), "--epsilon", "1",
+        assert all(s.label == "noisy group query (laplace)" for s in spends)  # the oracle's
+    # the same search with the same seed gives the same posterior, recorded in memory
+    code, again, err = run("search", "run", "--oracle", str(data_file), "--epsilon", "1",
                        "--budget", "40", "--derive-thresholds", "--labels-column", "label",
                        "--seed", "3", "--out", str(tmp_path / "again.csv"))  # fmt: skip
     assert code == 0, err
     assert (tmp_path / "again.csv").read_text() == out.read_text()
+    assert f"{len(spends)} answers recorded, ε {len(spends)}" in " ".join(again.split())
 
 
 def test_search_against_a_server(error_line, run, tmp_path: Path, problem) -> None:

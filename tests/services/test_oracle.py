@@ -238,15 +238,31 @@ def test_orders_are_content_addressed_and_re_stored_when_forgotten(oracles, prob
     assert _spent(srv.url) == 4.0
 
 
-def test_spends_are_in_the_ledger_with_the_client_name(oracles, tmp_path) -> None:
+def test_spends_are_in_the_ledger_with_the_client_name(oracles, tmp_path, problem) -> None:
     srv = oracles.start(db="led.sqlite", scope="census", budget=5.0)
     with RemoteOracle(srv.url, OTHER) as remote:
         remote.query([1, 2, 3])
     with Ledger(tmp_path / "led.sqlite", create=False) as book:
         (spend,) = book.history("census")
-        assert spend.metadata == {"client": "s2", "size": 3}
+        assert spend.metadata == {"client": "s2", "query": 1, "size": 3,
+                                  "n_items": problem.n_items}  # fmt: skip
         assert spend.guarantee.notion == ANOMALY_RESTRICTED_DP and spend.epsilon == 1.0
         assert book.remaining("census", ANOMALY_RESTRICTED_DP) == 4.0
+
+
+@pytest.mark.parametrize("kind", ["laplace", "binarized", "rr"])
+def test_one_spend_per_answer(oracles, tmp_path, kind) -> None:
+    """The oracle's release path is the server's only spend: no double charge."""
+    srv = oracles.start(db=f"{kind}.sqlite", kind=kind, epsilon=0.5, budget=100.0)
+    with RemoteOracle(srv.url, SECRET) as remote:
+        res = search(remote, budget=20.0, rng=2)
+        remote.query([0, 1])
+        answers = res.n_queries + 1
+    with Ledger(tmp_path / f"{kind}.sqlite", create=False) as book:
+        spends = book.history("oracle")
+        assert len(spends) == answers
+        assert [s.metadata["query"] for s in spends] == list(range(1, answers + 1))
+        assert book.spent("oracle", ANOMALY_RESTRICTED_DP) == 0.5 * answers
 
 
 def test_invalid_configuration_is_refused_at_startup(tmp_path, problem) -> None:

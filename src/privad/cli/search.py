@@ -4,8 +4,10 @@
   oracle server (``privad serve oracle``) through :class:`privad.services.clients.
   RemoteOracle`; the server holds the data and charges its own ledger.
 * ``privad search run --oracle DATA --epsilon E --budget B --t-low L --t-high H`` (or
-  ``--derive-thresholds``): the same with a local oracle over a data file, optionally
-  charged to a local ledger (``--ledger``).
+  ``--derive-thresholds``): the same with a local oracle over a data file. The oracle
+  records every answer before releasing it: in the ``--ledger`` file (scope ``--scope``;
+  the search stops before the scope's budget would refuse a query), else in its own
+  in-memory ledger, whose total the summary shows.
 
 Both print a summary (the top-|S| items with their posterior mass, the number of queries
 T, the privacy spent Tε, which rule halted the search) and, with ``--out FILE``, write the
@@ -353,9 +355,11 @@ def run(
     t_high: str | None = T_HIGH_OPTION,
     ledger: str | None = typer.Option(
         None, "--ledger", metavar="PATH",
-        help="Also charge each query (ε, before it is sent) to this ledger file, in --scope; "
-        "a refused spend halts the search. The scope's budget is created with total b if it "
-        "has none.",
+        help="Charge each query (ε, before it is answered) to this ledger file, in --scope: "
+        "with local data the oracle records its answers there (the search stops when the "
+        "scope's budget has no query left); with a server, this is the searcher's own account "
+        "beside the server's (a refused spend halts the search). The scope's budget is "
+        "created with total b if it has none.",
     ),
     scope: str | None = typer.Option(
         None, "--scope", metavar="NAME",
@@ -370,6 +374,7 @@ def run(
 ) -> None:
     """Search for the anomaly with noisy group queries (Algorithm 1) and summarise."""
     from privad.accounting import ANOMALY_RESTRICTED_DP
+    from privad.accounting.exact import to_fraction
     from privad.cli._options import parse_scope, parse_seed
     from privad.cli.serve import existing_file, parse_choice, parse_float, parse_int
     from privad.cli.sp import add_row, out_console
@@ -417,7 +422,7 @@ def run(
                               else (None, None))  # fmt: skip
     notes: list[str] = []
     max_queries = DEFAULT_MAX_QUERIES
-    server_cap = False
+    server_cap = ledger_cap = False
     with contextlib.ExitStack() as stack:
         if remote:
             from privad.services.clients import RemoteOracle
@@ -454,11 +459,9 @@ def run(
             data = load_series(oracle, column=column, labels_column=labels_column)
             lo, hi, how = resolve_thresholds(data, t_low, t_high, derive_thresholds,
                                              labels_column)  # fmt: skip
-            orc = make_oracle(kind_v or "laplace", data.values, lo, hi, eps,  # type: ignore[arg-type]
-                              rng=oracle_rng)  # fmt: skip
             where = f"local data {oracle}"
             default_scope = f"search/{data.name}"
-            data_text = f"{data.name}: {orc.n_items} values"
+            data_text = f"{data.name}: {data.values.size} values"
             thresholds = f"t_l = {lo:.6g}, t_h = {hi:.6g}, {how}"
             above = set(np.flatnonzero(data.values >= hi).tolist())
         scope_v = scope if scope is not None else default_scope
@@ -468,11 +471,22 @@ def run(
             stack.callback(book.close)
             if note:
                 notes.append(note)
+        if not remote:
+            # the local oracle records every answer: in the --ledger file, else in its own
+            # in-memory ledger (the searcher's side then needs no second account)
+            orc = make_oracle(kind_v or "laplace", data.values, lo, hi, eps,  # type: ignore[arg-type]
+                              rng=oracle_rng, ledger=book, scope=scope_v)  # fmt: skip
+            if book is not None:  # stop before the oracle would refuse a query
+                left = int(to_fraction(book.remaining(scope_v, ANOMALY_RESTRICTED_DP))
+                           // to_fraction(orc.epsilon))  # fmt: skip
+                if left < max_queries:
+                    max_queries, ledger_cap = left, True
 
-        # 3. the search
+        # 3. the search (a remote oracle's answers are charged to --ledger on this side)
         result = search(
             orc, halting=rule, top_k=min(top_k, orc.n_items), selection=sel,
-            max_queries=max_queries, ledger=book, scope=scope_v if book else None,
+            max_queries=max_queries, ledger=book if remote else None,
+            scope=scope_v if book and remote else None,
             label=f"privad search run against {where}", rng=search_rng,
         )
         if out_path is not None:
@@ -480,6 +494,9 @@ def run(
         remaining = None
         if book is not None:
             remaining = book.remaining(scope_v, ANOMALY_RESTRICTED_DP)
+        recorded = None
+        if not remote and book is None:  # the oracle's own ledger has no budget: add it up
+            recorded = sum(s.epsilon for s in orc.ledger.history(scope_v))  # type: ignore[union-attr]
         server_budget = orc.last_budget if remote else None
 
     # 4. summary (released answers and public parameters only)
@@ -498,6 +515,8 @@ def run(
     for name in dict.fromkeys(result.halted_by):
         if name == "max-queries" and server_cap:
             halted.append(f"oracle budget ({max_queries} queries were left at the server)")
+        elif name == "max-queries" and ledger_cap:
+            halted.append(f"ledger ({max_queries} queries were left in scope {scope_v!r})")
         else:
             halted.append(name)
     add_row(table, "halted by", ", ".join(halted) or "—")
@@ -508,6 +527,9 @@ def run(
                 f"{server_budget.get('remaining'):g} of {server_budget.get('total'):g}")
     if remaining is not None:
         add_row(table, "ledger", f"scope {scope_v!r} in {ledger}: remaining ε {remaining:g}")
+    if recorded is not None:
+        add_row(table, "ledger", f"the oracle's own in-memory ledger, scope {scope_v!r}: "
+                f"{result.n_queries} answers recorded, ε {recorded:g}")  # fmt: skip
     if out_path is not None:
         add_row(table, "posterior", str(out_path))
     console.print(table)

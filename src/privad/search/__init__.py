@@ -14,7 +14,8 @@ Modules, one per idea:
 * :mod:`.groups`: query groups (masks, indices, prefixes of an order).
 * :mod:`.oracles`: the :class:`Oracle` interface and the three oracles (randomized
   response eq. 5, Laplace max eqs. 8-9, binarized Z_t eq. 24), with answer models carrying
-  ε, the guarantee and the likelihood (so a remote oracle can be dropped in).
+  ε, the guarantee and the likelihood (so a remote oracle can be dropped in). A local
+  oracle records every answer in its ledger (``oracle.ledger``) before releasing it.
 * :mod:`.posterior`: Bayes updates in log space (eqs. 6, 11, 12), dense and run-length
   beliefs.
 * :mod:`.selection`: the median split (eq. 10), fixed or fresh permutation.
@@ -32,6 +33,7 @@ Example::
     oracle = LaplaceMaxOracle(problem.values, problem.t_low, problem.t_high, epsilon=1.0)
     result = search(oracle, budget=200.0, rng=2)
     result.top, result.n_queries, result.guarantee
+    oracle.ledger.history()  # one spend of ε = 1 per answer (T in all)
 """
 
 from privad.search.groups import GroupLike, PrefixGroup, QueryOrder, resolve_group
@@ -59,6 +61,7 @@ from privad.search.multiple import (
     search_groups,
 )
 from privad.search.oracles import (
+    DEFAULT_SCOPE,
     NEIGHBOURING,
     ORACLE_KINDS,
     AnswerModel,
@@ -114,6 +117,7 @@ from privad.search.theory import (
 
 __all__ = [
     "DEFAULT_MAX_QUERIES",
+    "DEFAULT_SCOPE",
     "NEIGHBOURING",
     "ORACLE_KINDS",
     "SELECTIONS",

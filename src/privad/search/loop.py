@@ -33,7 +33,13 @@ Ledger. With ``ledger=`` and ``scope=``, the run is charged to a
   and the total never passes the budget), which is valid for pure ε-DP with adaptively
   chosen stopping (Rogers, Roth, Ullman, Vadhan 2016).
 
-A remote oracle keeps its own ledger; this one is the searcher's account.
+This ledger is the searcher's account. The oracle keeps its own: a remote oracle's server
+records every answer it releases, and so does a local oracle, in ``oracle.ledger``
+(:mod:`privad.search.oracles`), before the answer leaves ``query``. A search against a local
+oracle therefore leaves T spends in ``oracle.ledger`` whether or not ``ledger=`` is given;
+pass ``ledger=`` only for a second account (e.g. a budget spanning several oracles). An
+oracle that refuses a query (its budget is spent) raises
+:class:`~privad.errors.BudgetExceededError` out of :func:`search`.
 """
 
 from __future__ import annotations
@@ -211,7 +217,9 @@ def search(
     max_queries:
         Safety cap on T (default 100,000; None for no cap, then some rule must end the run).
     ledger, scope, ledger_mode, label:
-        Charge the run to ``ledger`` under ``scope`` (see the module documentation).
+        Charge the run to ``ledger`` under ``scope``: the searcher's own account, beside the
+        oracle's (a local oracle records every answer in ``oracle.ledger`` anyway; see the
+        module documentation).
     trace:
         Record every iteration in :attr:`SearchResult.trace`.
     rng:

@@ -27,6 +27,18 @@ Every oracle's randomness is its own (given at construction; OS entropy by defau
 searcher's random permutation and the oracle's noise must not come from one stream in a
 real deployment. ``rng=`` on :meth:`Oracle.query` overrides it for simulations.
 
+Accounting. Nothing is released unrecorded: a local oracle charges every answer's ε
+(:attr:`Oracle.guarantee`) to its ledger before the noise is drawn (:meth:`Oracle._release`,
+the one release path of all three oracles). The ledger is the oracle's own in-memory one
+(``oracle.ledger``, scope ``"oracle"``, ``unbudgeted="record"``: the total is always in
+``oracle.ledger.history()``), or the ``ledger=`` and ``scope=`` given at construction;
+``budget=`` caps the own ledger (a query past it raises
+:class:`~privad.errors.BudgetExceededError` and draws nothing). Answers drawn with an
+``rng=`` override are charged the same; oracles made by :meth:`Oracle.restrict` and the
+binarized oracle charge their parent's (base's) ledger. A repeated group query is a fresh,
+independent, charged answer, never the recorded one: repeating queries is how noisy
+binary search gains confidence.
+
 Privacy notion: ``"anomaly-restricted-dp"``, neighbours as in Definition 1 (they share the
 anomaly and differ in one non-anomalous record whose value stays in [0, t_ℓ]).
 """
@@ -35,12 +47,12 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from typing import Any, Final, Literal, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Literal, NamedTuple, TypeVar
 
 import numpy as np
 
-from privad.accounting import ANOMALY_RESTRICTED_DP, Guarantee
+from privad.accounting import ANOMALY_RESTRICTED_DP, Guarantee, Ledger, Spend
 from privad.errors import DataError, ParameterError
 from privad.noise import (
     GRANULARITY_BITS,
@@ -62,6 +74,7 @@ from privad.search.theory import (
 from privad.validation import check_array, check_choice, check_epsilon, check_int, check_positive
 
 __all__ = [
+    "DEFAULT_SCOPE",
     "NEIGHBOURING",
     "ORACLE_KINDS",
     "AnswerModel",
@@ -86,6 +99,11 @@ NEIGHBOURING: Final[str] = (
 
 ORACLE_KINDS: Final[tuple[str, ...]] = ("laplace", "binarized", "randomized-response")
 """Names accepted by :func:`make_oracle`."""
+
+DEFAULT_SCOPE: Final[str] = "oracle"
+"""The ledger scope a local oracle records its answers under unless given one."""
+
+_T = TypeVar("_T")
 
 
 class MaxAnswer(NamedTuple):
@@ -403,14 +421,88 @@ def _check_items(items: Any, n_items: int) -> np.ndarray:
     return arr
 
 
+def _group_size(resolved: PrefixGroup | np.ndarray) -> int:
+    """|Q| of a group resolved by :func:`~privad.search.groups.resolve_group`."""
+    return resolved.n_in if isinstance(resolved, PrefixGroup) else int(np.count_nonzero(resolved))
+
+
+class _Account:
+    """Where a local oracle records its answers: one ledger and scope, shared with the
+    oracles :meth:`Oracle.restrict` makes (same data, same people).
+
+    Without a given ledger, the oracle's own in-memory ledger
+    (``Ledger(":memory:", unbudgeted="record")``, with ``budget`` set for the scope if given)
+    is created on the first answer or the first look at it, so that simulations building
+    many oracles pay nothing for the ones they never query.
+    """
+
+    __slots__ = ("_ledger", "budget", "guarantee", "label", "last", "released", "scope")
+
+    def __init__(
+        self,
+        model: AnswerModel,
+        *,
+        ledger: Ledger | None,
+        scope: str,
+        budget: float | None,
+    ) -> None:
+        if ledger is not None and not isinstance(ledger, Ledger):
+            raise ParameterError(
+                f"ledger must be a privad.accounting.Ledger, got {type(ledger).__name__}"
+            )
+        if not isinstance(scope, str) or not scope.strip():
+            raise ParameterError(f"scope must be a non-empty name, got {scope!r}")
+        if budget is not None:
+            if ledger is not None:
+                raise ParameterError(
+                    "budget= is the total of the oracle's own ledger; with ledger= set the "
+                    "scope's budget on that ledger (Ledger.set_budget)"
+                )
+            budget = check_epsilon(budget, "budget")
+        self._ledger = ledger
+        self.scope = scope.strip()
+        self.budget = budget
+        self.guarantee = model.guarantee
+        self.label = f"noisy group query ({model.kind})"
+        self.released = 0
+        self.last: Spend | None = None
+
+    @property
+    def ledger(self) -> Ledger:
+        if self._ledger is None:
+            book = Ledger(":memory:", unbudgeted="record")
+            if self.budget is not None:
+                book.set_budget(self.scope, self.guarantee.notion, self.budget)
+            self._ledger = book
+        return self._ledger
+
+    def charge(self, size: int, n_items: int, metadata: Mapping[str, Any] | None) -> Spend:
+        """Spend one answer's ε (check-then-spend, one transaction), or raise and record
+        nothing."""
+        spend = self.ledger.spend(
+            self.scope, self.guarantee, self.label,
+            metadata={**(metadata or {}), "query": self.released + 1, "size": size,
+                      "n_items": n_items},
+        )  # fmt: skip
+        self.released += 1
+        self.last = spend
+        return spend
+
+
 class Oracle(ABC):
     """The interface every oracle implements (local, or a client of a remote one).
 
     Subclasses provide :attr:`model`, :attr:`n_items` and :meth:`query`; the rest delegates
     to the model. A remote oracle implements ``query`` by sending the group (a mask, the
     indices, or for a :class:`~privad.search.groups.PrefixGroup` the order once and then the
-    prefix size) and returning the checked answer; it may keep its own ledger.
+    prefix size) and returning the checked answer; its server keeps the account.
+
+    A local oracle (one holding the data in this process) owns its release path: every
+    answer leaves ``query`` only through :meth:`_release`, which first records the answer's
+    ε in :attr:`ledger` under :attr:`scope` (refused past a budget, with nothing drawn).
     """
+
+    _account: _Account | None = None
 
     @property
     @abstractmethod
@@ -450,9 +542,52 @@ class Oracle(ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} cannot be restricted to a subset")
 
+    @property
+    def ledger(self) -> Ledger | None:
+        """The ledger every answer is recorded in before it is released.
+
+        A local oracle's own in-memory ledger (created on first use; ``unbudgeted="record"``
+        so its total is always visible: ``oracle.ledger.history()``,
+        ``oracle.ledger.statement()``) or the one given at construction. None for an oracle
+        that keeps no account in this process (a remote one: its server records).
+        """
+        return None if self._account is None else self._account.ledger
+
+    @property
+    def scope(self) -> str | None:
+        """The scope of :attr:`ledger` the answers are charged to (None without a ledger)."""
+        return None if self._account is None else self._account.scope
+
+    @property
+    def last_spend(self) -> Spend | None:
+        """The ledger row of the latest answer released here (None before the first)."""
+        return None if self._account is None else self._account.last
+
     def _randomness(self, rng: RandomnessLike) -> Randomness:
         own: Randomness = self._rng  # type: ignore[attr-defined]
         return own if rng is None else as_randomness(rng)
+
+    def _release(
+        self,
+        size: int,
+        draw: Callable[[Randomness], _T],
+        rng: RandomnessLike,
+        metadata: Mapping[str, Any] | None,
+    ) -> _T:
+        """The one release path of a local oracle: record the answer, then draw it.
+
+        ``size`` is |Q| of the already validated group. One check-then-spend of the
+        per-query guarantee (ε, ``"anomaly-restricted-dp"``) in :attr:`ledger`, with
+        ``metadata`` plus the query number, |Q| and n; past the budget it raises
+        :class:`~privad.errors.BudgetExceededError` and neither a spend nor noise is drawn.
+        Only then ``draw(randomness)`` makes the answer (``rng`` overrides the oracle's
+        randomness and is charged the same).
+        """
+        if self._account is None:
+            raise NotImplementedError(f"{type(self).__name__} keeps no account to release from")
+        randomness = self._randomness(rng)
+        self._account.charge(size, self.n_items, metadata)
+        return draw(randomness)
 
 
 class RandomizedResponseOracle(Oracle):
@@ -477,6 +612,13 @@ class RandomizedResponseOracle(Oracle):
         Exactly one: ε > 0, or the flip probability p in (0, 1/2).
     rng:
         The oracle's own randomness (default: OS entropy).
+    ledger, scope:
+        Record every answer in this :class:`~privad.accounting.Ledger` under ``scope``
+        (default: the oracle's own in-memory ledger, scope ``"oracle"``).
+    budget:
+        Total ε of the oracle's own ledger: a query past it raises
+        :class:`~privad.errors.BudgetExceededError` and releases nothing. With ``ledger=``,
+        set the scope's budget on that ledger instead.
     """
 
     def __init__(
@@ -486,6 +628,9 @@ class RandomizedResponseOracle(Oracle):
         epsilon: float | None = None,
         p: float | None = None,
         rng: RandomnessLike = None,
+        ledger: Ledger | None = None,
+        scope: str = DEFAULT_SCOPE,
+        budget: float | None = None,
     ) -> None:
         mask = np.asarray(anomalous)
         if mask.dtype != np.bool_ or mask.ndim != 1 or mask.size < 2:
@@ -505,6 +650,7 @@ class RandomizedResponseOracle(Oracle):
         self._anomalous.setflags(write=False)
         self._anomaly_items = np.flatnonzero(mask)
         self._rng = as_randomness(rng)
+        self._account = _Account(self._model, ledger=ledger, scope=scope, budget=budget)
         self._cached: tuple[QueryOrder, int, int] | None = None
 
     @classmethod
@@ -517,10 +663,14 @@ class RandomizedResponseOracle(Oracle):
         epsilon: float | None = None,
         p: float | None = None,
         rng: RandomnessLike = None,
+        ledger: Ledger | None = None,
+        scope: str = DEFAULT_SCOPE,
+        budget: float | None = None,
     ) -> RandomizedResponseOracle:
         """From data satisfying eq. (1): the anomalous items are those with x >= t_h."""
         x, _, hi = check_search_data(values, t_low, t_high)
-        return cls(x >= hi, epsilon=epsilon, p=p, rng=rng)
+        return cls(x >= hi, epsilon=epsilon, p=p, rng=rng, ledger=ledger, scope=scope,
+                   budget=budget)  # fmt: skip
 
     @property
     def model(self) -> BinaryModel:
@@ -532,7 +682,9 @@ class RandomizedResponseOracle(Oracle):
 
     def true_bit(self, group: Any) -> bool:
         """1(Q holds an anomaly): the bit before the flip (data-holder side)."""
-        resolved = resolve_group(group, self.n_items)
+        return self._truth(resolve_group(group, self.n_items))
+
+    def _truth(self, resolved: PrefixGroup | np.ndarray) -> bool:
         if isinstance(resolved, PrefixGroup):
             if self._anomaly_items.size == 0:
                 return False
@@ -545,14 +697,24 @@ class RandomizedResponseOracle(Oracle):
             return first < resolved.size
         return bool(resolved[self._anomalous].any())
 
-    def query(self, group: Any, rng: RandomnessLike = None) -> bool:
-        truth = self.true_bit(group)
-        r = self._randomness(rng)
+    def query(
+        self,
+        group: Any,
+        rng: RandomnessLike = None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """The noisy bit for ``group``, recorded in :attr:`ledger` (with ``metadata``) first."""
+        resolved = resolve_group(group, self.n_items)
+        truth = self._truth(resolved)
+        return self._release(
+            _group_size(resolved), lambda r: truth != self._flip(r), rng, metadata
+        )
+
+    def _flip(self, r: Randomness) -> bool:
         if self._flip_logit is not None:
-            flip = bool(bernoulli_logistic(self._flip_logit, r))
-        else:
-            flip = bool(bernoulli(self._model.p, r))
-        return truth != flip
+            return bool(bernoulli_logistic(self._flip_logit, r))
+        return bool(bernoulli(self._model.p, r))
 
     def restrict(self, items: Any) -> RandomizedResponseOracle:
         idx = _check_items(items, self.n_items)
@@ -563,6 +725,7 @@ class RandomizedResponseOracle(Oracle):
         sub._anomalous.setflags(write=False)
         sub._anomaly_items = np.flatnonzero(sub._anomalous)
         sub._rng = self._rng
+        sub._account = self._account
         sub._cached = None
         return sub
 
@@ -586,6 +749,13 @@ class LaplaceMaxOracle(Oracle):
         The oracle's own randomness (default: OS entropy).
     granularity_bits:
         G of the Laplace grid (:func:`privad.noise.laplace`).
+    ledger, scope:
+        Record every answer in this :class:`~privad.accounting.Ledger` under ``scope``
+        (default: the oracle's own in-memory ledger, scope ``"oracle"``).
+    budget:
+        Total ε of the oracle's own ledger: a query past it raises
+        :class:`~privad.errors.BudgetExceededError` and releases nothing. With ``ledger=``,
+        set the scope's budget on that ledger instead.
     """
 
     def __init__(
@@ -597,11 +767,15 @@ class LaplaceMaxOracle(Oracle):
         *,
         rng: RandomnessLike = None,
         granularity_bits: int = GRANULARITY_BITS,
+        ledger: Ledger | None = None,
+        scope: str = DEFAULT_SCOPE,
+        budget: float | None = None,
     ) -> None:
         x, lo, hi = check_search_data(values, t_low, t_high)
         self._values = x
         self._model = LaplaceMaxModel(epsilon, lo, hi, granularity_bits=granularity_bits)
         self._rng = as_randomness(rng)
+        self._account = _Account(self._model, ledger=ledger, scope=scope, budget=budget)
         self._cached: tuple[QueryOrder, np.ndarray, np.ndarray] | None = None
 
     @property
@@ -614,7 +788,9 @@ class LaplaceMaxOracle(Oracle):
 
     def exact_answer(self, group: Any) -> tuple[float, float]:
         """(H(Q), H(Q̄)) of eq. (8) before noise (data-holder side; for tests)."""
-        resolved = resolve_group(group, self.n_items)
+        return self._exact(resolve_group(group, self.n_items))
+
+    def _exact(self, resolved: PrefixGroup | np.ndarray) -> tuple[float, float]:
         if isinstance(resolved, PrefixGroup):
             if self._cached is None or self._cached[0] is not resolved.order:
                 ordered = self._values[resolved.order.permutation]
@@ -626,13 +802,23 @@ class LaplaceMaxOracle(Oracle):
             return (tail, head) if resolved.complement else (head, tail)
         return float(self._values[resolved].max()), float(self._values[~resolved].max())
 
-    def query(self, group: Any, rng: RandomnessLike = None) -> MaxAnswer:
-        h = np.array(self.exact_answer(group), dtype=np.float64)
-        noisy = laplace(
-            h, self._model.scale, self._randomness(rng),
-            granularity_bits=self._model.granularity_bits,
-        )
-        return MaxAnswer(float(noisy[0]), float(noisy[1]))
+    def query(
+        self,
+        group: Any,
+        rng: RandomnessLike = None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> MaxAnswer:
+        """The noisy maxima for ``group``, recorded in :attr:`ledger` (with ``metadata``)
+        first."""
+        resolved = resolve_group(group, self.n_items)
+        h = np.array(self._exact(resolved), dtype=np.float64)
+
+        def draw(r: Randomness) -> MaxAnswer:
+            noisy = laplace(h, self._model.scale, r, granularity_bits=self._model.granularity_bits)
+            return MaxAnswer(float(noisy[0]), float(noisy[1]))
+
+        return self._release(_group_size(resolved), draw, rng, metadata)
 
     def restrict(self, items: Any) -> LaplaceMaxOracle:
         idx = _check_items(items, self.n_items)
@@ -641,6 +827,7 @@ class LaplaceMaxOracle(Oracle):
         sub._values.setflags(write=False)
         sub._model = self._model
         sub._rng = self._rng
+        sub._account = self._account
         sub._cached = None
         return sub
 
@@ -653,7 +840,8 @@ class BinarizedOracle(Oracle):
 
     ``base`` is any oracle whose model is a :class:`LaplaceMaxModel` (a local
     :class:`LaplaceMaxOracle` or a remote one): binarizing is post-processing done on the
-    searcher's side, so the guarantee is the base oracle's ε.
+    searcher's side, so the guarantee is the base oracle's ε, and the base records each
+    answer (:attr:`ledger` and :attr:`scope` are the base's).
     """
 
     def __init__(self, base: Oracle) -> None:
@@ -661,6 +849,7 @@ class BinarizedOracle(Oracle):
             raise ParameterError("BinarizedOracle needs an oracle with a LaplaceMaxModel")
         self.base = base
         self._model = binarized_model(base.model)
+        self._account = base._account
 
     @classmethod
     def from_values(
@@ -672,11 +861,15 @@ class BinarizedOracle(Oracle):
         *,
         rng: RandomnessLike = None,
         granularity_bits: int = GRANULARITY_BITS,
+        ledger: Ledger | None = None,
+        scope: str = DEFAULT_SCOPE,
+        budget: float | None = None,
     ) -> BinarizedOracle:
         """Binarize a local :class:`LaplaceMaxOracle` built from these arguments."""
         return cls(
             LaplaceMaxOracle(
-                values, t_low, t_high, epsilon, rng=rng, granularity_bits=granularity_bits
+                values, t_low, t_high, epsilon, rng=rng, granularity_bits=granularity_bits,
+                ledger=ledger, scope=scope, budget=budget,
             )
         )
 
@@ -688,8 +881,21 @@ class BinarizedOracle(Oracle):
     def n_items(self) -> int:
         return self.base.n_items
 
-    def query(self, group: Any, rng: RandomnessLike = None) -> bool:
-        answer = self.base.model.check_answer(self.base.query(group, rng))
+    def query(
+        self,
+        group: Any,
+        rng: RandomnessLike = None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Z = 1(Y > Ȳ) from the base's answer (which the base records, with ``metadata``:
+        only a local base takes it)."""
+        raw = (
+            self.base.query(group, rng)
+            if metadata is None
+            else self.base.query(group, rng, metadata=metadata)  # type: ignore[call-arg]
+        )
+        answer = self.base.model.check_answer(raw)
         return bool(answer.y > answer.y_complement)
 
     def restrict(self, items: Any) -> BinarizedOracle:
@@ -707,12 +913,23 @@ def make_oracle(
     epsilon: float,
     *,
     rng: RandomnessLike = None,
+    ledger: Ledger | None = None,
+    scope: str = DEFAULT_SCOPE,
+    budget: float | None = None,
 ) -> Oracle:
     """A local oracle by name: ``"laplace"`` (eq. 9), ``"binarized"`` (Z_t, eq. 24) or
-    ``"randomized-response"`` (eq. 5), all ε per query over the same data."""
+    ``"randomized-response"`` (eq. 5), all ε per query over the same data.
+
+    ``rng``, ``ledger``, ``scope`` and ``budget`` are passed to the oracle: every answer is
+    recorded in its ledger (its own in-memory one unless ``ledger`` is given).
+    """
     kind = check_choice(kind, "kind", ORACLE_KINDS)
     if kind == "laplace":
-        return LaplaceMaxOracle(values, t_low, t_high, epsilon, rng=rng)
+        return LaplaceMaxOracle(values, t_low, t_high, epsilon, rng=rng, ledger=ledger,
+                                scope=scope, budget=budget)  # fmt: skip
     if kind == "binarized":
-        return BinarizedOracle.from_values(values, t_low, t_high, epsilon, rng=rng)
-    return RandomizedResponseOracle.from_values(values, t_low, t_high, epsilon=epsilon, rng=rng)
+        return BinarizedOracle.from_values(values, t_low, t_high, epsilon, rng=rng,
+                                           ledger=ledger, scope=scope, budget=budget)  # fmt: skip
+    return RandomizedResponseOracle.from_values(
+        values, t_low, t_high, epsilon=epsilon, rng=rng, ledger=ledger, scope=scope, budget=budget
+    )

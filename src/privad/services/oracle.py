@@ -4,8 +4,9 @@ Bittner, Sarwate, Wright (``dp-noisy-binary-search.txt``, section 7) need "a sen
 measurement device that carries out the noisy aggregate queries directly": whoever searches
 for the anomaly never sees the values x_1..x_{n+1}, only noisy answers about *groups*. This
 server is that device. It holds the values, answers group queries with one of the three
-oracles of :mod:`privad.search.oracles`, and charges every answer to its own
-:class:`privad.accounting.Ledger` (the ``--db`` file) before releasing it: ε per answer
+oracles of :mod:`privad.search.oracles`, built on its own :class:`privad.accounting.Ledger`
+(the ``--db`` file) and scope, so that the oracle's one release path charges every answer
+there before releasing it (the service itself never spends): ε per answer
 under anomaly-restricted DP (Definition 1, Proposition 2), refused once the budget of its
 scope is spent. The searcher is a :class:`privad.services.clients.RemoteOracle`, an
 :class:`~privad.search.Oracle` whose ``query`` is a request to this server, so
@@ -45,7 +46,8 @@ only the bit leaves the server) and ``randomized-response`` (eq. 5).
 
 Privacy accounting. All clients share one budget: the scope protects the data's records,
 whoever asks (colluding clients would add their answers up anyway). Each query is
-check-then-spend in one ledger transaction, before the answer is computed; a query past the
+check-then-spend in one ledger transaction by the oracle (exactly one spend per answer,
+recording the token name, the query number and |Q|), before the noise is drawn; a query past the
 budget gets ``429 {"error": "budget_exhausted", ...}`` and nothing is spent. Retrying does not
 help: the budget never comes back (only ``privad budget reset`` on the ledger file can do
 that, which forgets privacy loss that did happen). Malformed or invalid queries (bad JSON,
@@ -152,39 +154,39 @@ def _fraction_float(value: Fraction) -> float:
 
 
 class OracleService:
-    """The oracle server's state: the oracle, its ledger and scope, the stored orders.
+    """The oracle server's state: the oracle (with its ledger and scope), the stored orders.
 
     Thread-safe: answers are computed one at a time under a lock (the oracle's noise stream
-    and its per-order caches are not shared between threads), each after its spend is
-    committed to the ledger.
+    and its per-order caches are not shared between threads), each after the oracle has
+    committed its spend to the ledger.
 
     Parameters
     ----------
     oracle:
-        A local :class:`~privad.search.Oracle` holding the data.
-    ledger:
-        The server's ledger; ``scope`` must have an ``anomaly-restricted-dp`` budget.
-    scope:
-        The ledger scope every answer is charged to.
+        A local :class:`~privad.search.Oracle` holding the data, built with the server's
+        ledger and scope (``make_oracle(..., ledger=, scope=)``); the scope must have an
+        ``anomaly-restricted-dp`` budget. The oracle records every answer there.
     kind, t_low, t_high:
         The oracle's name and thresholds (published in :meth:`describe`).
     max_orders:
         How many stored orders are kept (least recently used are dropped first).
     """
 
-    def __init__(self, oracle: Oracle, ledger: Ledger, scope: str, *, kind: str,
-                 t_low: float, t_high: float, max_orders: int = 64) -> None:  # fmt: skip
+    def __init__(self, oracle: Oracle, *, kind: str, t_low: float, t_high: float,
+                 max_orders: int = 64) -> None:  # fmt: skip
+        if oracle.ledger is None or oracle.scope is None:
+            raise ParameterError("the oracle server needs a local oracle that keeps its account")
         self.oracle = oracle
         self.t_low, self.t_high = float(t_low), float(t_high)
-        self.ledger = ledger
-        self.scope = scope
+        self.ledger: Ledger = oracle.ledger
+        self.scope: str = oracle.scope
         self.kind = kind
         self.max_orders = check_int(max_orders, "max_orders", minimum=1)
         self._orders: OrderedDict[str, QueryOrder] = OrderedDict()
         self._lock = threading.Lock()
         self._orders_lock = threading.Lock()
         self._epsilon = to_fraction(oracle.epsilon)
-        self.ledger.budget(scope, NOTION)  # NoBudgetError now rather than at the first query
+        self.ledger.budget(self.scope, NOTION)  # NoBudgetError now, not at the first query
 
     # -- public description -----------------------------------------------------------------
 
@@ -293,22 +295,19 @@ class OracleService:
                         "(Q as a prefix of a stored order)")  # fmt: skip
 
     def answer(self, group: Any, client: str) -> dict[str, Any]:
-        """Charge ε, then answer ``group`` (already validated by :meth:`parse_group`)."""
-        size = group.n_in if isinstance(group, PrefixGroup) else int(np.count_nonzero(group))
+        """Answer ``group`` (already validated by :meth:`parse_group`); the oracle charges ε
+        to the ledger first, recording ``client`` (the token name)."""
         with self._lock:
             try:
-                spend = self.ledger.spend(
-                    self.scope, self.oracle.guarantee, f"noisy group query ({self.kind})",
-                    metadata={"client": client, "size": size},
-                )
+                raw = self.oracle.query(group, metadata={"client": client})  # type: ignore[call-arg]
             except BudgetExceededError as exc:
                 raise BudgetExhausted(f"budget exhausted: {exc}") from None
-            raw = self.oracle.query(group)
+            spend = self.oracle.last_spend
         if isinstance(raw, bool | np.bool_):
             answer: Any = int(raw)
         else:
             answer = [float(v) for v in raw]
-        return {"answer": answer, "query": spend.id, "epsilon": self.oracle.epsilon,
+        return {"answer": answer, "query": spend.id,  # type: ignore[union-attr] "epsilon": self.oracle.epsilon,
                 "budget": self.budget()}  # fmt: skip
 
 
@@ -360,7 +359,6 @@ def create_oracle_app(
     epsilon = check_epsilon(epsilon)
     budget = check_epsilon(budget, "budget")
     x, lo, hi = check_search_data(values, t_low, t_high)
-    oracle = make_oracle(kind, x, lo, hi, epsilon, rng=rng)
     if not isinstance(scope, str) or not scope.strip():
         raise ParameterError("scope must be a non-empty name")
     scope = scope.strip()
@@ -372,8 +370,8 @@ def create_oracle_app(
             current = None
         if current is None or current.total != to_fraction(budget):
             current = ledger.set_budget(scope, NOTION, budget)
-        service = OracleService(oracle, ledger, scope, kind=kind, t_low=lo, t_high=hi,
-                                max_orders=max_orders)
+        oracle = make_oracle(kind, x, lo, hi, epsilon, rng=rng, ledger=ledger, scope=scope)
+        service = OracleService(oracle, kind=kind, t_low=lo, t_high=hi, max_orders=max_orders)
     except BaseException:
         ledger.close()
         raise
