@@ -155,10 +155,8 @@ def _block(account: NotionAccount) -> list[str]:
             f"  budget ε {fmt(budget.total)}; spent {spent}; "
             f"remaining {fmt(account.remaining)}; {count}"
         )
-    elif account.implied:
-        lines.append(f"  no budget set (not capped); spent {spent}; {count}")
     else:
-        lines.append(f"  no budget set; {count}")
+        lines.append(f"  no budget set (not capped); spent {spent}; {count}")
     relations = list(dict.fromkeys(s.guarantee.neighbouring for s in group))
     if len(relations) == 1:
         lines.append(f"  neighbouring: {relations[0]}")
