@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from privad.errors import ParameterError
 from privad.sensitive.anomaly import METRICS
 from privad.sensitive.constructions import log_output_probabilities
 from privad.sensitive.mechanisms import aiq_mechanism
@@ -83,12 +84,28 @@ def claim5_radius(r: float) -> float:
     return 2.0 * float(r) * (1.0 + _MARGIN) + 1e-300
 
 
-def claim5_bound(queries: Any, r: float, *, metric: str = "euclidean") -> Claim5Bound:
+def claim5_bound(
+    queries: Any,
+    r: float,
+    *,
+    metric: str = "euclidean",
+    ball_counts_at_r: Any = None,
+) -> Claim5Bound:
     """Bounds on Claim 5's m: the most queried records in any closed ball of radius r.
 
     See the module docstring for why ``max_t #{s : d(i_s, i_t) ≤ 2r}`` is an upper bound
     (computed with a relative radius margin of 1e-9) and ``max_t #{s : d(i_s, i_t) ≤ r}`` a
     lower bound. Repeated queries count repeatedly.
+
+    Parameters
+    ----------
+    queries : (n, d) array of the queried records, n ≥ 1.
+    r : the radius of the (β, r)-anomaly queries, finite and ≥ 0.
+    metric : ``"euclidean"``, ``"manhattan"`` or ``"chebyshev"``.
+    ball_counts_at_r : optional (n,) int array
+        The uncapped self ball counts of ``queries`` at ``r``, already computed elsewhere
+        (the estimator's counts of its fitted records): the lower bound is their maximum and
+        no pass at r is made. Capped counts must not be given.
     """
     from privad import geometry
 
@@ -97,8 +114,24 @@ def claim5_bound(queries: Any, r: float, *, metric: str = "euclidean") -> Claim5
     metric = check_choice(metric, "metric", METRICS)
     n = Q.shape[0]
     upper = int(np.max(geometry.ball_counts(Q, claim5_radius(r), metric=metric)))
-    lower = int(np.max(geometry.ball_counts(Q, r, metric=metric)))
+    if ball_counts_at_r is None:
+        lower = int(np.max(geometry.ball_counts(Q, r, metric=metric)))
+    else:
+        lower = _max_of_counts(ball_counts_at_r, n)
     return Claim5Bound(n=n, lower=lower, upper=upper)
+
+
+def _max_of_counts(counts: Any, n: int) -> int:
+    """The maximum of ``n`` given ball counts, checked to be integers in 1..n."""
+    c = np.asarray(counts)
+    if c.shape != (n,) or not np.issubdtype(c.dtype, np.integer):
+        raise ParameterError(
+            f"ball_counts_at_r must be an integer array of shape ({n},), one count per query, "
+            f"got {c.dtype} with shape {c.shape}"
+        )
+    if c.min() < 1 or c.max() > n:
+        raise ParameterError(f"ball_counts_at_r must hold counts between 1 and {n}")
+    return int(c.max())
 
 
 def pairs_within(

@@ -398,7 +398,8 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
         if self.engine_ == DASK_ENGINE:
             with _shared(self):
                 return _dask_claim5_bound(queries, p["r"], p["metric"], lower)
-        return claim5_bound(queries, p["r"], metric=p["metric"])
+        return claim5_bound(queries, p["r"], metric=p["metric"],
+                            ball_counts_at_r=None if lower is None else stats.ball)  # fmt: skip
 
     # -- private releases ------------------------------------------------------------------
 
