@@ -1,49 +1,70 @@
 """scikit-learn plumbing shared by privad's estimators.
 
-privad's estimators follow scikit-learn's conventions (``__init__`` stores parameters,
-``fit`` learns, fitted attributes end in ``_``) without inheriting from
-:class:`sklearn.base.BaseEstimator`, whose parameter introspection reads the ``__init__``
-signature; :class:`ParamsMixin` gives the same ``get_params``/``set_params`` from one
-explicit tuple of names, so ``sklearn.base.clone`` and grid searches work.
+Every privad estimator is a real scikit-learn estimator: it inherits
+:class:`sklearn.base.BaseEstimator` (parameters read from the ``__init__`` signature, so
+``clone``, ``Pipeline`` and grid searches work), validates with scikit-learn's
+``validate_data`` (``n_features_in_``, ``feature_names_in_``) and checks fitted state with
+``check_is_fitted``. :class:`PrivadEstimator` adds privad's errors: an unknown parameter is a
+:class:`~privad.errors.ParameterError`, a call before ``fit`` a
+:class:`~privad.errors.NotFittedError` (which is also scikit-learn's ``NotFittedError``),
+and malformed input a :class:`~privad.errors.DataError` (also a ``ValueError``) whose message
+says what was wrong.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
-from privad.errors import NotFittedError, ParameterError
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["ParamsMixin"]
+from privad.errors import DataError, ParameterError, PrivadError
+
+__all__ = ["InputTypeError", "NotFittedError", "PrivadEstimator"]
 
 
-class ParamsMixin:
-    """``get_params``/``set_params``/``repr`` from the class's ``_PARAMS`` tuple."""
+class InputTypeError(DataError, TypeError):
+    """Input of a type that cannot be read as numbers (also a TypeError, as scikit-learn
+    raises for it)."""
 
-    _PARAMS: ClassVar[tuple[str, ...]] = ()
-    _REPR_PARAMS: ClassVar[int | None] = None  # how many parameters repr shows (None: all)
 
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor parameters (scikit-learn convention)."""
-        return {name: getattr(self, name) for name in self._PARAMS}
+class NotFittedError(PrivadError, SklearnNotFittedError):
+    """An estimator method that needs the data was called before ``fit`` (also
+    scikit-learn's ``NotFittedError``, so a ValueError and an AttributeError)."""
+
+
+class PrivadEstimator(BaseEstimator):
+    """:class:`sklearn.base.BaseEstimator` with privad's errors and input validation."""
 
     def set_params(self, **params: Any) -> Any:
         """Set constructor parameters (scikit-learn convention); refit afterwards."""
-        for name, value in params.items():
-            if name not in self._PARAMS:
-                raise ParameterError(
-                    f"unknown parameter {name!r}; allowed: {', '.join(self._PARAMS)}"
-                )
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        shown = self._PARAMS[: self._REPR_PARAMS]
-        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in shown)
-        return f"{type(self).__name__}({args})"
+        allowed = self._get_param_names()
+        for name in params:
+            if name.partition("__")[0] not in allowed:  # "estimator__x": a nested parameter
+                raise ParameterError(f"unknown parameter {name!r}; allowed: {', '.join(allowed)}")
+        return super().set_params(**params)
 
     def _require_fitted(self, attribute: str) -> None:
         """Raise :class:`~privad.errors.NotFittedError` unless ``attribute`` was fitted."""
-        if not hasattr(self, attribute):
+        try:
+            check_is_fitted(self, attribute)
+        except SklearnNotFittedError:
             raise NotFittedError(
                 f"this {type(self).__name__} is not fitted yet; call fit(X) first"
-            )
+            ) from None
+
+    def _validate(self, X: Any, *, reset: bool, min_rows: int = 1) -> np.ndarray:
+        """``X`` as a finite float64 (n, d) array through scikit-learn's ``validate_data``
+        (which records ``n_features_in_`` and ``feature_names_in_`` on ``reset`` and checks
+        them otherwise); its ValueErrors become :class:`~privad.errors.DataError`."""
+        try:
+            return validate_data(self, X, reset=reset, dtype=np.float64,
+                                 ensure_min_samples=min_rows)  # fmt: skip
+        except DataError:
+            raise
+        except ValueError as exc:
+            raise DataError(f"X: {exc}") from None
+        except TypeError as exc:
+            raise InputTypeError(f"X: {exc}") from None

@@ -7,6 +7,8 @@ message that says what was wrong and what is allowed. The command line catches
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class PrivadError(Exception):
     """Base class of every error privad raises on purpose."""
@@ -32,5 +34,11 @@ class LedgerError(PrivadError):
     """The privacy ledger could not be opened or is inconsistent."""
 
 
-class NotFittedError(PrivadError, AttributeError):
-    """An estimator method that needs the data was called before ``fit``."""
+def __getattr__(name: str) -> Any:
+    """``NotFittedError`` lives in :mod:`privad.base` (it subclasses scikit-learn's, and
+    importing scikit-learn here would slow every ``privad`` command down by seconds)."""
+    if name == "NotFittedError":
+        from privad.base import NotFittedError
+
+        return NotFittedError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -71,7 +71,7 @@ from privad.accounting.exact import (
 )
 from privad.accounting.guarantee import Guarantee
 from privad.accounting.notions import BUDGETED_NOTIONS, NOTION_NAMES, NOTIONS
-from privad.accounting.paths import default_ledger_path
+from privad.accounting.paths import MEMORY, default_ledger_path
 from privad.accounting.records import (
     CANCELLED,
     COMMITTED,
@@ -260,6 +260,24 @@ class Ledger:
         self._closed = False
 
     # -- life cycle --------------------------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickling (an estimator's own ``ledger_`` travels with it): an in-memory ledger
+        is copied whole (SQLite's serialisation of the database), a file ledger by path."""
+        with self._lock:
+            if self._closed:
+                raise LedgerError(f"ledger {self._name} is closed and cannot be pickled")
+            image = self._conn.serialize() if self._name == MEMORY else None
+        return {"path": self._name, "image": image, "default_budget": self.default_budget,
+                "busy_timeout": self._busy_timeout, "unbudgeted": self.unbudgeted}  # fmt: skip
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["path"], create=False, default_budget=state["default_budget"],
+            busy_timeout=state["busy_timeout"], unbudgeted=state["unbudgeted"],
+        )  # fmt: skip
+        if state["image"] is not None:
+            self._conn.deserialize(state["image"])
 
     @property
     def path(self) -> str:

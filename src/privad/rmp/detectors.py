@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone, is_outlier_detector
 
-from privad.base import ParamsMixin
+from privad.base import PrivadEstimator
 from privad.errors import DataError, ParameterError
 from privad.noise import RandomnessLike, as_randomness
 from privad.rmp.aann import threshold
@@ -126,7 +126,7 @@ def check_detector(detector: Any, name: str = "detector") -> Any:
     return detector
 
 
-class SklearnOutlierAdapter(ParamsMixin):
+class SklearnOutlierAdapter(PrivadEstimator):
     """A scikit-learn outlier detector behind the protocol: scores are ``-score_samples``.
 
     Parameters
@@ -141,39 +141,21 @@ class SklearnOutlierAdapter(ParamsMixin):
     scikit-learn's meta-estimators do.
     """
 
-    _PARAMS = ("estimator",)
-
     def __init__(self, estimator: Any) -> None:
         self.estimator = estimator
 
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """``estimator``, and with ``deep`` its own parameters as ``estimator__<name>``."""
-        params: dict[str, Any] = {"estimator": self.estimator}
-        inner = getattr(self.estimator, "get_params", None)
-        if deep and callable(inner) and not isinstance(self.estimator, type):
-            params.update({f"estimator__{k}": v for k, v in inner(deep=True).items()})
-        return params
-
-    def set_params(self, **params: Any) -> SklearnOutlierAdapter:
-        """Set ``estimator`` or the estimator's ``estimator__<name>`` parameters."""
-        nested = {
-            k[len("estimator__") :]: v for k, v in params.items() if k.startswith("estimator__")
-        }
-        direct = {k: v for k, v in params.items() if not k.startswith("estimator__")}
-        super().set_params(**direct)
-        if nested:
-            _check_sklearn_outlier(self.estimator).set_params(**nested)
-        return self
-
     def fit(self, X: Any, y: Any = None) -> SklearnOutlierAdapter:
         """Fit a clone of ``estimator`` on the rows of ``X``; ``y`` is ignored."""
-        self.estimator_ = clone(_check_sklearn_outlier(self.estimator)).fit(X)
+        self.estimator_ = clone(_check_sklearn_outlier(self.estimator)).fit(
+            self._validate(X, reset=True)
+        )
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
         """``-score_samples(X)``: higher = more anomalous."""
         self._require_fitted("estimator_")
-        return -np.asarray(self.estimator_.score_samples(X), dtype=np.float64)
+        Z = self._validate(X, reset=False)
+        return -np.asarray(self.estimator_.score_samples(Z), dtype=np.float64)
 
 
 def _scores(detector: Any, Z_rows: np.ndarray) -> np.ndarray:

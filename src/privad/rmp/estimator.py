@@ -28,10 +28,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from sklearn.base import OutlierMixin
 
 from privad.accounting import Guarantee
-from privad.base import ParamsMixin
-from privad.errors import DataError, NotFittedError, ParameterError
+from privad.base import NotFittedError, PrivadEstimator
+from privad.errors import DataError, ParameterError
 from privad.rmp.aann import (
     AANN,
     ACTIVATIONS,
@@ -49,7 +50,6 @@ from privad.rmp.model import RMPModel
 from privad.rmp.perturbation import check_alpha, guarantee
 from privad.rmp.roles import PARTICIPANT_BATCH, EndUser, run_scheme
 from privad.validation import (
-    check_array,
     check_choice,
     check_int,
     check_nonnegative,
@@ -59,8 +59,15 @@ from privad.validation import (
 __all__ = ["AANNDetector", "NotFittedError", "RMPDetector"]
 
 
-class _AANNEstimator(ParamsMixin):
-    """Shared scikit-learn plumbing and the AANN's parameters."""
+class _AANNEstimator(OutlierMixin, PrivadEstimator):
+    """Shared scikit-learn plumbing and the AANN's parameters.
+
+    PyOD's detector contract where it applies: after ``fit``, ``decision_scores_`` (the
+    training records' scores, higher = more anomalous), ``labels_`` (their 0/1 labels,
+    1 = anomaly) and ``threshold_`` (θ = μ + 3σ of the training scores, the paper's rule,
+    which takes the place of PyOD's ``contamination``: there is no such parameter).
+    ``predict`` returns 0/1 with 1 = anomaly (PyOD's convention, not scikit-learn's ±1).
+    """
 
     def _training_options(self) -> dict[str, Any]:
         momentum = check_nonnegative(self.momentum, "momentum")
@@ -78,22 +85,14 @@ class _AANNEstimator(ParamsMixin):
         }
 
     def _check_X(self, X: Any) -> np.ndarray:
-        Z = check_array(X, "X", min_rows=0)
-        if Z.shape[1] != self.n_features_in_:
-            raise DataError(
-                f"X has {Z.shape[1]} features (columns), but {type(self).__name__} was "
-                f"fitted with {self.n_features_in_}"
-            )
-        return Z
+        return self._validate(X, reset=False, min_rows=0)
+
+    def _training_scores(self, data: np.ndarray) -> None:
+        """PyOD's fitted attributes from the training records' scores."""
+        self.decision_scores_ = self.decision_function(data)
+        self.labels_ = (self.decision_scores_ > self.threshold_).astype(np.int64)
 
     n_features_in_: int
-
-    def fit_predict(self, X: Any, y: Any = None) -> np.ndarray:
-        """``fit(X)`` then ``predict(X)``."""
-        return self.fit(X).predict(X)
-
-    def fit(self, X: Any, y: Any = None) -> Any:  # pragma: no cover - overridden
-        raise NotImplementedError
 
 
 class RMPDetector(_AANNEstimator):
@@ -153,11 +152,6 @@ class RMPDetector(_AANNEstimator):
     matrix), ``threshold_`` (θ), ``n_features_in_`` (n), ``w_``, ``n_participants_``.
     """
 
-    _PARAMS = (
-        "alpha", "r", "hidden", "epochs", "learning_rate", "momentum", "batch_size",
-        "sgd_batch_size", "init_range", "activation", "input_scaling", "loss", "shuffle",
-        "beta", "random_state", "detector",
-    )  # fmt: skip
 
     def __init__(
         self,
@@ -208,11 +202,12 @@ class RMPDetector(_AANNEstimator):
             raise ParameterError(f"shuffle must be True or False, got {self.shuffle!r}")
         beta = None if self.beta is None else check_positive(self.beta, "beta")
         detector = None if self.detector is None else check_detector(self.detector)
-        data = check_array(X, "X", min_rows=2)
+        data = self._validate(X, reset=True, min_rows=2)
         n = data.shape[1]
         if n < 2:
             raise DataError(
-                f"RMP needs at least 2 features (w = n - r >= 1 with r >= 1), got {n}"
+                f"RMP needs at least 2 features (w = n - r >= 1 with r >= 1), got "
+                f"n_features = {n}"
             )
         r = check_int(self.r, "r", minimum=1, maximum=n - 1)
         model = run_scheme(
@@ -226,6 +221,7 @@ class RMPDetector(_AANNEstimator):
         self.n_features_in_ = n
         self.w_ = model.w
         self.n_participants_ = -(-data.shape[0] // batch)
+        self._training_scores(data)
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -263,10 +259,6 @@ class AANNDetector(_AANNEstimator):
     ``n_features_in_``.
     """
 
-    _PARAMS = (
-        "hidden", "epochs", "learning_rate", "momentum", "sgd_batch_size", "init_range",
-        "activation", "input_scaling", "loss", "random_state",
-    )  # fmt: skip
 
     def __init__(
         self,
@@ -296,13 +288,13 @@ class AANNDetector(_AANNEstimator):
         """Train the AANN on the rows of ``X`` (m x n, m >= 2); ``y`` is ignored."""
         options = self._training_options()
         sgd_batch = check_int(self.sgd_batch_size, "sgd_batch_size", minimum=1)
-        data = check_array(X, "X", min_rows=2)
+        data = self._validate(X, reset=True, min_rows=2)
         aann: AANN = train_aann(
             data, batch_size=sgd_batch, rng=self.random_state, progress=progress, **options
         )
         self.aann_ = aann
         self.threshold_ = threshold(aann.errors(data))
-        self.n_features_in_ = data.shape[1]
+        self._training_scores(data)
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:

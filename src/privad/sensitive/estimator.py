@@ -56,10 +56,11 @@ import math
 from typing import Any
 
 import numpy as np
+from sklearn.base import OutlierMixin
 
 from privad.accounting import Guarantee, Ledger
-from privad.base import ParamsMixin
-from privad.errors import DataError, NotFittedError, ParameterError
+from privad.base import NotFittedError, PrivadEstimator
+from privad.errors import DataError, ParameterError
 from privad.sensitive._common import check_beta, check_eps, check_k
 from privad.sensitive.accounting import (
     Claim5Bound,
@@ -111,7 +112,7 @@ def auto_count_cap(
     return beta + 1 + max(1, L)
 
 
-class SensitiveAnomalyIdentifier(ParamsMixin):
+class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
     """Private (β, r)-anomaly identification (Asif, Papakonstantinou, Vaidya, CCS 2019).
 
     Parameters
@@ -192,12 +193,11 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
 
     # -- scikit-learn plumbing -------------------------------------------------------------
 
-    _PARAMS = (
-        "beta", "r", "epsilon", "k", "mechanism", "metric", "add_query_to_data",
-        "count_cap", "cap_tolerance", "engine", "rng", "budget", "scope",
-    )  # fmt: skip
-    _REPR_PARAMS = 6
-
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.rng is None  # OS entropy unless a seed is given
+        tags.input_tags.allow_nan = False
+        return tags
 
     def _validated(self) -> dict[str, Any]:
         beta = check_beta(self.beta)
@@ -242,7 +242,7 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
             self.X_ = _dask_records(X, "X")
         else:
             self.engine_ = self.engine
-            self.X_ = check_array(X, "X").copy()
+            self.X_ = self._validate(X, reset=True).copy()
         self.n_records_ = int(self.X_.shape[0])
         self.n_features_in_ = int(self.X_.shape[1])
         self.count_cap_ = params["cap"]
@@ -280,7 +280,7 @@ class SensitiveAnomalyIdentifier(ParamsMixin):
                 Qa = _dask_records(Q, "Q", min_rows=0)
                 self._query_memo = (key, Qa, None)
         else:
-            Qa = check_array(Q, "Q", min_rows=0)
+            Qa = self._validate(Q, reset=False, min_rows=0)
         if Qa.shape[1] != self.n_features_in_:
             raise DataError(
                 f"Q has {Qa.shape[1]} feature(s) but the fitted data has {self.n_features_in_}"
