@@ -174,3 +174,23 @@ def test_report_writes_atomically_and_escapes(tmp_path: Path) -> None:
 def test_unknown_dataset_is_refused() -> None:
     with pytest.raises(ValueError, match="dataset must be one of"):
         ex.load_dataset("credit-fraud")
+
+
+def test_report_tables_scroll_read_as_words_and_print_whole_numbers(tmp_path) -> None:
+    import pandas as pd
+
+    from privad.experiments.report import Report, Section, new_figure
+
+    report = Report(tmp_path, "t")
+    frame = pd.DataFrame({"n_queries": [1053.0, float("nan")], "mean_error": [0.475, 1e-21]})
+    report.add(Section("s", tables=[("c", frame)], figures=[("f.svg", "a figure")]))
+    fig = new_figure(3, 2)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], label="curve")
+    ax.legend()
+    report.save_figure("f.svg", fig)
+    page = report.html()
+    assert '<div class="scroll">' in page and "<th>n queries</th>" in page
+    assert "<td>1053</td>" in page and "1053.0000" not in page and "1.0000E-21" in page
+    assert (tmp_path / "f.svg").read_text().lstrip().startswith("<?xml")
+    assert fig.axes[0].get_legend().get_bbox_to_anchor() is not None

@@ -6,7 +6,9 @@ file goes through :func:`privad.io.atomic_write`, so an interrupted run leaves c
 files or none (never a half-written CSV, PNG or page).
 
 Figures are :class:`matplotlib.figure.Figure` objects created without :mod:`matplotlib.pyplot`
-(no global state, no display needed); PNGs are rendered by the Agg backend.
+(no global state, no display needed); they are rendered by the Agg backend at 200 dpi (or as
+SVG), with legends outside the axes. Tables scroll sideways when wide, their headers read as
+words (``n_queries`` → "n queries"), and whole numbers print without decimals.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import pandas as pd
 
 from privad.io import atomic_write
 
-__all__ = ["Report", "Section", "format_number", "new_figure"]
+__all__ = ["Report", "Section", "format_number", "human_header", "new_figure"]
 
 
 def format_number(value: Any) -> str:
@@ -103,11 +105,14 @@ class Report:
         self.written.append(path)
         return path
 
-    def save_figure(self, name: str, figure: Any, *, dpi: int = 110) -> Path:
-        """Render ``figure`` to ``name`` (PNG, Agg backend), atomically."""
+    def save_figure(self, name: str, figure: Any, *, dpi: int = 200) -> Path:
+        """Render ``figure`` to ``name`` (PNG at ``dpi``, or SVG for a ``.svg`` name; Agg
+        backend), atomically. Legends are moved outside the axes, so they never cover data."""
         path = self.directory / name
+        _legends_outside(figure)
+        fmt = "svg" if path.suffix.lower() == ".svg" else "png"
         with atomic_write(path, "wb") as handle:
-            figure.savefig(handle, format="png", dpi=dpi)
+            figure.savefig(handle, format=fmt, dpi=dpi)
         self.written.append(path)
         return path
 
@@ -125,7 +130,8 @@ class Report:
             "<style>",
             "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;"
             "line-height:1.4}",
-            "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.85em}",
+            ".scroll{overflow-x:auto;max-width:100%;margin:.5em 0 1.5em}",
+            "table{border-collapse:collapse;font-size:.85em}",
             "th,td{border:1px solid #bbb;padding:.2em .5em;text-align:right}",
             "th{background:#eee}td:first-child,th:first-child{text-align:left}",
             "caption{text-align:left;font-weight:bold;padding:.3em 0}",
@@ -171,15 +177,54 @@ class Report:
         return path
 
 
+def _legends_outside(figure: Any) -> None:
+    """Move every axes' legend to the right of the axes (constrained layout makes room)."""
+    for ax in figure.axes:
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        handles, labels = ax.get_legend_handles_labels()
+        title = legend.get_title().get_text() or None
+        ax.legend(handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                  borderaxespad=0.0, fontsize="small")  # fmt: skip
+
+
+def human_header(name: Any) -> str:
+    """A column name as a header a reader expects: ``mean_error_sp`` → ``mean error sp``."""
+    return str(name).replace("_", " ")
+
+
+def _integral_columns(frame: pd.DataFrame) -> set[Any]:
+    """Float columns whose finite values are all whole numbers (shown without decimals)."""
+    out = set()
+    for column in frame.columns:
+        values = pd.to_numeric(frame[column], errors="coerce")
+        finite = values[values.notna() & (values.abs() != float("inf"))]
+        if frame[column].dtype.kind == "f" and len(finite) and (finite == finite.round()).all() \
+                and (finite.abs() < 1e12).all():  # fmt: skip
+            out.add(column)
+    return out
+
+
 def _table_html(
     caption: str, frame: pd.DataFrame, formatter: Callable[[Any], str] = format_number
 ) -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    head = "".join(f"<th>{html.escape(human_header(c))}</th>" for c in frame.columns)
+    integral = _integral_columns(frame)
     rows = []
     for record in frame.itertuples(index=False):
-        cells = "".join(f"<td>{html.escape(formatter(v))}</td>" for v in record)
+        cells = "".join(
+            f"<td>{html.escape(_cell(v, c in integral, formatter))}</td>"
+            for c, v in zip(frame.columns, record, strict=True)
+        )
         rows.append(f"<tr>{cells}</tr>")
     return (
-        f"<table><caption>{html.escape(caption)}</caption>"
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f'<div class="scroll"><table><caption>{html.escape(caption)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
+
+
+def _cell(value: Any, integral: bool, formatter: Callable[[Any], str]) -> str:
+    if integral and isinstance(value, float) and math.isfinite(value):
+        return str(int(value))
+    return formatter(value)
