@@ -396,3 +396,25 @@ def test_threads_sharing_one_ledger_and_one_file(tmp_path: Path) -> None:
     assert shared.budget("s", "pure-dp").spent == 1
     shared.verify()
     shared.close()
+
+
+def test_ledgers_pickle(tmp_path) -> None:
+    """An in-memory ledger travels whole (an estimator's own ledger_); a file ledger by path."""
+    import pickle
+
+    from privad.accounting import Guarantee, Ledger
+
+    g = Guarantee("pure-dp", 0.5, "add or remove one record")
+    mem = Ledger(":memory:")
+    mem.set_budget("s", "pure-dp", 2.0)
+    mem.spend("s", g, "x")
+    copy = pickle.loads(pickle.dumps(mem))
+    assert copy.spent("s", "pure-dp") == 0.5 and copy.history("s")[0].label == "x"
+    copy.spend("s", g, "y")
+    assert mem.spent("s", "pure-dp") == 0.5  # a copy, not a view
+    with Ledger(tmp_path / "l.sqlite") as book:
+        book.set_budget("s", "pure-dp", 1.0)
+        again = pickle.loads(pickle.dumps(book))
+        again.spend("s", g, "z")
+        assert book.spent("s", "pure-dp") == 0.5  # the same file
+        again.close()
