@@ -142,3 +142,34 @@ def test_a_version_2_file_gains_the_delta_columns(tmp_path) -> None:
 def test_delta_is_checked() -> None:
     with Ledger(":memory:") as book, pytest.raises(ParameterError, match="delta"):
         book.set_budget("s", "pure-dp", 1.0, delta=1.5)
+
+
+def test_composed_sp_batch_meets_its_tight_charge_on_a_sensitive_pair() -> None:
+    """Exact output distributions of a batch on two k-sensitive neighbours, against (ε, δ)."""
+    import numpy as np
+
+    from privad.sensitive.mechanisms import aiq_mechanism
+
+    beta, eps, m = 2, 0.7, 6
+    mech = aiq_mechanism("sp", beta=beta, r=1.0, epsilon=eps, k=1)
+    # m queries whose balls hold B records in x and B - 1 in x' (one record removed)
+    ball_x = np.array([3, 3, 4, 5, 3, 4])
+    x_i = np.ones(m, np.int64)
+    p_x = np.exp(mech.log_error_probability(x_i, ball_x))
+    p_y = np.exp(mech.log_error_probability(x_i, ball_x - 1))
+    from privad.sensitive.anomaly import anomaly_label
+
+    one_x = np.where(anomaly_label(x_i, ball_x, beta), 1 - p_x, p_x)  # P(answer = 1)
+    one_y = np.where(anomaly_label(x_i, ball_x - 1, beta), 1 - p_y, p_y)
+    g = mech.batch_guarantee(m, m)
+    delta = 1e-3
+    charged = float(tight_epsilon(g.accounting_components, delta))
+    assert charged < g.epsilon
+    for a, b in ((one_x, one_y), (one_y, one_x)):
+        total = 0.0
+        for out in itertools.product((0, 1), repeat=m):
+            o = np.array(out)
+            pa = np.prod(np.where(o == 1, a, 1 - a))
+            pb = np.prod(np.where(o == 1, b, 1 - b))
+            total += max(0.0, pa - math.exp(charged) * pb)
+        assert total <= delta
