@@ -7,6 +7,10 @@
   SQLite transaction, exact sums, two-phase spends, a readable statement. A spend also
   counts against the budgets of the notions its notion implies (``Notion.implies``,
   :func:`implying_notions` in :mod:`.notions`: ε-DP implies the restricted notions).
+- :class:`Component`, :func:`tight_epsilon`, :func:`optimal_epsilon` (:mod:`.tight`): what a
+  release is made of, and its (ε, δ) by the optimal composition theorem (or dp-accounting's
+  privacy-loss distributions); a budget set with ``delta=`` is charged that ε.
+- :mod:`.planner`: totals and flag probabilities before anything is spent.
 - :func:`default_ledger_path` (:mod:`.paths`): ``$PRIVAD_LEDGER`` or
   ``~/.privad/ledger.sqlite``.
 
@@ -40,6 +44,7 @@ from privad.accounting.notions import (
 )
 from privad.accounting.paths import LEDGER_ENV, default_ledger_path
 from privad.accounting.records import Budget, Event, Spend
+from privad.accounting.tight import Component, optimal_epsilon, tight_epsilon
 
 __all__ = [
     "ANOMALY_RESTRICTED_DP",
@@ -52,6 +57,7 @@ __all__ = [
     "RMP",
     "SENSITIVE",
     "Budget",
+    "Component",
     "Event",
     "Guarantee",
     "Ledger",
@@ -61,8 +67,10 @@ __all__ = [
     "Spend",
     "default_ledger_path",
     "implying_notions",
+    "optimal_epsilon",
     "parallel",
     "per_ball",
     "scaled",
     "sequential",
+    "tight_epsilon",
 ]

@@ -21,6 +21,7 @@ from fractions import Fraction
 
 from privad.accounting.exact import to_float, to_fraction
 from privad.accounting.guarantee import Guarantee
+from privad.accounting.tight import Component, merge
 from privad.errors import ParameterError
 from privad.validation import check_int
 
@@ -64,6 +65,7 @@ def _combine(
     op: Callable[[list[Fraction]], Fraction],
     neighbouring: str,
     description: str,
+    components: tuple[Component, ...] = (),
 ) -> Guarantee:
     first = items[0]
     epsilon = None
@@ -82,6 +84,7 @@ def _combine(
         k=k,
         epsilon_outlier=eps_out,
         description=description,
+        components=components if epsilon is not None else (),
     )
 
 
@@ -118,6 +121,7 @@ def sequential(
         lambda xs: sum(xs, Fraction(0)),
         _relation(items, neighbouring, "sequential"),
         _describe(items, "sequential", description),
+        merge(c for g in items for c in g.accounting_components),
     )
 
 
@@ -143,18 +147,33 @@ def parallel(
         max,
         _relation(items, neighbouring, "parallel"),
         _describe(items, "parallel", description),
+        _parallel_components(items),
     )
+
+
+def _parallel_components(items: list[Guarantee]) -> tuple[Component, ...]:
+    """On one neighbouring pair only one part moves: its components, if all parts agree;
+    otherwise one answer of the largest ε (a valid, looser description)."""
+    first = items[0].accounting_components
+    if all(g.accounting_components == first for g in items):
+        return first
+    if items[0].epsilon is None:
+        return ()
+    return (Component.pure(max(g.epsilon for g in items)),)  # type: ignore[type-var]
 
 
 def scaled(g: Guarantee, m: int, *, description: str | None = None) -> Guarantee:
     """The guarantee ``g`` with ε (and ε') multiplied by the integer ``m >= 1``.
 
-    Used where one individual can be affected by at most ``m`` of the mechanisms: for
-    sensitive privacy, Claim 5 of Asif et al. 2019 (answering anomaly-identification queries
+    Used where one individual can be affected by at most ``m`` independent runs of the
+    mechanism: m sequential queries (Claim 3; Definition 4 of Bittner et al.), and for
+    sensitive privacy Claim 5 of Asif et al. 2019 (answering anomaly-identification queries
     for records of which at most ``m`` lie in any ball of radius max r_t is mε-sensitively
-    private); also group privacy (Dwork and Roth 2014, Theorem 2.2: an ε-DP mechanism is
-    mε-DP for groups of size m). The neighbouring relation and ``k`` are kept. ``"rmp"`` is
-    returned unchanged (no ε to scale).
+    private). The result's components are ``g``'s, each used m times as often, so the
+    (ε, δ) accountant composes m answers (:mod:`privad.accounting.tight`). Not for group
+    privacy (one run, a group of m records): its mε holds, but its (ε, δ) is not that of m
+    answers, so build that guarantee directly. The neighbouring relation and ``k`` are
+    kept. ``"rmp"`` is returned unchanged (no ε to scale).
     """
     if not isinstance(g, Guarantee):
         raise ParameterError(f"scaled takes a Guarantee, got {type(g).__name__}")
@@ -170,6 +189,7 @@ def scaled(g: Guarantee, m: int, *, description: str | None = None) -> Guarantee
         k=g.k,
         epsilon_outlier=eps_out,
         description=description,
+        components=tuple(c.times(m) for c in g.accounting_components),
     )
 
 

@@ -15,10 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from privad.accounting.notions import NOTION_NAMES, NOTIONS, RELAXED_DP, RMP
+from privad.accounting.tight import Component, merge
 from privad.errors import ParameterError
 from privad.validation import check_choice, check_epsilon, check_int, check_positive
 
-_FIELDS = ("notion", "epsilon", "neighbouring", "k", "epsilon_outlier", "description")
+_FIELDS = (
+    "notion", "epsilon", "neighbouring", "k", "epsilon_outlier", "description", "components",
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,13 @@ class Guarantee:
         (ε' = ε·GS/RS in the relaxed-sensitivity theorem).
     description:
         Free text: which mechanism, which query.
+    components:
+        What the release is made of, for (ε, δ) accounting
+        (:class:`~privad.accounting.tight.Component`): how many answers of which mechanism
+        can move with one record. Empty (default) means one ε-DP answer. Their linear sum
+        Σ count·ε must equal ``epsilon`` (up to a relative 10⁻⁹): they describe the same
+        release. :func:`~privad.accounting.composition.scaled` and
+        :func:`~privad.accounting.composition.sequential` fill them in.
     """
 
     notion: str
@@ -54,6 +64,7 @@ class Guarantee:
     k: int | None = None
     epsilon_outlier: float | None = None
     description: str = ""
+    components: tuple[Component, ...] = ()
 
     def __post_init__(self) -> None:
         notion = check_choice(self.notion, "notion", NOTION_NAMES)
@@ -108,6 +119,14 @@ class Guarantee:
         object.__setattr__(self, "neighbouring", self.neighbouring.strip())
         object.__setattr__(self, "k", k)
         object.__setattr__(self, "epsilon_outlier", eps_out)
+        object.__setattr__(self, "components", _check_components(self.components, epsilon))
+
+    @property
+    def accounting_components(self) -> tuple[Component, ...]:
+        """:attr:`components`, or one ε-DP answer when none are given (empty for ``"rmp"``)."""
+        if self.components or self.epsilon is None:
+            return self.components
+        return (Component.pure(self.epsilon),)
 
     @property
     def cost(self) -> float:
@@ -135,7 +154,10 @@ class Guarantee:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; :meth:`from_dict` reads it back to an equal guarantee."""
-        return {name: getattr(self, name) for name in _FIELDS}
+        out = {name: getattr(self, name) for name in _FIELDS[:-1]}
+        if self.components:
+            out["components"] = [c.to_dict() for c in self.components]
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Guarantee:
@@ -152,7 +174,30 @@ class Guarantee:
             raise ParameterError(f"guarantee is missing field(s) {missing}")
         kwargs = dict(data)
         kwargs.setdefault("epsilon", None)
+        comps = kwargs.pop("components", None) or ()
+        if not isinstance(comps, list | tuple):
+            raise ParameterError(f"components must be a list, got {comps!r}")
+        kwargs["components"] = tuple(Component.from_dict(c) for c in comps)
         return cls(**kwargs)
+
+
+def _check_components(components: object, epsilon: float | None) -> tuple[Component, ...]:
+    if not isinstance(components, tuple | list):
+        raise ParameterError(f"components must be a tuple of Component, got {components!r}")
+    if not components:
+        return ()
+    if epsilon is None:
+        raise ParameterError("components apply only to notions with an ε, not to 'rmp'")
+    parts = merge(components)
+    linear = sum(c.count * c.epsilon for c in parts)
+    if not math.isclose(linear, epsilon, rel_tol=1e-9):
+        raise ParameterError(
+            f"the components' linear sum Σ count·ε = {linear!r} must equal epsilon "
+            f"{epsilon!r}: they describe the same release"
+        )
+    if len(parts) == 1 and parts[0].kind == "pure" and parts[0].count == 1:
+        return ()  # one ε-DP answer: the default, kept canonical so equal guarantees compare equal
+    return parts
 
 
 def _is_zero(value: Any) -> bool:

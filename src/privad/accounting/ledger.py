@@ -50,6 +50,7 @@ Reset
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -81,10 +82,11 @@ from privad.accounting.records import (
     Event,
     Spend,
 )
-from privad.accounting.schema import live_spent, open_ledger_db, spent_by_notion
+from privad.accounting.schema import live_delta, live_spent, open_ledger_db, spent_by_notion
 from privad.accounting.statement import render_statement, spent_text
+from privad.accounting.tight import tight_epsilon
 from privad.errors import BudgetExceededError, LedgerError, ParameterError
-from privad.validation import check_choice, check_epsilon, check_positive
+from privad.validation import check_choice, check_epsilon, check_positive, check_probability
 
 
 class NoBudgetError(LedgerError, LookupError):
@@ -142,6 +144,31 @@ class _Charge:
     new_spent: Fraction
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """A checked spend: the budgets it is charged to, and its (ε, δ) for (ε, δ) budgets."""
+
+    charges: list[_Charge]
+    tight: Fraction | None
+    """The tight ε charged to (ε, δ) budgets (None: none is charged, or no gain)."""
+    delta: Fraction
+
+
+def _check_delta(delta: Any, what: str = "delta") -> float:
+    d = check_probability(delta, what)
+    if not 0.0 < d < 1.0:
+        raise ParameterError(f"{what} must be in (0, 1), got {delta!r}")
+    return d
+
+
+def _float_at_most(value: Fraction) -> float:
+    """The largest float whose decimal text is at most ``value``."""
+    x = float(value)
+    while to_fraction(x) > value:
+        x = math.nextafter(x, 0.0)
+    return x
+
+
 def _charged_notions(notion: str) -> tuple[str, ...]:
     """``notion`` and every notion it implies: the budgets a spend of it counts against."""
     return (notion, *NOTIONS[notion].implies)
@@ -170,8 +197,11 @@ def _metadata_json(metadata: Mapping[str, Any] | None) -> str:
         raise ParameterError(f"metadata must be JSON-serialisable: {exc}") from None
 
 
+_BUDGET_COLUMNS = "scope, notion, total, spent, created_at, updated_at, delta, delta_spent"
+
+
 def _budget_from_row(row: sqlite3.Row | tuple) -> Budget:
-    scope, notion, total, spent, created_at, updated_at = row
+    scope, notion, total, spent, created_at, updated_at, delta, delta_spent = row
     return Budget(
         scope=scope,
         notion=notion,
@@ -179,16 +209,20 @@ def _budget_from_row(row: sqlite3.Row | tuple) -> Budget:
         spent=parse_fraction(spent, "spent total"),
         created_at=_time(created_at),  # type: ignore[arg-type]
         updated_at=_time(updated_at),  # type: ignore[arg-type]
+        delta=None if delta is None else parse_fraction(delta, "budget δ"),
+        delta_spent=parse_fraction(delta_spent, "spent δ"),
     )
 
 
 _SPEND_COLUMNS = (
-    "id, created_at, committed_at, status, scope, label, epsilon, guarantee, metadata"
+    "id, created_at, committed_at, status, scope, label, epsilon, guarantee, metadata, "
+    "tight_epsilon, delta"
 )
 
 
 def _spend_from_row(row: tuple) -> Spend:
-    sid, created_at, committed_at, status, scope, label, epsilon, guarantee, metadata = row
+    (sid, created_at, committed_at, status, scope, label, epsilon, guarantee, metadata,
+     tight, delta) = row
     try:
         g = Guarantee.from_dict(json.loads(guarantee))
         meta = json.loads(metadata)
@@ -204,6 +238,8 @@ def _spend_from_row(row: tuple) -> Spend:
         status=status,
         metadata=meta,
         committed_at=_time(committed_at),
+        tight_epsilon=None if tight is None else float(parse_fraction(tight, "spend ε")),
+        delta=float(parse_fraction(delta, "spend δ")),
     )
 
 
@@ -356,8 +392,7 @@ class Ledger:
     @staticmethod
     def _budget_row(conn: sqlite3.Connection, scope: str, notion: str) -> Budget | None:
         row = conn.execute(
-            "SELECT scope, notion, total, spent, created_at, updated_at FROM budgets "
-            "WHERE scope = ? AND notion = ?",
+            f"SELECT {_BUDGET_COLUMNS} FROM budgets WHERE scope = ? AND notion = ?",
             (scope, notion),
         ).fetchone()
         return None if row is None else _budget_from_row(row)
@@ -371,21 +406,28 @@ class Ledger:
 
     # -- budgets ------------------------------------------------------------------------------
 
-    def set_budget(self, scope: str, notion: str, total_epsilon: float) -> Budget:
-        """Set (create or change) the total ε of ``scope`` under ``notion``.
+    def set_budget(
+        self, scope: str, notion: str, total_epsilon: float, *, delta: float | None = None
+    ) -> Budget:
+        """Set (create or change) the total ε (and δ) of ``scope`` under ``notion``.
 
         ``notion`` is one of the notions with an ε (not ``"rmp"``); ``total_epsilon`` is a
         finite number > 0 and may not be below what the scope has already spent under that
         notion (reset it first), counting the spends of the notions that imply it: a new
-        budget starts from that total. Returns the budget as stored.
+        budget starts from that total. ``delta`` (in (0, 1)) makes it an (ε, δ) budget:
+        spends are then charged their tight ε (:mod:`privad.accounting.tight`), and their δ
+        add up to at most ``delta``; ``None`` (default) keeps a pure-ε budget. Returns the
+        budget as stored.
         """
         scope = _check_scope(scope)
         notion = _check_budgeted_notion(notion)
         total_epsilon = check_epsilon(total_epsilon, "total_epsilon")
+        delta_text = None if delta is None else epsilon_text(_check_delta(delta))
         total = to_fraction(total_epsilon)
         now = _now()
         with self._transaction(write=True) as conn:
-            parts = spent_by_notion(conn, scope, notion)
+            tight = delta is not None
+            parts = spent_by_notion(conn, scope, notion, tight=tight)
             spent = sum(parts.values(), ZERO)
             if total < spent:
                 raise ParameterError(
@@ -393,21 +435,30 @@ class Ledger:
                     f"already spent under {notion!r} ({spent_text(notion, parts)}); reset the "
                     "scope first to start again"
                 )
+            used = live_delta(conn, scope, notion) if tight else ZERO
+            if tight and to_fraction(delta) < used:  # type: ignore[arg-type]
+                raise ParameterError(
+                    f"delta {delta!r} is below the δ scope {scope!r} has already spent under "
+                    f"{notion!r} ({fmt(used)}); reset the scope first to start again"
+                )
             old = self._budget_row(conn, scope, notion)
+            kind = "" if delta is None else f", δ {delta_text}"
             if old is None:
                 conn.execute(
-                    "INSERT INTO budgets (scope, notion, total, spent, created_at, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO budgets ({_BUDGET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (scope, notion, epsilon_text(total_epsilon), fraction_text(spent),
-                     now.isoformat(), now.isoformat()),
+                     now.isoformat(), now.isoformat(), delta_text, fraction_text(used)),
                 )
-                detail = f"total {fmt(total)}"
+                detail = f"total {fmt(total)}{kind}"
             else:
                 conn.execute(
-                    "UPDATE budgets SET total = ?, updated_at = ? WHERE scope = ? AND notion = ?",
-                    (epsilon_text(total_epsilon), now.isoformat(), scope, notion),
+                    "UPDATE budgets SET total = ?, spent = ?, delta = ?, delta_spent = ?, "
+                    "updated_at = ? WHERE scope = ? AND notion = ?",
+                    (epsilon_text(total_epsilon), fraction_text(spent), delta_text,
+                     fraction_text(used), now.isoformat(), scope, notion),
                 )
-                detail = f"total {fmt(total)} (was {fmt(old.total)})"
+                was = "" if old.delta is None else f", δ {fmt(old.delta)}"
+                detail = f"total {fmt(total)}{kind} (was {fmt(old.total)}{was})"
             self._event(conn, now, "set-budget", scope, notion, detail)
             budget = self._budget_row(conn, scope, notion)
         assert budget is not None
@@ -431,7 +482,7 @@ class Ledger:
 
     @staticmethod
     def _budgets_in(conn: sqlite3.Connection, scope: str | None) -> list[Budget]:
-        sql = "SELECT scope, notion, total, spent, created_at, updated_at FROM budgets"
+        sql = f"SELECT {_BUDGET_COLUMNS} FROM budgets"
         args: tuple = ()
         if scope is not None:
             sql += " WHERE scope = ?"
@@ -475,16 +526,22 @@ class Ledger:
     # -- spending -----------------------------------------------------------------------------
 
     def _charge_plan(
-        self, conn: sqlite3.Connection, scope: str, guarantee: Guarantee, label: str | None
-    ) -> list[_Charge]:
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        guarantee: Guarantee,
+        label: str | None,
+        delta: float | None = None,
+    ) -> _Plan:
         """Check a charge inside a transaction: one :class:`_Charge` per budget it counts
-        against (its notion's first, then those of the implied notions that have one).
+        against (its notion's first, then those of the implied notions that have one), and
+        the tight (ε, δ) charged to the (ε, δ) budgets among them.
         Raises NoBudgetError or BudgetExceededError. Writes nothing."""
         if not guarantee.spends_budget:
-            return []
+            return _Plan([], None, ZERO)
         notion = guarantee.notion
         cost = to_fraction(guarantee.cost)
-        plan = []
+        budgets: list[tuple[Budget, bool]] = []
         for name in _charged_notions(notion):
             budget = self._budget_row(conn, scope, name)
             is_new = budget is None
@@ -498,26 +555,69 @@ class Ledger:
                     scope, notion, to_fraction(self.default_budget),
                     live_spent(conn, scope, notion), now, now,
                 )
-            new_spent = budget.spent + cost
-            if new_spent > budget.total:
-                raise self._refusal(conn, budget, guarantee, label)
+            budgets.append((budget, is_new))
+        tight, spend_delta = self._tight_charge(
+            guarantee, [b for b, _ in budgets if b.is_approximate], delta
+        )
+        plan = []
+        for budget, is_new in budgets:
+            step = cost if tight is None or not budget.is_approximate else tight
+            new_spent = budget.spent + step
+            if new_spent > budget.total or (
+                budget.is_approximate and budget.delta_spent + spend_delta > budget.delta  # type: ignore[operator]
+            ):
+                raise self._refusal(conn, budget, guarantee, label, step, spend_delta)
             plan.append(_Charge(budget, is_new, new_spent))
-        return plan
+        return _Plan(plan, tight, spend_delta)
+
+    @staticmethod
+    def _tight_charge(
+        guarantee: Guarantee, approximate: list[Budget], delta: float | None
+    ) -> tuple[Fraction | None, Fraction]:
+        """The (ε, δ) charged to (ε, δ) budgets: at ``delta``, or by default at the least δ
+        they have left; (None, 0) when there are none or it gains nothing on the pure ε."""
+        if not approximate:
+            return None, ZERO
+        if delta is None:
+            left = min(b.delta_remaining for b in approximate)
+            if left <= 0:
+                return None, ZERO
+            d = _float_at_most(left)
+        else:
+            d = _check_delta(delta)
+        tight = tight_epsilon(guarantee.accounting_components, d)
+        if tight >= to_fraction(guarantee.cost):
+            return None, ZERO
+        return tight, to_fraction(d)
 
     @staticmethod
     def _refusal(
-        conn: sqlite3.Connection, budget: Budget, guarantee: Guarantee, label: str | None
+        conn: sqlite3.Connection,
+        budget: Budget,
+        guarantee: Guarantee,
+        label: str | None,
+        cost: Fraction,
+        delta: Fraction = ZERO,
     ) -> BudgetExceededError:
         """The error for a charge of ``guarantee`` that ``budget`` cannot take."""
         what = f"{label!r} " if label else ""
-        cost = to_fraction(guarantee.cost)
         which = "the budget"
         if budget.notion != guarantee.notion:
             which += (
                 f" of {budget.notion!r} ({guarantee.notion!r} implies it, so the spend counts "
                 "against that budget too)"
             )
-        spent = spent_text(budget.notion, spent_by_notion(conn, budget.scope, budget.notion))
+        parts = spent_by_notion(conn, budget.scope, budget.notion, tight=budget.is_approximate)
+        spent = spent_text(budget.notion, parts)
+        if budget.is_approximate:
+            pure = fmt(guarantee.cost)
+            return BudgetExceededError(
+                f"refused: {what}needs (ε = {fmt(cost)}, δ = {fmt(delta)}) (pure ε {pure}) "
+                f"under {guarantee.notion!r} in scope {budget.scope!r}, which would exceed "
+                f"{which}: total (ε {fmt(budget.total)}, δ {fmt(budget.delta)}), spent "
+                f"(ε {spent}, δ {fmt(budget.delta_spent)}), remaining (ε "
+                f"{fmt(budget.remaining)}, δ {fmt(budget.delta_remaining)}); nothing was spent"
+            )
         return BudgetExceededError(
             f"refused: {what}needs ε = {fmt(cost)} under {guarantee.notion!r} in scope "
             f"{budget.scope!r}, which would exceed {which}: total {fmt(budget.total)}, spent "
@@ -525,7 +625,9 @@ class Ledger:
             "spent"
         )
 
-    def check(self, scope: str, guarantee: Guarantee) -> Budget | None:
+    def check(
+        self, scope: str, guarantee: Guarantee, *, delta: float | None = None
+    ) -> Budget | None:
         """Raise as :meth:`spend` would, without spending anything.
 
         Returns the budget of the guarantee's notion the spend would be charged to (``None``
@@ -535,8 +637,8 @@ class Ledger:
         scope = _check_scope(scope)
         guarantee = _check_guarantee(guarantee)
         with self._transaction(write=False) as conn:
-            plan = self._charge_plan(conn, scope, guarantee, None)
-        return plan[0].budget if plan else None
+            plan = self._charge_plan(conn, scope, guarantee, None, delta)
+        return plan.charges[0].budget if plan.charges else None
 
     def _charge(
         self,
@@ -545,6 +647,7 @@ class Ledger:
         label: str,
         metadata: Mapping[str, Any] | None,
         status: str,
+        delta: float | None = None,
     ) -> Spend:
         scope = _check_scope(scope)
         guarantee = _check_guarantee(guarantee)
@@ -555,12 +658,12 @@ class Ledger:
         eps_out = guarantee.epsilon_outlier
         with self._transaction(write=True) as conn:
             now = _now()
-            for charge in self._charge_plan(conn, scope, guarantee, label):
-                self._apply(conn, charge, now)
+            plan = self._charge_plan(conn, scope, guarantee, label, delta)
+            tight_text = None if plan.tight is None else fraction_text(plan.tight)
             cursor = conn.execute(
                 "INSERT INTO spends (created_at, committed_at, status, scope, notion, label, "
-                "epsilon, k, epsilon_outlier, guarantee, metadata) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "epsilon, k, epsilon_outlier, guarantee, metadata, tight_epsilon, delta) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     now.isoformat(),
                     now.isoformat() if status == COMMITTED else None,
@@ -573,9 +676,13 @@ class Ledger:
                     None if eps_out is None else epsilon_text(eps_out),
                     guarantee_json,
                     meta_json,
+                    tight_text,
+                    fraction_text(plan.delta),
                 ),
             )
             spend_id = cursor.lastrowid
+            for charge in plan.charges:
+                self._apply(conn, charge, now)
         return Spend(
             id=int(spend_id),  # type: ignore[arg-type]
             timestamp=now,
@@ -586,6 +693,8 @@ class Ledger:
             status=status,
             metadata=json.loads(meta_json),
             committed_at=now if status == COMMITTED else None,
+            tight_epsilon=None if plan.tight is None else float(plan.tight),
+            delta=float(plan.delta),
         )
 
     def _apply(self, conn: sqlite3.Connection, charge: _Charge, now: datetime) -> None:
@@ -609,15 +718,22 @@ class Ledger:
                 f"total {fmt(budget.total)} (default_budget, created by a spend)",
             )
         else:
-            conn.execute(
-                "UPDATE budgets SET spent = ?, updated_at = ? WHERE scope = ? AND notion = ?",
-                (fraction_text(charge.new_spent), now.isoformat(), budget.scope, budget.notion),
-            )
+            self._refresh(conn, budget, now)
 
-    def _give_back(
-        self, conn: sqlite3.Connection, spend: Spend, amount: Fraction, now: datetime
-    ) -> None:
-        """Lower the spent of every budget ``spend`` was charged to by ``amount``."""
+    @staticmethod
+    def _refresh(conn: sqlite3.Connection, budget: Budget, now: datetime) -> None:
+        """Recompute ``budget``'s spent ε and δ from the live spends (same transaction)."""
+        tight = budget.is_approximate
+        used = live_delta(conn, budget.scope, budget.notion) if tight else ZERO
+        conn.execute(
+            "UPDATE budgets SET spent = ?, delta_spent = ?, updated_at = ? "
+            "WHERE scope = ? AND notion = ?",
+            (fraction_text(live_spent(conn, budget.scope, budget.notion, tight=tight)),
+             fraction_text(used), now.isoformat(), budget.scope, budget.notion),
+        )
+
+    def _give_back(self, conn: sqlite3.Connection, spend: Spend, now: datetime) -> None:
+        """Recompute every budget ``spend`` was charged to, after its row changed."""
         for name in _charged_notions(spend.notion):
             budget = self._budget_row(conn, spend.scope, name)
             if budget is None:
@@ -627,10 +743,7 @@ class Ledger:
                         "budget row"
                     )
                 continue  # an implied notion that still has no budget
-            conn.execute(
-                "UPDATE budgets SET spent = ?, updated_at = ? WHERE scope = ? AND notion = ?",
-                (fraction_text(budget.spent - amount), now.isoformat(), spend.scope, name),
-            )
+            self._refresh(conn, budget, now)
 
     def spend(
         self,
@@ -638,6 +751,8 @@ class Ledger:
         guarantee: Guarantee,
         label: str,
         metadata: Mapping[str, Any] | None = None,
+        *,
+        delta: float | None = None,
     ) -> Spend:
         """Charge ``guarantee`` to ``scope``'s budget for its notion, or refuse.
 
@@ -648,8 +763,16 @@ class Ledger:
         spent, remaining and requested), and :class:`NoBudgetError` if no budget is set (and no
         ``default_budget``); in both cases nothing is written. ``"rmp"`` guarantees are
         recorded with ε 0 and never refused.
+
+        (ε, δ) budgets among those charged are charged the spend's *tight* ε at a δ_i
+        (:func:`~privad.accounting.tight.tight_epsilon` of the guarantee's components): at
+        ``delta`` if given, otherwise at the least δ those budgets have left (so a lone
+        batch uses the whole δ; pass ``delta`` to keep some for later spends). When that
+        gains nothing on the pure ε, the pure ε is charged with δ_i = 0. Pure-ε budgets are
+        charged the pure ε as always. Spends add up by basic composition, Σ ε_i and Σ δ_i,
+        which holds however each spend was chosen (Rogers, Roth, Ullman, Vadhan 2016).
         """
-        return self._charge(scope, guarantee, label, metadata, COMMITTED)
+        return self._charge(scope, guarantee, label, metadata, COMMITTED, delta)
 
     def reserve(
         self,
@@ -659,6 +782,7 @@ class Ledger:
         metadata: Mapping[str, Any] | None = None,
         *,
         on_error: Literal["cancel", "commit"] = "cancel",
+        delta: float | None = None,
     ) -> Reservation:
         """Phase one of a two-phase spend: charge now (or refuse, as :meth:`spend` does).
 
@@ -671,10 +795,10 @@ class Ledger:
             publish(scores)                 # the spend is committed before this line
 
         ``on_error="commit"`` keeps the charge when the block raises (for jobs that may have
-        released partial results).
+        released partial results). ``delta``: as for :meth:`spend`.
         """
         on_error = check_choice(on_error, "on_error", ("cancel", "commit"))  # type: ignore[assignment]
-        spend = self._charge(scope, guarantee, label, metadata, RESERVED)
+        spend = self._charge(scope, guarantee, label, metadata, RESERVED, delta)
         return Reservation(self, spend, on_error=on_error)
 
     def _spend_row(self, conn: sqlite3.Connection, spend_id: int) -> Spend | None:
@@ -733,17 +857,26 @@ class Ledger:
                 f"spend #{spend.id} reserved ε = {fmt(spend.epsilon)}; it cannot be committed "
                 f"at the larger ε = {fmt(actual.cost)} (reserve the worst case up front)"
             )
-        if actual.spends_budget:
-            self._give_back(conn, spend, held - used, now)
+        tight = None
+        if spend.tight_epsilon is not None and actual.spends_budget:
+            # Fewer answers at the same δ_i: never more than reserved (monotone in the count).
+            tight = min(
+                tight_epsilon(actual.accounting_components, spend.delta),
+                to_fraction(spend.tight_epsilon), used,
+            )
         conn.execute(
-            "UPDATE spends SET epsilon = ?, epsilon_outlier = ?, guarantee = ? WHERE id = ?",
+            "UPDATE spends SET epsilon = ?, epsilon_outlier = ?, guarantee = ?, "
+            "tight_epsilon = ? WHERE id = ?",
             (
                 epsilon_text(actual.cost) if actual.spends_budget else "0",
                 None if actual.epsilon_outlier is None else epsilon_text(actual.epsilon_outlier),
                 json.dumps(actual.to_dict(), sort_keys=True),
+                None if tight is None else fraction_text(tight),
                 spend.id,
             ),
         )
+        if actual.spends_budget:
+            self._give_back(conn, spend, now)
         self._event(
             conn, now, "commit-partial", spend.scope, spend.notion,
             f"reservation #{spend.id} ({spend.label!r}) committed at ε = {fmt(actual.cost)} "
@@ -765,9 +898,9 @@ class Ledger:
                 )
             if spend.status == RESERVED:
                 now = _now()
-                if spend.guarantee.spends_budget:
-                    self._give_back(conn, spend, to_fraction(spend.epsilon), now)
                 conn.execute("UPDATE spends SET status = ? WHERE id = ?", (CANCELLED, spend_id))
+                if spend.guarantee.spends_budget:
+                    self._give_back(conn, spend, now)
                 self._event(
                     conn, now, "cancel", spend.scope, spend.notion,
                     f"reservation #{spend_id} ({spend.label!r}, ε = {fmt(spend.epsilon)}) "
@@ -870,7 +1003,14 @@ class Ledger:
         problems = []
         with self._transaction(write=False) as conn:
             budgets = self._budgets_in(conn, None)
-            sums = {(b.scope, b.notion): live_spent(conn, b.scope, b.notion) for b in budgets}
+            sums = {
+                (b.scope, b.notion): live_spent(conn, b.scope, b.notion, tight=b.is_approximate)
+                for b in budgets
+            }
+            deltas = {
+                (b.scope, b.notion): live_delta(conn, b.scope, b.notion)
+                for b in budgets if b.is_approximate
+            }
             placeholders = ",".join("?" for _ in LIVE_STATUSES)
             spent_keys = conn.execute(
                 f"SELECT DISTINCT scope, notion FROM spends WHERE status IN ({placeholders})",
@@ -893,6 +1033,13 @@ class Ledger:
                 problems.append(
                     f"scope {b.scope!r}, {b.notion!r}: spent {fmt(b.spent)} > total "
                     f"{fmt(b.total)}"
+                )
+            if b.is_approximate and (
+                b.delta_spent != deltas[(b.scope, b.notion)] or b.delta_spent > b.delta  # type: ignore[operator]
+            ):
+                problems.append(
+                    f"scope {b.scope!r}, {b.notion!r}: spent δ {fmt(b.delta_spent)} does not "
+                    f"match its spends ({fmt(deltas[(b.scope, b.notion)])}) or its total"
                 )
         if problems:
             raise LedgerError(f"ledger {self._name} is inconsistent: " + "; ".join(problems))

@@ -18,7 +18,13 @@ LIVE_STATUSES = (COMMITTED, RESERVED)
 
 @dataclass(frozen=True)
 class Budget:
-    """The budget of one scope and notion. ``total`` and ``spent`` are exact."""
+    """The budget of one scope and notion. ``total`` and ``spent`` are exact.
+
+    A pure-ε budget has ``delta`` None. An (ε, δ) budget has ``delta`` (its total δ) and
+    ``delta_spent``; its ``spent`` is then the sum of the spends' *tight* ε
+    (:mod:`privad.accounting.tight`), and the spends' δ add up in ``delta_spent`` (basic
+    composition of (ε_i, δ_i) releases, valid for adaptively chosen spends).
+    """
 
     scope: str
     notion: str
@@ -26,6 +32,18 @@ class Budget:
     spent: Fraction
     created_at: datetime
     updated_at: datetime
+    delta: Fraction | None = None
+    delta_spent: Fraction = Fraction(0)
+
+    @property
+    def is_approximate(self) -> bool:
+        """Whether this is an (ε, δ) budget."""
+        return self.delta is not None
+
+    @property
+    def delta_remaining(self) -> Fraction:
+        """``delta - delta_spent`` (0 for a pure-ε budget)."""
+        return Fraction(0) if self.delta is None else self.delta - self.delta_spent
 
     @property
     def remaining(self) -> Fraction:
@@ -68,6 +86,10 @@ class Spend:
     """``"committed"``, ``"reserved"`` (counted, awaiting commit) or ``"cancelled"``."""
     metadata: dict[str, Any] = field(default_factory=dict)
     committed_at: datetime | None = None
+    tight_epsilon: float | None = None
+    """The ε charged to (ε, δ) budgets, at :attr:`delta` (None: the pure ε was charged)."""
+    delta: float = 0.0
+    """The δ charged to (ε, δ) budgets (0 when :attr:`tight_epsilon` is None)."""
 
     @property
     def notion(self) -> str:
@@ -99,6 +121,8 @@ class Spend:
             "epsilon_outlier": self.epsilon_outlier,
             "guarantee": self.guarantee.to_dict(),
             "metadata": self.metadata,
+            "tight_epsilon": self.tight_epsilon,
+            "delta": self.delta,
         }
 
 

@@ -7,19 +7,25 @@ Any other SQLite file with tables in it, and any non-SQLite file, is refused wit
 
 Tables
 ------
-``budgets(scope, notion, total, spent, created_at, updated_at)``
+``budgets(scope, notion, total, spent, created_at, updated_at, delta, delta_spent)``
     One row per (scope, notion). ``total`` is the budget ε as decimal text (``repr`` of the
     float); ``spent`` is the exact sum of the ε of the live spends of that scope under that
     notion *and under every notion that implies it*
     (:func:`~privad.accounting.notions.implying_notions`), as ``"p/q"`` text
-    (:func:`live_spent`). It is a cache of ``spends`` that every writing transaction keeps
-    up to date in the same transaction; :meth:`Ledger.verify` recomputes it.
+    (:func:`live_spent`); for an (ε, δ) budget each spend counts with its tight ε
+    (``spends.tight_epsilon`` where set, else its pure ε). ``delta`` is NULL for a pure-ε
+    budget, or the δ of an (ε, δ) budget; ``delta_spent`` the exact sum of the spends' δ
+    (:func:`live_delta`). ``spent`` and ``delta_spent`` are a cache of ``spends`` that every
+    writing transaction keeps up to date in the same transaction; :meth:`Ledger.verify`
+    recomputes them.
 ``spends(id, created_at, committed_at, status, scope, notion, label, epsilon, k,
-epsilon_outlier, guarantee, metadata)``
+epsilon_outlier, guarantee, metadata, tight_epsilon, delta)``
     One row per charge. ``status`` is ``committed``, ``reserved`` (phase one of a two-phase
     spend: counted as spent) or ``cancelled`` (a reservation given back: not counted, kept
     for the record). ``epsilon`` is the decimal text charged (``"0"`` for ``rmp``);
-    ``guarantee`` and ``metadata`` are JSON.
+    ``guarantee`` and ``metadata`` are JSON. ``tight_epsilon`` and ``delta`` (NULL and
+    ``"0"`` for a spend charged only to pure budgets) are the (ε, δ) the spend was charged
+    to (ε, δ) budgets (:mod:`privad.accounting.tight`).
 ``events(id, created_at, action, scope, notion, detail)``
     An audit trail of the actions that change budgets: ``set-budget``, ``default-budget``,
     ``reset``, ``cancel``, ``commit-partial``, ``migrate``.
@@ -32,6 +38,9 @@ Versions
    budgets of its scope). A version-1 file is migrated when it is opened: every budget's
    ``spent`` is recomputed, in one transaction, and a ``migrate`` event says which budgets,
    if any, the recomputed totals now exceed (those refuse every further spend).
+3. (ε, δ) budgets: ``budgets.delta``, ``budgets.delta_spent``, ``spends.tight_epsilon`` and
+   ``spends.delta`` are added (``ALTER TABLE``; existing budgets stay pure-ε, existing spends
+   count with their pure ε).
 """
 
 from __future__ import annotations
@@ -52,7 +61,7 @@ from privad.errors import LedgerError
 APPLICATION_ID = int.from_bytes(b"priv", "big")
 """SQLite ``PRAGMA application_id`` of a privad ledger (0x70726976)."""
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """SQLite ``PRAGMA user_version`` of the current ledger format (see "Versions" above)."""
 
 TABLES = ("budgets", "spends", "events")
@@ -65,6 +74,8 @@ CREATE TABLE IF NOT EXISTS budgets (
     spent       TEXT NOT NULL DEFAULT '0',
     created_at  TEXT NOT NULL,
     updated_at  TEXT NOT NULL,
+    delta       TEXT,
+    delta_spent TEXT NOT NULL DEFAULT '0',
     PRIMARY KEY (scope, notion)
 );
 CREATE TABLE IF NOT EXISTS spends (
@@ -79,7 +90,9 @@ CREATE TABLE IF NOT EXISTS spends (
     k               INTEGER,
     epsilon_outlier TEXT,
     guarantee       TEXT NOT NULL,
-    metadata        TEXT NOT NULL
+    metadata        TEXT NOT NULL,
+    tight_epsilon   TEXT,
+    delta           TEXT NOT NULL DEFAULT '0'
 );
 CREATE INDEX IF NOT EXISTS spends_by_scope ON spends (scope, notion, status);
 CREATE TABLE IF NOT EXISTS events (
@@ -93,7 +106,17 @@ CREATE TABLE IF NOT EXISTS events (
 """
 
 
-def spent_by_notion(conn: sqlite3.Connection, scope: str, notion: str) -> dict[str, Fraction]:
+_V3_COLUMNS = (
+    ("budgets", "delta", "TEXT"),
+    ("budgets", "delta_spent", "TEXT NOT NULL DEFAULT '0'"),
+    ("spends", "tight_epsilon", "TEXT"),
+    ("spends", "delta", "TEXT NOT NULL DEFAULT '0'"),
+)
+
+
+def spent_by_notion(
+    conn: sqlite3.Connection, scope: str, notion: str, *, tight: bool = False
+) -> dict[str, Fraction]:
     """The live ε of ``scope`` that counts toward ``notion``, by the notion it was spent under.
 
     Parameters
@@ -102,6 +125,8 @@ def spent_by_notion(conn: sqlite3.Connection, scope: str, notion: str) -> dict[s
         An open ledger connection (inside the caller's transaction).
     scope, notion:
         The budget's key.
+    tight:
+        Count each spend with its tight ε (an (ε, δ) budget) instead of its pure ε.
 
     Returns
     -------
@@ -110,8 +135,9 @@ def spent_by_notion(conn: sqlite3.Connection, scope: str, notion: str) -> dict[s
         the ε of the scope's live (committed or reserved) spends under it (0 if none).
     """
     parts = dict.fromkeys((notion, *implying_notions(notion)), ZERO)
+    column = "COALESCE(tight_epsilon, epsilon)" if tight else "epsilon"
     rows = conn.execute(
-        f"SELECT notion, epsilon FROM spends WHERE scope = ? "
+        f"SELECT notion, {column} FROM spends WHERE scope = ? "
         f"AND notion IN ({','.join('?' for _ in parts)}) "
         f"AND status IN ({','.join('?' for _ in LIVE_STATUSES)})",
         (scope, *parts, *LIVE_STATUSES),
@@ -121,13 +147,27 @@ def spent_by_notion(conn: sqlite3.Connection, scope: str, notion: str) -> dict[s
     return parts
 
 
-def live_spent(conn: sqlite3.Connection, scope: str, notion: str) -> Fraction:
+def live_spent(
+    conn: sqlite3.Connection, scope: str, notion: str, *, tight: bool = False
+) -> Fraction:
     """What ``budgets.spent`` holds for ``scope`` and ``notion``, recomputed from ``spends``.
 
     The sum of :func:`spent_by_notion`: the scope's live ε under ``notion`` and under every
-    notion that implies it.
+    notion that implies it (tight ε for an (ε, δ) budget).
     """
-    return sum(spent_by_notion(conn, scope, notion).values(), ZERO)
+    return sum(spent_by_notion(conn, scope, notion, tight=tight).values(), ZERO)
+
+
+def live_delta(conn: sqlite3.Connection, scope: str, notion: str) -> Fraction:
+    """What ``budgets.delta_spent`` holds: the δ of the live spends counting toward ``notion``."""
+    names = (notion, *implying_notions(notion))
+    rows = conn.execute(
+        f"SELECT delta FROM spends WHERE scope = ? "
+        f"AND notion IN ({','.join('?' for _ in names)}) "
+        f"AND status IN ({','.join('?' for _ in LIVE_STATUSES)})",
+        (scope, *names, *LIVE_STATUSES),
+    ).fetchall()
+    return sum((parse_fraction(d, "spend δ") for (d,) in rows), ZERO)
 
 
 def _connect(target: str, *, uri: bool, busy_timeout: float) -> sqlite3.Connection:
@@ -277,14 +317,21 @@ def _initialise(conn: sqlite3.Connection, name: str) -> None:
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
-    """Bring a version-1 ledger to version 2: recompute every budget's ``spent``.
+    """Bring an older ledger to the current version: add the version-3 columns, and (from
+    version 1) recompute every budget's ``spent``.
 
     Runs in one ``BEGIN IMMEDIATE`` transaction and re-reads the version inside it, so
     several processes opening one old file migrate it exactly once.
     """
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version < 3:
+            for table, column, decl in _V3_COLUMNS:
+                have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+                if column not in have:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+        if version < 2:
             now = datetime.now(UTC).isoformat()
             over = []
             rows = conn.execute("SELECT scope, notion, total FROM budgets").fetchall()
@@ -307,6 +354,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
                 "VALUES (?, 'migrate', NULL, NULL, ?)",
                 (now, detail),
             )
+        if version < SCHEMA_VERSION:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:

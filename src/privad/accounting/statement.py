@@ -86,6 +86,20 @@ class NotionAccount:
         """:func:`spent_text` of this account."""
         return spent_text(self.notion, self.parts)
 
+    @property
+    def tight_spent(self) -> Fraction:
+        """What an (ε, δ) budget is charged: each spend's tight ε, or its pure ε."""
+        return sum(
+            (to_fraction(s.epsilon if s.tight_epsilon is None else s.tight_epsilon)
+             for s in (*self.own, *self.implied)),
+            ZERO,
+        )
+
+    @property
+    def delta_spent(self) -> Fraction:
+        """The δ of the spends counting toward this notion."""
+        return sum((to_fraction(s.delta) for s in (*self.own, *self.implied)), ZERO)
+
 
 def _group_key(key: tuple[str, str]) -> tuple[str, int]:
     scope, notion = key
@@ -132,6 +146,8 @@ def _spend_line(s: Spend, width: int, relation: bool) -> str:
         parts.append(f"k {s.k}")
     if s.epsilon_outlier is not None:
         parts.append(f"ε' {fmt(s.epsilon_outlier)} (outliers)")
+    if s.tight_epsilon is not None:
+        parts.append(f"→ (ε {fmt(s.tight_epsilon)}, δ {fmt(s.delta)}) tight")
     if s.status == RESERVED:
         parts.append("[reserved, not yet committed]")
     if relation:
@@ -150,6 +166,14 @@ def _block(account: NotionAccount) -> list[str]:
     spent = account.spent_text()
     if info is not None and not info.has_epsilon:
         lines.append(f"  {count} recorded with ε 0 (no budget applies): {info.summary}")
+    elif budget is not None and budget.delta is not None:
+        lines.append(
+            f"  budget (ε {fmt(budget.total)}, δ {fmt(budget.delta)}); spent (ε "
+            f"{fmt(account.tight_spent)}, δ {fmt(account.delta_spent)}) by tight accounting, "
+            f"pure ε {spent} by linear composition; remaining (ε "
+            f"{fmt(budget.total - account.tight_spent)}, δ "
+            f"{fmt(budget.delta - account.delta_spent)}); {count}"
+        )
     elif budget is not None:
         lines.append(
             f"  budget ε {fmt(budget.total)}; spent {spent}; "

@@ -92,11 +92,21 @@ def show(
     table.add_column("remaining ε", justify="right")
     table.add_column("spends", justify="right")
     rows = [a for a in accounts(budgets, spends) if NOTIONS[a.notion].has_epsilon]
+    with_delta = any(b.delta is not None for b in budgets)
+    if with_delta:
+        table.add_column("δ; δ spent", justify="right")
     for a in rows:
-        table.add_row(
+        approx = a.budget is not None and a.budget.delta is not None
+        remaining = (a.budget.total - a.tight_spent) if approx else a.remaining  # type: ignore[union-attr]
+        cells = [
             a.scope, a.notion, "—" if a.budget is None else fmt(a.budget.total),
-            a.spent_text(), "—" if a.remaining is None else fmt(a.remaining), str(len(a.own)),
-        )
+            (f"{fmt(a.tight_spent)} tight (pure {a.spent_text()})" if approx
+             else a.spent_text()),
+            "—" if remaining is None else fmt(remaining), str(len(a.own)),
+        ]  # fmt: skip
+        if with_delta:
+            cells.append(f"{fmt(a.budget.delta)}; {fmt(a.delta_spent)}" if approx else "")  # type: ignore[union-attr]
+        table.add_row(*cells)
     if not rows:
         table.add_row("(none set)", "", "", "", "", "")
     console.print(table)
@@ -153,16 +163,25 @@ def set_(
         PURE_DP, "--notion", metavar="N",
         help=f"Privacy notion the budget is for, one of: {_NOTIONS}.",
     ),
+    delta: str | None = typer.Option(
+        None, "--delta", metavar="D",
+        help="Make it an (ε, δ) budget with this δ in (0, 1): batches are then charged "
+        "their ε at δ by the optimal composition theorem (see docs/accounting.md). "
+        "Default: a pure-ε budget.",
+    ),
     ledger: str | None = _ledger_option(),
 ) -> None:
-    """Set (create or change) the total ε of SCOPE under one notion."""
+    """Set (create or change) the total ε (and δ) of SCOPE under one notion."""
     total = _parse_epsilon(epsilon)
     notion = check_choice(notion, "--notion", BUDGETED_NOTIONS)
+    d = None if delta is None else parse_float(
+        delta, "--delta", strict=True, what="a number in (0, 1) (e.g. 1e-6)")  # fmt: skip
     with _open(ledger, create=True) as book:
-        b = book.set_budget(scope, notion, total)
+        b = book.set_budget(scope, notion, total, delta=d)
         name = book.path
+    kind = "" if b.delta is None else f", δ {fmt(b.delta)} (spent δ {fmt(b.delta_spent)})"
     Console(highlight=False, soft_wrap=True).print(
-        f"Budget of scope {b.scope!r} under {b.notion}: total ε {fmt(b.total)}, "
+        f"Budget of scope {b.scope!r} under {b.notion}: total ε {fmt(b.total)}{kind}, "
         f"spent {fmt(b.spent)}, remaining {fmt(b.remaining)} (ledger {name})",
         markup=False,
     )

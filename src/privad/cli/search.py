@@ -561,6 +561,30 @@ def parse_kind(text: str) -> str:
     return KINDS[value]
 
 
+@search_app.command("plan")
+def plan(
+    epsilon: str | None = typer.Option(
+        None, "--epsilon", metavar="E", help="Required. ε per query.",
+    ),
+    t_low: str | None = typer.Option(None, "--t-low", metavar="L", help="Required. t_ℓ > 0."),
+    t_high: str | None = typer.Option(None, "--t-high", metavar="H", help="Required. t_h > t_ℓ."),
+    items: str | None = typer.Option(
+        None, "--items", metavar="N", help="Required. Items searched.",
+    ),
+    error: str = typer.Option("0.1", "--error", metavar="P", help="Target search error δ_s."),
+    delta: str | None = typer.Option(
+        None, "--delta", metavar="D", help="Privacy δ: also show the optimal composition.",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+    figure: str | None = typer.Option(None, "--figure", metavar="PATH", help="Draw the cost."),
+) -> None:
+    """Plan a search before running it: threshold ratio, answer error (eq. 24), the bound on
+    the expected number of queries (eq. 26) and their total cost. Spends nothing."""
+    from privad.cli._plan import search_plan
+
+    search_plan(epsilon, t_low, t_high, items, error, delta, as_json, figure)
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``search`` group to the ``privad`` command."""
     app.add_typer(search_app, name="search")

@@ -10,6 +10,8 @@
   same way), and the output a Parquet folder with one part per input (or query) partition,
   renamed into place after the spend is committed
   (:mod:`privad.distributed`, ``docs/distributed.md``).
+* ``privad sp plan --beta B --epsilon E [--k K] [--queries N] [--delta D]``: what ε buys
+  and what N answers cost, before any data is read (:mod:`privad.cli._plan`).
 * ``privad sp params DATA``: propose (β, r) with our reconstruction of the paper's missing
   Appendix A.2 (:func:`privad.sensitive.propose_parameters`), not private.
 
@@ -919,6 +921,39 @@ def ask(
     console.print(f"charged ε {reply['charged']:g}; budget: spent {b['spent']:g} of "
                   f"{b['total']:g}, remaining {b['remaining']:g} ({b['notion']})",
                   markup=False)  # fmt: skip
+
+
+@sp_app.command("plan")
+def plan(
+    beta: str | None = BETA_OPTION,
+    epsilon: str | None = EPSILON_OPTION,
+    k: str = K_OPTION,
+    queries: str | None = typer.Option(
+        None, "--queries", metavar="N",
+        help="Answers that may touch one record (Claim 5's m; n for a batch of n queries): "
+        "show their total cost.",
+    ),
+    delta: str | None = typer.Option(
+        None, "--delta", metavar="D",
+        help="δ in (0, 1): also show the optimal composition's ε at this δ.",
+    ),
+    max_ball: str | None = typer.Option(
+        None, "--max-ball", metavar="B", help="Largest ball count shown (default 2β + 20).",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+    figure: str | None = typer.Option(
+        None, "--figure", metavar="PATH", help="Also draw the curves to PATH (.png, .pdf, .svg).",
+    ),
+) -> None:
+    """Plan ε before spending it: reads no data, spends nothing.
+
+    The probability that a record with B records within r (itself included) is labelled an
+    anomaly, as a function of B, for the SP mechanism and the optimal DP one; with
+    --queries, the total cost of N answers by linear and (with --delta) optimal composition.
+    """
+    from privad.cli._plan import sp_plan
+
+    sp_plan(beta, epsilon, k, queries, delta, max_ball, as_json, figure)
 
 
 def register(app: typer.Typer) -> None:
