@@ -172,6 +172,8 @@ def test_client_errors_are_one_line_and_leave_no_file(run, servers, error_line,
           str(tmp_path / "scores.txt"), match="--output must end in")  # fmt: skip
     fails("rmp", "score", str(data), "--server", url, "--token", USER, "--model", "x",
           match="--model must be")  # fmt: skip
+    fails("rmp", "score", str(data), "--server", url, "--token", USER, "--model",
+          "999999999999999999999999999999", match="at most 4611686018427387904")  # fmt: skip
     assert not key.exists() and not tok.exists() and not out_file.exists()
     assert not list(tmp_path.glob("*.part"))
 

@@ -396,7 +396,14 @@ def score(
         secret = _secret(token, "--token", "PRIVAD_RMP_TOKEN")
     ds = _load(data, columns, label)
     with _client(server, secret, timeout, retries, ca_cert) as client:
+        public = client.config()
         meta, fitted = client.model(ref)
+    if fitted.T.shape != public.T.shape or not np.array_equal(fitted.T, public.T):
+        raise ParameterError(
+            f"model {meta['id']} was trained for another public T than the server's "
+            f"(sha256 {public.t_sha256[:16]} in /v1/config): its scores would be meaningless; "
+            "ask the operator to train a model on this server's T"
+        )
     X = _check_width(ds, fitted.n_features, data)
     scores = fitted.decision_function(X)
     labels = (scores > fitted.threshold).astype(np.int64)

@@ -103,6 +103,7 @@ from privad.rmp.perturbation import (
 )
 from privad.services.common import (
     DEFAULT_MAX_BODY_BYTES,
+    MAX_ID,
     SENSOR_ROLE,
     Conflict,
     NotFound,
@@ -523,8 +524,9 @@ class RMPStore(SQLiteStore):
                 number = int(ref)
             except ValueError:
                 number = 0
-            if number < 1 or str(number) != ref:
-                raise NotFound(f"no model {ref!r}: give a model id (1, 2, ...) or 'latest'")
+            if not 1 <= number <= MAX_ID or str(number) != ref:
+                raise NotFound(f"no model {ref[:40]!r}: give a model id (1 to 2^62) or "
+                               "'latest'")  # fmt: skip
             where, args = "WHERE id = ?", (number,)
         with self.reading() as conn:
             row = conn.execute(f"SELECT {self._MODEL_COLUMNS}, npz FROM models {where}",
@@ -912,7 +914,7 @@ def create_rmp_app(
                     "n_records": sum(b["m"] for b in items)}  # fmt: skip
 
         @app.get("/v1/batches/{seq}")
-        def get_batch(seq: int = PathParam(..., ge=1, le=2**62),
+        def get_batch(seq: int = PathParam(..., ge=1, le=MAX_ID),
                       who: Principal = participant) -> dict[str, Any]:  # fmt: skip
             return {"participant": who.name, **store.batch(who.name, seq, config.w)}
 
@@ -928,7 +930,7 @@ def create_rmp_app(
             return {"jobs": store.jobs()}
 
         @app.get("/v1/jobs/{job}")
-        def get_job(job: int = PathParam(..., ge=1, le=2**62),
+        def get_job(job: int = PathParam(..., ge=1, le=MAX_ID),
                     who: Principal = operator) -> dict[str, Any]:  # fmt: skip
             out = store.job(job)
             if out["status"] == "running" and trainer.running == job:

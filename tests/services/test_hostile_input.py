@@ -1,0 +1,211 @@
+"""Hostile requests to every privad server: deep or huge JSON, out-of-range ids, bad names.
+
+All five servers (analyst, correction, oracle, RMP, curator) run as uvicorn threads on
+127.0.0.1 with tiny data; every hostile request must get a 4xx with privad's JSON error
+body, never a 5xx, and leave the stored data as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from privad.datasets import make_search_mixture
+from privad.noise import Randomness
+from privad.relaxed import DBSCANDetector
+from privad.search import problem_from_dataset
+from privad.sensitive import SPMechanism
+from privad.services.analyst import create_analyst_app
+from privad.services.common import (
+    MAX_JSON_DEPTH,
+    ServiceError,
+    ThreadedServer,
+    TokenRegistry,
+    parse_json,
+)
+from privad.services.correction import create_correction_app
+from privad.services.curator import create_curator_app
+from privad.services.oracle import create_oracle_app
+from privad.services.rmp import create_rmp_app
+
+SENSOR = "sensor-secret-0123456789abcdef"
+ANALYST = "analyst-secret-0123456789abcdef"
+QUERIER = "querier-secret-0123456789abcdef"
+OPERATOR = "operator-secret-0123456789abcdef"
+
+
+@dataclass
+class Server:
+    """One running server: its URL, the tokens that reach its endpoints, its files."""
+
+    name: str
+    url: str
+    tokens: tuple[str, ...]
+    files: tuple[Path, ...]
+
+    def headers(self, k: int = 0) -> dict[str, str]:
+        return {"authorization": f"Bearer {self.tokens[k]}"}
+
+    def snapshot(self) -> str:
+        """A digest of every row of every table of the server's SQLite files."""
+        digest = hashlib.sha256()
+        for path in self.files:
+            with sqlite3.connect(path) as conn:
+                tables = [r[0] for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+                for table in tables:
+                    for row in conn.execute(f'SELECT * FROM "{table}" ORDER BY 1'):
+                        digest.update(repr(row).encode())
+        return digest.hexdigest()
+
+
+def records_body(X: np.ndarray) -> dict:
+    """A sensor's step-2 message to the analyst for the records ``X``."""
+    d = X.shape[1]
+    return {"perturbed": X.tolist(), "divisors": [1.0] * d, "noise_scale": [1.0] * d,
+            "epsilon": 1.0}
+
+
+def start_servers(tmp: Path) -> Iterator[dict[str, Server]]:
+    """The five servers with a little stored data each (stopped when the generator ends)."""
+    started: list[ThreadedServer] = []
+
+    def run(app) -> str:
+        srv = ThreadedServer(app).start()
+        started.append(srv)
+        return srv.url
+
+    rng = Randomness(0)
+    out: dict[str, Server] = {}
+    cs = run(create_correction_app(tmp / "cs.sqlite",
+                                   TokenRegistry([("s1", SENSOR)], {"analyst": ANALYST}),
+                                   outlier_layer_width=0.5))  # fmt: skip
+    out["correction"] = Server("correction", cs, (SENSOR, ANALYST), (tmp / "cs.sqlite",))
+    analyst = run(create_analyst_app(tmp / "analyst.sqlite", TokenRegistry([("s1", SENSOR)]),
+                                     correction_url=cs, correction_token=ANALYST,
+                                     detector=DBSCANDetector(0.5, 5), retries=0))  # fmt: skip
+    out["analyst"] = Server("analyst", analyst, (SENSOR,), (tmp / "analyst.sqlite",))
+    problem = problem_from_dataset(make_search_mixture(n=60, threshold_ratio=1.0, rng=3))
+    oracle = run(create_oracle_app(tmp / "oracle.sqlite", TokenRegistry([("s1", QUERIER)]),
+                                   values=problem.values, t_low=problem.t_low,
+                                   t_high=problem.t_high, epsilon=1.0, budget=100.0,
+                                   rng=1))  # fmt: skip
+    out["oracle"] = Server("oracle", oracle, (QUERIER,), (tmp / "oracle.sqlite",))
+    rmp = run(create_rmp_app(tmp / "rmp.sqlite", [], operator_token=OPERATOR, n=5, w=4,
+                             alpha=0.2, rng=0, epochs=2))  # fmt: skip
+    out["rmp"] = Server("rmp", rmp, (OPERATOR,), (tmp / "rmp.sqlite",))
+    X = rng.uniform(size=(40, 2))
+    curator = run(create_curator_app(X, SPMechanism(5, 0.1, 0.1), db=tmp / "curator.sqlite",
+                                     ledger=tmp / "ledger.sqlite",
+                                     tokens=TokenRegistry([("q1", QUERIER)]), budget=50.0,
+                                     rng=7))  # fmt: skip
+    out["curator"] = Server("curator", curator, (QUERIER,),
+                            (tmp / "curator.sqlite", tmp / "ledger.sqlite"))
+    # a little stored data, so that "unchanged" means something
+    with httpx.Client(timeout=30) as http:
+        assert http.post(rmp + "/v1/participants", json={"name": "p1"}).status_code == 201
+        assert http.post(curator + "/v1/ask", json={"ids": [1, 2]},
+                         headers=out["curator"].headers()).status_code == 200
+        assert http.put(analyst + "/v1/windows/1/records", headers=out["analyst"].headers(),
+                        json=records_body(rng.uniform(size=(20, 2)))).status_code == 201
+    try:
+        yield out
+    finally:
+        for srv in started:
+            srv.request_stop()
+        for srv in started:
+            srv.stop()
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Server]]:
+    yield from start_servers(tmp_path_factory.mktemp("servers"))
+
+
+def body_endpoints(url: str) -> list[tuple[str, str]]:
+    """(method, path) of every endpoint of a server that takes a body, from its OpenAPI
+    document, with path parameters filled in (1, or ``s1`` for a name)."""
+    doc = httpx.get(url + "/v1/openapi.json").json()
+    out = []
+    for path, ops in doc["paths"].items():
+        concrete = path.replace("{sensor}", "s1")
+        for key in ("window", "seq", "job", "ref"):
+            concrete = concrete.replace("{" + key + "}", "1")
+        out += [(m.upper(), concrete) for m in ops if m in ("post", "put")]
+    return out
+
+
+def assert_error(resp: httpx.Response, *statuses: int) -> None:
+    assert resp.status_code in statuses, (resp.status_code, resp.text[:300])
+    body = resp.json()
+    assert set(body) == {"error", "detail"} and body["detail"], body
+
+
+def test_parse_json_limits_depth_and_size_before_parsing() -> None:
+    ok = b'{"a": [[1, 2]], "s": "' + b"[" * 100 + b'"}'  # brackets in a string do not count
+    assert parse_json(ok)["a"] == [[1, 2]]
+    for raw, limit, words in [
+        (b"[" * 200_000 + b"]" * 200_000, 10**6, "200000 deep"),
+        (b"[" * (MAX_JSON_DEPTH + 1) + b"]" * (MAX_JSON_DEPTH + 1), 10**6, "at most 32"),
+        (b'{"a": "' + b"x" * 2000 + b'"}', 2000, "2009 bytes"),
+    ]:
+        with pytest.raises(ServiceError, match=words) as info:
+            parse_json(raw, max_bytes=limit)
+        assert info.value.status_code == 413
+
+
+@pytest.mark.parametrize("name", ["analyst", "correction", "oracle", "rmp", "curator"])
+def test_deeply_nested_json_is_a_4xx_on_every_endpoint(servers, name) -> None:
+    srv = servers[name]
+    before = srv.snapshot()
+    deep = b"[" * 200_000 + b"]" * 200_000
+    endpoints = body_endpoints(srv.url)
+    assert endpoints
+    with httpx.Client(timeout=30) as http:
+        for (method, path), k in itertools.product(endpoints, range(len(srv.tokens))):
+            resp = http.request(method, srv.url + path, content=deep, headers=srv.headers(k))
+            assert_error(resp, 403, 409, 413)
+        assert http.get(srv.url + "/v1/health").status_code == 200  # still serving
+    assert srv.snapshot() == before
+
+
+def test_huge_ids_are_404_or_422_on_the_rmp_server(servers) -> None:
+    srv = servers["rmp"]
+    huge = "999999999999999999999999999999"
+    with httpx.Client(timeout=30, headers=srv.headers()) as http:
+        for path in (f"/v1/models/{huge}", f"/v1/models/{huge}/npz", f"/v1/models/-{huge}",
+                     f"/v1/models/{2**62 + 1}", "/v1/models/1e9", f"/v1/jobs/{huge}"):
+            assert_error(http.get(srv.url + path), 404, 422)
+
+
+@pytest.mark.parametrize("name", ["alice\n", "alice\r\n", " alice", "a" * 65, "-a", "a/b",
+                                  "ålice", "", 7, None])  # fmt: skip
+def test_one_name_rule_refuses_odd_names(servers, name) -> None:
+    srv = servers["rmp"]
+    before = srv.snapshot()
+    body = {"name": name} if name is not None else {"name": None, "x": 1}
+    resp = httpx.post(srv.url + "/v1/participants", json=body, timeout=30)
+    assert_error(resp, 422)
+    assert srv.snapshot() == before
+
+
+def test_correction_refuses_an_odd_sensor_name_in_the_path(servers) -> None:
+    srv = servers["correction"]
+    resp = httpx.post(srv.url + "/v1/sensors/s1%0A/windows/1/layers", json={},
+                      headers={"authorization": f"Bearer {ANALYST}"}, timeout=30)
+    assert_error(resp, 422)
+
+
+def test_window_numbers_beyond_the_range_are_422(servers) -> None:
+    srv = servers["analyst"]
+    resp = httpx.put(srv.url + f"/v1/windows/{2**70}/records", headers=srv.headers(),
+                     json=records_body(np.zeros((3, 2))), timeout=30)
+    assert_error(resp, 422)
