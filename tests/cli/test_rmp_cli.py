@@ -74,6 +74,7 @@ def test_participate_train_score_end_to_end(run, servers, tmp_path: Path) -> Non
     url = servers.start()
     d1, _ = write_data(tmp_path / "one.csv", 70, 1)
     d2, _ = write_data(tmp_path / "two.csv", 40, 2)
+    (tmp_path / "p1").mkdir()  # privad creates no folder for a path it is given
     k1, t1 = tmp_path / "p1" / "key.npz", tmp_path / "p1" / "token.json"
     args1 = ["rmp", "participate", str(d1), "--server", url, "--label", "label",
              "--key-file", str(k1), "--token-file", str(t1), "--seed", "11"]  # fmt: skip
@@ -103,7 +104,7 @@ def test_participate_train_score_end_to_end(run, servers, tmp_path: Path) -> Non
     assert "model 1: 110 record(s), 5 batch(es), 2 participant(s); threshold" in out
 
     test, X = write_data(tmp_path / "test.csv", 60, 3)
-    scores_csv = tmp_path / "out" / "scores.csv"
+    scores_csv = tmp_path / "scores.csv"
     code, out, err = run("rmp", "score", str(test), "--server", url, "--token", USER,
                          "--label", "label", "--output", str(scores_csv))  # fmt: skip
     assert code == 0, err

@@ -2,7 +2,9 @@
 
 Options are taken as text and parsed here, so that a bad value is a
 :class:`~privad.errors.PrivadError` naming the option: ``privad.cli.main`` prints it on one
-line and exits with status 2, before any file is written.
+line and exits with status 2, before any file is written. Output paths (``--out``,
+``--output``, ``--ledger``, ...) go through :func:`privad.io.check_output_path` (re-exported
+here): their folder must exist and be writable, checked before any work.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from privad.errors import ParameterError
+from privad.io import check_output_path
 
 __all__ = [
+    "check_output_path",
     "parse_choice",
     "parse_columns",
     "parse_float",

@@ -28,6 +28,7 @@ import numpy as np
 import typer
 
 from privad.cli._options import (
+    check_output_path,
     parse_columns,
     parse_float,
     parse_int,
@@ -184,6 +185,9 @@ def participate(
     seed_v = parse_seed(seed)
     if name is not None:
         check_name(name, "--name")
+    for option, path in (("--key-file", key_file), ("--token-file", token_file)):
+        if path:  # the default folder under ~/.privad is privad's own: created when missing
+            check_output_path(path, option, "store")
     client = _client(server, None, timeout, retries, ca_cert)
     with client:
         ds = _load(data, columns, label)
@@ -382,11 +386,9 @@ def score(
     """Score DATA locally with the server's latest model and the public T (end-user)."""
     from privad.services.rmp_client import read_token_file
 
-    out = None if output is None else Path(output).expanduser()
-    if out is not None and out.suffix.lower() not in OUTPUT_SUFFIXES:
+    if output is not None and Path(output).suffix.lower() not in OUTPUT_SUFFIXES:
         raise ParameterError(f"--output must end in {', '.join(OUTPUT_SUFFIXES)}, got {output!r}")
-    if out is not None and out.is_dir():
-        raise ParameterError(f"--output {output!r} is a folder; give a file name")
+    out = None if output is None else check_output_path(output, "--output")
     ref = model.strip().lower()
     if ref != "latest":
         ref = str(parse_int(ref, "--model", minimum=1, what="a model id >= 1 or latest"))

@@ -64,6 +64,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from privad.errors import DataError, ParameterError, PrivadError
+from privad.io import check_output_path
 from privad.relaxed.messages import Message, ProtocolError
 
 __all__ = [
@@ -589,7 +590,8 @@ class SQLiteStore:
     Parameters
     ----------
     path:
-        The database file (created with its parent folders if missing).
+        The database file (created if missing, in a folder that must exist:
+        :func:`privad.io.check_output_path`).
     role:
         The server role that owns the file, e.g. ``"analyst"``.
     schema:
@@ -603,9 +605,9 @@ class SQLiteStore:
 
     def __init__(self, path: str | Path, *, role: str, schema: str,
                  busy_timeout: float = 30.0, max_batch: int = 64) -> None:  # fmt: skip
-        p = Path(path).expanduser()
-        if str(path) == ":memory:" or p.is_dir():
+        if str(path) == ":memory:":
             raise ParameterError(f"--db must be a file path (durable storage), got {str(path)!r}")
+        p = check_output_path(path, "--db", "store")
         self.path = str(p)
         self.role = role
         self.max_batch = max(1, int(max_batch))
@@ -626,7 +628,6 @@ class SQLiteStore:
 
     def _connect(self, p: Path, busy_timeout: float) -> sqlite3.Connection:
         try:
-            p.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(p, isolation_level=None, check_same_thread=False,
                                    timeout=busy_timeout)  # fmt: skip
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
