@@ -5,6 +5,7 @@ mining server on loopback (a uvicorn thread in this process), run in-process thr
 from __future__ import annotations
 
 import csv
+import json
 import stat
 from pathlib import Path
 from typing import Any
@@ -236,3 +237,21 @@ def test_help_lists_the_commands(run) -> None:
     assert code == 0 and all(c in out for c in ("participate", "train", "score"))
     code, out, _ = run("serve", "rmp", "--help")
     assert code == 0 and "--operator-token" in out and "--alpha" in out
+
+
+def test_a_registration_whose_answer_was_lost_is_completed_by_a_rerun(run, servers,
+                                                                      tmp_path: Path) -> None:
+    url = servers.start()
+    data, _ = write_data(tmp_path / "d.csv", 40, 5)
+    key, tok = tmp_path / "key.npz", tmp_path / "tok.json"
+    # what 'participate' saves before it registers: the answer never came
+    tok.write_text(json.dumps({"server": url, "participant": None, "name": "clinic-3",
+                               "token": "a-secret-made-by-the-client-0123456789"}))
+    args = ["rmp", "participate", str(data), "--server", url, "--label", "label",
+            "--key-file", str(key), "--token-file", str(tok)]  # fmt: skip
+    code, out, err = run(*args)
+    assert code == 0, err
+    assert "registration of clinic-3 completed" in out
+    assert json.loads(tok.read_text())["participant"] == "clinic-3"
+    code, out, err = run(*args)  # and again: the same participant, the batches acknowledged
+    assert code == 0 and "2 already stored" in out, (out, err)

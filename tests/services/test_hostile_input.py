@@ -209,3 +209,31 @@ def test_window_numbers_beyond_the_range_are_422(servers) -> None:
     resp = httpx.put(srv.url + f"/v1/windows/{2**70}/records", headers=srv.headers(),
                      json=records_body(np.zeros((3, 2))), timeout=30)
     assert_error(resp, 422)
+
+
+def test_registration_is_safe_to_retry(servers) -> None:
+    from privad.services.rmp_client import RMPClient
+
+    url = servers["rmp"].url
+    digest = hashlib.sha256(b"a-participant-secret-0123456789").hexdigest()
+    with httpx.Client(timeout=30) as http:
+        first = http.post(url + "/v1/participants", json={"name": "p9", "token_sha256": digest})
+        again = http.post(url + "/v1/participants", json={"name": "p9", "token_sha256": digest})
+        assert (first.status_code, again.status_code) == (201, 200)
+        assert first.json()["participant"] == again.json()["participant"] == "p9"
+        assert "token" not in first.json()  # the client made it; the server has its digest
+        unnamed = http.post(url + "/v1/participants", json={"token_sha256": digest})
+        assert (unnamed.status_code, unnamed.json()["participant"]) == (200, "p9")
+        other = hashlib.sha256(b"another-secret-0123456789abcdef").hexdigest()
+        assert_error(http.post(url + "/v1/participants",
+                               json={"name": "p9", "token_sha256": other}), 409)
+        assert_error(http.post(url + "/v1/participants",
+                               json={"name": "p10", "token_sha256": digest}), 409)
+        operator = hashlib.sha256(OPERATOR.encode()).hexdigest()
+        assert_error(http.post(url + "/v1/participants", json={"token_sha256": operator}), 409)
+        for bad in ("ABC", digest.upper(), 7, digest + "0"):
+            assert_error(http.post(url + "/v1/participants", json={"token_sha256": bad}), 422)
+    with RMPClient(url) as client:  # the client's own secret: a repeat gives the same answer
+        who, secret = client.register("p11")
+        assert client.register("p11", secret=secret) == (who, secret) == ("p11", secret)
+        assert client.batches()["participant"] == "p11"  # the secret works as the token

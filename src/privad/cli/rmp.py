@@ -131,6 +131,36 @@ def _default_dir(server: str) -> Path:
     return Path.home() / ".privad" / "rmp" / safe
 
 
+def _save_token(path: Path, server: str, t_sha256: str, secret: str, name: str | None,
+                participant: str | None) -> dict[str, Any]:  # fmt: skip
+    """Write a participant's token file (mode 0600); ``participant`` None: not registered
+    yet (the next run repeats the registration with the same secret)."""
+    from privad.services.rmp_client import write_private
+
+    record = {"server": server, "participant": participant, "name": name, "token": secret,
+              "t_sha256": t_sha256}  # fmt: skip
+    write_private(path, (json.dumps(record, indent=2) + "\n").encode())
+    return record
+
+
+def _register(client: Any, name: str | None, registration_token: str | None,
+              secret: str) -> str:  # fmt: skip
+    """Register ``secret``'s digest (idempotent); the participant name."""
+    from privad.services.common import ServiceError
+
+    token_v = None if registration_token is None else registration_token.strip() or None
+    try:
+        return client.register(name, registration_token=token_v, secret=secret)[0]
+    except ServiceError as exc:
+        if exc.status_code not in (401, 403):
+            raise
+        raise ParameterError(
+            f"{client.base_url} refused the registration ({exc.status_code}: "
+            f"{getattr(exc, 'detail', exc)}): it needs its registration token, give "
+            "--registration-token (or set $PRIVAD_RMP_REGISTRATION_TOKEN)"
+        ) from None
+
+
 # --------------------------------------------------------------------------------------------
 # privad rmp participate
 # --------------------------------------------------------------------------------------------
@@ -179,7 +209,12 @@ def participate(
     from privad.cli.sp import progress_bar
     from privad.rmp.roles import Participant
     from privad.services.common import ServiceError, check_name
-    from privad.services.rmp_client import read_token_file, upload_records, write_private
+    from privad.services.rmp_client import (
+        new_participant_secret,
+        read_token_file,
+        upload_records,
+        write_private,
+    )
 
     size = parse_int(batch_size, "--batch-size", minimum=1, what="an integer >= 1")
     seed_v = parse_seed(seed)
@@ -202,6 +237,12 @@ def participate(
         notes: list[str] = []
         who, mine = "", {"batches": []}
         saved = read_token_file(token_path) if token_path.exists() else None
+        if saved is not None and "participant" in saved and saved["participant"] is None:
+            # a registration whose answer never came: repeat it with the same secret
+            who = _register(client, saved.get("name"), registration_token, saved["token"])
+            saved = _save_token(token_path, client.base_url, remote.t_sha256, saved["token"],
+                                saved.get("name"), who)  # fmt: skip
+            notes.append(f"registration of {who} completed (token from {token_path})")
         if saved is not None:
             client.set_token(saved["token"])
             try:
@@ -237,20 +278,12 @@ def participate(
             write_private(key_path, participant.to_key_bytes())
             notes.append(f"new private T_i saved to {key_path} (mode 0600; never sent)")
         if saved is None:
-            token_v = None if registration_token is None else registration_token.strip() or None
-            try:
-                who, secret = client.register(name, registration_token=token_v)
-            except ServiceError as exc:
-                if exc.status_code not in (401, 403):
-                    raise
-                raise ParameterError(
-                    f"{client.base_url} refused the registration ({exc.status_code}: "
-                    f"{getattr(exc, 'detail', exc)}): it needs its registration token, give "
-                    "--registration-token (or set $PRIVAD_RMP_REGISTRATION_TOKEN)"
-                ) from None
-            record = {"server": client.base_url, "participant": who, "token": secret,
-                      "t_sha256": remote.t_sha256}  # fmt: skip
-            write_private(token_path, (json.dumps(record, indent=2) + "\n").encode())
+            # the secret is saved before it is registered: a lost answer is retried by
+            # running the command again (the server knows only the secret's digest)
+            secret = new_participant_secret()
+            _save_token(token_path, client.base_url, remote.t_sha256, secret, name, None)
+            who = _register(client, name, registration_token, secret)
+            _save_token(token_path, client.base_url, remote.t_sha256, secret, name, who)
             notes.append(f"registered as participant {who}; token saved to {token_path} "
                          "(mode 0600)")  # fmt: skip
         with progress_bar() as progress:
