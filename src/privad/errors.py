@@ -34,3 +34,9 @@ class LedgerError(PrivadError):
 
 class NotFittedError(PrivadError, AttributeError):
     """An estimator method that needs the data was called before ``fit``."""
+
+
+class PrivacyWarning(UserWarning):
+    """A parameter is allowed but protects (almost) nothing, e.g. ε > 20 for one answer
+    (e^20 ≈ 5 × 10^8: the answer may be that many times likelier on one database than on its
+    neighbour). Issued by :func:`privad.validation.check_epsilon` with ``per_answer=True``."""
