@@ -69,6 +69,7 @@ from privad.relaxed.messages import Message, ProtocolError
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
+    "KIND_SCHEMAS",
     "MAX_ID",
     "MAX_JSON_DEPTH",
     "MAX_WINDOW",
@@ -91,8 +92,10 @@ __all__ = [
     "float_matrix",
     "float_vector",
     "index_vector",
+    "json_body",
     "json_depth",
     "load_token_file",
+    "message_body",
     "pack",
     "parse_json",
     "parse_token_spec",
@@ -398,6 +401,36 @@ def decode_message(cls: type[Message], body: Any, schema: Mapping[str, str]) -> 
         raise DataError(f"missing field(s) {missing} in a {name} message")
     fields = {key: _DECODERS[kind_](body[key], key) for key, kind_ in schema.items()}
     return cls.from_dict(fields)
+
+
+# JSON Schemas of the decode_message kinds (what a schema-driven client or fuzzer sends).
+_NUMBER_SCHEMA: dict[str, Any] = {"type": "number"}
+KIND_SCHEMAS: dict[str, dict[str, Any]] = {
+    "matrix": {"type": "array", "minItems": 1,
+               "items": {"type": "array", "minItems": 1, "items": _NUMBER_SCHEMA}},
+    "vector": {"type": "array", "minItems": 1, "items": _NUMBER_SCHEMA},
+    "indices": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+    "number": _NUMBER_SCHEMA,
+    "optional-number": {"type": ["number", "null"]},
+}  # fmt: skip
+
+
+def json_body(properties: Mapping[str, Any], required: Sequence[str] = (), *,
+              optional_body: bool = False) -> dict[str, Any]:  # fmt: skip
+    """``openapi_extra`` declaring a JSON object request body (the handlers read raw bytes,
+    so FastAPI cannot infer it): ``properties`` maps each field to its JSON Schema; no other
+    field is allowed. ``optional_body``: an empty body is accepted too."""
+    schema = {"type": "object", "properties": dict(properties), "required": list(required),
+              "additionalProperties": False}  # fmt: skip
+    return {"requestBody": {"required": not optional_body,
+                            "content": {"application/json": {"schema": schema}}}}  # fmt: skip
+
+
+def message_body(schema: Mapping[str, str]) -> dict[str, Any]:
+    """``openapi_extra`` for a protocol message read by :func:`decode_message` with
+    ``schema`` (field → kind): every field required, plus the optional ``type``."""
+    props = {key: KIND_SCHEMAS[kind] for key, kind in schema.items()}
+    return json_body({**props, "type": {"type": "string"}}, required=list(schema))
 
 
 def pack(arr: np.ndarray, dtype: str = "<f8") -> bytes:

@@ -110,6 +110,7 @@ from privad.rmp.perturbation import (
 )
 from privad.services.common import (
     DEFAULT_MAX_BODY_BYTES,
+    KIND_SCHEMAS,
     MAX_ID,
     SENSOR_ROLE,
     Conflict,
@@ -122,6 +123,7 @@ from privad.services.common import (
     check_name,
     create_app,
     float_matrix,
+    json_body,
     pack,
     parse_json,
     require_role,
@@ -911,7 +913,9 @@ def create_rmp_app(
         def get_config() -> dict[str, Any]:
             return config.describe(max_batch)
 
-        @app.post("/v1/participants")
+        @app.post("/v1/participants", openapi_extra=json_body(
+            {"name": {"type": "string"}, "token_sha256": {"type": "string"}},
+            optional_body=True))
         async def register(request: Request) -> JSONResponse:
             if registration_token is not None:
                 registrar_check(request)
@@ -932,7 +936,9 @@ def create_rmp_app(
         def list_participants(who: Principal = operator) -> dict[str, Any]:
             return {"participants": store.participants()}
 
-        @app.post("/v1/batches")
+        @app.post("/v1/batches", openapi_extra=json_body(
+            {"z": KIND_SCHEMAS["matrix"]},
+            ["z"]))
         async def upload(request: Request, who: Principal = participant) -> JSONResponse:
             raw = await request.body()
 
@@ -956,7 +962,9 @@ def create_rmp_app(
                       who: Principal = participant) -> dict[str, Any]:  # fmt: skip
             return {"participant": who.name, **store.batch(who.name, seq, config.w)}
 
-        @app.post("/v1/train")
+        @app.post("/v1/train", openapi_extra=json_body(
+            {k: {"type": ["integer", "null"]} for k in ("epochs", "hidden", "seed")},
+            optional_body=True))
         async def train(request: Request, who: Principal = operator) -> JSONResponse:
             raw = await request.body()
             body = parse_json(raw) if raw.strip() else {}
