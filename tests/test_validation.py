@@ -119,3 +119,51 @@ def test_array_shape_errors(value, message):
 def test_every_error_is_a_privad_error():
     for cls in (ParameterError, DataError):
         assert issubclass(cls, PrivadError)
+
+
+# --------------------------------------------------------------------------------------------
+# Out-of-range values are ParameterErrors with the real reason (issue 16)
+# --------------------------------------------------------------------------------------------
+
+
+def test_huge_integers_are_parameter_errors_not_overflows() -> None:
+    from privad.sensitive import SensitiveAnomalyIdentifier
+    from privad.validation import MAX_INT, check_int
+
+    assert check_int(MAX_INT, "n") == MAX_INT
+    with pytest.raises(ParameterError, match="<= 4611686018427387904"):
+        check_int(MAX_INT + 1, "n")
+    assert check_int(2**70, "n", maximum=2**80) == 2**70  # a caller may allow more
+    for kwargs in ({"beta": 10**30}, {"k": 10**30}, {"beta": 1e30}):
+        with pytest.raises(ParameterError, match="beta|k"):
+            SensitiveAnomalyIdentifier(**{"beta": 5, "r": 0.1, "epsilon": 1.0, **kwargs}).fit(
+                np.zeros((3, 2)))
+
+
+def test_laplace_scale_names_the_grid_cost_and_never_overflows() -> None:
+    from privad.noise import laplace_scale_for
+
+    for eps in (1e-300, 1e-13, 4.5e-13):
+        with pytest.raises(ParameterError, match="below the grid's own cost"):
+            laplace_scale_for(1, eps)
+    assert laplace_scale_for(1, 5e-13) > 0  # above the grid's cost: a scale exists
+    with pytest.raises(ParameterError, match="exceeds the largest double"):
+        laplace_scale_for(1e308, 1e-10)
+
+
+def test_an_epsilon_that_protects_nothing_warns() -> None:
+    import warnings
+
+    from privad.errors import PrivacyWarning
+    from privad.noise import LaplaceMechanism
+    from privad.sensitive import SPMechanism
+    from privad.validation import check_epsilon
+
+    with pytest.warns(PrivacyWarning, match="protects"):
+        LaplaceMechanism(1.0, 1e308)
+    with pytest.warns(PrivacyWarning, match="e\\^21"):
+        SPMechanism(5, 0.1, 21.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LaplaceMechanism(1.0, 20.0)  # at the limit: no warning
+        assert check_epsilon(1e308, "budget") == 1e308  # a total budget is not one answer

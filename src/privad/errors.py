@@ -34,6 +34,12 @@ class LedgerError(PrivadError):
     """The privacy ledger could not be opened or is inconsistent."""
 
 
+class PrivacyWarning(UserWarning):
+    """A parameter is allowed but protects (almost) nothing, e.g. ε > 20 for one answer
+    (e^20 ≈ 5 × 10^8: the answer may be that many times likelier on one database than on its
+    neighbour). Issued by :func:`privad.validation.check_epsilon` with ``per_answer=True``."""
+
+
 def __getattr__(name: str) -> Any:
     """``NotFittedError`` lives in :mod:`privad.base` (it subclasses scikit-learn's, and
     importing scikit-learn here would slow every ``privad`` command down by seconds)."""

@@ -1,8 +1,14 @@
-"""Output files that are either complete or absent.
+"""Output files that are either complete or absent, at paths checked before any work.
 
 Every file privad writes goes through :func:`atomic_write`: the content is written to a
 temporary file beside the target and renamed over it only when writing succeeded, so a
 failure (bad input found half-way, Ctrl-C, a full disk) never leaves a partial output file.
+
+Every output path a user names (``--out``, ``--output``, ``--ledger``, ``--db``,
+``--key-file``, ...) is checked by :func:`check_output_path` before the command does any
+work, by one rule: the path's folder must already exist and be writable (privad never
+creates a folder for a path it was given, so a mistyped path is an error, not a new empty
+ledger somewhere), an output file is not a folder, and a folder output does not exist yet.
 """
 
 from __future__ import annotations
@@ -12,7 +18,74 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
+
+from privad.errors import ParameterError
+
+__all__ = ["atomic_write", "check_output_path"]
+
+OutputKind = Literal["file", "folder", "store"]
+
+
+def check_output_path(path: str | os.PathLike[str], option: str,
+                      kind: OutputKind = "file") -> Path:  # fmt: skip
+    """``path`` as an output the command may write, checked before any work is done.
+
+    The one rule for every output path a user gives: its folder must exist (privad creates
+    no folder for it) and be writable. A failure is one :class:`ParameterError` naming
+    ``option`` and the reason, raised before anything is read, computed or spent.
+
+    Parameters
+    ----------
+    path:
+        The path as given (``~`` is expanded).
+    option:
+        The option's name for the message, e.g. ``"--out"``.
+    kind:
+        ``"file"``: a file written whole (an existing file is replaced atomically; a folder
+        is refused). ``"folder"``: a folder the command creates (it must not exist yet).
+        ``"store"``: a file opened for update, such as a ledger or a server's database (an
+        existing file is used; a new one is created only where its folder exists).
+
+    Returns
+    -------
+    Path
+        The expanded path.
+
+    Raises
+    ------
+    ParameterError
+        When the path is empty, its folder is missing, not a folder or not writable, or the
+        path itself has the wrong kind.
+    """
+    text = os.fspath(path)
+    if not str(text).strip():
+        raise ParameterError(f"{option} is empty; give a path")
+    target = Path(text).expanduser()
+    if kind == "folder":
+        if target.exists() or target.is_symlink():
+            what = "folder" if target.is_dir() else "file"
+            raise ParameterError(f"{option} {text!r} already exists (a {what}); give a new "
+                                 "folder name: privad never writes over existing files")
+    elif target.is_dir():
+        raise ParameterError(f"{option} {text!r} is a folder; give a file name")
+    parent = target.parent
+    if not parent.is_dir():
+        why = "is not a folder" if parent.exists() else "does not exist"
+        raise ParameterError(f"{option} {text!r}: its folder {str(parent)!r} {why}; create the "
+                             "folder first (privad creates no folder for a path it is given)")
+    if kind == "store" and target.exists():
+        if not os.access(target, os.R_OK | os.W_OK):
+            raise ParameterError(f"{option} {text!r} is not readable and writable by this user")
+        return target
+    try:  # a real probe: os.access says yes to root even on a read-only file system
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=parent)
+    except OSError as exc:
+        raise ParameterError(f"{option} {text!r}: cannot write in the folder {str(parent)!r} "
+                             f"({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
+    return target
 
 
 @contextlib.contextmanager

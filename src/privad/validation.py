@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from privad.errors import DataError, ParameterError
+from privad.errors import DataError, ParameterError, PrivacyWarning
 
 
 def _real(value: Any, name: str) -> float:
@@ -42,9 +43,43 @@ def check_nonnegative(value: Any, name: str) -> float:
     return value
 
 
-def check_epsilon(value: Any, name: str = "epsilon") -> float:
-    """A privacy parameter ε: a finite real number > 0."""
-    return check_positive(value, name)
+MAX_INT = 2**62
+"""The default upper bound of :func:`check_int`: no count, size or id privad takes is larger,
+and NumPy's int64 and SQLite's INTEGER overflow beyond 2^63."""
+
+MEANINGFUL_EPSILON = 20.0
+"""ε per answer above which :func:`check_epsilon` warns (:class:`PrivacyWarning`): e^20 ≈
+5 × 10^8, a likelihood ratio that protects nothing in practice."""
+
+
+def check_epsilon(value: Any, name: str = "epsilon", *, per_answer: bool = False) -> float:
+    """A privacy parameter ε: a finite real number > 0.
+
+    Parameters
+    ----------
+    value:
+        The ε given.
+    name:
+        The parameter's name for the message.
+    per_answer:
+        True where ``value`` is what one answer costs (a mechanism's ε, not a total
+        budget): then an ε above :data:`MEANINGFUL_EPSILON` (20) issues a
+        :class:`~privad.errors.PrivacyWarning`, since it protects nothing in practice.
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+    """
+    eps = check_positive(value, name)
+    if per_answer and eps > MEANINGFUL_EPSILON:
+        warnings.warn(
+            f"{name} = {eps:g} per answer protects (almost) nothing: an answer may be e^{eps:g} "
+            f"times likelier on one database than on its neighbour; privad warns above "
+            f"{MEANINGFUL_EPSILON:g}",
+            PrivacyWarning, stacklevel=3,
+        )  # fmt: skip
+    return eps
 
 
 def check_probability(
@@ -61,9 +96,11 @@ def check_probability(
 
 
 def check_int(
-    value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None
+    value: Any, name: str, *, minimum: int | None = None, maximum: int = MAX_INT
 ) -> int:
-    """An integer in [minimum, maximum] (either bound may be omitted)."""
+    """An integer in [minimum, maximum]; ``minimum`` may be omitted, ``maximum`` defaults to
+    :data:`MAX_INT` (2^62), so a huge value is a :class:`ParameterError`, never an
+    OverflowError further on."""
     if isinstance(value, bool):
         raise ParameterError(f"{name} must be an integer, got {value!r}")
     if not isinstance(value, numbers.Integral):
@@ -74,7 +111,7 @@ def check_int(
     value = int(value)
     if minimum is not None and value < minimum:
         raise ParameterError(f"{name} must be an integer >= {minimum}, got {value}")
-    if maximum is not None and value > maximum:
+    if value > maximum:
         raise ParameterError(f"{name} must be an integer <= {maximum}, got {value}")
     return value
 

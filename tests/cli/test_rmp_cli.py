@@ -5,6 +5,7 @@ mining server on loopback (a uvicorn thread in this process), run in-process thr
 from __future__ import annotations
 
 import csv
+import json
 import stat
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,7 @@ def test_participate_train_score_end_to_end(run, servers, tmp_path: Path) -> Non
     url = servers.start()
     d1, _ = write_data(tmp_path / "one.csv", 70, 1)
     d2, _ = write_data(tmp_path / "two.csv", 40, 2)
+    (tmp_path / "p1").mkdir()  # privad creates no folder for a path it is given
     k1, t1 = tmp_path / "p1" / "key.npz", tmp_path / "p1" / "token.json"
     args1 = ["rmp", "participate", str(d1), "--server", url, "--label", "label",
              "--key-file", str(k1), "--token-file", str(t1), "--seed", "11"]  # fmt: skip
@@ -103,7 +105,7 @@ def test_participate_train_score_end_to_end(run, servers, tmp_path: Path) -> Non
     assert "model 1: 110 record(s), 5 batch(es), 2 participant(s); threshold" in out
 
     test, X = write_data(tmp_path / "test.csv", 60, 3)
-    scores_csv = tmp_path / "out" / "scores.csv"
+    scores_csv = tmp_path / "scores.csv"
     code, out, err = run("rmp", "score", str(test), "--server", url, "--token", USER,
                          "--label", "label", "--output", str(scores_csv))  # fmt: skip
     assert code == 0, err
@@ -172,6 +174,8 @@ def test_client_errors_are_one_line_and_leave_no_file(run, servers, error_line,
           str(tmp_path / "scores.txt"), match="--output must end in")  # fmt: skip
     fails("rmp", "score", str(data), "--server", url, "--token", USER, "--model", "x",
           match="--model must be")  # fmt: skip
+    fails("rmp", "score", str(data), "--server", url, "--token", USER, "--model",
+          "999999999999999999999999999999", match="at most 4611686018427387904")  # fmt: skip
     assert not key.exists() and not tok.exists() and not out_file.exists()
     assert not list(tmp_path.glob("*.part"))
 
@@ -233,3 +237,21 @@ def test_help_lists_the_commands(run) -> None:
     assert code == 0 and all(c in out for c in ("participate", "train", "score"))
     code, out, _ = run("serve", "rmp", "--help")
     assert code == 0 and "--operator-token" in out and "--alpha" in out
+
+
+def test_a_registration_whose_answer_was_lost_is_completed_by_a_rerun(run, servers,
+                                                                      tmp_path: Path) -> None:
+    url = servers.start()
+    data, _ = write_data(tmp_path / "d.csv", 40, 5)
+    key, tok = tmp_path / "key.npz", tmp_path / "tok.json"
+    # what 'participate' saves before it registers: the answer never came
+    tok.write_text(json.dumps({"server": url, "participant": None, "name": "clinic-3",
+                               "token": "a-secret-made-by-the-client-0123456789"}))
+    args = ["rmp", "participate", str(data), "--server", url, "--label", "label",
+            "--key-file", str(key), "--token-file", str(tok)]  # fmt: skip
+    code, out, err = run(*args)
+    assert code == 0, err
+    assert "registration of clinic-3 completed" in out
+    assert json.loads(tok.read_text())["participant"] == "clinic-3"
+    code, out, err = run(*args)  # and again: the same participant, the batches acknowledged
+    assert code == 0 and "2 already stored" in out, (out, err)

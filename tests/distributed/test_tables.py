@@ -101,6 +101,9 @@ def test_bad_values_are_found_by_the_workers(client, tmp_path: Path) -> None:
 
 def test_atomic_folder_appears_whole_or_not_at_all(tmp_path: Path) -> None:
     target = tmp_path / "out" / "labels"
+    with pytest.raises(ParameterError, match="does not exist"), atomic_folder(target):
+        pass  # the folder of an output must exist: privad creates none
+    target.parent.mkdir()
     with atomic_folder(target) as tmp:
         assert tmp.parent == target.parent and not target.exists()
         (tmp / "part-00000.parquet").write_text("x")

@@ -72,9 +72,11 @@ def test_theorem2_record_and_column_guarantees() -> None:
     c = relaxed_guarantee(0.5, rs, gs, unit="column")  # the paper's per-column reading
     assert c.epsilon == pytest.approx(0.5)
     assert c.epsilon_outlier == pytest.approx(0.5 * 10)
-    # GS < RS: everyone is protected at eps; eps' is stated as eps (Theorem 2: eps' >= eps)
-    low = relaxed_guarantee(1.0, [4.0], [2.0], unit="column")
-    assert low.epsilon_outlier == pytest.approx(1.0)
+    # GS < RS is impossible (the non-outlier range lies in the domain): a mistyped width
+    with pytest.raises(ParameterError, match="smaller than its relaxed sensitivity"):
+        relaxed_guarantee(1.0, [4.0], [2.0], unit="column")
+    same = relaxed_guarantee(1.0, [4.0], [4.0], unit="column")  # GS = RS: eps' = eps
+    assert same.epsilon_outlier == pytest.approx(1.0)
     assert "Theorem 2" in g.description
 
 

@@ -88,7 +88,10 @@ def test_strict_json_and_arrays() -> None:
 
 
 def test_store_is_durable_and_bound_to_its_role(tmp_path: Path) -> None:
-    db = tmp_path / "sub" / "a.sqlite"
+    with pytest.raises(ParameterError, match="does not exist; create the folder first"):
+        AnalystStore(tmp_path / "sub" / "a.sqlite")  # no folder is created for a path
+    assert not (tmp_path / "sub").exists()
+    db = tmp_path / "a.sqlite"
     store = AnalystStore(db)
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

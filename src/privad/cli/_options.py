@@ -2,7 +2,9 @@
 
 Options are taken as text and parsed here, so that a bad value is a
 :class:`~privad.errors.PrivadError` naming the option: ``privad.cli.main`` prints it on one
-line and exits with status 2, before any file is written.
+line and exits with status 2, before any file is written. Output paths (``--out``,
+``--output``, ``--ledger``, ...) go through :func:`privad.io.check_output_path` (re-exported
+here): their folder must exist and be writable, checked before any work.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from privad.errors import ParameterError
+from privad.io import check_output_path
 
 __all__ = [
+    "check_output_path",
     "parse_choice",
     "parse_columns",
     "parse_float",
@@ -36,10 +40,19 @@ def _convert(text: str | None, option: str, convert: Callable[[str], _T], what: 
         raise ParameterError(f"{option} must be {what}, got {text!r}") from None
 
 
+MAX_INT = 2**62
+"""The largest integer an option takes (ids, counts, seeds): larger ones are refused."""
+
+
 def parse_int(text: str | None, option: str, *, minimum: int | None = None,
-              what: str = "an integer") -> int:  # fmt: skip
-    """``text`` as an int ≥ ``minimum``, or a one-line ParameterError naming ``option``."""
+              maximum: int = MAX_INT, what: str = "an integer") -> int:  # fmt: skip
+    """``text`` as an int in [``minimum``, ``maximum``], or a one-line ParameterError
+    naming ``option`` (``maximum`` defaults to 2^62: no option needs more, and SQLite and
+    NumPy overflow beyond 2^63)."""
     value = _convert(text, option, int, what)
+    if value > maximum:
+        raise ParameterError(f"{option} must be {what} (at most {maximum}), got "
+                             f"{str(text)[:40]!r}")  # fmt: skip
     if minimum is not None and value < minimum:
         raise ParameterError(f"{option} must be {what}, got {text!r}")
     return value

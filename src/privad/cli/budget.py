@@ -18,7 +18,7 @@ from privad.accounting import BUDGETED_NOTIONS, NOTIONS, PURE_DP, Ledger, defaul
 from privad.accounting.exact import fmt
 from privad.accounting.records import RESERVED
 from privad.accounting.statement import accounts, when
-from privad.cli._options import parse_float, parse_int
+from privad.cli._options import check_output_path, parse_float, parse_int
 from privad.errors import PrivadError
 from privad.validation import check_choice, check_epsilon
 
@@ -52,6 +52,8 @@ def _parse_epsilon(text: str) -> float:
 
 
 def _open(ledger: str | None, *, create: bool) -> Ledger:
+    if ledger is not None and create:  # a new ledger only where its folder exists
+        check_output_path(ledger, "--ledger", "store")
     return Ledger(default_ledger_path() if ledger is None else ledger, create=create)
 
 

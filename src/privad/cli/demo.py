@@ -16,6 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from privad.accounting import Ledger
+from privad.cli._options import check_output_path
 from privad.datasets import list_datasets, load
 from privad.noise import LaplaceMechanism, Randomness
 
@@ -224,6 +225,8 @@ def demo(
     """Run a short tour of privad on the embedded datasets (no files needed)."""
     console = Console()
     rng = Randomness(seed)
+    if ledger_path is not None:
+        check_output_path(ledger_path, "--ledger", "store")
     ledger = Ledger(":memory:" if ledger_path is None else ledger_path)
     console.rule("privad demo: find the anomalies, keep everyone else private")
     _datasets_section(console)

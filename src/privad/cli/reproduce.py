@@ -17,7 +17,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from privad.cli._options import parse_int, parse_optional_int
+from privad.cli._options import check_output_path, parse_int, parse_optional_int
 from privad.cli.sp import out_console, progress_bar
 from privad.errors import ParameterError
 
@@ -112,6 +112,8 @@ def _output_folder(out: str) -> Path:
     directory = Path(out).expanduser()
     if directory.exists() and not directory.is_dir():
         raise ParameterError(f"--out {str(directory)!r} exists and is not a folder")
+    if not directory.exists():  # a rerun writes into its folder; a new one needs its parent
+        check_output_path(out, "--out", "folder")
     return directory
 
 

@@ -28,6 +28,7 @@ import numpy as np
 import typer
 
 from privad.cli._options import (
+    check_output_path,
     parse_columns,
     parse_float,
     parse_int,
@@ -130,6 +131,36 @@ def _default_dir(server: str) -> Path:
     return Path.home() / ".privad" / "rmp" / safe
 
 
+def _save_token(path: Path, server: str, t_sha256: str, secret: str, name: str | None,
+                participant: str | None) -> dict[str, Any]:  # fmt: skip
+    """Write a participant's token file (mode 0600); ``participant`` None: not registered
+    yet (the next run repeats the registration with the same secret)."""
+    from privad.services.rmp_client import write_private
+
+    record = {"server": server, "participant": participant, "name": name, "token": secret,
+              "t_sha256": t_sha256}  # fmt: skip
+    write_private(path, (json.dumps(record, indent=2) + "\n").encode())
+    return record
+
+
+def _register(client: Any, name: str | None, registration_token: str | None,
+              secret: str) -> str:  # fmt: skip
+    """Register ``secret``'s digest (idempotent); the participant name."""
+    from privad.services.common import ServiceError
+
+    token_v = None if registration_token is None else registration_token.strip() or None
+    try:
+        return client.register(name, registration_token=token_v, secret=secret)[0]
+    except ServiceError as exc:
+        if exc.status_code not in (401, 403):
+            raise
+        raise ParameterError(
+            f"{client.base_url} refused the registration ({exc.status_code}: "
+            f"{getattr(exc, 'detail', exc)}): it needs its registration token, give "
+            "--registration-token (or set $PRIVAD_RMP_REGISTRATION_TOKEN)"
+        ) from None
+
+
 # --------------------------------------------------------------------------------------------
 # privad rmp participate
 # --------------------------------------------------------------------------------------------
@@ -178,12 +209,20 @@ def participate(
     from privad.cli.sp import progress_bar
     from privad.rmp.roles import Participant
     from privad.services.common import ServiceError, check_name
-    from privad.services.rmp_client import read_token_file, upload_records, write_private
+    from privad.services.rmp_client import (
+        new_participant_secret,
+        read_token_file,
+        upload_records,
+        write_private,
+    )
 
     size = parse_int(batch_size, "--batch-size", minimum=1, what="an integer >= 1")
     seed_v = parse_seed(seed)
     if name is not None:
         check_name(name, "--name")
+    for option, path in (("--key-file", key_file), ("--token-file", token_file)):
+        if path:  # the default folder under ~/.privad is privad's own: created when missing
+            check_output_path(path, option, "store")
     client = _client(server, None, timeout, retries, ca_cert)
     with client:
         ds = _load(data, columns, label)
@@ -198,6 +237,12 @@ def participate(
         notes: list[str] = []
         who, mine = "", {"batches": []}
         saved = read_token_file(token_path) if token_path.exists() else None
+        if saved is not None and "participant" in saved and saved["participant"] is None:
+            # a registration whose answer never came: repeat it with the same secret
+            who = _register(client, saved.get("name"), registration_token, saved["token"])
+            saved = _save_token(token_path, client.base_url, remote.t_sha256, saved["token"],
+                                saved.get("name"), who)  # fmt: skip
+            notes.append(f"registration of {who} completed (token from {token_path})")
         if saved is not None:
             client.set_token(saved["token"])
             try:
@@ -233,20 +278,12 @@ def participate(
             write_private(key_path, participant.to_key_bytes())
             notes.append(f"new private T_i saved to {key_path} (mode 0600; never sent)")
         if saved is None:
-            token_v = None if registration_token is None else registration_token.strip() or None
-            try:
-                who, secret = client.register(name, registration_token=token_v)
-            except ServiceError as exc:
-                if exc.status_code not in (401, 403):
-                    raise
-                raise ParameterError(
-                    f"{client.base_url} refused the registration ({exc.status_code}: "
-                    f"{getattr(exc, 'detail', exc)}): it needs its registration token, give "
-                    "--registration-token (or set $PRIVAD_RMP_REGISTRATION_TOKEN)"
-                ) from None
-            record = {"server": client.base_url, "participant": who, "token": secret,
-                      "t_sha256": remote.t_sha256}  # fmt: skip
-            write_private(token_path, (json.dumps(record, indent=2) + "\n").encode())
+            # the secret is saved before it is registered: a lost answer is retried by
+            # running the command again (the server knows only the secret's digest)
+            secret = new_participant_secret()
+            _save_token(token_path, client.base_url, remote.t_sha256, secret, name, None)
+            who = _register(client, name, registration_token, secret)
+            _save_token(token_path, client.base_url, remote.t_sha256, secret, name, who)
             notes.append(f"registered as participant {who}; token saved to {token_path} "
                          "(mode 0600)")  # fmt: skip
         with progress_bar() as progress:
@@ -382,11 +419,9 @@ def score(
     """Score DATA locally with the server's latest model and the public T (end-user)."""
     from privad.services.rmp_client import read_token_file
 
-    out = None if output is None else Path(output).expanduser()
-    if out is not None and out.suffix.lower() not in OUTPUT_SUFFIXES:
+    if output is not None and Path(output).suffix.lower() not in OUTPUT_SUFFIXES:
         raise ParameterError(f"--output must end in {', '.join(OUTPUT_SUFFIXES)}, got {output!r}")
-    if out is not None and out.is_dir():
-        raise ParameterError(f"--output {output!r} is a folder; give a file name")
+    out = None if output is None else check_output_path(output, "--output")
     ref = model.strip().lower()
     if ref != "latest":
         ref = str(parse_int(ref, "--model", minimum=1, what="a model id >= 1 or latest"))
@@ -396,7 +431,14 @@ def score(
         secret = _secret(token, "--token", "PRIVAD_RMP_TOKEN")
     ds = _load(data, columns, label)
     with _client(server, secret, timeout, retries, ca_cert) as client:
+        public = client.config()
         meta, fitted = client.model(ref)
+    if fitted.T.shape != public.T.shape or not np.array_equal(fitted.T, public.T):
+        raise ParameterError(
+            f"model {meta['id']} was trained for another public T than the server's "
+            f"(sha256 {public.t_sha256[:16]} in /v1/config): its scores would be meaningless; "
+            "ask the operator to train a model on this server's T"
+        )
     X = _check_width(ds, fitted.n_features, data)
     scores = fitted.decision_function(X)
     labels = (scores > fitted.threshold).astype(np.int64)

@@ -375,7 +375,7 @@ def run(
     """Search for the anomaly with noisy group queries (Algorithm 1) and summarise."""
     from privad.accounting import ANOMALY_RESTRICTED_DP
     from privad.accounting.exact import to_fraction
-    from privad.cli._options import parse_scope, parse_seed
+    from privad.cli._options import check_output_path, parse_scope, parse_seed
     from privad.cli.serve import existing_file, parse_choice, parse_float, parse_int
     from privad.cli.sp import add_row, out_console
     from privad.search import DEFAULT_MAX_QUERIES, SELECTIONS, search
@@ -394,10 +394,10 @@ def run(
     seed_v = parse_seed(seed)
     timeout_v = parse_float(timeout, "--timeout", strict=True, what="seconds > 0")
     scope = parse_scope(scope)
-    out_path = None if out is None else Path(out).expanduser()
+    out_path = None if out is None else check_output_path(out, "--out")
+    if ledger is not None:
+        check_output_path(ledger, "--ledger", "store")
     if out_path is not None:
-        if out_path.is_dir():
-            raise ParameterError(f"--out {out!r} is a folder; give a file name")
         if not remote and Path(oracle).expanduser().exists() and \
                 out_path.resolve() == Path(oracle).expanduser().resolve():  # fmt: skip
             raise ParameterError(f"--out {out!r} would overwrite the input {oracle!r}")

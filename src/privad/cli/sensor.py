@@ -32,7 +32,12 @@ from typing import Any
 import numpy as np
 import typer
 
-from privad.cli._options import parse_optional_int, parse_scope, parse_seed
+from privad.cli._options import (
+    check_output_path,
+    parse_optional_int,
+    parse_scope,
+    parse_seed,
+)
 from privad.cli.serve import (
     existing_file,
     parse_choice,
@@ -117,6 +122,8 @@ def _guarantee_options(global_sensitivity: str | None, budget: str | None, ledge
             "--ledger needs --global-sensitivity: without a domain width outliers have no "
             f"finite ε', so {what} guarantee cannot be stated"
         )
+    if ledger is not None:
+        check_output_path(ledger, "--ledger", "store")
     return gs, budget_v
 
 
@@ -374,6 +381,7 @@ def result(
 
     fmt = parse_choice(output_format, "--format", ("csv", "json"))
     w = parse_optional_int(window, "--window", 0)
+    target = None if out is None else check_output_path(out, "--out")
     client = AnalystClient(analyst, _token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
                            timeout=parse_float(timeout, "--timeout", strict=True,
                                                what="seconds > 0"),
@@ -390,10 +398,10 @@ def result(
         lines = ["window,index"]
         lines += [f"{r['window']},{i}" for r in results for i in r["outliers"]]
         text = "\n".join(lines) + "\n"
-    if out is None:
+    if target is None:
         sys.stdout.write(text)
     else:
-        with atomic_write(out) as handle:
+        with atomic_write(target) as handle:
             handle.write(text)
 
 

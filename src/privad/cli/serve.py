@@ -40,11 +40,11 @@ from typing import Any
 
 import typer
 
+from privad.cli._options import check_output_path, parse_optional_int, parse_scope, parse_seed
 from privad.cli._options import parse_choice as parse_choice  # re-exported for sensor/search
 from privad.cli._options import parse_columns as parse_columns
 from privad.cli._options import parse_float as parse_float
 from privad.cli._options import parse_int as parse_int
-from privad.cli._options import parse_optional_int, parse_scope, parse_seed
 from privad.errors import ParameterError
 
 __all__ = [
@@ -181,7 +181,7 @@ class ServeOptions:
         if (ssl_certfile is None) != (ssl_keyfile is None):
             raise ParameterError("--ssl-certfile and --ssl-keyfile go together")
         return cls(
-            db=str(db),
+            db=str(check_output_path(db, "--db", "store")),
             host=str(host).strip(),
             port=port_v,
             tokens=pairs,
@@ -523,6 +523,7 @@ def sp(
     total = parse_float(budget, "--budget", strict=True, what="a finite number > 0 (e.g. 10)")
     scope_v = parse_scope(scope)
     seed_v = parse_seed(seed)
+    check_output_path(ledger, "--ledger", "store")
     ds = load_table(data, columns=parse_columns(columns), seed=seed_v)
     app = create_curator_app(
         ds.X, mech, db=common.db, ledger=ledger, tokens=TokenRegistry(common.tokens),

@@ -46,6 +46,7 @@ from rich.table import Table
 from rich.text import Text
 
 from privad.cli._options import (
+    check_output_path,
     parse_choice,
     parse_columns,
     parse_float,
@@ -497,6 +498,10 @@ def identify(
     )  # fmt: skip
     engine_v = parse_choice(engine, "--engine", ENGINE_CHOICES)
     scheduler_v, workers_v = parse_cluster(scheduler, workers)
+    if out is not None:
+        check_output_path(out, "--out", "folder" if engine_v == "dask" else "file")
+    if ledger is not None:
+        check_output_path(ledger, "--ledger", "store")
     if add_query_to_data and queries is None:
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
     if engine_v == "dask":
@@ -575,10 +580,8 @@ def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
 
     ds = load_table(job.data, columns=job.columns, label=job.label, seed=job.seed)
     scope_v = job.scope or ds.name
-    out_path = Path(job.out if job.out is not None
-                    else f"{scope_v}-{job.mech}-labels.csv").expanduser()  # fmt: skip
-    if out_path.is_dir():
-        raise ParameterError(f"--out {str(out_path)!r} is a folder; give a file name")
+    out_path = check_output_path(job.out if job.out is not None
+                                 else f"{scope_v}-{job.mech}-labels.csv", "--out")  # fmt: skip
     for source in (job.data, queries):
         if (
             source is not None
@@ -892,6 +895,7 @@ def ask(
                              "one of them")  # fmt: skip
     if add_query_to_data and queries is None:
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
+    out_path = None if out is None else check_output_path(out, "--out")
     timeout_v = parse_float(timeout, "--timeout", strict=True, what="seconds > 0")
     Q = None if queries is None else load_table(queries, columns=parse_columns(columns)).X
     with CuratorClient(server, token.strip(), timeout=timeout_v,
@@ -902,8 +906,8 @@ def ask(
         else:
             reply = client.ask_records(Q, add_query_to_data=add_query_to_data)
             names = [f"row {i}" for i in range(len(reply["answers"]))]
-    if out is not None:
-        with atomic_write(Path(out).expanduser(), "w", newline="", encoding="utf-8") as handle:
+    if out_path is not None:
+        with atomic_write(out_path, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(["question", "label"])
             writer.writerows(zip(names, reply["answers"], strict=True))

@@ -33,6 +33,7 @@ import numpy as np
 
 from privad.datasets.tables import numeric_column, resolve_column
 from privad.errors import DataError, DatasetNotFoundError, ParameterError
+from privad.io import check_output_path
 
 __all__ = [
     "PartitionedSource",
@@ -233,14 +234,9 @@ def read_partitioned(
 
 
 def check_new_folder(path: str | os.PathLike[str], option: str = "--output") -> Path:
-    """``path`` as an output folder that does not exist yet (privad never overwrites)."""
-    target = Path(path).expanduser()
-    if target.exists() or target.is_symlink():
-        kind = "folder" if target.is_dir() else "file"
-        raise ParameterError(f"{option} {str(target)!r} already exists (a {kind}); give a new "
-                             "folder name: partitioned output is never written over "
-                             "existing files")  # fmt: skip
-    return target
+    """``path`` as an output folder that does not exist yet (privad never overwrites), in a
+    writable folder that exists (:func:`privad.io.check_output_path`)."""
+    return check_output_path(path, option, kind="folder")
 
 
 def part_name(index: int) -> str:
@@ -303,7 +299,6 @@ def atomic_folder(target: str | os.PathLike[str]) -> Iterator[Path]:
     it. ``target`` must not exist when the block starts or ends.
     """
     final = check_new_folder(target)
-    final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".part", dir=final.parent))
     try:
         umask = os.umask(0)

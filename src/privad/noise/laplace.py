@@ -211,17 +211,29 @@ def laplace_scale_for(
     eps = check_epsilon(epsilon)
     c = check_int(coordinates, "coordinates", minimum=1)
     g = _check_granularity(granularity_bits)
+    grid_cost = c * 2.0 ** -(g + 1)
+    if eps <= grid_cost:
+        raise ParameterError(
+            f"epsilon={eps!r} is below the grid's own cost: snapping to the grid spends at "
+            f"least coordinates x 2^-(G+1) = {grid_cost:.3g} of epsilon at every scale "
+            f"(granularity_bits G = {g}), so no Laplace scale gives it; use a larger epsilon "
+            "or more granularity_bits"
+        )
     scale = delta / eps
-    for _ in range(64):
-        if not math.isfinite(scale) or scale <= 0:
-            break
-        need = _snapped_sensitivity(delta, scale, c, g) / Fraction(eps)
-        if Fraction(scale) >= need:
-            return scale
-        scale = max(_round_up(need), math.nextafter(scale, math.inf))
+    try:
+        for _ in range(64):
+            if not math.isfinite(scale) or scale <= 0:
+                break
+            need = _snapped_sensitivity(delta, scale, c, g) / Fraction(eps)
+            if Fraction(scale) >= need:
+                return scale
+            scale = max(_round_up(need), math.nextafter(scale, math.inf))
+    except OverflowError:  # the scale needed exceeds the largest double
+        pass
     raise ParameterError(
-        f"no finite Laplace scale gives epsilon={eps!r} for sensitivity={delta!r} "
-        f"(Delta / epsilon = {delta / eps!r} is out of range)"
+        f"no finite Laplace scale gives epsilon={eps!r} for sensitivity={delta!r}: the "
+        f"scale needed, Delta / epsilon = {delta / eps!r} plus the grid's cost, exceeds the "
+        "largest double"
     )
 
 
@@ -279,7 +291,7 @@ class LaplaceMechanism:
 
     def __post_init__(self) -> None:
         delta = check_positive(self.sensitivity, "sensitivity")
-        eps = check_epsilon(self.epsilon)
+        eps = check_epsilon(self.epsilon, per_answer=True)
         c = check_int(self.coordinates, "coordinates", minimum=1)
         g = _check_granularity(self.granularity_bits)
         if self.neighbouring is None:

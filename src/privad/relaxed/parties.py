@@ -58,6 +58,7 @@ from privad.relaxed.perturbation import laplace_columns, noise_scales
 from privad.relaxed.scaling import column_divisors, scale_columns
 from privad.relaxed.sensitivity import (
     GUARANTEE_UNITS,
+    check_global_sensitivity,
     check_relaxed_sensitivity,
     relaxed_guarantee,
 )
@@ -123,9 +124,7 @@ class Sensor:
         self.global_sensitivity = (
             None
             if global_sensitivity is None
-            else check_relaxed_sensitivity(
-                global_sensitivity, self.relaxed_sensitivity.size, name="global_sensitivity"
-            )
+            else check_global_sensitivity(global_sensitivity, self.relaxed_sensitivity)
         )
         self.guarantee_unit = check_choice(guarantee_unit, "guarantee_unit", GUARANTEE_UNITS)
         self._rng = as_randomness(rng)

@@ -28,6 +28,7 @@ __all__ = [
     "GUARANTEE_UNITS",
     "PERCENTILE_METHODS",
     "check_p_o",
+    "check_global_sensitivity",
     "check_relaxed_sensitivity",
     "relaxed_guarantee",
     "relaxed_sensitivity",
@@ -149,6 +150,23 @@ def check_relaxed_sensitivity(
     return arr
 
 
+def check_global_sensitivity(global_sensitivity: Any, relaxed_sensitivity: Any) -> np.ndarray:
+    """``GS_j`` per column, checked against ``RS_j``: the non-outlier range (width RS_j) lies
+    inside the domain (width GS_j), so GS_j >= RS_j; a smaller GS_j (a mistyped domain width)
+    would state a guarantee for outliers that is not the true one, and is refused."""
+    rs = check_relaxed_sensitivity(relaxed_sensitivity)
+    gs = check_relaxed_sensitivity(global_sensitivity, rs.size, name="global_sensitivity")
+    small = np.flatnonzero(gs < rs)
+    if small.size:
+        j = int(small[0])
+        raise ParameterError(
+            f"global_sensitivity {gs[j]!r} of column {j} is smaller than its relaxed "
+            f"sensitivity {rs[j]!r}: the domain's width must be at least the non-outlier "
+            "range's (GS_j >= RS_j); check the domain width"
+        )
+    return gs
+
+
 def relaxed_guarantee(
     epsilon: Any,
     relaxed_sensitivity: Any,
@@ -160,9 +178,8 @@ def relaxed_guarantee(
 
     The sensor adds ``Lap(RS_j/ε)`` to column j. For two values of column j that both lie
     in the non-outlier range 𝒩' (width ``RS_j``) the privacy loss is at most ε; for any two
-    values of the domain (width ``GS_j``) it is at most ``ε·GS_j/RS_j``. If ``GS_j < RS_j``
-    (the estimate of eq. 1 exceeds the domain) every value is protected at ε and
-    ``ε'_j = ε`` is stated (Theorem 2 requires ε' ≥ ε; the true loss is smaller).
+    values of the domain (width ``GS_j``) it is at most ``ε·GS_j/RS_j``. ``GS_j < RS_j`` is
+    refused (:func:`check_global_sensitivity`): the non-outlier range lies in the domain.
 
     Parameters
     ----------
@@ -185,7 +202,7 @@ def relaxed_guarantee(
     """
     epsilon = check_epsilon(epsilon)
     rs = check_relaxed_sensitivity(relaxed_sensitivity)
-    gs = check_relaxed_sensitivity(global_sensitivity, rs.size, name="global_sensitivity")
+    gs = check_global_sensitivity(global_sensitivity, rs)
     unit = check_choice(unit, "unit", GUARANTEE_UNITS)
     eps_out_col = epsilon * np.maximum(gs / rs, 1.0)
     d = rs.size

@@ -189,7 +189,7 @@ class BinaryModel(AnswerModel):
         if not (0.0 < p < 0.5) or not math.isfinite(p):
             raise ParameterError(f"p (the error probability) must be in (0, 1/2), got {p!r}")
         self.p = p
-        self._epsilon = check_epsilon(epsilon)
+        self._epsilon = check_epsilon(epsilon, per_answer=True)
         self.kind = check_choice(kind, "kind", ("randomized-response", "binarized"))
         # Under "no anomaly" randomized response always reports the true bit 0, flipped with
         # probability p. The binarized answer has no fixed law then (it depends on the data).
@@ -261,7 +261,7 @@ class LaplaceMaxModel(AnswerModel):
         *,
         granularity_bits: int = GRANULARITY_BITS,
     ) -> None:
-        self._epsilon = check_epsilon(epsilon)
+        self._epsilon = check_epsilon(epsilon, per_answer=True)
         self.t_low, self.t_high = _check_thresholds(t_low, t_high)
         self.granularity_bits = check_int(granularity_bits, "granularity_bits")
         if scale is None:

@@ -125,9 +125,10 @@ def check_cap(cap: Any, beta: int) -> int | None:
     return check_int(cap, "count_cap", minimum=beta + 2)
 
 
-def check_eps(epsilon: Any) -> float:
-    """ε > 0, finite."""
-    return check_epsilon(epsilon)
+def check_eps(epsilon: Any, *, per_answer: bool = False) -> float:
+    """ε > 0, finite; ``per_answer``: a mechanism's ε, warned about above 20
+    (:func:`privad.validation.check_epsilon`)."""
+    return check_epsilon(epsilon, per_answer=per_answer)
 
 
 def scalar_or_array(arr: np.ndarray) -> Any:

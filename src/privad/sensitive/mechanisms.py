@@ -98,7 +98,7 @@ class AIQMechanism:
         beta = check_beta(self.beta)
         object.__setattr__(self, "beta", beta)
         object.__setattr__(self, "r", check_nonnegative(self.r, "r"))
-        object.__setattr__(self, "epsilon", check_eps(self.epsilon))
+        object.__setattr__(self, "epsilon", check_eps(self.epsilon, per_answer=True))
         object.__setattr__(self, "k", check_k(self.k))
         object.__setattr__(self, "metric", check_choice(self.metric, "metric", METRICS))
         object.__setattr__(self, "count_cap", check_cap(self.count_cap, beta))

@@ -61,6 +61,7 @@ from privad.services.common import (
     UpstreamError,
     create_app,
     decode_message,
+    message_body,
     pack,
     parse_json,
     require_role,
@@ -301,7 +302,7 @@ def create_analyst_app(
     sensor_auth = Depends(require_role(SENSOR_ROLE))
 
     def routes(app: FastAPI) -> None:
-        @app.put("/v1/windows/{window}/records")
+        @app.put("/v1/windows/{window}/records", openapi_extra=message_body(RECORDS_SCHEMA))
         async def put_records(request: Request, window: int = WindowParam,
                               who: Principal = sensor_auth) -> JSONResponse:  # fmt: skip
             raw = await request.body()

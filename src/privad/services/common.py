@@ -8,8 +8,10 @@ Bodies
     JSON only (lists of lists of floats for arrays: simple and debuggable). The
     :class:`BodyLimitMiddleware` buffers each request body, answers ``413`` when it exceeds
     ``max_body_bytes`` and hands the body to an optional *recorder* (tests use it to keep a
-    transcript of every message a server received). :func:`parse_json` rejects malformed
-    JSON (``400``) and the non-standard constants ``NaN``/``Infinity`` (``422``);
+    transcript of every message a server received). :func:`parse_json` refuses a body
+    nested deeper than :data:`MAX_JSON_DEPTH` or longer than ``max_bytes`` before parsing
+    it (``413``), malformed JSON (``400``) and the non-standard constants
+    ``NaN``/``Infinity`` (``422``);
     :func:`decode_message` checks a protocol message field by field (exact JSON types: a
     string or a boolean is never taken for a number) before the message's own validation.
 Errors
@@ -62,10 +64,14 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from privad.errors import DataError, ParameterError, PrivadError
+from privad.io import check_output_path
 from privad.relaxed.messages import Message, ProtocolError
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
+    "KIND_SCHEMAS",
+    "MAX_ID",
+    "MAX_JSON_DEPTH",
     "MAX_WINDOW",
     "SENSOR_ROLE",
     "BodyLimitMiddleware",
@@ -86,7 +92,10 @@ __all__ = [
     "float_matrix",
     "float_vector",
     "index_vector",
+    "json_body",
+    "json_depth",
     "load_token_file",
+    "message_body",
     "pack",
     "parse_json",
     "parse_token_spec",
@@ -105,12 +114,19 @@ DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_WINDOW = 2**62
 """Largest window number a service accepts (SQLite INTEGER is 64-bit)."""
 
+MAX_ID = 2**62
+"""Largest id (window, batch, job, model number) in a path; larger ones are unknown (404)."""
+
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of arrays and objects a request body may have (privad's bodies need 4)."""
+
 SENSOR_ROLE = "sensor"
 """The role of a token read from ``--tokens``/``--token``: one sensor, named by the token."""
 
 MIN_SECRET_LENGTH = 16
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+"""The one rule for every name a service accepts (matched whole: no trailing newline)."""
 
 Recorder = Callable[[str, str, bytes], None]
 """``recorder(kind, route, body)``: called with ``kind="request"`` and ``route="METHOD PATH"``
@@ -203,14 +219,73 @@ def _reject_constant(name: str) -> float:
     )
 
 
-def parse_json(raw: bytes) -> Any:
-    """A request body as JSON; ``400`` if malformed, ``422`` for ``NaN``/``Infinity``."""
+class _TooLarge(ServiceError):
+    status_code = 413
+    code = "body_too_large"
+
+
+# A JSON string literal (escapes included), replaced by "" before brackets are counted.
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+
+
+_BRACKET_STEP = np.zeros(256, dtype=np.int8)
+_BRACKET_STEP[[ord("["), ord("{")]] = 1
+_BRACKET_STEP[[ord("]"), ord("}")]] = -1
+
+
+def json_depth(raw: bytes) -> int:
+    """The deepest nesting of arrays and objects in ``raw`` (brackets inside strings are not
+    counted), found without parsing: a linear scan in C and NumPy, so a body of a million
+    ``[`` costs milliseconds and never recurses."""
+    opening = raw.count(b"[") + raw.count(b"{")
+    if opening <= MAX_JSON_DEPTH:  # the common case: too few brackets to be too deep
+        return opening
+    step = _BRACKET_STEP[np.frombuffer(_JSON_STRING.sub(b'""', raw), dtype=np.uint8)]
+    return int(np.cumsum(step[step != 0], dtype=np.int64).max(initial=0))
+
+
+def parse_json(raw: bytes, *, max_bytes: int = DEFAULT_MAX_BODY_BYTES,
+               max_depth: int = MAX_JSON_DEPTH) -> Any:  # fmt: skip
+    """A request body as JSON, checked before it is parsed.
+
+    Parameters
+    ----------
+    raw:
+        The body's bytes.
+    max_bytes:
+        The longest body taken (the app's :class:`BodyLimitMiddleware` enforces the
+        server's own ``--max-body-bytes`` first).
+    max_depth:
+        The deepest nesting of arrays and objects taken.
+
+    Returns
+    -------
+    Any
+        The decoded JSON value.
+
+    Raises
+    ------
+    ServiceError
+        ``413`` for a body too long or nested too deep, ``400`` for an empty body or
+        malformed JSON.
+    DataError
+        ``422`` for the non-standard constants ``NaN``/``Infinity``.
+    """
     if not raw:
         raise _BadBody("the request body is empty; a JSON object is required")
+    if len(raw) > max_bytes:
+        raise _TooLarge(f"the request body is {len(raw)} bytes; at most {max_bytes} are allowed")
+    depth = json_depth(raw)
+    if depth > max_depth:
+        raise _TooLarge(f"the request body nests arrays/objects {depth} deep; at most "
+                        f"{max_depth} levels are allowed")  # fmt: skip
     try:
         return json.loads(raw, parse_constant=_reject_constant)
     except DataError:
         raise
+    except RecursionError:  # unreachable after the depth check; never a 500 all the same
+        raise _TooLarge(f"the request body nests too deep; at most {max_depth} levels are "
+                        "allowed") from None  # fmt: skip
     except (ValueError, UnicodeDecodeError) as exc:
         raise _BadBody(f"the request body is not valid JSON: {exc}") from None
 
@@ -328,6 +403,36 @@ def decode_message(cls: type[Message], body: Any, schema: Mapping[str, str]) -> 
     return cls.from_dict(fields)
 
 
+# JSON Schemas of the decode_message kinds (what a schema-driven client or fuzzer sends).
+_NUMBER_SCHEMA: dict[str, Any] = {"type": "number"}
+KIND_SCHEMAS: dict[str, dict[str, Any]] = {
+    "matrix": {"type": "array", "minItems": 1,
+               "items": {"type": "array", "minItems": 1, "items": _NUMBER_SCHEMA}},
+    "vector": {"type": "array", "minItems": 1, "items": _NUMBER_SCHEMA},
+    "indices": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+    "number": _NUMBER_SCHEMA,
+    "optional-number": {"type": ["number", "null"]},
+}  # fmt: skip
+
+
+def json_body(properties: Mapping[str, Any], required: Sequence[str] = (), *,
+              optional_body: bool = False) -> dict[str, Any]:  # fmt: skip
+    """``openapi_extra`` declaring a JSON object request body (the handlers read raw bytes,
+    so FastAPI cannot infer it): ``properties`` maps each field to its JSON Schema; no other
+    field is allowed. ``optional_body``: an empty body is accepted too."""
+    schema = {"type": "object", "properties": dict(properties), "required": list(required),
+              "additionalProperties": False}  # fmt: skip
+    return {"requestBody": {"required": not optional_body,
+                            "content": {"application/json": {"schema": schema}}}}  # fmt: skip
+
+
+def message_body(schema: Mapping[str, str]) -> dict[str, Any]:
+    """``openapi_extra`` for a protocol message read by :func:`decode_message` with
+    ``schema`` (field → kind): every field required, plus the optional ``type``."""
+    props = {key: KIND_SCHEMAS[kind] for key, kind in schema.items()}
+    return json_body({**props, "type": {"type": "string"}}, required=list(schema))
+
+
 def pack(arr: np.ndarray, dtype: str = "<f8") -> bytes:
     """An array's values as little-endian bytes (float64 ``<f8`` or int64 ``<i8``)."""
     return np.ascontiguousarray(arr, dtype=dtype).tobytes()
@@ -345,8 +450,13 @@ def unpack(blob: bytes, dtype: str = "<f8", shape: tuple[int, ...] | None = None
 
 
 def check_name(name: Any, what: str = "sensor name") -> str:
-    """A principal name: 1–64 characters, letters, digits, ``.``, ``_``, ``-``."""
-    if not isinstance(name, str) or not _NAME.match(name):
+    """A name a service accepts (sensor, token, participant): the one rule for all of them.
+
+    1–64 characters, ASCII letters, digits, ``.``, ``_`` and ``-``, starting with a letter
+    or a digit; the whole string must match (``"alice\\n"`` is refused, not read as
+    ``"alice"``). :class:`~privad.errors.ParameterError` (422) otherwise.
+    """
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ParameterError(
             f"{what} must be 1-64 characters (letters, digits, '.', '_', '-', starting with a "
             f"letter or digit), got {name!r}"
@@ -513,7 +623,8 @@ class SQLiteStore:
     Parameters
     ----------
     path:
-        The database file (created with its parent folders if missing).
+        The database file (created if missing, in a folder that must exist:
+        :func:`privad.io.check_output_path`).
     role:
         The server role that owns the file, e.g. ``"analyst"``.
     schema:
@@ -527,9 +638,9 @@ class SQLiteStore:
 
     def __init__(self, path: str | Path, *, role: str, schema: str,
                  busy_timeout: float = 30.0, max_batch: int = 64) -> None:  # fmt: skip
-        p = Path(path).expanduser()
-        if str(path) == ":memory:" or p.is_dir():
+        if str(path) == ":memory:":
             raise ParameterError(f"--db must be a file path (durable storage), got {str(path)!r}")
+        p = check_output_path(path, "--db", "store")
         self.path = str(p)
         self.role = role
         self.max_batch = max(1, int(max_batch))
@@ -550,7 +661,6 @@ class SQLiteStore:
 
     def _connect(self, p: Path, busy_timeout: float) -> sqlite3.Connection:
         try:
-            p.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(p, isolation_level=None, check_same_thread=False,
                                    timeout=busy_timeout)  # fmt: skip
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]

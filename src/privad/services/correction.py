@@ -65,6 +65,7 @@ from privad.services.common import (
     check_name,
     create_app,
     decode_message,
+    message_body,
     pack,
     parse_json,
     require_role,
@@ -296,7 +297,8 @@ def create_correction_app(
         return store.write(tx)
 
     def routes(app: FastAPI) -> None:
-        @app.put("/v1/windows/{window}/differences")
+        @app.put("/v1/windows/{window}/differences",
+                 openapi_extra=message_body(DIFFERENCES_SCHEMA))
         async def put_diff(request: Request, window: int = WindowParam,
                            who: Principal = sensor_auth) -> JSONResponse:  # fmt: skip
             raw = await request.body()
@@ -307,7 +309,8 @@ def create_correction_app(
         def windows(who: Principal = sensor_auth) -> dict[str, Any]:
             return {"sensor": who.name, "windows": store.list_windows(who.name)}
 
-        @app.post("/v1/sensors/{sensor}/windows/{window}/presumed-outliers")
+        @app.post("/v1/sensors/{sensor}/windows/{window}/presumed-outliers",
+                  openapi_extra=message_body(PRESUMED_SCHEMA))
         async def post_presumed(request: Request, sensor: str, window: int = WindowParam,
                                 n: int | None = Query(None, ge=1),
                                 _who: Principal = analyst_auth) -> dict:  # fmt: skip
@@ -315,7 +318,8 @@ def create_correction_app(
             raw = await request.body()
             return await run_in_threadpool(presumed_outliers, sensor, window, n, raw)
 
-        @app.post("/v1/sensors/{sensor}/windows/{window}/layers")
+        @app.post("/v1/sensors/{sensor}/windows/{window}/layers",
+                  openapi_extra=message_body(LAYERS_SCHEMA))
         async def post_layers(request: Request, sensor: str, window: int = WindowParam,
                               _who: Principal = analyst_auth) -> dict:  # fmt: skip
             check_name(sensor, "sensor")

@@ -40,11 +40,13 @@ from privad.sensitive.curator import Curator
 from privad.sensitive.mechanisms import AIQMechanism
 from privad.services.common import (
     DEFAULT_MAX_BODY_BYTES,
+    KIND_SCHEMAS,
     SENSOR_ROLE,
     Principal,
     Recorder,
     TokenRegistry,
     create_app,
+    json_body,
     parse_json,
     require_role,
 )
@@ -120,7 +122,10 @@ def create_curator_app(
         def budget_state(who: Principal = auth) -> dict[str, Any]:
             return {"querier": who.name, **curator.budget(who.name)}
 
-        @app.post("/v1/ask")
+        @app.post("/v1/ask", openapi_extra=json_body({
+            "ids": {"type": "array", "items": {"type": "integer"}},
+            "records": KIND_SCHEMAS["matrix"],
+            "add_query_to_data": {"type": "boolean"}}))
         async def ask(request: Request, who: Principal = auth) -> dict[str, Any]:
             from starlette.concurrency import run_in_threadpool
 

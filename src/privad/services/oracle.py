@@ -90,6 +90,7 @@ from privad.search import (
 )
 from privad.services.common import (
     DEFAULT_MAX_BODY_BYTES,
+    KIND_SCHEMAS,
     SENSOR_ROLE,
     NotFound,
     Principal,
@@ -98,6 +99,7 @@ from privad.services.common import (
     TokenRegistry,
     create_app,
     index_vector,
+    json_body,
     parse_json,
     require_role,
 )
@@ -311,6 +313,9 @@ class OracleService:
                 "budget": self.budget()}  # fmt: skip
 
 
+_INDICES = KIND_SCHEMAS["indices"]
+
+
 def create_oracle_app(
     db: str | Path,
     tokens: TokenRegistry,
@@ -393,14 +398,17 @@ def create_oracle_app(
         def budget_state(who: Principal = auth) -> dict[str, Any]:
             return service.budget()
 
-        @app.post("/v1/orders")
+        @app.post("/v1/orders", openapi_extra=json_body(
+            {"permutation": _INDICES}, ["permutation"]))
         async def orders(request: Request, who: Principal = auth) -> JSONResponse:
             raw = await request.body()
             oid, new = await _threaded(lambda: service.store_order(parse_json(raw)))
             return JSONResponse({"order": oid, "n_items": oracle.n_items},
                                 status_code=201 if new else 200)  # fmt: skip
 
-        @app.post("/v1/query")
+        @app.post("/v1/query", openapi_extra=json_body(
+            {"indices": _INDICES, "order": {"type": "string"}, "size": {"type": "integer"},
+             "complement": {"type": "boolean"}}))
         async def query(request: Request, who: Principal = auth) -> dict[str, Any]:
             raw = await request.body()
 

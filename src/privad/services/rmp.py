@@ -14,8 +14,12 @@ participant's T_i is built on it): a restart keeps it and refuses a conflicting 
 Roles (``Authorization: Bearer SECRET``):
 
 participant
-    Registered with ``POST /v1/participants``; its token is returned once and stored only
-    as a SHA-256 digest. Uploads batches, reads its own batches, downloads models.
+    Registered with ``POST /v1/participants``. The client makes its secret and sends only
+    its SHA-256 digest (``token_sha256``), so registration is safe to retry: the same
+    request again answers 200 with the same participant; another digest for a taken name is
+    409. Without ``token_sha256`` the server makes the token and returns it once (such a
+    request cannot be retried). Only digests are stored. Uploads batches, reads its own
+    batches, downloads models.
 user
     An end-user token of ``--tokens``/``--token`` (NAME=SECRET, as for the other servers):
     downloads models.
@@ -33,8 +37,10 @@ method   path                         what                                      
 =======  ===========================  =========================================  ============
 GET      /v1/health                   liveness and role                          anyone
 GET      /v1/config                   n, w, r, α, β, T, max batch, T's digest    anyone
-POST     /v1/participants             register (``{"name": NAME}`` optional):    anyone or
-                                      201 with the token, shown once             registrar
+POST     /v1/participants             register: ``{"name": NAME, "token_sha256":  anyone or
+                                      HEX}`` (both optional); 201, or 200 for a  registrar
+                                      repeat (same digest), 409 for a name
+                                      held by another digest
 GET      /v1/participants             participants with batch and record counts  operator
 POST     /v1/batches                  ``{"z": [[...] × m] × w}``: store a batch  participant
                                       (201; 200 if identical to a stored one)
@@ -78,6 +84,7 @@ import base64
 import hashlib
 import json
 import logging
+import re
 import secrets
 import sqlite3
 import threading
@@ -103,6 +110,8 @@ from privad.rmp.perturbation import (
 )
 from privad.services.common import (
     DEFAULT_MAX_BODY_BYTES,
+    KIND_SCHEMAS,
+    MAX_ID,
     SENSOR_ROLE,
     Conflict,
     NotFound,
@@ -114,6 +123,7 @@ from privad.services.common import (
     check_name,
     create_app,
     float_matrix,
+    json_body,
     pack,
     parse_json,
     require_role,
@@ -328,10 +338,22 @@ class RMPStore(SQLiteStore):
 
     # -- participants -------------------------------------------------------------------------
 
-    def register(self, name: str | None, digest: bytes) -> str:
-        """Add a participant (its token's digest); its name. :class:`Conflict` if taken."""
+    def register(self, name: str | None, digest: bytes) -> tuple[str, bool]:
+        """Add a participant (its token's digest); (its name, registered now).
 
-        def tx(conn: sqlite3.Connection) -> str:
+        Safe to repeat: the digest of a registered participant gives that participant and
+        False (a retry after a lost answer). :class:`Conflict` for a name taken by another
+        digest, or a digest registered under another name.
+        """
+
+        def tx(conn: sqlite3.Connection) -> tuple[str, bool]:
+            row = conn.execute("SELECT name FROM participants WHERE token_digest = ?",
+                               (digest,)).fetchone()  # fmt: skip
+            if row is not None:
+                if name is not None and row[0] != name:
+                    raise Conflict("this token is already registered under another name; "
+                                   "make a new secret for a new participant")  # fmt: skip
+                return str(row[0]), False
             chosen = name
             if chosen is None:
                 k = conn.execute("SELECT COUNT(*) FROM participants").fetchone()[0] + 1
@@ -344,7 +366,7 @@ class RMPStore(SQLiteStore):
                                "'name' to get one assigned")  # fmt: skip
             conn.execute("INSERT INTO participants (name, token_digest, registered_at) "
                          "VALUES (?, ?, ?)", (chosen, digest, utc_now()))  # fmt: skip
-            return chosen
+            return chosen, True
 
         return self.write(tx)
 
@@ -523,8 +545,9 @@ class RMPStore(SQLiteStore):
                 number = int(ref)
             except ValueError:
                 number = 0
-            if number < 1 or str(number) != ref:
-                raise NotFound(f"no model {ref!r}: give a model id (1, 2, ...) or 'latest'")
+            if not 1 <= number <= MAX_ID or str(number) != ref:
+                raise NotFound(f"no model {ref[:40]!r}: give a model id (1 to 2^62) or "
+                               "'latest'")  # fmt: skip
             where, args = "WHERE id = ?", (number,)
         with self.reading() as conn:
             row = conn.execute(f"SELECT {self._MODEL_COLUMNS}, npz FROM models {where}",
@@ -608,6 +631,11 @@ class RMPTokens(TokenRegistry):
             secret = secrets.token_urlsafe(32)
             if super().lookup(secret) is None:
                 return secret, self._digest(secret)
+
+    def check_new_digest(self, digest: bytes) -> None:
+        """Refuse a participant token digest that belongs to a static token (409)."""
+        if digest in self._by_digest:
+            raise Conflict("this token is taken; make a new secret for a new participant")
 
     def lookup(self, secret: str) -> Principal | None:
         principal = super().lookup(secret)
@@ -787,15 +815,26 @@ def _batch_matrix(body: Any, config: RMPConfig, max_batch: int) -> np.ndarray:
     return Z
 
 
-def _register_body(raw: bytes) -> str | None:
+_DIGEST_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def _register_body(raw: bytes) -> tuple[str | None, bytes | None]:
+    """(name or None, the token's SHA-256 digest or None) of a registration request."""
     body = parse_json(raw) if raw.strip() else {}
     if not isinstance(body, dict):
-        raise DataError("the body must be a JSON object, e.g. {\"name\": \"clinic-7\"} or {}")
-    unknown = sorted(set(body) - {"name"})
+        raise DataError("the body must be a JSON object, e.g. {\"name\": \"clinic-7\", "
+                        "\"token_sha256\": \"<64 hex digits>\"} or {}")  # fmt: skip
+    unknown = sorted(set(body) - {"name", "token_sha256"})
     if unknown:
-        raise DataError(f"unknown field(s) {unknown}; registration takes an optional 'name'")
+        raise DataError(f"unknown field(s) {unknown}; registration takes an optional 'name' "
+                        "and an optional 'token_sha256'")  # fmt: skip
     name = body.get("name")
-    return None if name is None else check_name(name, "participant name")
+    digest = body.get("token_sha256")
+    if digest is not None and not (isinstance(digest, str) and _DIGEST_HEX.fullmatch(digest)):
+        raise DataError("token_sha256 must be the SHA-256 of your token as 64 lowercase hex "
+                        "digits")  # fmt: skip
+    return (None if name is None else check_name(name, "participant name"),
+            None if digest is None else bytes.fromhex(digest))  # fmt: skip
 
 
 def create_rmp_app(
@@ -874,25 +913,32 @@ def create_rmp_app(
         def get_config() -> dict[str, Any]:
             return config.describe(max_batch)
 
-        @app.post("/v1/participants")
+        @app.post("/v1/participants", openapi_extra=json_body(
+            {"name": {"type": "string"}, "token_sha256": {"type": "string"}},
+            optional_body=True))
         async def register(request: Request) -> JSONResponse:
             if registration_token is not None:
                 registrar_check(request)
             raw = await request.body()
-            name = _register_body(raw)
-            secret, digest = tokens.new_secret()
-            chosen = await run_in_threadpool(store.register, name, digest)
-            return JSONResponse(
-                {"participant": chosen, "token": secret,
-                 "note": "keep this token: it is shown only once (the server stores a digest)"},
-                status_code=201,
-            )  # fmt: skip
+            name, digest = _register_body(raw)
+            if digest is None:  # the server makes the secret: shown once, not retryable
+                secret, digest = tokens.new_secret()
+                answer = {"participant": None, "token": secret,
+                          "note": "keep this token: it is shown only once (the server stores "
+                                  "a digest)"}  # fmt: skip
+            else:  # the client made it: the same request may be repeated
+                tokens.check_new_digest(digest)
+                answer = {"participant": None}
+            answer["participant"], new = await run_in_threadpool(store.register, name, digest)
+            return stored_response(answer, new)
 
         @app.get("/v1/participants")
         def list_participants(who: Principal = operator) -> dict[str, Any]:
             return {"participants": store.participants()}
 
-        @app.post("/v1/batches")
+        @app.post("/v1/batches", openapi_extra=json_body(
+            {"z": KIND_SCHEMAS["matrix"]},
+            ["z"]))
         async def upload(request: Request, who: Principal = participant) -> JSONResponse:
             raw = await request.body()
 
@@ -912,11 +958,13 @@ def create_rmp_app(
                     "n_records": sum(b["m"] for b in items)}  # fmt: skip
 
         @app.get("/v1/batches/{seq}")
-        def get_batch(seq: int = PathParam(..., ge=1, le=2**62),
+        def get_batch(seq: int = PathParam(..., ge=1, le=MAX_ID),
                       who: Principal = participant) -> dict[str, Any]:  # fmt: skip
             return {"participant": who.name, **store.batch(who.name, seq, config.w)}
 
-        @app.post("/v1/train")
+        @app.post("/v1/train", openapi_extra=json_body(
+            {k: {"type": ["integer", "null"]} for k in ("epochs", "hidden", "seed")},
+            optional_body=True))
         async def train(request: Request, who: Principal = operator) -> JSONResponse:
             raw = await request.body()
             body = parse_json(raw) if raw.strip() else {}
@@ -928,7 +976,7 @@ def create_rmp_app(
             return {"jobs": store.jobs()}
 
         @app.get("/v1/jobs/{job}")
-        def get_job(job: int = PathParam(..., ge=1, le=2**62),
+        def get_job(job: int = PathParam(..., ge=1, le=MAX_ID),
                     who: Principal = operator) -> dict[str, Any]:  # fmt: skip
             out = store.job(job)
             if out["status"] == "running" and trainer.running == job:

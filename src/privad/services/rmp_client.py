@@ -2,8 +2,10 @@
 
 * :class:`RMPClient`: one method per endpoint (JSON, ``Authorization: Bearer``, bounded
   retries of transient failures). Public endpoints (configuration, open registration) work
-  without a token. Uploads are safe to retry: the server acknowledges a batch identical to
-  one the participant already stored without storing it twice.
+  without a token. Registration is safe to retry: the client makes the participant's
+  secret and sends only its SHA-256 digest. Uploads are safe to retry: the server
+  acknowledges a batch identical to one the participant already stored without storing it
+  twice.
 * :func:`upload_records`: a participant's side. Records (rows) are perturbed locally by a
   :class:`privad.rmp.roles.Participant` (double logistic, then its private T_i) and sent in
   batches; only Z_i = T_i Y_i leaves the process, never T_i or the records.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +38,7 @@ __all__ = [
     "RMPClient",
     "ServerConfig",
     "UploadReport",
+    "new_participant_secret",
     "read_token_file",
     "upload_records",
     "write_private",
@@ -118,20 +122,30 @@ class RMPClient(ServiceClient):
                                 f"configuration: {exc}") from None  # fmt: skip
         return ServerConfig(config, max_batch, digest)
 
-    def register(self, name: str | None = None, *, registration_token: str | None = None
-                 ) -> tuple[str, str]:  # fmt: skip
+    def register(self, name: str | None = None, *, registration_token: str | None = None,
+                 secret: str | None = None) -> tuple[str, str]:  # fmt: skip
         """``POST /v1/participants``: (participant name, token); the token is used from now
-        on. ``registration_token``: the server's --registration-token, if it has one."""
+        on.
+
+        The token is made here (``secret``, or a new one from :mod:`secrets`) and only its
+        SHA-256 digest is sent, so a registration whose answer was lost can be repeated with
+        the same ``secret`` and ``name``: the server answers with the same participant.
+        ``registration_token``: the server's --registration-token, if it has one.
+        """
+        if secret is None:
+            secret = new_participant_secret()
         self.set_token(registration_token)
-        body = {} if name is None else {"name": name}
+        body: dict[str, Any] = {"token_sha256": hashlib.sha256(secret.encode()).hexdigest()}
+        if name is not None:
+            body["name"] = name
         data = self.request("POST", "/v1/participants", body)[1]
         try:
-            participant, token = str(data["participant"]), str(data["token"])
+            participant = str(data["participant"])
         except (KeyError, TypeError) as exc:
             raise UpstreamError(f"the mining server answered a registration without "
                                 f"{exc}") from None  # fmt: skip
-        self.set_token(token)
-        return participant, token
+        self.set_token(secret)
+        return participant, secret
 
     # -- participant --------------------------------------------------------------------------
 
@@ -211,6 +225,11 @@ class RMPClient(ServiceClient):
             return meta, RMPModel.from_bytes(npz)
         except DataError as exc:
             raise UpstreamError(f"the mining server sent an invalid model: {exc}") from None
+
+
+def new_participant_secret() -> str:
+    """A new participant token from the OS CSPRNG (:mod:`secrets`), 43 URL-safe characters."""
+    return secrets.token_urlsafe(32)
 
 
 # --------------------------------------------------------------------------------------------

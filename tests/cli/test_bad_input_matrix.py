@@ -1,0 +1,155 @@
+"""Bad command lines across every command group: one line on stderr, exit 2, no file.
+
+Each case runs ``privad ARGS`` in-process in an empty working folder holding a small CSV
+(``d.csv``), a regular file (``afile.txt``) and nothing else; afterwards the folder must hold
+exactly those files (no partial output, no new ledger, no created folder). Servers named in
+the cases are never reached: every mistake is caught before any request.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from privad.cli import budget, datasets, demo, reproduce, rmp, search, sensor, serve, sp
+
+GROUPS = (budget, datasets, demo, reproduce, rmp, search, sensor, serve, sp)
+TOKEN = "a-token-of-enough-length-0123"
+NOWHERE = "http://127.0.0.1:9"
+SERVE_RMP = ["serve", "rmp", "--token", f"alice={TOKEN}", "--operator-token", TOKEN, "--n", "5",
+             "--w", "4", "--alpha", "0.2"]
+
+# Commands that write a file; {OUT} is replaced by the output path under test.
+FILE_OUTPUTS = {
+    "sp identify --out": ["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon",
+                          "1", "--budget", "5", "--ledger", "l.sqlite", "--out", "{OUT}"],
+    "sp ask --out": ["sp", "ask", "--server", NOWHERE, "--token", TOKEN, "--ids", "1",
+                     "--out", "{OUT}"],
+    "search run --out": ["search", "run", "--oracle", "d.csv", "--column", "x1", "--budget",
+                         "5", "--epsilon", "1", "--out", "{OUT}"],
+    "sensor result --out": ["sensor", "result", "--analyst", NOWHERE, "--token", TOKEN,
+                            "--out", "{OUT}"],
+    "rmp score --output": ["rmp", "score", "d.csv", "--server", NOWHERE, "--token", TOKEN,
+                           "--output", "{OUT}"],
+    "sp identify --ledger": ["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1",
+                             "--epsilon", "1", "--budget", "5", "--ledger", "{OUT}"],
+    "search run --ledger": ["search", "run", "--oracle", "d.csv", "--column", "x1",
+                            "--budget", "5", "--epsilon", "1", "--ledger", "{OUT}"],
+    "budget set --ledger": ["budget", "set", "s1", "--epsilon", "1", "--notion", "sensitive",
+                            "--ledger", "{OUT}"],
+    "demo --ledger": ["demo", "--ledger", "{OUT}"],
+    "rmp participate --key-file": ["rmp", "participate", "d.csv", "--server", NOWHERE,
+                                   "--key-file", "{OUT}", "--token-file", "t.json"],
+    "rmp participate --token-file": ["rmp", "participate", "d.csv", "--server", NOWHERE,
+                                     "--key-file", "k.npz", "--token-file", "{OUT}"],
+}  # fmt: skip
+
+PATH_FAULTS = {
+    "missing folder": ("nodir/out.csv", "does not exist; create the folder first"),
+    "under a regular file": ("afile.txt/out.csv", "is not a folder"),
+    "empty path": (" ", None),  # the message names the option
+}
+
+OTHER_CASES = [
+    # missing, unreadable or wrong-format input files
+    (["sp", "identify", "missing.csv", "--beta", "3", "--r", "0.1", "--epsilon", "1",
+      "--budget", "5", "--ledger", "l.sqlite"], "missing.csv"),
+    (["sp", "params", "missing.csv"], "missing.csv"),
+    (["sp", "params", "afile.txt"], "afile.txt"),
+    (["search", "run", "--oracle", "missing.csv", "--column", "x1", "--budget", "5",
+      "--epsilon", "1"], "missing.csv"),
+    (["rmp", "score", "missing.csv", "--server", NOWHERE, "--token", TOKEN], "missing.csv"),
+    (["datasets", "describe", "no-such-dataset"], "no-such-dataset"),
+    (["serve", "analyst", "--db", "a.sqlite", "--tokens", "missing-tokens.txt",
+      "--correction-url", NOWHERE, "--correction-token", TOKEN, "--eps", "1",
+      "--min-samples", "3"], "missing-tokens.txt"),
+    # bad columns
+    (["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon", "1", "--budget",
+      "5", "--ledger", "l.sqlite", "--columns", "x9"], "x9"),
+    (["search", "run", "--oracle", "d.csv", "--column", "x9", "--budget", "5",
+      "--epsilon", "1"], "x9"),
+    (["sp", "params", "d.csv", "--columns", "x1,,x2"], "empty column"),
+    # bad numbers
+    (["sp", "identify", "d.csv", "--beta", "0", "--r", "0.1", "--epsilon", "1"], "--beta"),
+    (["sp", "identify", "d.csv", "--beta", str(10**30), "--r", "0.1", "--epsilon", "1"],
+     "--beta"),
+    (["sp", "identify", "d.csv", "--beta", "3", "--r", "-1", "--epsilon", "1"], "--r"),
+    (["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon", "nan"],
+     "--epsilon"),
+    (["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon", "1e400"],
+     "--epsilon"),
+    (["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon", "1", "--seed",
+      "-4"], "--seed"),
+    (["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon", "1", "--k",
+      str(10**30)], "--k"),
+    (["search", "run", "--oracle", "d.csv", "--column", "x1", "--budget", "-5",
+      "--epsilon", "1"], "--budget"),
+    (["search", "run", "--oracle", "d.csv", "--column", "x1", "--budget", "5", "--epsilon", "1",
+      "--top", "0"],
+     "--top"),
+    (["budget", "set", "s1", "--epsilon", "0", "--notion", "sensitive", "--ledger",
+      "l.sqlite"], "epsilon"),
+    (["rmp", "score", "d.csv", "--server", NOWHERE, "--token", TOKEN, "--model",
+      str(10**30)], "--model"),
+    (["rmp", "score", "d.csv", "--server", NOWHERE, "--token", TOKEN, "--model", "x"],
+     "--model"),
+    (["rmp", "participate", "d.csv", "--server", NOWHERE, "--batch-size", "0",
+      "--key-file", "k.npz", "--token-file", "t.json"], "--batch-size"),
+    (["rmp", "participate", "d.csv", "--server", NOWHERE, "--name", "alice\n",
+      "--key-file", "k.npz", "--token-file", "t.json"], "--name"),
+    (["sensor", "result", "--analyst", NOWHERE, "--token", TOKEN, "--window", "-1"],
+     "--window"),
+    (["sensor", "result", "--analyst", NOWHERE, "--token", TOKEN, "--format", "xml"],
+     "--format"),
+    ([*SERVE_RMP, "--db", "r.sqlite", "--port", "70000"], "--port"),
+    ([*SERVE_RMP, "--db", "nodir/r.sqlite"], "does not exist"),
+    ([*SERVE_RMP, "--db", "afile.txt/r.sqlite"], "is not a folder"),
+    (["reproduce", "sp", "--out", "nodir/sub"], "does not exist"),
+    (["reproduce", "sp", "--out", "afile.txt"], "not a folder"),
+    (["sensor", "perturb", "d.csv", "--out", "nodir/p", "--epsilon", "1",
+      "--relaxed-sensitivity", "1"], "does not exist"),
+    (["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon", "1", "--budget",
+      "5", "--ledger", "l.sqlite", "--engine", "dask", "--out", "nodir/labels"],
+     "does not exist"),
+]  # fmt: skip
+
+
+def _cases() -> list:
+    out = []
+    for name, args in FILE_OUTPUTS.items():
+        option = args[args.index("{OUT}") - 1]
+        for fault, (path, words) in PATH_FAULTS.items():
+            out.append(pytest.param([a.replace("{OUT}", path) for a in args], words or option,
+                                    id=f"{name} {fault}"))  # fmt: skip
+    out += [pytest.param(args, words, id=" ".join(args[:2]) + f" {i}")
+            for i, (args, words) in enumerate(OTHER_CASES)]  # fmt: skip
+    return out
+
+
+CASES = _cases()
+
+
+def test_the_matrix_has_at_least_60_cases() -> None:
+    assert len(CASES) >= 60
+    assert {args[0] for args, _ in (c.values for c in CASES)} >= {
+        "sp", "search", "sensor", "rmp", "budget", "demo", "serve", "reproduce", "datasets"}
+
+
+@pytest.mark.parametrize(("args", "words"), CASES)
+def test_bad_input_is_one_line_exit_2_and_no_file(privad_cli, error_line, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch, args,
+                                                  words) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PRIVAD_LEDGER", raising=False)
+    (tmp_path / "d.csv").write_text("x1,x2\n" + "".join(f"0.{i},0.{(7 * i) % 40}\n"
+                                                         for i in range(1, 41)))
+    (tmp_path / "afile.txt").write_text("not a table\n")
+    before = sorted(os.listdir(tmp_path))
+    code, out, err = privad_cli(*GROUPS)(*args)
+    line = error_line(err)
+    assert code == 2, (args, out, err)
+    assert words in line, (words, line)
+    assert sorted(os.listdir(tmp_path)) == before  # no output, ledger, folder or temp file
