@@ -2,8 +2,9 @@
 
 Runs against an in-process cluster (``--scheduler``). Checked: one output part per input
 partition with the perturbed values in the scaled space, reproducible with a seed and
-different between partitions; the archive's guarantee is charged once per job, and a second
-release of the same archive is refused before the cluster starts; mistakes are one line.
+different between partitions; the guarantee is charged once per partition in a scope keyed
+by the partition's content digest, so a copy of the archive is refused; mistakes are one
+line.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import privad.distributed
 from privad.accounting import Ledger
 from privad.cli import sensor
 from privad.relaxed import Sensor
@@ -51,11 +51,15 @@ def run(privad_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, client):
 def test_perturb_writes_one_part_per_partition_and_charges_once(run, tmp_path, monkeypatch
                                                                 ) -> None:  # fmt: skip
     ledger = tmp_path / "l.sqlite"
+    # partitions 0 and 1 hold identical records: refused by default (two noisy copies)
+    code, _, err = run("--out", "o0", "--relaxed-sensitivity", "2,0.5", "--ledger",
+                       str(ledger), "--global-sensitivity", "10")  # fmt: skip
+    assert code == 2 and "identical records" in err and not (tmp_path / "o0").exists()
     args = ("--relaxed-sensitivity", "2,0.5", "--seed", "9", "--ledger", str(ledger),
-            "--global-sensitivity", "10")  # fmt: skip
+            "--global-sensitivity", "10", "--budget", "2")  # fmt: skip
     code, out, err = run("--out", "o1", *args)
     assert code == 0, err
-    assert "4 partition(s)" in out and "charged once" in out and "--seed" in err
+    assert "4 partition(s)" in out and "charged once per partition" in out and "--seed" in err
     parts = sorted((tmp_path / "o1").iterdir())
     assert [len(pd.read_parquet(p)) for p in parts] == list(SIZES)
     got = pd.read_parquet(tmp_path / "o1")
@@ -66,27 +70,45 @@ def test_perturb_writes_one_part_per_partition_and_charges_once(run, tmp_path, m
     assert np.abs(noise).mean() == pytest.approx(2.0, rel=0.15)  # Lap(1/ε) in the scaled space
     g = Sensor(0.5, [2.0, 0.5], global_sensitivity=10).guarantee()
     with Ledger(ledger) as book:
-        (spend,) = book.history("relaxed-sensor/archive")
-        assert spend.status == "committed" and spend.epsilon == g.epsilon
-        assert spend.metadata["partitions"] == 4
-    # a second release of the archive: refused before the cluster starts (default budget:
-    # one release), nothing written
-    monkeypatch.setattr(privad.distributed, "dask_client", None)
+        spends = [s for s in book.history() if s.status == "committed"]
+        # one spend per partition, keyed by content: the two identical ones share a scope
+        assert len(spends) == 4 and len({s.scope for s in spends}) == 3
+        assert all(s.epsilon == g.epsilon and s.scope.startswith("relaxed-sensor/rows-")
+                   for s in spends)  # fmt: skip
+    # a copy of the archive under another name is the same records: refused before any
+    # noise is drawn, nothing written
+    import shutil
+
+    shutil.copytree(tmp_path / "archive", tmp_path / "archive_copy")
     code, _, err = run("--out", "o2", *args)
     assert code == 2 and "refused" in err and not (tmp_path / "o2").exists()
 
 
+def test_default_ledger_records_an_archive_release(run, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("PRIVAD_LEDGER", str(tmp_path / "default.sqlite"))
+    code, out, err = run("--out", "o1", "--relaxed-sensitivity", "1", "--global-sensitivity",
+                         "10", "--budget", "2")  # fmt: skip
+    assert code == 0, err and "default.sqlite" in out
+    with Ledger(tmp_path / "default.sqlite") as book:
+        assert len(book.history()) == 4
+
+
 def test_seed_reproduces_and_errors_are_one_line(run, tmp_path, error_line) -> None:
-    assert run("--out", "a", "--relaxed-sensitivity", "1", "--seed", "4")[0] == 0
-    assert run("--out", "b", "--relaxed-sensitivity", "1", "--seed", "4")[0] == 0
+    common = ("--relaxed-sensitivity", "1", "--seed", "4", "--global-sensitivity", "10",
+              "--budget", "100", "--ledger", str(tmp_path / "l.sqlite"))  # fmt: skip
+    assert run("--out", "a", *common)[0] == 0
+    assert run("--out", "b", *common)[0] == 0
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "a"), pd.read_parquet(tmp_path / "b"))
     cases = [
-        (["--out", "a", "--relaxed-sensitivity", "1"], "already exists"),
-        (["--out", "c"], "give --relaxed-sensitivity or --history"),
-        (["--out", "c", "--relaxed-sensitivity", "1,2,3"], "2 column(s) but 3"),
-        (["--out", "c", "--relaxed-sensitivity", "1", "--columns", "x"], "unknown column"),
+        (["--out", "a", *common], "already exists"),
+        (["--out", "c", "--global-sensitivity", "10"], "give --relaxed-sensitivity or --history"),
+        (["--out", "c", "--relaxed-sensitivity", "1,2,3", "--global-sensitivity", "10"],
+         "2 column(s) but 3"),
+        (["--out", "c", "--relaxed-sensitivity", "1", "--columns", "x",
+          "--global-sensitivity", "10"], "unknown column"),
         (["--out", "c", "--relaxed-sensitivity", "1", "--ledger", "l"], "--global-sensitivity"),
-        (["--out", "c", "--relaxed-sensitivity", "1", "--workers", "1"], "not both"),
+        (["--out", "c", "--relaxed-sensitivity", "1", "--workers", "1",
+          "--global-sensitivity", "10"], "not both"),
     ]
     for args, message in cases:
         code, _, err = run(*args)

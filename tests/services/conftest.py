@@ -227,9 +227,14 @@ def spawn(tmp_path: Path) -> Iterator[Callable[..., Process]]:
 
 
 @pytest.fixture
-def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-            ) -> Callable[..., tuple[int, str, str]]:  # fmt: skip
-    """Run ``privad ARGS`` in-process (serve and sensor groups only): (status, out, err)."""
+def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+            tmp_path: Path) -> Callable[..., tuple[int, str, str]]:  # fmt: skip
+    """Run ``privad ARGS`` in-process (serve and sensor groups only): (status, out, err).
+
+    The sensor's default ledger and journal are files in the test's folder; ``sensor
+    send`` gets ``--global-sensitivity 400`` unless the test gives one."""
+    monkeypatch.setenv("PRIVAD_LEDGER", str(tmp_path / "default-ledger.sqlite"))
+    monkeypatch.setenv("PRIVAD_SENSOR_JOURNAL", str(tmp_path / "default-journal.sqlite"))
     app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
                       pretty_exceptions_enable=False)  # fmt: skip
 
@@ -243,6 +248,8 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     monkeypatch.setenv("COLUMNS", "200")
 
     def _run(*args: str, stdin: str = "") -> tuple[int, str, str]:
+        if args[:2] == ("sensor", "send") and "--global-sensitivity" not in args:
+            args = (*args, "--global-sensitivity", "400")
         monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
         capsys.readouterr()
         try:

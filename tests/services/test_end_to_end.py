@@ -14,6 +14,7 @@ import pytest
 from privad.accounting import Ledger
 from privad.noise import Randomness
 from privad.relaxed import Analyst, CorrectionServer, Sensor, run_protocol
+from privad.relaxed.journal import rows_digest
 
 
 def test_cli_end_to_end_matches_in_process_protocol(
@@ -77,26 +78,31 @@ def test_cli_end_to_end_matches_in_process_protocol(
     # per-window privacy: one spend per window, each in its own scope (parallel composition)
     with Ledger(ledger, create=False) as book:
         spends = book.history()
-    assert [s.scope for s in spends] == [f"relaxed-sensor/window-{w}" for w in range(3)]
-    g = Sensor(1.0, ring.rs, global_sensitivity=400).guarantee()
+    # one scope per window, keyed by the content digest of its records
+    assert [s.scope for s in spends] == [
+        f"relaxed-sensor/rows-{rows_digest(ring.data[w * 2000:(w + 1) * 2000])[:32]}"
+        for w in range(3)]  # fmt: skip
+    g = Sensor(1.0, ring.rs, global_sensitivity=400).release_guarantee()
     for s in spends:
         assert s.guarantee.notion == "relaxed-dp"
-        assert s.epsilon == pytest.approx(2.0)  # record unit: d·ε with d = 2
+        # record unit: d·ε = 2 for T', and ε_CS = 2 (default) for the noisy d_diff
+        assert s.epsilon == pytest.approx(4.0) == g.epsilon
         assert s.epsilon_outlier == pytest.approx(g.epsilon_outlier)
+        assert s.metadata["views"]["correction"]["guarantee"] is not None
 
-    # sending the stream again is refused: by the ledger first (one release per window)
-    code, _, err = run_cli(
-        "sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
-        "--token", secrets["s0"], "--epsilon", "1", "--window", "2000",
-        "--history", str(history), "--ledger", str(ledger), "--global-sensitivity", "400",
-    )
+    send = ("sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
+            "--token", secrets["s0"], "--epsilon", "1", "--window", "2000",
+            "--history", str(history), "--global-sensitivity", "400")  # fmt: skip
+    # sending the stream again releases nothing: the journal knows these records
+    code, out, err = run_cli(*send, "--ledger", str(ledger))
+    assert code == 0 and "0 window(s), 0 record(s)" in out and "3 window(s) already" in out
+    # with another journal the ledger still recognises the records (one release each)
+    code, _, err = run_cli(*send, "--ledger", str(ledger), "--journal",
+                           str(tmp_path / "other.sqlite"))  # fmt: skip
     assert code == 2 and "exceed the budget" in err
-    # ... and by the servers without a ledger (a second noisy copy of the same window)
-    code, _, err = run_cli(
-        "sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
-        "--token", secrets["s0"], "--epsilon", "1", "--window", "2000",
-        "--history", str(history),
-    )
+    # ... and with neither, the servers refuse a second noisy copy of the same window
+    code, _, err = run_cli(*send, "--ledger", str(tmp_path / "l2.sqlite"), "--journal",
+                           str(tmp_path / "j2.sqlite"))  # fmt: skip
     assert code == 2 and "(409)" in err and "--first-window 3" in err
     # another sensor's stream is independent of s0's windows
     code, out, err = run_cli(

@@ -82,8 +82,9 @@ def test_sensor_errors_are_one_line(servers, ring, run_cli, secrets, tmp_path: P
     cases = [
         (base, "--token is required"),
         (base + ["--token", "wrong-secret-0123456789abcdef"], "(401): unknown token"),
-        (base + ["--token", secrets["s0"], "--ledger", str(tmp_path / "l.sqlite")],
-         "--ledger needs --global-sensitivity"),
+        (base + ["--token", secrets["s0"], "--exchange", "open"], "--exchange must be one of"),
+        (base + ["--token", secrets["s0"], "--exchange", "unprotected", "--cs-epsilon", "1"],
+         "--cs-epsilon applies to --exchange protected only"),
         (base + ["--token", secrets["s0"], "--history", str(data), "--relaxed-sensitivity",
                  "1,1"], "not both"),
         (base + ["--token", secrets["s0"], "--epsilon", "-1"], "--epsilon must be"),

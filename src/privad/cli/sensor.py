@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,7 @@ sensor_app = typer.Typer(
 SCALING_CHOICES = ("relaxed-sensitivity", "isotropic", "none")
 CENTRE_CHOICES = ("separate", "original")
 UNIT_CHOICES = ("record", "column")
+EXCHANGE_CHOICES = ("protected", "unprotected")
 COLUMNS_HELP = (
     "Columns to use, by header name or 0-based position; repeat or separate with commas. "
     "Default: every column."
@@ -107,20 +109,22 @@ def _parse_p_o(text: str) -> float:
                        what="a percentage in (0, 100), e.g. 10")  # fmt: skip
 
 
-def _guarantee_options(global_sensitivity: str | None, budget: str | None, ledger: str | None,
+def _guarantee_options(global_sensitivity: str | None, budget: str | None,
                        what: str) -> tuple[Any, float | None]:  # fmt: skip
-    """``--global-sensitivity`` (one value: every column) and ``--budget``; ``--ledger``
-    needs the former, because a guarantee for outliers needs a domain width."""
+    """``--global-sensitivity`` (one value: every column) and ``--budget``. Every release is
+    charged to a ledger, and a guarantee for outliers needs a domain width, so the former
+    is required."""
     gs: Any = None
     if global_sensitivity is not None:
         gs = parse_floats(global_sensitivity, "--global-sensitivity", what="domain widths > 0")
         gs = gs[0] if len(gs) == 1 else gs  # one value: the same width for every column
     budget_v = None if budget is None else parse_float(budget, "--budget", strict=True,
                                                        what="a finite number > 0")  # fmt: skip
-    if ledger is not None and gs is None:
+    if gs is None:
         raise ParameterError(
-            "--ledger needs --global-sensitivity: without a domain width outliers have no "
-            f"finite ε', so {what} guarantee cannot be stated"
+            f"--global-sensitivity is required: {what} release is charged to a privacy "
+            "ledger (--ledger, default $PRIVAD_LEDGER or ~/.privad/ledger.sqlite), and without "
+            "a domain width outliers have no finite ε', so its guarantee cannot be stated"
         )
     if ledger is not None:
         check_output_path(ledger, "--ledger", "store")
@@ -203,8 +207,31 @@ def send(
     seed: str | None = SEED_OPTION,
     ledger: str | None = typer.Option(
         None, "--ledger", metavar="PATH",
-        help="Charge each window's guarantee to this privacy ledger (SQLite), in scope "
-        "SCOPE/window-W, before the window is sent. Needs --global-sensitivity.",
+        help="Privacy ledger (SQLite) charged with each window's release before it is sent, "
+        "in scope SCOPE/rows-DIGEST (the content digest of the window's records). Default: "
+        "$PRIVAD_LEDGER or ~/.privad/ledger.sqlite.",
+    ),
+    journal: str | None = typer.Option(
+        None, "--journal", metavar="PATH",
+        help="The sensor's record of released records (SQLite): a rerun skips records "
+        "already released and completes an interrupted window with its journalled messages. "
+        "Default: $PRIVAD_SENSOR_JOURNAL or ~/.privad/sensor-journal.sqlite.",
+    ),
+    force_rerelease: bool = typer.Option(
+        False, "--force-rerelease",
+        help="Release records that were released before again, with new noise (charged "
+        "again: their protection adds up).",
+    ),
+    exchange: str = typer.Option(
+        "protected", "--exchange", metavar="X",
+        help="protected (default: d_diff with Laplace noise under ε_CS, so the correction "
+        "server's view and the corrected output have a guarantee) or unprotected (the "
+        "paper's exchange: no guarantee for them).",
+    ),
+    cs_epsilon: str | None = typer.Option(
+        None, "--cs-epsilon", metavar="E",
+        help="ε_CS of the d_diff noise, in the guarantee unit. Default: the perturbation's ε "
+        "in that unit.",
     ),
     scope: str = typer.Option(
         "relaxed-sensor", "--scope", metavar="SCOPE", help="Base name of the ledger scopes."
@@ -212,7 +239,8 @@ def send(
     budget: str | None = typer.Option(
         None, "--budget", metavar="E",
         help="Total ε of each window's scope when it has no budget yet. Default: one "
-        "release (the window's ε), so a window can never be sent twice.",
+        "release (the window's ε), so the same records are never released twice unless "
+        "forced.",
     ),
     global_sensitivity: str | None = GS_OPTION,
     guarantee_unit: str = UNIT_OPTION,
@@ -256,7 +284,12 @@ def send(
     retries_v = parse_int(retries, "--retries", minimum=0, what="an integer >= 0")
     seed_v = parse_seed(seed)
     secret = _token(token, "--token", "PRIVAD_SENSOR_TOKEN")
-    gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "the window's")
+    gs, budget_v = _guarantee_options(global_sensitivity, budget, "each window's")
+    exchange_v = parse_choice(exchange, "--exchange", EXCHANGE_CHOICES)
+    cs_eps = None if cs_epsilon is None else parse_float(cs_epsilon, "--cs-epsilon",
+                                                         strict=True, what="a finite number > 0")
+    if exchange_v == "unprotected" and cs_eps is not None:
+        raise ParameterError("--cs-epsilon applies to --exchange protected only")
     verify = existing_file(ca_cert, "--ca-cert") or True
 
     rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, p_o_v)
@@ -293,20 +326,26 @@ def send(
             rs = estimate_rs(head[1], p_o_v)
         sensor = Sensor(eps, rs, scaling=scaling_v, d_diff_centres=centres,  # type: ignore[arg-type]
                         global_sensitivity=gs, guarantee_unit=unit,  # type: ignore[arg-type]
+                        exchange=exchange_v, cs_epsilon=cs_eps,  # type: ignore[arg-type]
                         rng=None if seed_v is None else Randomness(seed_v))  # fmt: skip
-        book = None
-        if ledger is not None:
-            from privad.accounting import Ledger
+        from privad.accounting import Ledger, default_ledger_path
+        from privad.relaxed.journal import ReleaseJournal
 
-            g = sensor.guarantee()
-            book = Ledger(ledger, create=True,
-                          default_budget=budget_v if budget_v is not None else g.epsilon)
-            if not quiet:
-                typer.echo(f"each window: {g.summary()}; charged to scope "
-                           f"{scope}/window-W in {book.path}")  # fmt: skip
+        views = sensor.views()
+        g = views.release
+        book = Ledger(ledger if ledger is not None else default_ledger_path(), create=True,
+                      default_budget=budget_v if budget_v is not None else g.epsilon)
+        book_journal = ReleaseJournal(journal)
+        if not quiet:
+            typer.echo("each window: " + "; ".join(views.lines()))
+            typer.echo(f"charged to scope {scope}/rows-DIGEST in {book.path}; journal "
+                       f"{book_journal.path}")  # fmt: skip
         uploader = SensorUploader(sensor, a_client, c_client, ledger=book, scope=scope,
-                                  close=not no_close)  # fmt: skip
-        n_windows = n_records = 0
+                                  close=not no_close, journal=book_journal)  # fmt: skip
+        source = label if data == "-" else str(Path(label).resolve())
+        counts = {"sent": 0, "forced": 0, "resumed": 0, "skipped": 0}
+        n_records = 0
+        sent_windows: list[int] = []
 
         def all_windows() -> Any:
             yield head
@@ -315,25 +354,40 @@ def send(
         try:
             for w, block in all_windows():
                 try:
-                    report = uploader.send_window(w, block)
+                    report = uploader.send_window(
+                        w, block, source=source, first_row=(w - first) * size,
+                        on_released="force" if force_rerelease else "skip")  # fmt: skip
                 except Conflict as exc:
                     raise Conflict(f"{exc}; {_next_hint(a_client, c_client)}") from None
-                n_windows += 1
+                counts[report.status] += 1
+                if report.status == "skipped":
+                    if not quiet:
+                        typer.echo(f"rows {(w - first) * size}..{(w - first) * size + report.n - 1}"
+                                   f": already released as window {report.window}; skipped "
+                                   "(--force-rerelease to release them again, charged)")
+                    continue
                 n_records += report.n
+                sent_windows.append(report.window)
                 if not quiet:
+                    how = {"sent": "", "forced": " (forced re-release, charged again)",
+                           "resumed": " (completed from the journal: an identical copy)"
+                           }[report.status]  # fmt: skip
                     if report.outliers is None:
-                        typer.echo(f"window {w}: {report.n} record(s) uploaded")
+                        typer.echo(f"window {report.window}: {report.n} record(s) "
+                                   f"uploaded{how}")  # fmt: skip
                     else:
-                        typer.echo(f"window {w}: {report.n} record(s) sent; "
+                        typer.echo(f"window {report.window}: {report.n} record(s) sent{how}; "
                                    f"{report.n_presumed} presumed outlier(s) before "
                                    f"correction, {report.outliers.size} corrected "
                                    "outlier(s)")  # fmt: skip
         finally:
-            if book is not None:
-                book.close()
+            book.close()
+            book_journal.close()
         if not quiet:
-            typer.echo(f"sent {n_windows} window(s), {n_records} record(s) "
-                       f"(windows {first}..{first + n_windows - 1})")  # fmt: skip
+            span = (f" (windows {min(sent_windows)}..{max(sent_windows)})" if sent_windows
+                    else "")  # fmt: skip
+            typer.echo(f"sent {len(sent_windows)} window(s), {n_records} record(s){span}; "
+                       f"{counts['skipped']} window(s) already released, skipped")
     finally:
         for client in (a_client, c_client):
             if client is not None:
@@ -343,13 +397,16 @@ def send(
 
 
 def _next_hint(a_client: Any, c_client: Any) -> str:
+    note = ("records this sensor already released are skipped on a rerun (its journal), so "
+            "nothing is sent twice")
     try:
         seen = [w["window"] for w in a_client.windows()] + [
             w["window"] for w in c_client.windows()]
     except Exception:  # only a hint
-        return "continue with --first-window after the last window sent"
+        return f"the servers hold this window number with other records; {note}"
     nxt = max(seen) + 1 if seen else 0
-    return f"continue with --first-window {nxt}"
+    return (f"the servers hold this window number with other records: give --first-window "
+            f"{nxt} (the next free number) for new records; {note}")
 
 
 @sensor_app.command("result")
@@ -536,17 +593,19 @@ def perturb(
     seed: str | None = SEED_OPTION,
     ledger: str | None = typer.Option(
         None, "--ledger", metavar="PATH",
-        help="Charge the archive's guarantee (once: each record is perturbed once) to this "
-        "privacy ledger before the output appears. Needs --global-sensitivity.",
+        help="Privacy ledger charged (once per partition, in scope SCOPE/rows-DIGEST keyed by "
+        "the content digest of the partition's records) before the output appears. Default: "
+        "$PRIVAD_LEDGER or ~/.privad/ledger.sqlite.",
     ),
     scope: str | None = typer.Option(
         None, "--scope", metavar="SCOPE",
-        help="Ledger scope. Default: relaxed-sensor/<archive name>.",
+        help="Base name of the ledger scopes. Default: relaxed-sensor.",
     ),
     budget: str | None = typer.Option(
         None, "--budget", metavar="E",
-        help="Total ε of the scope when it has no budget yet. Default: one release, so an "
-        "archive can never be perturbed and released twice.",
+        help="Total ε of each partition's scope when it has no budget yet. Default: one "
+        "release, so the same records (in a copy of the archive too) are never perturbed "
+        "and released twice.",
     ),
     global_sensitivity: str | None = GS_OPTION,
     guarantee_unit: str = UNIT_OPTION,
@@ -574,7 +633,7 @@ def perturb(
     unit = parse_choice(guarantee_unit, "--guarantee-unit", UNIT_CHOICES)
     scheduler_v, workers_v = parse_cluster(scheduler, workers)
     seed_v = parse_seed(seed)
-    gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "the archive's")
+    gs, budget_v = _guarantee_options(global_sensitivity, budget, "the archive's")
     scope = parse_scope(scope)
     rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, p_o_v)
     if rs is None:
@@ -591,42 +650,51 @@ def perturb(
         raise DataError(f"{archive} has {len(source.feature_names)} column(s) but "
                         f"{sensor.n_columns} relaxed sensitivities were given")  # fmt: skip
     _warn_seed(seed_v)
-    scope_v = scope if scope is not None else f"relaxed-sensor/{source.name}"
-    book = None
-    if ledger is not None:
-        from privad.accounting import Ledger
+    from contextlib import ExitStack
 
-        g = sensor.guarantee()
-        book = Ledger(ledger, create=True,
-                      default_budget=budget_v if budget_v is not None else g.epsilon)
-        book.check(scope_v, g)  # an exhausted scope is refused before the cluster starts
+    import dask
+
+    from privad.accounting import Ledger, default_ledger_path
+    from privad.relaxed.journal import rows_digest
+
+    base = scope if scope is not None else "relaxed-sensor"
+    g = sensor.guarantee()
+    book = Ledger(ledger if ledger is not None else default_ledger_path(), create=True,
+                  default_budget=budget_v if budget_v is not None else g.epsilon)
     try:
         with dask_client(scheduler_v, workers=workers_v):
             table = source.load()
+            blocks = table.records.to_delayed().ravel()
+            digests = dask.compute(*[dask.delayed(rows_digest)(b) for b in blocks])
+            scopes = [f"{base}/rows-{d[:32]}" for d in digests]
+            for k, sc in enumerate(scopes):  # refused before any noise is drawn
+                book.check(sc, g)
+                if scopes.index(sc) != k and budget_v is None:
+                    raise DataError(f"partitions {scopes.index(sc)} and {k} of {archive} hold "
+                                    "identical records: two noisy copies would release them "
+                                    "twice (give --budget to allow it, charged twice)")
             job = perturb_partitions(sensor, table.records, rng=Randomness(seed_v))
-            spend = {} if book is None else {
-                "ledger": book, "scope": scope_v, "guarantee": sensor.guarantee(),
-                "label": f"relaxed-DP perturbation of {archive} ({table.n_records} records, "
-                         f"{table.n_partitions} partitions)",
-                "metadata": {"command": "privad sensor perturb", "archive": archive,
-                             "n": table.n_records, "partitions": table.n_partitions,
-                             "out": str(target)},
-            }  # fmt: skip
-            with release_folder(target, **spend) as tmp:
+            with release_folder(target) as tmp, ExitStack() as spends:
+                for k, (sc, d) in enumerate(zip(scopes, digests, strict=True)):
+                    spends.enter_context(book.reserve(
+                        sc, g, f"relaxed-DP perturbation of partition {k} of {archive} "
+                        f"({table.lengths[k]} records)",
+                        {"command": "privad sensor perturb", "archive": archive,
+                         "partition": k, "n": table.lengths[k], "digest": d,
+                         "out": str(target)}))  # fmt: skip
                 perturbed = {name: job.perturbed[:, j]
                              for j, name in enumerate(table.feature_names)}  # fmt: skip
                 write_columns(tmp, perturbed, table.lengths)
+                # leaving the ExitStack commits every spend before the folder is renamed
     finally:
-        if book is not None:
-            book.close()
+        book.close()
     scales = ", ".join(f"{v:.6g}" for v in sensor.noise_scale.tolist())
     typer.echo(f"perturbed {table.n_records} record(s) x {sensor.n_columns} column(s) in "
                f"{table.n_partitions} partition(s), each with its own noise stream")
     typer.echo(f"divisors (step 1a): {', '.join(f'{v:.6g}' for v in sensor.divisors.tolist())}; "
                f"Laplace scale per column (scaled space): {scales}")
-    if book is not None:
-        typer.echo(f"charged once: {sensor.guarantee().summary()} to scope {scope_v} in "
-                   f"{ledger}")
+    typer.echo(f"charged once per partition: {g.summary()} to scopes {base}/rows-DIGEST "
+               f"(the content digest of each partition's records) in {book.path}")
     typer.echo(f"output: {target}")
 
 

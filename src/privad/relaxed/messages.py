@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -120,10 +120,11 @@ class Message:
         unknown = sorted(set(data) - names - {"type"})
         if unknown:
             raise DataError(f"unknown field(s) {unknown} in a {kind} message")
-        missing = sorted(names - set(data))
+        optional = {f.name for f in fields(target) if f.default is not MISSING}  # type: ignore[arg-type]
+        missing = sorted(names - optional - set(data))
         if missing:
             raise DataError(f"missing field(s) {missing} in a {kind} message")
-        return target(**{k: data[k] for k in names})
+        return target(**{k: data[k] for k in names if k in data})
 
 
 @dataclass(frozen=True, eq=False)
@@ -170,7 +171,10 @@ class SensorToCorrection(Message):
     Attributes:
         indices: the record index of each entry, a permutation of ``0 … n−1`` (the same
             row numbers the analyst sees; the sensor may send them in any order).
-        d_diff: ``d_diff[k]`` belongs to record ``indices[k]``.
+        d_diff: ``d_diff[k]`` belongs to record ``indices[k]`` (with ``Lap(Δ₁/ε_CS)`` noise
+            in the protected exchange, see :mod:`privad.relaxed.views`).
+        tp_noise: the Laplace noise the correction server adds to d_TP before sending it to
+            the analyst (ε_TP, eq. V2 of :mod:`privad.relaxed.views`); 0.0 (default) for none.
     """
 
     sender: ClassVar[str] = "sensor"
@@ -178,6 +182,7 @@ class SensorToCorrection(Message):
 
     indices: np.ndarray
     d_diff: np.ndarray
+    tp_noise: float = 0.0
 
     def __post_init__(self) -> None:
         indices = index_array(self.indices, "indices")
@@ -196,6 +201,16 @@ class SensorToCorrection(Message):
             raise DataError(f"indices must be a permutation of 0..{n - 1} (each record once)")
         object.__setattr__(self, "indices", indices)
         object.__setattr__(self, "d_diff", d_diff)
+        tp_noise = _optional_float(self.tp_noise, "tp_noise")
+        object.__setattr__(self, "tp_noise", 0.0 if tp_noise is None else tp_noise)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As :meth:`Message.to_dict`; ``tp_noise`` only when it is not 0 (the services'
+        wire format has no such field: a noisy d_TP is a library option)."""
+        out = super().to_dict()
+        if out["tp_noise"] == 0.0:
+            del out["tp_noise"]
+        return out
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,13 +16,14 @@ see; at most one is corrupted. ``received`` on A and CS lists every message the 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal
 
 import numpy as np
 
 from privad.accounting.guarantee import Guarantee
 from privad.errors import DataError, ParameterError
-from privad.noise import as_randomness
+from privad.noise import as_randomness, laplace, laplace_scale_for
 from privad.relaxed.correction import (
     D_FP_RULES,
     REDUCTIONS,
@@ -62,6 +63,13 @@ from privad.relaxed.sensitivity import (
     check_relaxed_sensitivity,
     relaxed_guarantee,
 )
+from privad.relaxed.views import (
+    EXCHANGES,
+    ProtocolViews,
+    d_diff_sensitivity,
+    neighbour_diameters,
+    released_guarantee,
+)
 from privad.validation import (
     check_array,
     check_choice,
@@ -70,7 +78,12 @@ from privad.validation import (
     check_probability,
 )
 
-__all__ = ["ANALYST_CENTRES", "Analyst", "CorrectionServer", "Sensor"]
+__all__ = ["ANALYST_CENTRES", "DEFAULT_CS_EPSILON_FACTOR", "Analyst", "CorrectionServer",
+           "Sensor"]
+
+DEFAULT_CS_EPSILON_FACTOR: float = 1.0
+"""Default ε_CS as a multiple of the perturbation's ε (in the guarantee unit): the d_diff
+noise then costs as much as 𝒯' (chosen from the accuracy table in docs/relaxed.md)."""
 
 ANALYST_CENTRES: tuple[str, ...] = ("perturbed-mean",)
 """Named centres the analyst can use for I_L2/I_L3; a public vector is also accepted."""
@@ -100,6 +113,22 @@ class Sensor:
     guarantee_unit:
         ``"record"`` (default) or ``"column"``; see
         :func:`~privad.relaxed.sensitivity.relaxed_guarantee`.
+    exchange:
+        ``"protected"`` (default): d_diff leaves the sensor with ``Lap(Δ₁/ε_CS)`` noise per
+        entry, Δ₁ the L1 sensitivity of d_diff given 𝒯' (eq. V2 of
+        :mod:`privad.relaxed.views`), so the correction server's view and the corrected
+        output are protected. ``"unprotected"``: the paper's exchange, d_diff exact; then
+        the correction server's view and the analyst's d_TP and output carry **no**
+        guarantee (see :meth:`views`).
+    cs_epsilon:
+        ε_CS of the d_diff noise, in the guarantee unit (per record by default). ``None``
+        (default): :data:`DEFAULT_CS_EPSILON_FACTOR` times the perturbation's ε in that unit
+        (chosen from the accuracy table in docs/relaxed.md).
+    tp_epsilon:
+        Optional ε_TP: the sensor draws ``Lap(Δ_∞/ε_TP)`` (Δ_∞ of eq. V2) and the correction
+        server adds it to d_TP before sending it to the analyst (it knows the exact value
+        anyway). Not needed for a bounded analyst view when d_diff is noisy (d_TP is then a
+        post-processing of it); it protects d_TP on its own. Default ``None``: no extra noise.
     rng:
         :class:`privad.noise.Randomness`, a seed, or ``None`` (OS entropy).
     """
@@ -113,6 +142,9 @@ class Sensor:
         d_diff_centres: Literal["separate", "original"] = "separate",
         global_sensitivity: Any = None,
         guarantee_unit: Literal["record", "column"] = "record",
+        exchange: Literal["protected", "unprotected"] = "protected",
+        cs_epsilon: float | None = None,
+        tp_epsilon: float | None = None,
         rng: Any = None,
     ) -> None:
         self.epsilon = check_epsilon(epsilon)
@@ -127,6 +159,21 @@ class Sensor:
             else check_global_sensitivity(global_sensitivity, self.relaxed_sensitivity)
         )
         self.guarantee_unit = check_choice(guarantee_unit, "guarantee_unit", GUARANTEE_UNITS)
+        self.exchange = check_choice(exchange, "exchange", EXCHANGES)
+        self.diameters = neighbour_diameters(self.relaxed_sensitivity, self.divisors,
+                                             self.global_sensitivity, self.guarantee_unit)
+        unit_epsilon = self.epsilon * (self.n_columns if self.guarantee_unit == "record" else 1)
+        if self.exchange == "unprotected":
+            if cs_epsilon is not None or tp_epsilon is not None:
+                raise ParameterError("cs_epsilon and tp_epsilon apply to the protected exchange "
+                                     "only; the unprotected exchange adds no noise to d_diff")
+            self.cs_epsilon: float | None = None
+            self.tp_epsilon: float | None = None
+        else:
+            self.cs_epsilon = (DEFAULT_CS_EPSILON_FACTOR * unit_epsilon if cs_epsilon is None
+                               else check_epsilon(cs_epsilon, "cs_epsilon"))  # fmt: skip
+            self.tp_epsilon = None if tp_epsilon is None else check_epsilon(tp_epsilon,
+                                                                           "tp_epsilon")
         self._rng = as_randomness(rng)
 
     @property
@@ -150,6 +197,33 @@ class Sensor:
             unit=self.guarantee_unit,  # type: ignore[arg-type]
         )
 
+    def views(self) -> ProtocolViews:
+        """Each party's view of one run (window) and its guarantee, as data (needs
+        ``global_sensitivity``); ``views().release`` is what the ledger is charged.
+
+        See :mod:`privad.relaxed.views` for the derivation (eqs. V1, V2)."""
+        d_n, d_g = self.diameters
+        assert d_g is not None or self.global_sensitivity is None
+        return released_guarantee(self.guarantee(), exchange=self.exchange,
+                                  cs_epsilon=self.cs_epsilon, tp_epsilon=self.tp_epsilon,
+                                  d_n=d_n, d_g=d_g if d_g is not None else d_n)  # fmt: skip
+
+    def release_guarantee(self) -> Guarantee:
+        """The guarantee of everything one window releases (𝒯', d_diff, d_TP): what a
+        protocol run charges. Equals :meth:`guarantee` for the unprotected exchange, whose
+        d_diff and d_TP carry no guarantee (see :meth:`views`)."""
+        return self.views().release
+
+    def d_diff_noise_scales(self, n: int) -> tuple[float | None, float | None]:
+        """The Laplace scales ``(Δ₁/ε_CS, Δ_∞/ε_TP)`` for a window of ``n`` records (eq. V2);
+        ``None`` where no noise is added."""
+        d_n, _ = self.diameters
+        l1, linf = d_diff_sensitivity(d_n, n, self.d_diff_centres)
+        cs = None if self.cs_epsilon is None else float(laplace_scale_for(l1, self.cs_epsilon))
+        tp = None if self.tp_epsilon is None else float(laplace_scale_for(linf,
+                                                                          self.tp_epsilon))
+        return cs, tp
+
     def check_data(self, data: Any) -> np.ndarray:
         """Validate 𝒯 (n × d, finite, d = number of relaxed sensitivities)."""
         T = check_array(data, "data")
@@ -168,11 +242,18 @@ class Sensor:
         """Steps 1a–1c and 2: scale, add Laplace noise per column, compute d_diff.
 
         Returns the message for the analyst (𝒯' and public parameters) and the message for
-        the correction server (indices and d_diff). The noise itself is not kept.
+        the correction server (indices and d_diff). The noise itself is not kept. In the
+        protected exchange d_diff carries ``Lap(Δ₁/ε_CS)`` noise and, with ``tp_epsilon``,
+        the message holds the d_TP noise ``Lap(Δ_∞/ε_TP)`` (eq. V2).
         """
         T = self.scale(data)
         T_prime = laplace_columns(T, self.noise_scale, self._rng)
         d_diff = distance_differences(T, T_prime, centres=self.d_diff_centres)  # type: ignore[arg-type]
+        cs_scale, tp_scale = self.d_diff_noise_scales(T.shape[0])
+        if cs_scale is not None:
+            d_diff = laplace(d_diff, cs_scale, self._rng)
+        tp_noise = 0.0 if tp_scale is None else float(laplace(np.zeros(1), tp_scale,
+                                                              self._rng)[0])
         to_analyst = SensorToAnalyst(
             perturbed=T_prime,
             divisors=self.divisors,
@@ -180,7 +261,7 @@ class Sensor:
             epsilon=self.epsilon,
         )
         to_correction = SensorToCorrection(
-            indices=np.arange(T.shape[0], dtype=np.int64), d_diff=d_diff
+            indices=np.arange(T.shape[0], dtype=np.int64), d_diff=d_diff, tp_noise=tp_noise
         )
         return to_analyst, to_correction
 
@@ -364,6 +445,7 @@ class CorrectionServer:
         self.d_fp_percentile = check_percentile(d_fp_percentile, "d_fp_percentile")
         self.received: list[Message] = []
         self.d_diff: np.ndarray | None = None
+        self.tp_noise = 0.0
         self.presumed_mask: np.ndarray | None = None
         self.split: GapSplit | None = None
         self.layers: CorrectionLayers | None = None
@@ -386,6 +468,7 @@ class CorrectionServer:
         d_diff[message.indices] = message.d_diff
         d_diff.flags.writeable = False
         self.d_diff = d_diff
+        self.tp_noise = float(message.tp_noise)
 
     def receive_presumed_outliers(self, message: AnalystToCorrection) -> CorrectionToAnalyst:
         """Step 3: split O' at the largest d_diff gap into FP and TP; send d_TP and w_O."""
@@ -396,7 +479,12 @@ class CorrectionServer:
             raise ProtocolError("the correction server already received O' for this run")
         self.received.append(message)
         self.presumed_mask = index_mask(message.presumed_outliers, self.n, "presumed_outliers")
-        self.split = split_presumed_outliers(
+        if self.tp_noise != 0.0 and self.d_tp_percentile != 0.0:
+            raise ProtocolError(
+                "the sensor asked for a noisy d_TP, whose sensitivity holds for d_TP = min "
+                "d_diff over O' only; use d_tp_percentile=0 with tp_epsilon"
+            )
+        split = split_presumed_outliers(
             self.d_diff,
             message.presumed_outliers,
             min_gap=self.min_gap,
@@ -407,6 +495,11 @@ class CorrectionServer:
             d_fp_percentile=self.d_fp_percentile,
             w_o=self.w_o,
         )
+        if split.d_tp is not None and self.tp_noise != 0.0:
+            d_tp = split.d_tp + self.tp_noise
+            d_fp = d_tp + self.w_o if self.d_fp_rule == "layer" else split.d_fp
+            split = dataclasses.replace(split, d_tp=d_tp, d_fp=d_fp)
+        self.split = split
         return CorrectionToAnalyst(d_tp=self.split.d_tp, w_o=self.w_o)
 
     def receive_layers(self, message: AnalystToCorrection2) -> CorrectionToAnalyst2:

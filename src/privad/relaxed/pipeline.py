@@ -183,6 +183,9 @@ def run_pipeline(
     dbscan_calibration: str = "adaptive",
     dbscan_shares: Sequence[float] = DBSCAN_SHARES,
     dbscan_candidates: Sequence[DBSCANDetector] | None = None,
+    exchange: Literal["protected", "unprotected"] = "unprotected",
+    cs_epsilon: float | None = None,
+    tp_epsilon: float | None = None,
 ) -> PipelineResult:
     """Run sensitivity estimation, perturbation, detection and correction; evaluate against O.
 
@@ -191,6 +194,11 @@ def run_pipeline(
     the paper's text: the ``"radius"`` reduction with ρ from the historical outliers, the
     paper's d_TP and d_FP (minima), and the adaptive DBSCAN calibration. The NOTES.md
     reading of the previous version is ``reduction="notes", dbscan_calibration="history"``.
+
+    The exchange defaults to the paper's (``exchange="unprotected"``: d_diff and d_TP
+    exact), since this function reproduces its experiment; ``exchange="protected"`` with
+    ``cs_epsilon`` / ``tp_epsilon`` measures the protected variants (see
+    :class:`~privad.relaxed.Sensor` and :mod:`privad.relaxed.views`).
 
     Parameters
     ----------
@@ -294,6 +302,9 @@ def run_pipeline(
         scaling=scaling,
         d_diff_centres=d_diff_centres,
         global_sensitivity=global_sensitivity,
+        exchange=exchange,
+        cs_epsilon=cs_epsilon,
+        tp_epsilon=tp_epsilon,
         rng=rng,
     )
     T = sensor.scale(X)
@@ -411,7 +422,7 @@ def run_pipeline(
         detector=eval_detector,
         timings=timings,
         transcript=run.transcript,
-        guarantee=sensor.guarantee() if global_sensitivity is not None else None,
+        guarantee=sensor.release_guarantee() if global_sensitivity is not None else None,
         reduction=reduction,
         outlier_radius=None if reduction == "notes" else rho_used,
         thresholds=analyst.thresholds,

@@ -32,6 +32,7 @@ import numpy as np
 
 from privad.errors import BudgetExceededError, DataError, ParameterError
 from privad.noise import RandomnessLike
+from privad.relaxed.journal import rows_digest
 from privad.relaxed.messages import (
     AnalystToCorrection,
     AnalystToCorrection2,
@@ -56,9 +57,10 @@ from privad.services.common import (
     UpstreamError,
     dumps,
 )
-from privad.validation import check_int
+from privad.validation import check_choice, check_int
 
 __all__ = [
+    "AlreadyReleased",
     "AnalystClient",
     "CorrectionClient",
     "CuratorClient",
@@ -280,10 +282,14 @@ class WindowReport:
         window: the window number.
         n: its number of records.
         outliers: the corrected outliers (record indices within the window), or None when
-            the window was not closed.
+            the window was not closed (or was skipped).
         n_presumed: |O'| (detections on 𝒯' before correction), or None.
         stored: whether each upload was new (``False``: an identical copy was already there).
         spend_id: the ledger spend of this window, or None.
+        status: ``"sent"`` (a new release), ``"resumed"`` (a journalled release sent again
+            byte for byte after an interruption), ``"skipped"`` (these records were
+            released before; nothing was sent) or ``"forced"`` (released again, charged).
+        digest: the content digest of the window's records.
     """
 
     window: int
@@ -292,6 +298,17 @@ class WindowReport:
     n_presumed: int | None
     stored: tuple[bool, bool]
     spend_id: int | None = None
+    status: str = "sent"
+    digest: str = ""
+
+
+ON_RELEASED: tuple[str, ...] = ("refuse", "skip", "force")
+"""What :meth:`SensorUploader.send_window` does with records released before."""
+
+
+class AlreadyReleased(Conflict):
+    """The records of a window were released before (a second noisy copy would spend their
+    privacy again); pass ``on_released="force"`` to release them again, charged."""
 
 
 class SensorUploader:
@@ -301,20 +318,29 @@ class SensorUploader:
     ----------
     sensor:
         The configured :class:`privad.relaxed.Sensor` (ε, relaxed sensitivities, scaling,
-        randomness). One sensor object serves all windows in order, so with a seeded
-        ``rng`` the noise equals that of the in-process protocol run window by window.
+        exchange, randomness). One sensor object serves all windows in order, so with a
+        seeded ``rng`` the noise equals that of the in-process protocol run window by window.
     analyst, correction:
         The clients, each with this sensor's token.
     ledger:
-        Optional :class:`privad.accounting.Ledger`. Each window's guarantee
-        (``sensor.guarantee()``, which needs ``global_sensitivity``) is spent, before
-        anything of the window leaves the process, in scope ``f"{scope}/window-{w}"``: the
-        windows hold disjoint records, so by parallel composition each window is accounted
-        on its own (one scope per window); a refused spend raises and sends nothing.
+        Optional :class:`privad.accounting.Ledger`. Each window's whole release
+        (``sensor.release_guarantee()``: 𝒯', d_diff and d_TP, which needs
+        ``global_sensitivity``) is spent, before anything of the window leaves the process,
+        in scope ``f"{scope}/rows-{digest}"`` keyed by the content digest of the window's
+        records (:func:`~privad.relaxed.journal.rows_digest`): windows hold disjoint records,
+        so by parallel composition each is accounted on its own, and the same records under
+        another window number, file or sensor meet the same scope.
     scope:
         The base name of the ledger scopes.
     close:
         Close each window after uploading (default True); False only uploads.
+    journal:
+        Optional :class:`~privad.relaxed.journal.ReleaseJournal`: the durable record of what
+        was released. Records found there are not released again (``on_released``), and a
+        release interrupted after it was journalled is completed with the journalled
+        messages (an identical copy) instead of new noise.
+    destination:
+        A label of the servers and sensor identity, stored in the journal.
     """
 
     def __init__(
@@ -326,6 +352,8 @@ class SensorUploader:
         ledger: Any = None,
         scope: str = "relaxed-sensor",
         close: bool = True,
+        journal: Any = None,
+        destination: str = "",
     ) -> None:
         if not isinstance(sensor, Sensor):
             raise ParameterError(f"sensor must be a privad.relaxed.Sensor, got "
@@ -336,37 +364,121 @@ class SensorUploader:
         self.ledger = ledger
         self.scope = scope
         self.close = close
-        self._guarantee = sensor.guarantee() if ledger is not None else None
+        self.journal = journal
+        self.destination = destination or f"{analyst.base_url} {correction.base_url}"
+        self._guarantee = sensor.release_guarantee() if ledger is not None else None
 
-    def window_scope(self, window: int) -> str:
-        """The ledger scope of a window."""
-        return f"{self.scope}/window-{int(window)}"
+    def rows_scope(self, digest: str) -> str:
+        """The ledger scope of a block of records, from its content digest."""
+        return f"{self.scope}/rows-{digest[:32]}"
 
-    def send_window(self, window: int, data: Any) -> WindowReport:
-        """Perturb one window (n × d, measurement units), charge, upload both parts, close."""
+    def _charge(self, digest: str, window: int, n: int, release_id: int | None,
+                forced: bool) -> int | None:  # fmt: skip
+        if self.ledger is None:
+            return None
+        from privad.accounting import RELAXED_DP
+
+        scope = self.rows_scope(digest)
+        g = self._guarantee
+        assert g is not None
+        if release_id is not None and self.journal is not None:
+            for old in self.ledger.history(scope):  # charged before an interruption
+                if old.metadata.get("journal") == [self.journal.path, release_id]:
+                    return int(old.id)
+        if forced and self.ledger.budgets(scope):
+            self.ledger.set_budget(scope, RELAXED_DP,
+                                   self.ledger.spent(scope, RELAXED_DP) + g.epsilon)
+        spend = self.ledger.spend(
+            scope, g,
+            f"relaxed-DP window {window} ({n} records{', forced re-release' if forced else ''})",
+            metadata={"window": window, "n": n, "digest": digest, "forced": forced,
+                      "analyst": self.analyst.base_url,
+                      "correction": self.correction.base_url,
+                      "journal": None if self.journal is None
+                      else [self.journal.path, release_id],
+                      "views": self.sensor.views().to_dict()},
+        )  # fmt: skip
+        return int(spend.id)
+
+    def send_window(self, window: int, data: Any, *, source: str = "",
+                    first_row: int | None = None,
+                    on_released: str = "refuse") -> WindowReport:  # fmt: skip
+        """Perturb one window (n × d, measurement units), charge, journal, upload, close.
+
+        ``on_released`` (with a journal): records released before are refused
+        (:class:`AlreadyReleased`, default), skipped (``"skip"``: a resumed stream continues
+        after them) or released again with new noise and charged (``"force"``). A
+        journalled release that was interrupted is completed with its journalled messages.
+        """
         window = int(window)
         if window < 0:
             raise ParameterError(f"window numbers are >= 0, got {window}")
-        to_analyst, to_correction = self.sensor.perturb(data)
-        n = int(to_analyst.perturbed.shape[0])
-        spend_id = None
-        if self.ledger is not None:
-            spend = self.ledger.spend(
-                self.window_scope(window),
-                self._guarantee,
-                f"relaxed-DP window {window} ({n} records)",
-                metadata={"window": window, "n": n, "analyst": self.analyst.base_url,
-                          "correction": self.correction.base_url},
+        on_released = check_choice(on_released, "on_released", ON_RELEASED)
+        block = self.sensor.check_data(data)
+        n = int(block.shape[0])
+        digest = rows_digest(block)
+        earlier = [] if self.journal is None else self.journal.find(digest)
+        unfinished = [r for r in earlier if r.status != "sent"]
+        if unfinished:
+            return self._finish(unfinished[-1], window)
+        forced = bool(earlier)
+        if earlier and on_released != "force":
+            last = earlier[-1]
+            if on_released == "skip":
+                return WindowReport(last.window, n, None, None, (False, False), last.spend_id,
+                                    "skipped", digest)  # fmt: skip
+            raise AlreadyReleased(
+                f"the {n} records of window {window} were already released as window "
+                f"{last.window} ({last.source or 'unknown source'}); a second noisy copy "
+                "would spend their privacy again: skip them, or force a charged re-release"
             )
-            spend_id = spend.id
+        to_analyst, to_correction = self.sensor.perturb(block)
+        release_id = None
+        if self.journal is not None:
+            release_id = self.journal.begin(
+                digest, window, n, source=source, first_row=first_row,
+                destination=self.destination, to_analyst=to_analyst.to_dict(),
+                to_correction=to_correction.to_dict(), forced=forced)  # fmt: skip
+        spend_id = self._charge(digest, window, n, release_id, forced)
+        if release_id is not None and spend_id is not None:
+            self.journal.update(release_id, spend_id=spend_id)  # type: ignore[union-attr]
+        return self._upload(window, to_analyst, to_correction, release_id, spend_id,
+                            "forced" if forced else "sent", digest)  # fmt: skip
+
+    def _finish(self, release: Any, window: int) -> WindowReport:
+        """Complete an interrupted release with its journalled (identical) messages."""
+        if release.status == "pending" and release.window != window:
+            # nothing was acknowledged: the same bytes may go to this run's window number
+            self.journal.update(release.id, window=window)  # type: ignore[union-attr]
+        else:
+            window = release.window
+        spend_id = release.spend_id
+        if spend_id is None:
+            spend_id = self._charge(release.digest, window, release.n, release.id,
+                                    release.forced)  # fmt: skip
+            if spend_id is not None:
+                self.journal.update(release.id, spend_id=spend_id)  # type: ignore[union-attr]
+        to_analyst = SensorToAnalyst.from_dict(release.to_analyst)
+        to_correction = SensorToCorrection.from_dict(release.to_correction)
+        return self._upload(window, to_analyst, to_correction, release.id, spend_id,
+                            "resumed", release.digest)  # type: ignore[arg-type]  # fmt: skip
+
+    def _upload(self, window: int, to_analyst: SensorToAnalyst,
+                to_correction: SensorToCorrection, release_id: int | None,
+                spend_id: int | None, status: str, digest: str) -> WindowReport:  # fmt: skip
         stored_cs = self.correction.put_differences(window, to_correction)
+        if release_id is not None:
+            self.journal.update(release_id, status="partial")  # type: ignore[union-attr]
         stored_a = self.analyst.put_records(window, to_analyst)
+        if release_id is not None:
+            self.journal.update(release_id, status="sent")  # type: ignore[union-attr]
         outliers = presumed = None
         if self.close:
             result = self.analyst.close_window(window)
             outliers = np.asarray(result["outliers"], dtype=np.int64)
             presumed = int(result["n_presumed_outliers"])
-        return WindowReport(window, n, outliers, presumed, (stored_cs, stored_a), spend_id)
+        return WindowReport(window, int(to_analyst.perturbed.shape[0]), outliers, presumed,
+                            (stored_cs, stored_a), spend_id, status, digest)  # fmt: skip
 
     def send(self, windows: Iterable[tuple[int, Any]],
              on_window: Callable[[WindowReport], None] | None = None
