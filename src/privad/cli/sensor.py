@@ -109,7 +109,7 @@ def _parse_p_o(text: str) -> float:
                        what="a percentage in (0, 100), e.g. 10")  # fmt: skip
 
 
-def _guarantee_options(global_sensitivity: str | None, budget: str | None,
+def _guarantee_options(global_sensitivity: str | None, budget: str | None, ledger: str | None,
                        what: str) -> tuple[Any, float | None]:  # fmt: skip
     """``--global-sensitivity`` (one value: every column) and ``--budget``. Every release is
     charged to a ledger, and a guarantee for outliers needs a domain width, so the former
@@ -284,7 +284,7 @@ def send(
     retries_v = parse_int(retries, "--retries", minimum=0, what="an integer >= 0")
     seed_v = parse_seed(seed)
     secret = _token(token, "--token", "PRIVAD_SENSOR_TOKEN")
-    gs, budget_v = _guarantee_options(global_sensitivity, budget, "each window's")
+    gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "each window's")
     exchange_v = parse_choice(exchange, "--exchange", EXCHANGE_CHOICES)
     cs_eps = None if cs_epsilon is None else parse_float(cs_epsilon, "--cs-epsilon",
                                                          strict=True, what="a finite number > 0")
@@ -633,7 +633,7 @@ def perturb(
     unit = parse_choice(guarantee_unit, "--guarantee-unit", UNIT_CHOICES)
     scheduler_v, workers_v = parse_cluster(scheduler, workers)
     seed_v = parse_seed(seed)
-    gs, budget_v = _guarantee_options(global_sensitivity, budget, "the archive's")
+    gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "the archive's")
     scope = parse_scope(scope)
     rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, p_o_v)
     if rs is None:
