@@ -276,7 +276,26 @@ def _check_delta(delta: Any) -> float:
 # -- general mixtures: dp-accounting ---------------------------------------------------------
 
 
+def _import_dp_accounting() -> None:
+    """Import ``dp-accounting`` with the process's real standard error in place: its
+    ``absl`` dependency keeps the ``sys.stderr`` it finds at import for its logging, and a
+    replaced stream (a test runner's capture) is closed later."""
+    import sys
+
+    if "dp_accounting" in sys.modules:
+        return
+    saved = sys.stderr
+    sys.stderr = sys.__stderr__
+    try:
+        import dp_accounting  # noqa: F401
+        from dp_accounting import rdp  # noqa: F401
+        from dp_accounting.pld import privacy_loss_distribution  # noqa: F401
+    finally:
+        sys.stderr = saved
+
+
 def _pld(c: Component) -> Any:
+    _import_dp_accounting()
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as pld
 
@@ -305,6 +324,7 @@ def rdp_epsilon(components: Sequence[Component], delta: float) -> float:
     A pure component is accounted as binary randomized response of the same ε (its worst
     case).
     """
+    _import_dp_accounting()
     import dp_accounting
     from dp_accounting import dp_event, rdp
 
