@@ -109,7 +109,7 @@ OTHER_CASES = [
     (["reproduce", "sp", "--out", "nodir/sub"], "does not exist"),
     (["reproduce", "sp", "--out", "afile.txt"], "not a folder"),
     (["sensor", "perturb", "d.csv", "--out", "nodir/p", "--epsilon", "1",
-      "--relaxed-sensitivity", "1"], "does not exist"),
+      "--relaxed-sensitivity", "1", "--global-sensitivity", "4"], "does not exist"),
     (["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon", "1", "--budget",
       "5", "--ledger", "l.sqlite", "--engine", "dask", "--out", "nodir/labels"],
      "does not exist"),
