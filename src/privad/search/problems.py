@@ -81,9 +81,14 @@ class SearchProblem:
         return int(self.values.size)
 
     def oracle(self, kind: str = "laplace", epsilon: float = 1.0, *,
-               rng: RandomnessLike = None) -> Oracle:
-        """A local oracle over these values (:func:`~privad.search.make_oracle`)."""
-        return make_oracle(kind, self.values, self.t_low, self.t_high, epsilon, rng=rng)
+               rng: RandomnessLike = None, **ledger_options: Any) -> Oracle:
+        """A local oracle over these values (:func:`~privad.search.make_oracle`).
+
+        ``ledger_options``: ``ledger``, ``scope``, ``budget`` of
+        :func:`~privad.search.make_oracle` (default: the oracle's own in-memory ledger).
+        """
+        return make_oracle(kind, self.values, self.t_low, self.t_high, epsilon, rng=rng,
+                           **ledger_options)  # fmt: skip
 
 
 @dataclass(frozen=True)
