@@ -201,12 +201,12 @@ def search(
 
     seed_v = parse_int(seed, "--seed", minimum=0, what="an integer >= 0")
     runs_v = parse_int(runs, "--runs", minimum=1, what="an integer >= 1")
-    directory = _output_folder(out)
     for flag, folder in (("--nab-root", nab_root), ("--yahoo-root", yahoo_root)):
         if folder is not None and not Path(folder).expanduser().is_dir():
             raise ParameterError(f"{flag} {folder!r} is not a folder")
     if other_anomalies not in ("drop", "keep"):
         raise ParameterError(f"--other-anomalies must be drop or keep, got {other_anomalies!r}")
+    directory = _output_folder(out)
     command = _command("search", ["--out", out, "--seed", str(seed_v), "--runs", str(runs_v)]
                        + (["--quick"] if quick else [])
                        + ([] if other_anomalies == "drop"
