@@ -1,7 +1,7 @@
 """Reproduction of the DP noisy binary search paper's evaluation (section 6).
 
 Bittner, Sarwate, Wright, "Using noisy binary search for differentially private anomaly
-detection" (``dp-noisy-binary-search.txt``). One function per figure; each returns a tidy
+detection" (section 6). One function per figure; each returns a tidy
 :class:`pandas.DataFrame` and has a ``draw_*`` companion that turns it into a matplotlib
 figure. Nothing here writes files except :func:`reproduce`, which writes CSVs, PNGs and an
 ``index.html`` through :mod:`privad.experiments.report`.
@@ -904,8 +904,8 @@ def reproduce(
                 "the likelihood (eq. 14), needs more queries and so has the greatest total "
                 "privacy risk; total risk against ε is concave upward (falls, then rises as "
                 "the error probability stops improving).",
-                f"Check of eq. (24) (NOTES.md): p = {p6:.3f} at ε = 1 for ratio 0.647 and "
-                f"{p8:.3f} for 0.701 (paper's sanity values 0.347 and 0.335).",
+                f"Check of eq. (24): p = {p6:.3f} at ε = 1 for ratio 0.647 and "
+                f"{p8:.3f} for 0.701 (expected for the paper's datasets: 0.347 and 0.335).",
             ],
             tables=[("Summary", t[["dataset", "kind", "epsilon", "error_rate", "mean_privacy",
                                    "mean_queries", "share_capped", "p_oracle"]])],
