@@ -183,9 +183,9 @@ def _search_section(console: Console, rng: Randomness) -> None:
     lines = [
         f"Each series is reduced to its largest labelled anomaly and its unlabelled points "
         f"(section 6.1), thresholds from the labels (not private: a deployment gives them). "
-        f"Plan before spending: eq. (26) bounds the expected number of queries; the search "
-        f"runs only if that bound times ε = {SEARCH_EPSILON:g} fits the budget "
-        f"b = {SEARCH_BUDGET:g}."
+        f"Plan before spending: eq. (26) bounds the expected number of queries (δ = "
+        f"{SEARCH_DELTA:g}, error probability p of eq. 24); the search runs only if that "
+        f"bound times ε = {SEARCH_EPSILON:g} fits the budget b = {SEARCH_BUDGET:g}."
     ]
     hopeless = problem_from_series(load(SEARCH_HOPELESS))
     bound, ok = _search_plan(hopeless)
