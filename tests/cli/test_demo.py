@@ -19,3 +19,19 @@ def test_demo_runs_every_section_and_writes_nothing(tmp_path):
                     "what was spent on what"):
         assert section in result.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+def test_search_section_plans_then_finds_the_anomaly_and_states_its_cost():
+    from rich.console import Console
+
+    from privad.cli.demo import _search_section
+    from privad.noise import Randomness
+
+    console = Console(record=True, width=400)
+    _search_section(console, Randomness(0))
+    text = console.export_text()
+    assert "nab:ambient_temperature_system_failure: threshold ratio 0.047" in text
+    assert "not searched, nothing spent" in text
+    assert "threshold ratio 0.667" in text
+    assert "the anomaly is in its top 4" in text
+    assert "Total privacy cost, as the oracle's ledger recorded it: ε = " in text

@@ -40,3 +40,16 @@ def test_bad_option_is_one_line_and_writes_nothing(tmp_path, scheme):
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "--runs" in result.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--other-anomalies", "sometimes"),
+                                             ("--yahoo-root", "no/such/folder")])
+def test_search_reduction_options_are_checked_first(tmp_path, flag, value):
+    out = tmp_path / "never"
+    result = subprocess.run(
+        [sys.executable, "-c", ENTRY, "reproduce", "search", flag, value, "--out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and flag in result.stderr
+    assert not out.exists()

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privad.errors import ParameterError
 from privad.experiments import search as exp
 from privad.search import PosteriorThreshold, search
 
@@ -31,6 +32,47 @@ def test_nab_series_are_used_or_listed_with_the_reason() -> None:
     assert len(table) == 5 and not skipped.empty
     assert all(r.startswith("skipped: t_h") for r in skipped["reason"])
     assert (table.loc[table["used"], "reason"] == "").all()
+    # the paper's reduction (default) drops the other window points; "keep" is the old one
+    ec2 = table.set_index("series").loc["nab:ec2_request_latency_system_failure"]
+    assert ec2["threshold_ratio"] == pytest.approx(0.667, abs=1e-3)
+    assert ec2["threshold_ratio_other_reading"] == pytest.approx(0.379, abs=1e-3)
+    assert ec2["n_reduced"] == ec2["n"] - ec2["labelled_points"] + 1
+    _, kept = exp.nab_problems(other_anomalies="keep")
+    assert kept.set_index("series").loc[ec2.name, "threshold_ratio"] == pytest.approx(
+        0.379, abs=1e-3)
+
+
+def _write_yahoo(folder: Path, name: str, values, labels) -> None:
+    rows = [f"{k + 1},{v},{lab}" for k, (v, lab) in enumerate(zip(values, labels, strict=True))]
+    (folder / f"{name}.csv").write_text(
+        "timestamp,value,is_anomaly\n" + "\n".join(rows) + "\n", encoding="utf-8")
+
+
+def test_yahoo_folder_joins_figure1_and_gives_figures_2_to_4(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "A1"
+    folder.mkdir()
+    for name, x_star in (("real_6", 1.88), ("real_8", 1.96), ("real_10", 3.0)):
+        values = list(np.round(rng.uniform(0.0, 1.0, 120), 6)) + [1.0, x_star, 1.5, 1.7]
+        _write_yahoo(folder, name, values, [0] * 121 + [1, 1, 1])
+    _write_yahoo(folder, "real_2", [1.0, 2.0], [0, 0])  # no anomaly: listed, skipped
+    (folder / "real_3.csv").write_text("nonsense\n1\n", encoding="utf-8")
+    problems, table = exp.yahoo_problems(folder)
+    assert [p.name for p in problems] == ["yahoo:real_6", "yahoo:real_8", "yahoo:real_10"]
+    assert [round(p.threshold_ratio, 3) for p in problems[:2]] == [0.647, 0.701]
+    assert set(table.loc[~table["used"], "series"]) == {"yahoo:real_2", "yahoo:real_3"}
+    files = exp.reproduce(tmp_path / "out", quick=True, runs=1, yahoo_root=folder)
+    assert files[-1].name == "index.html"
+    regimes = pd.read_csv(tmp_path / "out" / "regimes.csv")
+    assert list(regimes["dataset"]) == ["yahoo:real_6", "yahoo:real_8"]
+    f1 = pd.read_csv(tmp_path / "out" / "figure1.csv")
+    assert (f1["source"] == "yahoo").sum() == 3
+    assert set(pd.read_csv(tmp_path / "out" / "figure2.csv")["dataset"]) == {
+        "yahoo:real_6", "yahoo:real_8"}
+    with pytest.raises(ParameterError, match="not a folder"):
+        exp.yahoo_problems(tmp_path / "missing")
+    with pytest.raises(ParameterError, match="other_anomalies"):
+        exp.settings(other_anomalies="sometimes")
 
 
 def test_budget_checkpoints_equal_separate_runs_with_that_budget(small) -> None:
@@ -88,7 +130,7 @@ def test_reproduce_quick_writes_the_expected_files(tmp_path: Path) -> None:
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     for name in expected[:-2] + ["regimes.csv"]:
         assert f'"{name}"' in page
-    assert "Skipped NAB series: 2" in page and "c = 3 runs" in page
+    assert "Skipped real series: 2" in page and "c = 3 runs" in page
     f1 = pd.read_csv(tmp_path / "out" / "figure1.csv")
     assert set(f1["source"]) == {"nab", "normal-mixture", "skewed"}
     assert (f1["runs"] == 3).all()

@@ -7,7 +7,7 @@ an in-memory ledger (or the one named with ``--ledger``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 import typer
@@ -19,6 +19,9 @@ from privad.accounting import Ledger
 from privad.cli._options import check_output_path
 from privad.datasets import list_datasets, load
 from privad.noise import LaplaceMechanism, Randomness
+
+if TYPE_CHECKING:
+    from privad.search import SearchProblem
 
 # Table 1 of the sensitive-privacy paper gives (β, r) = (18, 0.1) for Thyroid.
 THYROID_BETA = 18
@@ -156,21 +159,64 @@ def _relaxed_section(console: Console, rng: Randomness) -> None:
                   "distance differences. Services: privad serve analyst|correction.")
 
 
-def _search_section(console: Console, rng: Randomness) -> None:
-    from privad.datasets import load
-    from privad.search import problem_from_series, search
+SEARCH_SERIES = "nab:ec2_request_latency_system_failure"
+SEARCH_HOPELESS = "nab:ambient_temperature_system_failure"
+SEARCH_EPSILON = 1.0
+SEARCH_BUDGET = 300.0
+SEARCH_ALPHA = 0.9
+SEARCH_DELTA = 0.1
 
-    problem = problem_from_series(load("nab:ec2_request_latency_system_failure"))
-    result = search(problem.oracle("laplace", epsilon=1.0, rng=rng), budget=400.0, rng=rng)
-    found = problem.anomaly_index in set(np.asarray(result.top).tolist())
-    console.print(Panel.fit(
-        f"NAB ec2_request_latency_system_failure: {problem.n_items} values, threshold ratio "
-        f"{problem.threshold_ratio:.2f}. The searcher asked {result.n_queries} noisy group "
-        f"queries (Laplace max oracle, ε = 1 each) and the anomaly is "
-        f"{'in' if found else 'NOT in'} its top {len(result.top)}; every other value kept "
-        f"anomaly-restricted DP ({result.guarantee.summary()}).",
-        title="privad.search: DP noisy binary search",
-    ))
+
+def _search_plan(problem: SearchProblem) -> tuple[float, bool]:
+    """Eq. (26)'s bound on the expected number of queries at the binarized oracle's error
+    probability (eq. 24), and whether b = SEARCH_BUDGET covers it at SEARCH_EPSILON."""
+    from privad.search import binarized_error_probability, expected_queries_bound
+
+    p = binarized_error_probability(SEARCH_EPSILON, problem.threshold_ratio)
+    bound = expected_queries_bound(problem.n_items, p, SEARCH_DELTA)
+    return bound, bound * SEARCH_EPSILON <= SEARCH_BUDGET
+
+
+def _search_section(console: Console, rng: Randomness) -> None:
+    from privad.accounting import ANOMALY_RESTRICTED_DP
+    from privad.search import PosteriorThreshold, problem_from_series, search
+
+    lines = [
+        f"Each series is reduced to its largest labelled anomaly and its unlabelled points "
+        f"(section 6.1), thresholds from the labels (not private: a deployment gives them). "
+        f"Plan before spending: eq. (26) bounds the expected number of queries (δ = "
+        f"{SEARCH_DELTA:g}, error probability p of eq. 24); the search runs only if that "
+        f"bound times ε = {SEARCH_EPSILON:g} fits the budget b = {SEARCH_BUDGET:g}."
+    ]
+    hopeless = problem_from_series(load(SEARCH_HOPELESS))
+    bound, ok = _search_plan(hopeless)
+    lines.append(
+        f"{SEARCH_HOPELESS}: threshold ratio {hopeless.threshold_ratio:.3f}, about {bound:,.0f} "
+        f"queries expected: {'within' if ok else 'far beyond'} b, so "
+        f"{'it would run' if ok else 'not searched, nothing spent'}."
+    )
+    problem = problem_from_series(load(SEARCH_SERIES))
+    bound, ok = _search_plan(problem)
+    if ok:
+        oracle_rng, search_rng = rng.spawn(2)  # the data holder's noise, the searcher's σ
+        oracle = problem.oracle("laplace", SEARCH_EPSILON, rng=oracle_rng, budget=SEARCH_BUDGET)
+        result = search(oracle, budget=SEARCH_BUDGET,
+                        halting=PosteriorThreshold(SEARCH_ALPHA), rng=search_rng)  # fmt: skip
+        found = problem.anomaly_index in set(np.asarray(result.top).tolist())
+        lines.append(
+            f"{SEARCH_SERIES}: {problem.n_items} values after the reduction, threshold ratio "
+            f"{problem.threshold_ratio:.3f}, at most {bound:.0f} queries expected. The "
+            f"searcher asked {result.n_queries} noisy group queries (Laplace max oracle, "
+            f"τ = 1(max f > {SEARCH_ALPHA:g})) and the anomaly is "
+            f"{'in' if found else 'NOT in'} its top {len(result.top)}. Total privacy cost, "
+            f"as the oracle's ledger recorded it: ε = "
+            f"{oracle.ledger.spent(oracle.scope, ANOMALY_RESTRICTED_DP):g} "
+            f"({result.n_queries} answers at ε = {SEARCH_EPSILON:g}; anomaly-restricted DP "
+            f"for every other value, the anomaly itself unprotected)."
+        )
+    else:  # pragma: no cover - the embedded series fits the budget
+        lines.append(f"{SEARCH_SERIES}: about {bound:,.0f} queries expected; not searched.")
+    console.print(Panel.fit("\n".join(lines), title="privad.search: DP noisy binary search"))
 
 
 def _rmp_section(console: Console, ledger: Ledger, rng: Randomness) -> None:

@@ -189,22 +189,36 @@ def search(
         None, "--nab-root", metavar="DIR",
         help="A folder holding the whole NAB corpus (data/ and labels/); default: the five "
              "embedded NAB series."),
+    yahoo_root: str | None = typer.Option(
+        None, "--yahoo-root", metavar="DIR",
+        help="Your copy of the Yahoo S5 A1 series (real_N.csv): all join Figure 1, and "
+             "Figures 2-4 run on real_6 and real_8 (the paper's datasets 6 and 8)."),
+    other_anomalies: str = typer.Option(
+        "drop", "--other-anomalies", metavar="drop|keep",
+        help="Reduction of real series to one anomaly: drop the other labelled points "
+             "(the paper's section 6.1, default) or keep them (the earlier reading)."),
 ) -> None:
     """DP noisy binary search: Figures 1-4 on NAB series and synthetic mixtures."""
     from privad.experiments import search as experiment
 
     seed_v = parse_int(seed, "--seed", minimum=0, what="an integer >= 0")
     runs_v = parse_int(runs, "--runs", minimum=1, what="an integer >= 1")
+    for flag, folder in (("--nab-root", nab_root), ("--yahoo-root", yahoo_root)):
+        if folder is not None and not Path(folder).expanduser().is_dir():
+            raise ParameterError(f"{flag} {folder!r} is not a folder")
+    if other_anomalies not in ("drop", "keep"):
+        raise ParameterError(f"--other-anomalies must be drop or keep, got {other_anomalies!r}")
     directory = _output_folder(out)
-    if nab_root is not None and not Path(nab_root).expanduser().is_dir():
-        raise ParameterError(f"--nab-root {nab_root!r} is not a folder")
     command = _command("search", ["--out", out, "--seed", str(seed_v), "--runs", str(runs_v)]
-                       + (["--quick"] if quick else []))  # fmt: skip
+                       + (["--quick"] if quick else [])
+                       + ([] if other_anomalies == "drop"
+                          else ["--other-anomalies", other_anomalies]))  # fmt: skip
     _run_with_progress(
         lambda progress: experiment.reproduce(
             directory, quick=quick, seed=seed_v, runs=runs_v, progress=progress,
             nab_root=None if nab_root is None else Path(nab_root).expanduser(),
-            command=command),
+            yahoo_root=None if yahoo_root is None else Path(yahoo_root).expanduser(),
+            other_anomalies=other_anomalies, command=command),
         directory, f"{'quick' if quick else 'full'} run, seed {seed_v}, {runs_v} run(s)",
     )
 

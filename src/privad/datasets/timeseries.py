@@ -1,9 +1,9 @@
 """Labelled time series for the DP noisy binary search: NAB and the Yahoo S5 format.
 
-The noisy-binary-search paper evaluates on the Yahoo S5 A1 benchmark
-(``dp-noisy-binary-search.txt``, section 6.1), whose licence forbids redistribution;
+The noisy-binary-search paper (Bittner, Sarwate, Wright) evaluates on the Yahoo S5 A1
+benchmark (section 6.1), whose licence forbids redistribution;
 :func:`load_yahoo` reads a user's copy. The Numenta Anomaly Benchmark (NAB, MIT licence) is
-the offline stand-in (``papers/NOTES.md``): a few series are embedded, and
+the offline stand-in: a few series are embedded, and
 :func:`load_nab` reads any series of a full NAB checkout given its root.
 """
 
@@ -170,8 +170,8 @@ def load_yahoo(path: PathLike) -> TimeSeries:
     integers in ``metadata["raw_timestamps"]``. Labels are per point; ``windows`` is empty.
 
     The data may not be redistributed, so privad never ships it; this loader exists so that
-    holders of the data can run the noisy-binary-search experiments of
-    ``dp-noisy-binary-search.txt``, section 6, on it.
+    holders of the data can run the noisy-binary-search paper's experiments (section 6) on
+    it (``privad reproduce search --yahoo-root``).
     """
     p = existing_file(path, "Yahoo S5 series file")
     frame = _read_series_csv(p)

@@ -1,7 +1,7 @@
 """Reproduction of the DP noisy binary search paper's evaluation (section 6).
 
 Bittner, Sarwate, Wright, "Using noisy binary search for differentially private anomaly
-detection" (``dp-noisy-binary-search.txt``). One function per figure; each returns a tidy
+detection" (section 6). One function per figure; each returns a tidy
 :class:`pandas.DataFrame` and has a ``draw_*`` companion that turns it into a matplotlib
 figure. Nothing here writes files except :func:`reproduce`, which writes CSVs, PNGs and an
 ``index.html`` through :mod:`privad.experiments.report`.
@@ -20,9 +20,14 @@ Data (the Yahoo S5 A1 benchmark of the paper may not be redistributed):
   (exponential) at 0.701 (dataset 8): the two regimes section 6.1 names, at the ratios it
   gives. The distributions themselves are our reading (the paper does not give them).
 * **NAB series** (:func:`nab_problems`): the embedded ones, or every labelled series of a NAB
-  checkout (``nab_root``), reduced as in section 6.1 (largest labelled anomaly, t_h and t_ℓ at
-  10% of the gap to the next largest value); series where that is undefined are listed with
-  the reason (:class:`~privad.search.SkippedSeries`), not silently dropped.
+  checkout (``nab_root``), reduced as in section 6.1 (:func:`privad.search.problem_from_series`:
+  the largest labelled point and the unlabelled points, every other labelled point dropped;
+  t_h and t_ℓ at 10% of the gap to the largest value left); series where that is undefined
+  are listed with the reason (:class:`~privad.search.SkippedSeries`), not silently dropped.
+  ``other_anomalies="keep"`` runs the earlier reading (the other labelled points stay).
+* **Yahoo S5 A1** (:func:`yahoo_problems`, ``yahoo_root``): a user's copy of the paper's own
+  benchmark (it cannot be shipped). Its series join Figure 1, and Figures 2–4 run on its
+  ``real_6`` and ``real_8`` (the paper's datasets 6 and 8) instead of the synthetic stand-ins.
 
 Reconstructions (the paper leaves these open; each is a :class:`Settings` field):
 
@@ -53,7 +58,8 @@ import numpy as np
 import pandas as pd
 
 from privad.accounting.exact import to_fraction
-from privad.datasets import load_nab, make_search_mixture, nab_series
+from privad.datasets import TimeSeries, load_nab, load_yahoo, make_search_mixture, nab_series
+from privad.errors import ParameterError, PrivadError
 from privad.noise import Randomness, as_randomness
 from privad.search import (
     HaltingRule,
@@ -66,7 +72,8 @@ from privad.search import (
     randomized_response_p,
     search,
 )
-from privad.validation import check_int
+from privad.search.problems import OTHER_ANOMALIES
+from privad.validation import check_choice, check_int
 
 __all__ = [
     "KINDS",
@@ -84,6 +91,7 @@ __all__ = [
     "regime_problems",
     "reproduce",
     "settings",
+    "yahoo_problems",
 ]
 
 KINDS: tuple[str, ...] = ("laplace", "binarized", "randomized-response")
@@ -130,22 +138,33 @@ class Settings:
     figure4_alphas: tuple[float, ...]
     max_queries: int
     nab_root: str | None = None
+    yahoo_root: str | None = None
+    other_anomalies: str = "drop"
 
 
 def settings(*, quick: bool = False, seed: int = 0, runs: int = 100,
-             nab_root: str | Path | None = None) -> Settings:  # fmt: skip
+             nab_root: str | Path | None = None, yahoo_root: str | Path | None = None,
+             other_anomalies: str = "drop") -> Settings:  # fmt: skip
     """The full run (c = ``runs`` per setting, n = 1,420) or the quick one (at most 4 runs,
-    n = 300, coarse grids; for tests)."""
+    n = 300, coarse grids; for tests).
+
+    ``other_anomalies``: how real series are reduced to one anomaly
+    (:func:`privad.search.single_anomaly_series`): ``"drop"`` (the paper's reading, default)
+    or ``"keep"``.
+    """
     seed = check_int(seed, "seed", minimum=0)
     runs = check_int(runs, "runs", minimum=1)
+    mode = check_choice(other_anomalies, "other_anomalies", OTHER_ANOMALIES)
     root = None if nab_root is None else str(Path(nab_root).expanduser())
+    yahoo = None if yahoo_root is None else str(Path(yahoo_root).expanduser())
+    common = {"nab_root": root, "yahoo_root": yahoo, "other_anomalies": mode}
     if quick:
         return Settings(
             quick=True, seed=seed, runs=min(runs, 4), n=300,
             figure1_ratios=(0.1, 0.7, 3.0), figure1_budget=100.0,
             figure2_epsilons=(0.5, 2.0), figure3_epsilons=(1.0, 4.0),
             figure3_budgets=(2.0, 10.0, 50.0), figure4_epsilons=(1.0,),
-            figure4_alphas=(0.3, 0.5, 0.9), max_queries=2_000, nab_root=root,
+            figure4_alphas=(0.3, 0.5, 0.9), max_queries=2_000, **common,
         )  # fmt: skip
     return Settings(
         quick=False, seed=seed, runs=runs, n=1420,
@@ -156,7 +175,7 @@ def settings(*, quick: bool = False, seed: int = 0, runs: int = 100,
         figure3_budgets=(2.0, 5.0, 10.0, 20.0, 50.0, 100.0),
         figure4_epsilons=(0.5, 1.0, 2.0),
         figure4_alphas=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99),
-        max_queries=20_000, nab_root=root,
+        max_queries=20_000, **common,
     )  # fmt: skip
 
 
@@ -184,43 +203,105 @@ def regime_problems(n: int = 1420, *, seed: int = 0,
     return out
 
 
-def nab_problems(root: str | Path | None = None) -> tuple[list[SearchProblem], pd.DataFrame]:
-    """NAB series reduced as in section 6.1, and a table of every series with its fate.
+Problems = tuple[list[SearchProblem], pd.DataFrame]
+"""The usable problems and the table of every series with its fate."""
 
-    ``root``: a NAB checkout (every labelled series); default the embedded series. The
-    table has one row per series: name, n, used (bool), threshold ratio, reason if skipped.
-    """
-    from privad.errors import PrivadError
+_TABLE_COLUMNS = ["series", "n", "labelled_points", "used", "n_reduced", "threshold_ratio",
+                  "threshold_ratio_other_reading", "t_low", "t_high", "reason"]
 
-    names = nab_series(root)
-    loaded = []
-    rows: list[dict[str, Any]] = []
-    failed: dict[str, str] = {}
-    for name in names:
-        try:
-            loaded.append(load_nab(name, root))
-        except PrivadError as exc:  # a malformed file in a user's checkout: listed, not fatal
-            failed[f"nab:{name.rsplit('/', 1)[-1]}"] = f"skipped: cannot load: {exc}"
-    problems, skipped = prepare_series(loaded)
+
+def _series_problems(
+    loaded: Sequence[TimeSeries], failed: dict[str, str], other_anomalies: str
+) -> Problems:
+    """Reduce loaded series; a table of every series (and of those that failed to load)."""
+    problems, skipped = prepare_series(loaded, other_anomalies=other_anomalies)
+    other = "keep" if other_anomalies == "drop" else "drop"
+    compare = {p.name: p.threshold_ratio
+               for p in prepare_series(loaded, other_anomalies=other)[0]}  # fmt: skip
     why = {s.name: s.reason for s in skipped}
     by_name = {p.name: p for p in problems}
+    rows: list[dict[str, Any]] = []
     for ts in loaded:
         p = by_name.get(ts.name)
         rows.append({
             "series": ts.name, "n": int(ts.values.size), "labelled_points": int(ts.labels.sum()),
-            "used": p is not None,
+            "used": p is not None, "n_reduced": 0 if p is None else p.n_items,
             "threshold_ratio": np.nan if p is None else p.threshold_ratio,
+            "threshold_ratio_other_reading": compare.get(ts.name, np.nan),
             "t_low": np.nan if p is None else p.t_low,
             "t_high": np.nan if p is None else p.t_high,
             "reason": why.get(ts.name, ""),
         })  # fmt: skip
     for name, reason in failed.items():
         rows.append({"series": name, "n": 0, "labelled_points": 0, "used": False,
-                     "threshold_ratio": np.nan, "t_low": np.nan, "t_high": np.nan,
-                     "reason": reason})  # fmt: skip
-    table = pd.DataFrame(rows, columns=["series", "n", "labelled_points", "used",
-                                        "threshold_ratio", "t_low", "t_high", "reason"])
-    return problems, table
+                     "n_reduced": 0, "threshold_ratio": np.nan,
+                     "threshold_ratio_other_reading": np.nan, "t_low": np.nan,
+                     "t_high": np.nan, "reason": reason})  # fmt: skip
+    return problems, pd.DataFrame(rows, columns=_TABLE_COLUMNS)
+
+
+def nab_problems(root: str | Path | None = None, *, other_anomalies: str = "drop") -> Problems:
+    """NAB series reduced as in section 6.1, and a table of every series with its fate.
+
+    ``root``: a NAB checkout (every labelled series); default the embedded series.
+    ``other_anomalies``: ``"drop"`` (default: the points of every anomaly window other than
+    the largest labelled point are removed) or ``"keep"``
+    (:func:`privad.search.single_anomaly_series`). The table has one row per series: name,
+    n, labelled points, used (bool), n after the reduction, threshold ratio (and the ratio
+    under the other reading, for comparison), t_ℓ, t_h, reason if skipped.
+    """
+    check_choice(other_anomalies, "other_anomalies", OTHER_ANOMALIES)
+    loaded = []
+    failed: dict[str, str] = {}
+    for name in nab_series(root):
+        try:
+            loaded.append(load_nab(name, root))
+        except PrivadError as exc:  # a malformed file in a user's checkout: listed, not fatal
+            failed[f"nab:{name.rsplit('/', 1)[-1]}"] = f"skipped: cannot load: {exc}"
+    return _series_problems(loaded, failed, other_anomalies)
+
+
+def _natural_key(path: Path) -> tuple[str, int, str]:
+    stem = path.stem
+    head = stem.rstrip("0123456789")
+    digits = stem[len(head):]
+    return (head, int(digits) if digits else -1, stem)
+
+
+def yahoo_problems(root: str | Path, *, other_anomalies: str = "drop") -> Problems:
+    """Every series of a Yahoo S5 folder (e.g. A1's ``real_1.csv`` … ``real_67.csv``), reduced
+    as in section 6.1; the table as :func:`nab_problems`. Series are named ``yahoo:real_N``.
+
+    Raises
+    ------
+    ParameterError
+        ``root`` is not a folder or holds no ``.csv`` file.
+    """
+    check_choice(other_anomalies, "other_anomalies", OTHER_ANOMALIES)
+    base = Path(root).expanduser()
+    if not base.is_dir():
+        raise ParameterError(f"Yahoo S5 folder {str(base)!r} is not a folder")
+    files = sorted(base.glob("*.csv"), key=_natural_key)
+    if not files:
+        raise ParameterError(f"Yahoo S5 folder {str(base)!r} holds no .csv series")
+    loaded = []
+    failed: dict[str, str] = {}
+    for path in files:
+        name = f"yahoo:{path.stem}"
+        try:
+            ts = load_yahoo(path)
+        except PrivadError as exc:
+            failed[name] = f"skipped: cannot load: {exc}"
+            continue
+        ts.name = name
+        loaded.append(ts)
+    return _series_problems(loaded, failed, other_anomalies)
+
+
+YAHOO_FIGURE_SERIES: tuple[tuple[str, str], ...] = (
+    ("yahoo:real_6", "dataset 6"), ("yahoo:real_8", "dataset 8"),
+)
+"""The A1 series the paper's Figures 2–4 use (section 6.1)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -408,18 +489,22 @@ def figure1(
     return pd.DataFrame(_run_tasks(_figure1_task, tasks, workers, tick))
 
 
+_REAL_MARKERS = {"nab": ("D", "black", "NAB series"), "yahoo": ("s", "tab:red", "Yahoo A1 series")}
+
+
 def draw_figure1(table: pd.DataFrame) -> Any:
     """Error rate against the threshold ratio (log x): lines for the synthetic regimes,
-    markers for the NAB series."""
+    markers for the real (NAB, Yahoo) series."""
     from privad.experiments.report import new_figure
 
     fig = new_figure(7.5, 4.2)
     ax = fig.add_subplot(1, 1, 1)
     for src, part in table.groupby("source", sort=False):
         part = part.sort_values("threshold_ratio")
-        if src == "nab":
-            ax.scatter(part["threshold_ratio"], part["error_rate"], marker="D", s=36,
-                       color="black", zorder=3, label="NAB series")  # fmt: skip
+        if src in _REAL_MARKERS:
+            marker, color, label = _REAL_MARKERS[str(src)]
+            ax.scatter(part["threshold_ratio"], part["error_rate"], marker=marker, s=36,
+                       color=color, zorder=3, label=label)  # fmt: skip
         else:
             ax.plot(part["threshold_ratio"], part["error_rate"], marker="o", ms=4, label=src)
     for ratio in PAPER_RATIOS.values():
@@ -678,6 +763,8 @@ def reproduce(
     runs: int = 100,
     progress: Callable[[str, int, int], None] | None = None,
     nab_root: str | Path | None = None,
+    yahoo_root: str | Path | None = None,
+    other_anomalies: str = "drop",
     workers: int | None = None,
     command: str = "",
 ) -> list[Path]:
@@ -685,7 +772,11 @@ def reproduce(
 
     ``runs`` is c, the runs per setting (the paper's 100; at most 4 with ``quick``, which
     also uses n = 300 and coarse grids). ``nab_root``: a NAB checkout, to use all its
-    labelled series in Figure 1 (default: the embedded ones). ``progress(step, done,
+    labelled series in Figure 1 (default: the embedded ones). ``yahoo_root``: a folder of
+    Yahoo S5 A1 series (``real_N.csv``): all of them join Figure 1, and Figures 2–4 run on
+    ``real_6`` and ``real_8`` (the paper's datasets 6 and 8) instead of the synthetic
+    stand-ins when both are usable. ``other_anomalies``: the reduction of real series,
+    ``"drop"`` (the paper's, default) or ``"keep"``. ``progress(step, done,
     total)`` is called before each step and at the end. ``workers``: processes for the
     trials (default: 1 with ``quick``, else min(2, CPUs)); the numbers do not depend on it.
     Files are written atomically; ``index.html`` last.
@@ -693,7 +784,8 @@ def reproduce(
     from privad import __version__
     from privad.experiments.report import Report, Section
 
-    cfg = settings(quick=quick, seed=seed, runs=runs, nab_root=nab_root)
+    cfg = settings(quick=quick, seed=seed, runs=runs, nab_root=nab_root,
+                   yahoo_root=yahoo_root, other_anomalies=other_anomalies)
     if workers is None:
         workers = 1 if quick else max(1, min(2, os.cpu_count() or 1))
     workers = check_int(workers, "workers", minimum=1)
@@ -705,44 +797,72 @@ def reproduce(
     c = cfg.runs
 
     def step_data() -> None:
-        nab, table = nab_problems(cfg.nab_root)
-        state["nab"], state["nab_table"] = nab, table
-        state["regimes"] = regime_problems(cfg.n, seed=cfg.seed)
+        nab, table = nab_problems(cfg.nab_root, other_anomalies=cfg.other_anomalies)
+        table.insert(0, "source", "nab")
+        yahoo: list[SearchProblem] = []
+        if cfg.yahoo_root is not None:
+            yahoo, y_table = yahoo_problems(cfg.yahoo_root, other_anomalies=cfg.other_anomalies)
+            y_table.insert(0, "source", "yahoo")
+            table = pd.concat([table, y_table], ignore_index=True)
+        state["real"] = nab + yahoo
+        state["real_sources"] = ["nab"] * len(nab) + ["yahoo"] * len(yahoo)
+        state["nab_table"] = table
+        by_name = {p.name: p for p in yahoo}
+        paper = [by_name.get(name) for name, _ in YAHOO_FIGURE_SERIES]
+        if all(p is not None for p in paper):
+            state["regimes"] = [p for p in paper if p is not None]
+            ratios = [PAPER_RATIOS[d] for _, d in YAHOO_FIGURE_SERIES]
+            figures_on = ("the Yahoo A1 series real_6 and real_8 themselves (the paper's "
+                          "datasets 6 and 8)")  # fmt: skip
+        else:
+            state["regimes"] = regime_problems(cfg.n, seed=cfg.seed)
+            ratios = [ratio for *_, ratio in REGIMES]
+            figures_on = ("the two regimes of section 6.1 as synthetic series with one "
+                          f"planted anomaly (privad.datasets.make_search_mixture, n = {cfg.n}): "
+                          "a mixture of normals at the threshold ratio of the paper's dataset 6 "
+                          "(0.647) and values skewed toward 0 at that of dataset 8 (0.701); "
+                          "the distributions are our reading, the paper gives only the regime "
+                          "and the ratio")  # fmt: skip
         regimes = pd.DataFrame([{
             "dataset": p.name, "n": p.n_items, "anomaly_index": p.anomaly_index,
             "t_low": p.t_low, "t_high": p.t_high, "threshold_ratio": p.threshold_ratio,
             "paper_threshold_ratio": ratio,
-        } for p, (_, _, _, ratio) in zip(state["regimes"], REGIMES, strict=True)])  # fmt: skip
+        } for p, ratio in zip(state["regimes"], ratios, strict=True)])  # fmt: skip
         report.write_csv("datasets.csv", table)
         report.write_csv("regimes.csv", regimes)
         used = int(table["used"].sum())
         where = (f"every labelled series of the NAB checkout {cfg.nab_root}" if cfg.nab_root
                  else "the NAB series embedded in privad")  # fmt: skip
+        if cfg.yahoo_root is not None:
+            where += f" and the Yahoo S5 series in {cfg.yahoo_root}"
+        reduction = (
+            "Section 6.1 reduction ('preprocessed down to single anomaly'): i* = the largest "
+            "labelled point; every other labelled point is dropped (for NAB, whose labels "
+            "are windows, all points of every window except i*); x_j = the largest value "
+            "left, t_h = x* − 0.1(x* − x_j), t_ℓ = x_j + 0.1(x* − x_j)."
+            if cfg.other_anomalies == "drop" else
+            "Reduction with other_anomalies='keep' (NOT the paper's reading): i* = the "
+            "largest labelled point, x_j = the largest other value, labelled or not."
+        )  # fmt: skip
         report.add(Section(
             "Data",
             text=[
-                "The paper's Yahoo S5 A1 benchmark may not be redistributed. Stand-ins: "
-                f"{where} ({used} of {len(table)} usable after the section 6.1 reduction; the "
-                "others are listed with the reason), and the two regimes of section 6.1 as "
-                "synthetic series with one planted anomaly (privad.datasets."
-                f"make_search_mixture, n = {cfg.n}): a mixture of normals at the threshold "
-                "ratio of the paper's dataset 6 (0.647) and values skewed toward 0 at that of "
-                "dataset 8 (0.701). The distributions are our reading; the paper gives only "
-                "the regime and the ratio.",
-                "Section 6.1 reduction: i* = the largest labelled point, x_j = the largest "
-                "other value, t_h = x* − 0.1(x* − x_j), t_ℓ = x_j + 0.1(x* − x_j); a series "
-                "whose largest labelled point is not above every other value has t_h ≤ t_ℓ "
-                "and is skipped (NAB labels windows, not points, so this is common).",
+                f"Figure 1: {where} ({used} of {len(table)} usable after the reduction; the "
+                "others are listed with the reason) and synthetic series over a grid of "
+                f"ratios. Figures 2–4: {figures_on}.",
+                reduction + " A series whose largest labelled point is not above every "
+                "value left has t_h ≤ t_ℓ and is skipped. threshold_ratio_other_reading is "
+                "the ratio under the other reading, for comparison.",
             ],
-            tables=[("NAB series", table), ("Synthetic regimes (datasets 6 and 8)", regimes)],
-            files=[("datasets.csv", "NAB series and skip reasons"),
-                   ("regimes.csv", "the two synthetic problems")],
+            tables=[("Real series", table), ("Figures 2–4 datasets (6 and 8)", regimes)],
+            files=[("datasets.csv", "real series and skip reasons"),
+                   ("regimes.csv", "the two problems of Figures 2–4")],
         ))  # fmt: skip
 
     def step_fig1(tick: Progress) -> None:
         synth = regime_problems(cfg.n, seed=cfg.seed, ratios=cfg.figure1_ratios)
-        problems = list(state["nab"]) + synth
-        sources = ["nab"] * len(state["nab"]) + [p.name.split(" ")[0] for p in synth]
+        problems = list(state["real"]) + synth
+        sources = state["real_sources"] + [p.name.split(" ")[0] for p in synth]
         t = figure1(problems, runs=c, budget=cfg.figure1_budget, max_queries=cfg.max_queries,
                     seed=cfg.seed, source=sources, workers=workers, tick=tick)  # fmt: skip
         state["figure1"] = t
@@ -784,8 +904,8 @@ def reproduce(
                 "the likelihood (eq. 14), needs more queries and so has the greatest total "
                 "privacy risk; total risk against ε is concave upward (falls, then rises as "
                 "the error probability stops improving).",
-                f"Check of eq. (24) (NOTES.md): p = {p6:.3f} at ε = 1 for ratio 0.647 and "
-                f"{p8:.3f} for 0.701 (paper's sanity values 0.347 and 0.335).",
+                f"Check of eq. (24): p = {p6:.3f} at ε = 1 for ratio 0.647 and "
+                f"{p8:.3f} for 0.701 (expected for the paper's datasets: 0.347 and 0.335).",
             ],
             tables=[("Summary", t[["dataset", "kind", "epsilon", "error_rate", "mean_privacy",
                                    "mean_queries", "share_capped", "p_oracle"]])],
@@ -845,7 +965,7 @@ def reproduce(
     total = 2 + len(REGIMES) * (
         len(cfg.figure1_ratios) + len(KINDS) * len(cfg.figure2_epsilons)
         + len(cfg.figure3_epsilons) + len(cfg.figure4_epsilons)
-    ) + len(state["nab"])
+    ) + len(state["real"])
     done = 1
 
     def say(text: str) -> None:
@@ -883,7 +1003,7 @@ def reproduce(
         "items of largest posterior; error rate = 1 − successes/c; total privacy risk = Tε "
         "(anomaly-restricted DP, sequential composition). Reconstructions are named in each "
         "section and in docs/search.md.",
-        f"Skipped NAB series: {len(skipped)}"
+        f"Skipped real series: {len(skipped)}"
         + ("" if skipped.empty else " (" + "; ".join(
             f"{r.series}: {r.reason}" for r in skipped.itertuples()) + ")") + ".",
     ]  # fmt: skip

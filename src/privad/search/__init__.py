@@ -85,6 +85,7 @@ from privad.search.posterior import (
     log_bayes_update,
 )
 from privad.search.problems import (
+    OTHER_ANOMALIES,
     SearchProblem,
     SkippedSeries,
     TrialSummary,
@@ -92,6 +93,7 @@ from privad.search.problems import (
     problem_from_dataset,
     problem_from_series,
     run_trials,
+    single_anomaly_series,
 )
 from privad.search.selection import (
     SELECTIONS,
@@ -120,6 +122,7 @@ __all__ = [
     "DEFAULT_SCOPE",
     "NEIGHBOURING",
     "ORACLE_KINDS",
+    "OTHER_ANOMALIES",
     "SELECTIONS",
     "SPLITS",
     "AllOf",
@@ -173,6 +176,7 @@ __all__ = [
     "median_index",
     "median_split_size",
     "model_from_description",
+    "OTHER_ANOMALIES",
     "prepare_series",
     "probability_distinct_groups",
     "problem_from_dataset",
@@ -183,6 +187,7 @@ __all__ = [
     "randomized_response_epsilon",
     "randomized_response_p",
     "run_trials",
+    "single_anomaly_series",
     "search",
     "search_groups",
     "threshold_ratio",
