@@ -3,7 +3,7 @@
 A :class:`Dataset` is a table of records for the point-anomaly schemes (sensitive privacy,
 relaxed DP, RMP); a :class:`TimeSeries` is one labelled univariate series for the noisy
 binary search (Yahoo S5 A1 in the paper, NAB as the offline stand-in, see
-``papers/NOTES.md``). Both validate themselves on construction, so a value of either type is
+``docs/papers.md``). Both validate themselves on construction, so a value of either type is
 always well formed: finite float64 data, labels in {0, 1}, consistent lengths.
 """
 

@@ -56,7 +56,7 @@ def inject_uniform_anomalies(
     RMP, section 5: "We ran the experiment on the first 1000 records of each dataset.
     Feature values ... are normalised between [0, 1] and merged with 5% anomalous records,
     which are randomly drawn from U(0, 1)". A public follow-up of the same group appends the
-    anomalies after the normal records (``papers/NOTES.md``), which is what this does.
+    anomalies after the normal records (``docs/papers.md``), which is what this does.
 
     Args:
         dataset: the normal records (its labels, if any, are ignored: every input record

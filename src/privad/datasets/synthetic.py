@@ -6,7 +6,7 @@ Every generator takes ``rng``: a :class:`privad.noise.Randomness`, an integer se
 generators are vectorised; the credit-card stand-in (284,807 x 6) takes a few tens of ms.
 
 Where a paper leaves the generator underspecified, the choice is a parameter whose docstring
-says it is our reading (``papers/NOTES.md``).
+says it is our reading (``docs/papers.md``).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def make_sensitive_mixture(
 
     and the records from the 2a small components are the anomalies (y = 1). The paper writes
     m = √(d/ρ); the generator it cites (Dong, Hopkins & Li, 2019) uses m = √(a/ρ)
-    (``papers/NOTES.md``). Afterwards the paper applies PCA to 9 dimensions.
+    (``docs/papers.md``). Afterwards the paper applies PCA to 9 dimensions.
 
     Args:
         n: number of records (paper: 20,000).

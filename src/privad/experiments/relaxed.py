@@ -1,7 +1,7 @@
 """Reproduction of the relaxed-DP paper's evaluation (section 7, Figure 3a/3b).
 
 "Relaxed Differentially Private Outlier Detection and Correction" for sensor streams
-(``papers/relaxed-dp-outlier-detection-streams.txt``): 100,000 points in R², each coordinate
+(Böhler, Bernau, Kerschbaum, DBSec 2017): 100,000 points in R², each coordinate
 N(0, 3²), 10 % outliers moved outward to a separation of ≈ 50, 120, 220, 400
 (:func:`privad.datasets.make_sensor_ring`); ε ∈ {0.1, 0.5, 1}; mean of 5 runs; DBSCAN as
 f_outlier with the same parameters on 𝒯 and 𝒯'. The paper's Figure 3 is given only in prose
@@ -370,7 +370,7 @@ class ReconstructionOption:
 
 OPTIONS: tuple[ReconstructionOption, ...] = (
     ReconstructionOption(
-        "notes", "NOTES.md literally: I_L2 = {d ≥ d_TP}, I_L3 = {d ≥ d_TP + w_O}, d_TP = min "
+        "notes", "docs/papers.md literally: I_L2 = {d ≥ d_TP}, I_L3 = {d ≥ d_TP + w_O}, d_TP = min "
         "over TP (previous default)", {"reduction": "notes"}, {},
         "section 6.2 as printed: A learns d_TP and w_O"),
     ReconstructionOption(
@@ -784,7 +784,7 @@ def reproduce(
         f"seed {seed}; computed in {elapsed:.1f} s.",
         "Paper: 'Relaxed Differentially Private Outlier Detection and Correction' (sensor "
         "streams), section 7. Its Figure 2 (the correction box) and Figure 3 are missing from "
-        "the text; the box is reconstructed (papers/NOTES.md, privad.relaxed.correction) and "
+        "the text; the box is reconstructed (docs/papers.md, privad.relaxed.correction) and "
         "Figure 3 is compared with the paper's prose. Full discussion: "
         "docs/relaxed_reproduction.md.",
     ]

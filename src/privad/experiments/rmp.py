@@ -3,7 +3,7 @@
 Erfani, Law, Karunasekera, Leckie, Palaniswami, "Privacy-preserving collaborative anomaly
 detection for participatory sensing" (PAKDD 2014; ``rmp-collaborative-anomaly-detection.txt``).
 
-Setup (section 6 and ``papers/NOTES.md``): the first 1000 records of each dataset, features
+Setup (section 6 and ``docs/papers.md``): the first 1000 records of each dataset, features
 min-max scaled to [0, 1], 5 % U(0, 1) anomalies appended (label 1); participants submit
 batches of 30 records, each perturbed with its own T_i = T + U(−α, α) after the double
 logistic (:class:`privad.rmp.estimator.RMPDetector`); a three-layer AANN (hidden units ≈

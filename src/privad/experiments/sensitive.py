@@ -18,7 +18,7 @@ Credit Fraud and APS Trucks are not available offline; their paper values are li
 reference only. Ball counts follow the paper's definition (the record itself is counted,
 B_x(i, r) includes d(i, i) = 0) everywhere except in Table 1's second convention.
 
-Reconstructions (``papers/NOTES.md``), each a parameter of the function that uses it:
+Reconstructions (``docs/papers.md``), each a parameter of the function that uses it:
 
 * "true (β, r)-anomalies" = labelled anomalies that are (β, r)-anomalies (Table 1), and they
   are the positives of Table 3 (the paper's DP recall 0.5250 = 1 − 1/(1 + e^0.1) and B1
@@ -273,7 +273,7 @@ def table1(data: Sequence[SPData]) -> pd.DataFrame:
     with B ≤ β), ``true_br_anomalies`` (labelled among them), and the paper's ``paper_n``,
     ``paper_d``, ``paper_beta``, ``paper_r``, ``paper_true_br_anomalies``.
 
-    Sanity values (NOTES.md): Mammography gives 74 self counted and 75 (the paper's number)
+    Sanity values (docs/papers.md): Mammography gives 74 self counted and 75 (the paper's number)
     not counted; Thyroid gives 84 either way (the paper has 61).
     """
     rows = []

@@ -1,8 +1,8 @@
 """Relaxed differential privacy for sensor streams, with a correction server.
 
 Implements "Relaxed Differentially Private Outlier Detection and Correction" for sensor
-data (the text is ``papers/relaxed-dp-outlier-detection-streams.txt``; what it leaves out,
-notably the Figure 2 algorithm box, is reconstructed in ``papers/NOTES.md``):
+data (the text is Böhler, Bernau, Kerschbaum, DBSec 2017; what it leaves out,
+notably the Figure 2 algorithm box, is reconstructed in ``docs/papers.md``):
 
 * relaxed sensitivity per column from historical data (eq. 1) and the guarantee it gives,
   ε for non-outliers and ε' = ε·GS/RS for outliers (Theorem 2):

@@ -1,7 +1,7 @@
 """The correction algorithm of Fig. 2 (section 6.1), split by party (section 6.2).
 
 Figure 2 itself is missing from the paper's text; the steps below follow sections 6.1–6.2
-and the reconstruction in ``papers/NOTES.md``. Each function receives only what its party
+and the reconstruction in ``docs/papers.md``. Each function receives only what its party
 may know:
 
 * :func:`split_presumed_outliers` (CS, step 3): d_diff and O' → TP, FP, d_TP, d_FP.
@@ -41,7 +41,7 @@ party learning the other's values. Two readings are implemented:
   its presumed outliers O', minus w_O. Note that the paper's own I_L3 threshold
   ``d_TP + w_O`` has exactly this form if its w_O is read as the distance from c to the
   inner edge of the outlier layer.
-* ``"notes"``: ``papers/NOTES.md`` literally, ``I_L2 = {j : d ≥ d_TP}``,
+* ``"notes"``: ``docs/papers.md`` literally, ``I_L2 = {j : d ≥ d_TP}``,
   ``I_L3 = {j : d ≥ d_TP + w_O}`` (section 6.2's formulas with d_TP, a distance
   *difference*, compared with a distance). When some true positive moved towards the centre,
   d_TP < 0 and I_L3 is every record, so FN_L3 takes nearly all true negatives
@@ -92,7 +92,7 @@ __all__ = [
 
 REDUCTIONS: tuple[str, ...] = ("radius", "notes")
 """The analyst's step-4 reductions: ``"radius"`` (implied core distance, see the module
-docstring) and ``"notes"`` (``papers/NOTES.md`` literally)."""
+docstring) and ``"notes"`` (``docs/papers.md`` literally)."""
 
 D_FP_RULES: tuple[str, ...] = ("min", "percentile", "layer", "none")
 """How the correction server sets d_FP, the upper d_diff bound of FN_L3: the minimum over FP
@@ -186,7 +186,7 @@ def split_presumed_outliers(
         (default 0.5). ``1.0`` is the unrestricted largest gap; ``0.0`` never splits.
     d_tp_percentile:
         **Reconstruction** (option b): d_TP is this percentile (0–100, linear, R type 7)
-        of d_diff over TP. Default 0: the minimum, as in ``papers/NOTES.md``; a low
+        of d_diff over TP. Default 0: the minimum, as in ``docs/papers.md``; a low
         percentile such as 5 ignores the few true positives that moved far inwards.
     d_tp_floor:
         **Reconstruction** (option b): if given, ``d_TP = max(d_tp_floor, ·)``; ``0.0``

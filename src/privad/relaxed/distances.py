@@ -5,7 +5,7 @@ by averaging each column". Definition 4 writes
 
     d_diff[i] = d_c(𝒯'[i]) − d_c(𝒯[i])
 
-with one centre c. **Reconstruction** (``papers/NOTES.md``, following a published patent claim
+with one centre c. **Reconstruction** (``docs/papers.md``, following a published patent claim
 by the same authors): the default uses two centres,
 
     d_diff[i] = d_{c'}(𝒯'[i]) − d_c(𝒯[i]),   c = column means of 𝒯,  c' = column means of 𝒯',

@@ -283,7 +283,7 @@ class Analyst:
         Step 4's thresholds (**reconstruction**, see :mod:`privad.relaxed.correction`):
         ``"radius"`` (default since this version: ``I_L2 = {j : d ≥ ρ}``,
         ``I_L3 = {j : d ≥ ρ + max(0, d_TP)}``, the "core distance" reduction of
-        section 6.1) or ``"notes"`` (the previous default, ``papers/NOTES.md`` literally:
+        section 6.1) or ``"notes"`` (the previous default, ``docs/papers.md`` literally:
         ``d ≥ d_TP`` and ``d ≥ d_TP + w_O``, which on the paper's data makes I_L3 every
         record whenever d_TP < 0). The messages are the same for both.
     outlier_radius:

@@ -192,7 +192,7 @@ def run_pipeline(
     Every reconstruction choice is a keyword (``docs/relaxed_reproduction.md`` evaluates
     them on the paper's grid). The defaults are the reconstruction we consider closest to
     the paper's text: the ``"radius"`` reduction with ρ from the historical outliers, the
-    paper's d_TP and d_FP (minima), and the adaptive DBSCAN calibration. The NOTES.md
+    paper's d_TP and d_FP (minima), and the adaptive DBSCAN calibration. The docs/papers.md
     reading of the previous version is ``reduction="notes", dbscan_calibration="history"``.
 
     The exchange defaults to the paper's (``exchange="unprotected"``: d_diff and d_TP

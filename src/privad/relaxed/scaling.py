@@ -1,7 +1,7 @@
 """Step 1a of the correction algorithm (Fig. 2): the sensor scales its data.
 
 Figure 2 is missing from the paper's text; section 6.1 only says that "S scales the data in
-line 1a". **Reconstruction** (``papers/NOTES.md``): scaling is a configurable, public,
+line 1a". **Reconstruction** (``docs/papers.md``): scaling is a configurable, public,
 data-independent step given by one positive divisor per column, ``T_s[, j] = T[, j] / s_j``.
 Everything after it (noise, distances, detection, correction) happens in the scaled space.
 

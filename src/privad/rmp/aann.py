@@ -7,7 +7,7 @@ weights and biases ... initialised randomly in the range of [−0.1, 0.1]. The l
 and momentum are set to 0.25 and 0.85, respectively, and the number of training epochs
 range from 300 to 1000." A record is an anomaly when its reconstruction error exceeds
 θ = μ + 3σ of the training errors (section 4, with the follow-up's details in
-``papers/NOTES.md``).
+``docs/papers.md``).
 
 Training uses scikit-learn's :class:`~sklearn.neural_network.MLPRegressor` (stochastic
 gradient descent with classic momentum); there is no hand-written backpropagation. The
@@ -254,7 +254,7 @@ def check_errors(errors: Any) -> np.ndarray:
 def threshold(errors: Any) -> float:
     """θ = μ + 3σ of the training records' reconstruction errors (section 4).
 
-    Pooled over all training records of all participants (``papers/NOTES.md``); σ is the
+    Pooled over all training records of all participants (``docs/papers.md``); σ is the
     population standard deviation (ddof = 0).
     """
     e = check_errors(errors)

@@ -1,7 +1,7 @@
 """DP noisy binary search for anomaly detection (group testing with private oracles).
 
 Bittner, Sarwate, Wright, "Using noisy binary search for differentially private anomaly
-detection" (``papers/dp-noisy-binary-search.txt``). An oracle holds values x_1..x_{n+1}, of
+detection" (Bittner, Sarwate, Wright, CSCML 2018). An oracle holds values x_1..x_{n+1}, of
 which one (the anomaly, x* >= t_h) stands above the others (<= t_ℓ), and answers only noisy
 *group* queries; the searcher keeps a Bayesian belief over where the anomaly is and splits it
 at the median each time. Each answer is ε-DP for the non-anomalous records

@@ -14,7 +14,7 @@
 The "threshold ratio" is R = (t_h - t_ℓ) / t_ℓ, the x-axis of the paper's Figure 1 (and
 :attr:`privad.datasets.SearchThresholds.threshold_ratio`). It is the only reading under which
 eq. (24) reproduces the paper's sanity values: p = 0.347 at ε = 1 for R = 0.647 and
-p = 0.335 for R = 0.701 (``papers/NOTES.md``). Read as t_h / t_ℓ, a ratio below 1 would mean
+p = 0.335 for R = 0.701 (``docs/papers.md``). Read as t_h / t_ℓ, a ratio below 1 would mean
 t_h < t_ℓ; read as (t_h - t_ℓ) / t_h, the same ratios give p = 0.153 and 0.104.
 """
 

@@ -1,7 +1,7 @@
 """Choosing (β, r) from data: our reconstruction of the paper's missing Appendix A.2.
 
 **This is a reconstruction, not the paper's protocol.** Appendix A.2 of the paper (how β and
-r were chosen per dataset) is not in the text. What is known (``papers/NOTES.md``): it
+r were chosen per dataset) is not in the text. What is known (``docs/papers.md``): it
 follows Knorr and Ng's DB(p, D) outliers, with r = D and β ≈ (1 − p)·n, and β/n in Table 1
 is close to 0.005 for four of the five datasets. So :func:`propose_parameters` fixes β as a
 fraction of n and picks r as a quantile of the distance to the (β + 1)-th nearest record
