@@ -39,3 +39,40 @@ def server_pool() -> Iterator[ServerPool]:
     pool = ServerPool()
     yield pool
     pool.close()
+
+
+def spawn_privad(args: list[str], banner: str, timeout: float = 30.0) -> tuple[Any, str]:
+    """Start ``privad ARGS`` (a server) as a subprocess; return (process, its URL).
+
+    Waits for the first line of standard output, ``BANNER listening on URL``, then until
+    ``URL/v1/health`` answers.
+    """
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from privad.cli import main; main(sys.argv[1:])",
+         *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    line = proc.stdout.readline()  # type: ignore[union-attr]
+    assert line.startswith(f"{banner} listening on http://127.0.0.1:"), (
+        line, proc.stderr.read() if proc.poll() is not None else "")  # type: ignore[union-attr]
+    url = line.split()[-1]
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            httpx.get(url + "/v1/health", timeout=1)
+            return proc, url
+        except httpx.TransportError:
+            assert time.monotonic() < deadline, f"{banner} did not answer at {url}"
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def spawn_server() -> Any:
+    """:func:`spawn_privad`: ``spawn_server(args, banner)`` starts a ``privad serve ...``
+    process and returns (process, URL)."""
+    return spawn_privad

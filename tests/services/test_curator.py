@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -29,20 +26,6 @@ ALICE = "alice-querier-secret-0123456789"
 BOB = "bob-querier-secret-0123456789ab"
 MECH = SPMechanism(18, 0.1, 0.1)
 
-SHIM = """
-import sys
-import typer
-import privad.cli as cli
-from privad.cli import serve
-app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
-                  pretty_exceptions_enable=False)
-@app.callback()
-def _root() -> None:
-    '''privad (serve group).'''
-cli.app = app
-cli._register = lambda: serve.register(app)
-cli.main(sys.argv[1:])
-"""
 
 
 @pytest.fixture(scope="module")
@@ -134,28 +117,11 @@ def test_the_querier_sees_noisy_bits_and_its_budget_only(server_pool, tmp_path,
             assert set(data["budget"]) == {"notion", "total", "spent", "remaining"}
 
 
-def _serve(args: list[str]) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-c", SHIM, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
-    line = proc.stdout.readline()  # type: ignore[union-attr]
-    assert line.startswith("privad curator listening on http://127.0.0.1:"), (
-        line, proc.stderr.read() if proc.poll() is not None else "")  # type: ignore[union-attr]
-    url = line.split()[-1]
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(url + "/v1/health", timeout=1)
-            return proc, url
-        except httpx.TransportError:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-
-
-def test_sigkill_loses_no_charged_answer(tmp_path) -> None:
+def test_sigkill_loses_no_charged_answer(tmp_path, spawn_server) -> None:
     args = ["serve", "sp", "thyroid", "--beta", "18", "--r", "0.1", "--epsilon", "0.1",
             "--budget", "5", "--db", str(tmp_path / "c.sqlite"), "--ledger",
             str(tmp_path / "l.sqlite"), "--port", "0", "--token", f"alice={ALICE}"]  # fmt: skip
-    proc, url = _serve(args)
+    proc, url = spawn_server(args, "privad curator")
     try:
         with CuratorClient(url, ALICE) as alice:
             first = alice.ask_ids([10, 11, 12])["answers"]
@@ -163,7 +129,8 @@ def test_sigkill_loses_no_charged_answer(tmp_path) -> None:
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=20)
-    proc, url = _serve([*args[:-2], "--token", f"alice={ALICE}", "--seed", "1"])
+    proc, url = spawn_server([*args[:-2], "--token", f"alice={ALICE}", "--seed", "1"],
+                             "privad curator")  # fmt: skip
     try:
         with CuratorClient(url, ALICE) as alice:
             assert alice.budget()["spent"] == pytest.approx(0.4)  # 3 ids + m = 1

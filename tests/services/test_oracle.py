@@ -9,9 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -38,20 +36,6 @@ SECRET = "searcher-secret-0123456789abcdef"
 OTHER = "second-searcher-secret-0123456789"
 AUTH = {"authorization": f"Bearer {SECRET}"}
 
-SHIM = """
-import sys
-import typer
-import privad.cli as cli
-from privad.cli import search, serve
-app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
-                  pretty_exceptions_enable=False)
-@app.callback()
-def _root() -> None:
-    '''privad (serve and search groups).'''
-cli.app = app
-cli._register = lambda: (serve.register(app), search.register(app))
-cli.main(sys.argv[1:])
-"""
 
 
 @pytest.fixture(scope="module")
@@ -282,23 +266,6 @@ def test_invalid_configuration_is_refused_at_startup(tmp_path, problem) -> None:
         create_oracle_app(tmp_path / "not-a-ledger.sqlite", reg, epsilon=1.0, **kw)
 
 
-def _start_process(args: list[str]) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-c", SHIM, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
-    line = proc.stdout.readline()  # type: ignore[union-attr]
-    assert line.startswith("privad oracle listening on http://127.0.0.1:"), (
-        line, proc.stderr.read() if proc.poll() is not None else "")  # type: ignore[union-attr]
-    url = line.split()[-1]
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            httpx.get(url + "/v1/health", timeout=1)
-            return proc, url
-        except httpx.TransportError:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-
-
 def _stop(proc: subprocess.Popen) -> str:
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=20)
@@ -307,14 +274,14 @@ def _stop(proc: subprocess.Popen) -> str:
     return err
 
 
-def test_spent_budget_survives_a_server_restart(tmp_path, problem) -> None:
+def test_spent_budget_survives_a_server_restart(tmp_path, problem, spawn_server) -> None:
     data = tmp_path / "values.npy"
     np.save(data, problem.values)
     db = tmp_path / "oracle-ledger.sqlite"
     args = ["serve", "oracle", str(data), "--db", str(db), "--port", "0", "--epsilon", "0.5",
             "--budget", "3", "--t-low", repr(problem.t_low), "--t-high", repr(problem.t_high),
             "--token", f"s1={SECRET}", "--kind", "rr"]  # fmt: skip
-    proc, url = _start_process(args)
+    proc, url = spawn_server(args, "privad oracle")
     try:
         with RemoteOracle(url, SECRET) as remote:
             result = search(remote, budget=2.0, rng=0)  # 4 queries of ε = 0.5
@@ -322,7 +289,7 @@ def test_spent_budget_survives_a_server_restart(tmp_path, problem) -> None:
     finally:
         err = _stop(proc)
     assert "spent 0, remaining 3 (6 queries" in err
-    proc, url = _start_process(args)
+    proc, url = spawn_server(args, "privad oracle")
     try:
         state = httpx.get(url + "/v1/budget", headers=AUTH).json()
         assert (state["spent"], state["remaining"], state["queries_left"]) == (2.0, 1.0, 2)
