@@ -488,7 +488,8 @@ def reconstruction_options(
                             estimate_outlier_layer_radius(prep.T, o))
                      for mode, o in hist.items()}
             for eps in epsilons:
-                sensor = Sensor(eps, prep.rs, rng=_seed(seed, "noise", sep, run, eps))
+                sensor = Sensor(eps, prep.rs, exchange="unprotected",  # the paper's exchange
+                                rng=_seed(seed, "noise", sep, run, eps))
                 to_a, to_c = sensor.perturb(prep.X)
                 adaptive = AdaptiveDBSCANDetector(prep.candidates, cache.p_o)
                 chosen, _ = adaptive.select(to_a.perturbed)
