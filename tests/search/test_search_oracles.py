@@ -337,3 +337,18 @@ def test_binarizing_a_remote_laplace_oracle():
     res = search(BinarizedOracle(remote), rng=3)
     assert res.contains(5)
     assert isinstance(remote.model.check_answer([1, 2]), MaxAnswer)
+
+
+def test_laplace_oracle_declares_its_laplace_mechanism_for_tight_accounting() -> None:
+    """232 answers of the ε = 1 Laplace max oracle: 232 linearly, about 140.5 at δ = 1e-6 by
+    the Laplace privacy-loss distribution (the issue's figure), not 166.7 as pure ε-DP."""
+    from privad.accounting import scaled, sequential
+    from privad.accounting.tight import linear_epsilon, tight_epsilon
+
+    oracle = LaplaceMaxOracle(np.r_[np.zeros(99), 5.0], 1.0, 3.0, 1.0, rng=0)
+    (component,) = oracle.guarantee.components
+    assert component.kind == "laplace" and component.epsilon == pytest.approx(1.0)
+    assert component.sensitivity >= 1.0  # t_l plus the grid's allowance: never tighter
+    batch = scaled(sequential([oracle.guarantee]), 232).accounting_components
+    assert linear_epsilon(batch) == pytest.approx(232.0)
+    assert 139.0 < float(tight_epsilon(batch, 1e-6)) < 142.0

@@ -52,7 +52,7 @@ from typing import Any, Final, Literal, NamedTuple, TypeVar
 
 import numpy as np
 
-from privad.accounting import ANOMALY_RESTRICTED_DP, Guarantee, Ledger, Spend
+from privad.accounting import ANOMALY_RESTRICTED_DP, Component, Guarantee, Ledger, Spend
 from privad.errors import DataError, ParameterError
 from privad.noise import (
     GRANULARITY_BITS,
@@ -282,6 +282,10 @@ class LaplaceMaxModel(AnswerModel):
 
     @property
     def guarantee(self) -> Guarantee:
+        # The accountant composes the Laplace mechanism's privacy-loss distribution, not a
+        # worst-case ε-DP answer: scale b on a query of sensitivity ε·b ≥ t_l + the grid's
+        # allowance (laplace_scale_for), so the declared mechanism is never tighter than
+        # the real one (Lemma 1: one coordinate of the pair changes).
         return Guarantee(
             ANOMALY_RESTRICTED_DP, self._epsilon, NEIGHBOURING,
             description=(
@@ -289,6 +293,7 @@ class LaplaceMaxModel(AnswerModel):
                 f"floating-point-safe Laplace noise of scale {self.scale!r} (sensitivity "
                 f"t_l = {self.t_low!r} by Lemma 1, one coordinate changes, grid {self.grid!r})"
             ),
+            components=(Component.laplace(self.scale, self._epsilon * self.scale),),
         )
 
     def check_answer(self, answer: Any) -> MaxAnswer:
