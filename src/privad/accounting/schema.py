@@ -136,13 +136,7 @@ def spent_by_notion(
     """
     parts = dict.fromkeys((notion, *implying_notions(notion)), ZERO)
     column = "COALESCE(tight_epsilon, epsilon)" if tight else "epsilon"
-    rows = conn.execute(
-        f"SELECT notion, {column} FROM spends WHERE scope = ? "
-        f"AND notion IN ({','.join('?' for _ in parts)}) "
-        f"AND status IN ({','.join('?' for _ in LIVE_STATUSES)})",
-        (scope, *parts, *LIVE_STATUSES),
-    ).fetchall()
-    for name, eps in rows:
+    for name, eps in _live_rows(conn, scope, notion, f"notion, {column}"):
         parts[name] += parse_fraction(eps, "spend ε")
     return parts
 
@@ -160,14 +154,19 @@ def live_spent(
 
 def live_delta(conn: sqlite3.Connection, scope: str, notion: str) -> Fraction:
     """What ``budgets.delta_spent`` holds: the δ of the live spends counting toward ``notion``."""
+    rows = _live_rows(conn, scope, notion, "delta")
+    return sum((parse_fraction(d, "spend δ") for (d,) in rows), ZERO)
+
+
+def _live_rows(conn: sqlite3.Connection, scope: str, notion: str, columns: str) -> list:
+    """``columns`` of the live spends of ``scope`` under ``notion`` and the notions implying it."""
     names = (notion, *implying_notions(notion))
-    rows = conn.execute(
-        f"SELECT delta FROM spends WHERE scope = ? "
+    return conn.execute(
+        f"SELECT {columns} FROM spends WHERE scope = ? "
         f"AND notion IN ({','.join('?' for _ in names)}) "
         f"AND status IN ({','.join('?' for _ in LIVE_STATUSES)})",
         (scope, *names, *LIVE_STATUSES),
     ).fetchall()
-    return sum((parse_fraction(d, "spend δ") for (d,) in rows), ZERO)
 
 
 def _connect(target: str, *, uri: bool, busy_timeout: float) -> sqlite3.Connection:

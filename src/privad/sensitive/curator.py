@@ -76,7 +76,7 @@ from privad.sensitive.mechanisms import AIQMechanism
 from privad.sensitive.release import Charge, _row_digests, question_keys, release_labels
 from privad.validation import check_array, check_epsilon
 
-__all__ = ["MAX_BATCH", "Curator", "CuratorAnswer", "OnlineClaim5", "check_querier"]
+__all__ = ["MAX_BATCH", "Curator", "CuratorAnswer", "OnlineClaim5"]
 
 MAX_BATCH = 100_000
 """Most questions one request may carry."""
@@ -459,11 +459,3 @@ def _first_positions(keys: list[bytes]) -> list[int]:
     for i, key in enumerate(keys):
         seen.setdefault(key, i)
     return list(seen.values())
-
-
-def check_querier(name: Any) -> str:
-    """A querier name (the token's name): non-empty printable text."""
-    if not isinstance(name, str) or not name.strip() or not name.isprintable():
-        raise ParameterError(f"a querier name must be printable text, got {name!r}")
-    return name
-
