@@ -73,7 +73,7 @@ from privad.sensitive.accounting import Claim5Bound, claim5_radius
 from privad.sensitive.anomaly import BallStatistics, statistics_from_counts
 from privad.sensitive.estimator import SensitiveAnomalyIdentifier
 from privad.sensitive.mechanisms import AIQMechanism
-from privad.sensitive.release import Charge, _row_digests, question_keys, release_labels
+from privad.sensitive.release import Charge, question_keys, release_labels
 from privad.validation import check_array, check_epsilon
 
 __all__ = ["MAX_BATCH", "Curator", "CuratorAnswer", "OnlineClaim5"]
@@ -299,8 +299,8 @@ class Curator:
         if Q.shape[1] != self.n_features:
             raise DataError(f"records have {Q.shape[1]} feature(s); the data has "
                             f"{self.n_features}")  # fmt: skip
-        tag = b"v1" if add else b"v0"
-        return [tag + row.tobytes() for row in _row_digests(Q)], Q
+        tag = b"v1" if add else b"v0"  # two bytes before the digest (read by _statistics)
+        return [tag + key for key in question_keys(Q)], Q
 
     # -- asking -------------------------------------------------------------------------------
 
@@ -345,7 +345,7 @@ class Curator:
         try:
             rel = release_labels(
                 self.mechanism, ledger=self.ledger, scope=scope, rng=self._est.rng_,
-                statistics=lambda: self._statistics(what, fresh, by_id, add),
+                statistics=lambda: self._statistics(what, keys, fresh, by_id, add),
                 charge=lambda stats: Charge(guarantee, label, meta, bound),
                 output=_Record(self, querier, keys, what, new_q, fresh, by_id),
                 precheck=False,
@@ -394,9 +394,10 @@ class Curator:
             f"over {after.n} vector question(s); {rise} × ({mech.guarantee.description})",
         ), after, state  # fmt: skip
 
-    def _statistics(self, what: np.ndarray, fresh: list[int], by_id: bool,
+    def _statistics(self, what: np.ndarray, keys: list[bytes], fresh: list[int], by_id: bool,
                     add: bool) -> BallStatistics:  # fmt: skip
-        """Counts of the questions nobody asked before (the only ones sampled)."""
+        """Counts of the questions nobody asked before (the only ones sampled). A vector's
+        key is its tag and its :func:`question_keys` digest, so x_i is read from it."""
         if by_id:
             s = self._est.statistics(None)
             idx = what[fresh]
@@ -405,7 +406,7 @@ class Curator:
         m = self.mechanism
         ball = self._index.counts(Q, m.r, cap=m.count_cap) if len(fresh) else \
             np.zeros(0, np.int64)  # fmt: skip
-        mult = np.fromiter((self._multiplicity.get(k, 0) for k in question_keys(Q)), np.int64,
+        mult = np.fromiter((self._multiplicity.get(keys[i][2:], 0) for i in fresh), np.int64,
                            len(fresh))  # fmt: skip
         return statistics_from_counts(ball, mult, add=add, cap=m.count_cap)
 
