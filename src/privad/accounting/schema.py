@@ -294,9 +294,10 @@ def _initialise(conn: sqlite3.Connection, name: str) -> None:
         if version < SCHEMA_VERSION:
             _migrate(conn)
         return
-    if app_id != 0 or tables:
-        _check_header(name, app_id, version, tables)  # raises: someone else's database
-    # An empty database: make it a ledger, unless another process did so meanwhile.
+    # Not (yet) a ledger. Decide under the write lock: a read outside it can catch another
+    # process between creating the tables and committing their application_id, and would
+    # take a ledger being born for someone else's database. An empty database becomes a
+    # ledger, unless another process made it one meanwhile.
     conn.execute("BEGIN IMMEDIATE")
     try:
         app_id, version, tables = _header(conn)
