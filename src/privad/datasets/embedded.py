@@ -85,9 +85,12 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
 def embedded_path(relative: str, *, verify: bool = True) -> Path:
     """The path of an embedded file, after checking its SHA-256 (once per process).
 
-    Raises:
-        DatasetNotFoundError: the file is not part of the embedded data or is missing.
-        DataError: its bytes do not match the recorded checksum (a damaged installation).
+    Raises
+    ------
+    DatasetNotFoundError
+        the file is not part of the embedded data or is missing.
+    DataError
+        its bytes do not match the recorded checksum (a damaged installation).
     """
     path = data_root() / relative
     if not path.is_file():
@@ -121,8 +124,10 @@ def find_external(
     ``$PRIVAD_DATA/<filename>``, then ``shared/datasets/<subfolder>/<filename>`` and
     ``../shared/datasets/<subfolder>/<filename>`` relative to the working directory.
 
-    Raises:
-        DatasetNotFoundError: naming every place looked at and where to put the file.
+    Raises
+    ------
+    DatasetNotFoundError
+        naming every place looked at and where to put the file.
     """
     if path is not None:
         candidate = Path(path).expanduser()

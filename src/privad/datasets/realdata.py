@@ -136,12 +136,15 @@ def load_abalone(path: PathLike | None = None, sex: Literal["drop", "onehot"] = 
     The UCI layout is a header-less CSV: sex (``M``, ``F`` or ``I`` for infant), then seven
     measurements and the ring count (8 numbers).
 
-    Args:
-        path: a file in the UCI layout; default the embedded copy (4177 records).
-        sex: ``"drop"`` (default) keeps the 8 numeric columns, rings included, which matches
-            the 8 attributes of the RMP paper's Table 1 (our reading: the paper does not say
-            how it encoded sex). ``"onehot"`` prepends three 0/1 columns ``sex_M``, ``sex_F``,
-            ``sex_I`` (11 columns).
+    Parameters
+    ----------
+    path
+        a file in the UCI layout; default the embedded copy (4177 records).
+    sex
+        ``"drop"`` (default) keeps the 8 numeric columns, rings included, which matches
+        the 8 attributes of the RMP paper's Table 1 (our reading: the paper does not say
+        how it encoded sex). ``"onehot"`` prepends three 0/1 columns ``sex_M``, ``sex_F``,
+        ``sex_I`` (11 columns).
 
     The data has no anomaly labels (``y`` is ``None``); the RMP experiment appends uniform
     anomalies, see :func:`privad.datasets.inject_uniform_anomalies`.
@@ -241,8 +244,10 @@ def load_banana(path: PathLike | None = None) -> Dataset:
     anomalies, so they go to ``classes`` and ``y`` is ``None``. The RMP paper (Table 1)
     uses an 8-attribute banana; see :func:`privad.datasets.make_banana_8d` for that.
 
-    Args:
-        path: ``banana.zip`` or ``banana.all.txt``; default the embedded copy.
+    Parameters
+    ----------
+    path
+        ``banana.zip`` or ``banana.all.txt``; default the embedded copy.
     """
     p = embedded_path("banana/banana.zip") if path is None else existing_file(path, "Banana file")
     if zipfile.is_zipfile(p):
@@ -351,9 +356,11 @@ def load_creditcard(path: PathLike | None = None, *, include_time: bool = True) 
     ``$PRIVAD_DATA/creditcard/``. :func:`privad.datasets.make_fraud_standin` generates a
     stand-in of the same size.
 
-    Args:
-        include_time: keep the ``Time`` column (seconds since the first transaction) as a
-            feature; the paper applies PCA to 6 components afterwards either way.
+    Parameters
+    ----------
+    include_time
+        keep the ``Time`` column (seconds since the first transaction) as a
+        feature; the paper applies PCA to 6 components afterwards either way.
     """
     import pandas as pd  # imported lazily: keeps 'import privad' fast
 

@@ -71,22 +71,36 @@ Kind = Literal["embedded", "generated", "external"]
 class DatasetInfo:
     """One entry of the catalogue.
 
-    Attributes:
-        name: the name :func:`load` accepts.
-        kind: ``"embedded"``, ``"generated"`` or ``"external"``.
-        shape: (records, features) of the data as shipped, as generated with the default
-            parameters, or of the original external file; ``None`` when it varies.
-        n_anomalies: records labelled 1, as above; ``None`` when unlabelled or random.
-        anomalies_note: how to read ``n_anomalies`` when it is ``None`` (or a caveat).
-        description: what the data is, and where the papers use it.
-        source: where it comes from.
-        licence: its licence.
-        loader: the function :func:`load` calls (keyword options are passed on).
-        usage: how to call it, e.g. ``load("gas", path=...)``.
-        files: the embedded files (relative to ``privad/datasets/data``) or the external
-            file name.
-        series: ``True`` when the loader returns a :class:`TimeSeries`.
-        licence_short: a short form of ``licence`` for tables.
+    Attributes
+    ----------
+    name
+        the name :func:`load` accepts.
+    kind
+        ``"embedded"``, ``"generated"`` or ``"external"``.
+    shape
+        (records, features) of the data as shipped, as generated with the default
+        parameters, or of the original external file; ``None`` when it varies.
+    n_anomalies
+        records labelled 1, as above; ``None`` when unlabelled or random.
+    anomalies_note
+        how to read ``n_anomalies`` when it is ``None`` (or a caveat).
+    description
+        what the data is, and where the papers use it.
+    source
+        where it comes from.
+    licence
+        its licence.
+    loader
+        the function :func:`load` calls (keyword options are passed on).
+    usage
+        how to call it, e.g. ``load("gas", path=...)``.
+    files
+        the embedded files (relative to ``privad/datasets/data``) or the external
+        file name.
+    series
+        ``True`` when the loader returns a :class:`TimeSeries`.
+    licence_short
+        a short form of ``licence`` for tables.
     """
 
     name: str
@@ -301,8 +315,10 @@ def list_datasets(kind: Kind | None = None) -> list[DatasetInfo]:
 def describe(name: str) -> DatasetInfo:
     """The catalogue entry of ``name`` (case and ``_``/``-`` do not matter).
 
-    Raises:
-        DatasetNotFoundError: an unknown name, with close matches when there are some.
+    Raises
+    ------
+    DatasetNotFoundError
+        an unknown name, with close matches when there are some.
     """
     if not isinstance(name, str):
         raise ParameterError(f"name must be a string, got {name!r}")
@@ -333,9 +349,12 @@ def load(name_or_path: str | os.PathLike[str], **options: Any) -> Dataset | Time
       or a folder :func:`load_parquet`, ``.npy``/``.npz`` :func:`load_numpy`, with
       ``options`` passed on (``columns=``, ``label=``, ``key=``, ...).
 
-    Raises:
-        DatasetNotFoundError: neither a known name nor an existing file.
-        ParameterError: an option the loader does not take, or an unknown extension.
+    Raises
+    ------
+    DatasetNotFoundError
+        neither a known name nor an existing file.
+    ParameterError
+        an option the loader does not take, or an unknown extension.
     """
     if isinstance(name_or_path, str):
         entry = _lookup(name_or_path)

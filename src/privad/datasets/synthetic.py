@@ -82,18 +82,27 @@ def make_sensitive_mixture(
     m = √(d/ρ); the generator it cites (Dong, Hopkins & Li, 2019) uses m = √(a/ρ)
     (``docs/papers.md``). Afterwards the paper applies PCA to 9 dimensions.
 
-    Args:
-        n: number of records (paper: 20,000).
-        d: dimension before PCA (paper: 200).
-        rho: ρ, the total weight of the anomaly components (paper: 0.01).
-        a: the number of axes e_1..e_a carrying anomaly components (paper: 5; a <= d).
-        sigma: σ, the spread of each anomaly component (0.1 in the cited generator).
-        magnitude: ``"paper"`` for m = √(d/ρ), ``"dong2019"`` for m = √(a/ρ), or m itself.
-        n_components: PCA dimensions (paper: 9), computed with scikit-learn's exact,
-            deterministic PCA (eigendecomposition of the d x d covariance, which is much
-            faster than an SVD of the n x d data for n >> d); ``None`` keeps all d raw
-            coordinates.
-        rng: :class:`privad.noise.Randomness`, seed, or ``None``.
+    Parameters
+    ----------
+    n
+        number of records (paper: 20,000).
+    d
+        dimension before PCA (paper: 200).
+    rho
+        ρ, the total weight of the anomaly components (paper: 0.01).
+    a
+        the number of axes e_1..e_a carrying anomaly components (paper: 5; a <= d).
+    sigma
+        σ, the spread of each anomaly component (0.1 in the cited generator).
+    magnitude
+        ``"paper"`` for m = √(d/ρ), ``"dong2019"`` for m = √(a/ρ), or m itself.
+    n_components
+        PCA dimensions (paper: 9), computed with scikit-learn's exact,
+        deterministic PCA (eigendecomposition of the d x d covariance, which is much
+        faster than an SVD of the n x d data for n >> d); ``None`` keeps all d raw
+        coordinates.
+    rng
+        :class:`privad.noise.Randomness`, seed, or ``None``.
 
     Which component each record came from is in ``metadata["component"]`` (0 = the core,
     2t-1 and 2t for +m e_t and -m e_t).
@@ -195,12 +204,18 @@ def make_sensor_ring(
     ``metadata`` holds ``center`` (c), ``core_radius``, ``outlier_radius_min``/``_max`` and
     ``outlier_layer_width`` (w_O, the correction server's input in section 6).
 
-    Args:
-        n: number of points (paper: 100,000).
-        separation: the radial gap between core and outlier layer (paper: 50, 120, 220, 400).
-        outlier_share: share of points in the outlier layer (paper: 0.1).
-        sd: standard deviation of each coordinate (paper: 3).
-        rng: :class:`privad.noise.Randomness`, seed, or ``None``.
+    Parameters
+    ----------
+    n
+        number of points (paper: 100,000).
+    separation
+        the radial gap between core and outlier layer (paper: 50, 120, 220, 400).
+    outlier_share
+        share of points in the outlier layer (paper: 0.1).
+    sd
+        standard deviation of each coordinate (paper: 3).
+    rng
+        :class:`privad.noise.Randomness`, seed, or ``None``.
     """
     n = check_int(n, "n", minimum=2)
     separation = check_nonnegative(separation, "separation")
@@ -276,13 +291,20 @@ def make_fraud_standin(
       direction shared by all of them (fraud clusters in a few directions) and T' as T;
     * exactly round(``anomaly_share`` · n) anomalies at random positions.
 
-    Args:
-        n, d: size and dimension (defaults: Kaggle's size, the paper's 6 PCA components).
-        rng: :class:`privad.noise.Randomness`, seed, or ``None``.
-        anomaly_share: share of anomalies (default Kaggle's 492/284807).
-        df: degrees of freedom of the t entries (> 2 so that variances exist).
-        correlation: correlation of neighbouring coordinates, in (-1, 1).
-        shift, anomaly_scale: how far out, and how spread, the anomalies are.
+    Parameters
+    ----------
+    n, d
+        size and dimension (defaults: Kaggle's size, the paper's 6 PCA components).
+    rng
+        :class:`privad.noise.Randomness`, seed, or ``None``.
+    anomaly_share
+        share of anomalies (default Kaggle's 492/284807).
+    df
+        degrees of freedom of the t entries (> 2 so that variances exist).
+    correlation
+        correlation of neighbouring coordinates, in (-1, 1).
+    shift, anomaly_scale
+        how far out, and how spread, the anomalies are.
     """
     n = check_int(n, "n", minimum=2)
     d = check_int(d, "d", minimum=1)
@@ -359,16 +381,24 @@ def make_search_mixture(
     D = R x_j / ((1 - 2·margin) - margin·R). ``y`` marks i*; ``metadata`` holds
     ``anomaly_index``, ``t_low``, ``t_high`` and ``threshold_ratio``.
 
-    Args:
-        n: number of values, the anomaly included (default 1420, the length of a Yahoo A1
-            series).
-        kind: ``"normal-mixture"`` or ``"skewed"``.
-        threshold_ratio: R = (t_h - t_ℓ)/t_ℓ; must be below (1 - 2·margin)/margin (8 for the
-            paper's margin).
-        components: the normal mixture as (weight, mean, sd) triples.
-        scale: mean of the exponential for ``"skewed"``.
-        margin: the 0.1 of the paper's threshold rule.
-        rng: :class:`privad.noise.Randomness`, seed, or ``None``.
+    Parameters
+    ----------
+    n
+        number of values, the anomaly included (default 1420, the length of a Yahoo A1
+        series).
+    kind
+        ``"normal-mixture"`` or ``"skewed"``.
+    threshold_ratio
+        R = (t_h - t_ℓ)/t_ℓ; must be below (1 - 2·margin)/margin (8 for the
+        paper's margin).
+    components
+        the normal mixture as (weight, mean, sd) triples.
+    scale
+        mean of the exponential for ``"skewed"``.
+    margin
+        the 0.1 of the paper's threshold rule.
+    rng
+        :class:`privad.noise.Randomness`, seed, or ``None``.
     """
     n = check_int(n, "n", minimum=2)
     kind = check_choice(kind, "kind", ("normal-mixture", "skewed"))
@@ -457,13 +487,20 @@ def make_banana_8d(
     The banana of each normal record (0 = A, 1 = B) is in ``metadata["banana"]`` (and in
     ``classes`` when no anomalies are appended).
 
-    Args:
-        n: number of banana records (the paper uses the first 1000).
-        d: number of attributes (paper: 8).
-        layout: ``"phased"`` or ``"pairs"``.
-        radius, spread: r and s of ``gendatb``.
-        anomaly_share: share of appended U(0, 1) anomalies in the result (paper: 5%).
-        rng: :class:`privad.noise.Randomness`, seed, or ``None``.
+    Parameters
+    ----------
+    n
+        number of banana records (the paper uses the first 1000).
+    d
+        number of attributes (paper: 8).
+    layout
+        ``"phased"`` or ``"pairs"``.
+    radius, spread
+        r and s of ``gendatb``.
+    anomaly_share
+        share of appended U(0, 1) anomalies in the result (paper: 5%).
+    rng
+        :class:`privad.noise.Randomness`, seed, or ``None``.
     """
     n = check_int(n, "n", minimum=2)
     d = check_int(d, "d", minimum=2)

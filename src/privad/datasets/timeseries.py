@@ -89,14 +89,20 @@ def load_nab(series: str, root: PathLike | None = None) -> TimeSeries:
     ``<category>/<series>.csv`` to a list of ``[start, end]`` windows. A point is labelled 1
     when its timestamp lies inside a window, both ends included.
 
-    Args:
-        series: ``"speed_7578"``, ``"realTraffic/speed_7578"`` or ``"nab:speed_7578"``.
-        root: a NAB checkout (the folder holding ``data/`` and ``labels/``); default the
-            series embedded in privad (see :func:`nab_series`).
+    Parameters
+    ----------
+    series
+        ``"speed_7578"``, ``"realTraffic/speed_7578"`` or ``"nab:speed_7578"``.
+    root
+        a NAB checkout (the folder holding ``data/`` and ``labels/``); default the
+        series embedded in privad (see :func:`nab_series`).
 
-    Raises:
-        DatasetNotFoundError: unknown series, missing file.
-        DataError: a malformed file (bad header, unparsable timestamp, non-finite value).
+    Raises
+    ------
+    DatasetNotFoundError
+        unknown series, missing file.
+    DataError
+        a malformed file (bad header, unparsable timestamp, non-finite value).
     """
     import pandas as pd  # imported lazily: keeps 'import privad' fast
 

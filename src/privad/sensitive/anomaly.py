@@ -115,14 +115,20 @@ def is_sensitive(ball: Any, beta: Any, k: Any) -> Any:
 class BallStatistics:
     """The two integers the mechanisms need for each queried record.
 
-    Attributes:
-        x_i: multiplicity of each queried record in the database the query is answered on.
-        ball: B_x(i, r) in that database (self and duplicates included).
-        capped: True where ``ball`` reached the count cap c (then the true count is ≥ c and
-            ``ball`` holds c; ``x_i`` is then only a lower bound). All False without a cap.
-        cap: the cap c, or None.
-        added_query: whether footnote 1's variant was applied (one copy of each queried
-            record added to the database before counting).
+    Attributes
+    ----------
+    x_i
+        multiplicity of each queried record in the database the query is answered on.
+    ball
+        B_x(i, r) in that database (self and duplicates included).
+    capped
+        True where ``ball`` reached the count cap c (then the true count is ≥ c and
+        ``ball`` holds c; ``x_i`` is then only a lower bound). All False without a cap.
+    cap
+        the cap c, or None.
+    added_query
+        whether footnote 1's variant was applied (one copy of each queried
+        record added to the database before counting).
     """
 
     x_i: np.ndarray
@@ -144,22 +150,30 @@ def ball_statistics(
 ) -> BallStatistics:
     """(x_i, B_x(i, r)) for every queried record, computed with :mod:`privad.geometry`.
 
-    Args:
-        data: the database, an (n, d) array of records (duplicates allowed).
-        r: the radius r ≥ 0 of the (β, r)-anomaly; balls are closed (d(i, j) ≤ r).
-        queries: (q, d) array of query records, or None to query every record of ``data``
-            (each row is then its own query, so x_i ≥ 1 and B ≥ 1).
-        metric: ``"euclidean"`` (default), ``"manhattan"`` or ``"chebyshev"``.
-        add_query_to_data: footnote 1's variant: answer the query for i on x + e_i, the
-            database with one more copy of i. Then x_i and B both grow by one. The
-            variant is (ε, k)-SP whenever the plain query is, because adding e_i to both
-            ends of an edge of the k-sensitive graph keeps it an edge (adding a record never
-            lowers a ball count, so sensitivity is kept). Only for explicit ``queries``;
-            with ``queries=None`` the records are already present and nothing is added.
-        cap: optional count cap c: counts stop at c (``min(true, c)``), which is all
-            :func:`privad.sensitive.mdd.apply_count_cap` needs. With footnote 1's variant
-            the reported ball is ``min(B + 1, c)``.
-        engine: passed to :func:`privad.geometry.ball_counts`.
+    Parameters
+    ----------
+    data
+        the database, an (n, d) array of records (duplicates allowed).
+    r
+        the radius r ≥ 0 of the (β, r)-anomaly; balls are closed (d(i, j) ≤ r).
+    queries
+        (q, d) array of query records, or None to query every record of ``data``
+        (each row is then its own query, so x_i ≥ 1 and B ≥ 1).
+    metric
+        ``"euclidean"`` (default), ``"manhattan"`` or ``"chebyshev"``.
+    add_query_to_data
+        footnote 1's variant: answer the query for i on x + e_i, the
+        database with one more copy of i. Then x_i and B both grow by one. The
+        variant is (ε, k)-SP whenever the plain query is, because adding e_i to both
+        ends of an edge of the k-sensitive graph keeps it an edge (adding a record never
+        lowers a ball count, so sensitivity is kept). Only for explicit ``queries``;
+        with ``queries=None`` the records are already present and nothing is added.
+    cap
+        optional count cap c: counts stop at c (``min(true, c)``), which is all
+        :func:`privad.sensitive.mdd.apply_count_cap` needs. With footnote 1's variant
+        the reported ball is ``min(B + 1, c)``.
+    engine
+        passed to :func:`privad.geometry.ball_counts`.
     """
     from privad import geometry  # deferred: geometry is a lower layer, loaded when needed
 

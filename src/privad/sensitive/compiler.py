@@ -93,13 +93,18 @@ def validity_bound(epsilon_m: float) -> float:
 class InputMechanism:
     """An ε_M-DP mechanism for a (β, r)-AIQ, described by its error probability.
 
-    Attributes:
-        log_error: vectorised ``f(x_i, ball) -> log P(M(x) ≠ g(i, x))`` on int64 arrays.
-        epsilon: ε_M, the DP parameter the mechanism claims (checked by the compiler).
-        name: a label.
-        lam: optional. If M is Construction 1 with this λ at ε_M (the built-ins are), the
-            compiled mechanism is sampled exactly as a product of exact Bernoulli draws;
-            otherwise by ``bernoulli_log`` of the compiled log-probability.
+    Attributes
+    ----------
+    log_error
+        vectorised ``f(x_i, ball) -> log P(M(x) ≠ g(i, x))`` on int64 arrays.
+    epsilon
+        ε_M, the DP parameter the mechanism claims (checked by the compiler).
+    name
+        a label.
+    lam
+        optional. If M is Construction 1 with this λ at ε_M (the built-ins are), the
+        compiled mechanism is sampled exactly as a product of exact Bernoulli draws;
+        otherwise by ``bernoulli_log`` of the compiled log-probability.
     """
 
     log_error: Callable[[np.ndarray, np.ndarray], Any]
@@ -163,14 +168,22 @@ class InputMechanism:
 class ValidityReport:
     """What :func:`check_input_mechanism` verified.
 
-    Attributes:
-        up_to: largest ball count checked (states 0 ≤ x_i ≤ B ≤ up_to).
-        n_states: number of states checked.
-        n_pairs: number of neighbouring (state, state) pairs checked.
-        max_log_ratio: largest |log P(M(x)=o) − log P(M(y)=o)| over neighbours (≤ ε_M).
-        max_error: largest error probability seen.
-        sufficient: whether every error was ≤ e^{2ε_M}/(1 + e^{2ε_M}).
-        valid: whether the exact validity inequality held on every same-answer pair.
+    Attributes
+    ----------
+    up_to
+        largest ball count checked (states 0 ≤ x_i ≤ B ≤ up_to).
+    n_states
+        number of states checked.
+    n_pairs
+        number of neighbouring (state, state) pairs checked.
+    max_log_ratio
+        largest |log P(M(x)=o) − log P(M(y)=o)| over neighbours (≤ ε_M).
+    max_error
+        largest error probability seen.
+    sufficient
+        whether every error was ≤ e^{2ε_M}/(1 + e^{2ε_M}).
+    valid
+        whether the exact validity inequality held on every same-answer pair.
     """
 
     up_to: int
@@ -299,11 +312,16 @@ class CompiledMechanism:
 
     Build it with :func:`compile_mechanism`, which checks the input first.
 
-    Attributes:
-        input: the valid ε_M-DP input mechanism.
-        beta: β of the (β, r)-anomaly.
-        k: the k of the k-sensitive graph; δ = λ_k − Δ_G (k = 1 is the paper's instance).
-        check: re-check DP and validity locally at every evaluated state (default True).
+    Attributes
+    ----------
+    input
+        the valid ε_M-DP input mechanism.
+    beta
+        β of the (β, r)-anomaly.
+    k
+        the k of the k-sensitive graph; δ = λ_k − Δ_G (k = 1 is the paper's instance).
+    check
+        re-check DP and validity locally at every evaluated state (default True).
     """
 
     input: InputMechanism

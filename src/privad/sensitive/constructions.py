@@ -100,16 +100,23 @@ def log_error_probability(
 ) -> Any:
     """log P(U(x) ≠ g(i, x)), Claim 2, for the optimal DP (k=None) or the (ε, k)-SP mechanism.
 
-    Args:
-        x_i: multiplicity of the queried record (int scalar or array, ≥ 0).
-        ball: B_x(i, r) (int scalar or array, ≥ x_i); broadcast against ``x_i``.
-        beta: β ≥ 1 of the (β, r)-anomaly.
-        epsilon: ε > 0.
-        k: None for U_{Δ_G} (Theorem 4.4, ε-DP), an integer ≥ 1 for U_{λ_k} (Theorem 4.6,
-            (ε, k)-SP).
-        cap: optional count cap c ≥ β + 2 (see :mod:`privad.sensitive.mdd`): ``ball`` ≥ c
-            means "at least c"; the value is then the capped mechanism's exact error, an
-            upper bound of the uncapped one's.
+    Parameters
+    ----------
+    x_i
+        multiplicity of the queried record (int scalar or array, ≥ 0).
+    ball
+        B_x(i, r) (int scalar or array, ≥ x_i); broadcast against ``x_i``.
+    beta
+        β ≥ 1 of the (β, r)-anomaly.
+    epsilon
+        ε > 0.
+    k
+        None for U_{Δ_G} (Theorem 4.4, ε-DP), an integer ≥ 1 for U_{λ_k} (Theorem 4.6,
+        (ε, k)-SP).
+    cap
+        optional count cap c ≥ β + 2 (see :mod:`privad.sensitive.mdd`): ``ball`` ≥ c
+        means "at least c"; the value is then the capped mechanism's exact error, an
+        upper bound of the uncapped one's.
 
     Returns float64 (a Python float for scalar inputs): −ε(λ − 1) − log(1 + e^ε), exact in
     log space however small the probability.
@@ -185,14 +192,19 @@ def sample_construction1(
 class Construction1:
     """Construction 1, U_λ, for any λ given as a function of (x_i, B_x(i, r)).
 
-    Attributes:
-        lam: a vectorised function ``lam(x_i, ball) -> int array`` with values ≥ 1. For
-            Theorem 4.1 it must be a 1-Lipschitz lower bound of the mdd of the graph the
-            guarantee is claimed for; this class cannot check that (the exhaustive tests
-            do, for the built-in λ's).
-        epsilon: ε > 0.
-        beta: β of the (β, r)-anomaly that defines g.
-        name: a label ("sp", "dp" or anything).
+    Attributes
+    ----------
+    lam
+        a vectorised function ``lam(x_i, ball) -> int array`` with values ≥ 1. For
+        Theorem 4.1 it must be a 1-Lipschitz lower bound of the mdd of the graph the
+        guarantee is claimed for; this class cannot check that (the exhaustive tests
+        do, for the built-in λ's).
+    epsilon
+        ε > 0.
+    beta
+        β of the (β, r)-anomaly that defines g.
+    name
+        a label ("sp", "dp" or anything).
 
     Use :meth:`dp` and :meth:`sp` for the paper's two instances.
     """

@@ -37,13 +37,19 @@ def propose_parameters(
 ) -> tuple[int, float]:
     """Propose (β, r) for data ``X`` (reconstruction of Appendix A.2; see the module docstring).
 
-    Args:
-        X: (n, d) data.
-        beta_fraction: β = max(min_beta, round(beta_fraction · n)); default 0.005, the β/n
-            of Table 1.
-        anomaly_share: target share of records that are (β, r)-anomalies (default 0.01).
-        metric: ``"euclidean"``, ``"manhattan"`` or ``"chebyshev"``.
-        min_beta: smallest β returned (≥ 1).
+    Parameters
+    ----------
+    X
+        (n, d) data.
+    beta_fraction
+        β = max(min_beta, round(beta_fraction · n)); default 0.005, the β/n
+        of Table 1.
+    anomaly_share
+        target share of records that are (β, r)-anomalies (default 0.01).
+    metric
+        ``"euclidean"``, ``"manhattan"`` or ``"chebyshev"``.
+    min_beta
+        smallest β returned (≥ 1).
 
     Returns ``(beta, r)``. With D_i the distance from record i to its (β + 1)-th nearest record
     (itself first, duplicates one by one), record i is a (β, r)-anomaly iff D_i > r
