@@ -237,7 +237,8 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         """Fix the public parameters and release ``X`` (n, d; n ≥ 2) as one window.
 
         ``y`` is ignored. Raises :class:`~privad.errors.BudgetExceededError` (nothing
-        released) when ``budget`` cannot pay for the window.
+        released) when ``budget`` cannot pay for the window. Later windows
+        (:meth:`predict` on other records) use the parameters as they were at ``fit``.
         """
         if self.global_sensitivity is None:
             raise ParameterError(
@@ -246,7 +247,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
             )
         epsilon = check_epsilon(self.epsilon, per_answer=True)
         p_o = check_p_o(self.p_o)
-        check_choice(self.reduction, "reduction", REDUCTIONS)
+        self._reduction = check_choice(self.reduction, "reduction", REDUCTIONS)
         check_choice(self.dbscan_calibration, "dbscan_calibration", DBSCAN_CALIBRATIONS)
         if self.budget is not None:
             check_epsilon(self.budget, "budget")
@@ -267,7 +268,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
                     else ScoringOutlierDetector(self.detector, p_o, rng=analyst_rng))
         self.calibration_: Calibration = calibrate(
             sensor.scale(H), p_o, detector=detector,
-            outlier_layer_width=self.outlier_layer_width, reduction=self.reduction,
+            outlier_layer_width=self.outlier_layer_width, reduction=self._reduction,
             outlier_radius=self.outlier_radius, dbscan_calibration=self.dbscan_calibration,
         )  # fmt: skip
         self.sensor_ = sensor
@@ -290,7 +291,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
     def _window(self, data: np.ndarray) -> _Window:
         """One window through the protocol, its guarantee reserved first (see the module)."""
         cal = self.calibration_
-        analyst = Analyst(cal.detector, reduction=self.reduction,
+        analyst = Analyst(cal.detector, reduction=self._reduction,
                           outlier_radius=cal.outlier_radius)  # fmt: skip
         server = CorrectionServer(cal.w_o)
         n = int(data.shape[0])

@@ -27,8 +27,13 @@ from privad.errors import BudgetExceededError, DataError, ParameterError
 from privad.noise import as_randomness
 from privad.search.halting import PosteriorThreshold
 from privad.search.loop import DEFAULT_MAX_QUERIES, SearchResult, search
-from privad.search.oracles import ORACLE_KINDS, check_search_data, make_oracle
-from privad.validation import check_choice, check_epsilon, check_probability
+from privad.search.oracles import (
+    ORACLE_KINDS,
+    check_search_data,
+    check_thresholds,
+    make_oracle,
+)
+from privad.validation import check_choice, check_epsilon, check_int, check_probability
 
 __all__ = ["NoisyBinarySearchDetector"]
 
@@ -129,21 +134,36 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
         return tags
 
     def _series(self, X: Any, *, reset: bool) -> np.ndarray:
-        """``X`` as an (n, 1) float64 array whose values fit eq. (1)."""
+        """``X`` as an (n, 1) float64 array whose values fit eq. (1) with the fitted
+        thresholds."""
         data = self._validate(X, reset=reset, min_rows=2)
         if data.shape[1] != 1:
             raise DataError(
                 f"X must hold one series in one column, shape (n, 1), got {data.shape[1]} "
                 "columns; the search locates the anomaly among the values of one series"
             )
-        check_search_data(data[:, 0], self.t_low, self.t_high)
+        check_search_data(data[:, 0], self._params["t_low"], self._params["t_high"])
         return data
 
     def fit(self, X: Any, y: Any = None) -> NoisyBinarySearchDetector:
-        """Search the series ``X`` (n + 1, 1) for its anomaly; ``y`` is ignored."""
-        check_choice(self.oracle, "oracle", ORACLE_KINDS)
-        check_epsilon(self.epsilon, per_answer=True)
-        check_probability(self.alpha, "alpha", low_open=True, high_open=True)
+        """Search the series ``X`` (n + 1, 1) for its anomaly; ``y`` is ignored.
+
+        The parameters are read here; later searches (:meth:`predict` on another series)
+        use them as they were at ``fit``.
+        """
+        t_low, t_high = check_thresholds(self.t_low, self.t_high)
+        self._params = {
+            "t_low": t_low,
+            "t_high": t_high,
+            "epsilon": check_epsilon(self.epsilon, per_answer=True),
+            "oracle": check_choice(self.oracle, "oracle", ORACLE_KINDS),
+            "alpha": check_probability(self.alpha, "alpha", low_open=True, high_open=True),
+            "top_k": check_int(self.top_k, "top_k", minimum=1),
+            "selection": self.selection,
+            "split": self.split,
+            "absent_prior": self.absent_prior,
+            "max_queries": check_int(self.max_queries, "max_queries", minimum=0),
+        }
         if self.budget is not None:
             check_epsilon(self.budget, "budget")
         if not isinstance(self.scope, str) or not self.scope.strip():
@@ -158,7 +178,7 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
         result, _ = self._released(data, self._search)  # a first search: in data's order
         self.result_: SearchResult = result
         self.decision_scores_ = np.array(result.posterior)
-        self.threshold_ = float(self.alpha)
+        self.threshold_ = self._params["alpha"]
         self.labels_ = (self.decision_scores_ > self.threshold_).astype(np.int64)
         self.anomaly_ = result.argmax
         self.top_ = result.top.copy()
@@ -168,21 +188,22 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
 
     def _search(self, data: np.ndarray) -> SearchResult:
         """One search over the series ``data`` (n, 1), every answer charged to ``ledger_``."""
+        p = self._params
         left = None
-        if self.budget is not None:
+        if self.ledger_.budgets(self.scope_):
             left = self.ledger_.remaining(self.scope_, ANOMALY_RESTRICTED_DP)
-            if left < float(self.epsilon):
+            if left < p["epsilon"]:
                 raise BudgetExceededError(
                     f"the budget of scope {self.scope_!r} has ε {left:g} left, less than one "
-                    f"answer (ε {float(self.epsilon):g}): no search is possible"
+                    f"answer (ε {p['epsilon']:g}): no search is possible"
                 )
         oracle_rng, search_rng = self.rng_.spawn(2)
-        oracle = make_oracle(self.oracle, data[:, 0], self.t_low, self.t_high, self.epsilon,
+        oracle = make_oracle(p["oracle"], data[:, 0], p["t_low"], p["t_high"], p["epsilon"],
                              rng=oracle_rng, ledger=self.ledger_, scope=self.scope_)  # fmt: skip
         return search(
-            oracle, halting=PosteriorThreshold(self.alpha), budget=left, top_k=self.top_k,
-            selection=self.selection, split=self.split, absent_prior=self.absent_prior,
-            max_queries=self.max_queries, rng=search_rng,
+            oracle, halting=PosteriorThreshold(p["alpha"]), budget=left, top_k=p["top_k"],
+            selection=p["selection"], split=p["split"], absent_prior=p["absent_prior"],
+            max_queries=p["max_queries"], rng=search_rng,
         )  # fmt: skip
 
     def decision_function(self, X: Any) -> np.ndarray:
