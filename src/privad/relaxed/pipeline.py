@@ -9,6 +9,9 @@ outliers ``O = f_outlier(𝒯)`` (an evaluation step no party performs):
 * accuracy and subset size of the corrected output ``TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3``;
 * the baseline: the same measures for O' (detection on 𝒯' without correction);
 * timings per stage, the layer sizes, d_TP, d_FP, and the transcript.
+
+:func:`calibrate` is its first step on its own (``f_outlier``, w_O and ρ from the scaled
+history), shared with :class:`~privad.relaxed.RelaxedDPDetector`.
 """
 
 from __future__ import annotations
