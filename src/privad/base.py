@@ -8,12 +8,15 @@ Every privad estimator is a real scikit-learn estimator: it inherits
 :class:`~privad.errors.ParameterError`, a call before ``fit`` a
 :class:`~privad.errors.NotFittedError` (which is also scikit-learn's ``NotFittedError``),
 and malformed input a :class:`~privad.errors.DataError` (also a ``ValueError``) whose message
-says what was wrong.
+says what was wrong. Estimators that release a noisy result per block of records (a window,
+a series) keep what they released by the block's content (:meth:`PrivadEstimator._released`),
+so asking again returns the same answers and spends nothing.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -21,8 +24,11 @@ from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privad.errors import DataError, ParameterError, PrivadError
+from privad.io import rows_digest
 
 __all__ = ["InputTypeError", "NotFittedError", "PrivadEstimator"]
+
+_T = TypeVar("_T")
 
 
 class InputTypeError(DataError, TypeError):
@@ -37,6 +43,8 @@ class NotFittedError(PrivadError, SklearnNotFittedError):
 
 class PrivadEstimator(BaseEstimator):
     """:class:`sklearn.base.BaseEstimator` with privad's errors and input validation."""
+
+    _releases: dict[str, Any]  # released results by block digest (see _released)
 
     def set_params(self, **params: Any) -> Any:
         """Set constructor parameters (scikit-learn convention); refit afterwards."""
@@ -68,3 +76,24 @@ class PrivadEstimator(BaseEstimator):
             raise DataError(f"X: {exc}") from None
         except TypeError as exc:
             raise InputTypeError(f"X: {exc}") from None
+
+    def _released(
+        self, data: np.ndarray, release: Callable[[np.ndarray], _T]
+    ) -> tuple[_T, np.ndarray]:
+        """The result released before for the same records as ``data`` (the same rows, in
+        any order, by :func:`~privad.io.rows_digest` of the sorted rows), else
+        ``release(data)``, recorded for next time.
+
+        A noisy release is made once per block of records: asking again for the same
+        records (or a permutation of them) returns the same answers without new noise or
+        spend, so repeated calls cannot average the noise away. Returns the result and
+        ``where``: row i of ``data`` is row ``where[i]`` of the block the result was
+        released for (per-record arrays of the result are read as ``array[where]``).
+        ``fit`` starts an empty record (``self._releases = {}``).
+        """
+        order = np.lexsort(data.T[::-1])  # rows sorted; ties (equal rows) keep their order
+        key = rows_digest(data[order])
+        if key not in self._releases:
+            self._releases[key] = (release(data), order)
+        result, first_order = self._releases[key]
+        return result, first_order[np.argsort(order)]

@@ -1,4 +1,5 @@
-"""Output files that are either complete or absent, at paths checked before any work.
+"""Output files that are either complete or absent, at paths checked before any work; the
+content digest of a block of records.
 
 Every file privad writes goes through :func:`atomic_write`: the content is written to a
 temporary file beside the target and renamed over it only when writing succeeded, so a
@@ -14,15 +15,18 @@ ledger somewhere), an output file is not a folder, and a folder output does not 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
+
+import numpy as np
 
 from privad.errors import ParameterError
 
-__all__ = ["atomic_write", "check_output_path"]
+__all__ = ["atomic_write", "check_output_path", "rows_digest"]
 
 OutputKind = Literal["file", "folder", "store"]
 
@@ -116,3 +120,16 @@ def atomic_write(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def rows_digest(rows: Any) -> str:
+    """SHA-256 (hex) of a block of records: shape and float64 little-endian values.
+
+    Identifies records by content wherever they come from: the relaxed sensor's journal and
+    ledger scopes (:mod:`privad.relaxed.journal`) and the estimators' record of released
+    windows (:meth:`privad.base.PrivadEstimator._released`).
+    """
+    arr = np.ascontiguousarray(np.asarray(rows, dtype="<f8"))
+    h = hashlib.sha256(f"{arr.shape}".encode())
+    h.update(arr.tobytes())
+    return h.hexdigest()

@@ -19,11 +19,16 @@ notably the Figure 2 algorithm box, is reconstructed in ``docs/papers.md``):
   :mod:`privad.relaxed.messages`, :mod:`privad.relaxed.parties`,
   :mod:`privad.relaxed.protocol`;
 * the whole experiment pipeline with accuracy, subset size, baseline and timings:
-  :mod:`privad.relaxed.pipeline`, :mod:`privad.relaxed.metrics`.
+  :mod:`privad.relaxed.pipeline`, :mod:`privad.relaxed.metrics`;
+* the scheme as a scikit-learn estimator (perturb, detect with DBSCAN or any PyOD-style
+  detector, correct; a ledger of every window): :class:`RelaxedDPDetector`
+  (:mod:`privad.relaxed.estimator`).
 
 Every choice the paper leaves open is a named parameter whose docstring says it is our
 reading.
 """
+
+from typing import Any
 
 from privad.relaxed.correction import (
     D_FP_RULES,
@@ -46,6 +51,7 @@ from privad.relaxed.detectors import (
     BallAnomalyDetector,
     DBSCANDetector,
     OutlierDetector,
+    ScoringOutlierDetector,
     dbscan_candidates,
     dbscan_noise,
     dbscan_parameters,
@@ -73,7 +79,9 @@ from privad.relaxed.perturbation import laplace_columns, noise_scales
 from privad.relaxed.pipeline import (
     DBSCAN_CALIBRATIONS,
     OUTLIER_RADIUS_SOURCES,
+    Calibration,
     PipelineResult,
+    calibrate,
     run_pipeline,
 )
 from privad.relaxed.protocol import ProtocolRun, Transcript, TranscriptEntry, run_protocol
@@ -95,6 +103,7 @@ __all__ = [
     "AnalystToCorrection",
     "AnalystToCorrection2",
     "BallAnomalyDetector",
+    "Calibration",
     "CorrectionLayers",
     "CorrectionServer",
     "CorrectionToAnalyst",
@@ -106,6 +115,8 @@ __all__ = [
     "PipelineResult",
     "ProtocolError",
     "ProtocolRun",
+    "RelaxedDPDetector",
+    "ScoringOutlierDetector",
     "Sensor",
     "SensorToAnalyst",
     "SensorToCorrection",
@@ -113,6 +124,7 @@ __all__ = [
     "TranscriptEntry",
     "accuracy",
     "analyst_layers",
+    "calibrate",
     "centre",
     "centre_distances",
     "column_divisors",
@@ -137,3 +149,16 @@ __all__ = [
     "subset_size",
     "unscale_columns",
 ]
+
+
+_LAZY = ("RelaxedDPDetector",)
+
+
+def __getattr__(name: str) -> Any:
+    """The estimator is imported on first use: it needs scikit-learn, which the sensor's
+    command line and services do not (importing it costs seconds)."""
+    if name in _LAZY:
+        from privad.relaxed import estimator
+
+        return getattr(estimator, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

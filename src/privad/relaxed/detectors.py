@@ -4,7 +4,9 @@
 DBSCAN (fpc package in R) with the same ``eps`` and ``minPts`` on 𝒯 and 𝒯' and calls the
 noise points outliers (section 7). Any callable with the :class:`OutlierDetector` signature
 can be plugged in, for example :class:`BallAnomalyDetector` ((β, r)-anomalies through
-:mod:`privad.geometry`).
+:mod:`privad.geometry`), or :class:`ScoringOutlierDetector`, which turns any detector that
+scores (PyOD's convention, :mod:`privad.detectors`: ``IForest()``, ``KNN()``, a wrapped
+scikit-learn detector) into ``f_outlier`` by flagging the top p_o percent of its scores.
 
 :class:`DBSCANDetector` is exact DBSCAN. For two columns its default backend is the ``dbscan``
 package (the exact parallel grid DBSCAN of Wang, Gu and Shun, SIGMOD 2020): on 100,000 2-D
@@ -58,6 +60,7 @@ __all__ = [
     "BallAnomalyDetector",
     "DBSCANDetector",
     "OutlierDetector",
+    "ScoringOutlierDetector",
     "as_detector",
     "dbscan_candidates",
     "dbscan_noise",
@@ -229,6 +232,58 @@ class BallAnomalyDetector:
         # exact up to β + 1, which is all the test needs
         counts = np.asarray(ball_counts(X, self.r, cap=self.beta + 1, engine=self.engine))
         return np.flatnonzero(counts <= self.beta).astype(np.int64)
+
+
+class ScoringOutlierDetector:
+    """``f_outlier`` from a detector that scores: the records above its (100 − p_o)th percentile.
+
+    Called on X (the analyst's 𝒯', or a history), it fits a clone of ``detector`` on X
+    (:func:`privad.detectors.fit_clone`: every ``random_state`` drawn from ``rng``), scores
+    every row with ``decision_function`` (higher = more anomalous) and returns the rows whose
+    score exceeds θ = the (100 − p_o)th percentile of those scores: the share p_o of
+    eq. (1), which the scheme assumes known (assumption 2 of section 4.2), as PyOD's
+    ``contamination = p_o/100`` sets its ``threshold_``. Each call is a run of its own on
+    the data it is given, like DBSCAN's; the last call's fitted clone, scores and θ are kept
+    in :attr:`fitted`, :attr:`scores` and :attr:`threshold`. A detector's own
+    ``contamination`` and ``threshold_`` are not used.
+
+    Parameters
+    ----------
+    detector:
+        Follows :mod:`privad.detectors`' protocol (``fit``, ``decision_function``); not
+        modified.
+    p_o:
+        The outlier percentage (0 < p_o < 100).
+    rng:
+        Seeds the clones' ``random_state`` (:class:`privad.noise.Randomness`, a seed or
+        ``None``).
+    """
+
+    def __init__(self, detector: Any, p_o: Any, rng: Any = None) -> None:
+        from privad.detectors import check_detector  # scikit-learn only when used
+        from privad.noise import as_randomness
+        from privad.relaxed.sensitivity import check_p_o
+
+        self.detector = check_detector(detector)
+        self.p_o = check_p_o(p_o)
+        self._rng = as_randomness(rng)
+        self.fitted: Any = None
+        self.scores: np.ndarray | None = None
+        self.threshold: float | None = None
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        """The outliers of X: rows scored above θ (sorted int64 row indices)."""
+        from privad.detectors import detector_scores, fit_clone
+
+        X = check_array(X, "X")
+        fitted = fit_clone(self.detector, X, self._rng, "the records it is run on")
+        scores = detector_scores(fitted, X)
+        theta = float(np.percentile(scores, 100.0 - self.p_o))
+        self.fitted, self.scores, self.threshold = fitted, scores, theta
+        return np.flatnonzero(scores > theta).astype(np.int64)
+
+    def __repr__(self) -> str:
+        return f"ScoringOutlierDetector({self.detector!r}, p_o={self.p_o:g})"
 
 
 def _check_engine(engine: Any, name: str) -> str:

@@ -15,7 +15,6 @@ server stored d_diff: the window number is fixed), ``sent`` (both servers hold i
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -24,9 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from privad.errors import LedgerError
+from privad.io import rows_digest
 
 __all__ = [
     "JOURNAL_ENV",
@@ -66,14 +64,6 @@ def default_journal_path() -> Path:
     if env:
         return Path(env).expanduser()
     return Path.home() / ".privad" / "sensor-journal.sqlite"
-
-
-def rows_digest(rows: Any) -> str:
-    """SHA-256 (hex) of a block of records: shape and float64 little-endian values."""
-    arr = np.ascontiguousarray(np.asarray(rows, dtype="<f8"))
-    h = hashlib.sha256(f"{arr.shape}".encode())
-    h.update(arr.tobytes())
-    return h.hexdigest()
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,9 @@ outliers ``O = f_outlier(𝒯)`` (an evaluation step no party performs):
 * accuracy and subset size of the corrected output ``TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3``;
 * the baseline: the same measures for O' (detection on 𝒯' without correction);
 * timings per stage, the layer sizes, d_TP, d_FP, and the transcript.
+
+:func:`calibrate` is its first step on its own (``f_outlier``, w_O and ρ from the scaled
+history), shared with :class:`~privad.relaxed.RelaxedDPDetector`.
 """
 
 from __future__ import annotations
@@ -41,9 +44,16 @@ from privad.relaxed.metrics import accuracy, subset_size
 from privad.relaxed.parties import Analyst, CorrectionServer, Sensor
 from privad.relaxed.protocol import Transcript, run_protocol
 from privad.relaxed.sensitivity import check_p_o, relaxed_sensitivity
-from privad.validation import check_array, check_choice, check_epsilon
+from privad.validation import check_array, check_choice, check_epsilon, check_nonnegative
 
-__all__ = ["DBSCAN_CALIBRATIONS", "OUTLIER_RADIUS_SOURCES", "PipelineResult", "run_pipeline"]
+__all__ = [
+    "DBSCAN_CALIBRATIONS",
+    "OUTLIER_RADIUS_SOURCES",
+    "Calibration",
+    "PipelineResult",
+    "calibrate",
+    "run_pipeline",
+]
 
 DBSCAN_CALIBRATIONS: tuple[str, ...] = ("adaptive", "history")
 """How :func:`run_pipeline` fixes DBSCAN's parameters when no detector is given: a family
@@ -153,6 +163,111 @@ class PipelineResult:
             out["dbscan_noise_shares"] = list(self.dbscan_noise_shares)
         out.update({f"time_{k}_s": v for k, v in self.timings.items()})
         return out
+
+
+@dataclass(frozen=True, eq=False)
+class Calibration:
+    """The public parameters of the analyst and the correction server, fixed from history.
+
+    Attributes:
+        detector: ``f_outlier`` (for the default, the DBSCAN calibration of
+            :func:`calibrate`).
+        w_o: the outlier layer width w_O (scaled space).
+        outlier_radius: ρ of the ``"radius"`` reduction (scaled space): given, or estimated
+            from the historical outliers; ``None`` where the analyst estimates it from O'
+            (``"presumed"``) or the reduction is ``"notes"``.
+        history_outliers: ``(member, its outliers on the history)`` for each member of the
+            detector's family (one pair for a fixed detector); empty when neither w_O nor ρ
+            needed them.
+    """
+
+    detector: OutlierDetector
+    w_o: float
+    outlier_radius: float | None
+    history_outliers: tuple[tuple[Any, np.ndarray], ...] = ()
+
+
+def _radius_source(outlier_radius: float | str) -> str | float:
+    """``outlier_radius`` checked: one of :data:`OUTLIER_RADIUS_SOURCES` or a number."""
+    if isinstance(outlier_radius, str):
+        return check_choice(outlier_radius, "outlier_radius", OUTLIER_RADIUS_SOURCES)
+    return check_nonnegative(outlier_radius, "outlier_radius")
+
+
+def calibrate(
+    history: np.ndarray,
+    p_o: float,
+    *,
+    detector: OutlierDetector | None = None,
+    outlier_layer_width: float | None = None,
+    w_o_quantiles: tuple[float, float] = (0.0, 100.0),
+    reduction: str = "radius",
+    outlier_radius: float | str = "history",
+    outlier_radius_percentile: float = 0.0,
+    dbscan_calibration: str = "adaptive",
+    dbscan_shares: Sequence[float] = DBSCAN_SHARES,
+    dbscan_candidates: Sequence[DBSCANDetector] | None = None,
+    dbscan_options: dict[str, Any] | None = None,
+) -> Calibration:
+    """Fix ``f_outlier``, w_O and ρ from historical data, before any data are perturbed.
+
+    ``history`` is already scaled by the sensor's step 1a (:meth:`Sensor.scale`). The
+    parameters are those of :func:`run_pipeline` (which calls this); see there. For the
+    adaptive DBSCAN family the historical outliers are every record that any member labels
+    as noise (a conservative ρ: at most the inner edge of any member's layer).
+    """
+    H = check_array(history, "history")
+    reduction = check_choice(reduction, "reduction", REDUCTIONS)
+    dbscan_calibration = check_choice(dbscan_calibration, "dbscan_calibration",
+                                      DBSCAN_CALIBRATIONS)
+    rho_source = _radius_source(outlier_radius)
+    outlier_radius_percentile = check_percentile(outlier_radius_percentile,
+                                                 "outlier_radius_percentile")
+    opts = dict(dbscan_options or {})
+    if detector is None:
+        if dbscan_calibration == "history":
+            eps, min_samples = dbscan_parameters(H, p_o, **opts)
+            detector = DBSCANDetector(
+                eps,
+                min_samples,
+                backend=opts.get("backend", "auto"),
+                geometry_engine=opts.get("geometry_engine", "auto"),
+            )
+        else:
+            if "min_samples" in opts or "min_samples_share" in opts:
+                raise ParameterError(
+                    "dbscan_options min_samples / min_samples_share fix a single "
+                    "calibration: use dbscan_calibration='history' (the adaptive family "
+                    "takes its minPts from dbscan_shares)"
+                )
+            cands = (tuple(dbscan_candidates) if dbscan_candidates is not None
+                     else dbscan_candidates_for(H, p_o, shares=dbscan_shares, **opts))
+            detector = AdaptiveDBSCANDetector(cands, p_o)
+    detector = as_detector(detector)
+    need_rho = reduction == "radius" and rho_source == "history"
+    hist_sets: list[tuple[Any, np.ndarray]] = []
+    hist_outliers = np.zeros(0, dtype=np.int64)
+    if outlier_layer_width is None or need_rho:
+        family = (detector.candidates if isinstance(detector, AdaptiveDBSCANDetector)
+                  else (detector,))
+        for member in family:
+            hist_sets.append((member, np.unique(np.asarray(member(H), dtype=np.int64))))
+        hist_outliers = np.unique(np.concatenate([o for _, o in hist_sets]))
+    w_o = (estimate_outlier_layer_width(H, hist_outliers, quantiles=w_o_quantiles)
+           if outlier_layer_width is None
+           else check_nonnegative(outlier_layer_width, "outlier_layer_width"))
+    rho: float | None = None
+    if reduction == "radius" and not isinstance(rho_source, str):
+        rho = rho_source
+    elif need_rho:
+        if hist_outliers.size == 0:
+            raise DataError(
+                "the history has no outliers under f_outlier, so the outlier layer radius "
+                "cannot be estimated; give outlier_radius or use outlier_radius='presumed'"
+            )
+        rho = estimate_outlier_layer_radius(H, hist_outliers,
+                                            percentile=outlier_radius_percentile)
+    return Calibration(detector, w_o, rho, tuple(hist_sets))
 
 
 def run_pipeline(
@@ -282,12 +397,7 @@ def run_pipeline(
     reduction = check_choice(reduction, "reduction", REDUCTIONS)
     dbscan_calibration = check_choice(dbscan_calibration, "dbscan_calibration",
                                       DBSCAN_CALIBRATIONS)
-    rho_source: str | None = None
-    rho_given: float | None = None
-    if isinstance(outlier_radius, str):
-        rho_source = check_choice(outlier_radius, "outlier_radius", OUTLIER_RADIUS_SOURCES)
-    else:
-        rho_given = float(outlier_radius)
+    _radius_source(outlier_radius)  # checked before any expensive step
     outlier_radius_percentile = check_percentile(outlier_radius_percentile,
                                                  "outlier_radius_percentile")
     timings: dict[str, float] = {}
@@ -320,52 +430,14 @@ def run_pipeline(
     )  # validates the options before any expensive step; w_O is set below
 
     t0 = clock()
-    opts = dict(dbscan_options or {})
-    if detector is None:
-        if dbscan_calibration == "history":
-            eps, min_samples = dbscan_parameters(H_scaled, p_o, **opts)
-            detector = DBSCANDetector(
-                eps,
-                min_samples,
-                backend=opts.get("backend", "auto"),
-                geometry_engine=opts.get("geometry_engine", "auto"),
-            )
-        else:
-            if "min_samples" in opts or "min_samples_share" in opts:
-                raise ParameterError(
-                    "dbscan_options min_samples / min_samples_share fix a single "
-                    "calibration: use dbscan_calibration='history' (the adaptive family "
-                    "takes its minPts from dbscan_shares)"
-                )
-            cands = (tuple(dbscan_candidates) if dbscan_candidates is not None
-                     else dbscan_candidates_for(H_scaled, p_o, shares=dbscan_shares, **opts))
-            detector = AdaptiveDBSCANDetector(cands, p_o)
-    detector = as_detector(detector)
-    need_rho = reduction == "radius" and rho_source == "history"
-    hist_outliers: np.ndarray | None = None
-    hist_sets: list[tuple[Any, np.ndarray]] = []  # (member, its noise on the history)
-    if outlier_layer_width is None or need_rho:
-        # the historical outliers: for the adaptive family, every record that any member
-        # labels as noise (a conservative ρ: at most the inner edge of any member's layer)
-        family = (detector.candidates if isinstance(detector, AdaptiveDBSCANDetector)
-                  else (detector,))
-        for member in family:
-            hist_sets.append((member, np.unique(np.asarray(member(H_scaled), dtype=np.int64))))
-        hist_outliers = np.unique(np.concatenate([o for _, o in hist_sets]))
-    if outlier_layer_width is None:
-        assert hist_outliers is not None
-        server.w_o = estimate_outlier_layer_width(H_scaled, hist_outliers,
-                                                  quantiles=w_o_quantiles)
-    rho: float | None = rho_given
-    if need_rho:
-        assert hist_outliers is not None
-        if hist_outliers.size == 0:
-            raise DataError(
-                "the history has no outliers under f_outlier, so the outlier layer radius "
-                "cannot be estimated; give outlier_radius or use outlier_radius='presumed'"
-            )
-        rho = estimate_outlier_layer_radius(H_scaled, hist_outliers,
-                                            percentile=outlier_radius_percentile)
+    cal = calibrate(
+        H_scaled, p_o, detector=detector, outlier_layer_width=outlier_layer_width,
+        w_o_quantiles=w_o_quantiles, reduction=reduction, outlier_radius=outlier_radius,
+        outlier_radius_percentile=outlier_radius_percentile,
+        dbscan_calibration=dbscan_calibration, dbscan_shares=dbscan_shares,
+        dbscan_candidates=dbscan_candidates, dbscan_options=dbscan_options,
+    )  # fmt: skip
+    detector, rho, server.w_o = cal.detector, cal.outlier_radius, cal.w_o
     timings["calibration"] = clock() - t0
 
     analyst = Analyst(
@@ -384,7 +456,7 @@ def run_pipeline(
     if isinstance(detector, AdaptiveDBSCANDetector):
         assert detector.selected is not None
         eval_detector = detector.selected
-    known = [o for member, o in hist_sets if member is eval_detector]
+    known = [o for member, o in cal.history_outliers if member is eval_detector]
     if history is None and known:  # the history is 𝒯: f_outlier(𝒯) is already known
         true_outliers = known[0]
     else:

@@ -23,6 +23,8 @@ Modules, one per idea:
 * :mod:`.loop`: the search loop (Algorithm 1), :class:`SearchResult`, ledger charging.
 * :mod:`.multiple`: several anomalies over disjoint groups, recursive pruning (section 7).
 * :mod:`.problems`: problems from time series (section 6.1) and the trials of section 6.2.
+* :mod:`.estimator`: :class:`NoisyBinarySearchDetector`, the search over one series as a
+  scikit-learn estimator (imported on first use: it needs scikit-learn).
 
 Example::
 
@@ -35,6 +37,8 @@ Example::
     result.top, result.n_queries, result.guarantee
     oracle.ledger.history()  # one spend of ε = 1 per answer (T in all)
 """
+
+from typing import Any
 
 from privad.search.groups import GroupLike, PrefixGroup, QueryOrder, resolve_group
 from privad.search.halting import (
@@ -143,6 +147,7 @@ __all__ = [
     "MaxAnswer",
     "MaxQueries",
     "MultiSearchResult",
+    "NoisyBinarySearchDetector",
     "Oracle",
     "Posterior",
     "PosteriorThreshold",
@@ -192,3 +197,13 @@ __all__ = [
     "search_groups",
     "threshold_ratio",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The estimator is imported on first use: it needs scikit-learn, which the search's
+    command line and oracle service do not (importing it costs seconds)."""
+    if name == "NoisyBinarySearchDetector":
+        from privad.search.estimator import NoisyBinarySearchDetector
+
+        return NoisyBinarySearchDetector
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -86,6 +86,7 @@ __all__ = [
     "Oracle",
     "RandomizedResponseOracle",
     "check_search_data",
+    "check_thresholds",
     "make_oracle",
     "model_from_description",
 ]
@@ -262,7 +263,7 @@ class LaplaceMaxModel(AnswerModel):
         granularity_bits: int = GRANULARITY_BITS,
     ) -> None:
         self._epsilon = check_epsilon(epsilon, per_answer=True)
-        self.t_low, self.t_high = _check_thresholds(t_low, t_high)
+        self.t_low, self.t_high = check_thresholds(t_low, t_high)
         self.granularity_bits = check_int(granularity_bits, "granularity_bits")
         if scale is None:
             scale = laplace_scale_for(
@@ -370,7 +371,8 @@ def model_from_description(data: Mapping[str, Any]) -> AnswerModel:
 # --------------------------------------------------------------------------------------------
 
 
-def _check_thresholds(t_low: Any, t_high: Any) -> tuple[float, float]:
+def check_thresholds(t_low: Any, t_high: Any) -> tuple[float, float]:
+    """The thresholds of eq. (1): 0 < t_ℓ < t_h, as floats (else ParameterError)."""
     lo = check_positive(t_low, "t_low")
     hi = check_positive(t_high, "t_high")
     if not hi > lo:
@@ -389,7 +391,7 @@ def check_search_data(values: Any, t_low: Any, t_high: Any) -> tuple[np.ndarray,
     the sensitivity bound of Lemma 1 and so the privacy guarantee. Raises
     :class:`~privad.errors.DataError` / :class:`~privad.errors.ParameterError`.
     """
-    lo, hi = _check_thresholds(t_low, t_high)
+    lo, hi = check_thresholds(t_low, t_high)
     x = check_array(values, "values", ndim=1, min_rows=2)
     if (x < 0).any():
         raise DataError(

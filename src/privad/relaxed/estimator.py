@@ -1,0 +1,330 @@
+"""`RelaxedDPDetector`: the relaxed-DP scheme (perturb, detect, correct) as an estimator.
+
+Böhler, Bernau, Kerschbaum, "Privacy-preserving outlier detection for data streams"
+(DBSec 2017), sections 4–6: a sensor perturbs its records with the relaxed sensitivity
+(Theorem 2), an analyst runs ``f_outlier`` on the perturbed records 𝒯', and a correction
+server, which sees only distance differences, turns the presumed outliers O' into a set
+that contains the true ones (Fig. 2, reconstructed in :mod:`privad.relaxed.correction`).
+The estimator plays the three parties in one process, through the same objects as the
+services and :func:`~privad.relaxed.pipeline.run_pipeline`:
+
+* ``fit(X)`` fixes the public parameters from the history (RS by eq. 1 unless given,
+  DBSCAN's calibration, w_O and ρ: :func:`~privad.relaxed.pipeline.calibrate`), then
+  releases X as one window;
+* every window (the fitted X, or any X given to :meth:`predict` /
+  :meth:`decision_function`) is one run of :func:`~privad.relaxed.protocol.run_protocol`
+  with a fresh :class:`~privad.relaxed.parties.Analyst` and
+  :class:`~privad.relaxed.parties.CorrectionServer` and the fitted
+  :class:`~privad.relaxed.parties.Sensor`; its guarantee (``Sensor.release_guarantee()``:
+  𝒯', and in the protected exchange the noisy d_diff) is reserved on the estimator's
+  ledger before the sensor draws any noise, and committed when the run is complete;
+* a window is released once: the same records asked again get the recorded answers
+  (:meth:`privad.base.PrivadEstimator._released`), so repeated calls cannot average the
+  noise away.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import OutlierMixin
+
+from privad.accounting import RELAXED_DP, Guarantee, Ledger
+from privad.base import PrivadEstimator
+from privad.errors import DataError, ParameterError, PrivacyWarning
+from privad.noise import as_randomness
+from privad.relaxed.correction import REDUCTIONS
+from privad.relaxed.detectors import ScoringOutlierDetector
+from privad.relaxed.parties import Analyst, CorrectionServer, Sensor
+from privad.relaxed.pipeline import DBSCAN_CALIBRATIONS, Calibration, calibrate
+from privad.relaxed.protocol import ProtocolRun, run_protocol
+from privad.relaxed.sensitivity import (
+    check_p_o,
+    check_relaxed_sensitivity,
+    relaxed_sensitivity,
+)
+from privad.relaxed.views import ProtocolViews
+from privad.validation import check_array, check_choice, check_epsilon
+
+__all__ = ["RelaxedDPDetector"]
+
+
+@dataclass(frozen=True, eq=False)
+class _Window:
+    """What one window's release gave the analyst (arrays in the order of its records).
+
+    Attributes:
+        labels: 0/1 per record, 1 = in the corrected output TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3.
+        presumed_labels: 0/1 per record, 1 = in O' = f_outlier(𝒯') (no correction).
+        scores: the analyst's score of each record on 𝒯' (higher = more anomalous; see
+            :class:`RelaxedDPDetector`).
+        threshold: θ of a scoring detector on this window (None for DBSCAN).
+        run: the :class:`~privad.relaxed.protocol.ProtocolRun` (transcript, timings).
+        spend_id: the ledger spend of the window.
+    """
+
+    labels: np.ndarray
+    presumed_labels: np.ndarray
+    scores: np.ndarray
+    threshold: float | None
+    run: ProtocolRun
+    spend_id: int
+
+
+def _indicator(indices: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=np.int64)
+    out[indices] = 1
+    return out
+
+
+class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
+    """Relaxed-DP outlier detection with correction (Böhler, Bernau, Kerschbaum 2017).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        ε of the sensor's perturbation: ``Lap(RS_j/ε)`` per value (Definition 3), ε-DP per
+        value for non-outliers and ε' = ε·GS_j/RS_j for outliers (Theorem 2).
+    global_sensitivity : float > 0 or array of d floats
+        GS_j, the width of each column's domain (measurement units; a scalar for every
+        column). Required: without a bounded domain outliers have no finite ε', so no
+        guarantee could be charged to the ledger. Must be ≥ RS_j.
+    relaxed_sensitivity : None, float or array of d floats, default None
+        RS_j per column (measurement units); None: eq. (1) on ``history``.
+    p_o : float in (0, 100), default 10
+        The outlier percentage of eq. (1), of the DBSCAN calibration and of a scoring
+        detector's θ.
+    history : None or array (m, d), default None
+        Past data that fix the public parameters: RS (unless given), DBSCAN's eps and
+        minPts, w_O and ρ (:func:`~privad.relaxed.pipeline.calibrate`). None: the data given
+        to ``fit``, as in the paper's experiments; those parameters then depend on the
+        records they protect (they are not private), and ``fit`` issues a
+        :class:`~privad.errors.PrivacyWarning`.
+    detector : None or a detector instance, default None
+        The analyst's ``f_outlier``. None: exact DBSCAN, the adaptive calibration of
+        :func:`~privad.relaxed.pipeline.run_pipeline` (a family calibrated on the scaled
+        history; on each 𝒯' the member whose noise share is closest to p_o). Otherwise any
+        detector of PyOD's convention (``fit``, ``decision_function`` higher = more
+        anomalous: ``pyod.models.iforest.IForest()``, ``KNN()``, a scikit-learn detector in
+        :class:`~privad.detectors.SklearnOutlierAdapter`): on each window the analyst fits a
+        clone on 𝒯' and O' is the records scored above the (100 − p_o)th percentile
+        (:class:`~privad.relaxed.detectors.ScoringOutlierDetector`; the same rule on the
+        scaled history gives the historical outliers for w_O and ρ). Its own
+        ``contamination`` is not used; every ``random_state`` of the clone is drawn from
+        ``rng``.
+    exchange : {"protected", "unprotected"}, default "protected"
+        ``"protected"``: d_diff leaves the sensor with Laplace noise under ``cs_epsilon``
+        (:mod:`privad.relaxed.views`), so the correction server's view and the corrected
+        output are protected and charged. ``"unprotected"``: the paper's exchange (exact
+        d_diff); only 𝒯' is protected.
+    cs_epsilon, tp_epsilon : float > 0 or None
+        ε_CS of the d_diff noise (default: the perturbation's ε in the guarantee unit) and
+        the optional ε_TP of d_TP (:class:`~privad.relaxed.parties.Sensor`).
+    scaling : str or array, default "relaxed-sensitivity"
+        Step 1a (:mod:`privad.relaxed.scaling`).
+    guarantee_unit : {"record", "column"}, default "record"
+        What one neighbouring step changes (:func:`~privad.relaxed.relaxed_guarantee`).
+    reduction : {"radius", "notes"}, default "radius"
+        The analyst's step-4 reduction (:mod:`privad.relaxed.correction`).
+    outlier_radius : "history", "presumed" or float, default "history"
+        ρ of the ``"radius"`` reduction (:func:`~privad.relaxed.pipeline.run_pipeline`).
+    outlier_layer_width : float or None, default None
+        w_O (scaled space); None: from the history.
+    dbscan_calibration : {"adaptive", "history"}, default "adaptive"
+        How DBSCAN is calibrated when ``detector`` is None.
+    rng : seed, ``privad.noise.Randomness`` or None
+        The sensor's noise and the analyst's detector seeds (two child streams); OS entropy
+        when None.
+    budget : float > 0 or None, default None
+        Total ε of the estimator's own ledger (``ledger_``), notion ``"relaxed-dp"``; a
+        window past it raises :class:`~privad.errors.BudgetExceededError` and releases
+        nothing. None records every window without a cap.
+    scope : str, default "fitted-data"
+        The scope of ``ledger_`` every window is charged to (sequential composition over
+        windows: conservative when windows hold different people).
+
+    Fitted attributes
+    -----------------
+    ``labels_`` (0/1 per fitted record, 1 = in the corrected output: PyOD's convention),
+    ``decision_scores_`` (the analyst's score of each fitted record on 𝒯': the detector's
+    ``decision_function`` for a scoring detector; with DBSCAN, which only labels, the
+    distance of 𝒯'[j] to the centre c' of 𝒯', the quantity of the analyst's step 4,
+    larger = further out), ``threshold_`` (θ of a scoring detector on the fitted window;
+    None with DBSCAN), ``presumed_labels_`` (O', the uncorrected detection),
+    ``run_`` (the fitted window's :class:`~privad.relaxed.protocol.ProtocolRun`),
+    ``relaxed_sensitivity_``, ``sensor_``, ``calibration_``
+    (:class:`~privad.relaxed.pipeline.Calibration`), ``guarantee_`` (charged per window),
+    ``views_`` (each party's view, :class:`~privad.relaxed.views.ProtocolViews`),
+    ``ledger_``, ``scope_``, ``rng_``, ``n_features_in_``.
+
+    Notes
+    -----
+    The labels are the correction's output, not a threshold of the scores: the corrected
+    set adds records from the false-negative layers whatever their score, so ``predict`` is
+    not ``decision_function > threshold_`` and PyOD's ``contamination`` has no place
+    (``p_o`` plays its part for a scoring detector). ``predict`` returns 0/1 with
+    1 = anomaly (PyOD's convention, not scikit-learn's ±1). Each window is detected and
+    corrected on its own (the centre, DBSCAN and the gap split depend on the whole window),
+    so labels of a subset of records are a new window's, not a subset of the labels.
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        global_sensitivity: Any,
+        relaxed_sensitivity: Any = None,
+        p_o: float = 10.0,
+        history: Any = None,
+        detector: Any = None,
+        exchange: str = "protected",
+        cs_epsilon: float | None = None,
+        tp_epsilon: float | None = None,
+        scaling: Any = "relaxed-sensitivity",
+        guarantee_unit: str = "record",
+        reduction: str = "radius",
+        outlier_radius: float | str = "history",
+        outlier_layer_width: float | None = None,
+        dbscan_calibration: str = "adaptive",
+        rng: Any = None,
+        budget: float | None = None,
+        scope: str = "fitted-data",
+    ) -> None:
+        self.epsilon = epsilon
+        self.global_sensitivity = global_sensitivity
+        self.relaxed_sensitivity = relaxed_sensitivity
+        self.p_o = p_o
+        self.history = history
+        self.detector = detector
+        self.exchange = exchange
+        self.cs_epsilon = cs_epsilon
+        self.tp_epsilon = tp_epsilon
+        self.scaling = scaling
+        self.guarantee_unit = guarantee_unit
+        self.reduction = reduction
+        self.outlier_radius = outlier_radius
+        self.outlier_layer_width = outlier_layer_width
+        self.dbscan_calibration = dbscan_calibration
+        self.rng = rng
+        self.budget = budget
+        self.scope = scope
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.rng is None  # OS entropy unless a seed is given
+        return tags
+
+    def _history(self, data: np.ndarray) -> np.ndarray:
+        if self.history is None:
+            warnings.warn(
+                "RelaxedDPDetector: no history, so the public parameters (the relaxed "
+                "sensitivities unless given, DBSCAN's calibration, w_O and ρ) are computed "
+                "from the data they protect, as in the paper's experiments; they are not "
+                "private. Pass history= (past data) for a deployment",
+                PrivacyWarning, stacklevel=3,
+            )  # fmt: skip
+            return data
+        H = check_array(self.history, "history")
+        if H.shape[1] != data.shape[1]:
+            raise DataError(
+                f"history has {H.shape[1]} column(s) but X has {data.shape[1]}"
+            )
+        return H
+
+    def fit(self, X: Any, y: Any = None) -> RelaxedDPDetector:
+        """Fix the public parameters and release ``X`` (n, d; n ≥ 2) as one window.
+
+        ``y`` is ignored. Raises :class:`~privad.errors.BudgetExceededError` (nothing
+        released) when ``budget`` cannot pay for the window. Later windows
+        (:meth:`predict` on other records) use the parameters as they were at ``fit``.
+        """
+        if self.global_sensitivity is None:
+            raise ParameterError(
+                "global_sensitivity (the width of each column's domain) is required: without "
+                "it outliers get no finite ε' and the release's guarantee cannot be charged"
+            )
+        epsilon = check_epsilon(self.epsilon, per_answer=True)
+        p_o = check_p_o(self.p_o)
+        self._reduction = check_choice(self.reduction, "reduction", REDUCTIONS)
+        check_choice(self.dbscan_calibration, "dbscan_calibration", DBSCAN_CALIBRATIONS)
+        if self.budget is not None:
+            check_epsilon(self.budget, "budget")
+        if not isinstance(self.scope, str) or not self.scope.strip():
+            raise ParameterError(f"scope must be a non-empty string, got {self.scope!r}")
+        data = self._validate(X, reset=True, min_rows=2)
+        H = self._history(data)
+        rs = (relaxed_sensitivity(H, p_o) if self.relaxed_sensitivity is None
+              else check_relaxed_sensitivity(self.relaxed_sensitivity, data.shape[1]))
+        self.rng_ = as_randomness(self.rng)
+        sensor_rng, analyst_rng = self.rng_.spawn(2)
+        sensor = Sensor(
+            epsilon, rs, scaling=self.scaling, global_sensitivity=self.global_sensitivity,
+            guarantee_unit=self.guarantee_unit, exchange=self.exchange,  # type: ignore[arg-type]
+            cs_epsilon=self.cs_epsilon, tp_epsilon=self.tp_epsilon, rng=sensor_rng,
+        )  # fmt: skip
+        detector = (None if self.detector is None
+                    else ScoringOutlierDetector(self.detector, p_o, rng=analyst_rng))
+        self.calibration_: Calibration = calibrate(
+            sensor.scale(H), p_o, detector=detector,
+            outlier_layer_width=self.outlier_layer_width, reduction=self._reduction,
+            outlier_radius=self.outlier_radius, dbscan_calibration=self.dbscan_calibration,
+        )  # fmt: skip
+        self.sensor_ = sensor
+        self.relaxed_sensitivity_ = rs
+        self.views_: ProtocolViews = sensor.views()
+        self.guarantee_: Guarantee = self.views_.release
+        self.scope_ = self.scope.strip()
+        self.ledger_ = Ledger(":memory:", unbudgeted="record")
+        if self.budget is not None:
+            self.ledger_.set_budget(self.scope_, RELAXED_DP, self.budget)
+        self._releases = {}
+        window, _ = self._released(data, self._window)  # a first release: in data's order
+        self.labels_ = window.labels.copy()
+        self.presumed_labels_ = window.presumed_labels.copy()
+        self.decision_scores_ = window.scores.copy()
+        self.threshold_ = window.threshold
+        self.run_ = window.run
+        return self
+
+    def _window(self, data: np.ndarray) -> _Window:
+        """One window through the protocol, its guarantee reserved first (see the module)."""
+        cal = self.calibration_
+        analyst = Analyst(cal.detector, reduction=self._reduction,
+                          outlier_radius=cal.outlier_radius)  # fmt: skip
+        server = CorrectionServer(cal.w_o)
+        n = int(data.shape[0])
+        with self.ledger_.reserve(
+            self.scope_, self.guarantee_, f"relaxed-DP window ({n} records)",
+            metadata={"n": n, "views": self.views_.to_dict()},
+        ) as reservation:  # fmt: skip
+            run = run_protocol(data, self.sensor_, analyst, server)
+        if isinstance(cal.detector, ScoringOutlierDetector):
+            assert cal.detector.scores is not None
+            scores, theta = cal.detector.scores, cal.detector.threshold
+        else:
+            scores, theta = analyst.distances(), None
+        return _Window(
+            labels=_indicator(run.outliers, n),
+            presumed_labels=_indicator(run.presumed_outliers, n),
+            scores=np.array(scores, dtype=np.float64), threshold=theta, run=run,
+            spend_id=reservation.id,
+        )  # fmt: skip
+
+    def _answers(self, X: Any) -> tuple[_Window, np.ndarray]:
+        """The release of the records ``X`` as one window, and where each row of ``X`` is
+        in it (recorded: the same records, in any order, get the same release)."""
+        self._require_fitted("calibration_")
+        return self._released(self._validate(X, reset=False), self._window)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """PRIVATE. 0/1 per record of the window ``X`` (1 = in the corrected output)."""
+        window, where = self._answers(X)
+        return window.labels[where]
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """PRIVATE. The analyst's score of each record of the window ``X`` on 𝒯' (higher =
+        more anomalous; see the class docstring). The same release as :meth:`predict`."""
+        window, where = self._answers(X)
+        return window.scores[where]

@@ -1,0 +1,170 @@
+"""RelaxedDPDetector: the parties' protocol behind scikit-learn conventions, with its ledger."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.ensemble import IsolationForest
+from sklearn.metrics import roc_auc_score
+
+from privad.accounting import RELAXED_DP
+from privad.datasets import make_sensor_ring
+from privad.detectors import SklearnOutlierAdapter
+from privad.errors import BudgetExceededError, DataError, ParameterError, PrivacyWarning
+from privad.noise import Randomness
+from privad.relaxed import (
+    Analyst,
+    CorrectionServer,
+    RelaxedDPDetector,
+    ScoringOutlierDetector,
+    Sensor,
+    SensorToAnalyst,
+    calibrate,
+    relaxed_sensitivity,
+    run_protocol,
+)
+from privad.relaxed.distances import centre_distances, column_means
+
+GS = 400.0  # the ring's domain is within ±200 in both columns
+
+
+@pytest.fixture(scope="module")
+def ring():  # type: ignore[no-untyped-def]
+    history = make_sensor_ring(n=1500, separation=120.0, rng=1).X
+    data = make_sensor_ring(n=1500, separation=120.0, rng=2)
+    return history, data.X, data.y
+
+
+def _fit(ring, **options):  # type: ignore[no-untyped-def]
+    history, X, _ = ring
+    return RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, history=history, rng=0,
+                             **options).fit(X)  # fmt: skip
+
+
+def test_the_estimator_is_the_parties_protocol(ring) -> None:  # type: ignore[no-untyped-def]
+    history, X, y = ring
+    est = _fit(ring)
+    # the same run through the party objects, with the estimator's two child streams
+    sensor_rng, _ = Randomness(0).spawn(2)
+    sensor = Sensor(1.0, relaxed_sensitivity(history, 10.0), global_sensitivity=GS,
+                    rng=sensor_rng)  # fmt: skip
+    cal = calibrate(sensor.scale(history), 10.0)
+    run = run_protocol(X, sensor, Analyst(cal.detector, outlier_radius=cal.outlier_radius),
+                       CorrectionServer(cal.w_o))  # fmt: skip
+    assert np.array_equal(np.flatnonzero(est.labels_), run.outliers)
+    assert np.array_equal(np.flatnonzero(est.presumed_labels_), run.presumed_outliers)
+    # the DBSCAN score: the distance of T'[j] to the centre of T' (the analyst's step 4)
+    (message,) = [m for m in est.run_.transcript.received_by("analyst")
+                  if isinstance(m, SensorToAnalyst)]  # fmt: skip
+    Tp = message.perturbed
+    np.testing.assert_array_equal(est.decision_scores_, centre_distances(Tp, column_means(Tp)))
+    assert est.threshold_ is None
+    # on the paper's data the correction keeps the outliers in a small output
+    assert est.labels_[y == 1].mean() >= 0.95 and est.labels_.mean() < 0.5
+    assert roc_auc_score(y, est.decision_scores_) > 0.95
+
+
+def test_every_window_is_charged_once(ring) -> None:  # type: ignore[no-untyped-def]
+    _, X, _ = ring
+    est = _fit(ring)
+    # Theorem 2 per record (2 columns: 2ε) plus ε_CS = 2ε for the protected d_diff
+    assert est.guarantee_.notion == RELAXED_DP and est.guarantee_.epsilon == pytest.approx(4.0)
+    assert est.guarantee_ == est.sensor_.release_guarantee()
+    (spend,) = est.ledger_.history()
+    assert spend.scope == "fitted-data" and spend.epsilon == pytest.approx(4.0)
+    # the fitted records again, or permuted: the recorded release, no new spend
+    np.testing.assert_array_equal(est.predict(X), est.labels_)
+    order = np.random.default_rng(3).permutation(X.shape[0])
+    np.testing.assert_array_equal(est.predict(X[order]), est.labels_[order])
+    np.testing.assert_array_equal(est.decision_function(X[order]), est.decision_scores_[order])
+    assert len(est.ledger_.history()) == 1
+    # a new window is a new release, charged
+    new = est.predict(X[:700])
+    assert new.shape == (700,) and len(est.ledger_.history()) == 2
+    assert est.ledger_.spent("fitted-data", RELAXED_DP) == pytest.approx(8.0)
+
+
+def test_the_unprotected_exchange_charges_the_perturbation_only(ring) -> None:  # type: ignore[no-untyped-def]
+    est = _fit(ring, exchange="unprotected")
+    assert est.guarantee_.epsilon == pytest.approx(2.0)
+    assert est.views_.correction.guarantee is None  # exact d_diff: no guarantee for CS
+
+
+def test_a_budget_refuses_a_window_before_any_noise(ring) -> None:  # type: ignore[no-untyped-def]
+    _, X, _ = ring
+    with pytest.raises(BudgetExceededError):
+        _fit(ring, budget=3.0)
+    est = _fit(ring, budget=6.0)
+    with pytest.raises(BudgetExceededError):
+        est.predict(X[:100])
+    assert est.ledger_.spent("fitted-data", RELAXED_DP) == pytest.approx(4.0)
+
+
+def test_a_scoring_detector_plugs_in(ring) -> None:  # type: ignore[no-untyped-def]
+    _, X, y = ring
+    det = SklearnOutlierAdapter(IsolationForest(n_estimators=50))
+    est = _fit(ring, detector=det)
+    # O' is the top p_o = 10 % of the detector's scores on T'
+    assert est.threshold_ == pytest.approx(np.percentile(est.decision_scores_, 90.0))
+    np.testing.assert_array_equal(est.presumed_labels_,
+                                  (est.decision_scores_ > est.threshold_).astype(int))
+    assert roc_auc_score(y, est.decision_scores_) > 0.9
+    assert est.labels_[y == 1].mean() >= 0.9
+    # the clone's random_state comes from rng: a seed reproduces the run
+    again = _fit(ring, detector=det)
+    np.testing.assert_array_equal(again.decision_scores_, est.decision_scores_)
+    assert det.get_params()["estimator__random_state"] is None  # not modified
+
+
+def test_scoring_outlier_detector_by_hand() -> None:
+    X = np.r_[np.zeros((9, 1)), [[5.0]]] + np.arange(10)[:, None] * 1e-3
+
+    class Distance:  # the protocol only: fit, decision_function
+        def fit(self, X):  # type: ignore[no-untyped-def]
+            self.mean_ = X.mean(axis=0)
+            return self
+
+        def decision_function(self, X):  # type: ignore[no-untyped-def]
+            return np.abs(X - self.mean_)[:, 0]
+
+    f = ScoringOutlierDetector(Distance(), p_o=10.0)
+    np.testing.assert_array_equal(f(X), [9])
+    assert f.threshold == pytest.approx(np.percentile(f.scores, 90.0))
+    with pytest.raises(ParameterError, match="p_o"):
+        ScoringOutlierDetector(Distance(), p_o=100.0)
+    with pytest.raises(ParameterError, match="higher = more normal"):
+        ScoringOutlierDetector(IsolationForest(), p_o=10.0)
+
+
+def test_parameters_and_data_are_checked(ring) -> None:  # type: ignore[no-untyped-def]
+    history, X, _ = ring
+    with pytest.raises(ParameterError, match="global_sensitivity"):
+        RelaxedDPDetector(epsilon=1.0, global_sensitivity=None, history=history).fit(X)
+    with pytest.raises(ParameterError, match="smaller than its relaxed"):
+        RelaxedDPDetector(epsilon=1.0, global_sensitivity=1.0, history=history).fit(X)
+    with pytest.raises(DataError, match="history has 1 column"):
+        RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, history=history[:, :1]).fit(X)
+    with pytest.raises(ParameterError, match="reduction"):
+        RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, reduction="x").fit(X)
+    with pytest.raises(ParameterError, match="scope"):
+        RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, scope=" ").fit(X)
+    with pytest.warns(PrivacyWarning, match="computed from the data they protect"):
+        RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, rng=0).fit(X[:300])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, history=history, rng=0,
+                          relaxed_sensitivity=[20.0, 20.0]).fit(X[:300])  # fmt: skip
+
+
+def test_clone_and_pickle_keep_the_record(ring) -> None:  # type: ignore[no-untyped-def]
+    _, X, _ = ring
+    est = _fit(ring)
+    copy = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(copy.predict(X), est.labels_)  # recorded: no new noise
+    assert len(copy.ledger_.history()) == 1
+    fresh = clone(est)
+    assert not hasattr(fresh, "labels_") and fresh.get_params()["epsilon"] == 1.0
