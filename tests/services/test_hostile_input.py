@@ -27,15 +27,12 @@ from privad.relaxed import DBSCANDetector
 from privad.search import problem_from_dataset
 from privad.sensitive import SPMechanism
 from privad.services.analyst import create_analyst_app
-from privad.services.common import (
-    MAX_JSON_DEPTH,
-    ServiceError,
-    ThreadedServer,
-    TokenRegistry,
-    parse_json,
-)
+from privad.services.app import ThreadedServer
+from privad.services.auth import TokenRegistry
+from privad.services.bodies import MAX_JSON_DEPTH, parse_json
 from privad.services.correction import create_correction_app
 from privad.services.curator import create_curator_app
+from privad.services.errors import ServiceError
 from privad.services.oracle import create_oracle_app
 from privad.services.rmp import create_rmp_app
 

@@ -28,8 +28,9 @@ from privad.search import (
     problem_from_dataset,
     search,
 )
+from privad.services.app import ThreadedServer
+from privad.services.auth import TokenRegistry
 from privad.services.clients import OracleClient, RemoteOracle
-from privad.services.common import ThreadedServer, TokenRegistry
 from privad.services.oracle import create_oracle_app, order_id
 
 SECRET = "searcher-secret-0123456789abcdef"

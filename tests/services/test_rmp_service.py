@@ -22,9 +22,11 @@ from privad.noise import Randomness
 from privad.rmp.model import RMPModel
 from privad.rmp.roles import MiningServer, Participant
 from privad.services.analyst import AnalystStore
-from privad.services.common import ServiceError, ThreadedServer
-from privad.services.rmp import RMPStore, create_rmp_app, open_config
+from privad.services.app import ThreadedServer
+from privad.services.errors import ServiceError
+from privad.services.rmp import create_rmp_app
 from privad.services.rmp_client import RMPClient, upload_records
+from privad.services.rmp_store import RMPStore, open_config
 
 N, W, ALPHA = 5, 4, 0.2
 OPERATOR = "operator-secret-0123456789abcdef"

@@ -105,8 +105,9 @@ def _curator_section(console: Console, rng: Randomness) -> None:
     import tempfile
 
     from privad.sensitive import SPMechanism
+    from privad.services.app import ThreadedServer
+    from privad.services.auth import TokenRegistry
     from privad.services.clients import CuratorClient
-    from privad.services.common import ThreadedServer, TokenRegistry
     from privad.services.curator import create_curator_app
 
     data = load("thyroid")

@@ -146,7 +146,7 @@ def _save_token(path: Path, server: str, t_sha256: str, secret: str, name: str |
 def _register(client: Any, name: str | None, registration_token: str | None,
               secret: str) -> str:  # fmt: skip
     """Register ``secret``'s digest (idempotent); the participant name."""
-    from privad.services.common import ServiceError
+    from privad.services.errors import ServiceError
 
     token_v = None if registration_token is None else registration_token.strip() or None
     try:
@@ -208,7 +208,8 @@ def participate(
     """Perturb DATA with this participant's private T_i and upload it to the mining server."""
     from privad.cli.sp import progress_bar
     from privad.rmp.roles import Participant
-    from privad.services.common import ServiceError, check_name
+    from privad.services.auth import check_name
+    from privad.services.errors import ServiceError
     from privad.services.rmp_client import (
         new_participant_secret,
         read_token_file,

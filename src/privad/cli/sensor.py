@@ -269,7 +269,7 @@ def send(
         iter_windows,
         read_csv_rows,
     )
-    from privad.services.common import Conflict
+    from privad.services.errors import Conflict
 
     eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0")
     size = parse_int(window, "--window", minimum=1, what="a number of records >= 1")

@@ -28,7 +28,7 @@ Adding a server (``privad serve oracle``, ``privad serve rmp``) is one function 
         common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
                                     ssl_certfile, ssl_keyfile)
         app = create_oracle_app(common.db, common.registry(), ...)   # built on
-        common.run(app, "privad oracle")                            # services.common
+        common.run(app, "privad oracle")                            # services.app
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ class ServeOptions:
               token: Sequence[str] | None, max_body_bytes: str, log_level: str,
               ssl_certfile: str | None, ssl_keyfile: str | None) -> ServeOptions:  # fmt: skip
         """Parse and check the shared options (one-line ParameterError on a mistake)."""
-        from privad.services.common import load_token_file, parse_token_spec
+        from privad.services.auth import load_token_file, parse_token_spec
 
         port_v = parse_int(port, "--port", minimum=0, what="a TCP port 0..65535")
         if port_v > 65535:
@@ -200,7 +200,7 @@ class ServeOptions:
         """
         import sys
 
-        from privad.services.common import run_service
+        from privad.services.app import run_service
 
         for line in notes:
             print(f"{name}: {line}", file=sys.stderr, flush=True)
@@ -276,7 +276,7 @@ def analyst(
     os.environ.setdefault("PARLAY_NUM_THREADS", "1")
     from privad.relaxed.detectors import DBSCAN_BACKENDS, DBSCANDetector
     from privad.services.analyst import create_analyst_app
-    from privad.services.common import TokenRegistry
+    from privad.services.auth import TokenRegistry
 
     common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
                                 ssl_certfile, ssl_keyfile)  # fmt: skip
@@ -331,7 +331,7 @@ def correction(
     ssl_keyfile: str | None = SSL_KEY_OPTION,
 ) -> None:
     """Run the correction server CS: hold d_diff per window, split O', find false negatives."""
-    from privad.services.common import TokenRegistry
+    from privad.services.auth import TokenRegistry
     from privad.services.correction import ANALYST_ROLE, create_correction_app
 
     common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
@@ -418,7 +418,7 @@ def oracle(
 ) -> None:
     """Hold the values and answer only noisy group queries, within a privacy budget."""
     from privad.cli.search import load_series, parse_kind, resolve_thresholds
-    from privad.services.common import TokenRegistry
+    from privad.services.auth import TokenRegistry
     from privad.services.oracle import create_oracle_app
 
     common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
@@ -514,7 +514,7 @@ def sp(
 ) -> None:
     """Hold DATA and answer queriers' (β, r)-anomaly questions privately, per-querier budgets."""
     from privad.cli.sp import load_table, parse_mechanism
-    from privad.services.common import TokenRegistry
+    from privad.services.auth import TokenRegistry
     from privad.services.curator import create_curator_app
 
     common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,

@@ -49,14 +49,8 @@ from privad.search import (
     model_from_description,
     resolve_group,
 )
-from privad.services.common import (
-    Conflict,
-    NotFound,
-    Recorder,
-    ServiceError,
-    UpstreamError,
-    dumps,
-)
+from privad.services.bodies import Recorder, dumps
+from privad.services.errors import Conflict, NotFound, ServiceError, UpstreamError
 from privad.validation import check_choice, check_int
 
 __all__ = [
@@ -158,7 +152,7 @@ class ServiceClient:
                 params: dict[str, Any] | None = None) -> tuple[int, Any]:  # fmt: skip
         """Send one request; return (status, decoded JSON) for 2xx, raise otherwise.
 
-        4xx/5xx raise :class:`~privad.services.common.ServiceError` (404:
+        4xx/5xx raise :class:`~privad.services.errors.ServiceError` (404:
         :class:`NotFound`, 409: :class:`Conflict`) whose ``status_code`` is the server's and
         whose message is the server's ``detail``; 429 (a privacy budget is spent) raises
         :class:`~privad.errors.BudgetExceededError`; a server that cannot be reached raises
