@@ -619,6 +619,7 @@ def rmp(
     ssl_keyfile: str | None = SSL_KEY_OPTION,
 ) -> None:
     """Run the RMP mining server: collect perturbed batches, train the AANN, serve the model."""
+    from privad.rmp import AANNTraining
     from privad.services.rmp import create_rmp_app
 
     if tokens is None and not token:
@@ -640,8 +641,9 @@ def rmp(
         beta=None if beta is None else parse_float(beta, "--beta", strict=True,
                                                    what="a number > 0"),
         rng=parse_seed(seed),
-        epochs=parse_int(epochs, "--epochs", minimum=1, what="an integer >= 1"),
-        hidden=parse_optional_int(hidden, "--hidden", 1),
+        training=AANNTraining(epochs=parse_int(epochs, "--epochs", minimum=1,
+                                               what="an integer >= 1"),
+                              hidden=parse_optional_int(hidden, "--hidden", 1)),
         max_batch=parse_int(max_batch, "--max-batch", minimum=1, what="an integer >= 1"),
         max_body_bytes=common.max_body_bytes,
         notes=notes,

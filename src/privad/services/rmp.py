@@ -96,6 +96,7 @@ from starlette.concurrency import run_in_threadpool
 
 from privad.errors import DataError
 from privad.noise import RandomnessLike
+from privad.rmp.aann import AANNTraining
 from privad.services.app import create_app
 from privad.services.auth import (
     SENSOR_ROLE,
@@ -115,7 +116,7 @@ from privad.services.bodies import (
 )
 from privad.services.errors import Conflict, stored_response
 from privad.services.rmp_store import ROLE, RMPConfig, RMPStore, open_config, t_digest
-from privad.services.rmp_trainer import DEFAULT_EPOCHS, Trainer
+from privad.services.rmp_trainer import DEFAULT_TRAINING, Trainer
 from privad.validation import check_int
 
 __all__ = [
@@ -248,8 +249,7 @@ def create_rmp_app(
     alpha: float | None = None,
     beta: float | None = None,
     rng: RandomnessLike = None,
-    epochs: int = DEFAULT_EPOCHS,
-    hidden: int | None = None,
+    training: AANNTraining = DEFAULT_TRAINING,
     max_batch: int = DEFAULT_MAX_BATCH,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     recorder: Recorder | None = None,
@@ -271,8 +271,9 @@ def create_rmp_app(
     n, w, r, alpha, beta, rng:
         The configuration of a new file (see :func:`open_config`); for an existing file
         they may be omitted and must agree with the stored one when given.
-    epochs, hidden:
-        Training defaults (see :func:`privad.rmp.model.fit_model`).
+    training:
+        How the AANN is trained (:class:`privad.rmp.aann.AANNTraining`; a train request
+        may override its ``epochs`` and ``hidden``).
     max_batch:
         The most records (columns) one batch may hold.
     notes:
@@ -287,7 +288,7 @@ def create_rmp_app(
     try:
         config, created = open_config(store, n=n, w=w, r=r, alpha=alpha, beta=beta, rng=rng)
         tokens = RMPTokens(users, peers, store)
-        trainer = Trainer(store, config, epochs=epochs, hidden=hidden)
+        trainer = Trainer(store, config, training=training)
     except BaseException:
         store.close()
         raise

@@ -9,6 +9,7 @@ is marked done; a shutdown stops the job at its next progress report and marks i
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -17,15 +18,21 @@ from typing import Any, Final
 import numpy as np
 
 from privad.errors import DataError, PrivadError
+from privad.rmp.aann import AANNTraining, check_training
 from privad.services.errors import Conflict, ServiceError
 from privad.services.rmp_store import RMPConfig, RMPStore
 from privad.validation import check_int
 
-__all__ = ["DEFAULT_EPOCHS", "Trainer"]
+__all__ = ["DEFAULT_EPOCHS", "DEFAULT_TRAINING", "Trainer"]
 
 log = logging.getLogger("privad.services.rmp")
 
 DEFAULT_EPOCHS: Final[int] = 500
+"""The server's default training epochs (the paper: 300 to 1000)."""
+
+DEFAULT_TRAINING: Final[AANNTraining] = AANNTraining(epochs=DEFAULT_EPOCHS)
+"""The server's default training: :class:`~privad.rmp.aann.AANNTraining`'s defaults with
+:data:`DEFAULT_EPOCHS` epochs."""
 
 
 class _Stopped(Exception):
@@ -39,19 +46,19 @@ class Trainer:
     ----------
     store, config:
         The server's store and configuration.
-    epochs, hidden:
-        Defaults of every job (a request may override them).
+    training:
+        How every job trains the AANN (:class:`~privad.rmp.aann.AANNTraining`); a request
+        may override its ``epochs`` and ``hidden``.
 
     Training is :class:`privad.rmp.roles.MiningServer` (hence
-    :func:`privad.rmp.model.fit_model`) on Z_all, with its defaults for everything else.
+    :func:`privad.rmp.model.fit_model`) on Z_all.
     """
 
-    def __init__(self, store: RMPStore, config: RMPConfig, *, epochs: int = DEFAULT_EPOCHS,
-                 hidden: int | None = None) -> None:  # fmt: skip
+    def __init__(self, store: RMPStore, config: RMPConfig, *,
+                 training: AANNTraining = DEFAULT_TRAINING) -> None:  # fmt: skip
         self.store = store
         self.config = config
-        self.epochs = check_int(epochs, "epochs", minimum=1)
-        self.hidden = None if hidden is None else check_int(hidden, "hidden", minimum=1)
+        self.training = check_training(training)
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._job: int | None = None
@@ -71,8 +78,8 @@ class Trainer:
         for key in ("epochs", "hidden", "seed"):
             if key in body and body[key] is not None and type(body[key]) is not int:
                 raise DataError(f"{key} must be an integer, got {body[key]!r}")
-        epochs = self.epochs if body.get("epochs") is None else body["epochs"]
-        hidden = self.hidden if body.get("hidden") is None else body["hidden"]
+        epochs = self.training.epochs if body.get("epochs") is None else body["epochs"]
+        hidden = self.training.hidden if body.get("hidden") is None else body["hidden"]
         seed = body.get("seed")
         return {
             "epochs": check_int(epochs, "epochs", minimum=1, maximum=1_000_000),
@@ -129,8 +136,10 @@ class Trainer:
         cfg = self.config
         started = time.perf_counter()
         try:
-            party = MiningServer(cfg.T, cfg.alpha, hidden=options["hidden"],
-                                 epochs=options["epochs"], rng=options["seed"], beta=cfg.beta)
+            training = dataclasses.replace(self.training, epochs=options["epochs"],
+                                           hidden=options["hidden"])  # fmt: skip
+            party = MiningServer(cfg.T, cfg.alpha, training=training, rng=options["seed"],
+                                 beta=cfg.beta)  # fmt: skip
             party.receive(Z_all)
             model = party.train(progress=self._report)
             self.store.add_model(job, model.to_bytes(), stats, options, float(model.threshold),
