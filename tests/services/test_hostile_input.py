@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from privad.datasets import make_search_mixture
+from privad.experiments.search_problems import problem_from_dataset
 from privad.noise import Randomness
 from privad.relaxed import DBSCANDetector
 from privad.rmp import AANNTraining
-from privad.search import problem_from_dataset
 from privad.sensitive import SPMechanism
 from privad.services.analyst import create_analyst_app
 from privad.services.app import ThreadedServer

@@ -180,7 +180,8 @@ def _search_plan(problem: SearchProblem) -> tuple[float, bool]:
 
 def _search_section(console: Console, rng: Randomness) -> None:
     from privad.accounting import ANOMALY_RESTRICTED_DP
-    from privad.search import PosteriorThreshold, problem_from_series, search
+    from privad.experiments.search_problems import problem_from_series
+    from privad.search import PosteriorThreshold, search
 
     lines = [
         f"Each series is reduced to its largest labelled anomaly and its unlabelled points "

@@ -29,13 +29,14 @@ import typer
 
 from privad.cli._options import (
     check_output_path,
+    existing_file,
     parse_columns,
     parse_float,
     parse_int,
     parse_optional_int,
     parse_seed,
+    required_secret,
 )
-from privad.cli.serve import _secret
 from privad.errors import DataError, ParameterError, PrivadError
 
 __all__ = ["register", "rmp_app"]
@@ -89,7 +90,6 @@ def _echo(text: str) -> None:
 
 def _client(server: str, token: str | None, timeout: str, retries: str,
             ca_cert: str | None) -> Any:  # fmt: skip
-    from privad.cli.serve import existing_file
     from privad.services.rmp_client import RMPClient
 
     return RMPClient(
@@ -339,7 +339,7 @@ def train(
     hidden_v = parse_optional_int(hidden, "--hidden", 1)
     seed_v = parse_seed(seed)
     limit = parse_float(max_wait, "--max-wait", strict=True, what="seconds > 0")
-    secret = _secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")
+    secret = required_secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")
     with _client(server, secret, timeout, retries, ca_cert) as client:
         job = client.train(epochs=epochs_v, hidden=hidden_v, seed=seed_v)
         _echo(f"training job {job['job']} started on {job['n_records']} record(s) from "
@@ -429,7 +429,7 @@ def score(
     if token_file is not None:
         secret = read_token_file(token_file)["token"]
     else:
-        secret = _secret(token, "--token", "PRIVAD_RMP_TOKEN")
+        secret = required_secret(token, "--token", "PRIVAD_RMP_TOKEN")
     ds = _load(data, columns, label)
     with _client(server, secret, timeout, retries, ca_cert) as client:
         public = client.config()

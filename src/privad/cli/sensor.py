@@ -35,17 +35,15 @@ import typer
 
 from privad.cli._options import (
     check_output_path,
-    parse_optional_int,
-    parse_scope,
-    parse_seed,
-)
-from privad.cli.serve import (
     existing_file,
     parse_choice,
     parse_columns,
     parse_float,
     parse_floats,
     parse_int,
+    parse_optional_int,
+    parse_scope,
+    parse_seed,
 )
 from privad.cli.sp import SCHEDULER_OPTION, WORKERS_OPTION, parse_cluster
 from privad.errors import DataError, ParameterError

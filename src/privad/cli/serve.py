@@ -40,22 +40,21 @@ from typing import Any
 
 import typer
 
-from privad.cli._options import check_output_path, parse_optional_int, parse_scope, parse_seed
-from privad.cli._options import parse_choice as parse_choice  # re-exported for sensor/search
-from privad.cli._options import parse_columns as parse_columns
-from privad.cli._options import parse_float as parse_float
-from privad.cli._options import parse_int as parse_int
+from privad.cli._options import (
+    check_output_path,
+    existing_file,
+    parse_choice,
+    parse_columns,
+    parse_float,
+    parse_int,
+    parse_optional_int,
+    parse_scope,
+    parse_seed,
+    required_secret,
+)
 from privad.errors import ParameterError
 
-__all__ = [
-    "ServeOptions",
-    "parse_choice",
-    "parse_float",
-    "parse_floats",
-    "parse_int",
-    "register",
-    "serve_app",
-]
+__all__ = ["ServeOptions", "register", "serve_app"]
 
 serve_app = typer.Typer(
     name="serve",
@@ -73,29 +72,6 @@ serve_app = typer.Typer(
 )
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
-
-
-# --------------------------------------------------------------------------------------------
-# Option parsing: one line per mistake (shared with privad.cli.sensor)
-# --------------------------------------------------------------------------------------------
-
-
-def parse_floats(text: str, option: str, *, what: str) -> list[float]:
-    """A comma-separated list of finite numbers > 0 (a scalar is a list of one)."""
-    parts = [p.strip() for p in str(text).split(",")]
-    if not parts or any(not p for p in parts):
-        raise ParameterError(f"{option} must be {what}, got {text!r}")
-    return [parse_float(p, option, strict=True, what=what) for p in parts]
-
-
-def existing_file(path: str | None, option: str) -> str | None:
-    """``path`` if it names a readable file (or None)."""
-    if path is None:
-        return None
-    expanded = os.path.expanduser(path)
-    if not os.path.isfile(expanded):
-        raise ParameterError(f"{option}: no such file {path!r}")
-    return expanded
 
 
 # --------------------------------------------------------------------------------------------
@@ -212,12 +188,6 @@ class ServeOptions:
         )
 
 
-def _secret(value: str | None, option: str, env: str) -> str:
-    if value is None or not value.strip():
-        raise ParameterError(f"{option} is required (or set ${env})")
-    return value.strip()
-
-
 # --------------------------------------------------------------------------------------------
 # privad serve analyst / correction
 # --------------------------------------------------------------------------------------------
@@ -289,7 +259,7 @@ def analyst(
         common.db,
         TokenRegistry(common.tokens),
         correction_url=correction_url,
-        correction_token=_secret(correction_token, "--correction-token",
+        correction_token=required_secret(correction_token, "--correction-token",
                                  "PRIVAD_CORRECTION_TOKEN"),  # fmt: skip
         detector=detector,
         columns=parse_optional_int(columns, "--columns", 1),
@@ -338,7 +308,8 @@ def correction(
                                 ssl_certfile, ssl_keyfile)  # fmt: skip
     registry = TokenRegistry(
         common.tokens,
-        {ANALYST_ROLE: _secret(analyst_token, "--analyst-token", "PRIVAD_ANALYST_TOKEN")},
+        {ANALYST_ROLE: required_secret(analyst_token, "--analyst-token",
+                                       "PRIVAD_ANALYST_TOKEN")},
     )
     app = create_correction_app(
         common.db,
@@ -630,7 +601,8 @@ def rmp(
     notes: list[str] = []
     app = create_rmp_app(
         common.db, common.tokens,
-        operator_token=_secret(operator_token, "--operator-token", "PRIVAD_RMP_OPERATOR_TOKEN"),
+        operator_token=required_secret(operator_token, "--operator-token",
+                                       "PRIVAD_RMP_OPERATOR_TOKEN"),
         registration_token=None if registration_token is None or not registration_token.strip()
         else registration_token.strip(),
         n=parse_optional_int(n, "--n", 2),
