@@ -13,10 +13,10 @@ from privad.errors import DataError, ParameterError
 from privad.services.analyst import AnalystStore
 from privad.services.auth import TokenRegistry, load_token_file, parse_token_spec
 from privad.services.bodies import float_matrix, index_vector, parse_json
-from privad.services.clients import iter_windows, read_csv_rows
 from privad.services.correction import CorrectionStore
 from privad.services.errors import ServiceError
 from privad.services.store import pack, unpack
+from privad.services.streams import iter_windows, read_csv_rows
 
 SECRET = "a-secret-of-enough-length"
 

@@ -133,7 +133,7 @@ def _relaxed_sensitivities(relaxed_sensitivity: str | None, history: str | None,
                            columns: list[str] | None, p_o: float) -> Any:  # fmt: skip
     """RS from ``--relaxed-sensitivity`` or from ``--history`` (eq. 1); None without both."""
     from privad.relaxed import relaxed_sensitivity as estimate_rs
-    from privad.services.clients import read_csv_array
+    from privad.services.streams import read_csv_array
 
     if relaxed_sensitivity is not None and history is not None:
         raise ParameterError("give --relaxed-sensitivity or --history, not both")
@@ -260,14 +260,9 @@ def send(
     from privad.noise import Randomness
     from privad.relaxed import Sensor
     from privad.relaxed import relaxed_sensitivity as estimate_rs
-    from privad.services.clients import (
-        AnalystClient,
-        CorrectionClient,
-        SensorUploader,
-        iter_windows,
-        read_csv_rows,
-    )
+    from privad.services.clients import AnalystClient, CorrectionClient, SensorUploader
     from privad.services.errors import Conflict
+    from privad.services.streams import iter_windows, read_csv_rows
 
     eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0")
     size = parse_int(window, "--window", minimum=1, what="a number of records >= 1")
@@ -523,7 +518,7 @@ def calibrate(
         estimate_outlier_layer_width,
         relaxed_sensitivity,
     )
-    from privad.services.clients import read_csv_array
+    from privad.services.streams import read_csv_array
 
     p_o_v = _parse_p_o(p_o)
     fmt = parse_choice(output_format, "--format", ("text", "json", "env"))
