@@ -48,8 +48,9 @@ def _load(name: str) -> tuple[np.ndarray, int, float]:
 def serve(name: str, args: argparse.Namespace) -> dict:
     from privad.noise import Randomness
     from privad.sensitive import SPMechanism
+    from privad.services.app import ThreadedServer
+    from privad.services.auth import TokenRegistry
     from privad.services.clients import CuratorClient
-    from privad.services.common import ThreadedServer, TokenRegistry
     from privad.services.curator import create_curator_app
 
     X, beta, r = _load(name)

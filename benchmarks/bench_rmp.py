@@ -117,7 +117,7 @@ def bench_detectors(name: str, *, alpha: float, epochs: int, seed: int) -> tuple
 
     from privad.experiments.rmp import prepare_dataset
     from privad.noise import as_randomness
-    from privad.rmp import public_matrix
+    from privad.rmp import AANNTraining, public_matrix
     from privad.rmp.aann import default_hidden
     from privad.rmp.estimator import AANNDetector
     from privad.rmp.roles import PARTICIPANT_BATCH, MiningServer, Participant
@@ -128,7 +128,7 @@ def bench_detectors(name: str, *, alpha: float, epochs: int, seed: int) -> tuple
     rng = as_randomness(seed)
     T = public_matrix(n - 1, n, rng)
     rows = X[np.asarray(rng.permutation(y.size), dtype=np.int64)]
-    server = MiningServer(T, alpha, epochs=epochs, rng=rng)
+    server = MiningServer(T, alpha, training=AANNTraining(epochs=epochs), rng=rng)
     sent = []
     for start in range(0, y.size, PARTICIPANT_BATCH):
         sent.append(Participant(T, alpha, rng).perturb(rows[start:start + PARTICIPANT_BATCH]))

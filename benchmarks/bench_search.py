@@ -45,6 +45,7 @@ import time
 import numpy as np
 
 from privad.datasets import make_search_mixture
+from privad.experiments.search_problems import problem_from_dataset
 from privad.noise import as_randomness
 from privad.search import (
     FixedOrderSelection,
@@ -54,7 +55,6 @@ from privad.search import (
     SearchState,
     expected_queries_bound,
     make_oracle,
-    problem_from_dataset,
     search,
 )
 

@@ -49,7 +49,8 @@ ANALYST_SECRET = "bench-analyst-peer-secret-0123456789"
 SERVER = r"""
 import sys, json
 from privad.relaxed import DBSCANDetector
-from privad.services.common import TokenRegistry, run_service
+from privad.services.app import run_service
+from privad.services.auth import TokenRegistry
 role, db, tokens_json, peer_url, w_o, peer = sys.argv[1:7]
 tokens = [tuple(t) for t in json.loads(tokens_json)]
 if role == "analyst":

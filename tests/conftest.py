@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from privad.services.common import ThreadedServer
+from privad.services.app import ThreadedServer
 
 
 class ServerPool:

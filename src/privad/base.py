@@ -23,7 +23,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from privad.errors import DataError, ParameterError, PrivadError
+from privad.errors import DataError, NotFittedError, ParameterError
 from privad.io import rows_digest
 
 __all__ = ["InputTypeError", "NotFittedError", "PrivadEstimator"]
@@ -34,11 +34,6 @@ _T = TypeVar("_T")
 class InputTypeError(DataError, TypeError):
     """Input of a type that cannot be read as numbers (also a TypeError, as scikit-learn
     raises for it)."""
-
-
-class NotFittedError(PrivadError, SklearnNotFittedError):
-    """An estimator method that needs the data was called before ``fit`` (also
-    scikit-learn's ``NotFittedError``, so a ValueError and an AttributeError)."""
 
 
 class PrivadEstimator(BaseEstimator):

@@ -7,6 +7,7 @@ message that says what was wrong and what is allowed. The command line catches
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 
@@ -41,10 +42,21 @@ class PrivacyWarning(UserWarning):
 
 
 def __getattr__(name: str) -> Any:
-    """``NotFittedError`` lives in :mod:`privad.base` (it subclasses scikit-learn's, and
-    importing scikit-learn here would slow every ``privad`` command down by seconds)."""
+    """``NotFittedError`` is made on first use: it subclasses scikit-learn's, and importing
+    scikit-learn here would slow every ``privad`` command down by seconds."""
     if name == "NotFittedError":
-        from privad.base import NotFittedError
-
-        return NotFittedError
+        return _not_fitted_error()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _not_fitted_error() -> type[PrivadError]:
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+
+    class NotFittedError(PrivadError, SklearnNotFittedError):
+        """An estimator method that needs the data was called before ``fit`` (also
+        scikit-learn's ``NotFittedError``, so a ValueError and an AttributeError)."""
+
+    NotFittedError.__module__ = __name__
+    NotFittedError.__qualname__ = "NotFittedError"  # pickled by name, found again here
+    return NotFittedError

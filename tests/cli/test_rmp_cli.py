@@ -16,6 +16,7 @@ import pytest
 
 from privad.cli import rmp, serve
 from privad.noise import Randomness
+from privad.rmp import AANNTraining
 from privad.services.rmp import create_rmp_app
 from privad.services.rmp_client import RMPClient
 
@@ -42,7 +43,8 @@ class Servers:
 
     def start(self, db: str = "mining.sqlite", seed: int = 0, **kwargs: Any) -> str:
         app = create_rmp_app(self.tmp_path / db, [("alice", USER)], operator_token=OPERATOR,
-                             n=N, r=1, alpha=0.2, rng=seed, epochs=10, **kwargs)  # fmt: skip
+                             n=N, r=1, alpha=0.2, rng=seed, training=AANNTraining(epochs=10),
+                             **kwargs)  # fmt: skip
         return self.pool.start_app(app).url
 
 

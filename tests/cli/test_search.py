@@ -16,8 +16,9 @@ import pytest
 from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger
 from privad.cli import search, serve
 from privad.datasets import make_search_mixture
-from privad.search import problem_from_dataset
-from privad.services.common import ThreadedServer, TokenRegistry
+from privad.experiments.search_problems import problem_from_dataset
+from privad.services.app import ThreadedServer
+from privad.services.auth import TokenRegistry
 from privad.services.oracle import create_oracle_app
 
 SECRET = "searcher-secret-0123456789abcdef"

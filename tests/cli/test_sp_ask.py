@@ -11,7 +11,7 @@ import pytest
 from privad.cli import serve, sp
 from privad.datasets import load
 from privad.sensitive import SPMechanism
-from privad.services.common import TokenRegistry
+from privad.services.auth import TokenRegistry
 from privad.services.curator import create_curator_app
 
 SECRET = "querier-secret-0123456789abcdef"

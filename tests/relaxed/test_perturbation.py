@@ -40,6 +40,8 @@ def test_noise_scale_per_column_in_the_scaled_space(epsilon: float) -> None:
     noise_units = noise * sensor.divisors
     for j in range(2):
         assert _ks_p(noise_units[:, j], rs[j] / epsilon) > ALPHA
+        assert _ks_p(noise_units[:, j], 1.1 * rs[j] / epsilon) < ALPHA
+        assert _ks_p(noise_units[:, j], 0.9 * rs[j] / epsilon) < ALPHA
 
 
 def test_unscaled_mode_uses_rs_over_epsilon() -> None:
@@ -50,6 +52,7 @@ def test_unscaled_mode_uses_rs_over_epsilon() -> None:
     for j in range(2):
         assert _ks_p(noise[:, j], rs[j] / 0.5) > ALPHA
         assert _ks_p(noise[:, j], 1.1 * rs[j] / 0.5) < ALPHA
+        assert _ks_p(noise[:, j], 0.9 * rs[j] / 0.5) < ALPHA
 
 
 def test_columns_and_entries_are_independent_draws() -> None:

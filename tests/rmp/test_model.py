@@ -10,8 +10,17 @@ import pytest
 
 from privad.errors import DataError, DatasetNotFoundError
 from privad.noise import Randomness
-from privad.rmp import double_logistic, participant_matrix, perturb, public_matrix, threshold
+from privad.rmp import (
+    AANNTraining,
+    double_logistic,
+    participant_matrix,
+    perturb,
+    public_matrix,
+    threshold,
+)
 from privad.rmp.model import FORMAT_VERSION, RMPModel, fit_model
+
+ONE_EPOCH = AANNTraining(epochs=1)
 
 
 def _scheme(m=90, n=5, alpha=0.05, seed=0):
@@ -28,7 +37,7 @@ def _scheme(m=90, n=5, alpha=0.05, seed=0):
 @pytest.fixture(scope="module")
 def fitted():
     X, T, Z_all = _scheme()
-    return X, T, Z_all, fit_model(T, Z_all, alpha=0.05, epochs=20, rng=1)
+    return X, T, Z_all, fit_model(T, Z_all, alpha=0.05, training=AANNTraining(epochs=20), rng=1)
 
 
 def test_fit_model_trains_on_the_columns_and_pools_the_threshold(fitted):
@@ -47,11 +56,12 @@ def test_fit_model_trains_on_the_columns_and_pools_the_threshold(fitted):
 
 def test_fit_model_passes_the_loss_and_reports_divergence():
     _, T, Z_all = _scheme()
-    model = fit_model(T, Z_all, epochs=2, loss="sum", batch_size=128, rng=1)
+    model = fit_model(T, Z_all, training=AANNTraining(epochs=2, loss="sum", batch_size=128),
+                      rng=1)
     assert model.metadata["aann"]["loss"] == "sum"
     assert model.metadata["aann"]["batch_size"] == 128
     with pytest.raises(DataError, match="diverged"):
-        fit_model(T, Z_all, epochs=2, learning_rate=1e300, rng=1)
+        fit_model(T, Z_all, training=AANNTraining(epochs=2, learning_rate=1e300), rng=1)
 
 
 def test_transform_is_public_T_after_double_logistic(fitted):
@@ -74,11 +84,11 @@ def test_scores_and_labels(fitted):
 def test_fit_model_checks_the_orientation():
     X, T, Z_all = _scheme()
     with pytest.raises(DataError, match="w = 4"):
-        fit_model(T, Z_all.T, epochs=1)
+        fit_model(T, Z_all.T, training=ONE_EPOCH)
     with pytest.raises(DataError):
-        fit_model(T, np.where(Z_all > 1, np.nan, Z_all), epochs=1)
+        fit_model(T, np.where(Z_all > 1, np.nan, Z_all), training=ONE_EPOCH)
     with pytest.raises(DataError, match="at least 2 records"):
-        fit_model(T, Z_all[:, :1], epochs=1)
+        fit_model(T, Z_all[:, :1], training=ONE_EPOCH)
 
 
 def test_round_trip_bytes_and_file_give_identical_scores(fitted, tmp_path):

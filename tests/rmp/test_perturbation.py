@@ -115,11 +115,23 @@ def test_delta_is_uniform_on_minus_alpha_alpha():
     z_var = (np.mean(deltas**2) - alpha**2 / 3) / math.sqrt(4 * alpha**4 / 45 / n)
     bound = stats.norm.isf(P_MIN / 2)
     assert abs(z_mean) < bound and abs(z_var) < bound
+    # two-sided: a wrong α in either direction is rejected (KS distance 0.045 and 0.05
+    # against a critical value of about 0.0135 at 1e-6 with 40,000 draws) ...
+    for wrong in (0.9 * alpha, 1.1 * alpha):
+        law = stats.uniform(loc=-wrong, scale=2 * wrong)
+        assert stats.kstest(deltas, law.cdf).pvalue < P_MIN
+    # ... and so is a wrong law with the right mean and variance a²/3, which the moment
+    # tests above cannot tell apart (KS distance about 0.04)
+    for law in (stats.laplace(scale=alpha / math.sqrt(6)), stats.norm(scale=alpha / math.sqrt(3))):
+        assert stats.kstest(deltas, law.cdf).pvalue < P_MIN
 
 
 def test_public_matrix_is_uniform():
     T = public_matrix(99, 100, rng=5).ravel()
     assert stats.kstest(T, "uniform").pvalue > P_MIN
+    # a wrong range either way is rejected (KS distance 0.09 and 0.1 against about 0.027)
+    for top in (0.9, 1.1):
+        assert stats.kstest(T, stats.uniform(scale=top).cdf).pvalue < P_MIN
 
 
 def test_participants_draw_different_matrices_and_seeds_repeat():

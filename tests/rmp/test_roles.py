@@ -12,7 +12,7 @@ import pytest
 
 from privad.errors import DataError, DatasetNotFoundError, ParameterError
 from privad.noise import Randomness
-from privad.rmp import double_logistic, public_matrix
+from privad.rmp import AANNTraining, double_logistic, public_matrix
 from privad.rmp.model import RMPModel
 from privad.rmp.roles import EndUser, MiningServer, Participant, run_scheme
 
@@ -119,7 +119,7 @@ def test_bad_keys_are_data_errors(T, tmp_path):
 
 
 def test_server_receives_validated_submissions(T):
-    server = MiningServer(T, alpha=0.1, epochs=5, rng=0)
+    server = MiningServer(T, alpha=0.1, training=AANNTraining(epochs=5), rng=0)
     p = Participant(T, 0.1, rng=1)
     X = _data()
     assert server.receive(p.perturb(X[:30])) == 30
@@ -136,25 +136,27 @@ def test_server_receives_validated_submissions(T):
 
 def test_server_passes_training_options_and_reports_divergence(T):
     p = Participant(T, 0.1, rng=1)
-    server = MiningServer(T, alpha=0.1, epochs=2, rng=0, loss="sum", learning_rate=1e300)
+    server = MiningServer(T, alpha=0.1, rng=0,
+                          training=AANNTraining(epochs=2, loss="sum", learning_rate=1e300))
     server.receive(p.perturb(_data()))
     with pytest.raises(DataError, match="diverged"):
         server.train()
-    model = run_scheme(_data(), 0.1, epochs=2, loss="sum", sgd_batch_size=16, rng=0)
+    model = run_scheme(_data(), 0.1, rng=0,
+                       training=AANNTraining(epochs=2, loss="sum", batch_size=16))
     assert model.metadata["aann"]["loss"] == "sum"
     assert model.metadata["aann"]["batch_size"] == 16
 
 
 def test_server_needs_records(T):
     with pytest.raises(DataError, match="at least 2 records"):
-        MiningServer(T, epochs=1).train()
+        MiningServer(T, training=AANNTraining(epochs=1)).train()
     with pytest.raises(ParameterError):
-        MiningServer(T, epochs=0)
+        MiningServer(T, training=AANNTraining(epochs=0))
 
 
 def test_end_user_scores_with_the_model(T):
     X = _data()
-    model = run_scheme(X, 0.05, T=T, epochs=5, rng=2)
+    model = run_scheme(X, 0.05, T=T, training=AANNTraining(epochs=5), rng=2)
     user = EndUser(model)
     assert np.array_equal(user.decision_function(X), model.decision_function(X))
     assert np.array_equal(user.predict(X), model.predict(X))
@@ -164,19 +166,19 @@ def test_end_user_scores_with_the_model(T):
 
 def test_end_user_from_a_file(T, tmp_path):
     X = _data()
-    model = run_scheme(X, 0.05, T=T, epochs=3, rng=2)
+    model = run_scheme(X, 0.05, T=T, training=AANNTraining(epochs=3), rng=2)
     user = EndUser.from_file(model.save(tmp_path / "m.npz"))
     assert np.array_equal(user.decision_function(X), model.decision_function(X))
 
 
 def test_run_scheme_is_deterministic_and_draws_T():
     X = _data(n=5)
-    a = run_scheme(X, 0.1, r=2, epochs=3, rng=7)
-    b = run_scheme(X, 0.1, r=2, epochs=3, rng=7)
+    a = run_scheme(X, 0.1, r=2, training=AANNTraining(epochs=3), rng=7)
+    b = run_scheme(X, 0.1, r=2, training=AANNTraining(epochs=3), rng=7)
     assert a.T.shape == (3, 5)
     assert np.array_equal(a.T, b.T)
     assert np.array_equal(a.decision_function(X), b.decision_function(X))
     with pytest.raises(ParameterError):
-        run_scheme(X, 0.1, r=5, epochs=1)
+        run_scheme(X, 0.1, r=5, training=AANNTraining(epochs=1))
     with pytest.raises(DataError):
-        run_scheme(X, 0.1, T=public_matrix(3, 4, rng=0), epochs=1)
+        run_scheme(X, 0.1, T=public_matrix(3, 4, rng=0), training=AANNTraining(epochs=1))

@@ -19,12 +19,12 @@ from sklearn.preprocessing import FunctionTransformer
 from privad.accounting import ANOMALY_RESTRICTED_DP
 from privad.datasets import make_search_mixture
 from privad.errors import BudgetExceededError, DataError, NotFittedError, ParameterError
+from privad.experiments.search_problems import problem_from_dataset
 from privad.noise import Randomness
 from privad.search import (
     NoisyBinarySearchDetector,
     PosteriorThreshold,
     make_oracle,
-    problem_from_dataset,
     search,
 )
 

@@ -8,6 +8,7 @@ import pytest
 from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger
 from privad.datasets import make_search_mixture
 from privad.errors import BudgetExceededError, ParameterError
+from privad.experiments.search_problems import problem_from_dataset, run_trials
 from privad.noise import as_randomness
 from privad.search import (
     FixedOrderSelection,
@@ -16,8 +17,6 @@ from privad.search import (
     RandomizedResponseOracle,
     expected_queries_bound,
     make_oracle,
-    problem_from_dataset,
-    run_trials,
     search,
 )
 

@@ -36,7 +36,8 @@ from privad.relaxed import (
     relaxed_sensitivity,
 )
 from privad.services.analyst import create_analyst_app
-from privad.services.common import ThreadedServer, TokenRegistry
+from privad.services.app import ThreadedServer
+from privad.services.auth import TokenRegistry
 from privad.services.correction import create_correction_app
 
 ANALYST_SECRET = "analyst-peer-secret-0123456789"

@@ -10,7 +10,7 @@ import pytest
 from privad.noise import Randomness
 from privad.relaxed import Sensor
 from privad.services.clients import AnalystClient, CorrectionClient, SensorUploader
-from privad.services.common import ServiceError, UpstreamError
+from privad.services.errors import ServiceError, UpstreamError
 
 RECORDS = {"perturbed": [[0.5, 1.5], [2.0, -1.0]], "divisors": [1.0, 1.0],
            "noise_scale": [1.0, 1.0], "epsilon": 1.0}  # fmt: skip

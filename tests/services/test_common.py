@@ -11,19 +11,12 @@ import pytest
 
 from privad.errors import DataError, ParameterError
 from privad.services.analyst import AnalystStore
-from privad.services.clients import iter_windows, read_csv_rows
-from privad.services.common import (
-    ServiceError,
-    TokenRegistry,
-    float_matrix,
-    index_vector,
-    load_token_file,
-    pack,
-    parse_json,
-    parse_token_spec,
-    unpack,
-)
+from privad.services.auth import TokenRegistry, load_token_file, parse_token_spec
+from privad.services.bodies import float_matrix, index_vector, parse_json
 from privad.services.correction import CorrectionStore
+from privad.services.errors import ServiceError
+from privad.services.store import pack, unpack
+from privad.services.streams import iter_windows, read_csv_rows
 
 SECRET = "a-secret-of-enough-length"
 
@@ -130,7 +123,8 @@ def test_csv_rows_and_windows() -> None:
 def test_group_commit_isolates_failing_writes(tmp_path: Path) -> None:
     import threading
 
-    from privad.services.common import Conflict, SQLiteStore
+    from privad.services.errors import Conflict
+    from privad.services.store import SQLiteStore
 
     store = SQLiteStore(tmp_path / "g.sqlite", role="test",
                         schema="CREATE TABLE IF NOT EXISTS t (k INTEGER PRIMARY KEY)")

@@ -18,9 +18,10 @@ from privad.accounting import Ledger
 from privad.datasets import load
 from privad.errors import BudgetExceededError
 from privad.sensitive import SensitiveAnomalyIdentifier, SPMechanism, claim5_bound
+from privad.services.auth import TokenRegistry
 from privad.services.clients import CuratorClient
-from privad.services.common import ServiceError, TokenRegistry
 from privad.services.curator import create_curator_app
+from privad.services.errors import ServiceError
 
 ALICE = "alice-querier-secret-0123456789"
 BOB = "bob-querier-secret-0123456789ab"

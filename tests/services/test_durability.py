@@ -6,8 +6,9 @@ from pathlib import Path
 
 from privad.noise import Randomness
 from privad.relaxed import Analyst, CorrectionServer, Sensor, run_protocol
+from privad.services.app import ThreadedServer
+from privad.services.auth import TokenRegistry
 from privad.services.clients import AnalystClient, CorrectionClient, SensorUploader
-from privad.services.common import ThreadedServer, TokenRegistry
 from privad.services.correction import create_correction_app
 
 

@@ -22,20 +22,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from privad.datasets import make_search_mixture
+from privad.experiments.search_problems import problem_from_dataset
 from privad.noise import Randomness
 from privad.relaxed import DBSCANDetector
-from privad.search import problem_from_dataset
+from privad.rmp import AANNTraining
 from privad.sensitive import SPMechanism
 from privad.services.analyst import create_analyst_app
-from privad.services.common import (
-    MAX_JSON_DEPTH,
-    ServiceError,
-    ThreadedServer,
-    TokenRegistry,
-    parse_json,
-)
+from privad.services.app import ThreadedServer
+from privad.services.auth import TokenRegistry
+from privad.services.bodies import MAX_JSON_DEPTH, parse_json
 from privad.services.correction import create_correction_app
 from privad.services.curator import create_curator_app
+from privad.services.errors import ServiceError
 from privad.services.oracle import create_oracle_app
 from privad.services.rmp import create_rmp_app
 
@@ -108,7 +106,7 @@ def start_servers(tmp: Path) -> Iterator[dict[str, Server]]:
                                    rng=1))  # fmt: skip
     out["oracle"] = Server("oracle", oracle, (QUERIER,), (tmp / "oracle.sqlite",))
     rmp = run(create_rmp_app(tmp / "rmp.sqlite", [], operator_token=OPERATOR, n=5, w=4,
-                             alpha=0.2, rng=0, epochs=2))  # fmt: skip
+                             alpha=0.2, rng=0, training=AANNTraining(epochs=2)))  # fmt: skip
     out["rmp"] = Server("rmp", rmp, (OPERATOR, PARTICIPANT), (tmp / "rmp.sqlite",))
     X = rng.uniform(size=(40, 2))
     curator = run(create_curator_app(X, SPMechanism(5, 0.1, 0.1), db=tmp / "curator.sqlite",

@@ -20,16 +20,11 @@ import pytest
 from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger
 from privad.datasets import make_search_mixture
 from privad.errors import BudgetExceededError, ParameterError
-from privad.search import (
-    MaxAnswer,
-    PrefixGroup,
-    QueryOrder,
-    make_oracle,
-    problem_from_dataset,
-    search,
-)
+from privad.experiments.search_problems import problem_from_dataset
+from privad.search import MaxAnswer, PrefixGroup, QueryOrder, make_oracle, search
+from privad.services.app import ThreadedServer
+from privad.services.auth import TokenRegistry
 from privad.services.clients import OracleClient, RemoteOracle
-from privad.services.common import ThreadedServer, TokenRegistry
 from privad.services.oracle import create_oracle_app, order_id
 
 SECRET = "searcher-secret-0123456789abcdef"

@@ -19,12 +19,15 @@ import pytest
 
 from privad.errors import ParameterError
 from privad.noise import Randomness
+from privad.rmp import AANNTraining
 from privad.rmp.model import RMPModel
 from privad.rmp.roles import MiningServer, Participant
 from privad.services.analyst import AnalystStore
-from privad.services.common import ServiceError, ThreadedServer
-from privad.services.rmp import RMPStore, create_rmp_app, open_config
+from privad.services.app import ThreadedServer
+from privad.services.errors import ServiceError
+from privad.services.rmp import create_rmp_app
 from privad.services.rmp_client import RMPClient, upload_records
+from privad.services.rmp_store import RMPStore, open_config
 
 N, W, ALPHA = 5, 4, 0.2
 OPERATOR = "operator-secret-0123456789abcdef"
@@ -52,7 +55,8 @@ class Mining:
         self.pool = pool
 
     def start(self, db: str = "mining.sqlite", **kwargs: Any) -> ThreadedServer:
-        for key, value in (("n", N), ("w", W), ("alpha", ALPHA), ("rng", 0), ("epochs", 10)):
+        for key, value in (("n", N), ("w", W), ("alpha", ALPHA), ("rng", 0),
+                           ("training", AANNTraining(epochs=10))):
             kwargs.setdefault(key, value)
         app = create_rmp_app(self.tmp_path / db, [("alice", USER)], operator_token=OPERATOR,
                              **kwargs)  # fmt: skip
@@ -114,7 +118,8 @@ def test_register_upload_train_download_and_score_equal_in_process(mining) -> No
     assert np.array_equal(model.T, c1.config().T)
 
     # the server trained on exactly what the participants sent, pooled in arrival order
-    local = MiningServer(model.T, ALPHA, epochs=15, rng=7, beta=model.beta)
+    local = MiningServer(model.T, ALPHA, training=AANNTraining(epochs=15), rng=7,
+                         beta=model.beta)
     local.receive(np.hstack([*p1.batches(X1), *p2.batches(X2)]))
     expected = local.train()
     test = np.vstack([records(30, 3), np.full((1, N), 0.99)])

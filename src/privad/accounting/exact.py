@@ -15,7 +15,6 @@ as ``"numerator/denominator"`` text, so nothing is rounded on disk either.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from fractions import Fraction
 from functools import lru_cache
 
@@ -53,11 +52,6 @@ def parse_fraction(text: str, what: str = "value") -> Fraction:
 def fraction_text(value: Fraction) -> str:
     """Text that :func:`parse_fraction` reads back to exactly ``value``."""
     return str(value)
-
-
-def exact_sum(values: Iterable[float]) -> Fraction:
-    """The exact sum of floats, each read as its shortest round-trip decimal."""
-    return sum((to_fraction(v) for v in values), ZERO)
 
 
 def to_float(value: Fraction) -> float:

@@ -6,12 +6,11 @@ ask before they pick ε:
 * :func:`composition_costs`: the total cost of N answers of ε that may each touch one record,
   by linear composition (N·ε, exact) and by the optimal composition theorem at δ
   (:func:`~privad.accounting.tight.optimal_epsilon`, Kairouz, Oh, Viswanath 2015, Theorem 3.3);
-* :func:`answers_within`: how many such answers an (ε, δ) budget admits;
-* :func:`flag_curve`: for (β, r)-anomaly identification, the probability that a record whose
-  closed ball of radius r holds B records (itself included, no duplicates) is labelled an
-  anomaly, under the (ε, k)-sensitively private mechanism U_λk (Theorem 4.6) and the optimal
-  ε-DP mechanism U_ΔG (Theorem 4.4): both are Construction 1, whose error is
-  e^(−ε(λ − 1)) / (1 + e^ε) (Claim 2) with the mechanism's λ.
+* :func:`answers_within`: how many such answers an (ε, δ) budget admits.
+
+What a sensitive-privacy answer looks like before it is asked (the flag probability by
+ball count) is a property of that scheme's mechanisms:
+:func:`privad.sensitive.accounting.flag_curve`.
 """
 
 from __future__ import annotations
@@ -20,13 +19,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
 from privad.accounting.exact import to_fraction
 from privad.accounting.tight import optimal_epsilon
 from privad.validation import check_epsilon, check_int
 
-__all__ = ["CompositionCosts", "answers_within", "composition_costs", "flag_curve"]
+__all__ = ["CompositionCosts", "answers_within", "composition_costs"]
 
 
 @dataclass(frozen=True)
@@ -83,26 +80,3 @@ def answers_within(budget: float, delta: float, epsilon: float) -> int:
         else:
             hi = mid
     return lo
-
-
-def flag_curve(beta: int, epsilon: float, k: int, balls: Any) -> dict[str, np.ndarray]:
-    """P(labelled an anomaly) for ball counts ``balls`` (multiplicity 1), SP against DP.
-
-    Returns
-    -------
-    dict
-        ``ball`` (the counts), ``anomaly`` (B <= β: the true label), ``sp`` (U_λk,
-        Theorem 4.6) and ``dp`` (U_ΔG, Theorem 4.4) flag probabilities.
-    """
-    from privad.sensitive.anomaly import anomaly_label
-    from privad.sensitive.mechanisms import aiq_mechanism
-
-    b = np.asarray(balls, dtype=np.int64)
-    ones = np.ones_like(b)
-    truth = np.asarray(anomaly_label(ones, b, beta), dtype=bool)
-    out: dict[str, np.ndarray] = {"ball": b, "anomaly": truth}
-    for name in ("sp", "dp"):
-        mech = aiq_mechanism(name, beta=beta, r=0.0, epsilon=epsilon, k=k)
-        err = np.exp(mech.log_error_probability(ones, b))
-        out[name] = np.where(truth, 1.0 - err, err)
-    return out

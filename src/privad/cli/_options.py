@@ -10,6 +10,7 @@ here): their folder must exist and be writable, checked before any work.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -18,13 +19,16 @@ from privad.io import check_output_path
 
 __all__ = [
     "check_output_path",
+    "existing_file",
     "parse_choice",
     "parse_columns",
     "parse_float",
+    "parse_floats",
     "parse_int",
     "parse_optional_int",
     "parse_scope",
     "parse_seed",
+    "required_secret",
 ]
 
 _T = TypeVar("_T")
@@ -107,3 +111,28 @@ def parse_scope(text: str | None) -> str | None:
     if not text.strip():
         raise ParameterError("--scope must be a non-empty name")
     return text.strip()
+
+
+def parse_floats(text: str, option: str, *, what: str) -> list[float]:
+    """A comma-separated list of finite numbers > 0 (a scalar is a list of one)."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if not parts or any(not p for p in parts):
+        raise ParameterError(f"{option} must be {what}, got {text!r}")
+    return [parse_float(p, option, strict=True, what=what) for p in parts]
+
+
+def existing_file(path: str | None, option: str) -> str | None:
+    """``path`` if it names a readable file (or None)."""
+    if path is None:
+        return None
+    expanded = os.path.expanduser(path)
+    if not os.path.isfile(expanded):
+        raise ParameterError(f"{option}: no such file {path!r}")
+    return expanded
+
+
+def required_secret(value: str | None, option: str, env: str) -> str:
+    """A token given by ``option`` or its environment variable ``env`` (stripped); required."""
+    if value is None or not value.strip():
+        raise ParameterError(f"{option} is required (or set ${env})")
+    return value.strip()

@@ -15,9 +15,10 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from privad.accounting.planner import composition_costs, flag_curve
+from privad.accounting.planner import composition_costs
 from privad.cli._options import parse_float, parse_int
 from privad.errors import ParameterError
+from privad.sensitive.accounting import flag_curve
 
 
 def _delta(text: str | None) -> float | None:

@@ -105,8 +105,9 @@ def _curator_section(console: Console, rng: Randomness) -> None:
     import tempfile
 
     from privad.sensitive import SPMechanism
+    from privad.services.app import ThreadedServer
+    from privad.services.auth import TokenRegistry
     from privad.services.clients import CuratorClient
-    from privad.services.common import ThreadedServer, TokenRegistry
     from privad.services.curator import create_curator_app
 
     data = load("thyroid")
@@ -179,7 +180,8 @@ def _search_plan(problem: SearchProblem) -> tuple[float, bool]:
 
 def _search_section(console: Console, rng: Randomness) -> None:
     from privad.accounting import ANOMALY_RESTRICTED_DP
-    from privad.search import PosteriorThreshold, problem_from_series, search
+    from privad.experiments.search_problems import problem_from_series
+    from privad.search import PosteriorThreshold, search
 
     lines = [
         f"Each series is reduced to its largest labelled anomaly and its unlabelled points "

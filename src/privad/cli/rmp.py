@@ -29,13 +29,14 @@ import typer
 
 from privad.cli._options import (
     check_output_path,
+    existing_file,
     parse_columns,
     parse_float,
     parse_int,
     parse_optional_int,
     parse_seed,
+    required_secret,
 )
-from privad.cli.serve import _secret
 from privad.errors import DataError, ParameterError, PrivadError
 
 __all__ = ["register", "rmp_app"]
@@ -89,7 +90,6 @@ def _echo(text: str) -> None:
 
 def _client(server: str, token: str | None, timeout: str, retries: str,
             ca_cert: str | None) -> Any:  # fmt: skip
-    from privad.cli.serve import existing_file
     from privad.services.rmp_client import RMPClient
 
     return RMPClient(
@@ -146,7 +146,7 @@ def _save_token(path: Path, server: str, t_sha256: str, secret: str, name: str |
 def _register(client: Any, name: str | None, registration_token: str | None,
               secret: str) -> str:  # fmt: skip
     """Register ``secret``'s digest (idempotent); the participant name."""
-    from privad.services.common import ServiceError
+    from privad.services.errors import ServiceError
 
     token_v = None if registration_token is None else registration_token.strip() or None
     try:
@@ -208,7 +208,8 @@ def participate(
     """Perturb DATA with this participant's private T_i and upload it to the mining server."""
     from privad.cli.sp import progress_bar
     from privad.rmp.roles import Participant
-    from privad.services.common import ServiceError, check_name
+    from privad.services.auth import check_name
+    from privad.services.errors import ServiceError
     from privad.services.rmp_client import (
         new_participant_secret,
         read_token_file,
@@ -338,7 +339,7 @@ def train(
     hidden_v = parse_optional_int(hidden, "--hidden", 1)
     seed_v = parse_seed(seed)
     limit = parse_float(max_wait, "--max-wait", strict=True, what="seconds > 0")
-    secret = _secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")
+    secret = required_secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")
     with _client(server, secret, timeout, retries, ca_cert) as client:
         job = client.train(epochs=epochs_v, hidden=hidden_v, seed=seed_v)
         _echo(f"training job {job['job']} started on {job['n_records']} record(s) from "
@@ -428,7 +429,7 @@ def score(
     if token_file is not None:
         secret = read_token_file(token_file)["token"]
     else:
-        secret = _secret(token, "--token", "PRIVAD_RMP_TOKEN")
+        secret = required_secret(token, "--token", "PRIVAD_RMP_TOKEN")
     ds = _load(data, columns, label)
     with _client(server, secret, timeout, retries, ca_cert) as client:
         public = client.config()

@@ -189,7 +189,7 @@ def resolve_thresholds(
     labels_column: str | None,
 ) -> tuple[float, float, str]:
     """(t_ℓ, t_h, how): from ``--t-low/--t-high``, or derived from the labels (section 6.1)."""
-    from privad.cli.serve import parse_float
+    from privad.cli._options import parse_float
     from privad.datasets import single_anomaly_thresholds
 
     given = (t_low is not None, t_high is not None)
@@ -231,7 +231,7 @@ def parse_halting(specs: list[str] | None, budget: float) -> Any:
     ``log-odds:DELTA`` (eq. 25), ``ben-or-hassidim`` (α = (24 ln n)^(-1/2)),
     ``max-queries:N``. The budget b always applies. Default: ``posterior:0.5`` (section 6).
     """
-    from privad.cli.serve import parse_float, parse_int
+    from privad.cli._options import parse_float, parse_int
     from privad.search import (
         AnyOf,
         BenOrHassidim,
@@ -375,8 +375,15 @@ def run(
     """Search for the anomaly with noisy group queries (Algorithm 1) and summarise."""
     from privad.accounting import ANOMALY_RESTRICTED_DP
     from privad.accounting.exact import to_fraction
-    from privad.cli._options import check_output_path, parse_scope, parse_seed
-    from privad.cli.serve import existing_file, parse_choice, parse_float, parse_int
+    from privad.cli._options import (
+        check_output_path,
+        existing_file,
+        parse_choice,
+        parse_float,
+        parse_int,
+        parse_scope,
+        parse_seed,
+    )
     from privad.cli.sp import add_row, out_console
     from privad.search import DEFAULT_MAX_QUERIES, SELECTIONS, search
 

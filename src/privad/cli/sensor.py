@@ -35,17 +35,15 @@ import typer
 
 from privad.cli._options import (
     check_output_path,
-    parse_optional_int,
-    parse_scope,
-    parse_seed,
-)
-from privad.cli.serve import (
     existing_file,
     parse_choice,
     parse_columns,
     parse_float,
     parse_floats,
     parse_int,
+    parse_optional_int,
+    parse_scope,
+    parse_seed,
 )
 from privad.cli.sp import SCHEDULER_OPTION, WORKERS_OPTION, parse_cluster
 from privad.errors import DataError, ParameterError
@@ -135,7 +133,7 @@ def _relaxed_sensitivities(relaxed_sensitivity: str | None, history: str | None,
                            columns: list[str] | None, p_o: float) -> Any:  # fmt: skip
     """RS from ``--relaxed-sensitivity`` or from ``--history`` (eq. 1); None without both."""
     from privad.relaxed import relaxed_sensitivity as estimate_rs
-    from privad.services.clients import read_csv_array
+    from privad.services.streams import read_csv_array
 
     if relaxed_sensitivity is not None and history is not None:
         raise ParameterError("give --relaxed-sensitivity or --history, not both")
@@ -262,14 +260,9 @@ def send(
     from privad.noise import Randomness
     from privad.relaxed import Sensor
     from privad.relaxed import relaxed_sensitivity as estimate_rs
-    from privad.services.clients import (
-        AnalystClient,
-        CorrectionClient,
-        SensorUploader,
-        iter_windows,
-        read_csv_rows,
-    )
-    from privad.services.common import Conflict
+    from privad.services.clients import AnalystClient, CorrectionClient, SensorUploader
+    from privad.services.errors import Conflict
+    from privad.services.streams import iter_windows, read_csv_rows
 
     eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0")
     size = parse_int(window, "--window", minimum=1, what="a number of records >= 1")
@@ -525,7 +518,7 @@ def calibrate(
         estimate_outlier_layer_width,
         relaxed_sensitivity,
     )
-    from privad.services.clients import read_csv_array
+    from privad.services.streams import read_csv_array
 
     p_o_v = _parse_p_o(p_o)
     fmt = parse_choice(output_format, "--format", ("text", "json", "env"))

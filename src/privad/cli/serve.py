@@ -28,7 +28,7 @@ Adding a server (``privad serve oracle``, ``privad serve rmp``) is one function 
         common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
                                     ssl_certfile, ssl_keyfile)
         app = create_oracle_app(common.db, common.registry(), ...)   # built on
-        common.run(app, "privad oracle")                            # services.common
+        common.run(app, "privad oracle")                            # services.app
 """
 
 from __future__ import annotations
@@ -40,22 +40,21 @@ from typing import Any
 
 import typer
 
-from privad.cli._options import check_output_path, parse_optional_int, parse_scope, parse_seed
-from privad.cli._options import parse_choice as parse_choice  # re-exported for sensor/search
-from privad.cli._options import parse_columns as parse_columns
-from privad.cli._options import parse_float as parse_float
-from privad.cli._options import parse_int as parse_int
+from privad.cli._options import (
+    check_output_path,
+    existing_file,
+    parse_choice,
+    parse_columns,
+    parse_float,
+    parse_int,
+    parse_optional_int,
+    parse_scope,
+    parse_seed,
+    required_secret,
+)
 from privad.errors import ParameterError
 
-__all__ = [
-    "ServeOptions",
-    "parse_choice",
-    "parse_float",
-    "parse_floats",
-    "parse_int",
-    "register",
-    "serve_app",
-]
+__all__ = ["ServeOptions", "register", "serve_app"]
 
 serve_app = typer.Typer(
     name="serve",
@@ -73,29 +72,6 @@ serve_app = typer.Typer(
 )
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
-
-
-# --------------------------------------------------------------------------------------------
-# Option parsing: one line per mistake (shared with privad.cli.sensor)
-# --------------------------------------------------------------------------------------------
-
-
-def parse_floats(text: str, option: str, *, what: str) -> list[float]:
-    """A comma-separated list of finite numbers > 0 (a scalar is a list of one)."""
-    parts = [p.strip() for p in str(text).split(",")]
-    if not parts or any(not p for p in parts):
-        raise ParameterError(f"{option} must be {what}, got {text!r}")
-    return [parse_float(p, option, strict=True, what=what) for p in parts]
-
-
-def existing_file(path: str | None, option: str) -> str | None:
-    """``path`` if it names a readable file (or None)."""
-    if path is None:
-        return None
-    expanded = os.path.expanduser(path)
-    if not os.path.isfile(expanded):
-        raise ParameterError(f"{option}: no such file {path!r}")
-    return expanded
 
 
 # --------------------------------------------------------------------------------------------
@@ -164,7 +140,7 @@ class ServeOptions:
               token: Sequence[str] | None, max_body_bytes: str, log_level: str,
               ssl_certfile: str | None, ssl_keyfile: str | None) -> ServeOptions:  # fmt: skip
         """Parse and check the shared options (one-line ParameterError on a mistake)."""
-        from privad.services.common import load_token_file, parse_token_spec
+        from privad.services.auth import load_token_file, parse_token_spec
 
         port_v = parse_int(port, "--port", minimum=0, what="a TCP port 0..65535")
         if port_v > 65535:
@@ -200,7 +176,7 @@ class ServeOptions:
         """
         import sys
 
-        from privad.services.common import run_service
+        from privad.services.app import run_service
 
         for line in notes:
             print(f"{name}: {line}", file=sys.stderr, flush=True)
@@ -210,12 +186,6 @@ class ServeOptions:
             ssl_certfile=self.ssl_certfile, ssl_keyfile=self.ssl_keyfile,
             announce=lambda line: print(line, flush=True),
         )
-
-
-def _secret(value: str | None, option: str, env: str) -> str:
-    if value is None or not value.strip():
-        raise ParameterError(f"{option} is required (or set ${env})")
-    return value.strip()
 
 
 # --------------------------------------------------------------------------------------------
@@ -276,7 +246,7 @@ def analyst(
     os.environ.setdefault("PARLAY_NUM_THREADS", "1")
     from privad.relaxed.detectors import DBSCAN_BACKENDS, DBSCANDetector
     from privad.services.analyst import create_analyst_app
-    from privad.services.common import TokenRegistry
+    from privad.services.auth import TokenRegistry
 
     common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
                                 ssl_certfile, ssl_keyfile)  # fmt: skip
@@ -289,7 +259,7 @@ def analyst(
         common.db,
         TokenRegistry(common.tokens),
         correction_url=correction_url,
-        correction_token=_secret(correction_token, "--correction-token",
+        correction_token=required_secret(correction_token, "--correction-token",
                                  "PRIVAD_CORRECTION_TOKEN"),  # fmt: skip
         detector=detector,
         columns=parse_optional_int(columns, "--columns", 1),
@@ -331,14 +301,15 @@ def correction(
     ssl_keyfile: str | None = SSL_KEY_OPTION,
 ) -> None:
     """Run the correction server CS: hold d_diff per window, split O', find false negatives."""
-    from privad.services.common import TokenRegistry
+    from privad.services.auth import TokenRegistry
     from privad.services.correction import ANALYST_ROLE, create_correction_app
 
     common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
                                 ssl_certfile, ssl_keyfile)  # fmt: skip
     registry = TokenRegistry(
         common.tokens,
-        {ANALYST_ROLE: _secret(analyst_token, "--analyst-token", "PRIVAD_ANALYST_TOKEN")},
+        {ANALYST_ROLE: required_secret(analyst_token, "--analyst-token",
+                                       "PRIVAD_ANALYST_TOKEN")},
     )
     app = create_correction_app(
         common.db,
@@ -418,7 +389,7 @@ def oracle(
 ) -> None:
     """Hold the values and answer only noisy group queries, within a privacy budget."""
     from privad.cli.search import load_series, parse_kind, resolve_thresholds
-    from privad.services.common import TokenRegistry
+    from privad.services.auth import TokenRegistry
     from privad.services.oracle import create_oracle_app
 
     common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
@@ -514,7 +485,7 @@ def sp(
 ) -> None:
     """Hold DATA and answer queriers' (β, r)-anomaly questions privately, per-querier budgets."""
     from privad.cli.sp import load_table, parse_mechanism
-    from privad.services.common import TokenRegistry
+    from privad.services.auth import TokenRegistry
     from privad.services.curator import create_curator_app
 
     common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
@@ -619,6 +590,7 @@ def rmp(
     ssl_keyfile: str | None = SSL_KEY_OPTION,
 ) -> None:
     """Run the RMP mining server: collect perturbed batches, train the AANN, serve the model."""
+    from privad.rmp import AANNTraining
     from privad.services.rmp import create_rmp_app
 
     if tokens is None and not token:
@@ -629,7 +601,8 @@ def rmp(
     notes: list[str] = []
     app = create_rmp_app(
         common.db, common.tokens,
-        operator_token=_secret(operator_token, "--operator-token", "PRIVAD_RMP_OPERATOR_TOKEN"),
+        operator_token=required_secret(operator_token, "--operator-token",
+                                       "PRIVAD_RMP_OPERATOR_TOKEN"),
         registration_token=None if registration_token is None or not registration_token.strip()
         else registration_token.strip(),
         n=parse_optional_int(n, "--n", 2),
@@ -640,8 +613,9 @@ def rmp(
         beta=None if beta is None else parse_float(beta, "--beta", strict=True,
                                                    what="a number > 0"),
         rng=parse_seed(seed),
-        epochs=parse_int(epochs, "--epochs", minimum=1, what="an integer >= 1"),
-        hidden=parse_optional_int(hidden, "--hidden", 1),
+        training=AANNTraining(epochs=parse_int(epochs, "--epochs", minimum=1,
+                                               what="an integer >= 1"),
+                              hidden=parse_optional_int(hidden, "--hidden", 1)),
         max_batch=parse_int(max_batch, "--max-batch", minimum=1, what="an integer >= 1"),
         max_body_bytes=common.max_body_bytes,
         notes=notes,

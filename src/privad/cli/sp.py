@@ -883,7 +883,7 @@ def ask(
     ),
 ) -> None:
     """Ask the curator which records are (β, r)-anomalies: noisy answers, your budget."""
-    from privad.cli.serve import existing_file
+    from privad.cli._options import existing_file
     from privad.io import atomic_write
     from privad.services.clients import CuratorClient
 

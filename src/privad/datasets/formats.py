@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from privad.columns import ColumnSpec
 from privad.datasets.containers import Dataset, as_labels
-from privad.datasets.tables import ColumnSpec, frame_to_dataset
+from privad.datasets.tables import frame_to_dataset
 from privad.errors import DataError, DatasetNotFoundError, ParameterError
 
 if TYPE_CHECKING:

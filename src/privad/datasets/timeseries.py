@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from privad.columns import numeric_column
 from privad.datasets.containers import TimeSeries, as_labels
 from privad.datasets.embedded import data_root, embedded_path
 from privad.datasets.formats import existing_file
-from privad.datasets.tables import numeric_column
 from privad.errors import DataError, DatasetNotFoundError, ParameterError
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ Input
     files' metadata, so an unknown column is reported before any worker reads a record.
     :meth:`PartitionedSource.load` (or :func:`read_partitioned`, both steps) then reads and
     checks every value on the workers, partition by partition, with the rules and messages
-    of the single-machine loaders (:mod:`privad.datasets.tables`).
+    of the single-machine loaders (:mod:`privad.columns`).
 Output
     :func:`atomic_folder` gives a fresh temporary folder beside the target and renames it
     onto the target only when the block succeeds; on any failure the temporary folder is
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from privad.datasets.tables import numeric_column, resolve_column
+from privad.columns import numeric_column, resolve_column
 from privad.errors import DataError, DatasetNotFoundError, ParameterError
 from privad.io import check_output_path
 

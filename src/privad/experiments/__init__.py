@@ -11,7 +11,9 @@ and an HTML page, all atomically; ``privad reproduce ...`` drives both.
 * :mod:`privad.experiments.relaxed`: the relaxed-DP sensor-stream paper's Figure 3a/3b
   (accuracy and size of the corrected outlier set over ε and the separation).
 * :mod:`privad.experiments.search`: Bittner, Sarwate, Wright, DP noisy binary search,
-  Figures 1–4 on NAB series and synthetic regimes.
+  Figures 1–4 on NAB series and synthetic regimes;
+  :mod:`privad.experiments.search_problems` makes its search problems from data
+  (section 6.1) and runs the trials of section 6.2.
 * :mod:`privad.experiments.rmp`: Erfani et al., RMP (PAKDD 2014): Table 1 (AUC of the raw
   AANN and of RMP over α), ROC curves like Figures 2–4, the effect of larger r.
 * :mod:`privad.experiments.rmp_privacy`: RMP's section 5 made measurable: MAP, ICA,

@@ -20,10 +20,12 @@ Data (the Yahoo S5 A1 benchmark of the paper may not be redistributed):
   (exponential) at 0.701 (dataset 8): the two regimes section 6.1 names, at the ratios it
   gives. The distributions themselves are our reading (the paper does not give them).
 * **NAB series** (:func:`nab_problems`): the embedded ones, or every labelled series of a NAB
-  checkout (``nab_root``), reduced as in section 6.1 (:func:`privad.search.problem_from_series`:
-  the largest labelled point and the unlabelled points, every other labelled point dropped;
-  t_h and t_ℓ at 10% of the gap to the largest value left); series where that is undefined
-  are listed with the reason (:class:`~privad.search.SkippedSeries`), not silently dropped.
+  checkout (``nab_root``), reduced as in section 6.1
+  (:func:`privad.experiments.search_problems.problem_from_series`: the largest labelled
+  point and the unlabelled points, every other labelled point dropped; t_h and t_ℓ at 10%
+  of the gap to the largest value left); series where that is undefined are listed with
+  the reason (:class:`~privad.experiments.search_problems.SkippedSeries`), not silently
+  dropped.
   ``other_anomalies="keep"`` runs the earlier reading (the other labelled points stay).
 * **Yahoo S5 A1** (:func:`yahoo_problems`, ``yahoo_root``): a user's copy of the paper's own
   benchmark (it cannot be shipped). Its series join Figure 1, and Figures 2–4 run on its
@@ -60,6 +62,7 @@ import pandas as pd
 from privad.accounting.exact import to_fraction
 from privad.datasets import TimeSeries, load_nab, load_yahoo, make_search_mixture, nab_series
 from privad.errors import ParameterError, PrivadError
+from privad.experiments.search_problems import OTHER_ANOMALIES, prepare_series, problem_from_dataset
 from privad.noise import Randomness, as_randomness
 from privad.search import (
     HaltingRule,
@@ -67,12 +70,9 @@ from privad.search import (
     SearchProblem,
     SearchState,
     binarized_error_probability,
-    prepare_series,
-    problem_from_dataset,
     randomized_response_p,
     search,
 )
-from privad.search.problems import OTHER_ANOMALIES
 from privad.validation import check_choice, check_int
 
 __all__ = [
@@ -149,8 +149,8 @@ def settings(*, quick: bool = False, seed: int = 0, runs: int = 100,
     n = 300, coarse grids; for tests).
 
     ``other_anomalies``: how real series are reduced to one anomaly
-    (:func:`privad.search.single_anomaly_series`): ``"drop"`` (the paper's reading, default)
-    or ``"keep"``.
+    (:func:`privad.experiments.search_problems.single_anomaly_series`): ``"drop"`` (the
+    paper's reading, default) or ``"keep"``.
     """
     seed = check_int(seed, "seed", minimum=0)
     runs = check_int(runs, "runs", minimum=1)
@@ -246,9 +246,10 @@ def nab_problems(root: str | Path | None = None, *, other_anomalies: str = "drop
     ``root``: a NAB checkout (every labelled series); default the embedded series.
     ``other_anomalies``: ``"drop"`` (default: the points of every anomaly window other than
     the largest labelled point are removed) or ``"keep"``
-    (:func:`privad.search.single_anomaly_series`). The table has one row per series: name,
-    n, labelled points, used (bool), n after the reduction, threshold ratio (and the ratio
-    under the other reading, for comparison), t_ℓ, t_h, reason if skipped.
+    (:func:`privad.experiments.search_problems.single_anomaly_series`). The table has one
+    row per series: name, n, labelled points, used (bool), n after the reduction, threshold
+    ratio (and the ratio under the other reading, for comparison), t_ℓ, t_h, reason if
+    skipped.
     """
     check_choice(other_anomalies, "other_anomalies", OTHER_ANOMALIES)
     loaded = []

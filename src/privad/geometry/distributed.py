@@ -363,11 +363,6 @@ class BallCountPlan:
         """The cell of each row of an in-memory array (a diagnostic)."""
         return self.tree.cells_of(np.asarray(X, dtype=np.float64))
 
-    @property
-    def max_estimated_rows(self) -> float:
-        """The largest number of rows a counting task is expected to receive."""
-        return max((t.estimated_rows for t in self.tasks), default=0.0)
-
     def counts(self) -> da.Array:
         """The ball counts as a lazy int64 Dask array, chunked like the query records."""
         if self.queries is not None and self.queries.n == 0:

@@ -7,7 +7,7 @@ neural network on what it receives (or any detector of :mod:`privad.rmp.detector
 end-users score their own records with the public T.
 """
 
-from privad.rmp.aann import AANN, threshold, train_aann
+from privad.rmp.aann import AANN, AANNTraining, threshold, train_aann
 from privad.rmp.detectors import (
     DetectorModel,
     SklearnOutlierAdapter,
@@ -32,6 +32,7 @@ from privad.rmp.roles import EndUser, MiningServer, Participant, run_scheme
 __all__ = [
     "AANN",
     "AANNDetector",
+    "AANNTraining",
     "DetectorModel",
     "EndUser",
     "MiningServer",

@@ -17,7 +17,8 @@ file stores.
 Records are **rows** here (``Z_rows`` is m x w): the mining server transposes the paper's
 w x m matrices before it calls :func:`train_aann`.
 
-Reconstructions (the paper is silent; each is a named parameter with a default):
+Reconstructions (the paper is silent; each is a field of :class:`AANNTraining`, the one
+named set of training parameters, with a default):
 
 * ``loss`` (default :data:`DEFAULT_LOSS` = ``"mean"``): the training loss of a record is
   its squared reconstruction error **averaged over the w outputs** (MATLAB's ``mse``, and
@@ -70,7 +71,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -88,6 +89,7 @@ from privad.validation import (
 __all__ = [
     "ACTIVATIONS",
     "AANN",
+    "AANNTraining",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_EPOCHS",
     "DEFAULT_LOSS",
@@ -95,6 +97,7 @@ __all__ = [
     "INPUT_SCALINGS",
     "LOSSES",
     "check_errors",
+    "check_training",
     "threshold",
     "train_aann",
 ]
@@ -124,6 +127,77 @@ DEFAULT_EPOCHS = 300
 """Training epochs (the paper: 300 to 1000; more overfits the 5% anomalies, ``docs/rmp.md``)."""
 
 Progress = Callable[[int, int], Any]
+
+
+@dataclass(frozen=True)
+class AANNTraining:
+    """How the AANN of section 6 is trained: the one named set of its training parameters.
+
+    Every entry point that trains the AANN takes one (:func:`train_aann`,
+    :func:`privad.rmp.model.fit_model`, :class:`privad.rmp.roles.MiningServer`,
+    :func:`privad.rmp.roles.run_scheme`, the mining server ``privad serve rmp``); the
+    scikit-learn estimators keep flat parameters and build one in ``fit``. The values are
+    validated when it is made (:class:`~privad.errors.ParameterError` naming the field and
+    what is allowed); ``dataclasses.replace`` makes a changed copy, validated again.
+
+    Parameters
+    ----------
+    hidden : int >= 1 or None, default None
+        Hidden units; ``None`` gives :func:`default_hidden` of the inputs (about half of
+        them, section 6).
+    epochs : int >= 1, default :data:`DEFAULT_EPOCHS` (300)
+        Passes over the data (the paper: 300 to 1000).
+    learning_rate : float > 0, default 0.25
+        SGD's step (section 6).
+    momentum : float in [0, 1), default 0.85
+        Classic (not Nesterov) momentum (section 6).
+    init_range : float > 0, default 0.1
+        Weights *and* biases start U(−init_range, init_range) (section 6).
+    batch_size : int >= 1, default :data:`DEFAULT_BATCH_SIZE` (32)
+        Records per SGD step (our reconstruction, see the module documentation); not the
+        participants' submissions of 30 records.
+    activation : str, default "logistic"
+        The hidden activation, one of :data:`ACTIVATIONS` (our reconstruction).
+    input_scaling : str, default "minmax"
+        The server-side input scaling, one of :data:`INPUT_SCALINGS` (our reconstruction).
+    loss : str, default :data:`DEFAULT_LOSS` ("mean")
+        One of :data:`LOSSES`: ``"mean"`` averages a record's squared error over the
+        outputs, ``"sum"`` sums it (scikit-learn's own gradient, the former default).
+    """
+
+    hidden: int | None = None
+    epochs: int = DEFAULT_EPOCHS
+    learning_rate: float = 0.25
+    momentum: float = 0.85
+    init_range: float = 0.1
+    batch_size: int = DEFAULT_BATCH_SIZE
+    activation: str = "logistic"
+    input_scaling: str = "minmax"
+    loss: str = DEFAULT_LOSS
+
+    def __post_init__(self) -> None:
+        momentum = check_nonnegative(self.momentum, "momentum")
+        if not momentum < 1.0:
+            raise ParameterError(f"momentum must satisfy 0 <= momentum < 1, got {momentum!r}")
+        checked = {
+            "hidden": None if self.hidden is None else check_int(self.hidden, "hidden",
+                                                                 minimum=1),  # fmt: skip
+            "epochs": check_int(self.epochs, "epochs", minimum=1),
+            "learning_rate": check_positive(self.learning_rate, "learning_rate"),
+            "momentum": momentum,
+            "init_range": check_positive(self.init_range, "init_range"),
+            "batch_size": check_int(self.batch_size, "batch_size", minimum=1),
+            "activation": check_choice(self.activation, "activation", ACTIVATIONS),
+            "input_scaling": check_choice(self.input_scaling, "input_scaling", INPUT_SCALINGS),
+            "loss": check_choice(self.loss, "loss", LOSSES),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The parameters as plain JSON values (what a model file and a job record keep)."""
+        return asdict(self)
+
 
 
 def _activate(name: str, a: np.ndarray) -> np.ndarray:
@@ -279,42 +353,55 @@ def default_hidden(n_in: int) -> int:
     return max(1, int(round(n_in / 2)))
 
 
+def check_training(training: Any) -> AANNTraining:
+    """``training`` as an :class:`AANNTraining` (``None``: the defaults)."""
+    if training is None:
+        return AANNTraining()
+    if not isinstance(training, AANNTraining):
+        raise ParameterError(
+            f"training must be an AANNTraining (privad.rmp.AANNTraining(epochs=..., ...)) or "
+            f"None, got {type(training).__name__}"
+        )
+    return training
+
+
 def train_aann(
     Z_rows: Any,
+    training: AANNTraining | None = None,
     *,
-    hidden: int | None = None,
-    epochs: int = DEFAULT_EPOCHS,
-    learning_rate: float = 0.25,
-    momentum: float = 0.85,
-    init_range: float = 0.1,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    activation: str = "logistic",
-    input_scaling: str = "minmax",
-    loss: str = DEFAULT_LOSS,
     rng: RandomnessLike = None,
     progress: Progress | None = None,
 ) -> AANN:
     """Train the AANN of section 6 on records ``Z_rows`` (m x n_in, records as rows).
 
-    Args:
-        Z_rows: the training records, finite, at least 2 rows.
-        hidden: hidden units; default :func:`default_hidden` (about n_in / 2).
-        epochs: passes over the data (the paper: 300 to 1000).
-        learning_rate, momentum: SGD with classic (not Nesterov) momentum; 0.25 and 0.85
-            in the paper.
-        init_range: weights *and* biases start U(−init_range, init_range) (0.1 in the
-            paper), drawn from ``rng`` through :mod:`privad.noise`.
-        batch_size: records per SGD step (reconstruction, see the module documentation).
-        activation: hidden activation, one of :data:`ACTIVATIONS`.
-        input_scaling: one of :data:`INPUT_SCALINGS` (reconstruction, see above).
-        loss: one of :data:`LOSSES`: ``"mean"`` (default) averages a record's squared
-            error over the outputs, ``"sum"`` sums it (scikit-learn's own gradient, the
-            former default); see the module documentation for why the mean is stable.
-        rng: a :class:`privad.noise.Randomness`, a seed, or ``None``. The initial weights
-            come from it, and so do the seeds of scikit-learn's shuffling (one
-            :meth:`~privad.noise.Randomness.derive_seed` per epoch).
-        progress: called as ``progress(epoch, epochs)`` after each epoch (1-based).
+    Parameters
+    ----------
+    Z_rows : array of shape (m, n_in)
+        The training records, finite, at least 2 rows.
+    training : AANNTraining or None, default None
+        How to train (hidden units, epochs, learning rate, momentum, initial range,
+        mini-batch, activation, input scaling, loss); ``None`` is ``AANNTraining()``, the
+        paper's settings and our reconstructions' defaults.
+    rng : Randomness, seed or None
+        The initial weights come from it, and so do the seeds of scikit-learn's shuffling
+        (one :meth:`~privad.noise.Randomness.derive_seed` per epoch).
+    progress : callable or None
+        Called as ``progress(epoch, epochs)`` after each epoch (1-based).
 
+    Returns
+    -------
+    AANN
+        The trained network.
+
+    Raises
+    ------
+    ParameterError
+        ``training`` is not an :class:`AANNTraining`, or ``progress`` is not callable.
+    DataError
+        Bad records, or the training diverged (the message says what to change).
+
+    Notes
+    -----
     How the initialisation is imposed: MLPRegressor has no hook for custom initial weights
     (it draws Glorot-uniform ones itself). We call ``partial_fit`` once on a single record
     so that it allocates its state, overwrite ``coefs_`` and ``intercepts_`` in place with
@@ -324,24 +411,11 @@ def train_aann(
     shuffling seeded by ``derive_seed()`` of ``rng``. No L2 penalty is used (the paper
     mentions none). With one input (w = 1) the network is fitted to a 1-D target, the same
     network without scikit-learn's column-vector warning.
-
-    Raises:
-        ParameterError: a bad option.
-        DataError: bad records, or the training diverged (the message says what to change).
     """
     Z = check_array(Z_rows, "Z_rows", min_rows=2)
     n_in = Z.shape[1]
-    hidden = default_hidden(n_in) if hidden is None else check_int(hidden, "hidden", minimum=1)
-    epochs = check_int(epochs, "epochs", minimum=1)
-    learning_rate = check_positive(learning_rate, "learning_rate")
-    momentum = check_nonnegative(momentum, "momentum")
-    if not momentum < 1.0:
-        raise ParameterError(f"momentum must satisfy 0 <= momentum < 1, got {momentum!r}")
-    init_range = check_positive(init_range, "init_range")
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
-    activation = check_choice(activation, "activation", ACTIVATIONS)
-    input_scaling = check_choice(input_scaling, "input_scaling", INPUT_SCALINGS)
-    loss = check_choice(loss, "loss", LOSSES)
+    p = check_training(training)
+    epochs = p.epochs
     if progress is not None and not callable(progress):
         raise ParameterError(
             f"progress must be callable(epoch, n_epochs) or None, got {progress!r}"
@@ -353,11 +427,11 @@ def train_aann(
     from threadpoolctl import threadpool_limits
 
     with np.errstate(over="ignore", invalid="ignore"):
-        offset, scale = _scaling(Z, input_scaling)
+        offset, scale = _scaling(Z, p.input_scaling)
         S = (Z - offset) / scale
     if not (np.isfinite(S).all() and np.isfinite(offset).all() and np.isfinite(scale).all()):
         raise DataError(
-            f"Z_rows are too large to scale with input_scaling={input_scaling!r} (the scaled "
+            f"Z_rows are too large to scale with input_scaling={p.input_scaling!r} (the scaled "
             f"records overflow); rescale them before training"
         )
     # w = 1: a 1-D target, so that scikit-learn does not warn about a column-vector y on
@@ -366,16 +440,16 @@ def train_aann(
     # loss="mean": scikit-learn's gradient is that of the squared error summed over the
     # outputs (its reported loss_ is the mean, scikit-learn issue #8349), so the mean over
     # the n_in outputs is the same SGD with the learning rate divided by n_in.
-    step = learning_rate / n_in if loss == "mean" else learning_rate
+    step = p.learning_rate / n_in if p.loss == "mean" else p.learning_rate
     net = MLPRegressor(
-        hidden_layer_sizes=(hidden,),
-        activation=activation,
+        hidden_layer_sizes=(default_hidden(n_in) if p.hidden is None else p.hidden,),
+        activation=p.activation,
         solver="sgd",
         alpha=0.0,
         batch_size=1,  # for the priming call below; set to batch_size after it
         learning_rate="constant",
         learning_rate_init=step,
-        momentum=momentum,
+        momentum=p.momentum,
         nesterovs_momentum=False,
         shuffle=True,
         max_iter=1,
@@ -388,7 +462,7 @@ def train_aann(
         return DataError(
             f"AANN training diverged at epoch {epoch} of {epochs} ({why}); train with "
             f"loss='mean' (the default) and input_scaling='minmax' (the default), or a "
-            f"smaller learning_rate (got {learning_rate:g}) or momentum (got {momentum:g})"
+            f"smaller learning_rate (got {p.learning_rate:g}) or momentum (got {p.momentum:g})"
         )
 
     # One BLAS thread: the matrices are small, and a threaded BLAS on a busy machine is
@@ -404,10 +478,10 @@ def train_aann(
         except ValueError:
             pass  # a non-finite priming step: the weights are replaced anyway
         for W in (*net.coefs_, *net.intercepts_):
-            W[...] = randomness.uniform(-init_range, init_range, size=W.shape)
+            W[...] = randomness.uniform(-p.init_range, p.init_range, size=W.shape)
         if hasattr(net, "_optimizer"):  # scikit-learn internals (checked with 1.9.1)
             del net._optimizer  # fresh optimizer: zero momentum, our initial weights
-        net.batch_size = min(batch_size, S.shape[0])
+        net.batch_size = min(p.batch_size, S.shape[0])
         for epoch in range(1, epochs + 1):
             net.random_state = randomness.derive_seed()
             try:
@@ -423,10 +497,10 @@ def train_aann(
     aann = AANN(
         coefs=tuple(net.coefs_),
         intercepts=tuple(net.intercepts_),
-        activation=activation,
+        activation=p.activation,
         input_offset=offset,
         input_scale=scale,
-        input_scaling=input_scaling,
+        input_scaling=p.input_scaling,
     )
     with np.errstate(over="ignore", invalid="ignore"):
         mean_error = float(np.mean(aann.errors(Z)))

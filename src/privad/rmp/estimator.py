@@ -13,6 +13,9 @@ sensing" (PAKDD 2014).
 ``RMPDetector(detector=...)`` replaces the AANN by any detector that follows PyOD's
 convention (:mod:`privad.rmp.detectors`); the scheme is otherwise unchanged.
 
+The AANN's parameters are flat (scikit-learn's convention, so that ``get_params`` and
+``set_params`` see them) and become one :class:`~privad.rmp.aann.AANNTraining` in ``fit``.
+
 Both take records as rows (m x n). ``decision_function`` is the reconstruction error
 (larger = more anomalous); ``predict`` is 1 where it exceeds θ = μ + 3σ of the training
 errors, else 0.
@@ -35,12 +38,10 @@ from privad.base import NotFittedError, PrivadEstimator
 from privad.errors import DataError, ParameterError
 from privad.rmp.aann import (
     AANN,
-    ACTIVATIONS,
     DEFAULT_BATCH_SIZE,
     DEFAULT_EPOCHS,
     DEFAULT_LOSS,
-    INPUT_SCALINGS,
-    LOSSES,
+    AANNTraining,
     Progress,
     threshold,
     train_aann,
@@ -49,12 +50,7 @@ from privad.rmp.detectors import DetectorModel, check_detector
 from privad.rmp.model import RMPModel
 from privad.rmp.perturbation import check_alpha, guarantee
 from privad.rmp.roles import PARTICIPANT_BATCH, EndUser, run_scheme
-from privad.validation import (
-    check_choice,
-    check_int,
-    check_nonnegative,
-    check_positive,
-)
+from privad.validation import check_int, check_positive
 
 __all__ = ["AANNDetector", "NotFittedError", "RMPDetector"]
 
@@ -69,20 +65,15 @@ class _AANNEstimator(OutlierMixin, PrivadEstimator):
     ``predict`` returns 0/1 with 1 = anomaly (PyOD's convention, not scikit-learn's ±1).
     """
 
-    def _training_options(self) -> dict[str, Any]:
-        momentum = check_nonnegative(self.momentum, "momentum")
-        if not momentum < 1.0:
-            raise ParameterError(f"momentum must satisfy 0 <= momentum < 1, got {momentum!r}")
-        return {
-            "hidden": None if self.hidden is None else check_int(self.hidden, "hidden", minimum=1),
-            "epochs": check_int(self.epochs, "epochs", minimum=1),
-            "learning_rate": check_positive(self.learning_rate, "learning_rate"),
-            "momentum": momentum,
-            "init_range": check_positive(self.init_range, "init_range"),
-            "activation": check_choice(self.activation, "activation", ACTIVATIONS),
-            "input_scaling": check_choice(self.input_scaling, "input_scaling", INPUT_SCALINGS),
-            "loss": check_choice(self.loss, "loss", LOSSES),
-        }
+    def _training(self) -> AANNTraining:
+        """The flat AANN parameters as the one :class:`~privad.rmp.aann.AANNTraining` (which
+        validates them; ``sgd_batch_size`` is its ``batch_size``)."""
+        return AANNTraining(
+            hidden=self.hidden, epochs=self.epochs, learning_rate=self.learning_rate,
+            momentum=self.momentum, init_range=self.init_range,
+            batch_size=check_int(self.sgd_batch_size, "sgd_batch_size", minimum=1),
+            activation=self.activation, input_scaling=self.input_scaling, loss=self.loss,
+        )
 
     def _check_X(self, X: Any) -> np.ndarray:
         return self._validate(X, reset=False, min_rows=0)
@@ -195,9 +186,8 @@ class RMPDetector(_AANNEstimator):
         ``progress``, if given, is called as ``progress(epoch, epochs)`` during training.
         """
         alpha = check_alpha(self.alpha)
-        options = self._training_options()
+        training = self._training()
         batch = check_int(self.batch_size, "batch_size", minimum=1)
-        sgd_batch = check_int(self.sgd_batch_size, "sgd_batch_size", minimum=1)
         if not isinstance(self.shuffle, bool | np.bool_):
             raise ParameterError(f"shuffle must be True or False, got {self.shuffle!r}")
         beta = None if self.beta is None else check_positive(self.beta, "beta")
@@ -211,9 +201,8 @@ class RMPDetector(_AANNEstimator):
             )
         r = check_int(self.r, "r", minimum=1, maximum=n - 1)
         model = run_scheme(
-            data, alpha, r=r, batch_size=batch, shuffle=bool(self.shuffle),
-            sgd_batch_size=sgd_batch, beta=beta, rng=self.random_state, progress=progress,
-            detector=detector, **options,
+            data, alpha, r=r, batch_size=batch, shuffle=bool(self.shuffle), training=training,
+            beta=beta, rng=self.random_state, progress=progress, detector=detector,
         )
         self.model_ = model
         self.T_ = model.T
@@ -286,12 +275,9 @@ class AANNDetector(_AANNEstimator):
 
     def fit(self, X: Any, y: Any = None, progress: Progress | None = None) -> AANNDetector:
         """Train the AANN on the rows of ``X`` (m x n, m >= 2); ``y`` is ignored."""
-        options = self._training_options()
-        sgd_batch = check_int(self.sgd_batch_size, "sgd_batch_size", minimum=1)
+        training = self._training()
         data = self._validate(X, reset=True, min_rows=2)
-        aann: AANN = train_aann(
-            data, batch_size=sgd_batch, rng=self.random_state, progress=progress, **options
-        )
+        aann: AANN = train_aann(data, training, rng=self.random_state, progress=progress)
         self.aann_ = aann
         self.threshold_ = threshold(aann.errors(data))
         self._training_scores(data)

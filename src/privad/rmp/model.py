@@ -59,11 +59,10 @@ from privad.noise import RandomnessLike
 from privad.rmp.aann import (
     AANN,
     ACTIVATIONS,
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_EPOCHS,
-    DEFAULT_LOSS,
     INPUT_SCALINGS,
+    AANNTraining,
     Progress,
+    check_training,
     threshold,
     train_aann,
 )
@@ -389,15 +388,7 @@ def fit_model(
     *,
     alpha: float | None = None,
     beta: float | None = None,
-    hidden: int | None = None,
-    epochs: int = DEFAULT_EPOCHS,
-    learning_rate: float = 0.25,
-    momentum: float = 0.85,
-    init_range: float = 0.1,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    activation: str = "logistic",
-    input_scaling: str = "minmax",
-    loss: str = DEFAULT_LOSS,
+    training: AANNTraining | None = None,
     rng: RandomnessLike = None,
     progress: Progress | None = None,
 ) -> RMPModel:
@@ -409,8 +400,9 @@ def fit_model(
             are records, the participants' Z_i side by side, as received).
         alpha: the public α (recorded in the metadata only; ``None`` if not known).
         beta: β the participants used in eq. 2 (default β*); end-users must use the same.
-        hidden, epochs, learning_rate, momentum, init_range, batch_size, activation,
-        input_scaling, loss, rng, progress: passed to :func:`privad.rmp.aann.train_aann`.
+        training: how the AANN is trained (:class:`privad.rmp.aann.AANNTraining`; ``None``
+            for its defaults).
+        rng, progress: passed to :func:`privad.rmp.aann.train_aann`.
 
     The AANN is trained on the rows of ``Z_all.T``; θ is μ + 3σ of the reconstruction
     errors of all training records pooled (section 4).
@@ -419,29 +411,26 @@ def fit_model(
     Z = check_training_matrix(T, Z_all)
     alpha = None if alpha is None else check_alpha(alpha)
     beta = beta_star() if beta is None else check_positive(beta, "beta")
+    training = check_training(training)
     rows = Z.T
-    aann = train_aann(
-        rows, hidden=hidden, epochs=epochs, learning_rate=learning_rate, momentum=momentum,
-        init_range=init_range, batch_size=batch_size, activation=activation,
-        input_scaling=input_scaling, loss=loss, rng=rng, progress=progress,
-    )
+    aann = train_aann(rows, training, rng=rng, progress=progress)
     theta = threshold(aann.errors(rows))
     metadata = {
         "format_version": FORMAT_VERSION,
         "privad_version": _privad_version(),
         "n_training_records": int(rows.shape[0]),
-        "epochs": int(epochs),
+        "epochs": training.epochs,
         "hidden": aann.hidden,
         "alpha": alpha,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "aann": {
             "activation": aann.activation,
             "input_scaling": aann.input_scaling,
-            "loss": loss,
-            "learning_rate": float(learning_rate),
-            "momentum": float(momentum),
-            "batch_size": int(batch_size),
-            "init_range": float(init_range),
+            "loss": training.loss,
+            "learning_rate": training.learning_rate,
+            "momentum": training.momentum,
+            "batch_size": training.batch_size,
+            "init_range": training.init_range,
         },
     }
     return RMPModel(T=T, beta=beta, aann=aann, threshold=theta, metadata=metadata)

@@ -39,7 +39,7 @@ import numpy as np
 from privad.errors import DataError, DatasetNotFoundError, ParameterError
 from privad.io import atomic_write
 from privad.noise import RandomnessLike, as_randomness
-from privad.rmp.aann import DEFAULT_BATCH_SIZE, DEFAULT_EPOCHS, DEFAULT_LOSS, Progress
+from privad.rmp.aann import AANNTraining, Progress, check_training
 from privad.rmp.detectors import DetectorModel, check_detector, fit_detector_model
 from privad.rmp.model import PublicShape, RMPModel, fit_model
 from privad.rmp.perturbation import (
@@ -292,9 +292,9 @@ class MiningServer:
     Args:
         T: the public matrix, w x n.
         alpha: the public α (recorded in the model's metadata; optional).
-        hidden, epochs, learning_rate, momentum, init_range, batch_size, activation,
-        input_scaling, loss: the AANN's training options (:func:`privad.rmp.aann.train_aann`;
-        ``batch_size`` is the SGD mini-batch, not the participants' submissions).
+        training: how the AANN is trained (:class:`privad.rmp.aann.AANNTraining`; ``None``
+            for its defaults; its ``batch_size`` is the SGD mini-batch, not the
+            participants' submissions).
         beta: β the participants use (default β*).
         rng: randomness for the training (initial weights, shuffling; a detector's
             ``random_state``).
@@ -302,43 +302,25 @@ class MiningServer:
             :class:`RMPModel`; otherwise an instance following the protocol of
             :mod:`privad.rmp.detectors` (``fit``, ``decision_function`` higher = more
             anomalous): :meth:`train` fits a clone of it on the rows of Z_all and returns a
-            :class:`~privad.rmp.detectors.DetectorModel`, which cannot be saved. The AANN's
-            options are then unused.
+            :class:`~privad.rmp.detectors.DetectorModel`, which cannot be saved.
+            ``training`` is then unused.
     """
 
     def __init__(
         self,
         T: Any,
         alpha: float | None = None,
-        hidden: int | None = None,
-        epochs: int = DEFAULT_EPOCHS,
-        rng: RandomnessLike = None,
         *,
-        learning_rate: float = 0.25,
-        momentum: float = 0.85,
-        init_range: float = 0.1,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        activation: str = "logistic",
-        input_scaling: str = "minmax",
-        loss: str = DEFAULT_LOSS,
+        training: AANNTraining | None = None,
+        rng: RandomnessLike = None,
         beta: float | None = None,
         detector: Any = None,
     ) -> None:
         self.T = np.array(check_public_matrix(T), dtype=np.float64)
         self.T.setflags(write=False)
         self.alpha = None if alpha is None else check_alpha(alpha)
-        self.hidden = None if hidden is None else check_int(hidden, "hidden", minimum=1)
-        self.epochs = check_int(epochs, "epochs", minimum=1)
+        self.training = check_training(training)
         self.beta = beta_star() if beta is None else check_positive(beta, "beta")
-        self._options = {
-            "learning_rate": learning_rate,
-            "momentum": momentum,
-            "init_range": init_range,
-            "batch_size": batch_size,
-            "activation": activation,
-            "input_scaling": input_scaling,
-            "loss": loss,
-        }
         self.detector = None if detector is None else check_detector(detector)
         self._rng = as_randomness(rng)
         self._received: list[np.ndarray] = []
@@ -388,10 +370,8 @@ class MiningServer:
             return fit_detector_model(
                 self.T, Z_all, self.detector, alpha=self.alpha, beta=self.beta, rng=self._rng
             )
-        return fit_model(
-            self.T, Z_all, alpha=self.alpha, beta=self.beta, hidden=self.hidden,
-            epochs=self.epochs, rng=self._rng, progress=progress, **self._options,
-        )
+        return fit_model(self.T, Z_all, alpha=self.alpha, beta=self.beta,
+                         training=self.training, rng=self._rng, progress=progress)  # fmt: skip
 
 
 class EndUser:
@@ -431,15 +411,7 @@ def run_scheme(
     r: int = 1,
     batch_size: int = PARTICIPANT_BATCH,
     shuffle: bool = True,
-    hidden: int | None = None,
-    epochs: int = DEFAULT_EPOCHS,
-    learning_rate: float = 0.25,
-    momentum: float = 0.85,
-    init_range: float = 0.1,
-    sgd_batch_size: int = DEFAULT_BATCH_SIZE,
-    activation: str = "logistic",
-    input_scaling: str = "minmax",
-    loss: str = DEFAULT_LOSS,
+    training: AANNTraining | None = None,
     beta: float | None = None,
     rng: RandomnessLike = None,
     progress: Progress | None = None,
@@ -457,10 +429,8 @@ def run_scheme(
         shuffle: randomly permute the records before cutting them into batches (our
             reading of "a random subset of the dataset is partitioned horizontally among
             the participants", section 6). ``False`` keeps the given order.
-        hidden, epochs, learning_rate, momentum, init_range, activation, input_scaling, loss:
-            the AANN's training (:func:`privad.rmp.aann.train_aann`).
-        sgd_batch_size: records per SGD step (``batch_size`` of
-            :func:`~privad.rmp.aann.train_aann`).
+        training: how the server trains the AANN (:class:`privad.rmp.aann.AANNTraining`;
+            ``None`` for its defaults; its ``batch_size`` is the SGD mini-batch).
         beta: β of eq. (2) (default β*).
         rng: a :class:`privad.noise.Randomness`, a seed, or ``None``. T, the permutation,
             every Δ_i and the training all draw from it, in that order.
@@ -481,12 +451,8 @@ def run_scheme(
     if T.shape[1] != n:
         raise DataError(f"T must be w x n with n = {n} (columns of X_rows), got {T.shape}")
     size = check_int(batch_size, "batch_size", minimum=1)
-    server = MiningServer(
-        T, alpha, hidden=hidden, epochs=epochs, rng=randomness, learning_rate=learning_rate,
-        momentum=momentum, init_range=init_range, batch_size=sgd_batch_size,
-        activation=activation, input_scaling=input_scaling, loss=loss, beta=beta,
-        detector=detector,
-    )
+    server = MiningServer(T, alpha, training=training, rng=randomness, beta=beta,
+                          detector=detector)  # fmt: skip
     if shuffle:
         X = X[randomness.permutation(X.shape[0])]
     for start in range(0, X.shape[0], size):

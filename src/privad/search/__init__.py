@@ -22,14 +22,17 @@ Modules, one per idea:
 * :mod:`.halting`: budget, τ = 1(max f > α), Ben-Or-Hassidim, Burnashev-Zigangirov; ``|``/``&``.
 * :mod:`.loop`: the search loop (Algorithm 1), :class:`SearchResult`, ledger charging.
 * :mod:`.multiple`: several anomalies over disjoint groups, recursive pruning (section 7).
-* :mod:`.problems`: problems from time series (section 6.1) and the trials of section 6.2.
+* :mod:`.problems`: :class:`SearchProblem`, values with one anomaly and thresholds. Making
+  one from data (section 6.1) and the trials of section 6.2 are in
+  :mod:`privad.experiments.search_problems`.
 * :mod:`.estimator`: :class:`NoisyBinarySearchDetector`, the search over one series as a
   scikit-learn estimator (imported on first use: it needs scikit-learn).
 
 Example::
 
     from privad.datasets import make_search_mixture
-    from privad.search import LaplaceMaxOracle, search, problem_from_dataset
+    from privad.experiments.search_problems import problem_from_dataset
+    from privad.search import LaplaceMaxOracle, search
 
     problem = problem_from_dataset(make_search_mixture(n=10_000, threshold_ratio=0.7, rng=1))
     oracle = LaplaceMaxOracle(problem.values, problem.t_low, problem.t_high, epsilon=1.0)
@@ -88,17 +91,7 @@ from privad.search.posterior import (
     laplace_update,
     log_bayes_update,
 )
-from privad.search.problems import (
-    OTHER_ANOMALIES,
-    SearchProblem,
-    SkippedSeries,
-    TrialSummary,
-    prepare_series,
-    problem_from_dataset,
-    problem_from_series,
-    run_trials,
-    single_anomaly_series,
-)
+from privad.search.problems import SearchProblem
 from privad.search.selection import (
     SELECTIONS,
     SPLITS,
@@ -126,7 +119,6 @@ __all__ = [
     "DEFAULT_SCOPE",
     "NEIGHBOURING",
     "ORACLE_KINDS",
-    "OTHER_ANOMALIES",
     "SELECTIONS",
     "SPLITS",
     "AllOf",
@@ -161,9 +153,7 @@ __all__ = [
     "SearchResult",
     "SearchState",
     "SegmentPosterior",
-    "SkippedSeries",
     "TraceEntry",
-    "TrialSummary",
     "ben_or_hassidim_level",
     "binarized_error_probability",
     "binarized_error_probability_for",
@@ -181,18 +171,12 @@ __all__ = [
     "median_index",
     "median_split_size",
     "model_from_description",
-    "OTHER_ANOMALIES",
-    "prepare_series",
     "probability_distinct_groups",
-    "problem_from_dataset",
-    "problem_from_series",
     "pruned_search",
     "random_partition",
     "resolve_group",
     "randomized_response_epsilon",
     "randomized_response_p",
-    "run_trials",
-    "single_anomaly_series",
     "search",
     "search_groups",
     "threshold_ratio",

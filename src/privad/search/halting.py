@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from fractions import Fraction
 
 from privad.accounting.exact import to_fraction
 from privad.errors import ParameterError
@@ -65,10 +64,6 @@ class HaltingRule(ABC):
     @abstractmethod
     def fired(self, state: SearchState) -> tuple[str, ...]:
         """Names of the (leaf) rules that say stop now; empty to go on."""
-
-    def should_halt(self, state: SearchState) -> bool:
-        """Whether to stop before the next query."""
-        return bool(self.fired(state))
 
     def query_limit(self, epsilon: float) -> int | None:
         """The most queries this rule allows whatever the answers; None if unbounded."""
@@ -229,8 +224,3 @@ class MaxQueries(HaltingRule):
 
     def __repr__(self) -> str:
         return f"MaxQueries({self.limit})"
-
-
-def exact_total(n_queries: int, epsilon: float) -> Fraction:
-    """T·ε exactly (ε read as its decimal text)."""
-    return n_queries * to_fraction(epsilon)

@@ -375,11 +375,6 @@ class SegmentPosterior(_LogWeightPosterior):
                 break
         return self.order.permutation[np.concatenate(picked)]
 
-    def item_masses(self) -> np.ndarray:
-        """Probability mass of each run (f per item times run length)."""
-        _, lengths, logw = self.segments()
-        return np.exp(logw) * lengths
-
     def update(
         self,
         group: Any,

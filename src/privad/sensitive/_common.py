@@ -8,7 +8,6 @@ against each other) and validates them here, with integer arithmetic throughout.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
@@ -136,12 +135,3 @@ def scalar_or_array(arr: np.ndarray) -> Any:
     if arr.ndim == 0:
         return arr.item()
     return arr
-
-
-def is_integral(value: Any) -> bool:
-    """Whether ``value`` is a real number with an integer value (not a bool)."""
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, numbers.Integral):
-        return True
-    return isinstance(value, numbers.Real) and float(value).is_integer()

@@ -5,6 +5,8 @@
   Claim 3 (sequential composition, n·ε) or Claim 5 (m·ε), whichever is smaller.
 * :func:`per_record_privacy_loss`: how much each record's presence changes the answers,
   exactly, from the closed-form probabilities (a Figure 3-style privacy map).
+* :func:`flag_curve`: the probability of being flagged by ball count, SP against DP, before
+  anything is asked (``privad sp plan``).
 
 Claim 5, and what m has to bound
 --------------------------------
@@ -43,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from privad.errors import ParameterError
-from privad.sensitive.anomaly import METRICS
+from privad.sensitive.anomaly import METRICS, anomaly_label
 from privad.sensitive.constructions import log_output_probabilities
 from privad.sensitive.mechanisms import aiq_mechanism
 from privad.validation import check_array, check_choice, check_nonnegative
@@ -52,6 +54,7 @@ __all__ = [
     "Claim5Bound",
     "claim5_bound",
     "claim5_radius",
+    "flag_curve",
     "pairs_within",
     "per_record_privacy_loss",
 ]
@@ -230,8 +233,6 @@ def per_record_privacy_loss(
     a1, b1 = a0 - same.astype(np.int64), b0 - 1
     le0 = mech.log_error_probability(a0, b0)
     le1 = mech.log_error_probability(a1, b1)
-    from privad.sensitive.anomaly import anomaly_label
-
     g0 = np.asarray(anomaly_label(a0, b0, beta))
     g1 = np.asarray(anomaly_label(a1, b1, beta))
     p00, p01 = log_output_probabilities(g0, le0)
@@ -241,4 +242,31 @@ def per_record_privacy_loss(
         np.maximum.at(out, dj, loss)
     else:
         np.add.at(out, dj, loss)
+    return out
+
+
+def flag_curve(beta: int, epsilon: float, k: int, balls: Any) -> dict[str, np.ndarray]:
+    """P(labelled an anomaly) for ball counts ``balls`` (multiplicity 1), SP against DP.
+
+    For (β, r)-anomaly identification, the probability that a record whose closed ball of
+    radius r holds B records (itself included, no duplicates) is labelled an anomaly, under
+    the (ε, k)-sensitively private mechanism U_λk (Theorem 4.6) and the optimal ε-DP
+    mechanism U_ΔG (Theorem 4.4): both are Construction 1, whose error is
+    e^(−ε(λ − 1)) / (1 + e^ε) (Claim 2) with the mechanism's λ. Closed forms only: no data
+    is read and nothing is spent (``privad sp plan``).
+
+    Returns
+    -------
+    dict
+        ``ball`` (the counts), ``anomaly`` (B <= β: the true label), ``sp`` (U_λk,
+        Theorem 4.6) and ``dp`` (U_ΔG, Theorem 4.4) flag probabilities.
+    """
+    b = np.asarray(balls, dtype=np.int64)
+    ones = np.ones_like(b)
+    truth = np.asarray(anomaly_label(ones, b, beta), dtype=bool)
+    out: dict[str, np.ndarray] = {"ball": b, "anomaly": truth}
+    for name in ("sp", "dp"):
+        mech = aiq_mechanism(name, beta=beta, r=0.0, epsilon=epsilon, k=k)
+        err = np.exp(mech.log_error_probability(ones, b))
+        out[name] = np.where(truth, 1.0 - err, err)
     return out

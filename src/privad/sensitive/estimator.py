@@ -375,11 +375,6 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         bound = self._claim5(Qa)  # Claim 5 on the queries (the fitted records for None)
         return self.mechanism_.batch_guarantee(bound.n, bound.m)
 
-    def single_query_guarantee(self) -> Guarantee:
-        """The guarantee of one answer ((ε, k)-SP or ε-DP)."""
-        self._check_fitted()
-        return self.mechanism_.guarantee
-
     def claim5_bound(self, Q: Any = None) -> Any:
         """Claim 5's bounds on m for queries ``Q`` (default: the fitted records)."""
         self._check_fitted()

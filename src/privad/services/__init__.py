@@ -11,9 +11,13 @@ roles:
 * the sensor S, :class:`~privad.services.clients.SensorUploader`
   (``privad sensor send``): perturbs locally, uploads, closes.
 
-:mod:`privad.services.common` holds what every server shares (app factory, SQLite store,
-token auth, error handling, running uvicorn). The submodules import FastAPI, uvicorn and
-httpx; import them explicitly (``from privad.services.analyst import ...``).
+What every server shares lives in one module per idea: :mod:`privad.services.errors`
+(the error body and statuses), :mod:`privad.services.bodies` (request bodies: JSON checks,
+decoding, OpenAPI declarations), :mod:`privad.services.auth` (tokens and roles),
+:mod:`privad.services.store` (the SQLite store with group commit) and
+:mod:`privad.services.app` (the app factory, its middleware and the uvicorn runners). The
+submodules import FastAPI, uvicorn and httpx; import them explicitly
+(``from privad.services.analyst import ...``).
 """
 
 from __future__ import annotations

@@ -46,29 +46,19 @@ from privad.errors import DataError, ParameterError
 from privad.relaxed.detectors import DBSCANDetector, OutlierDetector, as_detector
 from privad.relaxed.messages import SensorToAnalyst
 from privad.relaxed.parties import Analyst
-from privad.services.clients import CorrectionClient
-from privad.services.common import (
+from privad.services.app import create_app
+from privad.services.auth import SENSOR_ROLE, Principal, TokenRegistry, require_role
+from privad.services.bodies import (
     DEFAULT_MAX_BODY_BYTES,
     MAX_WINDOW,
-    SENSOR_ROLE,
-    Conflict,
-    NotFound,
-    Principal,
     Recorder,
-    ServiceError,
-    SQLiteStore,
-    TokenRegistry,
-    UpstreamError,
-    create_app,
     decode_message,
     message_body,
-    pack,
     parse_json,
-    require_role,
-    stored_response,
-    unpack,
-    utc_now,
 )
+from privad.services.clients import CorrectionClient
+from privad.services.errors import Conflict, NotFound, ServiceError, UpstreamError, stored_response
+from privad.services.store import SQLiteStore, pack, unpack, utc_now
 from privad.validation import check_int
 
 __all__ = ["AnalystStore", "create_analyst_app", "detector_description"]

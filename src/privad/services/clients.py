@@ -9,8 +9,6 @@
   the window's guarantee to a :class:`privad.accounting.Ledger` if one is given, uploads
   d_diff to the correction server and 𝒯' to the analyst, then closes the window at the
   analyst, which runs detection and correction and answers with the corrected outliers.
-* :func:`read_csv_rows`, :func:`iter_windows`: a CSV file or stream cut into windows of
-  records, read incrementally (a live stream on standard input works).
 * :class:`OracleClient`, :class:`RemoteOracle`: the noisy group oracle of the DP noisy
   binary search (``privad serve oracle``); a :class:`RemoteOracle` is a
   :class:`privad.search.Oracle`, so :func:`privad.search.search` runs against the server.
@@ -18,14 +16,13 @@
 
 from __future__ import annotations
 
-import csv
 import math
 import socket
 import ssl
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
 
 import httpx
 import numpy as np
@@ -49,14 +46,8 @@ from privad.search import (
     model_from_description,
     resolve_group,
 )
-from privad.services.common import (
-    Conflict,
-    NotFound,
-    Recorder,
-    ServiceError,
-    UpstreamError,
-    dumps,
-)
+from privad.services.bodies import Recorder, dumps
+from privad.services.errors import Conflict, NotFound, ServiceError, UpstreamError
 from privad.validation import check_choice, check_int
 
 __all__ = [
@@ -69,9 +60,6 @@ __all__ = [
     "SensorUploader",
     "ServiceClient",
     "WindowReport",
-    "iter_windows",
-    "read_csv_array",
-    "read_csv_rows",
 ]
 
 _RETRY_STATUS = {502, 503, 504}
@@ -158,7 +146,7 @@ class ServiceClient:
                 params: dict[str, Any] | None = None) -> tuple[int, Any]:  # fmt: skip
         """Send one request; return (status, decoded JSON) for 2xx, raise otherwise.
 
-        4xx/5xx raise :class:`~privad.services.common.ServiceError` (404:
+        4xx/5xx raise :class:`~privad.services.errors.ServiceError` (404:
         :class:`NotFound`, 409: :class:`Conflict`) whose ``status_code`` is the server's and
         whose message is the server's ``detail``; 429 (a privacy budget is spent) raises
         :class:`~privad.errors.BudgetExceededError`; a server that cannot be reached raises
@@ -491,115 +479,6 @@ class SensorUploader:
                 on_window(report)
             reports.append(report)
         return reports
-
-
-# --------------------------------------------------------------------------------------------
-# CSV streams
-# --------------------------------------------------------------------------------------------
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def read_csv_rows(
-    stream: TextIO | Iterable[str],
-    *,
-    columns: Sequence[str] | None = None,
-    source: str = "data",
-) -> Iterator[list[float]]:
-    """Numeric rows of a CSV stream, read line by line.
-
-    The first row is a header if any of its fields is not a number. ``columns`` picks
-    columns by header name or 0-based position (default: every column). Every row must have
-    the same number of fields and finite numbers in the chosen columns; otherwise a
-    :class:`~privad.errors.DataError` names the line.
-    """
-    reader = csv.reader(stream)
-    header: list[str] | None = None
-    picks: list[int] | None = None
-    width: int | None = None
-    for fields in reader:
-        lineno = reader.line_num
-        if not fields or all(not f.strip() for f in fields):
-            continue
-        fields = [f.strip() for f in fields]
-        if width is None:
-            width = len(fields)
-            if not all(_is_number(f) for f in fields):
-                header = fields
-                picks = _pick(columns, header, width, source)
-                continue
-            picks = _pick(columns, None, width, source)
-        if len(fields) != width:
-            raise DataError(f"{source}: line {lineno} has {len(fields)} field(s), expected "
-                            f"{width}")  # fmt: skip
-        assert picks is not None
-        try:
-            row = [float(fields[j]) for j in picks]
-        except ValueError:
-            raise DataError(f"{source}: line {lineno} holds a value that is not a number") from None
-        if not all(math.isfinite(v) for v in row):
-            raise DataError(f"{source}: line {lineno} holds NaN or infinity; only finite "
-                            "values are allowed")  # fmt: skip
-        yield row
-
-
-def _pick(columns: Sequence[str] | None, header: list[str] | None, width: int,
-          source: str) -> list[int]:  # fmt: skip
-    if not columns:
-        return list(range(width))
-    out = []
-    for col in columns:
-        if header is not None and col in header:
-            out.append(header.index(col))
-        elif col.isdigit() and int(col) < width:
-            out.append(int(col))
-        else:
-            names = ", ".join(header) if header else f"positions 0..{width - 1}"
-            raise DataError(f"{source}: no column {col!r} (columns: {names})")
-    return out
-
-
-def iter_windows(rows: Iterable[Sequence[float]], size: int, *, first: int = 0,
-                 partial: bool = True) -> Iterator[tuple[int, np.ndarray]]:  # fmt: skip
-    """Cut rows into windows of ``size`` records: ``(window number, n × d array)``.
-
-    Windows are numbered from ``first``. A final window with fewer than ``size`` records
-    is yielded if ``partial`` (default) and dropped otherwise. A window is yielded as soon
-    as its last row is read.
-    """
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise ParameterError(f"window size must be an integer >= 1, got {size!r}")
-    buf: list[Sequence[float]] = []
-    w = int(first)
-    for row in rows:
-        buf.append(row)
-        if len(buf) == size:
-            yield w, np.array(buf, dtype=np.float64)
-            buf = []
-            w += 1
-    if buf and partial:
-        yield w, np.array(buf, dtype=np.float64)
-
-
-def read_csv_array(path_or_text: str, *, columns: Sequence[str] | None = None,
-                   source: str | None = None) -> np.ndarray:  # fmt: skip
-    """A whole CSV file as an n × d array (for historical data)."""
-    label = source or path_or_text
-    try:
-        with open(path_or_text, newline="", encoding="utf-8") as handle:
-            rows = list(read_csv_rows(handle, columns=columns, source=label))
-    except OSError as exc:
-        raise DataError(f"cannot read {label!r}: {exc.strerror}") from None
-    if not rows:
-        raise DataError(f"{label}: no records")
-    return np.array(rows, dtype=np.float64)
-
 
 
 # --------------------------------------------------------------------------------------------

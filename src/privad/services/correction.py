@@ -52,27 +52,18 @@ from privad.relaxed.messages import (
     SensorToCorrection,
 )
 from privad.relaxed.parties import CorrectionServer
-from privad.services.common import (
+from privad.services.app import create_app
+from privad.services.auth import SENSOR_ROLE, Principal, TokenRegistry, check_name, require_role
+from privad.services.bodies import (
     DEFAULT_MAX_BODY_BYTES,
     MAX_WINDOW,
-    SENSOR_ROLE,
-    Conflict,
-    NotFound,
-    Principal,
     Recorder,
-    SQLiteStore,
-    TokenRegistry,
-    check_name,
-    create_app,
     decode_message,
     message_body,
-    pack,
     parse_json,
-    require_role,
-    stored_response,
-    unpack,
-    utc_now,
 )
+from privad.services.errors import Conflict, NotFound, stored_response
+from privad.services.store import SQLiteStore, pack, unpack, utc_now
 from privad.validation import check_nonnegative, check_probability
 
 __all__ = ["ANALYST_ROLE", "CorrectionStore", "create_correction_app"]

@@ -38,17 +38,14 @@ from privad.accounting import Ledger
 from privad.errors import BudgetExceededError, DataError
 from privad.sensitive.curator import Curator
 from privad.sensitive.mechanisms import AIQMechanism
-from privad.services.common import (
+from privad.services.app import create_app
+from privad.services.auth import SENSOR_ROLE, Principal, TokenRegistry, require_role
+from privad.services.bodies import (
     DEFAULT_MAX_BODY_BYTES,
     KIND_SCHEMAS,
-    SENSOR_ROLE,
-    Principal,
     Recorder,
-    TokenRegistry,
-    create_app,
     json_body,
     parse_json,
-    require_role,
 )
 from privad.services.oracle import BudgetExhausted
 

@@ -88,21 +88,17 @@ from privad.search import (
     make_oracle,
     resolve_group,
 )
-from privad.services.common import (
+from privad.services.app import create_app
+from privad.services.auth import SENSOR_ROLE, Principal, TokenRegistry, require_role
+from privad.services.bodies import (
     DEFAULT_MAX_BODY_BYTES,
     KIND_SCHEMAS,
-    SENSOR_ROLE,
-    NotFound,
-    Principal,
     Recorder,
-    ServiceError,
-    TokenRegistry,
-    create_app,
     index_vector,
     json_body,
     parse_json,
-    require_role,
 )
+from privad.services.errors import NotFound, ServiceError
 from privad.validation import check_choice, check_epsilon, check_int
 
 __all__ = [

@@ -30,8 +30,8 @@ import numpy as np
 from privad.errors import DataError, ParameterError
 from privad.io import atomic_write
 from privad.services.clients import ServiceClient
-from privad.services.common import UpstreamError
-from privad.services.rmp import RMPConfig, t_digest
+from privad.services.errors import UpstreamError
+from privad.services.rmp_store import RMPConfig, t_digest
 from privad.validation import check_int
 
 __all__ = [

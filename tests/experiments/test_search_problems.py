@@ -7,15 +7,15 @@ import pytest
 
 from privad.datasets import TimeSeries, load_nab, load_yahoo, make_search_mixture, nab_series
 from privad.errors import DataError, ParameterError
-from privad.search import (
+from privad.experiments.search_problems import (
     OTHER_ANOMALIES,
-    SearchProblem,
     prepare_series,
     problem_from_dataset,
     problem_from_series,
     run_trials,
     single_anomaly_series,
 )
+from privad.search import SearchProblem
 
 
 def _series(values, labels, name="toy"):

@@ -1,0 +1,236 @@
+"""Storage of privad's services: one durable SQLite file per server, with group commit.
+
+:class:`SQLiteStore`: stdlib :mod:`sqlite3`, WAL journal with ``synchronous=FULL``; each
+request's writes are one savepoint of a group commit (concurrent requests share one
+fsync). Handlers return only after the commit, so an acknowledged record survives a crash
+or restart. Arrays are stored as little-endian bytes (:func:`pack`, :func:`unpack`) and
+times as ISO 8601 UTC text (:func:`utc_now`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privad.errors import ParameterError
+from privad.io import check_output_path
+from privad.services.errors import ServiceError
+
+__all__ = ["SQLiteStore", "pack", "unpack", "utc_now"]
+
+
+def utc_now() -> str:
+    """The current UTC time as ISO 8601 text (stored with every record)."""
+    return datetime.now(UTC).isoformat()
+
+
+def pack(arr: np.ndarray, dtype: str = "<f8") -> bytes:
+    """An array's values as little-endian bytes (float64 ``<f8`` or int64 ``<i8``)."""
+    return np.ascontiguousarray(arr, dtype=dtype).tobytes()
+
+
+def unpack(blob: bytes, dtype: str = "<f8", shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """The inverse of :func:`pack` (a new, writeable array)."""
+    arr = np.frombuffer(blob, dtype=dtype).astype(dtype[1:], copy=True)
+    return arr if shape is None else arr.reshape(shape)
+
+
+class SQLiteStore:
+    """A durable SQLite file for one server role, with group commit.
+
+    WAL journal, ``synchronous=FULL`` (a commit is on disk before it returns), foreign keys
+    on. Writes go through :meth:`write`: each is a function run inside a write transaction
+    by one writer thread, which takes every write that is waiting, runs each in its own
+    ``SAVEPOINT`` (a write that raises is rolled back alone and its caller gets the
+    exception), commits them together and only then returns to the callers. So every
+    acknowledged write is durable, and concurrent requests share one fsync instead of
+    queueing for one each. Reads use a second connection (:meth:`reading`), which sees
+    committed data only and does not wait for the writer. The ``meta`` table records the
+    role, so a correction server refuses an analyst's file and vice versa.
+
+    Parameters
+    ----------
+    path:
+        The database file (created if missing, in a folder that must exist:
+        :func:`privad.io.check_output_path`).
+    role:
+        The server role that owns the file, e.g. ``"analyst"``.
+    schema:
+        ``CREATE TABLE IF NOT EXISTS ...`` statements separated by ``;`` (no ``;`` inside a
+        statement), run in one transaction on every open.
+    max_batch:
+        The most writes committed together.
+    """
+
+    SCHEMA_VERSION = "1"
+
+    def __init__(self, path: str | Path, *, role: str, schema: str,
+                 busy_timeout: float = 30.0, max_batch: int = 64) -> None:  # fmt: skip
+        if str(path) == ":memory:":
+            raise ParameterError(f"--db must be a file path (durable storage), got {str(path)!r}")
+        p = check_output_path(path, "--db", "store")
+        self.path = str(p)
+        self.role = role
+        self.max_batch = max(1, int(max_batch))
+        self._busy_ms = int(busy_timeout * 1000)
+        self._conn = self._connect(p, busy_timeout)
+        try:
+            self._setup(schema)
+            self._read = self._connect(p, busy_timeout)
+        except BaseException:
+            self._conn.close()
+            raise
+        self._read_lock = threading.Lock()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._closed = False
+        self._writer = threading.Thread(target=self._write_loop, daemon=True,
+                                        name=f"privad-{role}-writer")  # fmt: skip
+        self._writer.start()
+
+    def _connect(self, p: Path, busy_timeout: float) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(p, isolation_level=None, check_same_thread=False,
+                                   timeout=busy_timeout)  # fmt: skip
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                conn.close()
+                raise ParameterError(f"cannot use WAL journal on {self.path!r} (got {mode!r})")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+        except sqlite3.DatabaseError as exc:
+            raise ParameterError(f"{self.path!r} is not a usable SQLite database: {exc}") from None
+        except (OSError, sqlite3.Error) as exc:
+            raise ParameterError(f"cannot open database {self.path!r}: {exc}") from None
+        return conn
+
+    def _setup(self, schema: str) -> None:
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT "
+                             "NOT NULL)")  # fmt: skip
+                row = conn.execute("SELECT value FROM meta WHERE key = 'role'").fetchone()
+                if row is None:
+                    conn.execute("INSERT INTO meta VALUES ('role', ?), ('schema_version', ?), "
+                                 "('created_at', ?)", (self.role, self.SCHEMA_VERSION, utc_now()))
+                elif row[0] != self.role:
+                    raise ParameterError(
+                        f"{self.path!r} is a privad {row[0]} database, not a {self.role} one; "
+                        "give each server its own --db file"
+                    )
+                for statement in schema.split(";"):  # executescript would COMMIT early
+                    if statement.strip():
+                        conn.execute(statement)
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise ParameterError(f"{self.path!r} is not a usable SQLite database: {exc}") from None
+
+    def write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run ``fn(conn)`` in a write transaction; return its result once committed.
+
+        If ``fn`` raises, its changes are rolled back (others in the same batch are not)
+        and the exception is raised here. Blocks until the commit is on disk.
+        """
+        if threading.current_thread() is self._writer:
+            raise RuntimeError("SQLiteStore.write called from inside a write")
+        if self._closed:
+            raise ServiceError(f"the store {self.path!r} is closed", status_code=503)
+        done: Future[Any] = Future()
+        self._queue.put((fn, done))
+        return done.result()
+
+    def _write_loop(self) -> None:
+        conn = self._conn
+        while True:
+            item = self._queue.get()
+            if item is None:
+                break
+            batch = [item]
+            stop = False
+            while len(batch) < self.max_batch:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                batch.append(nxt)
+            self._commit_batch(conn, batch)
+            if stop:
+                break
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
+
+    @staticmethod
+    def _commit_batch(conn: sqlite3.Connection, batch: list[tuple[Any, Future[Any]]]) -> None:
+        outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for fn, done in batch:
+                if not done.set_running_or_notify_cancel():
+                    continue
+                conn.execute("SAVEPOINT request")
+                try:
+                    result = fn(conn)
+                except BaseException as exc:  # handed to the caller
+                    conn.execute("ROLLBACK TO request")
+                    conn.execute("RELEASE request")
+                    outcomes.append((done, None, exc))
+                else:
+                    conn.execute("RELEASE request")
+                    outcomes.append((done, result, None))
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            failed = ServiceError(f"the database write failed, nothing was stored: {exc}",
+                                  status_code=503)  # fmt: skip
+            for _fn, done in batch:
+                if not done.done():
+                    if not done.running():  # not reached before the failure
+                        done.set_running_or_notify_cancel()
+                    done.set_exception(failed)
+            return
+        for done, result, exc in outcomes:
+            if exc is None:
+                done.set_result(result)
+            else:
+                done.set_exception(exc)
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A consistent read of committed data (``BEGIN`` ... ``COMMIT``)."""
+        with self._read_lock:
+            conn = self._read
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Finish the writes already submitted, then close (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(None)
+        self._writer.join(30)
+        with self._read_lock, contextlib.suppress(sqlite3.Error):
+            self._read.close()
