@@ -9,6 +9,7 @@ line.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -97,7 +98,11 @@ def test_seed_reproduces_and_errors_are_one_line(run, tmp_path, error_line) -> N
     common = ("--relaxed-sensitivity", "1", "--seed", "4", "--global-sensitivity", "10",
               "--budget", "100", "--ledger", str(tmp_path / "l.sqlite"))  # fmt: skip
     assert run("--out", "a", *common)[0] == 0
-    assert run("--out", "b", *common)[0] == 0
+    code, out, err = run("--out", "b", *common, "--json")  # the result as one JSON document
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["partitions"] == 4 and doc["records"] == sum(SIZES)
+    assert doc["output"] == "b" and len(doc["scopes"]) == 4
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "a"), pd.read_parquet(tmp_path / "b"))
     cases = [
         (["--out", "a", *common], "already exists"),

@@ -1,16 +1,20 @@
 """The ``privad`` command: one sub-command group per layer or scheme.
 
 Every :class:`~privad.errors.PrivadError` raised below is turned into one line on standard
-error and exit status 2, with no traceback and no partial output file.
+error and exit status 2, with no traceback and no partial output file; every warning is
+one line ``privad: warning: ...`` on standard error. What commands print goes through
+:mod:`privad.cli._render`.
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
+from typing import Any
 
 import typer
-from rich.console import Console
 
+from privad.cli._render import err_console, warn
 from privad.errors import PrivadError
 
 app = typer.Typer(
@@ -24,7 +28,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 @app.callback()
@@ -50,8 +53,15 @@ def _register() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (usage errors are reported by Typer itself, status 2)."""
     _register()
-    try:
-        app(args=argv, prog_name="privad")
-    except PrivadError as exc:
-        err_console.print(f"privad: error: {exc}", markup=False)
-        sys.exit(2)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        try:
+            app(args=argv, prog_name="privad")
+        except PrivadError as exc:
+            err_console().print(f"privad: error: {exc}", markup=False)
+            sys.exit(2)
+
+
+def _show_warning(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
+    """A warning as one line on standard error (Python's default adds the source line)."""
+    warn(" ".join(str(message).split()))

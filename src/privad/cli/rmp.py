@@ -35,6 +35,7 @@ from privad.cli._options import (
     parse_optional_int,
     parse_seed,
 )
+from privad.cli._render import JSON_OPTION, StepProgress, emit, print_lines
 from privad.cli.serve import _secret
 from privad.errors import DataError, ParameterError, PrivadError
 
@@ -81,10 +82,6 @@ RETRIES_OPTION: Any = typer.Option(
 CA_CERT_OPTION: Any = typer.Option(
     None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https server."
 )
-
-
-def _echo(text: str) -> None:
-    typer.echo(text)
 
 
 def _client(server: str, token: str | None, timeout: str, retries: str,
@@ -204,9 +201,9 @@ def participate(
     timeout: str = TIMEOUT_OPTION,
     retries: str = RETRIES_OPTION,
     ca_cert: str | None = CA_CERT_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Perturb DATA with this participant's private T_i and upload it to the mining server."""
-    from privad.cli.sp import progress_bar
     from privad.rmp.roles import Participant
     from privad.services.common import ServiceError, check_name
     from privad.services.rmp_client import (
@@ -286,17 +283,19 @@ def participate(
             _save_token(token_path, client.base_url, remote.t_sha256, secret, name, who)
             notes.append(f"registered as participant {who}; token saved to {token_path} "
                          "(mode 0600)")  # fmt: skip
-        with progress_bar() as progress:
+        with StepProgress(quiet=as_json) as progress:
             task = progress.add_task("uploading batches", total=X.shape[0])
             report = upload_records(
                 client, participant, X, batch_size=size,
                 on_batch=lambda _answer, m: progress.update(task, advance=m),
             )  # fmt: skip
-    for line in notes:
-        _echo(line)
     again = f", {report.duplicates} already stored" if report.duplicates else ""
-    _echo(f"uploaded {report.records} record(s) of {remote.n} attributes in {report.batches} "
-          f"batch(es) to {client.base_url}: {report.stored} new{again}")  # fmt: skip
+    payload = {"server": client.base_url, "participant": who, "records": report.records,
+               "attributes": remote.n, "batches": report.batches, "stored": report.stored,
+               "duplicates": report.duplicates, "notes": notes}  # fmt: skip
+    emit(payload, as_json, lambda console: print_lines(console, [
+        *notes, f"uploaded {report.records} record(s) of {remote.n} attributes in "
+        f"{report.batches} batch(es) to {client.base_url}: {report.stored} new{again}"]))
 
 
 # --------------------------------------------------------------------------------------------
@@ -330,23 +329,22 @@ def train(
     timeout: str = TIMEOUT_OPTION,
     retries: str = RETRIES_OPTION,
     ca_cert: str | None = CA_CERT_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Train the model on every batch the server holds (operator)."""
-    from privad.cli.sp import progress_bar
-
     epochs_v = parse_optional_int(epochs, "--epochs", 1)
     hidden_v = parse_optional_int(hidden, "--hidden", 1)
     seed_v = parse_seed(seed)
     limit = parse_float(max_wait, "--max-wait", strict=True, what="seconds > 0")
     secret = _secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")
-    with _client(server, secret, timeout, retries, ca_cert) as client:
+    meta = final = None
+    with _client(server, secret, timeout, retries, ca_cert) as client, \
+            StepProgress(quiet=as_json) as progress:  # fmt: skip
         job = client.train(epochs=epochs_v, hidden=hidden_v, seed=seed_v)
-        _echo(f"training job {job['job']} started on {job['n_records']} record(s) from "
-              f"{job['n_batches']} batch(es) of {job['n_participants']} participant(s), "
-              f"{job['options']['epochs']} epochs")  # fmt: skip
-        if not wait:
-            return
-        with progress_bar() as progress:
+        started = (f"training job {job['job']} started on {job['n_records']} record(s) from "
+                   f"{job['n_batches']} batch(es) of {job['n_participants']} participant(s), "
+                   f"{job['options']['epochs']} epochs")  # fmt: skip
+        if wait:
             task = progress.add_task("training", total=job["options"]["epochs"])
 
             def show(state: dict[str, Any]) -> None:
@@ -355,17 +353,20 @@ def train(
                     progress.update(task, completed=done)
 
             final = client.wait(int(job["job"]), timeout=limit, on_poll=show)
-        if final["status"] != "done":
-            raise PrivadError(f"training job {final['job']} {final['status']}: "
-                              f"{final.get('error') or 'no reason given'}")  # fmt: skip
-        meta = next((m for m in client.models() if m["id"] == final["model"]), None)
-    if meta is None:
-        _echo(f"model {final['model']} stored")
-        return
-    threshold = "n/a" if meta["threshold"] is None else f"{meta['threshold']:.6g}"
-    _echo(f"model {meta['id']}: {meta['n_records']} record(s), {meta['n_batches']} batch(es), "
-          f"{meta['n_participants']} participant(s); threshold {threshold}; trained in "
-          f"{meta['train_seconds']:.2f} s")  # fmt: skip
+            if final["status"] != "done":
+                raise PrivadError(f"training job {final['job']} {final['status']}: "
+                                  f"{final.get('error') or 'no reason given'}")  # fmt: skip
+            meta = next((m for m in client.models() if m["id"] == final["model"]), None)
+    lines = [started]
+    if final is not None and meta is None:
+        lines.append(f"model {final['model']} stored")
+    elif meta is not None:
+        threshold = "n/a" if meta["threshold"] is None else f"{meta['threshold']:.6g}"
+        lines.append(f"model {meta['id']}: {meta['n_records']} record(s), {meta['n_batches']} "
+                     f"batch(es), {meta['n_participants']} participant(s); threshold "
+                     f"{threshold}; trained in {meta['train_seconds']:.2f} s")  # fmt: skip
+    payload = {"job": job, "result": final, "model": meta}
+    emit(payload, as_json, lambda console: print_lines(console, lines))
 
 
 # --------------------------------------------------------------------------------------------
@@ -415,6 +416,7 @@ def score(
     timeout: str = TIMEOUT_OPTION,
     retries: str = RETRIES_OPTION,
     ca_cert: str | None = CA_CERT_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Score DATA locally with the server's latest model and the public T (end-user)."""
     from privad.services.rmp_client import read_token_file
@@ -445,16 +447,22 @@ def score(
     if out is not None:
         _write_scores(out, scores, labels)
     flagged = int(labels.sum())
-    _echo(f"model {meta['id']} ({meta['n_records']} training record(s), created "
-          f"{meta['created_at']}): threshold {fitted.threshold:.6g}")  # fmt: skip
-    _echo(f"records {X.shape[0]}, flagged {flagged} ({100.0 * flagged / X.shape[0]:.1f} %)")
+    lines = [f"model {meta['id']} ({meta['n_records']} training record(s), created "
+             f"{meta['created_at']}): threshold {fitted.threshold:.6g}",
+             f"records {X.shape[0]}, flagged {flagged} "
+             f"({100.0 * flagged / X.shape[0]:.1f} %)"]  # fmt: skip
     y = getattr(ds, "y", None)
+    auc = None
     if y is not None and np.unique(np.asarray(y)).size == 2:
         from sklearn.metrics import roc_auc_score
 
-        _echo(f"ROC AUC against the labels: {roc_auc_score(np.asarray(y), scores):.4f}")
+        auc = float(roc_auc_score(np.asarray(y), scores))
+        lines.append(f"ROC AUC against the labels: {auc:.4f}")
     if out is not None:
-        _echo(f"wrote {out}")
+        lines.append(f"wrote {out}")
+    payload = {"model": meta, "threshold": fitted.threshold, "records": X.shape[0],
+               "flagged": flagged, "roc_auc": auc, "output": out}  # fmt: skip
+    emit(payload, as_json, lambda console: print_lines(console, lines))
 
 
 def register(app: typer.Typer) -> None:

@@ -26,24 +26,13 @@ from __future__ import annotations
 import contextlib
 import csv
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
-from rich.text import Text
 
 from privad.cli._options import (
     check_output_path,
@@ -53,6 +42,13 @@ from privad.cli._options import (
     parse_int,
     parse_scope,
     parse_seed,
+)
+from privad.cli._render import (
+    JSON_OPTION,
+    StepProgress,
+    emit,
+    summary_table,
+    warn,
 )
 from privad.errors import (
     BudgetExceededError,
@@ -298,38 +294,12 @@ def _align_queries(Q: Any, data: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def _err_console() -> Console:
-    return Console(stderr=True, highlight=False)
-
-
-def out_console() -> Console:
-    """Standard output; at least 120 columns wide when not a terminal (piped, captured)."""
-    console = Console(highlight=False, soft_wrap=True)
-    if not console.is_terminal:
-        console.width = max(console.width, 120)
-    return console
-
-
-def add_row(table: Table, what: str, value: str) -> None:
-    """A row whose value is shown literally (file names may contain Rich markup like [x])."""
-    table.add_row(what, Text(value))
-
-
-def progress_bar(console: Console | None = None) -> Progress:
-    """A Rich progress bar on standard error, shown only on a terminal."""
-    console = console or _err_console()
-    return Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal,
-    )  # fmt: skip
-
-
 _BLOCK_WORK = 20_000_000  # query x record pairs per block before the work is split
 
 
 def ball_statistics_with_progress(
     X: np.ndarray, r: float, *, queries: np.ndarray | None, metric: str, add: bool,
-    cap: int | None, progress: Progress, what: str = "counting balls",
+    cap: int | None, progress: StepProgress, what: str = "counting balls",
 ) -> Any:  # fmt: skip
     """:func:`privad.sensitive.ball_statistics`, split into blocks of queries with progress."""
     from privad.sensitive import ball_statistics
@@ -356,13 +326,6 @@ def ball_statistics_with_progress(
         capped=np.concatenate([p.capped for p in parts]), cap=cap,
         added_query=add and queries is not None,
     )  # fmt: skip
-
-
-@contextlib.contextmanager
-def _step(progress: Progress, text: str) -> Iterator[None]:
-    task = progress.add_task(text, total=1)
-    yield
-    progress.update(task, completed=1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -484,6 +447,7 @@ def identify(
     ),
     scheduler: str | None = SCHEDULER_OPTION,
     workers: str | None = WORKERS_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Label records as (β, r)-anomalies privately, and charge the privacy budget."""
     # 1. every option, before anything is read or written
@@ -494,7 +458,7 @@ def identify(
         scope=parse_scope(scope), ledger=ledger, out=out,
         budget=None if budget is None else parse_float(
             budget, "--budget", strict=True, what="a finite number > 0 (the scope's total ε)"),
-        errors=with_error_probabilities,
+        errors=with_error_probabilities, quiet=as_json,
     )  # fmt: skip
     engine_v = parse_choice(engine, "--engine", ENGINE_CHOICES)
     scheduler_v, workers_v = parse_cluster(scheduler, workers)
@@ -510,7 +474,7 @@ def identify(
         if scheduler is not None or workers is not None:
             raise ParameterError("--scheduler and --workers apply only with --engine dask")
         outcome = _identify_local(job, queries, add_query_to_data)
-    _print_summary(job, outcome)
+    _print_summary(job, outcome, as_json)
 
 
 @dataclass(frozen=True)
@@ -533,6 +497,7 @@ class _Identify:
     ledger: str | None
     out: str | None
     errors: bool
+    quiet: bool = False
 
     def mechanism(self) -> Any:
         """The mechanism object (its guarantee is what one answer costs)."""
@@ -595,13 +560,13 @@ def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
     else:
         Q = None
         what_q = f"the {ds.X.shape[0]} record(s) of the data"
-    with progress_bar() as progress, _open_ledger(job.ledger, job.budget) as book:
+    with StepProgress(quiet=job.quiet) as progress, _open_ledger(job.ledger, job.budget) as book:
         note = _ensure_budget(book, scope_v, job.notion, job.budget)
         rel = job.estimator(add, "numba").fit(ds.X).release(
             Q, ledger=book, scope=scope_v, output=CsvLabels(out_path, job.errors),
             context={"command": "privad sp identify", "data": job.data, "out": str(out_path),
                      "engine": "numba", "queries": queries},
-            step=lambda text: _step(progress, text),
+            step=progress.step,
         )  # fmt: skip
         remaining = book.remaining(scope_v, job.notion)
         ledger_name = book.path
@@ -670,7 +635,7 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
     scope_v = job.scope or source.name
     out_path = check_new_folder(
         job.out if job.out is not None else f"{scope_v}-{job.mech}-labels", "--out")
-    with progress_bar() as progress, _open_ledger(job.ledger, job.budget) as book:
+    with StepProgress(quiet=job.quiet) as progress, _open_ledger(job.ledger, job.budget) as book:
         note = _ensure_budget(book, scope_v, job.notion, job.budget)
         est = job.estimator(add, "dask")
         try:  # before any worker starts: a budget that cannot pay for one answer
@@ -679,15 +644,15 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
             raise BudgetExceededError(f"{exc} (checked before starting the Dask cluster: the "
                                       f"job costs at least ε = {job.eps:g})") from None
         with contextlib.ExitStack() as stack:
-            with _step(progress, "starting the Dask cluster"):
+            with progress.step("starting the Dask cluster"):
                 client = stack.enter_context(dask_client(scheduler, workers=workers))
             n_workers = len(client.scheduler_info(n_workers=-1).get("workers", {}))
-            with _step(progress, f"reading {job.data}"):
+            with progress.step(f"reading {job.data}"):
                 table = source.load()
             if q_source is None:
                 q_table, Q = table, None
             else:
-                with _step(progress, f"reading {queries}"):
+                with progress.step(f"reading {queries}"):
                     q_table = q_source.load()
                 Q = q_table.records
             context: dict[str, Any] = {
@@ -698,7 +663,7 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
             rel = est.fit(table.records).release(
                 Q, ledger=book, scope=scope_v,
                 output=ParquetLabels(out_path, tuple(q_table.lengths), job.errors),
-                context=context, step=lambda text: _step(progress, text),
+                context=context, step=progress.step,
             )  # fmt: skip
         remaining = book.remaining(scope_v, job.notion)
         ledger_name = book.path
@@ -718,43 +683,55 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
     )  # fmt: skip
 
 
-def _print_summary(job: _Identify, o: _Outcome) -> None:
-    """The summary table (everything in it is the released answers or public parameters)."""
-    console = out_console()
-    table = Table(title="privad sp identify", title_justify="left", show_header=False)
-    table.add_column("what", style="bold")
-    table.add_column("value", overflow="fold")
-    add_row(table, "data", o.data_text)
-    add_row(table, "queries", o.queries_text)
-    if o.engine_text:
-        add_row(table, "engine", o.engine_text)
-    k_text = f"k = {job.k}" + (" (unused by dp)" if job.mech == "dp" else "")
-    cap_note = "" if job.cap is None else f", count cap {job.cap}"
-    add_row(table, "parameters",
-            f"β = {job.beta}, r = {job.r:g}, {k_text}, metric {job.metric}{cap_note}")  # fmt: skip
-    add_row(table, "mechanism", job.mechanism().guarantee.description)
-    add_row(table, "flagged as anomalies", f"{o.flagged} of {o.n_q} (noisy labels)")
-    per_query = "ε-DP" if job.mech == "dp" else f"(ε, k = {job.k})-sensitive privacy"
-    add_row(table, "guarantee", f"{per_query}: ε = {job.eps:g} per query")
+def _print_summary(job: _Identify, o: _Outcome, as_json: bool) -> None:
+    """The result (everything in it is the released answers or public parameters)."""
     bound = o.bound
-    exact = "exact" if bound.exact else f"between {bound.lower} and {bound.upper}"
-    add_row(
-        table,
-        "composed",
-        f"ε = {o.guarantee.epsilon:g} = min(n = {o.n_q}, m = {min(bound.m, o.n_q)}) "
-        f"× ε (Claim 5: at most m queries in any ball of radius r; m {exact})",
-    )
-    add_row(table, "ledger", f"scope {o.scope!r} ({o.guarantee.notion}) in {o.ledger}: "
-            f"remaining ε {o.remaining:g}")  # fmt: skip
-    add_row(table, "output", str(o.out))
-    console.print(table)
-    if o.note:
-        console.print(o.note, markup=False)
-    if job.errors:
-        console.print(
-            "WARNING: the error-probability columns are NOT PRIVATE (computed from the exact "
-            "counts); use them for evaluation only, never release them.", markup=False,
-        )  # fmt: skip
+    per_query = "ε-DP" if job.mech == "dp" else f"(ε, k = {job.k})-sensitive privacy"
+    warning = ("the error-probability columns are NOT PRIVATE (computed from the exact "
+               "counts); use them for evaluation only, never release them."
+               if job.errors else None)  # fmt: skip
+    payload = {
+        "command": "sp identify", "data": job.data, "dataset": o.data_text,
+        "queries": o.queries_text, "engine": o.engine_text or "numba",
+        "parameters": {"beta": job.beta, "r": job.r, "k": job.k, "metric": job.metric,
+                       "mechanism": job.mech, "count_cap": job.cap, "epsilon": job.eps},
+        "mechanism": job.mechanism().guarantee.description,
+        "answers": o.n_q, "flagged": o.flagged,
+        "guarantee": {"notion": o.guarantee.notion, "epsilon_per_query": job.eps,
+                      "epsilon": o.guarantee.epsilon, "m": min(bound.m, o.n_q),
+                      "m_exact": bool(bound.exact)},
+        "scope": o.scope, "ledger": o.ledger, "remaining_epsilon": o.remaining,
+        "output": o.out, "note": o.note, "warning": warning,
+    }  # fmt: skip
+
+    def render(console: Any) -> None:
+        k_text = f"k = {job.k}" + (" (unused by dp)" if job.mech == "dp" else "")
+        cap_note = "" if job.cap is None else f", count cap {job.cap}"
+        exact = "exact" if bound.exact else f"between {bound.lower} and {bound.upper}"
+        console.print(summary_table("privad sp identify", [
+            ("data", o.data_text),
+            ("queries", o.queries_text),
+            *([("engine", o.engine_text)] if o.engine_text else []),
+            ("parameters", f"β = {job.beta}, r = {job.r:g}, {k_text}, metric {job.metric}"
+                           f"{cap_note}"),
+            ("mechanism", job.mechanism().guarantee.description),
+            ("flagged as anomalies", f"{o.flagged} of {o.n_q} (noisy labels)"),
+            ("guarantee", f"{per_query}: ε = {job.eps:g} per query"),
+            ("composed", f"ε = {o.guarantee.epsilon:g} = min(n = {o.n_q}, m = "
+                         f"{min(bound.m, o.n_q)}) × ε (Claim 5: at most m queries in any ball "
+                         f"of radius r; m {exact})"),
+            ("ledger", f"scope {o.scope!r} ({o.guarantee.notion}) in {o.ledger}: "
+                       f"remaining ε {o.remaining:g}"),
+            ("output", str(o.out)),
+        ]))  # fmt: skip
+        if o.note:
+            console.print(o.note, markup=False)
+        if warning:
+            console.print(f"WARNING: {warning}", markup=False)
+
+    if as_json and warning:
+        warn(warning)
+    emit(payload, as_json, render)
 
 
 # --------------------------------------------------------------------------------------------
@@ -785,6 +762,7 @@ def params(
     seed: str | None = typer.Option(
         None, "--seed", metavar="S", help="Seed of a generated dataset (an integer >= 0)."
     ),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Propose (β, r) for DATA: our reconstruction of the paper's missing Appendix A.2."""
     from privad.sensitive import propose_parameters
@@ -800,38 +778,44 @@ def params(
     metric_v = parse_choice(metric, "--metric", METRIC_CHOICES)
     seed_v = parse_seed(seed)
     ds = load_table(data, columns=parse_columns(columns), label=label, seed=seed_v)
-    with progress_bar() as progress:
-        with _step(progress, "k-th neighbour distances"):
+    with StepProgress(quiet=as_json) as progress:
+        with progress.step("k-th neighbour distances"):
             beta_v, r_v = propose_parameters(ds.X, frac, share, metric=metric_v)
         stats = ball_statistics_with_progress(ds.X, r_v, queries=None, metric=metric_v,
                                               add=False, cap=None, progress=progress)  # fmt: skip
     br = stats.ball <= beta_v
-    table = Table(title="privad sp params (reconstruction of Appendix A.2, not the paper's "
-                  "protocol)", title_justify="left", show_header=False)  # fmt: skip
-    table.add_column("what", style="bold")
-    table.add_column("value", overflow="fold")
-    add_row(table, "data", f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features")
-    add_row(table, "proposed β", f"{beta_v} (= max(1, round({frac:g} × n)))")
-    add_row(table, "proposed r", f"{r_v:.6g} ({metric_v}; smallest r leaving at most "
-            f"{share:g}·n records with B_x(i, r) <= β)")  # fmt: skip
-    add_row(table, "(β, r)-anomalies", f"{int(br.sum())} of {ds.X.shape[0]} records "
-            "(ball counts include the record itself, Definition 2.2)")  # fmt: skip
-    if ds.y is not None:
-        true_br = int((br & (ds.y == 1)).sum())
-        add_row(table, "labelled anomalies",
-                f"{int(ds.y.sum())}; {true_br} of them are (β, r)-anomalies")  # fmt: skip
-    else:
-        add_row(table, "labelled anomalies", "the data has no labels (use --label COL)")
-    console = out_console()
-    console.print(table)
-    console.print(
-        "How: β is a fixed share of n (Table 1 has β/n ≈ 0.005) and r a quantile of the "
-        "distance to the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers). Not "
-        "private: it reads the raw data; use it on public or held-out data, or account for it "
-        "separately.", markup=False,
-    )  # fmt: skip
-    console.print(f"Next: privad sp identify {data} --beta {beta_v} --r {r_v:.6g} --epsilon 0.1",
-                  markup=False)  # fmt: skip
+    n, d = ds.X.shape
+    true_br = None if ds.y is None else int((br & (ds.y == 1)).sum())
+    how = ("β is a fixed share of n (Table 1 has β/n ≈ 0.005) and r a quantile of the "
+           "distance to the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers). Not "
+           "private: it reads the raw data; use it on public or held-out data, or account for "
+           "it separately.")  # fmt: skip
+    next_command = f"privad sp identify {data} --beta {beta_v} --r {r_v:.6g} --epsilon 0.1"
+    payload = {
+        "command": "sp params", "data": data, "dataset": ds.name, "records": n,
+        "features": list(ds.feature_names), "metric": metric_v, "beta_fraction": frac,
+        "anomaly_share": share, "beta": beta_v, "r": r_v, "br_anomalies": int(br.sum()),
+        "labelled_anomalies": ds.n_anomalies, "labelled_br_anomalies": true_br,
+        "private": False, "how": how, "next": next_command,
+    }  # fmt: skip
+
+    def render(console: Any) -> None:
+        labelled = ("the data has no labels (use --label COL)" if ds.y is None else
+                    f"{ds.n_anomalies}; {true_br} of them are (β, r)-anomalies")  # fmt: skip
+        console.print(summary_table(
+            "privad sp params (reconstruction of Appendix A.2, not the paper's protocol)", [
+                ("data", f"{ds.name}: {n} records x {d} features"),
+                ("proposed β", f"{beta_v} (= max(1, round({frac:g} × n)))"),
+                ("proposed r", f"{r_v:.6g} ({metric_v}; smallest r leaving at most "
+                               f"{share:g}·n records with B_x(i, r) <= β)"),
+                ("(β, r)-anomalies", f"{int(br.sum())} of {n} records (ball counts include "
+                                     "the record itself, Definition 2.2)"),
+                ("labelled anomalies", labelled),
+            ]))  # fmt: skip
+        console.print(f"How: {how}", markup=False)
+        console.print(f"Next: {next_command}", markup=False)
+
+    emit(payload, as_json, render)
 
 
 # --------------------------------------------------------------------------------------------
@@ -881,6 +865,7 @@ def ask(
     ca_cert: str | None = typer.Option(
         None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https curator."
     ),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Ask the curator which records are (β, r)-anomalies: noisy answers, your budget."""
     from privad.cli.serve import existing_file
@@ -911,20 +896,29 @@ def ask(
             writer = csv.writer(handle)
             writer.writerow(["question", "label"])
             writer.writerows(zip(names, reply["answers"], strict=True))
-    console = out_console()
-    table = Table(title="privad sp ask", title_justify="left")
-    table.add_column("question")
-    table.add_column("answer (noisy; 1 = anomaly)")
-    for name, answer in list(zip(names, reply["answers"], strict=True))[:50]:
-        table.add_row(name, str(answer))
-    console.print(table)
-    if len(names) > 50:
-        console.print(f"... {len(names) - 50} more" + (f" in {out}" if out else " (use --out)"),
-                      markup=False)  # fmt: skip
+    answers = list(zip(names, reply["answers"], strict=True))
     b = reply["budget"]
-    console.print(f"charged ε {reply['charged']:g}; budget: spent {b['spent']:g} of "
-                  f"{b['total']:g}, remaining {b['remaining']:g} ({b['notion']})",
-                  markup=False)  # fmt: skip
+    payload = {
+        "command": "sp ask", "server": server,
+        "answers": [{"question": q, "label": int(a)} for q, a in answers],
+        "charged": reply["charged"], "budget": b, "output": out_path,
+    }  # fmt: skip
+
+    def render(console: Any) -> None:
+        table = Table(title="privad sp ask", title_justify="left")
+        table.add_column("question")
+        table.add_column("answer (noisy; 1 = anomaly)")
+        for name, answer in answers[:50]:
+            table.add_row(name, str(answer))
+        console.print(table)
+        if len(names) > 50:
+            console.print(f"... {len(names) - 50} more" + (f" in {out}" if out else
+                                                           " (use --out)"), markup=False)
+        console.print(f"charged ε {reply['charged']:g}; budget: spent {b['spent']:g} of "
+                      f"{b['total']:g}, remaining {b['remaining']:g} ({b['notion']})",
+                      markup=False)  # fmt: skip
+
+    emit(payload, as_json, render)
 
 
 @sp_app.command("plan")
@@ -944,7 +938,7 @@ def plan(
     max_ball: str | None = typer.Option(
         None, "--max-ball", metavar="B", help="Largest ball count shown (default 2β + 20).",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+    as_json: bool = JSON_OPTION,
     figure: str | None = typer.Option(
         None, "--figure", metavar="PATH", help="Also draw the curves to PATH (.png, .pdf, .svg).",
     ),
