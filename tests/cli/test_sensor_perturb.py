@@ -94,10 +94,13 @@ def test_default_ledger_records_an_archive_release(run, tmp_path, monkeypatch) -
         assert len(book.history()) == 4
 
 
-def test_seed_reproduces_and_errors_are_one_line(run, tmp_path, error_line) -> None:
+def test_seed_reproduces_and_errors_are_one_line(run, tmp_path, error_line, monkeypatch) -> None:
     common = ("--relaxed-sensitivity", "1", "--seed", "4", "--global-sensitivity", "10",
               "--budget", "100", "--ledger", str(tmp_path / "l.sqlite"))  # fmt: skip
-    assert run("--out", "a", *common)[0] == 0
+    monkeypatch.setenv("PRIVAD_PROGRESS_DELAY", "0")
+    code, _, err = run("--out", "a", *common)
+    assert code == 0 and "privad: starting the Dask cluster [" in err  # a line per step
+    assert "privad: perturbing 4 partition(s) and writing a [" in err
     code, out, err = run("--out", "b", *common, "--json")  # the result as one JSON document
     assert code == 0, err
     doc = json.loads(out)

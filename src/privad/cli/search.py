@@ -31,7 +31,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from privad.cli._render import JSON_OPTION, emit, summary_table
+from privad.cli._render import JSON_OPTION, StepProgress, emit, summary_table
 from privad.errors import BudgetExceededError, DataError, ParameterError
 
 __all__ = [
@@ -484,12 +484,16 @@ def run(
                     max_queries, ledger_cap = left, True
 
         # 3. the search (a remote oracle's answers are charged to --ledger on this side)
-        result = search(
-            orc, halting=rule, top_k=min(top_k, orc.n_items), selection=sel,
-            max_queries=max_queries, ledger=book if remote else None,
-            scope=scope_v if book and remote else None,
-            label=f"privad search run against {where}", rng=search_rng,
-        )
+        with StepProgress(quiet=as_json) as progress:
+            task = progress.add_task("searching: queries answered", total=min(
+                max_queries, int(to_fraction(b) // to_fraction(orc.epsilon))))
+            result = search(
+                orc, halting=rule, top_k=min(top_k, orc.n_items), selection=sel,
+                max_queries=max_queries, ledger=book if remote else None,
+                scope=scope_v if book and remote else None,
+                label=f"privad search run against {where}", rng=search_rng,
+                progress=lambda t, _p: progress.update(task, completed=t),
+            )
         if out_path is not None:
             _write_posterior(out_path, result.posterior)
         remaining = None

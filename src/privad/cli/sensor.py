@@ -39,7 +39,15 @@ from privad.cli._options import (
     parse_scope,
     parse_seed,
 )
-from privad.cli._render import JSON_OPTION, emit, jsonable, print_json, print_lines, warn
+from privad.cli._render import (
+    JSON_OPTION,
+    StepProgress,
+    emit,
+    jsonable,
+    print_json,
+    print_lines,
+    warn,
+)
 from privad.cli.serve import (
     existing_file,
     parse_choice,
@@ -678,10 +686,13 @@ def perturb(
     book = Ledger(ledger if ledger is not None else default_ledger_path(), create=True,
                   default_budget=budget_v if budget_v is not None else g.epsilon)
     try:
-        with dask_client(scheduler_v, workers=workers_v):
-            table = source.load()
-            blocks = table.records.to_delayed().ravel()
-            digests = dask.compute(*[dask.delayed(rows_digest)(b) for b in blocks])
+        with StepProgress(quiet=as_json) as progress, ExitStack() as cluster:
+            with progress.step("starting the Dask cluster"):
+                cluster.enter_context(dask_client(scheduler_v, workers=workers_v))
+            with progress.step(f"reading and digesting the partitions of {archive}"):
+                table = source.load()
+                blocks = table.records.to_delayed().ravel()
+                digests = dask.compute(*[dask.delayed(rows_digest)(b) for b in blocks])
             scopes = [f"{base}/rows-{d[:32]}" for d in digests]
             for k, sc in enumerate(scopes):  # refused before any noise is drawn
                 book.check(sc, g)
@@ -690,7 +701,9 @@ def perturb(
                                     "identical records: two noisy copies would release them "
                                     "twice (give --budget to allow it, charged twice)")
             job = perturb_partitions(sensor, table.records, rng=Randomness(seed_v))
-            with release_folder(target) as tmp, ExitStack() as spends:
+            with progress.step(f"perturbing {table.n_partitions} partition(s) and writing "
+                               f"{target}"), release_folder(target) as tmp, \
+                    ExitStack() as spends:  # fmt: skip
                 for k, (sc, d) in enumerate(zip(scopes, digests, strict=True)):
                     spends.enter_context(book.reserve(
                         sc, g, f"relaxed-DP perturbation of partition {k} of {archive} "
