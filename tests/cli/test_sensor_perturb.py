@@ -92,6 +92,11 @@ def test_default_ledger_records_an_archive_release(run, tmp_path, monkeypatch) -
     assert code == 0, err and "default.sqlite" in out
     with Ledger(tmp_path / "default.sqlite") as book:
         assert len(book.history()) == 4
+    # --exclude: the column is neither perturbed nor written
+    code, out, err = run("--out", "o2", "--relaxed-sensitivity", "1", "--global-sensitivity",
+                         "10", "--budget", "2", "--exclude", "t", "--seed", "1")  # fmt: skip
+    assert code == 0, err
+    assert list(pd.read_parquet(tmp_path / "o2").columns) == ["index", "h"]
 
 
 def test_seed_reproduces_and_errors_are_one_line(run, tmp_path, error_line, monkeypatch) -> None:

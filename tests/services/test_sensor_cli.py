@@ -155,5 +155,13 @@ def test_json_documents(servers, ring, run_cli, secrets, to_csv, tmp_path: Path)
     code, out, err = run_cli("sensor", "calibrate", str(history), "--json")
     assert code == 0, err
     assert json.loads(out)["relaxed_sensitivity"] == ring.rs.tolist()
+    # an extra column left out with --exclude gives the same parameters
+    wide = tmp_path / "wide.csv"
+    lines = history.read_text().splitlines()
+    wide.write_text("\n".join([lines[0] + ",site"] + [f"{row},{i}" for i, row in
+                                                       enumerate(lines[1:])]) + "\n")
+    code, out2, err = run_cli("sensor", "calibrate", str(wide), "--json", "--exclude", "site")
+    assert code == 0, err
+    assert json.loads(out2) == json.loads(out)
     code, out, err = run_cli("sensor", "calibrate", str(history), "--json", "--format", "env")
     assert code == 2 and out == "" and "contradict" in _one_error_line(err)

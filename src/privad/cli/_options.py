@@ -77,13 +77,13 @@ def parse_choice(text: str, option: str, choices: Sequence[str]) -> str:
     return value
 
 
-def parse_columns(values: Sequence[str] | None) -> list[str] | None:
+def parse_columns(values: Sequence[str] | None, option: str = "--columns") -> list[str] | None:
     """Repeated and/or comma-separated column names or positions; None when not given."""
     if not values:
         return None
     out = [part.strip() for value in values for part in str(value).split(",")]
     if any(not part for part in out):
-        raise ParameterError(f"--columns has an empty column name in {list(values)!r}")
+        raise ParameterError(f"{option} has an empty column name in {list(values)!r}")
     return out
 
 

@@ -10,7 +10,11 @@
 * ``privad rmp score DATA --server URL --token SECRET``: an end-user (or participant)
   downloads the latest model, applies the double logistic and the public T locally and
   scores DATA: a summary, and with ``--output FILE`` one row per record (``index, score,
-  label``; CSV, or Parquet for ``.parquet``/``.pq``), written atomically.
+  label``, with ``--id COL`` also the record's ``id``; CSV, or Parquet for
+  ``.parquet``/``.pq``), written atomically.
+
+``--exclude COL`` drops columns that are not attributes; ``--id COL`` names the records
+(never sent, never an attribute).
 
 Every mistake (a bad option, an unknown file, the wrong number of columns, an unreachable
 server, a refused request) is a :class:`~privad.errors.PrivadError`: ``privad.cli.main``
@@ -37,6 +41,7 @@ from privad.cli._options import (
 )
 from privad.cli._render import JSON_OPTION, StepProgress, emit, print_lines
 from privad.cli.serve import _secret
+from privad.cli.sp import EXCLUDE_OPTION, ID_OPTION
 from privad.errors import DataError, ParameterError, PrivadError
 
 __all__ = ["register", "rmp_app"]
@@ -97,10 +102,12 @@ def _client(server: str, token: str | None, timeout: str, retries: str,
     )  # fmt: skip
 
 
-def _load(data: str, columns: list[str] | None, label: str | None) -> Any:
+def _load(data: str, columns: list[str] | None, label: str | None, exclude: list[str] | None,
+          id_column: str | None) -> Any:  # fmt: skip
     from privad.cli.sp import load_table
 
-    return load_table(data, columns=parse_columns(columns), label=label)
+    return load_table(data, columns=parse_columns(columns), label=label, id_column=id_column,
+                      exclude=parse_columns(exclude, "--exclude"))  # fmt: skip
 
 
 def _check_width(ds: Any, n: int, data: str) -> np.ndarray:
@@ -169,6 +176,12 @@ def participate(
     server: str = SERVER_OPTION,
     columns: list[str] | None = COLUMNS_OPTION,
     label: str | None = LABEL_OPTION,
+    exclude: list[str] | None = EXCLUDE_OPTION,
+    id_column: str | None = typer.Option(
+        None, "--id", metavar="COL",
+        help="The column that identifies records (numbers or text): not an attribute, never "
+        "sent.",
+    ),
     batch_size: str = typer.Option(
         "30", "--batch-size", metavar="M",
         help="Records per uploaded batch (default 30, as in the paper; at most the server's "
@@ -222,7 +235,7 @@ def participate(
             check_output_path(path, option, "store")
     client = _client(server, None, timeout, retries, ca_cert)
     with client:
-        ds = _load(data, columns, label)
+        ds = _load(data, columns, label, exclude, id_column)
         remote = client.config()
         X = _check_width(ds, remote.n, data)
         if size > remote.max_batch:
@@ -374,12 +387,14 @@ def train(
 # --------------------------------------------------------------------------------------------
 
 
-def _write_scores(out: Path, scores: np.ndarray, labels: np.ndarray) -> None:
+def _write_scores(out: Path, scores: np.ndarray, labels: np.ndarray,
+                  ids: np.ndarray | None) -> None:  # fmt: skip
     import pandas as pd
 
     from privad.io import atomic_write
 
-    frame = pd.DataFrame({"index": np.arange(scores.size, dtype=np.int64), "score": scores,
+    frame = pd.DataFrame({"index": np.arange(scores.size, dtype=np.int64),
+                          **({} if ids is None else {"id": ids}), "score": scores,
                           "label": labels.astype(np.int64)})  # fmt: skip
     try:
         if out.suffix.lower() == ".csv":
@@ -406,12 +421,15 @@ def score(
     ),
     columns: list[str] | None = COLUMNS_OPTION,
     label: str | None = LABEL_OPTION,
+    exclude: list[str] | None = EXCLUDE_OPTION,
+    id_column: str | None = ID_OPTION,
     model: str = typer.Option(
         "latest", "--model", metavar="ID", help="The model: its id, or latest (default)."
     ),
     output: str | None = typer.Option(
         None, "--output", "-o", metavar="FILE",
-        help="Write index,score,label per record (label 1 = anomaly): .csv, or .parquet/.pq.",
+        help="Write index,score,label per record (label 1 = anomaly; index,id,score,label with "
+        "--id): .csv, or .parquet/.pq.",
     ),
     timeout: str = TIMEOUT_OPTION,
     retries: str = RETRIES_OPTION,
@@ -431,7 +449,7 @@ def score(
         secret = read_token_file(token_file)["token"]
     else:
         secret = _secret(token, "--token", "PRIVAD_RMP_TOKEN")
-    ds = _load(data, columns, label)
+    ds = _load(data, columns, label, exclude, id_column)
     with _client(server, secret, timeout, retries, ca_cert) as client:
         public = client.config()
         meta, fitted = client.model(ref)
@@ -445,7 +463,7 @@ def score(
     scores = fitted.decision_function(X)
     labels = (scores > fitted.threshold).astype(np.int64)
     if out is not None:
-        _write_scores(out, scores, labels)
+        _write_scores(out, scores, labels, ds.ids)
     flagged = int(labels.sum())
     lines = [f"model {meta['id']} ({meta['n_records']} training record(s), created "
              f"{meta['created_at']}): threshold {fitted.threshold:.6g}",

@@ -56,7 +56,7 @@ from privad.cli.serve import (
     parse_floats,
     parse_int,
 )
-from privad.cli.sp import SCHEDULER_OPTION, WORKERS_OPTION, parse_cluster
+from privad.cli.sp import EXCLUDE_OPTION, SCHEDULER_OPTION, WORKERS_OPTION, parse_cluster
 from privad.errors import DataError, ParameterError
 
 __all__ = ["register", "sensor_app"]
@@ -137,7 +137,8 @@ def _guarantee_options(global_sensitivity: str | None, budget: str | None, ledge
 
 
 def _relaxed_sensitivities(relaxed_sensitivity: str | None, history: str | None,
-                           columns: list[str] | None, p_o: float) -> Any:  # fmt: skip
+                           columns: list[str] | None, exclude: list[str] | None,
+                           p_o: float) -> Any:  # fmt: skip
     """RS from ``--relaxed-sensitivity`` or from ``--history`` (eq. 1); None without both."""
     from privad.relaxed import relaxed_sensitivity as estimate_rs
     from privad.services.clients import read_csv_array
@@ -149,7 +150,7 @@ def _relaxed_sensitivities(relaxed_sensitivity: str | None, history: str | None,
                             what="relaxed sensitivities > 0")  # fmt: skip
     if history is not None:
         return estimate_rs(read_csv_array(existing_file(history, "--history"), columns=columns,
-                                          source=history), p_o)  # fmt: skip
+                                          exclude=exclude, source=history), p_o)  # fmt: skip
     return None
 
 
@@ -201,6 +202,7 @@ def send(
         help="Step 1c (reconstruction): separate (default: c for T, c' for T') or original.",
     ),
     columns: list[str] | None = COLUMNS_OPTION,
+    exclude: list[str] | None = EXCLUDE_OPTION,
     first_window: str = typer.Option(
         "0", "--first-window", metavar="W",
         help="Number of the first window (default 0); continue a stream after its last window.",
@@ -285,7 +287,7 @@ def send(
     size = parse_int(window, "--window", minimum=1, what="a number of records >= 1")
     first = parse_int(first_window, "--first-window", minimum=0, what="an integer >= 0")
     p_o_v = _parse_p_o(p_o)
-    cols = parse_columns(columns)
+    cols, excl = parse_columns(columns), parse_columns(exclude, "--exclude")
     scaling_v = parse_choice(scaling, "--scaling", SCALING_CHOICES)
     centres = parse_choice(d_diff_centres, "--d-diff-centres", CENTRE_CHOICES)
     unit = parse_choice(guarantee_unit, "--guarantee-unit", UNIT_CHOICES)
@@ -302,7 +304,7 @@ def send(
         raise ParameterError("--cs-epsilon applies to --exchange protected only")
     verify = existing_file(ca_cert, "--ca-cert") or True
 
-    rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, p_o_v)
+    rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, excl, p_o_v)
     _warn_seed(seed_v)
 
     def say(text: str) -> None:
@@ -328,8 +330,8 @@ def send(
         # fail before any privacy is spent: both servers reachable, both tokens accepted
         a_client.windows()
         c_client.windows()
-        windows = iter_windows(read_csv_rows(stream, columns=cols, source=label), size,
-                               first=first, partial=keep_partial)  # fmt: skip
+        rows = read_csv_rows(stream, columns=cols, exclude=excl, source=label)
+        windows = iter_windows(rows, size, first=first, partial=keep_partial)
         head = next(windows, None)
         if head is None:
             raise DataError(f"{label}: no records to send")
@@ -520,6 +522,7 @@ def calibrate(
         "10", "--p-o", metavar="P", help="Outlier percentage of the history, in (0, 100)."
     ),
     columns: list[str] | None = COLUMNS_OPTION,
+    exclude: list[str] | None = EXCLUDE_OPTION,
     scaling: str = typer.Option(
         "relaxed-sensitivity", "--scaling", metavar="S",
         help="Step 1a: relaxed-sensitivity (default), isotropic or none (as for send).",
@@ -555,6 +558,7 @@ def calibrate(
     scaling_v = parse_choice(scaling, "--scaling", SCALING_CHOICES)
     ms = parse_optional_int(min_samples, "--min-samples", 1)
     H = read_csv_array(existing_file(history, "HISTORY"), columns=parse_columns(columns),
+                       exclude=parse_columns(exclude, "--exclude"),
                        source=history)  # fmt: skip
     rs = relaxed_sensitivity(H, p_o_v)
     divisors = column_divisors(scaling_v, rs)
@@ -611,6 +615,7 @@ def perturb(
     relaxed_sensitivity: str | None = RS_OPTION,
     scaling: str = SCALING_OPTION,
     columns: list[str] | None = COLUMNS_OPTION,
+    exclude: list[str] | None = EXCLUDE_OPTION,
     scheduler: str | None = SCHEDULER_OPTION,
     workers: str | None = WORKERS_OPTION,
     seed: str | None = SEED_OPTION,
@@ -652,18 +657,18 @@ def perturb(
 
     eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0")
     p_o_v = _parse_p_o(p_o)
-    cols = parse_columns(columns)
+    cols, excl = parse_columns(columns), parse_columns(exclude, "--exclude")
     scaling_v = parse_choice(scaling, "--scaling", SCALING_CHOICES)
     unit = parse_choice(guarantee_unit, "--guarantee-unit", UNIT_CHOICES)
     scheduler_v, workers_v = parse_cluster(scheduler, workers)
     seed_v = parse_seed(seed)
     gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "the archive's")
     scope = parse_scope(scope)
-    rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, p_o_v)
+    rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, excl, p_o_v)
     if rs is None:
         raise ParameterError("give --relaxed-sensitivity or --history: the noise scale must "
                              "not be estimated from the archive it protects")
-    source = open_partitioned(archive, columns=cols)
+    source = open_partitioned(archive, columns=cols, exclude=excl)
     target = check_new_folder(out, "--out")
     rs_v = np.asarray(rs, dtype=np.float64)
     if rs_v.size == 1:  # one value for every column

@@ -4,11 +4,13 @@
   record of DATA (or for the records of ``--queries FILE``), from one of the paper's three
   mechanisms (``sp``: U_{λ_k}; ``dp``: the optimal ε-DP U_{Δ_G}; ``compiled``: Construction 2).
   The batch's guarantee (Claim 5: min(n, m)·ε) is charged to a ledger *before* anything is
-  written; a refused spend writes nothing. Output: a CSV ``index,label`` (1 = anomaly),
-  written atomically. With ``--engine dask [--scheduler ADDR | --workers N]`` DATA is a
-  Parquet folder/file or CSV glob counted on a Dask cluster (``--queries`` partitioned the
-  same way), and the output a Parquet folder with one part per input (or query) partition,
-  renamed into place after the spend is committed
+  written; a refused spend writes nothing. Output: a CSV ``index,label`` (1 = anomaly;
+  ``index,id,label`` with ``--id COL``), written atomically. ``--exclude COL`` drops
+  columns that are not features before any distance is computed. With ``--engine dask
+  [--scheduler ADDR | --workers N]`` DATA is a Parquet folder/file or CSV glob counted on a
+  Dask cluster (``--queries`` partitioned the same way), and the output a Parquet folder
+  with one part per input (or query) partition, renamed into place after the spend is
+  committed
   (:mod:`privad.distributed`, ``docs/distributed.md``).
 * ``privad sp plan --beta B --epsilon E [--k K] [--queries N] [--delta D]``: what ε buys
   and what N answers cost, before any data is read (:mod:`privad.cli._plan`).
@@ -26,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import math
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,6 +98,17 @@ LABEL_HELP = (
 )
 METRIC_HELP = "Distance between records: euclidean (default), manhattan or chebyshev."
 COLUMNS_OPTION = typer.Option(None, "--columns", metavar="COLS", help=COLUMNS_HELP)
+EXCLUDE_OPTION: Any = typer.Option(
+    None, "--exclude", metavar="COL",
+    help="A column that is not a feature (a timestamp, a free-text field, ...), by name or "
+    "0-based position; repeat the option or separate with commas. Dropped before any "
+    "distance is computed.",
+)  # fmt: skip
+ID_OPTION: Any = typer.Option(
+    None, "--id", metavar="COL",
+    help="The column that identifies records (numbers or text): not a feature; its values "
+    "are carried into the output (an id column beside index).",
+)  # fmt: skip
 LEDGER_HELP = "Ledger file (SQLite). Default: $PRIVAD_LEDGER if set, else ~/.privad/ledger.sqlite."
 SCHEDULER_OPTION: Any = typer.Option(
     None, "--scheduler", metavar="ADDR",
@@ -213,66 +227,32 @@ def _as_dataset(obj: Any) -> Any:
     return obj.to_dataset() if isinstance(obj, TimeSeries) else obj
 
 
-def _resolve(names: list[str], spec: str, what: str, source: str) -> int:
-    if spec in names:
-        return names.index(spec)
-    try:
-        index = int(spec)
-    except ValueError:
-        index = None
-    if index is not None and -len(names) <= index < len(names):
-        return index % len(names)
-    shown = ", ".join(repr(n) for n in names[:12]) + (" ..." if len(names) > 12 else "")
-    raise DatasetNotFoundError(f"unknown {what} {spec!r} in {source}; the columns are {shown}")
-
-
-def _select(ds: Any, columns: list[str] | None, label: str | None) -> Any:
-    """Select feature columns (and a label column) of an already loaded Dataset."""
-    from privad.datasets import Dataset
-
-    if columns is None and label is None:
-        return ds
-    names = list(ds.feature_names)
-    y = ds.y
-    drop: set[int] = set()
-    if label is not None:
-        j = _resolve(names, label, "label column", repr(ds.name))
-        y = ds.X[:, j]
-        drop.add(j)
-    if columns is not None:
-        idx = [_resolve(names, c, "column", repr(ds.name)) for c in columns]
-        clash = drop.intersection(idx)
-        if clash:
-            raise ParameterError(f"column {names[clash.pop()]!r} is both --label and a feature")
-    else:
-        idx = [j for j in range(len(names)) if j not in drop]
-    if not idx:
-        raise DataError(f"no feature columns left in {ds.name!r}")
-    return Dataset(X=ds.X[:, idx], y=y, feature_names=[names[j] for j in idx], name=ds.name,
-                   description=ds.description, source=ds.source, licence=ds.licence)  # fmt: skip
-
-
 def load_table(source: str, *, columns: list[str] | None = None, label: str | None = None,
+               exclude: list[str] | None = None, id_column: str | None = None,
                seed: int | None = None) -> Any:  # fmt: skip
     """Load DATA (a catalogue name, a file or a Parquet folder) as a
-    :class:`privad.datasets.Dataset`."""
+    :class:`privad.datasets.Dataset` with the column roles of
+    :func:`privad.datasets.tables.plan_columns` (features, label, excluded, id)."""
     from privad import datasets
+    from privad.datasets.tables import select_columns
 
+    roles = {"columns": columns, "exclude": exclude, "id_column": id_column}
     path = Path(source).expanduser()
     suffix = path.suffix.lower()
     if suffix in FILE_SUFFIXES or path.exists():
         if path.is_dir() or suffix in (".csv", ".parquet", ".pq"):  # a folder: Parquet parts
-            return datasets.load(path, columns=columns, label=label)
+            return datasets.load(path, label=label, **roles)
         if suffix == ".npz" and label is not None:
             with contextlib.suppress(DatasetNotFoundError):
-                return _select(_as_dataset(datasets.load(path, label_key=label)), columns, None)
-        return _select(_as_dataset(datasets.load(path)), columns, label)
+                return select_columns(_as_dataset(datasets.load(path, label_key=label)),
+                                      **roles)  # fmt: skip
+        return select_columns(_as_dataset(datasets.load(path)), label=label, **roles)
     entry = datasets.describe(source)  # unknown names: DatasetNotFoundError with suggestions
     if entry.kind == "generated":
         loaded = datasets.load(entry.name, rng=0 if seed is None else seed)
     else:
         loaded = datasets.load(entry.name)
-    return _select(_as_dataset(loaded), columns, label)
+    return select_columns(_as_dataset(loaded), label=label, **roles)
 
 
 def _align_queries(Q: Any, data: Any) -> np.ndarray:
@@ -382,9 +362,9 @@ def identify(
         metavar="FILE",
         help="Label these records instead of the records of DATA: a data file with the same "
         "features (matched by name when the file has every feature column of DATA, else by "
-        "position; --columns and --label apply to DATA only). With --engine dask: a Parquet "
-        "folder or file or CSV files (a glob), read on the cluster, and the output has one "
-        "part per query partition. Default: every record of DATA.",
+        "position; --columns, --label and --exclude apply to DATA only, --id to both). With "
+        "--engine dask: a Parquet folder or file or CSV files (a glob), read on the "
+        "cluster, and the output has one part per query partition. Default: every record of DATA.",
     ),
     add_query_to_data: bool = typer.Option(
         False,
@@ -394,15 +374,17 @@ def identify(
     ),
     columns: list[str] | None = COLUMNS_OPTION,
     label: str | None = typer.Option(None, "--label", metavar="COL", help=LABEL_HELP),
+    exclude: list[str] | None = EXCLUDE_OPTION,
+    id_column: str | None = ID_OPTION,
     out: str | None = typer.Option(
         None,
         "--out",
         "--output",
         metavar="PATH",
-        help="Output, written atomically. --engine numba: a CSV file (index,label; 1 = "
-        "anomaly), default <scope>-<mechanism>-labels.csv. --engine dask: a new folder of "
-        "Parquet parts, one per input partition (part-00000.parquet, ...; columns index, "
-        "label), default <scope>-<mechanism>-labels.",
+        help="Output, written atomically. --engine numba: a CSV file (index,label, or "
+        "index,id,label with --id; 1 = anomaly), default <scope>-<mechanism>-labels.csv. "
+        "--engine dask: a new folder of Parquet parts, one per input partition "
+        "(part-00000.parquet, ...; columns index, label), default <scope>-<mechanism>-labels.",
     ),
     with_error_probabilities: bool = typer.Option(
         False,
@@ -455,6 +437,7 @@ def identify(
     job = _Identify(
         data=data, beta=m.beta, eps=m.epsilon, mech=m.name, cap=m.count_cap, r=m.r, k=m.k,
         metric=m.metric, seed=parse_seed(seed), columns=parse_columns(columns), label=label,
+        exclude=parse_columns(exclude, "--exclude"), id_column=id_column,
         scope=parse_scope(scope), ledger=ledger, out=out,
         budget=None if budget is None else parse_float(
             budget, "--budget", strict=True, what="a finite number > 0 (the scope's total ε)"),
@@ -469,6 +452,9 @@ def identify(
     if add_query_to_data and queries is None:
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
     if engine_v == "dask":
+        if id_column is not None:
+            raise ParameterError("--id applies with --engine numba (the Dask output parts are "
+                                 "keyed by index)")  # fmt: skip
         outcome = _identify_dask(job, scheduler_v, workers_v, queries, add_query_to_data)
     else:
         if scheduler is not None or workers is not None:
@@ -492,6 +478,8 @@ class _Identify:
     seed: int | None
     columns: list[str] | None
     label: str | None
+    exclude: list[str] | None
+    id_column: str | None
     scope: str | None
     budget: float | None
     ledger: str | None
@@ -543,7 +531,8 @@ def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
     """``--engine numba``: the data in this process, output one CSV file."""
     from privad.sensitive.release import CsvLabels
 
-    ds = load_table(job.data, columns=job.columns, label=job.label, seed=job.seed)
+    ds = load_table(job.data, columns=job.columns, label=job.label, exclude=job.exclude,
+                    id_column=job.id_column, seed=job.seed)  # fmt: skip
     scope_v = job.scope or ds.name
     out_path = check_output_path(job.out if job.out is not None
                                  else f"{scope_v}-{job.mech}-labels.csv", "--out")  # fmt: skip
@@ -554,16 +543,17 @@ def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
             and out_path.resolve() == Path(source).expanduser().resolve()
         ):
             raise ParameterError(f"--out {str(out_path)!r} would overwrite the input {source!r}")
-    if queries is not None:
-        Q = _align_queries(load_table(queries), ds)
+    if queries is not None:  # the id column, if any, must be in the queries too
+        q_table = load_table(queries, id_column=job.id_column)
+        Q, ids = _align_queries(q_table, ds), q_table.ids
         what_q = f"{Q.shape[0]} record(s) of {queries}"
     else:
-        Q = None
+        Q, ids = None, ds.ids
         what_q = f"the {ds.X.shape[0]} record(s) of the data"
     with StepProgress(quiet=job.quiet) as progress, _open_ledger(job.ledger, job.budget) as book:
         note = _ensure_budget(book, scope_v, job.notion, job.budget)
         rel = job.estimator(add, "numba").fit(ds.X).release(
-            Q, ledger=book, scope=scope_v, output=CsvLabels(out_path, job.errors),
+            Q, ledger=book, scope=scope_v, output=CsvLabels(out_path, job.errors, ids),
             context={"command": "privad sp identify", "data": job.data, "out": str(out_path),
                      "engine": "numba", "queries": queries},
             step=progress.step,
@@ -630,7 +620,8 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
     _check_partitioned_path(job.data, "DATA")
     if queries is not None:
         _check_partitioned_path(queries, "--queries")
-    source = open_partitioned(job.data, columns=job.columns, label=job.label)
+    source = open_partitioned(job.data, columns=job.columns, label=job.label,
+                              exclude=job.exclude)  # fmt: skip
     q_source = None if queries is None else _open_queries(queries, source)
     scope_v = job.scope or source.name
     out_path = check_new_folder(
@@ -701,7 +692,7 @@ def _print_summary(job: _Identify, o: _Outcome, as_json: bool) -> None:
                       "epsilon": o.guarantee.epsilon, "m": min(bound.m, o.n_q),
                       "m_exact": bool(bound.exact)},
         "scope": o.scope, "ledger": o.ledger, "remaining_epsilon": o.remaining,
-        "output": o.out, "note": o.note, "warning": warning,
+        "output": o.out, "id_column": job.id_column, "note": o.note, "warning": warning,
     }  # fmt: skip
 
     def render(console: Any) -> None:
@@ -759,6 +750,11 @@ def params(
     metric: str = typer.Option("euclidean", "--metric", metavar="METRIC", help=METRIC_HELP),
     columns: list[str] | None = COLUMNS_OPTION,
     label: str | None = typer.Option(None, "--label", metavar="COL", help=LABEL_HELP),
+    exclude: list[str] | None = EXCLUDE_OPTION,
+    id_column: str | None = typer.Option(
+        None, "--id", metavar="COL",
+        help="The column that identifies records (numbers or text): not a feature.",
+    ),
     seed: str | None = typer.Option(
         None, "--seed", metavar="S", help="Seed of a generated dataset (an integer >= 0)."
     ),
@@ -777,7 +773,8 @@ def params(
         raise ParameterError(f"--anomaly-share must be a number in [0, 1), got {anomaly_share!r}")
     metric_v = parse_choice(metric, "--metric", METRIC_CHOICES)
     seed_v = parse_seed(seed)
-    ds = load_table(data, columns=parse_columns(columns), label=label, seed=seed_v)
+    ds = load_table(data, columns=parse_columns(columns), label=label, seed=seed_v,
+                    exclude=parse_columns(exclude, "--exclude"), id_column=id_column)
     with StepProgress(quiet=as_json) as progress:
         with progress.step("k-th neighbour distances"):
             beta_v, r_v = propose_parameters(ds.X, frac, share, metric=metric_v)
@@ -790,7 +787,11 @@ def params(
            "distance to the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers). Not "
            "private: it reads the raw data; use it on public or held-out data, or account for "
            "it separately.")  # fmt: skip
-    next_command = f"privad sp identify {data} --beta {beta_v} --r {r_v:.6g} --epsilon 0.1"
+    given = [("--columns", ",".join(columns or []) or None), ("--label", label),
+             ("--exclude", ",".join(exclude or []) or None), ("--id", id_column)]
+    next_command = (f"privad sp identify {shlex.quote(data)} --beta {beta_v} --r {r_v:.6g} "
+                    "--epsilon 0.1" + "".join(f" {option} {shlex.quote(value)}"
+                                              for option, value in given if value))  # fmt: skip
     payload = {
         "command": "sp params", "data": data, "dataset": ds.name, "records": n,
         "features": list(ds.feature_names), "metric": metric_v, "beta_fraction": frac,

@@ -12,11 +12,20 @@ report the same errors:
   many and the first row;
 * no rows or no columns: :class:`~privad.errors.DataError`;
 * a label column with anything other than 0/1: :class:`~privad.errors.DataError`.
+
+Which columns are features, which is the label and which the id is decided in one place,
+:func:`plan_columns`, for files read here, for datasets already loaded
+(:func:`select_columns`), for partitioned files (:mod:`privad.distributed.tables`) and for
+CSV streams (:func:`privad.services.clients.read_csv_rows`). Excluded columns and the id
+column are never features, so they are dropped before any distance is computed; the id
+column's values are carried in :attr:`Dataset.ids` so that outputs can name the records.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,7 +36,16 @@ from privad.errors import DataError, DatasetNotFoundError, ParameterError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ColumnSpec", "frame_to_dataset", "resolve_column", "numeric_column"]
+__all__ = [
+    "ColumnPlan",
+    "ColumnSpec",
+    "column_spec",
+    "frame_to_dataset",
+    "numeric_column",
+    "plan_columns",
+    "resolve_column",
+    "select_columns",
+]
 
 #: A column given by its name (``str``) or by its 0-based position (``int``; negative counts
 #: from the end, as in Python).
@@ -101,57 +119,196 @@ def numeric_column(series: pd.Series, column: Hashable, source: str) -> np.ndarr
     return arr
 
 
+def column_spec(spec: Any, names: Sequence[Hashable]) -> Any:
+    """A column given as text (a command-line option) as a name when the table has one by
+    that name, else as a 0-based position when it is an integer; anything else unchanged."""
+    if isinstance(spec, str) and spec not in names:
+        with contextlib.suppress(ValueError):
+            return int(spec)
+    return spec
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    """The roles of a table's columns (labels as in the table).
+
+    Attributes
+    ----------
+    features
+        The feature columns, in order.
+    label
+        The 0/1 anomaly-label column, or None.
+    id
+        The id column (not a feature; its values name the records in outputs), or None.
+    """
+
+    features: list[Hashable]
+    label: Hashable | None = None
+    id: Hashable | None = None
+
+
+def plan_columns(
+    names: Sequence[Hashable],
+    *,
+    columns: Sequence[ColumnSpec] | None = None,
+    label: ColumnSpec | None = None,
+    exclude: Sequence[ColumnSpec] | None = None,
+    id_column: ColumnSpec | None = None,
+    source: str = "the data",
+) -> ColumnPlan:
+    """Decide which of ``names`` are the features, the label and the id.
+
+    Parameters
+    ----------
+    names
+        The table's column labels.
+    columns
+        The feature columns (names or 0-based positions); default every column that is not
+        the label, the id or excluded.
+    label
+        The 0/1 anomaly-label column, or None.
+    exclude
+        Columns that are not features (e.g. a timestamp or a free-text field); they are
+        dropped before anything is computed.
+    id_column
+        The column that identifies records: not a feature, carried to the output.
+    source
+        The table's name in messages.
+
+    Returns
+    -------
+    ColumnPlan
+
+    Raises
+    ------
+    DatasetNotFoundError
+        An unknown column name or a position out of range (the message lists the columns).
+    ParameterError
+        A column with two roles (a feature that is also excluded, the label or the id; the
+        label as id), or a column listed twice.
+    DataError
+        No feature column left.
+    """
+    names = list(names)
+
+    def find(spec: Any, what: str) -> Hashable:
+        return resolve_column(names, column_spec(spec, names), what, source)
+
+    label_col = None if label is None else find(label, "label column")
+    id_col = None if id_column is None else find(id_column, "id column")
+    if label_col is not None and id_col is not None and repr(label_col) == repr(id_col):
+        raise ParameterError(f"column {label_col!r} is both the label and the id column")
+    dropped = [find(c, "excluded column") for c in ([exclude] if isinstance(exclude, str | int)
+                                                   else exclude or [])]  # fmt: skip
+    roles = {repr(c): what for c, what in ((label_col, "the label column"),
+                                           (id_col, "the id column")) if c is not None}
+    roles.update({repr(c): "excluded" for c in dropped})
+    if columns is None:
+        features = [c for c in names if repr(c) not in roles]
+    else:
+        features = [find(c, "column") for c in ([columns] if isinstance(columns, str | int)
+                                                else columns)]  # fmt: skip
+        if len(set(map(repr, features))) != len(features):
+            raise ParameterError(f"columns lists a column twice: {list(columns)!r}")
+        for c in features:
+            if repr(c) in roles:
+                raise ParameterError(f"column {c!r} is {roles[repr(c)]} and also selected "
+                                     "as a feature; leave it out of the columns")
+    if not features:
+        raise DataError(f"no feature columns left in {source} (every column is the label, the "
+                        "id or excluded)")  # fmt: skip
+    return ColumnPlan(features=features, label=label_col, id=id_col)
+
+
+def _ids(values: Any, column: Hashable, source: str) -> np.ndarray:
+    """An id column's values: integers when every value is a whole number, else as given."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "O" and any(v is None or v != v for v in arr.tolist()):
+        raise DataError(f"the id column {column!r} of {source} has missing values; every "
+                        "record needs an id")  # fmt: skip
+    return arr
+
+
 def frame_to_dataset(
     frame: pd.DataFrame,
     *,
     columns: Sequence[ColumnSpec] | None = None,
     label: ColumnSpec | None = None,
+    exclude: Sequence[ColumnSpec] | None = None,
+    id_column: ColumnSpec | None = None,
     name: str,
     source: str,
     description: str = "",
     licence: str = "",
     metadata: dict[str, Any] | None = None,
 ) -> Dataset:
-    """Select ``columns`` (default: every column but the label) and ``label`` from ``frame``.
+    """Select the features, the label and the id of ``frame`` (:func:`plan_columns`).
 
     ``source`` names the file in error messages. The result's ``feature_names`` are the
-    column names as strings.
+    column names as strings; the id column (of any type: numbers or text) becomes
+    :attr:`Dataset.ids`.
     """
-    if isinstance(columns, str | int):
-        columns = [columns]
-    all_columns = list(frame.columns)
-    if len(all_columns) == 0:
+    if len(frame.columns) == 0:
         raise DataError(f"{source} has no columns")
-    label_col = None
-    if label is not None:
-        label_col = resolve_column(all_columns, label, "label column", source)
-    if columns is None:
-        selected = [c for c in all_columns if c != label_col]
-    else:
-        selected = [resolve_column(all_columns, c, "column", source) for c in columns]
-        if len(set(map(repr, selected))) != len(selected):
-            raise ParameterError(f"columns lists a column twice: {columns!r}")
-        if label_col is not None and label_col in selected:
-            raise ParameterError(
-                f"the label column {label_col!r} is also selected as a feature; leave it out"
-                " of columns"
-            )
-    if not selected:
-        raise DataError(f"no feature columns left in {source} (the only column is the label)")
+    plan = plan_columns(list(frame.columns), columns=columns, label=label, exclude=exclude,
+                        id_column=id_column, source=source)  # fmt: skip
     if len(frame) == 0:
         raise DataError(f"{source} has a header but no data rows")
-    X = np.column_stack([numeric_column(frame[c], c, source) for c in selected])
+    X = np.column_stack([numeric_column(frame[c], c, source) for c in plan.features])
     y = None
-    if label_col is not None:
-        y = as_labels(numeric_column(frame[label_col], label_col, source), len(frame),
-                      f"label column {label_col!r} of {source}")
+    if plan.label is not None:
+        y = as_labels(numeric_column(frame[plan.label], plan.label, source), len(frame),
+                      f"label column {plan.label!r} of {source}")
+    ids = None
+    if plan.id is not None:
+        column = frame[plan.id]
+        if column.isna().any():
+            raise DataError(f"the id column {plan.id!r} of {source} has missing values; every "
+                            "record needs an id")  # fmt: skip
+        ids = _ids(column.to_numpy(), plan.id, source)
     return Dataset(
         X=X,
         y=y,
-        feature_names=[str(c) for c in selected],
+        feature_names=[str(c) for c in plan.features],
         name=name,
         description=description,
         source=source,
         licence=licence,
         metadata=dict(metadata or {}),
+        ids=ids,
+    )
+
+
+def select_columns(
+    dataset: Dataset,
+    *,
+    columns: Sequence[ColumnSpec] | None = None,
+    label: ColumnSpec | None = None,
+    exclude: Sequence[ColumnSpec] | None = None,
+    id_column: ColumnSpec | None = None,
+) -> Dataset:
+    """The roles of :func:`plan_columns` applied to a loaded dataset's feature columns.
+
+    The label column replaces the dataset's labels; the id column's values become
+    :attr:`Dataset.ids` (integers when they are whole numbers). With no option given the
+    dataset is returned as it is.
+    """
+    if columns is None and label is None and exclude is None and id_column is None:
+        return dataset
+    names = list(dataset.feature_names)
+    plan = plan_columns(names, columns=columns, label=label, exclude=exclude,
+                        id_column=id_column, source=repr(dataset.name))  # fmt: skip
+    X = dataset.X
+
+    def col(c: Hashable) -> np.ndarray:
+        return X[:, names.index(c)]  # type: ignore[arg-type]
+
+    return replace(
+        dataset,
+        X=np.column_stack([col(c) for c in plan.features]),
+        y=dataset.y if plan.label is None else col(plan.label),
+        feature_names=[str(c) for c in plan.features],
+        ids=dataset.ids if plan.id is None else _ids(col(plan.id), plan.id, repr(dataset.name)),
     )
