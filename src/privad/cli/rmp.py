@@ -33,15 +33,16 @@ import typer
 
 from privad.cli._options import (
     check_output_path,
+    parse_bounds,
     parse_columns,
     parse_float,
     parse_int,
     parse_optional_int,
     parse_seed,
 )
-from privad.cli._render import JSON_OPTION, StepProgress, emit, print_lines
+from privad.cli._render import JSON_OPTION, StepProgress, emit, print_lines, warn
 from privad.cli.serve import _secret
-from privad.cli.sp import EXCLUDE_OPTION, ID_OPTION
+from privad.cli.sp import BOUND_OPTION, BOUNDS_OPTION, EXCLUDE_OPTION, ID_OPTION, scaling_text
 from privad.errors import DataError, ParameterError, PrivadError
 
 __all__ = ["register", "rmp_app"]
@@ -103,11 +104,15 @@ def _client(server: str, token: str | None, timeout: str, retries: str,
 
 
 def _load(data: str, columns: list[str] | None, label: str | None, exclude: list[str] | None,
-          id_column: str | None) -> Any:  # fmt: skip
-    from privad.cli.sp import load_table
+          id_column: str | None, bounds: dict[str, tuple[float, float]] | None
+          ) -> tuple[Any, Any]:  # fmt: skip
+    """DATA's records with the column roles, scaled with the public bounds (if any)."""
+    from privad.cli.sp import load_table, scale_features
 
-    return load_table(data, columns=parse_columns(columns), label=label, id_column=id_column,
-                      exclude=parse_columns(exclude, "--exclude"))  # fmt: skip
+    return scale_features(load_table(data, columns=parse_columns(columns), label=label,
+                                     id_column=id_column,
+                                     exclude=parse_columns(exclude, "--exclude")),
+                          bounds, check=False)  # fmt: skip
 
 
 def _check_width(ds: Any, n: int, data: str) -> np.ndarray:
@@ -123,9 +128,9 @@ def _check_width(ds: Any, n: int, data: str) -> np.ndarray:
         )
     outside = int(np.count_nonzero(np.abs(X) > 1.0))
     if outside:
-        typer.echo(f"note: {outside} value(s) of {data} lie outside [-1, 1]; RMP expects "
-                   "records scaled to [0, 1] with bounds all parties share (the double "
-                   "logistic saturates beyond)", err=True)  # fmt: skip
+        warn(f"{outside} value(s) of {data} lie outside [-1, 1]; RMP expects records scaled "
+             "to [0, 1] with bounds all parties share (the double logistic saturates beyond): "
+             "give them with --bounds FILE or --bound COL=LO:HI")  # fmt: skip
     return X
 
 
@@ -182,6 +187,8 @@ def participate(
         help="The column that identifies records (numbers or text): not an attribute, never "
         "sent.",
     ),
+    bounds_file: str | None = BOUNDS_OPTION,
+    bound: list[str] | None = BOUND_OPTION,
     batch_size: str = typer.Option(
         "30", "--batch-size", metavar="M",
         help="Records per uploaded batch (default 30, as in the paper; at most the server's "
@@ -228,6 +235,7 @@ def participate(
 
     size = parse_int(batch_size, "--batch-size", minimum=1, what="an integer >= 1")
     seed_v = parse_seed(seed)
+    bounds = parse_bounds(bound, bounds_file)
     if name is not None:
         check_name(name, "--name")
     for option, path in (("--key-file", key_file), ("--token-file", token_file)):
@@ -235,7 +243,7 @@ def participate(
             check_output_path(path, option, "store")
     client = _client(server, None, timeout, retries, ca_cert)
     with client:
-        ds = _load(data, columns, label, exclude, id_column)
+        ds, scaling = _load(data, columns, label, exclude, id_column, bounds)
         remote = client.config()
         X = _check_width(ds, remote.n, data)
         if size > remote.max_batch:
@@ -305,7 +313,10 @@ def participate(
     again = f", {report.duplicates} already stored" if report.duplicates else ""
     payload = {"server": client.base_url, "participant": who, "records": report.records,
                "attributes": remote.n, "batches": report.batches, "stored": report.stored,
-               "duplicates": report.duplicates, "notes": notes}  # fmt: skip
+               "duplicates": report.duplicates, "notes": notes,
+               "scaling": None if scaling is None else scaling.to_dict()}  # fmt: skip
+    if scaling is not None:
+        notes.append(f"feature scaling: {scaling_text(scaling)}")
     emit(payload, as_json, lambda console: print_lines(console, [
         *notes, f"uploaded {report.records} record(s) of {remote.n} attributes in "
         f"{report.batches} batch(es) to {client.base_url}: {report.stored} new{again}"]))
@@ -423,6 +434,8 @@ def score(
     label: str | None = LABEL_OPTION,
     exclude: list[str] | None = EXCLUDE_OPTION,
     id_column: str | None = ID_OPTION,
+    bounds_file: str | None = BOUNDS_OPTION,
+    bound: list[str] | None = BOUND_OPTION,
     model: str = typer.Option(
         "latest", "--model", metavar="ID", help="The model: its id, or latest (default)."
     ),
@@ -449,7 +462,8 @@ def score(
         secret = read_token_file(token_file)["token"]
     else:
         secret = _secret(token, "--token", "PRIVAD_RMP_TOKEN")
-    ds = _load(data, columns, label, exclude, id_column)
+    ds, scaling = _load(data, columns, label, exclude, id_column,
+                        parse_bounds(bound, bounds_file))  # fmt: skip
     with _client(server, secret, timeout, retries, ca_cert) as client:
         public = client.config()
         meta, fitted = client.model(ref)
@@ -476,10 +490,13 @@ def score(
 
         auc = float(roc_auc_score(np.asarray(y), scores))
         lines.append(f"ROC AUC against the labels: {auc:.4f}")
+    if scaling is not None:
+        lines.append(f"feature scaling: {scaling_text(scaling)}")
     if out is not None:
         lines.append(f"wrote {out}")
     payload = {"model": meta, "threshold": fitted.threshold, "records": X.shape[0],
-               "flagged": flagged, "roc_auc": auc, "output": out}  # fmt: skip
+               "flagged": flagged, "roc_auc": auc, "output": out,
+               "scaling": None if scaling is None else scaling.to_dict()}  # fmt: skip
     emit(payload, as_json, lambda console: print_lines(console, lines))
 
 

@@ -39,6 +39,7 @@ from rich.table import Table
 
 from privad.cli._options import (
     check_output_path,
+    parse_bounds,
     parse_choice,
     parse_columns,
     parse_float,
@@ -103,6 +104,18 @@ EXCLUDE_OPTION: Any = typer.Option(
     help="A column that is not a feature (a timestamp, a free-text field, ...), by name or "
     "0-based position; repeat the option or separate with commas. Dropped before any "
     "distance is computed.",
+)  # fmt: skip
+BOUNDS_OPTION: Any = typer.Option(
+    None, "--bounds", metavar="FILE",
+    help="Public per-column bounds: CSV with the columns column,lower,upper, or JSON "
+    "{\"col\": [lower, upper]}. Bounded features are scaled to [0, 1] as (x − lo)/(hi − lo), "
+    "values outside clipped (both use only the bounds, so the guarantee holds). Never "
+    "computed from the data: see docs/scaling.md.",
+)  # fmt: skip
+BOUND_OPTION: Any = typer.Option(
+    None, "--bound", metavar="COL=LO:HI",
+    help="A public bound of one column, e.g. --bound proline=0:2000 (repeatable; with or "
+    "without --bounds). Scaled like --bounds.",
 )  # fmt: skip
 ID_OPTION: Any = typer.Option(
     None, "--id", metavar="COL",
@@ -255,6 +268,34 @@ def load_table(source: str, *, columns: list[str] | None = None, label: str | No
     return select_columns(_as_dataset(loaded), label=label, **roles)
 
 
+def scale_features(ds: Any, bounds: dict[str, tuple[float, float]] | None, *,
+                   check: bool = True) -> tuple[Any, Any]:  # fmt: skip
+    """DATA's features scaled with the public ``bounds`` (if any), then the warning when one
+    column dominates the distances (``check``); (dataset, :class:`BoundsScaling` or None)."""
+    from dataclasses import replace
+
+    from privad.datasets import check_feature_scales, scale_to_bounds
+
+    scaling = None
+    if bounds:
+        X, scaling = scale_to_bounds(ds.X, bounds, ds.feature_names)
+        ds = replace(ds, X=X)
+    if check:
+        check_feature_scales(ds.X, ds.feature_names)
+    return ds, scaling
+
+
+def scaling_text(scaling: Any) -> str:
+    """One line on what the public bounds did (the clip counts are the operator's, not
+    released)."""
+    if scaling is None:
+        return "none (the features in their own units)"
+    left = f"; {len(scaling.unscaled)} column(s) in their own units" if scaling.unscaled else ""
+    return (f"public bounds on {len(scaling.scaled)} column(s), (x − lo)/(hi − lo){left}; "
+            f"{scaling.clipped} value(s) outside the bounds clipped (clipping uses only the "
+            "bounds, so the guarantee holds; this count is for you, not released)")
+
+
 def _align_queries(Q: Any, data: Any) -> np.ndarray:
     """The query records with the data's feature columns (by name when possible)."""
     names_q = list(Q.feature_names)
@@ -376,6 +417,8 @@ def identify(
     label: str | None = typer.Option(None, "--label", metavar="COL", help=LABEL_HELP),
     exclude: list[str] | None = EXCLUDE_OPTION,
     id_column: str | None = ID_OPTION,
+    bounds_file: str | None = BOUNDS_OPTION,
+    bound: list[str] | None = BOUND_OPTION,
     out: str | None = typer.Option(
         None,
         "--out",
@@ -438,6 +481,7 @@ def identify(
         data=data, beta=m.beta, eps=m.epsilon, mech=m.name, cap=m.count_cap, r=m.r, k=m.k,
         metric=m.metric, seed=parse_seed(seed), columns=parse_columns(columns), label=label,
         exclude=parse_columns(exclude, "--exclude"), id_column=id_column,
+        bounds=parse_bounds(bound, bounds_file),
         scope=parse_scope(scope), ledger=ledger, out=out,
         budget=None if budget is None else parse_float(
             budget, "--budget", strict=True, what="a finite number > 0 (the scope's total ε)"),
@@ -455,6 +499,9 @@ def identify(
         if id_column is not None:
             raise ParameterError("--id applies with --engine numba (the Dask output parts are "
                                  "keyed by index)")  # fmt: skip
+        if job.bounds is not None:
+            raise ParameterError("--bound and --bounds apply with --engine numba; scale the "
+                                 "partitions with the public bounds first")  # fmt: skip
         outcome = _identify_dask(job, scheduler_v, workers_v, queries, add_query_to_data)
     else:
         if scheduler is not None or workers is not None:
@@ -480,6 +527,7 @@ class _Identify:
     label: str | None
     exclude: list[str] | None
     id_column: str | None
+    bounds: dict[str, tuple[float, float]] | None
     scope: str | None
     budget: float | None
     ledger: str | None
@@ -525,14 +573,17 @@ class _Outcome:
     out: Path
     note: str | None
     engine_text: str | None = None
+    scaling: Any = None
 
 
 def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
     """``--engine numba``: the data in this process, output one CSV file."""
+    from privad.datasets import scale_to_bounds
     from privad.sensitive.release import CsvLabels
 
-    ds = load_table(job.data, columns=job.columns, label=job.label, exclude=job.exclude,
-                    id_column=job.id_column, seed=job.seed)  # fmt: skip
+    ds, scaling = scale_features(load_table(
+        job.data, columns=job.columns, label=job.label, exclude=job.exclude,
+        id_column=job.id_column, seed=job.seed), job.bounds)  # fmt: skip
     scope_v = job.scope or ds.name
     out_path = check_output_path(job.out if job.out is not None
                                  else f"{scope_v}-{job.mech}-labels.csv", "--out")  # fmt: skip
@@ -546,6 +597,8 @@ def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
     if queries is not None:  # the id column, if any, must be in the queries too
         q_table = load_table(queries, id_column=job.id_column)
         Q, ids = _align_queries(q_table, ds), q_table.ids
+        if job.bounds:  # the same public map as the data (clip counts: the data's only)
+            Q = scale_to_bounds(Q, job.bounds, ds.feature_names)[0]
         what_q = f"{Q.shape[0]} record(s) of {queries}"
     else:
         Q, ids = None, ds.ids
@@ -565,7 +618,7 @@ def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
         data_text=f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features",
         queries_text=what_q + added, n_q=int(rel.answers.size), bound=rel.bound,
         guarantee=rel.guarantee, flagged=int(rel.answers.sum()), scope=scope_v,
-        remaining=remaining, ledger=ledger_name, out=out_path, note=note,
+        remaining=remaining, ledger=ledger_name, out=out_path, note=note, scaling=scaling,
     )  # fmt: skip
 
 
@@ -692,7 +745,9 @@ def _print_summary(job: _Identify, o: _Outcome, as_json: bool) -> None:
                       "epsilon": o.guarantee.epsilon, "m": min(bound.m, o.n_q),
                       "m_exact": bool(bound.exact)},
         "scope": o.scope, "ledger": o.ledger, "remaining_epsilon": o.remaining,
-        "output": o.out, "id_column": job.id_column, "note": o.note, "warning": warning,
+        "output": o.out, "id_column": job.id_column,
+        "scaling": None if o.scaling is None else o.scaling.to_dict(),
+        "note": o.note, "warning": warning,
     }  # fmt: skip
 
     def render(console: Any) -> None:
@@ -705,6 +760,7 @@ def _print_summary(job: _Identify, o: _Outcome, as_json: bool) -> None:
             *([("engine", o.engine_text)] if o.engine_text else []),
             ("parameters", f"β = {job.beta}, r = {job.r:g}, {k_text}, metric {job.metric}"
                            f"{cap_note}"),
+            ("feature scaling", scaling_text(o.scaling)),
             ("mechanism", job.mechanism().guarantee.description),
             ("flagged as anomalies", f"{o.flagged} of {o.n_q} (noisy labels)"),
             ("guarantee", f"{per_query}: ε = {job.eps:g} per query"),
@@ -755,6 +811,8 @@ def params(
         None, "--id", metavar="COL",
         help="The column that identifies records (numbers or text): not a feature.",
     ),
+    bounds_file: str | None = BOUNDS_OPTION,
+    bound: list[str] | None = BOUND_OPTION,
     seed: str | None = typer.Option(
         None, "--seed", metavar="S", help="Seed of a generated dataset (an integer >= 0)."
     ),
@@ -773,8 +831,10 @@ def params(
         raise ParameterError(f"--anomaly-share must be a number in [0, 1), got {anomaly_share!r}")
     metric_v = parse_choice(metric, "--metric", METRIC_CHOICES)
     seed_v = parse_seed(seed)
-    ds = load_table(data, columns=parse_columns(columns), label=label, seed=seed_v,
-                    exclude=parse_columns(exclude, "--exclude"), id_column=id_column)
+    bounds = parse_bounds(bound, bounds_file)
+    ds, scaling = scale_features(load_table(
+        data, columns=parse_columns(columns), label=label, seed=seed_v,
+        exclude=parse_columns(exclude, "--exclude"), id_column=id_column), bounds)  # fmt: skip
     with StepProgress(quiet=as_json) as progress:
         with progress.step("k-th neighbour distances"):
             beta_v, r_v = propose_parameters(ds.X, frac, share, metric=metric_v)
@@ -788,7 +848,8 @@ def params(
            "private: it reads the raw data; use it on public or held-out data, or account for "
            "it separately.")  # fmt: skip
     given = [("--columns", ",".join(columns or []) or None), ("--label", label),
-             ("--exclude", ",".join(exclude or []) or None), ("--id", id_column)]
+             ("--exclude", ",".join(exclude or []) or None), ("--id", id_column),
+             ("--bounds", bounds_file), *(("--bound", b) for b in bound or [])]
     next_command = (f"privad sp identify {shlex.quote(data)} --beta {beta_v} --r {r_v:.6g} "
                     "--epsilon 0.1" + "".join(f" {option} {shlex.quote(value)}"
                                               for option, value in given if value))  # fmt: skip
@@ -797,6 +858,7 @@ def params(
         "features": list(ds.feature_names), "metric": metric_v, "beta_fraction": frac,
         "anomaly_share": share, "beta": beta_v, "r": r_v, "br_anomalies": int(br.sum()),
         "labelled_anomalies": ds.n_anomalies, "labelled_br_anomalies": true_br,
+        "scaling": None if scaling is None else scaling.to_dict(),
         "private": False, "how": how, "next": next_command,
     }  # fmt: skip
 
@@ -806,6 +868,7 @@ def params(
         console.print(summary_table(
             "privad sp params (reconstruction of Appendix A.2, not the paper's protocol)", [
                 ("data", f"{ds.name}: {n} records x {d} features"),
+                ("feature scaling", scaling_text(scaling)),
                 ("proposed β", f"{beta_v} (= max(1, round({frac:g} × n)))"),
                 ("proposed r", f"{r_v:.6g} ({metric_v}; smallest r leaving at most "
                                f"{share:g}·n records with B_x(i, r) <= β)"),
