@@ -108,7 +108,7 @@ EXCLUDE_OPTION: Any = typer.Option(
 BOUNDS_OPTION: Any = typer.Option(
     None, "--bounds", metavar="FILE",
     help="Public per-column bounds: CSV with the columns column,lower,upper, or JSON "
-    "{\"col\": [lower, upper]}. Bounded features are scaled to [0, 1] as (x − lo)/(hi − lo), "
+    "{\"col\": \\[lower, upper]}. Bounded features are scaled to [0, 1] as (x − lo)/(hi − lo), "
     "values outside clipped (both use only the bounds, so the guarantee holds). Never "
     "computed from the data: see docs/scaling.md.",
 )  # fmt: skip
