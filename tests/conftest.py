@@ -76,3 +76,23 @@ def spawn_server() -> Any:
     """:func:`spawn_privad`: ``spawn_server(args, banner)`` starts a ``privad serve ...``
     process and returns (process, URL)."""
     return spawn_privad
+
+
+WINE_BOUNDS = {
+    "alcohol": (10.0, 15.0), "malic_acid": (0.0, 6.0), "ash": (1.0, 4.0),
+    "alcalinity_of_ash": (10.0, 30.0), "magnesium": (60.0, 170.0), "total_phenols": (0.0, 4.0),
+    "flavanoids": (0.0, 5.0), "nonflavanoid_phenols": (0.0, 1.0), "proanthocyanins": (0.0, 4.0),
+    "color_intensity": (0.0, 13.0), "hue": (0.0, 2.0),
+    "od280/od315_of_diluted_wines": (1.0, 4.0), "proline": (0.0, 2000.0),
+}  # fmt: skip
+"""Round, domain-style bounds of the Wine features (what an analyst would write down from
+the measurement ranges, not computed from the data); flavanoids' 5.08 lies above its bound."""
+
+
+@pytest.fixture(scope="session")
+def wine() -> tuple[Any, dict[str, tuple[float, float]]]:
+    """scikit-learn's bundled Wine features (178 × 13; proline carries 99.8 % of the
+    variance) as a DataFrame, and :data:`WINE_BOUNDS`."""
+    from sklearn.datasets import load_wine
+
+    return load_wine(as_frame=True).data, WINE_BOUNDS

@@ -16,7 +16,9 @@ both the data layer and the cluster layer read tables.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,7 +28,14 @@ from privad.errors import DataError, DatasetNotFoundError, ParameterError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ColumnSpec", "numeric_column", "resolve_column"]
+__all__ = [
+    "ColumnPlan",
+    "ColumnSpec",
+    "column_spec",
+    "numeric_column",
+    "plan_columns",
+    "resolve_column",
+]
 
 #: A column given by its name (``str``) or by its 0-based position (``int``; negative counts
 #: from the end, as in Python).
@@ -98,3 +107,104 @@ def numeric_column(series: pd.Series, column: Hashable, source: str) -> np.ndarr
             " allowed: clean or impute the data first"
         )
     return arr
+
+
+def column_spec(spec: Any, names: Sequence[Hashable]) -> Any:
+    """A column given as text (a command-line option) as a name when the table has one by
+    that name, else as a 0-based position when it is an integer; anything else unchanged."""
+    if isinstance(spec, str) and spec not in names:
+        with contextlib.suppress(ValueError):
+            return int(spec)
+    return spec
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    """The roles of a table's columns (labels as in the table).
+
+    Attributes
+    ----------
+    features
+        The feature columns, in order.
+    label
+        The 0/1 anomaly-label column, or None.
+    id
+        The id column (not a feature; its values name the records in outputs), or None.
+    """
+
+    features: list[Hashable]
+    label: Hashable | None = None
+    id: Hashable | None = None
+
+
+def plan_columns(
+    names: Sequence[Hashable],
+    *,
+    columns: Sequence[ColumnSpec] | None = None,
+    label: ColumnSpec | None = None,
+    exclude: Sequence[ColumnSpec] | None = None,
+    id_column: ColumnSpec | None = None,
+    source: str = "the data",
+) -> ColumnPlan:
+    """Decide which of ``names`` are the features, the label and the id.
+
+    Parameters
+    ----------
+    names
+        The table's column labels.
+    columns
+        The feature columns (names or 0-based positions); default every column that is not
+        the label, the id or excluded.
+    label
+        The 0/1 anomaly-label column, or None.
+    exclude
+        Columns that are not features (e.g. a timestamp or a free-text field); they are
+        dropped before anything is computed.
+    id_column
+        The column that identifies records: not a feature, carried to the output.
+    source
+        The table's name in messages.
+
+    Returns
+    -------
+    ColumnPlan
+
+    Raises
+    ------
+    DatasetNotFoundError
+        An unknown column name or a position out of range (the message lists the columns).
+    ParameterError
+        A column with two roles (a feature that is also excluded, the label or the id; the
+        label as id), or a column listed twice.
+    DataError
+        No feature column left.
+    """
+    names = list(names)
+
+    def find(spec: Any, what: str) -> Hashable:
+        return resolve_column(names, column_spec(spec, names), what, source)
+
+    label_col = None if label is None else find(label, "label column")
+    id_col = None if id_column is None else find(id_column, "id column")
+    if label_col is not None and id_col is not None and repr(label_col) == repr(id_col):
+        raise ParameterError(f"column {label_col!r} is both the label and the id column")
+    dropped = [find(c, "excluded column") for c in ([exclude] if isinstance(exclude, str | int)
+                                                   else exclude or [])]  # fmt: skip
+    roles = {repr(c): what for c, what in ((label_col, "the label column"),
+                                           (id_col, "the id column")) if c is not None}
+    roles.update({repr(c): "excluded" for c in dropped})
+    if columns is None:
+        features = [c for c in names if repr(c) not in roles]
+    else:
+        features = [find(c, "column") for c in ([columns] if isinstance(columns, str | int)
+                                                else columns)]  # fmt: skip
+        if len(set(map(repr, features))) != len(features):
+            raise ParameterError(f"columns lists a column twice: {list(columns)!r}")
+        for c in features:
+            if repr(c) in roles:
+                raise ParameterError(f"column {c!r} is {roles[repr(c)]} and also selected "
+                                     "as a feature; leave it out of the columns")
+    if not features:
+        raise DataError(f"no feature columns left in {source} (every column is the label, the "
+                        "id or excluded)")  # fmt: skip
+    return ColumnPlan(features=features, label=label_col, id=id_col)

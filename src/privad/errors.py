@@ -35,7 +35,19 @@ class LedgerError(PrivadError):
     """The privacy ledger could not be opened or is inconsistent."""
 
 
-class PrivacyWarning(UserWarning):
+class PrivadWarning(UserWarning):
+    """Base class of the warnings privad issues (the command line prints each on one line,
+    ``privad: warning: ...``)."""
+
+
+class FeatureScaleWarning(PrivadWarning):
+    """One feature column carries most of the variance of the features used, so distances
+    (and a radius r) are essentially in its units. Issued by
+    :func:`privad.datasets.check_feature_scales`; the cure is scaling from public bounds
+    (:func:`privad.datasets.scale_to_bounds`), never from the data (``docs/scaling.md``)."""
+
+
+class PrivacyWarning(PrivadWarning):
     """A parameter is allowed but protects (almost) nothing, e.g. ε > 20 for one answer
     (e^20 ≈ 5 × 10^8: the answer may be that many times likelier on one database than on its
     neighbour). Issued by :func:`privad.validation.check_epsilon` with ``per_answer=True``."""

@@ -5,6 +5,7 @@ the command groups under test, so a test depends on no other group."""
 from __future__ import annotations
 
 import io
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -13,6 +14,7 @@ import pytest
 import typer
 
 import privad.cli as cli
+from privad.cli._render import PROGRESS_DELAY_ENV
 
 
 def _main(
@@ -37,6 +39,8 @@ def _main(
         for group in groups:
             group.register(app)
 
+    if PROGRESS_DELAY_ENV not in os.environ:  # progress lines only where a test asks for them
+        monkeypatch.setenv(PROGRESS_DELAY_ENV, "inf")
     monkeypatch.setattr(cli, "app", app)
     monkeypatch.setattr(cli, "_register", _register)
     monkeypatch.setenv("COLUMNS", str(columns))

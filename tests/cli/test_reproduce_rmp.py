@@ -17,10 +17,15 @@ def run(privad_cli):
     return privad_cli(reproduce)
 
 
-def test_quick_run_writes_tables_figures_and_page(run, tmp_path):
+def test_quick_run_writes_tables_figures_and_page(run, tmp_path, monkeypatch):
+    monkeypatch.setenv("PRIVAD_PROGRESS_DELAY", "0")  # step lines from the start
     out = tmp_path / "rmp"
     code, stdout, err = run("reproduce", "rmp", "--quick", "--skip-privacy", "--out", str(out))
     assert code == 0, err
+    # captured standard error is no terminal: one line per step, the last one "done"
+    steps = err.strip().splitlines()
+    assert len(steps) >= 5 and all(line.startswith("privad: ") for line in steps)
+    assert any("seed 0" in line for line in steps) and steps[-1].startswith("privad: done [")
     written = {p.name for p in out.iterdir()}
     expected = {"datasets.csv", "table1.csv", "table1_summary.csv", "table1.png", "roc.csv",
                 "roc_abalone.png", "roc_banana-8d.png", "roc_digits.png", "dimension.csv",

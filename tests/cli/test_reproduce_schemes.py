@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,23 +14,37 @@ ENTRY = "from privad.cli import main; main()"
 
 
 @pytest.mark.parametrize(
-    ("scheme", "expected"),
+    ("scheme", "expected", "as_json"),
     [
-        ("relaxed", {"figure3.csv", "figure3.png", "streaming.csv", "index.html"}),
-        ("search", {"figure1.png", "figure2.png", "figure3.png", "figure4.png", "index.html"}),
+        ("relaxed", {"figure3.csv", "figure3.png", "streaming.csv", "index.html"}, True),
+        ("search", {"figure1.png", "figure2.png", "figure3.png", "figure4.png", "index.html"},
+         False),
     ],
 )
-def test_quick_reproduction_writes_its_page(tmp_path, scheme, expected):
+def test_quick_reproduction_writes_its_page(tmp_path, scheme, expected, as_json):
+    """The page and its files; with --json one document on stdout and no progress, else a
+    step line per step on standard error (a pipe: no terminal for a bar)."""
     out = tmp_path / scheme
     result = subprocess.run(
-        [sys.executable, "-c", ENTRY, "reproduce", scheme, "--quick", "--out", str(out)],
+        [sys.executable, "-c", ENTRY, "reproduce", scheme, "--quick", "--out", str(out)]
+        + (["--json"] if as_json else []),
         capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PRIVAD_PROGRESS_DELAY": "0"},
     )
     assert result.returncode == 0, result.stderr
     written = {p.name for p in out.iterdir()}
     assert expected <= written
     page = (out / "index.html").read_text()
     assert all(name in page for name in expected if name.endswith(".png"))
+    steps = [line for line in result.stderr.splitlines() if line.startswith("privad: ")]
+    if as_json:
+        doc = json.loads(result.stdout)
+        assert doc["out"] == str(out) and {Path(f).name for f in doc["files"]} >= expected
+        assert steps == []
+    else:
+        assert "Wrote" in result.stdout
+        assert len(steps) >= 3 and steps[-1].startswith("privad: done [")
+        assert "privad: index.html [" in result.stderr
 
 
 @pytest.mark.parametrize("scheme", ["relaxed", "search"])

@@ -123,8 +123,9 @@ def test_serve_oracle_errors_are_one_line(
 
 
 def test_local_search_writes_the_posterior_and_charges_the_ledger(
-    run, data_file: Path, tmp_path: Path, problem
+    run, data_file: Path, tmp_path: Path, problem, monkeypatch
 ) -> None:
+    monkeypatch.setenv("PRIVAD_PROGRESS_DELAY", "0")  # progress lines from the start
     out = tmp_path / "post.csv"
     ledger = tmp_path / "ledger.sqlite"
     code, stdout, err = run("search", "run", "--oracle", str(data_file), "--epsilon", "1",
@@ -135,6 +136,7 @@ def test_local_search_writes_the_posterior_and_charges_the_ledger(
     assert "halted by" in stdout and "posterior" in stdout and "privacy spent Tε" in stdout
     assert f"{problem.anomaly_index} (x >= t_h" in stdout
     assert "created the anomaly-restricted-dp budget of scope 'series'" in stdout
+    assert err.startswith("privad: searching: queries answered [0/40, ")  # stderr: progress
     with open(out, newline="") as handle:
         rows = list(csv.reader(handle))
     assert rows[0] == ["item", "posterior"] and len(rows) == problem.n_items + 1

@@ -9,6 +9,7 @@ line.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -91,13 +92,25 @@ def test_default_ledger_records_an_archive_release(run, tmp_path, monkeypatch) -
     assert code == 0, err and "default.sqlite" in out
     with Ledger(tmp_path / "default.sqlite") as book:
         assert len(book.history()) == 4
+    # --exclude: the column is neither perturbed nor written
+    code, out, err = run("--out", "o2", "--relaxed-sensitivity", "1", "--global-sensitivity",
+                         "10", "--budget", "2", "--exclude", "t", "--seed", "1")  # fmt: skip
+    assert code == 0, err
+    assert list(pd.read_parquet(tmp_path / "o2").columns) == ["index", "h"]
 
 
-def test_seed_reproduces_and_errors_are_one_line(run, tmp_path, error_line) -> None:
+def test_seed_reproduces_and_errors_are_one_line(run, tmp_path, error_line, monkeypatch) -> None:
     common = ("--relaxed-sensitivity", "1", "--seed", "4", "--global-sensitivity", "10",
               "--budget", "100", "--ledger", str(tmp_path / "l.sqlite"))  # fmt: skip
-    assert run("--out", "a", *common)[0] == 0
-    assert run("--out", "b", *common)[0] == 0
+    monkeypatch.setenv("PRIVAD_PROGRESS_DELAY", "0")
+    code, _, err = run("--out", "a", *common)
+    assert code == 0 and "privad: starting the Dask cluster [" in err  # a line per step
+    assert "privad: perturbing 4 partition(s) and writing a [" in err
+    code, out, err = run("--out", "b", *common, "--json")  # the result as one JSON document
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["partitions"] == 4 and doc["records"] == sum(SIZES)
+    assert doc["output"] == "b" and len(doc["scopes"]) == 4
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "a"), pd.read_parquet(tmp_path / "b"))
     cases = [
         (["--out", "a", *common], "already exists"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from privad.errors import DataError, ParameterError
+from privad.errors import DataError, DatasetNotFoundError, ParameterError
 from privad.services.analyst import AnalystStore
 from privad.services.auth import TokenRegistry, load_token_file, parse_token_spec
 from privad.services.bodies import float_matrix, index_vector, parse_json
@@ -114,7 +114,7 @@ def test_csv_rows_and_windows() -> None:
         list(read_csv_rows(io.StringIO("1,2\n3,nan\n")))
     with pytest.raises(DataError, match="line 2 holds a value that is not a number"):
         list(read_csv_rows(io.StringIO("1,2\n3,x\n")))
-    with pytest.raises(DataError, match="no column 'z'"):
+    with pytest.raises(DatasetNotFoundError, match="unknown column 'z'"):
         list(read_csv_rows(io.StringIO("x,y\n1,2\n"), columns=["z"]))
     with pytest.raises(ParameterError):
         list(iter_windows(rows, 0))

@@ -127,3 +127,41 @@ def test_calibrate_formats(ring, run_cli, to_csv, tmp_path: Path) -> None:
     assert code == 0 and "w_O (correction --outlier-layer-width)" in out
     code, _, err = run_cli("sensor", "calibrate", str(history), "--p-o", "100")
     assert code == 2 and "--p-o must be" in _one_error_line(err)
+
+
+def test_json_documents(servers, ring, run_cli, secrets, to_csv, tmp_path: Path) -> None:
+    """send, result, close and calibrate with --json: stdout is exactly one JSON document."""
+    analyst, cs = servers.pair()
+    rs = ",".join(repr(v) for v in ring.rs.tolist())
+    code, out, err = run_cli(
+        "sensor", "send", "-", "--analyst", analyst.url, "--correction", cs.url, "--token",
+        secrets["s4"], "--epsilon", "0.5", "--window", "500", "--relaxed-sensitivity", rs,
+        "--seed", "5", "--json", stdin=_csv(ring.data[:1000]),
+    )
+    assert code == 0, err
+    sent = json.loads(out)
+    assert [(w["window"], w["records"], w["status"]) for w in sent["windows"]] == [
+        (0, 500, "sent"), (1, 500, "sent")]
+    assert sent["records"] == 1000 and sent["counts"]["sent"] == 2
+    code, out, err = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
+                             secrets["s4"], "--json")  # fmt: skip
+    assert code == 0, err
+    assert [r["outliers"] for r in json.loads(out)] == [w["outliers"] for w in sent["windows"]]
+    code, out, err = run_cli("sensor", "close", "--analyst", analyst.url, "--token",
+                             secrets["s4"], "--window", "1", "--json")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["outliers"] == sent["windows"][1]["outliers"]
+    history = to_csv(tmp_path / "h.csv", ring.history)
+    code, out, err = run_cli("sensor", "calibrate", str(history), "--json")
+    assert code == 0, err
+    assert json.loads(out)["relaxed_sensitivity"] == ring.rs.tolist()
+    # an extra column left out with --exclude gives the same parameters
+    wide = tmp_path / "wide.csv"
+    lines = history.read_text().splitlines()
+    wide.write_text("\n".join([lines[0] + ",site"] + [f"{row},{i}" for i, row in
+                                                       enumerate(lines[1:])]) + "\n")
+    code, out2, err = run_cli("sensor", "calibrate", str(wide), "--json", "--exclude", "site")
+    assert code == 0, err
+    assert json.loads(out2) == json.loads(out)
+    code, out, err = run_cli("sensor", "calibrate", str(history), "--json", "--format", "env")
+    assert code == 2 and out == "" and "contradict" in _one_error_line(err)

@@ -1,16 +1,20 @@
 """The ``privad`` command: one sub-command group per layer or scheme.
 
 Every :class:`~privad.errors.PrivadError` raised below is turned into one line on standard
-error and exit status 2, with no traceback and no partial output file.
+error and exit status 2, with no traceback and no partial output file; every warning is
+one line ``privad: warning: ...`` on standard error. What commands print goes through
+:mod:`privad.cli._render`.
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
+from typing import Any
 
 import typer
-from rich.console import Console
 
+from privad.cli._render import err_console, warn
 from privad.errors import PrivadError
 
 app = typer.Typer(
@@ -20,15 +24,47 @@ app = typer.Typer(
         "Run 'privad demo' for a tour on embedded data."
     ),
     no_args_is_help=True,
+    # Typer's own completion options detect the shell from the parent process and take no
+    # shell name ('privad --show-completion zsh' printed the bash script, and nothing where
+    # no shell is detected, as in CI); the two options below take the shell by name and
+    # reuse Typer's scripts and installer.
     add_completion=False,
     pretty_exceptions_enable=False,
 )
 
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+
+
+def _completion(install: bool) -> Any:
+    """The callback of ``--install-completion SHELL`` or ``--show-completion SHELL``."""
+    from typer.completion import install_callback, show_callback
+
+    def callback(ctx: Any, param: Any, value: str | None) -> None:
+        if value is None or ctx.resilient_parsing:
+            return
+        shell = value.strip().lower()
+        if shell not in SHELLS:
+            raise PrivadError(f"{param.opts[0]} must be one of {', '.join(SHELLS)}, "
+                              f"got {value!r}")  # fmt: skip
+        (install_callback if install else show_callback)(ctx, param, shell)
+
+    return callback
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    install_completion: str | None = typer.Option(
+        None, "--install-completion", metavar="SHELL", is_eager=True, expose_value=False,
+        callback=_completion(install=True),
+        help="Install tab completion of privad for SHELL (bash, zsh, fish, powershell).",
+    ),
+    show_completion: str | None = typer.Option(
+        None, "--show-completion", metavar="SHELL", is_eager=True, expose_value=False,
+        callback=_completion(install=False),
+        help="Print the completion script for SHELL (bash, zsh, fish, powershell), e.g. "
+        "privad --show-completion bash >> ~/.bashrc.",
+    ),
+) -> None:
     """Find anomalies while protecting the privacy of everyone who is not one."""
 
 
@@ -49,9 +85,19 @@ def _register() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (usage errors are reported by Typer itself, status 2)."""
+    from typer.completion import completion_init
+
+    completion_init()  # Typer's completion classes answer $_PRIVAD_COMPLETE (tab completion)
     _register()
-    try:
-        app(args=argv, prog_name="privad")
-    except PrivadError as exc:
-        err_console.print(f"privad: error: {exc}", markup=False)
-        sys.exit(2)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        try:
+            app(args=argv, prog_name="privad")
+        except PrivadError as exc:
+            err_console().print(f"privad: error: {exc}", markup=False)
+            sys.exit(2)
+
+
+def _show_warning(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
+    """A warning as one line on standard error (Python's default adds the source line)."""
+    warn(" ".join(str(message).split()))

@@ -20,6 +20,7 @@ from privad.io import check_output_path
 __all__ = [
     "check_output_path",
     "existing_file",
+    "parse_bounds",
     "parse_choice",
     "parse_columns",
     "parse_float",
@@ -81,13 +82,13 @@ def parse_choice(text: str, option: str, choices: Sequence[str]) -> str:
     return value
 
 
-def parse_columns(values: Sequence[str] | None) -> list[str] | None:
+def parse_columns(values: Sequence[str] | None, option: str = "--columns") -> list[str] | None:
     """Repeated and/or comma-separated column names or positions; None when not given."""
     if not values:
         return None
     out = [part.strip() for value in values for part in str(value).split(",")]
     if any(not part for part in out):
-        raise ParameterError(f"--columns has an empty column name in {list(values)!r}")
+        raise ParameterError(f"{option} has an empty column name in {list(values)!r}")
     return out
 
 
@@ -136,3 +137,30 @@ def required_secret(value: str | None, option: str, env: str) -> str:
     if value is None or not value.strip():
         raise ParameterError(f"{option} is required (or set ${env})")
     return value.strip()
+
+
+def parse_bounds(values: Sequence[str] | None,
+                 path: str | None) -> dict[str, tuple[float, float]] | None:  # fmt: skip
+    """``--bounds FILE`` and repeated ``--bound COL=LO:HI``: public bounds by column, or
+    None when neither is given (a column may be bounded once)."""
+    from privad.datasets import read_bounds
+    from privad.datasets.preprocessing import check_bounds
+
+    if path is None and not values:
+        return None
+    out = {} if path is None else read_bounds(path)
+    for text in values or []:
+        name, eq, span = str(text).rpartition("=")
+        lo, colon, hi = span.partition(":")
+        if not (eq and colon and name.strip()):
+            raise ParameterError(f"--bound must be COL=LO:HI (e.g. --bound proline=0:2000), "
+                                 f"got {text!r}")  # fmt: skip
+        what = "COL=LO:HI with finite numbers LO < HI"
+        pair = (parse_float(lo, "--bound", minimum=-math.inf, what=what),
+                parse_float(hi, "--bound", minimum=-math.inf, what=what))  # fmt: skip
+        column = name.strip()
+        if column in out:
+            raise ParameterError(f"column {column!r} has bounds twice (--bounds file and "
+                                 "--bound, or --bound repeated); give them once")  # fmt: skip
+        out.update(check_bounds({column: pair}, "--bound"))
+    return out

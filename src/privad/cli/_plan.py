@@ -7,16 +7,15 @@ with ``--delta``, the optimal composition theorem's ε at δ (Kairouz, Oh, Viswa
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from rich.console import Console
 from rich.table import Table
 
 from privad.accounting.planner import composition_costs
 from privad.cli._options import parse_float, parse_int
+from privad.cli._render import emit, print_lines
 from privad.errors import ParameterError
 from privad.sensitive.accounting import flag_curve
 
@@ -35,13 +34,11 @@ def _epsilon(text: str | None) -> float:
 
 
 def _emit(payload: dict[str, Any], table: Table, as_json: bool, extra: list[str]) -> None:
-    console = Console(highlight=False, soft_wrap=True)
-    if as_json:
-        console.print(json.dumps(payload, indent=2), markup=False)
-        return
-    console.print(table)
-    for line in extra:
-        console.print(line, markup=False)
+    def render(console: Any) -> None:
+        console.print(table)
+        print_lines(console, extra)
+
+    emit(payload, as_json, render)
 
 
 def _cost_lines(costs: Any) -> list[str]:

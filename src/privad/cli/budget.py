@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from privad.accounting import BUDGETED_NOTIONS, NOTIONS, PURE_DP, Ledger, default_ledger_path
@@ -19,6 +18,7 @@ from privad.accounting.exact import fmt
 from privad.accounting.records import RESERVED
 from privad.accounting.statement import accounts, when
 from privad.cli._options import check_output_path, parse_float, parse_int
+from privad.cli._render import JSON_OPTION, emit, out_console
 from privad.errors import PrivadError
 from privad.validation import check_choice, check_epsilon
 
@@ -68,6 +68,7 @@ def show(
         "50", "--last", metavar="N",
         help="Show only the N most recent spends (an integer >= 0; 0 shows all).",
     ),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Show the budgets (total, spent, remaining ε) and the spends, most recent last.
 
@@ -76,30 +77,67 @@ def show(
     implied spends count toward it.
     """
     limit = parse_int(last, "--last", minimum=0, what="an integer >= 0")
-    console = Console(highlight=False, soft_wrap=True)
     with _open(ledger, create=False) as book:
         budgets = book.budgets(scope)
         spends = book.history(scope, include_cancelled=False)
         name = book.path
     where = f" (scope {scope!r})" if scope is not None else ""
-    if not budgets and not spends:
-        console.print(f"No budgets and no spends in ledger {name}{where}.", markup=False)
-        return
+    rows = [a for a in accounts(budgets, spends) if NOTIONS[a.notion].has_epsilon]
+    shown = spends if limit == 0 else spends[-limit:]
+    payload = {"ledger": name, "scope": scope, "budgets": [_account_dict(a) for a in rows],
+               "spends": [s.to_dict() for s in shown], "spends_not_shown":
+               len(spends) - len(shown)}  # fmt: skip
 
-    table = Table(title=f"Budgets — {name}{where}", title_justify="left")
+    def render(console: Any) -> None:
+        if not budgets and not spends:
+            console.print(f"No budgets and no spends in ledger {name}{where}.", markup=False)
+            return
+        console.print(_budgets_table(f"Budgets — {name}{where}", rows, budgets))
+        console.print(_spends_table(shown))
+        if len(shown) < len(spends):
+            console.print(
+                f"{len(spends) - len(shown)} earlier spend(s) not shown; use --last 0 for all.",
+                markup=False,
+            )
+
+    emit(payload, as_json, render)
+
+
+def _remaining(a: Any) -> Any:
+    """What is left of an account: ε by tight accounting for an (ε, δ) budget."""
+    if a.budget is not None and a.budget.delta is not None:
+        return a.budget.total - a.tight_spent
+    return a.remaining
+
+
+def _account_dict(a: Any) -> dict[str, Any]:
+    """One scope and notion of ``budget show --json``."""
+    approx = a.budget is not None and a.budget.delta is not None
+    return {
+        "scope": a.scope, "notion": a.notion,
+        "total": None if a.budget is None else a.budget.total,
+        "spent": a.tight_spent if approx else a.spent,
+        "spent_by_notion": a.parts, "pure_spent": a.spent,
+        "remaining": _remaining(a), "spends": len(a.own),
+        "delta": None if a.budget is None else a.budget.delta,
+        "delta_spent": a.delta_spent if approx else None,
+    }  # fmt: skip
+
+
+def _budgets_table(title: str, rows: list[Any], budgets: list[Any]) -> Table:
+    table = Table(title=title, title_justify="left")
     table.add_column("scope")
     table.add_column("notion")
     table.add_column("total ε", justify="right")
     table.add_column("spent ε", justify="right")
     table.add_column("remaining ε", justify="right")
     table.add_column("spends", justify="right")
-    rows = [a for a in accounts(budgets, spends) if NOTIONS[a.notion].has_epsilon]
     with_delta = any(b.delta is not None for b in budgets)
     if with_delta:
         table.add_column("δ; δ spent", justify="right")
     for a in rows:
         approx = a.budget is not None and a.budget.delta is not None
-        remaining = (a.budget.total - a.tight_spent) if approx else a.remaining  # type: ignore[union-attr]
+        remaining = _remaining(a)
         cells = [
             a.scope, a.notion, "—" if a.budget is None else fmt(a.budget.total),
             (f"{fmt(a.tight_spent)} tight (pure {a.spent_text()})" if approx
@@ -111,9 +149,10 @@ def show(
         table.add_row(*cells)
     if not rows:
         table.add_row("(none set)", "", "", "", "", "")
-    console.print(table)
+    return table
 
-    shown = spends if limit == 0 else spends[-limit:]
+
+def _spends_table(shown: list[Any]) -> Table:
     table = Table(title="Spends (times in UTC)", title_justify="left")
     table.add_column("when", no_wrap=True)
     table.add_column("scope")
@@ -140,12 +179,7 @@ def show(
         table.add_row(*row)
     if not shown:
         table.add_row("(no spends)", "", "", "", "", "")
-    console.print(table)
-    if len(shown) < len(spends):
-        console.print(
-            f"{len(spends) - len(shown)} earlier spend(s) not shown; use --last 0 for all.",
-            markup=False,
-        )
+    return table
 
 
 @budget_app.command("set")
@@ -172,6 +206,7 @@ def set_(
         "Default: a pure-ε budget.",
     ),
     ledger: str | None = _ledger_option(),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Set (create or change) the total ε (and δ) of SCOPE under one notion."""
     total = _parse_epsilon(epsilon)
@@ -182,11 +217,14 @@ def set_(
         b = book.set_budget(scope, notion, total, delta=d)
         name = book.path
     kind = "" if b.delta is None else f", δ {fmt(b.delta)} (spent δ {fmt(b.delta_spent)})"
-    Console(highlight=False, soft_wrap=True).print(
+    payload = {"ledger": name, "scope": b.scope, "notion": b.notion, "total": b.total,
+               "spent": b.spent, "remaining": b.remaining, "delta": b.delta,
+               "delta_spent": b.delta_spent if b.delta is not None else None}  # fmt: skip
+    emit(payload, as_json, lambda console: console.print(
         f"Budget of scope {b.scope!r} under {b.notion}: total ε {fmt(b.total)}{kind}, "
         f"spent {fmt(b.spent)}, remaining {fmt(b.remaining)} (ledger {name})",
         markup=False,
-    )
+    ))
 
 
 @budget_app.command("reset")
@@ -205,12 +243,12 @@ def reset(
         False, "--drop-budgets",
         help="Also delete the budgets. Default: keep them, with nothing spent.",
     ),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Delete the recorded spends (of one scope, or all), so the budgets are full again.
 
     It forgets privacy loss that did happen: use it only when the data was replaced.
     """
-    console = Console(highlight=False, soft_wrap=True)
     with _open(ledger, create=False) as book:
         n_spends = len(book.history(scope))
         n_budgets = len(book.budgets(scope))
@@ -221,6 +259,9 @@ def reset(
                 f"Delete {n_spends} spend(s) of {what} from ledger {book.path}, "
                 f"{kept} {n_budgets} budget(s)?"
             )
+            if as_json:
+                raise PrivadError("refusing to reset without confirmation: with --json, pass "
+                                  "--yes (a script cannot answer the question)")  # fmt: skip
             try:
                 confirmed = typer.confirm(prompt, default=False)
             except typer.Abort:  # end of input: nobody to answer
@@ -229,13 +270,15 @@ def reset(
                     "pass --yes to confirm"
                 ) from None
             if not confirmed:
-                console.print("Nothing was reset.", markup=False)
+                out_console().print("Nothing was reset.", markup=False)
                 raise typer.Exit(1)
         deleted = book.reset(scope, drop_budgets=drop_budgets)
         name = book.path
     after = "budgets dropped" if drop_budgets else "budgets kept"
-    console.print(f"Reset {what}: {deleted} spend(s) deleted, {after} (ledger {name}).",
-                  markup=False)
+    payload = {"ledger": name, "scope": scope, "reset": True, "spends_deleted": deleted,
+               "budgets_dropped": drop_budgets}  # fmt: skip
+    emit(payload, as_json, lambda console: console.print(
+        f"Reset {what}: {deleted} spend(s) deleted, {after} (ledger {name}).", markup=False))
 
 
 @budget_app.command("statement")
@@ -245,11 +288,22 @@ def statement(
         None, "--scope", metavar="SCOPE",
         help="Only this scope (a non-empty name). Default: every scope.",
     ),
+    as_json: bool = JSON_OPTION,
 ) -> None:
-    """Print a readable statement of what was spent on what, per scope and notion."""
+    """Print a readable statement of what was spent on what, per scope and notion.
+
+    With --json: the statement's text and its accounts (as 'budget show --json', every
+    spend listed).
+    """
     with _open(ledger, create=False) as book:
         text = book.statement(scope)
-    Console(highlight=False, soft_wrap=True).print(text, markup=False)
+        budgets = book.budgets(scope)
+        spends = book.history(scope, include_cancelled=False)
+        name = book.path
+    payload = {"ledger": name, "scope": scope, "statement": text,
+               "accounts": [_account_dict(a) for a in accounts(budgets, spends)],
+               "spends": [s.to_dict() for s in spends]}  # fmt: skip
+    emit(payload, as_json, lambda console: console.print(text, markup=False))
 
 
 def register(app: typer.Typer) -> None:

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from privad.cli._render import JSON_OPTION, emit
 from privad.datasets import Dataset, DatasetInfo, TimeSeries, describe, list_datasets
 from privad.datasets.embedded import expected_sha256
 from privad.errors import DatasetNotFoundError, ParameterError
@@ -35,13 +36,6 @@ _KINDS = ("embedded", "generated", "external")
 _MAX_FEATURES = 20
 
 
-def _console() -> Console:
-    console = Console(highlight=False, soft_wrap=False)
-    if not console.is_terminal:  # piped or captured: do not squeeze tables into 80 columns
-        console.width = max(console.width, 120)
-    return console
-
-
 def _when(stamp: np.datetime64) -> str:
     return np.datetime_as_string(stamp, unit="s").replace("T", " ")
 
@@ -52,26 +46,43 @@ def list_command(
         None, "--kind", metavar="KIND",
         help="Show only one kind: embedded, generated or external. Default: all.",
     ),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """List the datasets privad knows: name, kind, shape, anomalies, licence."""
     if kind is not None and kind not in _KINDS:
         raise ParameterError(f"--kind must be one of {', '.join(_KINDS)}, got {kind!r}")
-    table = Table(title="privad datasets", title_justify="left")
-    table.add_column("name", no_wrap=True, style="bold")
-    table.add_column("kind", no_wrap=True)
-    table.add_column("shape", justify="right", no_wrap=True)
-    table.add_column("anomalies", justify="right", no_wrap=True)
-    table.add_column("licence")
-    for entry in list_datasets(kind):  # type: ignore[arg-type]
-        table.add_row(entry.name, entry.kind, entry.shape_text, entry.anomalies_text,
-                      entry.licence_short or entry.licence)
-    console = _console()
-    console.print(table)
-    console.print(
-        "Load one with privad.datasets.load(NAME); 'privad datasets describe NAME' for details."
-        " External data is read from --path or $PRIVAD_DATA, never downloaded.",
-        markup=False,
-    )
+    entries = list_datasets(kind)  # type: ignore[arg-type]
+    payload = {"datasets": [_entry_dict(entry) for entry in entries]}
+
+    def render(console: Console) -> None:
+        table = Table(title="privad datasets", title_justify="left")
+        table.add_column("name", no_wrap=True, style="bold")
+        table.add_column("kind", no_wrap=True)
+        table.add_column("shape", justify="right", no_wrap=True)
+        table.add_column("anomalies", justify="right", no_wrap=True)
+        table.add_column("licence")
+        for entry in entries:
+            table.add_row(entry.name, entry.kind, entry.shape_text, entry.anomalies_text,
+                          entry.licence_short or entry.licence)
+        console.print(table)
+        console.print(
+            "Load one with privad.datasets.load(NAME); 'privad datasets describe NAME' for "
+            "details. External data is read from --path or $PRIVAD_DATA, never downloaded.",
+            markup=False,
+        )
+
+    emit(payload, as_json, render)
+
+
+def _entry_dict(entry: DatasetInfo) -> dict[str, Any]:
+    """A catalogue entry as JSON data."""
+    return {
+        "name": entry.name, "kind": entry.kind,
+        "shape": None if entry.shape is None else list(entry.shape),
+        "anomalies": entry.n_anomalies, "anomalies_text": entry.anomalies_text,
+        "series": entry.series, "description": entry.description, "source": entry.source,
+        "licence": entry.licence, "usage": entry.usage, "files": list(entry.files),
+    }  # fmt: skip
 
 
 def _load_for_stats(entry: DatasetInfo, path: str | None, seed: int) -> Dataset | TimeSeries:
@@ -132,10 +143,10 @@ def describe_command(
         True, "--stats/--no-stats",
         help="Load the data and print summary statistics (default), or only the entry.",
     ),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Describe one dataset: fields, source, licence and summary statistics."""
     entry = describe(name)
-    console = _console()
     rows: list[tuple[str, Any]] = [
         ("name", entry.name),
         ("kind", entry.kind),
@@ -146,45 +157,75 @@ def describe_command(
         ("licence", entry.licence),
         ("usage", entry.usage),
     ]
+    payload: dict[str, Any] = {"entry": _entry_dict(entry), "data": None}
     if entry.kind == "embedded":
-        rows += [(f"file {f}", f"sha256 {expected_sha256(f)}") for f in entry.files]
+        sums = {f: expected_sha256(f) for f in entry.files}
+        rows += [(f"file {f}", f"sha256 {digest}") for f, digest in sums.items()]
+        payload["entry"]["sha256"] = sums
     elif entry.files:
         rows.append(("file", ", ".join(entry.files)))
-    console.print(_fields_table(rows))
-    if not stats:
-        return
+    shown: list[Any] = [_fields_table(rows)]
+    if stats:
+        payload["data"], more = _data_summary(entry, path, seed)
+        shown += more
+
+    def render(console: Console) -> None:
+        for item in shown:
+            console.print(item, markup=False) if isinstance(item, str) else console.print(item)
+
+    emit(payload, as_json, render)
+
+
+def _data_summary(entry: DatasetInfo, path: str | None,
+                  seed: int) -> tuple[dict[str, Any], list[Any]]:  # fmt: skip
+    """The loaded data's summary as JSON data and as what the table view prints."""
     try:
         data = _load_for_stats(entry, path, seed)
     except DatasetNotFoundError as exc:
         if entry.kind == "external" and path is None:
-            console.print(f"data: not available here ({exc})", markup=False)
-            return
+            return ({"available": False, "reason": str(exc)},
+                    [f"data: not available here ({exc})"])  # fmt: skip
         raise
     if isinstance(data, TimeSeries):
         values = data.values
-        console.print(_fields_table([
+        info: dict[str, Any] = {
+            "available": True, "points": len(data), "from": _when(data.timestamps[0]),
+            "to": _when(data.timestamps[-1]), "anomalous_points": data.n_anomalies,
+            "windows": [[_when(s), _when(e)] for s, e in data.windows],
+            "values": {"min": values.min(), "mean": values.mean(), "sd": values.std(),
+                       "max": values.max()},
+        }  # fmt: skip
+        return info, [_fields_table([
             ("points", len(data)),
-            ("from", _when(data.timestamps[0])),
-            ("to", _when(data.timestamps[-1])),
+            ("from", info["from"]),
+            ("to", info["to"]),
             ("anomalous points", data.n_anomalies),
-            ("windows", "; ".join(f"{_when(s)} .. {_when(e)}" for s, e in data.windows) or "-"),
+            ("windows", "; ".join(f"{s} .. {e}" for s, e in info["windows"]) or "-"),
             ("values", f"min {_fmt(values.min())}, mean {_fmt(values.mean())},"
                        f" sd {_fmt(values.std())}, max {_fmt(values.max())}"),
-        ]))
-        return
+        ])]  # fmt: skip
     n, d = data.shape
+    X = data.X
+    info = {
+        "available": True, "records": n, "features": d, "anomalies": data.n_anomalies,
+        "anomaly_share": None if data.y is None else float(data.y.mean()),
+        "seed": seed if entry.kind == "generated" else None,
+        "statistics": [{"feature": f, "min": lo, "mean": mu, "sd": sd, "max": hi}
+                       for f, lo, mu, sd, hi in zip(data.feature_names, X.min(axis=0),
+                                                    X.mean(axis=0), X.std(axis=0),
+                                                    X.max(axis=0), strict=True)],
+    }  # fmt: skip
     summary = [("loaded", f"{n} x {d}"),
                ("labelled anomalies", "unlabelled" if data.y is None else data.n_anomalies)]
     if data.y is not None:
         summary.append(("anomaly share", f"{data.y.mean():.4%}"))
     if data.classes is not None:
         values, counts = np.unique(data.classes, return_counts=True)
-        pairs = zip(values, counts, strict=True)
-        summary.append(("classes", ", ".join(f"{v}: {c}" for v, c in pairs)))
+        info["classes"] = {str(v): int(c) for v, c in zip(values, counts, strict=True)}
+        summary.append(("classes", ", ".join(f"{v}: {c}" for v, c in info["classes"].items())))
     if entry.kind == "generated":
         summary.append(("seed", seed))
-    console.print(_fields_table(summary))
-    console.print(_stats_table(data))
+    return info, [_fields_table(summary), _stats_table(data)]
 
 
 def register(app: typer.Typer) -> None:

@@ -1,9 +1,12 @@
 """``privad reproduce``: rerun a paper's evaluation and write its tables, figures and a page.
 
-``privad reproduce sp [--out DIR] [--quick] [--seed S] [--samples N]`` runs
-:func:`privad.experiments.sensitive.reproduce`: CSV tables, PNG figures and ``index.html``
-(relative links), each written atomically into DIR. A bad option is a one-line error with
-exit status 2 (``privad.cli.main``), before anything is written.
+``privad reproduce sp|relaxed|search|rmp [--out DIR] [--quick] ...`` runs the scheme's
+``privad.experiments.<scheme>.reproduce``: CSV tables, figures and ``index.html`` (relative
+links), each written atomically into DIR. The runs take minutes: every step is shown on
+standard error (a bar on a terminal, else one line per step; ``--quiet`` or ``--json``
+silence it), and ``--json`` prints the result (folder, files, seconds) as one JSON
+document. A bad option is a one-line error with exit status 2 (``privad.cli.main``),
+before anything is written.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import typer
 from rich.table import Table
 
 from privad.cli._options import check_output_path, parse_int, parse_optional_int
-from privad.cli.sp import out_console, progress_bar
+from privad.cli._render import JSON_OPTION, QUIET_OPTION, StepProgress, emit
 from privad.errors import ParameterError
 
 __all__ = ["register", "reproduce_app"]
@@ -63,6 +66,8 @@ def sp(
         help="Sampled runs per mechanism in Table 3 (an integer >= 1; default 10, or 2 with "
         "--quick). The exact expectations do not depend on it.",
     ),
+    quiet: bool = QUIET_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Sensitive privacy (Asif et al., CCS 2019): Tables 1-3, Figures 3, 5, 6-8 and 9."""
     from privad.experiments import sensitive
@@ -74,38 +79,41 @@ def sp(
     command = _command("sp", ["--out", out] + (["--quick"] if quick else [])
                        + ["--seed", str(seed_v)]
                        + (["--samples", str(samples_v)] if samples_v else []))  # fmt: skip
-    console = out_console()
     result, elapsed = _with_progress(
         lambda progress: sensitive.reproduce(directory, quick=quick, seed=seed_v,
                                              samples=samples_v, progress=progress,
-                                             command=command))  # fmt: skip
-
+                                             command=command), quiet or as_json)  # fmt: skip
     t1 = result.tables["table1"]
-    table = Table(title="Table 1: true (β,r)-anomalies, ours vs paper", title_justify="left")
-    for col in ("dataset", "β", "r", "self counted", "self not counted", "paper"):
-        table.add_column(col, justify="left" if col == "dataset" else "right")
-    for name, part in t1.groupby("dataset", sort=False):
-        by = dict(zip(part["convention"], part["true_br_anomalies"], strict=True))
-        first = part.iloc[0]
-        table.add_row(str(name), str(first["beta"]), f"{first['r']:g}",
-                      str(by["self counted"]), str(by["self not counted"]),
-                      str(first["paper_true_br_anomalies"]))  # fmt: skip
-    console.print(table)
     t2 = result.tables["table2"]
-    table = Table(title="Table 2: mean error over random queries (ε = 0.1)", title_justify="left")
-    for col in ("dataset", "SP", "paper SP", "DP", "paper DP"):
-        table.add_column(col, justify="left" if col == "dataset" else "right")
-    for row in t2.itertuples(index=False):
-        table.add_row(row.dataset, format_number(row.mean_error_sp),
-                      format_number(row.paper_mean_error_sp),
-                      f"{row.mean_error_dp:.4f}", f"{row.paper_mean_error_dp:.4f}")  # fmt: skip
-    console.print(table)
-    console.print(
-        f"Wrote {len(result.files)} files to {directory} in {elapsed:.1f} s "
-        f"({'quick' if quick else 'full'} run, seed {seed_v}, "
-        f"{result.settings.samples} sampled run(s)). Open {directory / 'index.html'}.",
-        markup=False,
-    )
+    what = (f"{'quick' if quick else 'full'} run, seed {seed_v}, {result.settings.samples} "
+            "sampled run(s)")  # fmt: skip
+    payload = {**_files_payload(result.files, directory, elapsed, what),
+               "table1": t1.to_dict(orient="records"),
+               "table2": t2.to_dict(orient="records")}  # fmt: skip
+
+    def render(console: Any) -> None:
+        table = Table(title="Table 1: true (β,r)-anomalies, ours vs paper", title_justify="left")
+        for col in ("dataset", "β", "r", "self counted", "self not counted", "paper"):
+            table.add_column(col, justify="left" if col == "dataset" else "right")
+        for name, part in t1.groupby("dataset", sort=False):
+            by = dict(zip(part["convention"], part["true_br_anomalies"], strict=True))
+            first = part.iloc[0]
+            table.add_row(str(name), str(first["beta"]), f"{first['r']:g}",
+                          str(by["self counted"]), str(by["self not counted"]),
+                          str(first["paper_true_br_anomalies"]))  # fmt: skip
+        console.print(table)
+        table = Table(title="Table 2: mean error over random queries (ε = 0.1)",
+                      title_justify="left")  # fmt: skip
+        for col in ("dataset", "SP", "paper SP", "DP", "paper DP"):
+            table.add_column(col, justify="left" if col == "dataset" else "right")
+        for row in t2.itertuples(index=False):
+            table.add_row(row.dataset, format_number(row.mean_error_sp),
+                          format_number(row.paper_mean_error_sp),
+                          f"{row.mean_error_dp:.4f}", f"{row.paper_mean_error_dp:.4f}")  # fmt: skip
+        console.print(table)
+        _print_files(console, payload)
+
+    emit(payload, as_json, render)
 
 
 def _output_folder(out: str) -> Path:
@@ -122,27 +130,31 @@ def _command(name: str, args: list[str]) -> str:
     return f"privad reproduce {name} " + " ".join(shlex.quote(a) for a in args)
 
 
-def _with_progress(run: Callable[..., Any]) -> tuple[Any, float]:
-    """Run ``run(progress=...)`` under a progress bar; (its result, the seconds it took)."""
+def _with_progress(run: Callable[..., Any], quiet: bool) -> tuple[Any, float]:
+    """Run ``run(progress=...)``, its steps shown on standard error; (its result, seconds)."""
     start = time.perf_counter()
-    with progress_bar() as progress:
-        task = progress.add_task("starting", total=1)
-
-        def report(step: str, done: int, total: int) -> None:
-            progress.update(task, description=step, completed=done, total=total)
-
-        result = run(progress=report)
+    with StepProgress(quiet=quiet) as progress:
+        result = run(progress=progress.report)
     return result, time.perf_counter() - start
 
 
-def _run_with_progress(run, directory: Path, what: str) -> None:
-    """Run ``run(progress=...)`` under a progress bar and report the files it wrote."""
-    files, elapsed = _with_progress(run)
-    out_console().print(
-        f"Wrote {len(files)} files to {directory} in {elapsed:.1f} s "
-        f"({what}). Open {directory / 'index.html'}.",
-        markup=False,
-    )
+def _files_payload(files: Any, directory: Path, elapsed: float, what: str) -> dict[str, Any]:
+    return {"out": directory, "index": directory / "index.html", "files": list(files),
+            "seconds": round(elapsed, 3), "run": what}  # fmt: skip
+
+
+def _print_files(console: Any, payload: dict[str, Any]) -> None:
+    console.print(f"Wrote {len(payload['files'])} files to {payload['out']} in "
+                  f"{payload['seconds']:.1f} s ({payload['run']}). Open {payload['index']}.",
+                  markup=False)  # fmt: skip
+
+
+def _run_with_progress(run: Callable[..., Any], directory: Path, what: str, *, quiet: bool,
+                       as_json: bool) -> None:  # fmt: skip
+    """Run ``run(progress=...)`` with its steps shown and report the files it wrote."""
+    files, elapsed = _with_progress(run, quiet or as_json)
+    payload = _files_payload(files, directory, elapsed, what)
+    emit(payload, as_json, lambda console: _print_files(console, payload))
 
 
 _QUICK_HELP = "Small, fast run (seconds) for tests and a first look."
@@ -163,6 +175,8 @@ def relaxed(
     runs: str = typer.Option("5", "--runs", metavar="N",
                              help="Runs per (separation, ε) cell, averaged (integer >= 1; "
                                   "the paper uses 5)."),
+    quiet: bool = QUIET_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Relaxed-DP sensor streams: Figure 3a/3b (accuracy, subset size), options, streaming."""
     from privad.experiments import relaxed as experiment
@@ -174,6 +188,7 @@ def relaxed(
         lambda progress: experiment.reproduce(directory, quick=quick, seed=seed_v, runs=runs_v,
                                               progress=progress),
         directory, f"{'quick' if quick else 'full'} run, seed {seed_v}, {runs_v} run(s)",
+        quiet=quiet, as_json=as_json,
     )
 
 
@@ -197,6 +212,8 @@ def search(
         "drop", "--other-anomalies", metavar="drop|keep",
         help="Reduction of real series to one anomaly: drop the other labelled points "
              "(the paper's section 6.1, default) or keep them (the earlier reading)."),
+    quiet: bool = QUIET_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """DP noisy binary search: Figures 1-4 on NAB series and synthetic mixtures."""
     from privad.experiments import search as experiment
@@ -220,6 +237,7 @@ def search(
             yahoo_root=None if yahoo_root is None else Path(yahoo_root).expanduser(),
             other_anomalies=other_anomalies, command=command),
         directory, f"{'quick' if quick else 'full'} run, seed {seed_v}, {runs_v} run(s)",
+        quiet=quiet, as_json=as_json,
     )
 
 
@@ -243,6 +261,8 @@ def rmp(
                                help=_QUICK_HELP + " 1 seed, 300 records, 15 epochs."),
     skip_privacy: bool = typer.Option(False, "--skip-privacy",
                                       help="Do not run the attack evaluation (section 5)."),
+    quiet: bool = QUIET_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """RMP (Erfani et al., PAKDD 2014): Table 1, ROC curves (Figures 2-4), the effect of r."""
     from privad.experiments import rmp as experiment
@@ -266,6 +286,7 @@ def rmp(
             directory, seeds=seeds_v, seed=seed_v, epochs=epochs_v, gas_path=gas_path,
             quick=quick, privacy=not skip_privacy, progress=progress, command=command),
         directory, f"{'quick' if quick else 'full'} run, seeds from {seed_v}",
+        quiet=quiet, as_json=as_json,
     )
 
 

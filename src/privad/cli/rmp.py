@@ -10,7 +10,11 @@
 * ``privad rmp score DATA --server URL --token SECRET``: an end-user (or participant)
   downloads the latest model, applies the double logistic and the public T locally and
   scores DATA: a summary, and with ``--output FILE`` one row per record (``index, score,
-  label``; CSV, or Parquet for ``.parquet``/``.pq``), written atomically.
+  label``, with ``--id COL`` also the record's ``id``; CSV, or Parquet for
+  ``.parquet``/``.pq``), written atomically.
+
+``--exclude COL`` drops columns that are not attributes; ``--id COL`` names the records
+(never sent, never an attribute).
 
 Every mistake (a bad option, an unknown file, the wrong number of columns, an unreachable
 server, a refused request) is a :class:`~privad.errors.PrivadError`: ``privad.cli.main``
@@ -30,6 +34,7 @@ import typer
 from privad.cli._options import (
     check_output_path,
     existing_file,
+    parse_bounds,
     parse_columns,
     parse_float,
     parse_int,
@@ -37,6 +42,8 @@ from privad.cli._options import (
     parse_seed,
     required_secret,
 )
+from privad.cli._render import JSON_OPTION, StepProgress, emit, print_lines, warn
+from privad.cli.sp import BOUND_OPTION, BOUNDS_OPTION, EXCLUDE_OPTION, ID_OPTION, scaling_text
 from privad.errors import DataError, ParameterError, PrivadError
 
 __all__ = ["register", "rmp_app"]
@@ -84,10 +91,6 @@ CA_CERT_OPTION: Any = typer.Option(
 )
 
 
-def _echo(text: str) -> None:
-    typer.echo(text)
-
-
 def _client(server: str, token: str | None, timeout: str, retries: str,
             ca_cert: str | None) -> Any:  # fmt: skip
     from privad.services.rmp_client import RMPClient
@@ -100,10 +103,16 @@ def _client(server: str, token: str | None, timeout: str, retries: str,
     )  # fmt: skip
 
 
-def _load(data: str, columns: list[str] | None, label: str | None) -> Any:
-    from privad.cli.sp import load_table
+def _load(data: str, columns: list[str] | None, label: str | None, exclude: list[str] | None,
+          id_column: str | None, bounds: dict[str, tuple[float, float]] | None
+          ) -> tuple[Any, Any]:  # fmt: skip
+    """DATA's records with the column roles, scaled with the public bounds (if any)."""
+    from privad.cli.sp import load_table, scale_features
 
-    return load_table(data, columns=parse_columns(columns), label=label)
+    return scale_features(load_table(data, columns=parse_columns(columns), label=label,
+                                     id_column=id_column,
+                                     exclude=parse_columns(exclude, "--exclude")),
+                          bounds, check=False)  # fmt: skip
 
 
 def _check_width(ds: Any, n: int, data: str) -> np.ndarray:
@@ -119,9 +128,9 @@ def _check_width(ds: Any, n: int, data: str) -> np.ndarray:
         )
     outside = int(np.count_nonzero(np.abs(X) > 1.0))
     if outside:
-        typer.echo(f"note: {outside} value(s) of {data} lie outside [-1, 1]; RMP expects "
-                   "records scaled to [0, 1] with bounds all parties share (the double "
-                   "logistic saturates beyond)", err=True)  # fmt: skip
+        warn(f"{outside} value(s) of {data} lie outside [-1, 1]; RMP expects records scaled "
+             "to [0, 1] with bounds all parties share (the double logistic saturates beyond): "
+             "give them with --bounds FILE or --bound COL=LO:HI")  # fmt: skip
     return X
 
 
@@ -172,6 +181,14 @@ def participate(
     server: str = SERVER_OPTION,
     columns: list[str] | None = COLUMNS_OPTION,
     label: str | None = LABEL_OPTION,
+    exclude: list[str] | None = EXCLUDE_OPTION,
+    id_column: str | None = typer.Option(
+        None, "--id", metavar="COL",
+        help="The column that identifies records (numbers or text): not an attribute, never "
+        "sent.",
+    ),
+    bounds_file: str | None = BOUNDS_OPTION,
+    bound: list[str] | None = BOUND_OPTION,
     batch_size: str = typer.Option(
         "30", "--batch-size", metavar="M",
         help="Records per uploaded batch (default 30, as in the paper; at most the server's "
@@ -204,9 +221,9 @@ def participate(
     timeout: str = TIMEOUT_OPTION,
     retries: str = RETRIES_OPTION,
     ca_cert: str | None = CA_CERT_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Perturb DATA with this participant's private T_i and upload it to the mining server."""
-    from privad.cli.sp import progress_bar
     from privad.rmp.roles import Participant
     from privad.services.auth import check_name
     from privad.services.errors import ServiceError
@@ -219,6 +236,7 @@ def participate(
 
     size = parse_int(batch_size, "--batch-size", minimum=1, what="an integer >= 1")
     seed_v = parse_seed(seed)
+    bounds = parse_bounds(bound, bounds_file)
     if name is not None:
         check_name(name, "--name")
     for option, path in (("--key-file", key_file), ("--token-file", token_file)):
@@ -226,7 +244,7 @@ def participate(
             check_output_path(path, option, "store")
     client = _client(server, None, timeout, retries, ca_cert)
     with client:
-        ds = _load(data, columns, label)
+        ds, scaling = _load(data, columns, label, exclude, id_column, bounds)
         remote = client.config()
         X = _check_width(ds, remote.n, data)
         if size > remote.max_batch:
@@ -287,17 +305,22 @@ def participate(
             _save_token(token_path, client.base_url, remote.t_sha256, secret, name, who)
             notes.append(f"registered as participant {who}; token saved to {token_path} "
                          "(mode 0600)")  # fmt: skip
-        with progress_bar() as progress:
+        with StepProgress(quiet=as_json) as progress:
             task = progress.add_task("uploading batches", total=X.shape[0])
             report = upload_records(
                 client, participant, X, batch_size=size,
                 on_batch=lambda _answer, m: progress.update(task, advance=m),
             )  # fmt: skip
-    for line in notes:
-        _echo(line)
     again = f", {report.duplicates} already stored" if report.duplicates else ""
-    _echo(f"uploaded {report.records} record(s) of {remote.n} attributes in {report.batches} "
-          f"batch(es) to {client.base_url}: {report.stored} new{again}")  # fmt: skip
+    payload = {"server": client.base_url, "participant": who, "records": report.records,
+               "attributes": remote.n, "batches": report.batches, "stored": report.stored,
+               "duplicates": report.duplicates, "notes": notes,
+               "scaling": None if scaling is None else scaling.to_dict()}  # fmt: skip
+    if scaling is not None:
+        notes.append(f"feature scaling: {scaling_text(scaling)}")
+    emit(payload, as_json, lambda console: print_lines(console, [
+        *notes, f"uploaded {report.records} record(s) of {remote.n} attributes in "
+        f"{report.batches} batch(es) to {client.base_url}: {report.stored} new{again}"]))
 
 
 # --------------------------------------------------------------------------------------------
@@ -331,23 +354,22 @@ def train(
     timeout: str = TIMEOUT_OPTION,
     retries: str = RETRIES_OPTION,
     ca_cert: str | None = CA_CERT_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Train the model on every batch the server holds (operator)."""
-    from privad.cli.sp import progress_bar
-
     epochs_v = parse_optional_int(epochs, "--epochs", 1)
     hidden_v = parse_optional_int(hidden, "--hidden", 1)
     seed_v = parse_seed(seed)
     limit = parse_float(max_wait, "--max-wait", strict=True, what="seconds > 0")
     secret = required_secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")
-    with _client(server, secret, timeout, retries, ca_cert) as client:
+    meta = final = None
+    with _client(server, secret, timeout, retries, ca_cert) as client, \
+            StepProgress(quiet=as_json) as progress:  # fmt: skip
         job = client.train(epochs=epochs_v, hidden=hidden_v, seed=seed_v)
-        _echo(f"training job {job['job']} started on {job['n_records']} record(s) from "
-              f"{job['n_batches']} batch(es) of {job['n_participants']} participant(s), "
-              f"{job['options']['epochs']} epochs")  # fmt: skip
-        if not wait:
-            return
-        with progress_bar() as progress:
+        started = (f"training job {job['job']} started on {job['n_records']} record(s) from "
+                   f"{job['n_batches']} batch(es) of {job['n_participants']} participant(s), "
+                   f"{job['options']['epochs']} epochs")  # fmt: skip
+        if wait:
             task = progress.add_task("training", total=job["options"]["epochs"])
 
             def show(state: dict[str, Any]) -> None:
@@ -356,17 +378,20 @@ def train(
                     progress.update(task, completed=done)
 
             final = client.wait(int(job["job"]), timeout=limit, on_poll=show)
-        if final["status"] != "done":
-            raise PrivadError(f"training job {final['job']} {final['status']}: "
-                              f"{final.get('error') or 'no reason given'}")  # fmt: skip
-        meta = next((m for m in client.models() if m["id"] == final["model"]), None)
-    if meta is None:
-        _echo(f"model {final['model']} stored")
-        return
-    threshold = "n/a" if meta["threshold"] is None else f"{meta['threshold']:.6g}"
-    _echo(f"model {meta['id']}: {meta['n_records']} record(s), {meta['n_batches']} batch(es), "
-          f"{meta['n_participants']} participant(s); threshold {threshold}; trained in "
-          f"{meta['train_seconds']:.2f} s")  # fmt: skip
+            if final["status"] != "done":
+                raise PrivadError(f"training job {final['job']} {final['status']}: "
+                                  f"{final.get('error') or 'no reason given'}")  # fmt: skip
+            meta = next((m for m in client.models() if m["id"] == final["model"]), None)
+    lines = [started]
+    if final is not None and meta is None:
+        lines.append(f"model {final['model']} stored")
+    elif meta is not None:
+        threshold = "n/a" if meta["threshold"] is None else f"{meta['threshold']:.6g}"
+        lines.append(f"model {meta['id']}: {meta['n_records']} record(s), {meta['n_batches']} "
+                     f"batch(es), {meta['n_participants']} participant(s); threshold "
+                     f"{threshold}; trained in {meta['train_seconds']:.2f} s")  # fmt: skip
+    payload = {"job": job, "result": final, "model": meta}
+    emit(payload, as_json, lambda console: print_lines(console, lines))
 
 
 # --------------------------------------------------------------------------------------------
@@ -374,12 +399,14 @@ def train(
 # --------------------------------------------------------------------------------------------
 
 
-def _write_scores(out: Path, scores: np.ndarray, labels: np.ndarray) -> None:
+def _write_scores(out: Path, scores: np.ndarray, labels: np.ndarray,
+                  ids: np.ndarray | None) -> None:  # fmt: skip
     import pandas as pd
 
     from privad.io import atomic_write
 
-    frame = pd.DataFrame({"index": np.arange(scores.size, dtype=np.int64), "score": scores,
+    frame = pd.DataFrame({"index": np.arange(scores.size, dtype=np.int64),
+                          **({} if ids is None else {"id": ids}), "score": scores,
                           "label": labels.astype(np.int64)})  # fmt: skip
     try:
         if out.suffix.lower() == ".csv":
@@ -406,16 +433,22 @@ def score(
     ),
     columns: list[str] | None = COLUMNS_OPTION,
     label: str | None = LABEL_OPTION,
+    exclude: list[str] | None = EXCLUDE_OPTION,
+    id_column: str | None = ID_OPTION,
+    bounds_file: str | None = BOUNDS_OPTION,
+    bound: list[str] | None = BOUND_OPTION,
     model: str = typer.Option(
         "latest", "--model", metavar="ID", help="The model: its id, or latest (default)."
     ),
     output: str | None = typer.Option(
         None, "--output", "-o", metavar="FILE",
-        help="Write index,score,label per record (label 1 = anomaly): .csv, or .parquet/.pq.",
+        help="Write index,score,label per record (label 1 = anomaly; index,id,score,label with "
+        "--id): .csv, or .parquet/.pq.",
     ),
     timeout: str = TIMEOUT_OPTION,
     retries: str = RETRIES_OPTION,
     ca_cert: str | None = CA_CERT_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Score DATA locally with the server's latest model and the public T (end-user)."""
     from privad.services.rmp_client import read_token_file
@@ -430,7 +463,8 @@ def score(
         secret = read_token_file(token_file)["token"]
     else:
         secret = required_secret(token, "--token", "PRIVAD_RMP_TOKEN")
-    ds = _load(data, columns, label)
+    ds, scaling = _load(data, columns, label, exclude, id_column,
+                        parse_bounds(bound, bounds_file))  # fmt: skip
     with _client(server, secret, timeout, retries, ca_cert) as client:
         public = client.config()
         meta, fitted = client.model(ref)
@@ -444,18 +478,27 @@ def score(
     scores = fitted.decision_function(X)
     labels = (scores > fitted.threshold).astype(np.int64)
     if out is not None:
-        _write_scores(out, scores, labels)
+        _write_scores(out, scores, labels, ds.ids)
     flagged = int(labels.sum())
-    _echo(f"model {meta['id']} ({meta['n_records']} training record(s), created "
-          f"{meta['created_at']}): threshold {fitted.threshold:.6g}")  # fmt: skip
-    _echo(f"records {X.shape[0]}, flagged {flagged} ({100.0 * flagged / X.shape[0]:.1f} %)")
+    lines = [f"model {meta['id']} ({meta['n_records']} training record(s), created "
+             f"{meta['created_at']}): threshold {fitted.threshold:.6g}",
+             f"records {X.shape[0]}, flagged {flagged} "
+             f"({100.0 * flagged / X.shape[0]:.1f} %)"]  # fmt: skip
     y = getattr(ds, "y", None)
+    auc = None
     if y is not None and np.unique(np.asarray(y)).size == 2:
         from sklearn.metrics import roc_auc_score
 
-        _echo(f"ROC AUC against the labels: {roc_auc_score(np.asarray(y), scores):.4f}")
+        auc = float(roc_auc_score(np.asarray(y), scores))
+        lines.append(f"ROC AUC against the labels: {auc:.4f}")
+    if scaling is not None:
+        lines.append(f"feature scaling: {scaling_text(scaling)}")
     if out is not None:
-        _echo(f"wrote {out}")
+        lines.append(f"wrote {out}")
+    payload = {"model": meta, "threshold": fitted.threshold, "records": X.shape[0],
+               "flagged": flagged, "roc_auc": auc, "output": out,
+               "scaling": None if scaling is None else scaling.to_dict()}  # fmt: skip
+    emit(payload, as_json, lambda console: print_lines(console, lines))
 
 
 def register(app: typer.Typer) -> None:

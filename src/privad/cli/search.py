@@ -31,6 +31,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
+from privad.cli._render import JSON_OPTION, StepProgress, emit, summary_table
 from privad.errors import BudgetExceededError, DataError, ParameterError
 
 __all__ = [
@@ -371,6 +372,7 @@ def run(
     ca_cert: str | None = typer.Option(
         None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https oracle server."
     ),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Search for the anomaly with noisy group queries (Algorithm 1) and summarise."""
     from privad.accounting import ANOMALY_RESTRICTED_DP
@@ -384,7 +386,6 @@ def run(
         parse_scope,
         parse_seed,
     )
-    from privad.cli.sp import add_row, out_console
     from privad.search import DEFAULT_MAX_QUERIES, SELECTIONS, search
 
     # 1. every option, before anything is read or sent
@@ -490,12 +491,16 @@ def run(
                     max_queries, ledger_cap = left, True
 
         # 3. the search (a remote oracle's answers are charged to --ledger on this side)
-        result = search(
-            orc, halting=rule, top_k=min(top_k, orc.n_items), selection=sel,
-            max_queries=max_queries, ledger=book if remote else None,
-            scope=scope_v if book and remote else None,
-            label=f"privad search run against {where}", rng=search_rng,
-        )
+        with StepProgress(quiet=as_json) as progress:
+            task = progress.add_task("searching: queries answered", total=min(
+                max_queries, int(to_fraction(b) // to_fraction(orc.epsilon))))
+            result = search(
+                orc, halting=rule, top_k=min(top_k, orc.n_items), selection=sel,
+                max_queries=max_queries, ledger=book if remote else None,
+                scope=scope_v if book and remote else None,
+                label=f"privad search run against {where}", rng=search_rng,
+                progress=lambda t, _p: progress.update(task, completed=t),
+            )
         if out_path is not None:
             _write_posterior(out_path, result.posterior)
         remaining = None
@@ -507,17 +512,6 @@ def run(
         server_budget = orc.last_budget if remote else None
 
     # 4. summary (released answers and public parameters only)
-    console = out_console()
-    table = Table(title="privad search run", title_justify="left", show_header=False)
-    table.add_column("what", style="bold")
-    table.add_column("value", overflow="fold")
-    add_row(table, "oracle", f"{where}: {orc.model.kind}, ε = {orc.epsilon:g} per query")
-    add_row(table, "data", data_text)
-    add_row(table, "thresholds", thresholds)
-    add_row(table, "queries T", str(result.n_queries))
-    add_row(table, "privacy spent Tε",
-            f"{result.epsilon_spent:g} (anomaly-restricted DP: ε-DP for every non-anomalous "
-            f"record, sequential composition of {result.n_queries} answers)")  # fmt: skip
     halted: list[str] = []
     for name in dict.fromkeys(result.halted_by):
         if name == "max-queries" and server_cap:
@@ -526,31 +520,54 @@ def run(
             halted.append(f"ledger ({max_queries} queries were left in scope {scope_v!r})")
         else:
             halted.append(name)
-    add_row(table, "halted by", ", ".join(halted) or "—")
-    add_row(table, "max posterior", f"{result.max_probability:.4g}")
-    if server_budget:
-        add_row(table, "oracle budget",
-                f"scope {server_budget.get('scope')!r}: remaining ε "
-                f"{server_budget.get('remaining'):g} of {server_budget.get('total'):g}")
-    if remaining is not None:
-        add_row(table, "ledger", f"scope {scope_v!r} in {ledger}: remaining ε {remaining:g}")
-    if recorded is not None:
-        add_row(table, "ledger", f"the oracle's own in-memory ledger, scope {scope_v!r}: "
-                f"{result.n_queries} answers recorded, ε {recorded:g}")  # fmt: skip
-    if out_path is not None:
-        add_row(table, "posterior", str(out_path))
-    console.print(table)
-    tops = Table(title=f"S: the {result.top.size} most probable items", title_justify="left")
-    tops.add_column("rank", justify="right")
-    tops.add_column("item", justify="right")
-    tops.add_column("posterior", justify="right")
     post = result.posterior
-    for rank, item in enumerate(result.top, 1):
-        mark = " (x >= t_h in the local data)" if int(item) in above else ""
-        tops.add_row(str(rank), f"{int(item)}{mark}", f"{float(post[item]):.4g}")
-    console.print(tops)
-    for note in notes:
-        console.print(note, markup=False)
+    top_items = [{"rank": rank, "item": int(item), "posterior": float(post[item]),
+                  "above_t_high": int(item) in above}
+                 for rank, item in enumerate(result.top, 1)]  # fmt: skip
+    rows = [
+        ("oracle", f"{where}: {orc.model.kind}, ε = {orc.epsilon:g} per query"),
+        ("data", data_text),
+        ("thresholds", thresholds),
+        ("queries T", str(result.n_queries)),
+        ("privacy spent Tε", f"{result.epsilon_spent:g} (anomaly-restricted DP: ε-DP for every "
+                             f"non-anomalous record, sequential composition of "
+                             f"{result.n_queries} answers)"),
+        ("halted by", ", ".join(halted) or "—"),
+        ("max posterior", f"{result.max_probability:.4g}"),
+    ]  # fmt: skip
+    if server_budget:
+        rows.append(("oracle budget", f"scope {server_budget.get('scope')!r}: remaining ε "
+                     f"{server_budget.get('remaining'):g} of {server_budget.get('total'):g}"))
+    if remaining is not None:
+        rows.append(("ledger", f"scope {scope_v!r} in {ledger}: remaining ε {remaining:g}"))
+    if recorded is not None:
+        rows.append(("ledger", f"the oracle's own in-memory ledger, scope {scope_v!r}: "
+                     f"{result.n_queries} answers recorded, ε {recorded:g}"))  # fmt: skip
+    if out_path is not None:
+        rows.append(("posterior", str(out_path)))
+    payload = {
+        "oracle": where, "kind": orc.model.kind, "epsilon_per_query": orc.epsilon,
+        "data": data_text, "thresholds": thresholds, "queries": result.n_queries,
+        "epsilon_spent": result.epsilon_spent, "halted_by": halted,
+        "max_posterior": result.max_probability, "top": top_items, "scope": scope_v,
+        "ledger_remaining": remaining, "recorded_epsilon": recorded,
+        "oracle_budget": server_budget or None, "posterior_file": out_path, "notes": notes,
+    }  # fmt: skip
+
+    def render(console: Any) -> None:
+        console.print(summary_table("privad search run", rows))
+        tops = Table(title=f"S: the {result.top.size} most probable items", title_justify="left")
+        tops.add_column("rank", justify="right")
+        tops.add_column("item", justify="right")
+        tops.add_column("posterior", justify="right")
+        for row in top_items:
+            mark = " (x >= t_h in the local data)" if row["above_t_high"] else ""
+            tops.add_row(str(row["rank"]), f"{row['item']}{mark}", f"{row['posterior']:.4g}")
+        console.print(tops)
+        for note in notes:
+            console.print(note, markup=False)
+
+    emit(payload, as_json, render)
 
 
 KINDS = {"laplace": "laplace", "binarized": "binarized", "rr": "randomized-response",
@@ -582,7 +599,7 @@ def plan(
     delta: str | None = typer.Option(
         None, "--delta", metavar="D", help="Privacy δ: also show the optimal composition.",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+    as_json: bool = JSON_OPTION,
     figure: str | None = typer.Option(None, "--figure", metavar="PATH", help="Draw the cost."),
 ) -> None:
     """Plan a search before running it: threshold ratio, answer error (eq. 24), the bound on

@@ -45,7 +45,16 @@ from privad.cli._options import (
     parse_scope,
     parse_seed,
 )
-from privad.cli.sp import SCHEDULER_OPTION, WORKERS_OPTION, parse_cluster
+from privad.cli._render import (
+    JSON_OPTION,
+    StepProgress,
+    emit,
+    jsonable,
+    print_json,
+    print_lines,
+    warn,
+)
+from privad.cli.sp import EXCLUDE_OPTION, SCHEDULER_OPTION, WORKERS_OPTION, parse_cluster
 from privad.errors import DataError, ParameterError
 
 __all__ = ["register", "sensor_app"]
@@ -98,10 +107,6 @@ UNIT_OPTION: Any = typer.Option(
 )  # fmt: skip
 
 
-def _stderr(text: str) -> None:
-    typer.echo(text, err=True)
-
-
 def _parse_p_o(text: str) -> float:
     return parse_float(text, "--p-o", strict=True, maximum=99.999999,
                        what="a percentage in (0, 100), e.g. 10")  # fmt: skip
@@ -130,7 +135,8 @@ def _guarantee_options(global_sensitivity: str | None, budget: str | None, ledge
 
 
 def _relaxed_sensitivities(relaxed_sensitivity: str | None, history: str | None,
-                           columns: list[str] | None, p_o: float) -> Any:  # fmt: skip
+                           columns: list[str] | None, exclude: list[str] | None,
+                           p_o: float) -> Any:  # fmt: skip
     """RS from ``--relaxed-sensitivity`` or from ``--history`` (eq. 1); None without both."""
     from privad.relaxed import relaxed_sensitivity as estimate_rs
     from privad.services.streams import read_csv_array
@@ -142,13 +148,13 @@ def _relaxed_sensitivities(relaxed_sensitivity: str | None, history: str | None,
                             what="relaxed sensitivities > 0")  # fmt: skip
     if history is not None:
         return estimate_rs(read_csv_array(existing_file(history, "--history"), columns=columns,
-                                          source=history), p_o)  # fmt: skip
+                                          exclude=exclude, source=history), p_o)  # fmt: skip
     return None
 
 
 def _warn_seed(seed: int | None) -> None:
     if seed is not None:
-        _stderr("privad: warning: --seed makes the noise reproducible; use it for tests only, "
+        warn("--seed makes the noise reproducible; use it for tests only, "
                 "never for a real release")  # fmt: skip
 
 
@@ -194,6 +200,7 @@ def send(
         help="Step 1c (reconstruction): separate (default: c for T, c' for T') or original.",
     ),
     columns: list[str] | None = COLUMNS_OPTION,
+    exclude: list[str] | None = EXCLUDE_OPTION,
     first_window: str = typer.Option(
         "0", "--first-window", metavar="W",
         help="Number of the first window (default 0); continue a stream after its last window.",
@@ -255,8 +262,13 @@ def send(
         False, "--no-close", help="Only upload; do not close the windows (no detection yet)."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per window."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
-    """Perturb DATA window by window and send it to the analyst and the correction server."""
+    """Perturb DATA window by window and send it to the analyst and the correction server.
+
+    A line per window on standard output (none with --quiet); with --json, one JSON
+    document at the end instead, with every window's corrected outliers.
+    """
     from privad.noise import Randomness
     from privad.relaxed import Sensor
     from privad.relaxed import relaxed_sensitivity as estimate_rs
@@ -268,7 +280,7 @@ def send(
     size = parse_int(window, "--window", minimum=1, what="a number of records >= 1")
     first = parse_int(first_window, "--first-window", minimum=0, what="an integer >= 0")
     p_o_v = _parse_p_o(p_o)
-    cols = parse_columns(columns)
+    cols, excl = parse_columns(columns), parse_columns(exclude, "--exclude")
     scaling_v = parse_choice(scaling, "--scaling", SCALING_CHOICES)
     centres = parse_choice(d_diff_centres, "--d-diff-centres", CENTRE_CHOICES)
     unit = parse_choice(guarantee_unit, "--guarantee-unit", UNIT_CHOICES)
@@ -285,8 +297,12 @@ def send(
         raise ParameterError("--cs-epsilon applies to --exchange protected only")
     verify = existing_file(ca_cert, "--ca-cert") or True
 
-    rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, p_o_v)
+    rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, excl, p_o_v)
     _warn_seed(seed_v)
+
+    def say(text: str) -> None:
+        if not (quiet or as_json):
+            typer.echo(text)
 
     stream: Any
     if data == "-":
@@ -307,13 +323,13 @@ def send(
         # fail before any privacy is spent: both servers reachable, both tokens accepted
         a_client.windows()
         c_client.windows()
-        windows = iter_windows(read_csv_rows(stream, columns=cols, source=label), size,
-                               first=first, partial=keep_partial)  # fmt: skip
+        rows = read_csv_rows(stream, columns=cols, exclude=excl, source=label)
+        windows = iter_windows(rows, size, first=first, partial=keep_partial)
         head = next(windows, None)
         if head is None:
             raise DataError(f"{label}: no records to send")
         if rs is None:
-            _stderr("privad: warning: no --history: the relaxed sensitivities are estimated "
+            warn("no --history: the relaxed sensitivities are estimated "
                     f"from the first window ({head[1].shape[0]} records), so the noise scale "
                     "depends on the data it protects (as in the paper's experiments)")
             rs = estimate_rs(head[1], p_o_v)
@@ -329,14 +345,14 @@ def send(
         book = Ledger(ledger if ledger is not None else default_ledger_path(), create=True,
                       default_budget=budget_v if budget_v is not None else g.epsilon)
         book_journal = ReleaseJournal(journal)
-        if not quiet:
-            typer.echo("each window: " + "; ".join(views.lines()))
-            typer.echo(f"charged to scope {scope}/rows-DIGEST in {book.path}; journal "
-                       f"{book_journal.path}")  # fmt: skip
+        say("each window: " + "; ".join(views.lines()))
+        say(f"charged to scope {scope}/rows-DIGEST in {book.path}; journal "
+            f"{book_journal.path}")  # fmt: skip
         uploader = SensorUploader(sensor, a_client, c_client, ledger=book, scope=scope,
                                   close=not no_close, journal=book_journal)  # fmt: skip
         source = label if data == "-" else str(Path(label).resolve())
         counts = {"sent": 0, "forced": 0, "resumed": 0, "skipped": 0}
+        reports: list[Any] = []
         n_records = 0
         sent_windows: list[int] = []
 
@@ -353,34 +369,38 @@ def send(
                 except Conflict as exc:
                     raise Conflict(f"{exc}; {_next_hint(a_client, c_client)}") from None
                 counts[report.status] += 1
+                reports.append(report)
                 if report.status == "skipped":
-                    if not quiet:
-                        typer.echo(f"rows {(w - first) * size}..{(w - first) * size + report.n - 1}"
-                                   f": already released as window {report.window}; skipped "
-                                   "(--force-rerelease to release them again, charged)")
+                    say(f"rows {(w - first) * size}..{(w - first) * size + report.n - 1}: "
+                        f"already released as window {report.window}; skipped "
+                        "(--force-rerelease to release them again, charged)")  # fmt: skip
                     continue
                 n_records += report.n
                 sent_windows.append(report.window)
-                if not quiet:
-                    how = {"sent": "", "forced": " (forced re-release, charged again)",
-                           "resumed": " (completed from the journal: an identical copy)"
-                           }[report.status]  # fmt: skip
-                    if report.outliers is None:
-                        typer.echo(f"window {report.window}: {report.n} record(s) "
-                                   f"uploaded{how}")  # fmt: skip
-                    else:
-                        typer.echo(f"window {report.window}: {report.n} record(s) sent{how}; "
-                                   f"{report.n_presumed} presumed outlier(s) before "
-                                   f"correction, {report.outliers.size} corrected "
-                                   "outlier(s)")  # fmt: skip
+                how = {"sent": "", "forced": " (forced re-release, charged again)",
+                       "resumed": " (completed from the journal: an identical copy)"
+                       }[report.status]  # fmt: skip
+                if report.outliers is None:
+                    say(f"window {report.window}: {report.n} record(s) uploaded{how}")
+                else:
+                    say(f"window {report.window}: {report.n} record(s) sent{how}; "
+                        f"{report.n_presumed} presumed outlier(s) before correction, "
+                        f"{report.outliers.size} corrected outlier(s)")  # fmt: skip
         finally:
             book.close()
             book_journal.close()
-        if not quiet:
-            span = (f" (windows {min(sent_windows)}..{max(sent_windows)})" if sent_windows
-                    else "")  # fmt: skip
-            typer.echo(f"sent {len(sent_windows)} window(s), {n_records} record(s){span}; "
-                       f"{counts['skipped']} window(s) already released, skipped")
+        span = (f" (windows {min(sent_windows)}..{max(sent_windows)})" if sent_windows
+                else "")  # fmt: skip
+        summary = (f"sent {len(sent_windows)} window(s), {n_records} record(s){span}; "
+                   f"{counts['skipped']} window(s) already released, skipped")  # fmt: skip
+        payload = {
+            "windows": [{"window": r.window, "records": r.n, "status": r.status,
+                         "presumed_outliers": r.n_presumed, "outliers": r.outliers,
+                         "spend": r.spend_id, "digest": r.digest} for r in reports],
+            "records": n_records, "counts": counts,
+        }  # fmt: skip
+        emit(payload, as_json, lambda console: None if quiet else console.print(
+            summary, markup=False))
     finally:
         for client in (a_client, c_client):
             if client is not None:
@@ -415,7 +435,7 @@ def result(
     output_format: str = typer.Option(
         "csv", "--format", metavar="F",
         help="csv (default: 'window,index' lines, indices within the window) or json (full "
-        "results).",
+        "results; the same as --json).",
     ),
     out: str | None = typer.Option(
         None, "--out", metavar="FILE", help="Write to FILE (atomically) instead of stdout."
@@ -424,12 +444,13 @@ def result(
     ca_cert: str | None = typer.Option(
         None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https analyst."
     ),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Print the corrected outlier indices of this sensor's closed windows."""
     from privad.io import atomic_write
     from privad.services.clients import AnalystClient
 
-    fmt = parse_choice(output_format, "--format", ("csv", "json"))
+    fmt = _format(output_format, as_json, ("csv", "json"))
     w = parse_optional_int(window, "--window", 0)
     target = None if out is None else check_output_path(out, "--out")
     client = AnalystClient(analyst, _token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
@@ -443,7 +464,7 @@ def result(
             results = [client.outliers(x["window"]) for x in client.windows()
                        if x["status"] == "closed"]  # fmt: skip
     if fmt == "json":
-        text = json.dumps(results if w is None else results[0], indent=1) + "\n"
+        text = json.dumps(jsonable(results if w is None else results[0]), indent=1) + "\n"
     else:
         lines = ["window,index"]
         lines += [f"{r['window']},{i}" for r in results for i in r["outliers"]]
@@ -467,6 +488,7 @@ def close(
     ca_cert: str | None = typer.Option(
         None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https analyst."
     ),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Close an uploaded window again (after a failed close): detection and correction.
 
@@ -481,8 +503,9 @@ def close(
                            verify=existing_file(ca_cert, "--ca-cert") or True)  # fmt: skip
     with client:
         r = client.close_window(w)
-    typer.echo(f"window {w}: {r['n']} record(s); {r['n_presumed_outliers']} presumed "
-               f"outlier(s) before correction, {len(r['outliers'])} corrected outlier(s)")
+    emit(r, as_json, lambda console: console.print(
+        f"window {w}: {r['n']} record(s); {r['n_presumed_outliers']} presumed outlier(s) "
+        f"before correction, {len(r['outliers'])} corrected outlier(s)", markup=False))
 
 
 @sensor_app.command("calibrate")
@@ -492,6 +515,7 @@ def calibrate(
         "10", "--p-o", metavar="P", help="Outlier percentage of the history, in (0, 100)."
     ),
     columns: list[str] | None = COLUMNS_OPTION,
+    exclude: list[str] | None = EXCLUDE_OPTION,
     scaling: str = typer.Option(
         "relaxed-sensitivity", "--scaling", metavar="S",
         help="Step 1a: relaxed-sensitivity (default), isotropic or none (as for send).",
@@ -503,8 +527,10 @@ def calibrate(
     ),
     output_format: str = typer.Option(
         "text", "--format", metavar="F",
-        help="text (default), json, or env (NAME=VALUE lines for a shell's eval).",
+        help="text (default), json (the same as --json), or env (NAME=VALUE lines for a "
+        "shell's eval).",
     ),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Fix the public parameters from historical data: RS, DBSCAN eps/minPts, w_O.
 
@@ -521,10 +547,11 @@ def calibrate(
     from privad.services.streams import read_csv_array
 
     p_o_v = _parse_p_o(p_o)
-    fmt = parse_choice(output_format, "--format", ("text", "json", "env"))
+    fmt = _format(output_format, as_json, ("text", "json", "env"))
     scaling_v = parse_choice(scaling, "--scaling", SCALING_CHOICES)
     ms = parse_optional_int(min_samples, "--min-samples", 1)
     H = read_csv_array(existing_file(history, "HISTORY"), columns=parse_columns(columns),
+                       exclude=parse_columns(exclude, "--exclude"),
                        source=history)  # fmt: skip
     rs = relaxed_sensitivity(H, p_o_v)
     divisors = column_divisors(scaling_v, rs)
@@ -544,7 +571,7 @@ def calibrate(
         "historical_outliers": int(outliers.size),
     }
     if fmt == "json":
-        typer.echo(json.dumps(params, indent=1))
+        print_json(params)
     elif fmt == "env":
         typer.echo(f"PRIVAD_RELAXED_SENSITIVITY={','.join(repr(v) for v in rs.tolist())}")
         typer.echo(f"PRIVAD_EPS={eps!r}")
@@ -581,6 +608,7 @@ def perturb(
     relaxed_sensitivity: str | None = RS_OPTION,
     scaling: str = SCALING_OPTION,
     columns: list[str] | None = COLUMNS_OPTION,
+    exclude: list[str] | None = EXCLUDE_OPTION,
     scheduler: str | None = SCHEDULER_OPTION,
     workers: str | None = WORKERS_OPTION,
     seed: str | None = SEED_OPTION,
@@ -602,6 +630,7 @@ def perturb(
     ),
     global_sensitivity: str | None = GS_OPTION,
     guarantee_unit: str = UNIT_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Perturb a large archive at the source, partition by partition, on a Dask cluster.
 
@@ -621,18 +650,18 @@ def perturb(
 
     eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0")
     p_o_v = _parse_p_o(p_o)
-    cols = parse_columns(columns)
+    cols, excl = parse_columns(columns), parse_columns(exclude, "--exclude")
     scaling_v = parse_choice(scaling, "--scaling", SCALING_CHOICES)
     unit = parse_choice(guarantee_unit, "--guarantee-unit", UNIT_CHOICES)
     scheduler_v, workers_v = parse_cluster(scheduler, workers)
     seed_v = parse_seed(seed)
     gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "the archive's")
     scope = parse_scope(scope)
-    rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, p_o_v)
+    rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, excl, p_o_v)
     if rs is None:
         raise ParameterError("give --relaxed-sensitivity or --history: the noise scale must "
                              "not be estimated from the archive it protects")
-    source = open_partitioned(archive, columns=cols)
+    source = open_partitioned(archive, columns=cols, exclude=excl)
     target = check_new_folder(out, "--out")
     rs_v = np.asarray(rs, dtype=np.float64)
     if rs_v.size == 1:  # one value for every column
@@ -655,10 +684,13 @@ def perturb(
     book = Ledger(ledger if ledger is not None else default_ledger_path(), create=True,
                   default_budget=budget_v if budget_v is not None else g.epsilon)
     try:
-        with dask_client(scheduler_v, workers=workers_v):
-            table = source.load()
-            blocks = table.records.to_delayed().ravel()
-            digests = dask.compute(*[dask.delayed(rows_digest)(b) for b in blocks])
+        with StepProgress(quiet=as_json) as progress, ExitStack() as cluster:
+            with progress.step("starting the Dask cluster"):
+                cluster.enter_context(dask_client(scheduler_v, workers=workers_v))
+            with progress.step(f"reading and digesting the partitions of {archive}"):
+                table = source.load()
+                blocks = table.records.to_delayed().ravel()
+                digests = dask.compute(*[dask.delayed(rows_digest)(b) for b in blocks])
             scopes = [f"{base}/rows-{d[:32]}" for d in digests]
             for k, sc in enumerate(scopes):  # refused before any noise is drawn
                 book.check(sc, g)
@@ -667,7 +699,9 @@ def perturb(
                                     "identical records: two noisy copies would release them "
                                     "twice (give --budget to allow it, charged twice)")
             job = perturb_partitions(sensor, table.records, rng=Randomness(seed_v))
-            with release_folder(target) as tmp, ExitStack() as spends:
+            with progress.step(f"perturbing {table.n_partitions} partition(s) and writing "
+                               f"{target}"), release_folder(target) as tmp, \
+                    ExitStack() as spends:  # fmt: skip
                 for k, (sc, d) in enumerate(zip(scopes, digests, strict=True)):
                     spends.enter_context(book.reserve(
                         sc, g, f"relaxed-DP perturbation of partition {k} of {archive} "
@@ -682,13 +716,30 @@ def perturb(
     finally:
         book.close()
     scales = ", ".join(f"{v:.6g}" for v in sensor.noise_scale.tolist())
-    typer.echo(f"perturbed {table.n_records} record(s) x {sensor.n_columns} column(s) in "
-               f"{table.n_partitions} partition(s), each with its own noise stream")
-    typer.echo(f"divisors (step 1a): {', '.join(f'{v:.6g}' for v in sensor.divisors.tolist())}; "
-               f"Laplace scale per column (scaled space): {scales}")
-    typer.echo(f"charged once per partition: {g.summary()} to scopes {base}/rows-DIGEST "
-               f"(the content digest of each partition's records) in {book.path}")
-    typer.echo(f"output: {target}")
+    lines = [
+        f"perturbed {table.n_records} record(s) x {sensor.n_columns} column(s) in "
+        f"{table.n_partitions} partition(s), each with its own noise stream",
+        f"divisors (step 1a): {', '.join(f'{v:.6g}' for v in sensor.divisors.tolist())}; "
+        f"Laplace scale per column (scaled space): {scales}",
+        f"charged once per partition: {g.summary()} to scopes {base}/rows-DIGEST (the content "
+        f"digest of each partition's records) in {book.path}",
+        f"output: {target}",
+    ]
+    payload = {
+        "records": table.n_records, "columns": list(table.feature_names),
+        "partitions": table.n_partitions, "divisors": sensor.divisors,
+        "noise_scale": sensor.noise_scale, "guarantee": g.to_dict(),
+        "scopes": scopes, "ledger": book.path, "output": target,
+    }  # fmt: skip
+    emit(payload, as_json, lambda console: print_lines(console, lines))
+
+
+def _format(text: str, as_json: bool, choices: tuple[str, ...]) -> str:
+    """``--format`` (one of ``choices``), which ``--json`` sets to json."""
+    fmt = parse_choice(text, "--format", choices)
+    if as_json and fmt not in ("json", choices[0]):
+        raise ParameterError(f"--json and --format {fmt} contradict each other; give one")
+    return "json" if as_json else fmt
 
 
 def register(app: typer.Typer) -> None:

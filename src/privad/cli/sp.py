@@ -4,11 +4,13 @@
   record of DATA (or for the records of ``--queries FILE``), from one of the paper's three
   mechanisms (``sp``: U_{λ_k}; ``dp``: the optimal ε-DP U_{Δ_G}; ``compiled``: Construction 2).
   The batch's guarantee (Claim 5: min(n, m)·ε) is charged to a ledger *before* anything is
-  written; a refused spend writes nothing. Output: a CSV ``index,label`` (1 = anomaly),
-  written atomically. With ``--engine dask [--scheduler ADDR | --workers N]`` DATA is a
-  Parquet folder/file or CSV glob counted on a Dask cluster (``--queries`` partitioned the
-  same way), and the output a Parquet folder with one part per input (or query) partition,
-  renamed into place after the spend is committed
+  written; a refused spend writes nothing. Output: a CSV ``index,label`` (1 = anomaly;
+  ``index,id,label`` with ``--id COL``), written atomically. ``--exclude COL`` drops
+  columns that are not features before any distance is computed. With ``--engine dask
+  [--scheduler ADDR | --workers N]`` DATA is a Parquet folder/file or CSV glob counted on a
+  Dask cluster (``--queries`` partitioned the same way), and the output a Parquet folder
+  with one part per input (or query) partition, renamed into place after the spend is
+  committed
   (:mod:`privad.distributed`, ``docs/distributed.md``).
 * ``privad sp plan --beta B --epsilon E [--k K] [--queries N] [--delta D]``: what ε buys
   and what N answers cost, before any data is read (:mod:`privad.cli._plan`).
@@ -26,33 +28,31 @@ from __future__ import annotations
 import contextlib
 import csv
 import math
-from collections.abc import Iterator
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
-from rich.text import Text
 
 from privad.cli._options import (
     check_output_path,
+    parse_bounds,
     parse_choice,
     parse_columns,
     parse_float,
     parse_int,
     parse_scope,
     parse_seed,
+)
+from privad.cli._render import (
+    JSON_OPTION,
+    StepProgress,
+    emit,
+    summary_table,
+    warn,
 )
 from privad.errors import (
     BudgetExceededError,
@@ -99,6 +99,29 @@ LABEL_HELP = (
 )
 METRIC_HELP = "Distance between records: euclidean (default), manhattan or chebyshev."
 COLUMNS_OPTION = typer.Option(None, "--columns", metavar="COLS", help=COLUMNS_HELP)
+EXCLUDE_OPTION: Any = typer.Option(
+    None, "--exclude", metavar="COL",
+    help="A column that is not a feature (a timestamp, a free-text field, ...), by name or "
+    "0-based position; repeat the option or separate with commas. Dropped before any "
+    "distance is computed.",
+)  # fmt: skip
+BOUNDS_OPTION: Any = typer.Option(
+    None, "--bounds", metavar="FILE",
+    help="Public per-column bounds: CSV with the columns column,lower,upper, or JSON "
+    "{\"col\": \\[lower, upper]}. Bounded features are scaled to [0, 1] as (x − lo)/(hi − lo), "
+    "values outside clipped (both use only the bounds, so the guarantee holds). Never "
+    "computed from the data: see docs/scaling.md.",
+)  # fmt: skip
+BOUND_OPTION: Any = typer.Option(
+    None, "--bound", metavar="COL=LO:HI",
+    help="A public bound of one column, e.g. --bound proline=0:2000 (repeatable; with or "
+    "without --bounds). Scaled like --bounds.",
+)  # fmt: skip
+ID_OPTION: Any = typer.Option(
+    None, "--id", metavar="COL",
+    help="The column that identifies records (numbers or text): not a feature; its values "
+    "are carried into the output (an id column beside index).",
+)  # fmt: skip
 LEDGER_HELP = "Ledger file (SQLite). Default: $PRIVAD_LEDGER if set, else ~/.privad/ledger.sqlite."
 SCHEDULER_OPTION: Any = typer.Option(
     None, "--scheduler", metavar="ADDR",
@@ -217,66 +240,60 @@ def _as_dataset(obj: Any) -> Any:
     return obj.to_dataset() if isinstance(obj, TimeSeries) else obj
 
 
-def _resolve(names: list[str], spec: str, what: str, source: str) -> int:
-    if spec in names:
-        return names.index(spec)
-    try:
-        index = int(spec)
-    except ValueError:
-        index = None
-    if index is not None and -len(names) <= index < len(names):
-        return index % len(names)
-    shown = ", ".join(repr(n) for n in names[:12]) + (" ..." if len(names) > 12 else "")
-    raise DatasetNotFoundError(f"unknown {what} {spec!r} in {source}; the columns are {shown}")
-
-
-def _select(ds: Any, columns: list[str] | None, label: str | None) -> Any:
-    """Select feature columns (and a label column) of an already loaded Dataset."""
-    from privad.datasets import Dataset
-
-    if columns is None and label is None:
-        return ds
-    names = list(ds.feature_names)
-    y = ds.y
-    drop: set[int] = set()
-    if label is not None:
-        j = _resolve(names, label, "label column", repr(ds.name))
-        y = ds.X[:, j]
-        drop.add(j)
-    if columns is not None:
-        idx = [_resolve(names, c, "column", repr(ds.name)) for c in columns]
-        clash = drop.intersection(idx)
-        if clash:
-            raise ParameterError(f"column {names[clash.pop()]!r} is both --label and a feature")
-    else:
-        idx = [j for j in range(len(names)) if j not in drop]
-    if not idx:
-        raise DataError(f"no feature columns left in {ds.name!r}")
-    return Dataset(X=ds.X[:, idx], y=y, feature_names=[names[j] for j in idx], name=ds.name,
-                   description=ds.description, source=ds.source, licence=ds.licence)  # fmt: skip
-
-
 def load_table(source: str, *, columns: list[str] | None = None, label: str | None = None,
+               exclude: list[str] | None = None, id_column: str | None = None,
                seed: int | None = None) -> Any:  # fmt: skip
     """Load DATA (a catalogue name, a file or a Parquet folder) as a
-    :class:`privad.datasets.Dataset`."""
+    :class:`privad.datasets.Dataset` with the column roles of
+    :func:`privad.datasets.tables.plan_columns` (features, label, excluded, id)."""
     from privad import datasets
+    from privad.datasets.tables import select_columns
 
+    roles = {"columns": columns, "exclude": exclude, "id_column": id_column}
     path = Path(source).expanduser()
     suffix = path.suffix.lower()
     if suffix in FILE_SUFFIXES or path.exists():
         if path.is_dir() or suffix in (".csv", ".parquet", ".pq"):  # a folder: Parquet parts
-            return datasets.load(path, columns=columns, label=label)
+            return datasets.load(path, label=label, **roles)
         if suffix == ".npz" and label is not None:
             with contextlib.suppress(DatasetNotFoundError):
-                return _select(_as_dataset(datasets.load(path, label_key=label)), columns, None)
-        return _select(_as_dataset(datasets.load(path)), columns, label)
+                return select_columns(_as_dataset(datasets.load(path, label_key=label)),
+                                      **roles)  # fmt: skip
+        return select_columns(_as_dataset(datasets.load(path)), label=label, **roles)
     entry = datasets.describe(source)  # unknown names: DatasetNotFoundError with suggestions
     if entry.kind == "generated":
         loaded = datasets.load(entry.name, rng=0 if seed is None else seed)
     else:
         loaded = datasets.load(entry.name)
-    return _select(_as_dataset(loaded), columns, label)
+    return select_columns(_as_dataset(loaded), label=label, **roles)
+
+
+def scale_features(ds: Any, bounds: dict[str, tuple[float, float]] | None, *,
+                   check: bool = True) -> tuple[Any, Any]:  # fmt: skip
+    """DATA's features scaled with the public ``bounds`` (if any), then the warning when one
+    column dominates the distances (``check``); (dataset, :class:`BoundsScaling` or None)."""
+    from dataclasses import replace
+
+    from privad.datasets import check_feature_scales, scale_to_bounds
+
+    scaling = None
+    if bounds:
+        X, scaling = scale_to_bounds(ds.X, bounds, ds.feature_names)
+        ds = replace(ds, X=X)
+    if check:
+        check_feature_scales(ds.X, ds.feature_names)
+    return ds, scaling
+
+
+def scaling_text(scaling: Any) -> str:
+    """One line on what the public bounds did (the clip counts are the operator's, not
+    released)."""
+    if scaling is None:
+        return "none (the features in their own units)"
+    left = f"; {len(scaling.unscaled)} column(s) in their own units" if scaling.unscaled else ""
+    return (f"public bounds on {len(scaling.scaled)} column(s), (x − lo)/(hi − lo){left}; "
+            f"{scaling.clipped} value(s) outside the bounds clipped (clipping uses only the "
+            "bounds, so the guarantee holds; this count is for you, not released)")
 
 
 def _align_queries(Q: Any, data: Any) -> np.ndarray:
@@ -298,38 +315,12 @@ def _align_queries(Q: Any, data: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def _err_console() -> Console:
-    return Console(stderr=True, highlight=False)
-
-
-def out_console() -> Console:
-    """Standard output; at least 120 columns wide when not a terminal (piped, captured)."""
-    console = Console(highlight=False, soft_wrap=True)
-    if not console.is_terminal:
-        console.width = max(console.width, 120)
-    return console
-
-
-def add_row(table: Table, what: str, value: str) -> None:
-    """A row whose value is shown literally (file names may contain Rich markup like [x])."""
-    table.add_row(what, Text(value))
-
-
-def progress_bar(console: Console | None = None) -> Progress:
-    """A Rich progress bar on standard error, shown only on a terminal."""
-    console = console or _err_console()
-    return Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal,
-    )  # fmt: skip
-
-
 _BLOCK_WORK = 20_000_000  # query x record pairs per block before the work is split
 
 
 def ball_statistics_with_progress(
     X: np.ndarray, r: float, *, queries: np.ndarray | None, metric: str, add: bool,
-    cap: int | None, progress: Progress, what: str = "counting balls",
+    cap: int | None, progress: StepProgress, what: str = "counting balls",
 ) -> Any:  # fmt: skip
     """:func:`privad.sensitive.ball_statistics`, split into blocks of queries with progress."""
     from privad.sensitive import ball_statistics
@@ -356,13 +347,6 @@ def ball_statistics_with_progress(
         capped=np.concatenate([p.capped for p in parts]), cap=cap,
         added_query=add and queries is not None,
     )  # fmt: skip
-
-
-@contextlib.contextmanager
-def _step(progress: Progress, text: str) -> Iterator[None]:
-    task = progress.add_task(text, total=1)
-    yield
-    progress.update(task, completed=1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -419,9 +403,9 @@ def identify(
         metavar="FILE",
         help="Label these records instead of the records of DATA: a data file with the same "
         "features (matched by name when the file has every feature column of DATA, else by "
-        "position; --columns and --label apply to DATA only). With --engine dask: a Parquet "
-        "folder or file or CSV files (a glob), read on the cluster, and the output has one "
-        "part per query partition. Default: every record of DATA.",
+        "position; --columns, --label and --exclude apply to DATA only, --id to both). With "
+        "--engine dask: a Parquet folder or file or CSV files (a glob), read on the "
+        "cluster, and the output has one part per query partition. Default: every record of DATA.",
     ),
     add_query_to_data: bool = typer.Option(
         False,
@@ -431,15 +415,19 @@ def identify(
     ),
     columns: list[str] | None = COLUMNS_OPTION,
     label: str | None = typer.Option(None, "--label", metavar="COL", help=LABEL_HELP),
+    exclude: list[str] | None = EXCLUDE_OPTION,
+    id_column: str | None = ID_OPTION,
+    bounds_file: str | None = BOUNDS_OPTION,
+    bound: list[str] | None = BOUND_OPTION,
     out: str | None = typer.Option(
         None,
         "--out",
         "--output",
         metavar="PATH",
-        help="Output, written atomically. --engine numba: a CSV file (index,label; 1 = "
-        "anomaly), default <scope>-<mechanism>-labels.csv. --engine dask: a new folder of "
-        "Parquet parts, one per input partition (part-00000.parquet, ...; columns index, "
-        "label), default <scope>-<mechanism>-labels.",
+        help="Output, written atomically. --engine numba: a CSV file (index,label, or "
+        "index,id,label with --id; 1 = anomaly), default <scope>-<mechanism>-labels.csv. "
+        "--engine dask: a new folder of Parquet parts, one per input partition "
+        "(part-00000.parquet, ...; columns index, label), default <scope>-<mechanism>-labels.",
     ),
     with_error_probabilities: bool = typer.Option(
         False,
@@ -484,6 +472,7 @@ def identify(
     ),
     scheduler: str | None = SCHEDULER_OPTION,
     workers: str | None = WORKERS_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Label records as (β, r)-anomalies privately, and charge the privacy budget."""
     # 1. every option, before anything is read or written
@@ -491,10 +480,12 @@ def identify(
     job = _Identify(
         data=data, beta=m.beta, eps=m.epsilon, mech=m.name, cap=m.count_cap, r=m.r, k=m.k,
         metric=m.metric, seed=parse_seed(seed), columns=parse_columns(columns), label=label,
+        exclude=parse_columns(exclude, "--exclude"), id_column=id_column,
+        bounds=parse_bounds(bound, bounds_file),
         scope=parse_scope(scope), ledger=ledger, out=out,
         budget=None if budget is None else parse_float(
             budget, "--budget", strict=True, what="a finite number > 0 (the scope's total ε)"),
-        errors=with_error_probabilities,
+        errors=with_error_probabilities, quiet=as_json,
     )  # fmt: skip
     engine_v = parse_choice(engine, "--engine", ENGINE_CHOICES)
     scheduler_v, workers_v = parse_cluster(scheduler, workers)
@@ -505,12 +496,18 @@ def identify(
     if add_query_to_data and queries is None:
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
     if engine_v == "dask":
+        if id_column is not None:
+            raise ParameterError("--id applies with --engine numba (the Dask output parts are "
+                                 "keyed by index)")  # fmt: skip
+        if job.bounds is not None:
+            raise ParameterError("--bound and --bounds apply with --engine numba; scale the "
+                                 "partitions with the public bounds first")  # fmt: skip
         outcome = _identify_dask(job, scheduler_v, workers_v, queries, add_query_to_data)
     else:
         if scheduler is not None or workers is not None:
             raise ParameterError("--scheduler and --workers apply only with --engine dask")
         outcome = _identify_local(job, queries, add_query_to_data)
-    _print_summary(job, outcome)
+    _print_summary(job, outcome, as_json)
 
 
 @dataclass(frozen=True)
@@ -528,11 +525,15 @@ class _Identify:
     seed: int | None
     columns: list[str] | None
     label: str | None
+    exclude: list[str] | None
+    id_column: str | None
+    bounds: dict[str, tuple[float, float]] | None
     scope: str | None
     budget: float | None
     ledger: str | None
     out: str | None
     errors: bool
+    quiet: bool = False
 
     def mechanism(self) -> Any:
         """The mechanism object (its guarantee is what one answer costs)."""
@@ -572,13 +573,17 @@ class _Outcome:
     out: Path
     note: str | None
     engine_text: str | None = None
+    scaling: Any = None
 
 
 def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
     """``--engine numba``: the data in this process, output one CSV file."""
+    from privad.datasets import scale_to_bounds
     from privad.sensitive.release import CsvLabels
 
-    ds = load_table(job.data, columns=job.columns, label=job.label, seed=job.seed)
+    ds, scaling = scale_features(load_table(
+        job.data, columns=job.columns, label=job.label, exclude=job.exclude,
+        id_column=job.id_column, seed=job.seed), job.bounds)  # fmt: skip
     scope_v = job.scope or ds.name
     out_path = check_output_path(job.out if job.out is not None
                                  else f"{scope_v}-{job.mech}-labels.csv", "--out")  # fmt: skip
@@ -589,19 +594,22 @@ def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
             and out_path.resolve() == Path(source).expanduser().resolve()
         ):
             raise ParameterError(f"--out {str(out_path)!r} would overwrite the input {source!r}")
-    if queries is not None:
-        Q = _align_queries(load_table(queries), ds)
+    if queries is not None:  # the id column, if any, must be in the queries too
+        q_table = load_table(queries, id_column=job.id_column)
+        Q, ids = _align_queries(q_table, ds), q_table.ids
+        if job.bounds:  # the same public map as the data (clip counts: the data's only)
+            Q = scale_to_bounds(Q, job.bounds, ds.feature_names)[0]
         what_q = f"{Q.shape[0]} record(s) of {queries}"
     else:
-        Q = None
+        Q, ids = None, ds.ids
         what_q = f"the {ds.X.shape[0]} record(s) of the data"
-    with progress_bar() as progress, _open_ledger(job.ledger, job.budget) as book:
+    with StepProgress(quiet=job.quiet) as progress, _open_ledger(job.ledger, job.budget) as book:
         note = _ensure_budget(book, scope_v, job.notion, job.budget)
         rel = job.estimator(add, "numba").fit(ds.X).release(
-            Q, ledger=book, scope=scope_v, output=CsvLabels(out_path, job.errors),
+            Q, ledger=book, scope=scope_v, output=CsvLabels(out_path, job.errors, ids),
             context={"command": "privad sp identify", "data": job.data, "out": str(out_path),
                      "engine": "numba", "queries": queries},
-            step=lambda text: _step(progress, text),
+            step=progress.step,
         )  # fmt: skip
         remaining = book.remaining(scope_v, job.notion)
         ledger_name = book.path
@@ -610,7 +618,7 @@ def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
         data_text=f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features",
         queries_text=what_q + added, n_q=int(rel.answers.size), bound=rel.bound,
         guarantee=rel.guarantee, flagged=int(rel.answers.sum()), scope=scope_v,
-        remaining=remaining, ledger=ledger_name, out=out_path, note=note,
+        remaining=remaining, ledger=ledger_name, out=out_path, note=note, scaling=scaling,
     )  # fmt: skip
 
 
@@ -665,12 +673,13 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
     _check_partitioned_path(job.data, "DATA")
     if queries is not None:
         _check_partitioned_path(queries, "--queries")
-    source = open_partitioned(job.data, columns=job.columns, label=job.label)
+    source = open_partitioned(job.data, columns=job.columns, label=job.label,
+                              exclude=job.exclude)  # fmt: skip
     q_source = None if queries is None else _open_queries(queries, source)
     scope_v = job.scope or source.name
     out_path = check_new_folder(
         job.out if job.out is not None else f"{scope_v}-{job.mech}-labels", "--out")
-    with progress_bar() as progress, _open_ledger(job.ledger, job.budget) as book:
+    with StepProgress(quiet=job.quiet) as progress, _open_ledger(job.ledger, job.budget) as book:
         note = _ensure_budget(book, scope_v, job.notion, job.budget)
         est = job.estimator(add, "dask")
         try:  # before any worker starts: a budget that cannot pay for one answer
@@ -679,15 +688,15 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
             raise BudgetExceededError(f"{exc} (checked before starting the Dask cluster: the "
                                       f"job costs at least ε = {job.eps:g})") from None
         with contextlib.ExitStack() as stack:
-            with _step(progress, "starting the Dask cluster"):
+            with progress.step("starting the Dask cluster"):
                 client = stack.enter_context(dask_client(scheduler, workers=workers))
             n_workers = len(client.scheduler_info(n_workers=-1).get("workers", {}))
-            with _step(progress, f"reading {job.data}"):
+            with progress.step(f"reading {job.data}"):
                 table = source.load()
             if q_source is None:
                 q_table, Q = table, None
             else:
-                with _step(progress, f"reading {queries}"):
+                with progress.step(f"reading {queries}"):
                     q_table = q_source.load()
                 Q = q_table.records
             context: dict[str, Any] = {
@@ -698,7 +707,7 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
             rel = est.fit(table.records).release(
                 Q, ledger=book, scope=scope_v,
                 output=ParquetLabels(out_path, tuple(q_table.lengths), job.errors),
-                context=context, step=lambda text: _step(progress, text),
+                context=context, step=progress.step,
             )  # fmt: skip
         remaining = book.remaining(scope_v, job.notion)
         ledger_name = book.path
@@ -718,43 +727,58 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
     )  # fmt: skip
 
 
-def _print_summary(job: _Identify, o: _Outcome) -> None:
-    """The summary table (everything in it is the released answers or public parameters)."""
-    console = out_console()
-    table = Table(title="privad sp identify", title_justify="left", show_header=False)
-    table.add_column("what", style="bold")
-    table.add_column("value", overflow="fold")
-    add_row(table, "data", o.data_text)
-    add_row(table, "queries", o.queries_text)
-    if o.engine_text:
-        add_row(table, "engine", o.engine_text)
-    k_text = f"k = {job.k}" + (" (unused by dp)" if job.mech == "dp" else "")
-    cap_note = "" if job.cap is None else f", count cap {job.cap}"
-    add_row(table, "parameters",
-            f"β = {job.beta}, r = {job.r:g}, {k_text}, metric {job.metric}{cap_note}")  # fmt: skip
-    add_row(table, "mechanism", job.mechanism().guarantee.description)
-    add_row(table, "flagged as anomalies", f"{o.flagged} of {o.n_q} (noisy labels)")
-    per_query = "ε-DP" if job.mech == "dp" else f"(ε, k = {job.k})-sensitive privacy"
-    add_row(table, "guarantee", f"{per_query}: ε = {job.eps:g} per query")
+def _print_summary(job: _Identify, o: _Outcome, as_json: bool) -> None:
+    """The result (everything in it is the released answers or public parameters)."""
     bound = o.bound
-    exact = "exact" if bound.exact else f"between {bound.lower} and {bound.upper}"
-    add_row(
-        table,
-        "composed",
-        f"ε = {o.guarantee.epsilon:g} = min(n = {o.n_q}, m = {min(bound.m, o.n_q)}) "
-        f"× ε (Claim 5: at most m queries in any ball of radius r; m {exact})",
-    )
-    add_row(table, "ledger", f"scope {o.scope!r} ({o.guarantee.notion}) in {o.ledger}: "
-            f"remaining ε {o.remaining:g}")  # fmt: skip
-    add_row(table, "output", str(o.out))
-    console.print(table)
-    if o.note:
-        console.print(o.note, markup=False)
-    if job.errors:
-        console.print(
-            "WARNING: the error-probability columns are NOT PRIVATE (computed from the exact "
-            "counts); use them for evaluation only, never release them.", markup=False,
-        )  # fmt: skip
+    per_query = "ε-DP" if job.mech == "dp" else f"(ε, k = {job.k})-sensitive privacy"
+    warning = ("the error-probability columns are NOT PRIVATE (computed from the exact "
+               "counts); use them for evaluation only, never release them."
+               if job.errors else None)  # fmt: skip
+    payload = {
+        "command": "sp identify", "data": job.data, "dataset": o.data_text,
+        "queries": o.queries_text, "engine": o.engine_text or "numba",
+        "parameters": {"beta": job.beta, "r": job.r, "k": job.k, "metric": job.metric,
+                       "mechanism": job.mech, "count_cap": job.cap, "epsilon": job.eps},
+        "mechanism": job.mechanism().guarantee.description,
+        "answers": o.n_q, "flagged": o.flagged,
+        "guarantee": {"notion": o.guarantee.notion, "epsilon_per_query": job.eps,
+                      "epsilon": o.guarantee.epsilon, "m": min(bound.m, o.n_q),
+                      "m_exact": bool(bound.exact)},
+        "scope": o.scope, "ledger": o.ledger, "remaining_epsilon": o.remaining,
+        "output": o.out, "id_column": job.id_column,
+        "scaling": None if o.scaling is None else o.scaling.to_dict(),
+        "note": o.note, "warning": warning,
+    }  # fmt: skip
+
+    def render(console: Any) -> None:
+        k_text = f"k = {job.k}" + (" (unused by dp)" if job.mech == "dp" else "")
+        cap_note = "" if job.cap is None else f", count cap {job.cap}"
+        exact = "exact" if bound.exact else f"between {bound.lower} and {bound.upper}"
+        console.print(summary_table("privad sp identify", [
+            ("data", o.data_text),
+            ("queries", o.queries_text),
+            *([("engine", o.engine_text)] if o.engine_text else []),
+            ("parameters", f"β = {job.beta}, r = {job.r:g}, {k_text}, metric {job.metric}"
+                           f"{cap_note}"),
+            ("feature scaling", scaling_text(o.scaling)),
+            ("mechanism", job.mechanism().guarantee.description),
+            ("flagged as anomalies", f"{o.flagged} of {o.n_q} (noisy labels)"),
+            ("guarantee", f"{per_query}: ε = {job.eps:g} per query"),
+            ("composed", f"ε = {o.guarantee.epsilon:g} = min(n = {o.n_q}, m = "
+                         f"{min(bound.m, o.n_q)}) × ε (Claim 5: at most m queries in any ball "
+                         f"of radius r; m {exact})"),
+            ("ledger", f"scope {o.scope!r} ({o.guarantee.notion}) in {o.ledger}: "
+                       f"remaining ε {o.remaining:g}"),
+            ("output", str(o.out)),
+        ]))  # fmt: skip
+        if o.note:
+            console.print(o.note, markup=False)
+        if warning:
+            console.print(f"WARNING: {warning}", markup=False)
+
+    if as_json and warning:
+        warn(warning)
+    emit(payload, as_json, render)
 
 
 # --------------------------------------------------------------------------------------------
@@ -782,9 +806,17 @@ def params(
     metric: str = typer.Option("euclidean", "--metric", metavar="METRIC", help=METRIC_HELP),
     columns: list[str] | None = COLUMNS_OPTION,
     label: str | None = typer.Option(None, "--label", metavar="COL", help=LABEL_HELP),
+    exclude: list[str] | None = EXCLUDE_OPTION,
+    id_column: str | None = typer.Option(
+        None, "--id", metavar="COL",
+        help="The column that identifies records (numbers or text): not a feature.",
+    ),
+    bounds_file: str | None = BOUNDS_OPTION,
+    bound: list[str] | None = BOUND_OPTION,
     seed: str | None = typer.Option(
         None, "--seed", metavar="S", help="Seed of a generated dataset (an integer >= 0)."
     ),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Propose (β, r) for DATA: our reconstruction of the paper's missing Appendix A.2."""
     from privad.sensitive import propose_parameters
@@ -799,39 +831,55 @@ def params(
         raise ParameterError(f"--anomaly-share must be a number in [0, 1), got {anomaly_share!r}")
     metric_v = parse_choice(metric, "--metric", METRIC_CHOICES)
     seed_v = parse_seed(seed)
-    ds = load_table(data, columns=parse_columns(columns), label=label, seed=seed_v)
-    with progress_bar() as progress:
-        with _step(progress, "k-th neighbour distances"):
+    bounds = parse_bounds(bound, bounds_file)
+    ds, scaling = scale_features(load_table(
+        data, columns=parse_columns(columns), label=label, seed=seed_v,
+        exclude=parse_columns(exclude, "--exclude"), id_column=id_column), bounds)  # fmt: skip
+    with StepProgress(quiet=as_json) as progress:
+        with progress.step("k-th neighbour distances"):
             beta_v, r_v = propose_parameters(ds.X, frac, share, metric=metric_v)
         stats = ball_statistics_with_progress(ds.X, r_v, queries=None, metric=metric_v,
                                               add=False, cap=None, progress=progress)  # fmt: skip
     br = stats.ball <= beta_v
-    table = Table(title="privad sp params (reconstruction of Appendix A.2, not the paper's "
-                  "protocol)", title_justify="left", show_header=False)  # fmt: skip
-    table.add_column("what", style="bold")
-    table.add_column("value", overflow="fold")
-    add_row(table, "data", f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features")
-    add_row(table, "proposed β", f"{beta_v} (= max(1, round({frac:g} × n)))")
-    add_row(table, "proposed r", f"{r_v:.6g} ({metric_v}; smallest r leaving at most "
-            f"{share:g}·n records with B_x(i, r) <= β)")  # fmt: skip
-    add_row(table, "(β, r)-anomalies", f"{int(br.sum())} of {ds.X.shape[0]} records "
-            "(ball counts include the record itself, Definition 2.2)")  # fmt: skip
-    if ds.y is not None:
-        true_br = int((br & (ds.y == 1)).sum())
-        add_row(table, "labelled anomalies",
-                f"{int(ds.y.sum())}; {true_br} of them are (β, r)-anomalies")  # fmt: skip
-    else:
-        add_row(table, "labelled anomalies", "the data has no labels (use --label COL)")
-    console = out_console()
-    console.print(table)
-    console.print(
-        "How: β is a fixed share of n (Table 1 has β/n ≈ 0.005) and r a quantile of the "
-        "distance to the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers). Not "
-        "private: it reads the raw data; use it on public or held-out data, or account for it "
-        "separately.", markup=False,
-    )  # fmt: skip
-    console.print(f"Next: privad sp identify {data} --beta {beta_v} --r {r_v:.6g} --epsilon 0.1",
-                  markup=False)  # fmt: skip
+    n, d = ds.X.shape
+    true_br = None if ds.y is None else int((br & (ds.y == 1)).sum())
+    how = ("β is a fixed share of n (Table 1 has β/n ≈ 0.005) and r a quantile of the "
+           "distance to the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers). Not "
+           "private: it reads the raw data; use it on public or held-out data, or account for "
+           "it separately.")  # fmt: skip
+    given = [("--columns", ",".join(columns or []) or None), ("--label", label),
+             ("--exclude", ",".join(exclude or []) or None), ("--id", id_column),
+             ("--bounds", bounds_file), *(("--bound", b) for b in bound or [])]
+    next_command = (f"privad sp identify {shlex.quote(data)} --beta {beta_v} --r {r_v:.6g} "
+                    "--epsilon 0.1" + "".join(f" {option} {shlex.quote(value)}"
+                                              for option, value in given if value))  # fmt: skip
+    payload = {
+        "command": "sp params", "data": data, "dataset": ds.name, "records": n,
+        "features": list(ds.feature_names), "metric": metric_v, "beta_fraction": frac,
+        "anomaly_share": share, "beta": beta_v, "r": r_v, "br_anomalies": int(br.sum()),
+        "labelled_anomalies": ds.n_anomalies, "labelled_br_anomalies": true_br,
+        "scaling": None if scaling is None else scaling.to_dict(),
+        "private": False, "how": how, "next": next_command,
+    }  # fmt: skip
+
+    def render(console: Any) -> None:
+        labelled = ("the data has no labels (use --label COL)" if ds.y is None else
+                    f"{ds.n_anomalies}; {true_br} of them are (β, r)-anomalies")  # fmt: skip
+        console.print(summary_table(
+            "privad sp params (reconstruction of Appendix A.2, not the paper's protocol)", [
+                ("data", f"{ds.name}: {n} records x {d} features"),
+                ("feature scaling", scaling_text(scaling)),
+                ("proposed β", f"{beta_v} (= max(1, round({frac:g} × n)))"),
+                ("proposed r", f"{r_v:.6g} ({metric_v}; smallest r leaving at most "
+                               f"{share:g}·n records with B_x(i, r) <= β)"),
+                ("(β, r)-anomalies", f"{int(br.sum())} of {n} records (ball counts include "
+                                     "the record itself, Definition 2.2)"),
+                ("labelled anomalies", labelled),
+            ]))  # fmt: skip
+        console.print(f"How: {how}", markup=False)
+        console.print(f"Next: {next_command}", markup=False)
+
+    emit(payload, as_json, render)
 
 
 # --------------------------------------------------------------------------------------------
@@ -881,6 +929,7 @@ def ask(
     ca_cert: str | None = typer.Option(
         None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https curator."
     ),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Ask the curator which records are (β, r)-anomalies: noisy answers, your budget."""
     from privad.cli._options import existing_file
@@ -911,20 +960,29 @@ def ask(
             writer = csv.writer(handle)
             writer.writerow(["question", "label"])
             writer.writerows(zip(names, reply["answers"], strict=True))
-    console = out_console()
-    table = Table(title="privad sp ask", title_justify="left")
-    table.add_column("question")
-    table.add_column("answer (noisy; 1 = anomaly)")
-    for name, answer in list(zip(names, reply["answers"], strict=True))[:50]:
-        table.add_row(name, str(answer))
-    console.print(table)
-    if len(names) > 50:
-        console.print(f"... {len(names) - 50} more" + (f" in {out}" if out else " (use --out)"),
-                      markup=False)  # fmt: skip
+    answers = list(zip(names, reply["answers"], strict=True))
     b = reply["budget"]
-    console.print(f"charged ε {reply['charged']:g}; budget: spent {b['spent']:g} of "
-                  f"{b['total']:g}, remaining {b['remaining']:g} ({b['notion']})",
-                  markup=False)  # fmt: skip
+    payload = {
+        "command": "sp ask", "server": server,
+        "answers": [{"question": q, "label": int(a)} for q, a in answers],
+        "charged": reply["charged"], "budget": b, "output": out_path,
+    }  # fmt: skip
+
+    def render(console: Any) -> None:
+        table = Table(title="privad sp ask", title_justify="left")
+        table.add_column("question")
+        table.add_column("answer (noisy; 1 = anomaly)")
+        for name, answer in answers[:50]:
+            table.add_row(name, str(answer))
+        console.print(table)
+        if len(names) > 50:
+            console.print(f"... {len(names) - 50} more" + (f" in {out}" if out else
+                                                           " (use --out)"), markup=False)
+        console.print(f"charged ε {reply['charged']:g}; budget: spent {b['spent']:g} of "
+                      f"{b['total']:g}, remaining {b['remaining']:g} ({b['notion']})",
+                      markup=False)  # fmt: skip
+
+    emit(payload, as_json, render)
 
 
 @sp_app.command("plan")
@@ -944,7 +1002,7 @@ def plan(
     max_ball: str | None = typer.Option(
         None, "--max-ball", metavar="B", help="Largest ball count shown (default 2β + 20).",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+    as_json: bool = JSON_OPTION,
     figure: str | None = typer.Option(
         None, "--figure", metavar="PATH", help="Also draw the curves to PATH (.png, .pdf, .svg).",
     ),

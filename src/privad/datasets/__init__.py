@@ -14,7 +14,8 @@ Modules (one idea each):
 * :mod:`~privad.datasets.timeseries`: NAB and Yahoo S5 series;
 * :mod:`~privad.datasets.embedded`: the shipped files and their SHA-256 checks, and where
   external files are looked for (``$PRIVAD_DATA``);
-* :mod:`~privad.datasets.preprocessing`: the papers' data preparation steps;
+* :mod:`~privad.datasets.preprocessing`: the papers' data preparation steps, and feature
+  scaling from public bounds;
 * :mod:`~privad.datasets.synthetic`: seeded generators;
 * :mod:`~privad.datasets.registry`: the catalogue (:func:`list_datasets`, :func:`describe`)
   and :func:`load`.
@@ -28,9 +29,13 @@ from privad.datasets.containers import Dataset, TimeSeries
 from privad.datasets.embedded import DATA_ENV, data_root, embedded_files
 from privad.datasets.formats import load_csv, load_numpy, load_odds, load_parquet
 from privad.datasets.preprocessing import (
+    BoundsScaling,
     SearchThresholds,
+    check_feature_scales,
     inject_uniform_anomalies,
     minmax_scale,
+    read_bounds,
+    scale_to_bounds,
     single_anomaly_thresholds,
 )
 from privad.datasets.realdata import (
@@ -53,11 +58,13 @@ from privad.datasets.synthetic import (
 from privad.datasets.timeseries import load_nab, load_yahoo, nab_series
 
 __all__ = [
+    "BoundsScaling",
     "DATA_ENV",
     "Dataset",
     "DatasetInfo",
     "SearchThresholds",
     "TimeSeries",
+    "check_feature_scales",
     "data_root",
     "describe",
     "embedded_files",
@@ -84,5 +91,7 @@ __all__ = [
     "make_sensor_ring",
     "minmax_scale",
     "nab_series",
+    "read_bounds",
+    "scale_to_bounds",
     "single_anomaly_thresholds",
 ]

@@ -74,6 +74,9 @@ class Dataset:
     metadata
         anything else a loader or generator knows (parameters, derived constants
         such as the outlier-layer width of :func:`~privad.datasets.make_sensor_ring`).
+    ids
+        one identifier per record (numbers or text) from an id column, which is not a
+        feature, or ``None``; outputs that name records carry them.
     """
 
     X: np.ndarray
@@ -85,6 +88,7 @@ class Dataset:
     licence: str = ""
     classes: np.ndarray | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    ids: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.X = check_array(self.X, f"{self.name}: X", min_rows=1)
@@ -96,6 +100,11 @@ class Dataset:
             if classes.shape != (n,):
                 raise DataError(f"{self.name}: classes must have shape ({n},), got {classes.shape}")
             self.classes = classes
+        if self.ids is not None:
+            ids = np.asarray(self.ids)
+            if ids.shape != (n,):
+                raise DataError(f"{self.name}: ids must have shape ({n},), got {ids.shape}")
+            self.ids = ids
         if not self.feature_names:
             self.feature_names = [f"x{j}" for j in range(d)]
         self.feature_names = [str(f) for f in self.feature_names]

@@ -129,13 +129,13 @@ def load_odds(
 # --------------------------------------------------------------------------------------------
 
 
-def _file_table(frame: pd.DataFrame, p: Path, kind: str, columns: Sequence[ColumnSpec] | None,
-                label: ColumnSpec | None, name: str | None) -> Dataset:  # fmt: skip
-    """The table ``frame`` read from file ``p`` as a Dataset named after the file."""
+def _file_table(frame: pd.DataFrame, p: Path, kind: str, name: str | None,
+                **roles: Any) -> Dataset:  # fmt: skip
+    """The table ``frame`` read from file ``p`` as a Dataset named after the file; ``roles``
+    are the ``columns``, ``label``, ``exclude`` and ``id_column`` of :func:`frame_to_dataset`."""
     return frame_to_dataset(
         frame,
-        columns=columns,
-        label=label,
+        **roles,
         name=name or _stem(p),
         source=str(p),
         description=f"{kind} data from {p.name}",
@@ -161,8 +161,10 @@ def load_csv(
     *,
     delimiter: str = ",",
     name: str | None = None,
+    exclude: Sequence[ColumnSpec] | None = None,
+    id_column: ColumnSpec | None = None,
 ) -> Dataset:
-    """Load a CSV file of numbers, optionally with a 0/1 label column.
+    """Load a CSV file of numbers, optionally with a 0/1 label column and an id column.
 
     Args:
         path: the file.
@@ -174,6 +176,9 @@ def load_csv(
             are named by their positions 0, 1, ...
         delimiter: the field separator.
         name: the dataset name (default: the file name without extension).
+        exclude: columns that are not features (dropped before anything is computed).
+        id_column: the column that identifies records (numbers or text): not a feature,
+            its values become :attr:`Dataset.ids`.
 
     Raises:
         DatasetNotFoundError: missing file, unknown column name, index out of range.
@@ -182,7 +187,8 @@ def load_csv(
     """
     p = existing_file(path, "CSV file")
     frame = _read_csv(p, header, sep=delimiter, skipinitialspace=True)
-    return _file_table(frame, p, "CSV", columns, label, name)
+    return _file_table(frame, p, "CSV", name, columns=columns, label=label, exclude=exclude,
+                       id_column=id_column)
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,12 +202,15 @@ def load_parquet(
     label: ColumnSpec | None = None,
     *,
     name: str | None = None,
+    exclude: Sequence[ColumnSpec] | None = None,
+    id_column: ColumnSpec | None = None,
 ) -> Dataset:
     """Load a Parquet file, or a folder of Parquet partitions read as one table.
 
     A folder is read with :func:`pyarrow.parquet.read_table`: its ``*.parquet`` files are
     concatenated, and Hive-style partition folders (``key=value/``) add a ``key`` column,
-    which can be selected like any other. ``columns`` and ``label`` follow :func:`load_csv`.
+    which can be selected like any other. ``columns``, ``label``, ``exclude`` and
+    ``id_column`` follow :func:`load_csv`.
 
     Raises:
         DatasetNotFoundError: missing path, unknown column.
@@ -223,7 +232,8 @@ def load_parquet(
     for column in frame.columns:
         if isinstance(frame[column].dtype, pd.CategoricalDtype):  # partition keys
             frame[column] = frame[column].astype(object)
-    return _file_table(frame, p, "Parquet", columns, label, name)
+    return _file_table(frame, p, "Parquet", name, columns=columns, label=label, exclude=exclude,
+                       id_column=id_column)
 
 
 # --------------------------------------------------------------------------------------------

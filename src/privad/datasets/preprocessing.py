@@ -6,32 +6,53 @@
 * :func:`single_anomaly_thresholds`: the noisy-binary-search preprocessing
   (``dp-noisy-binary-search.txt``, section 6.1): keep the largest labelled anomaly and
   derive the thresholds t_ℓ and t_h.
+* :func:`scale_to_bounds` (with :func:`read_bounds`): scale features to [0, 1] from
+  *public* per-column bounds, clipping what lies outside; :func:`check_feature_scales`
+  warns when one column dominates the distances. Scaling from the data itself (min-max,
+  standardisation) is not private: the scale is a function of every record, so changing
+  one record changes every distance (``docs/scaling.md``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import csv
+import json
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privad.datasets.containers import Dataset, TimeSeries
-from privad.errors import DataError, ParameterError
+from privad.errors import DataError, DatasetNotFoundError, FeatureScaleWarning, ParameterError
 from privad.validation import check_array, check_int, check_probability
 
 if TYPE_CHECKING:
     from privad.noise import RandomnessLike
 
 __all__ = [
-    "minmax_scale",
-    "inject_uniform_anomalies",
+    "BoundsScaling",
+    "DOMINANT_SHARE",
     "SearchThresholds",
+    "check_feature_scales",
+    "inject_uniform_anomalies",
+    "minmax_scale",
+    "read_bounds",
+    "scale_to_bounds",
     "single_anomaly_thresholds",
 ]
 
 
 def minmax_scale(X: Any) -> np.ndarray:
-    """Scale each column to [0, 1] (a constant column becomes 0)."""
+    """Scale each column to [0, 1] (a constant column becomes 0).
+
+    The scale is the data's own minimum and maximum, so it is **not private**: it is used
+    by the RMP evaluation (the paper's normalisation of public benchmark data). For
+    private data use :func:`scale_to_bounds` with public bounds.
+    """
     X = check_array(X, "X")
     low = X.min(axis=0)
     span = X.max(axis=0) - low
@@ -176,3 +197,225 @@ def single_anomaly_thresholds(
         t_high=t_high,
         threshold_ratio=(t_high - t_low) / t_low,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Feature scales from public bounds
+# --------------------------------------------------------------------------------------------
+
+Bounds = Mapping[str, tuple[float, float]]
+"""Public per-column bounds: column name → (lower, upper), lower < upper, both finite."""
+
+
+def check_bounds(bounds: Bounds, what: str = "bounds") -> dict[str, tuple[float, float]]:
+    """``bounds`` as a dict of finite ``(lower, upper)`` with ``lower < upper``.
+
+    Raises
+    ------
+    ParameterError
+        An empty column name, a bound that is not a finite number, or lower >= upper.
+    """
+    out: dict[str, tuple[float, float]] = {}
+    for name, pair in dict(bounds).items():
+        column = str(name).strip()
+        if not column:
+            raise ParameterError(f"{what}: a column name is empty")
+        try:
+            lower, upper = (float(v) for v in pair)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{what}: column {column!r} needs two numbers (lower, upper), "
+                                 f"got {pair!r}") from None  # fmt: skip
+        if not (math.isfinite(lower) and math.isfinite(upper)) or lower >= upper:
+            raise ParameterError(f"{what}: column {column!r} needs finite bounds with lower < "
+                                 f"upper, got {lower:g}:{upper:g}")  # fmt: skip
+        out[column] = (lower, upper)
+    return out
+
+
+def read_bounds(path: str | Path) -> dict[str, tuple[float, float]]:
+    """Public per-column bounds from a file.
+
+    * ``.json``: ``{"col": [lower, upper], ...}`` or ``{"col": {"lower": l, "upper": u}}``;
+    * ``.csv`` (or any other name): a header with the columns ``column,lower,upper`` (in any
+      order; other columns ignored), one row per feature.
+
+    Parameters
+    ----------
+    path
+        The file. Its bounds must come from knowledge about the domain (a sensor's range, a
+        questionnaire's scale, a published reference range), not from the private data.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        The file does not exist.
+    DataError
+        The file cannot be read or has the wrong layout.
+    ParameterError
+        A bound is not a finite number, or lower >= upper (:func:`check_bounds`).
+    """
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise DatasetNotFoundError(f"bounds file {str(path)!r} not found")
+    where = f"bounds file {str(path)!r}"
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read {where}: {exc}") from None
+    if p.suffix.lower() == ".json":
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{where} is not valid JSON: {exc}") from None
+        if not isinstance(raw, dict):
+            raise DataError(f"{where} must hold an object {{column: [lower, upper]}}")
+        return check_bounds({k: (v.get("lower"), v.get("upper")) if isinstance(v, dict) else v
+                             for k, v in raw.items()}, where)  # fmt: skip
+    rows = list(csv.DictReader(text.splitlines()))
+    header = {h.strip().lower(): h for h in (rows[0].keys() if rows else [])}
+    if not {"column", "lower", "upper"} <= set(header):
+        raise DataError(f"{where} needs a header with the columns column,lower,upper")
+    pairs: dict[str, Any] = {}
+    for row in rows:
+        name = (row[header["column"]] or "").strip()
+        if name in pairs:
+            raise ParameterError(f"{where}: column {name!r} has two rows")
+        pairs[name] = (row[header["lower"]], row[header["upper"]])
+    return check_bounds(pairs, where)
+
+
+@dataclass(frozen=True)
+class BoundsScaling:
+    """What :func:`scale_to_bounds` did.
+
+    Attributes
+    ----------
+    bounds
+        The bounds applied, by column.
+    scaled
+        The columns scaled (in the data's order).
+    unscaled
+        The columns without bounds, left in their own units.
+    clipped_below, clipped_above
+        Per scaled column, how many values lay below the lower (above the upper) bound and
+        were clipped to it. These counts are computed from the data: they are for the
+        person running the analysis, not part of any release.
+    """
+
+    bounds: dict[str, tuple[float, float]]
+    scaled: list[str]
+    unscaled: list[str]
+    clipped_below: dict[str, int] = field(default_factory=dict)
+    clipped_above: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def clipped(self) -> int:
+        """Values clipped, in all columns."""
+        return sum(self.clipped_below.values()) + sum(self.clipped_above.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "bounds": {k: list(v) for k, v in self.bounds.items()}, "scaled": self.scaled,
+            "unscaled": self.unscaled, "clipped": self.clipped,
+            "clipped_by_column": {c: {"below": self.clipped_below[c],
+                                      "above": self.clipped_above[c]} for c in self.scaled},
+        }  # fmt: skip
+
+
+def scale_to_bounds(X: Any, bounds: Bounds, feature_names: Sequence[str]
+                    ) -> tuple[np.ndarray, BoundsScaling]:  # fmt: skip
+    """Scale features to [0, 1] with public bounds: x ↦ (clip(x, lo, hi) − lo) / (hi − lo).
+
+    A record's scaled value depends only on that record and the bounds, never on the other
+    records, so neighbouring datasets stay neighbouring and every guarantee computed on the
+    scaled features holds. Values outside the bounds are clipped to them (clipping uses
+    only the public bounds too); how many were clipped is reported. Columns without bounds
+    are left as they are.
+
+    Parameters
+    ----------
+    X
+        The records, n × d.
+    bounds
+        Column name → (lower, upper), from knowledge about the domain (:func:`read_bounds`).
+    feature_names
+        The names of X's columns; every name in ``bounds`` must be one of them.
+
+    Returns
+    -------
+    (ndarray, BoundsScaling)
+        The scaled copy of X and what was done.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        A bound names a column that is not a feature.
+    ParameterError
+        Bounds that are not finite or not increasing.
+    """
+    X = check_array(X, "X")
+    names = [str(n) for n in feature_names]
+    if len(names) != X.shape[1]:
+        raise DataError(f"{len(names)} feature names for {X.shape[1]} columns")
+    bounds = check_bounds(bounds)
+    unknown = [c for c in bounds if c not in names]
+    if unknown:
+        shown = ", ".join(repr(n) for n in names[:12]) + (" ..." if len(names) > 12 else "")
+        raise DatasetNotFoundError(f"bounds given for {', '.join(map(repr, unknown))}, which "
+                                   f"is not a feature column; the features are {shown}")
+    out = X.copy()
+    below: dict[str, int] = {}
+    above: dict[str, int] = {}
+    for j, name in enumerate(names):
+        if name not in bounds:
+            continue
+        lo, hi = bounds[name]
+        below[name] = int(np.count_nonzero(X[:, j] < lo))
+        above[name] = int(np.count_nonzero(X[:, j] > hi))
+        out[:, j] = (np.clip(X[:, j], lo, hi) - lo) / (hi - lo)
+    return out, BoundsScaling(
+        bounds={n: bounds[n] for n in names if n in bounds},
+        scaled=[n for n in names if n in bounds], unscaled=[n for n in names if n not in bounds],
+        clipped_below=below, clipped_above=above,
+    )  # fmt: skip
+
+
+DOMINANT_SHARE = 0.9
+"""Share of the total variance above which :func:`check_feature_scales` warns."""
+
+
+def check_feature_scales(
+    X: Any, feature_names: Sequence[str], *, threshold: float = DOMINANT_SHARE
+) -> tuple[str, float] | None:
+    """Warn when one column carries more than ``threshold`` of the features' total variance.
+
+    The mean squared Euclidean distance between two records is twice the sum of the
+    column variances, so a column with most of the variance decides the distances, and a
+    radius r is then in its units (on Wine, proline carries 99.8 %). The variances are
+    computed from the data for this warning only: nothing of them is released.
+
+    Returns
+    -------
+    (str, float) or None
+        The dominant column and its share, after issuing a
+        :class:`~privad.errors.FeatureScaleWarning`; None when no column dominates (or
+        there is one column, or no variance).
+    """
+    X = check_array(X, "X")
+    variances = X.var(axis=0)
+    total = float(variances.sum())
+    if X.shape[1] < 2 or not total > 0:
+        return None
+    j = int(np.argmax(variances))
+    share = float(variances[j] / total)
+    if share <= threshold:
+        return None
+    name = str(feature_names[j])
+    warnings.warn(FeatureScaleWarning(
+        f"column {name!r} carries {share:.1%} of the variance of the {X.shape[1]} features, "
+        "so distances (and r) are essentially in its units; scale the features with public "
+        "bounds (--bound COL=LO:HI or --bounds FILE; privad.datasets.scale_to_bounds) - never "
+        "from the data (docs/scaling.md). This share is computed from the data for this "
+        "warning only and is not released."), stacklevel=2)  # fmt: skip
+    return name, share

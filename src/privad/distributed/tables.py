@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from privad.columns import numeric_column, resolve_column
+from privad.columns import numeric_column, plan_columns
 from privad.errors import DataError, DatasetNotFoundError, ParameterError
 from privad.io import check_output_path
 
@@ -83,14 +83,6 @@ class PartitionedTable:
     def offsets(self) -> np.ndarray:
         """The global index of each partition's first record, shape (partitions + 1,)."""
         return np.concatenate([[0], np.cumsum(self.lengths, dtype=np.int64)])
-
-
-def _column_spec(spec: Any, names: Sequence[Any]) -> Any:
-    """A command-line column (text) as a name when it is one, else as a position if numeric."""
-    if isinstance(spec, str) and spec not in names:
-        with contextlib.suppress(ValueError):
-            return int(spec)
-    return spec
 
 
 def _open_frame(source: str) -> tuple[Any, str, str]:
@@ -182,40 +174,30 @@ class PartitionedSource:
 
 
 def open_partitioned(
-    source: str, *, columns: Sequence[Any] | None = None, label: Any = None
+    source: str, *, columns: Sequence[Any] | None = None, label: Any = None,
+    exclude: Sequence[Any] | None = None,
 ) -> PartitionedSource:
     """Open ``source`` on the driver (see the module docstring); read nothing yet.
 
     Column names are resolved from the files' metadata, so every error below except the
     value checks is raised before a worker starts; :meth:`PartitionedSource.load` then
-    reads and checks the values on the workers.
+    reads and checks the values on the workers. ``columns``, ``label`` and ``exclude``
+    follow :func:`privad.datasets.tables.plan_columns`.
 
     Raises:
         DatasetNotFoundError: missing path, glob matching nothing, unknown column.
         DataError: unreadable files, no columns; on load: no rows, a non-numeric, missing
             or infinite value (the message names the column, the partition and the row
             within it).
-        ParameterError: the label is also a feature, a column listed twice.
+        ParameterError: the label or an excluded column is also a feature, a column listed
+            twice.
     """
     frame, _, name = _open_frame(source)
     names = list(frame.columns)
     if not names:
         raise DataError(f"{source!r} has no columns")
-    label_col = None
-    if label is not None:
-        label_col = resolve_column(names, _column_spec(label, names), "label column", source)
-    if columns is None:
-        selected = [c for c in names if c != label_col]
-    else:
-        selected = [resolve_column(names, _column_spec(c, names), "column", source)
-                    for c in columns]  # fmt: skip
-        if len(set(map(repr, selected))) != len(selected):
-            raise ParameterError(f"the columns list a column twice: {list(columns)!r}")
-        if label_col is not None and label_col in selected:
-            raise ParameterError(f"the label column {label_col!r} is also selected as a "
-                                 "feature; leave it out of the columns")  # fmt: skip
-    if not selected:
-        raise DataError(f"no feature columns left in {source!r} (the only column is the label)")
+    selected = plan_columns(names, columns=columns, label=label, exclude=exclude,
+                            source=source).features  # fmt: skip
     meta = {str(c): np.float64 for c in selected}
     checked = frame[selected].map_partitions(_float_partition, selected, source, meta=meta)
     return PartitionedSource(frame=checked, feature_names=[str(c) for c in selected],

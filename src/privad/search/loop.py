@@ -44,6 +44,7 @@ oracle that refuses a query (its budget is spent) raises
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, NamedTuple
@@ -189,6 +190,7 @@ def search(
     ledger_mode: Literal["per-query", "reserve"] = "per-query",
     label: str = "noisy binary search",
     trace: bool = False,
+    progress: Callable[[int, float], None] | None = None,
     rng: RandomnessLike = None,
 ) -> SearchResult:
     """Search for the anomaly with noisy group queries (Algorithm 1).
@@ -222,6 +224,9 @@ def search(
         module documentation).
     trace:
         Record every iteration in :attr:`SearchResult.trace`.
+    progress:
+        Called as ``progress(T, max posterior)`` after each answer (the command line's
+        progress display; it sees only what the searcher sees).
     rng:
         The searcher's randomness (the permutation σ). The oracle draws its noise from its
         own randomness.
@@ -289,6 +294,8 @@ def search(
             n_queries += 1
             if trace:
                 records.append(TraceEntry(group.n_in, mass, answer, posterior.max_probability()))
+            if progress is not None:
+                progress(n_queries, posterior.max_probability())
     except BaseException:
         if reservation is not None:
             reservation.commit()  # keep the worst case: answers may have been released

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from privad.accounting import Guarantee, Ledger, Spend
-from privad.errors import BudgetExceededError, ParameterError
+from privad.errors import BudgetExceededError, DataError, ParameterError
 from privad.sensitive.accounting import Claim5Bound
 from privad.sensitive.anomaly import BallStatistics
 from privad.sensitive.mechanisms import AIQMechanism
@@ -234,11 +234,13 @@ def _error_columns(log_error: np.ndarray) -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class CsvLabels:
-    """A CSV file ``index,label`` (plus the NOT PRIVATE error columns when ``errors``),
-    written to a temporary file and renamed into place after the spend is committed."""
+    """A CSV file ``index,label`` (``index,id,label`` with ``ids``, the values of the data's
+    id column; plus the NOT PRIVATE error columns when ``errors``), written to a temporary
+    file and renamed into place after the spend is committed."""
 
     path: Path
     errors: bool = False
+    ids: np.ndarray | None = None
 
     @contextlib.contextmanager
     def staging(self) -> Iterator[Any]:
@@ -249,19 +251,23 @@ class CsvLabels:
             yield handle
 
     def write(self, handle: Any, answers: np.ndarray, log_error: Callable[[], Any]) -> None:
-        """Write the rows (index, label[, error probability, log10 of it])."""
+        """Write the rows (index[, id], label[, error probability, log10 of it])."""
         writer = csv.writer(handle)
-        index = range(answers.size)
-        if not self.errors:
-            writer.writerow(["index", "label"])
-            writer.writerows(zip(index, answers.tolist(), strict=True))
-            return
-        cols = _error_columns(np.asarray(log_error()))
-        writer.writerow(["index", "label", *ERROR_COLUMNS])
-        writer.writerows(
-            (i, int(a), repr(float(p)), repr(float(lg)))
-            for i, a, p, lg in zip(index, answers, *cols.values(), strict=True)
-        )
+        columns: list[Any] = [range(answers.size)]
+        header = ["index"]
+        if self.ids is not None:
+            if len(self.ids) != answers.size:
+                raise DataError(f"{len(self.ids)} ids for {answers.size} answers")
+            columns.append(self.ids.tolist())
+            header.append("id")
+        columns.append(answers.tolist())
+        header.append("label")
+        if self.errors:
+            cols = _error_columns(np.asarray(log_error()))
+            columns += [[repr(float(v)) for v in col] for col in cols.values()]
+            header += list(ERROR_COLUMNS)
+        writer.writerow(header)
+        writer.writerows(zip(*columns, strict=True))
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
+from privad.columns import plan_columns
 from privad.errors import DataError, ParameterError
 
 __all__ = ["iter_windows", "read_csv_array", "read_csv_rows"]
@@ -35,13 +36,15 @@ def read_csv_rows(
     stream: TextIO | Iterable[str],
     *,
     columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
     source: str = "data",
 ) -> Iterator[list[float]]:
     """Numeric rows of a CSV stream, read line by line.
 
     The first row is a header if any of its fields is not a number. ``columns`` picks
-    columns by header name or 0-based position (default: every column). Every row must have
-    the same number of fields and finite numbers in the chosen columns; otherwise a
+    columns by header name or 0-based position (default: every column not in ``exclude``;
+    :func:`privad.columns.plan_columns`). Every row must have the same number of
+    fields and finite numbers in the chosen columns; otherwise a
     :class:`~privad.errors.DataError` names the line.
     """
     reader = csv.reader(stream)
@@ -57,9 +60,9 @@ def read_csv_rows(
             width = len(fields)
             if not all(_is_number(f) for f in fields):
                 header = fields
-                picks = _pick(columns, header, width, source)
+                picks = _pick(columns, exclude, header, width, source)
                 continue
-            picks = _pick(columns, None, width, source)
+            picks = _pick(columns, exclude, None, width, source)
         if len(fields) != width:
             raise DataError(f"{source}: line {lineno} has {len(fields)} field(s), expected "
                             f"{width}")  # fmt: skip
@@ -74,20 +77,12 @@ def read_csv_rows(
         yield row
 
 
-def _pick(columns: Sequence[str] | None, header: list[str] | None, width: int,
-          source: str) -> list[int]:  # fmt: skip
-    if not columns:
-        return list(range(width))
-    out = []
-    for col in columns:
-        if header is not None and col in header:
-            out.append(header.index(col))
-        elif col.isdigit() and int(col) < width:
-            out.append(int(col))
-        else:
-            names = ", ".join(header) if header else f"positions 0..{width - 1}"
-            raise DataError(f"{source}: no column {col!r} (columns: {names})")
-    return out
+def _pick(columns: Sequence[str] | None, exclude: Sequence[str] | None,
+          header: list[str] | None, width: int, source: str) -> list[int]:  # fmt: skip
+    """The positions of the chosen columns (by header name or position)."""
+    names: list[Any] = list(header) if header is not None else list(range(width))
+    plan = plan_columns(names, columns=columns, exclude=exclude, source=source)
+    return [names.index(c) for c in plan.features]
 
 
 def iter_windows(rows: Iterable[Sequence[float]], size: int, *, first: int = 0,
@@ -113,12 +108,13 @@ def iter_windows(rows: Iterable[Sequence[float]], size: int, *, first: int = 0,
 
 
 def read_csv_array(path_or_text: str, *, columns: Sequence[str] | None = None,
+                   exclude: Sequence[str] | None = None,
                    source: str | None = None) -> np.ndarray:  # fmt: skip
     """A whole CSV file as an n × d array (for historical data)."""
     label = source or path_or_text
     try:
         with open(path_or_text, newline="", encoding="utf-8") as handle:
-            rows = list(read_csv_rows(handle, columns=columns, source=label))
+            rows = list(read_csv_rows(handle, columns=columns, exclude=exclude, source=label))
     except OSError as exc:
         raise DataError(f"cannot read {label!r}: {exc.strerror}") from None
     if not rows:

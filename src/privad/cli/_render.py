@@ -1,0 +1,305 @@
+"""What the ``privad`` commands print, in one place: consoles, tables, JSON, warnings, progress.
+
+The streams have one job each:
+
+* **standard output** carries the result only: Rich tables and lines for people or, with
+  ``--json``, exactly one JSON document (:func:`emit`), with no markup and no progress;
+* **standard error** carries progress (:class:`StepProgress`: a Rich bar on a terminal,
+  otherwise one line per step, so a piped or logged run is never silent), warnings (one
+  line each, ``privad: warning: ...``, :func:`warn`) and errors (one line, written by
+  ``privad.cli.main``, exit status 2).
+
+Every command module renders through these helpers rather than building its own consoles.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+__all__ = [
+    "JSON_OPTION",
+    "QUIET_OPTION",
+    "StepProgress",
+    "add_row",
+    "emit",
+    "err_console",
+    "jsonable",
+    "out_console",
+    "print_json",
+    "print_lines",
+    "summary_table",
+    "warn",
+]
+
+JSON_OPTION: Any = typer.Option(
+    False, "--json",
+    help="Print the result as one JSON document on standard output (for scripts); progress "
+    "and warnings stay on standard error, and errors are one line there with exit status 2.",
+)  # fmt: skip
+QUIET_OPTION: Any = typer.Option(
+    False, "--quiet", "-q", help="No progress lines on standard error."
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Consoles and tables
+# --------------------------------------------------------------------------------------------
+
+
+def out_console() -> Console:
+    """Standard output; at least 120 columns wide when not a terminal (piped, captured)."""
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console.width = max(console.width, 120)
+    return console
+
+
+def err_console() -> Console:
+    """Standard error (progress, warnings)."""
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def add_row(table: Table, what: str, value: str) -> None:
+    """A row whose value is shown literally (file names may contain Rich markup like [x])."""
+    table.add_row(what, Text(value))
+
+
+def summary_table(title: str, rows: Iterable[tuple[str, str]]) -> Table:
+    """A two-column "what / value" table without header (a command's summary)."""
+    table = Table(title=title, title_justify="left", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", overflow="fold")
+    for what, value in rows:
+        add_row(table, what, value)
+    return table
+
+
+def print_lines(console: Console, lines: Iterable[str]) -> None:
+    """Print plain lines (no markup: they may hold file names with brackets)."""
+    for line in lines:
+        console.print(line, markup=False)
+
+
+def warn(text: str) -> None:
+    """One warning line on standard error: ``privad: warning: TEXT``."""
+    err_console().print(f"privad: warning: {text}", markup=False)
+
+
+# --------------------------------------------------------------------------------------------
+# JSON
+# --------------------------------------------------------------------------------------------
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as plain JSON data: NumPy scalars and arrays, paths, fractions, dataclasses
+    and tuples converted; a non-finite float becomes ``null`` (JSON has no NaN)."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return jsonable(dataclasses.asdict(value))
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, list | tuple | set | frozenset):
+        return [jsonable(v) for v in value]
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating | Fraction):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    if isinstance(value, Path):
+        return str(value)
+    if value is None or isinstance(value, str):
+        return value
+    return str(value)
+
+
+def print_json(payload: Any) -> None:
+    """Write ``payload`` to standard output as one JSON document (and a newline)."""
+    sys.stdout.write(json.dumps(jsonable(payload), indent=2, ensure_ascii=False,
+                                allow_nan=False) + "\n")  # fmt: skip
+    sys.stdout.flush()
+
+
+def emit(payload: Mapping[str, Any], as_json: bool, render: Callable[[Console], None]) -> None:
+    """A command's result: ``payload`` as JSON with ``--json``, else ``render(console)``.
+
+    The payload and the rendering show the same result; the payload is built first, so a
+    failure never leaves half a document on standard output.
+    """
+    if as_json:
+        print_json(payload)
+    else:
+        render(out_console())
+
+
+# --------------------------------------------------------------------------------------------
+# Progress
+# --------------------------------------------------------------------------------------------
+
+HEARTBEAT_SECONDS = 10.0
+"""Lines mode: a task that keeps its description prints its count again after this long."""
+
+PROGRESS_DELAY_ENV = "PRIVAD_PROGRESS_DELAY"
+"""Seconds a command runs before lines mode prints its first line (default 2; 0: at once):
+quick commands stay quiet, so their standard error is empty or the one error line."""
+
+
+def _progress_delay() -> float:
+    text = os.environ.get(PROGRESS_DELAY_ENV, "").strip()
+    try:
+        value = float(text) if text else 2.0
+    except ValueError:
+        return 2.0
+    return value if value >= 0 else 2.0
+
+
+class StepProgress:
+    """Progress on standard error: a Rich bar on a terminal, else one line per step.
+
+    Rich's own bar is silent when standard error is not a terminal (a pipe, a log file, a
+    CI job), which left the minutes-long ``privad reproduce`` runs without a sign of life;
+    in that case this prints ``privad: STEP [done/total, S s]`` whenever a task starts or
+    changes its description, and the step under way again every :data:`HEARTBEAT_SECONDS`
+    (a background thread: a step may run for minutes without an update), once the command
+    has run for ``$PRIVAD_PROGRESS_DELAY`` seconds (default 2), so quick commands print
+    nothing. ``quiet`` (``--json``, ``--quiet``) prints nothing.
+
+    The methods are the subset of :class:`rich.progress.Progress` the commands use
+    (``add_task``, ``update``), plus :meth:`step` (one step as a block) and :meth:`report`
+    (the ``progress(step, done, total)`` callback of the experiments' ``reproduce``).
+    """
+
+    def __init__(self, *, quiet: bool = False, console: Console | None = None) -> None:
+        self.console = console or err_console()
+        self.quiet = quiet
+        self._bar: Any = None
+        self._tasks: dict[int, dict[str, Any]] = {}
+        self._report_task: int | None = None
+        self._start = time.monotonic()
+        self._delay = _progress_delay()
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if not quiet and self.console.is_terminal:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self._bar = Progress(
+                SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                MofNCompleteColumn(), TimeElapsedColumn(), console=self.console,
+                transient=True,
+            )  # fmt: skip
+
+    def __enter__(self) -> StepProgress:
+        if self._bar is not None:
+            self._bar.__enter__()
+        elif not self.quiet and math.isfinite(self._delay):
+            self._thread = threading.Thread(target=self._heartbeat, name="privad-progress",
+                                            daemon=True)  # fmt: skip
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+
+    def _heartbeat(self) -> None:
+        """Lines mode: show the latest task after the delay, then every heartbeat."""
+        wait = self._delay
+        while not self._stop.wait(wait):
+            with self._lock:
+                latest = self._tasks.get(len(self._tasks) - 1)
+                if latest is not None and (latest["total"] is None
+                                           or latest["completed"] < latest["total"]):  # fmt: skip
+                    self._line(len(self._tasks) - 1, force=False)
+            wait = 1.0
+
+    def add_task(self, description: str, total: float | None = None) -> int:
+        """A new task (its id); lines mode prints its first line."""
+        if self._bar is not None:
+            return int(self._bar.add_task(description, total=total))
+        with self._lock:
+            task = len(self._tasks)
+            self._tasks[task] = {"description": description, "completed": 0.0,
+                                 "total": total, "printed": -math.inf}  # fmt: skip
+            self._line(task, force=True)
+        return task
+
+    def update(self, task: int, *, description: str | None = None,
+               completed: float | None = None, total: float | None = None,
+               advance: float | None = None) -> None:  # fmt: skip
+        """Change a task like :meth:`rich.progress.Progress.update`."""
+        if self._bar is not None:
+            self._bar.update(task, description=description, completed=completed, total=total,  # type: ignore[arg-type]
+                             advance=advance)  # fmt: skip
+            return
+        with self._lock:
+            state = self._tasks[task]
+            changed = description is not None and description != state["description"]
+            if description is not None:
+                state["description"] = description
+            if total is not None:
+                state["total"] = total
+            if completed is not None:
+                state["completed"] = completed
+            if advance is not None:
+                state["completed"] += advance
+            self._line(task, force=changed)
+
+    @contextlib.contextmanager
+    def step(self, text: str) -> Iterator[None]:
+        """One step as a block (shown while it runs)."""
+        task = self.add_task(text, total=1)
+        yield
+        self.update(task, completed=1)
+
+    def report(self, step: str, done: int, total: int) -> None:
+        """``progress(step, done, total)``, the callback the experiments call."""
+        if self._report_task is None:
+            self._report_task = self.add_task(step, total=total)
+            self.update(self._report_task, completed=done)
+        else:
+            self.update(self._report_task, description=step, completed=done, total=total)
+
+    def _line(self, task: int, *, force: bool) -> None:
+        if self.quiet:
+            return
+        state = self._tasks[task]
+        now = time.monotonic()
+        if now - self._start < self._delay:
+            return
+        if not force and now - state["printed"] < HEARTBEAT_SECONDS:
+            return
+        state["printed"] = now
+        count = "" if state["total"] is None else f"{state['completed']:g}/{state['total']:g}, "
+        self.console.print(f"privad: {state['description']} [{count}"
+                           f"{now - self._start:.0f} s]", markup=False)  # fmt: skip
+
