@@ -54,10 +54,10 @@ from privad.cli._options import (
     parse_scope,
     parse_seed,
 )
+from privad.datasets.tables import select_columns
 from privad.errors import (
     BudgetExceededError,
     DataError,
-    DatasetNotFoundError,
     ParameterError,
     PrivadError,
 )
@@ -94,8 +94,11 @@ COLUMNS_HELP = (
     "with commas (e.g. --columns x1,x2). Default: every column except --label."
 )
 LABEL_HELP = (
-    "Column holding 0/1 anomaly labels (1 = anomaly), by name or 0-based position; it is "
-    "not used as a feature. Default: the dataset's own labels, if any."
+    "Where the 0/1 anomaly labels are (1 = anomaly), the same rule for every format: a "
+    "column, by name or 0-based position, left out of the features; in a .npz or .mat file "
+    "first an array stored beside the data (by name). Default: the labels stored with the "
+    "data (a catalogue dataset's own, the array y of a .npz or .mat file); a CSV or Parquet "
+    "table has none unless --label names a column. See docs/data.md."
 )
 METRIC_HELP = "Distance between records: euclidean (default), manhattan or chebyshev."
 COLUMNS_OPTION = typer.Option(None, "--columns", metavar="COLS", help=COLUMNS_HELP)
@@ -217,66 +220,22 @@ def _as_dataset(obj: Any) -> Any:
     return obj.to_dataset() if isinstance(obj, TimeSeries) else obj
 
 
-def _resolve(names: list[str], spec: str, what: str, source: str) -> int:
-    if spec in names:
-        return names.index(spec)
-    try:
-        index = int(spec)
-    except ValueError:
-        index = None
-    if index is not None and -len(names) <= index < len(names):
-        return index % len(names)
-    shown = ", ".join(repr(n) for n in names[:12]) + (" ..." if len(names) > 12 else "")
-    raise DatasetNotFoundError(f"unknown {what} {spec!r} in {source}; the columns are {shown}")
-
-
-def _select(ds: Any, columns: list[str] | None, label: str | None) -> Any:
-    """Select feature columns (and a label column) of an already loaded Dataset."""
-    from privad.datasets import Dataset
-
-    if columns is None and label is None:
-        return ds
-    names = list(ds.feature_names)
-    y = ds.y
-    drop: set[int] = set()
-    if label is not None:
-        j = _resolve(names, label, "label column", repr(ds.name))
-        y = ds.X[:, j]
-        drop.add(j)
-    if columns is not None:
-        idx = [_resolve(names, c, "column", repr(ds.name)) for c in columns]
-        clash = drop.intersection(idx)
-        if clash:
-            raise ParameterError(f"column {names[clash.pop()]!r} is both --label and a feature")
-    else:
-        idx = [j for j in range(len(names)) if j not in drop]
-    if not idx:
-        raise DataError(f"no feature columns left in {ds.name!r}")
-    return Dataset(X=ds.X[:, idx], y=y, feature_names=[names[j] for j in idx], name=ds.name,
-                   description=ds.description, source=ds.source, licence=ds.licence)  # fmt: skip
-
-
 def load_table(source: str, *, columns: list[str] | None = None, label: str | None = None,
                seed: int | None = None) -> Any:  # fmt: skip
     """Load DATA (a catalogue name, a file or a Parquet folder) as a
-    :class:`privad.datasets.Dataset`."""
+    :class:`privad.datasets.Dataset`, columns and labels chosen by the one rule of
+    :mod:`privad.datasets.formats` (:data:`LABEL_HELP`)."""
     from privad import datasets
 
     path = Path(source).expanduser()
-    suffix = path.suffix.lower()
-    if suffix in FILE_SUFFIXES or path.exists():
-        if path.is_dir() or suffix in (".csv", ".parquet", ".pq"):  # a folder: Parquet parts
-            return datasets.load(path, columns=columns, label=label)
-        if suffix == ".npz" and label is not None:
-            with contextlib.suppress(DatasetNotFoundError):
-                return _select(_as_dataset(datasets.load(path, label_key=label)), columns, None)
-        return _select(_as_dataset(datasets.load(path)), columns, label)
+    if path.suffix.lower() in FILE_SUFFIXES or path.exists():
+        return _as_dataset(datasets.load(path, columns=columns, label=label))
     entry = datasets.describe(source)  # unknown names: DatasetNotFoundError with suggestions
     if entry.kind == "generated":
         loaded = datasets.load(entry.name, rng=0 if seed is None else seed)
     else:
         loaded = datasets.load(entry.name)
-    return _select(_as_dataset(loaded), columns, label)
+    return select_columns(_as_dataset(loaded), columns, label)
 
 
 def _align_queries(Q: Any, data: Any) -> np.ndarray:

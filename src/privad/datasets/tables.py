@@ -27,10 +27,13 @@ from privad.errors import DataError, DatasetNotFoundError, ParameterError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ColumnSpec", "frame_to_dataset", "resolve_column", "numeric_column"]
+__all__ = [
+    "ColumnSpec", "frame_to_dataset", "numeric_column", "resolve_column", "select_columns",
+]  # fmt: skip
 
 #: A column given by its name (``str``) or by its 0-based position (``int``; negative counts
-#: from the end, as in Python).
+#: from the end, as in Python). A ``str`` that names no column but reads as an integer
+#: (``"2"``, as typed on a command line) is a position.
 ColumnSpec = str | int
 
 
@@ -45,8 +48,9 @@ def resolve_column(
 ) -> Hashable:
     """The label of the column named or indexed by ``spec`` in ``frame_columns``.
 
-    A ``str`` is a name and an ``int`` a position (negative from the end); when the table
-    has no header its columns are named 0, 1, ... so both readings agree.
+    A ``str`` is a name, or, when no column has that name and it reads as an integer, a
+    position; an ``int`` is a position (negative from the end). When the table has no header
+    its columns are named 0, 1, ... so both readings agree.
     """
     columns = list(frame_columns)
     if isinstance(spec, bool) or not isinstance(spec, str | int | np.integer):
@@ -56,9 +60,12 @@ def resolve_column(
     if isinstance(spec, str):
         if spec in columns:
             return spec
-        raise DatasetNotFoundError(
-            f"unknown {what} {spec!r} in {source}; the columns are {_show_columns(columns)}"
-        )
+        try:
+            spec = int(spec.strip())
+        except ValueError:
+            raise DatasetNotFoundError(
+                f"unknown {what} {spec!r} in {source}; the columns are {_show_columns(columns)}"
+            ) from None
     index = int(spec)
     if spec in columns:  # headerless tables: the labels are the positions themselves
         return spec
@@ -155,3 +162,27 @@ def frame_to_dataset(
         licence=licence,
         metadata=dict(metadata or {}),
     )
+
+
+def select_columns(
+    data: Dataset, columns: Sequence[ColumnSpec] | None = None, label: ColumnSpec | None = None
+) -> Dataset:
+    """Select features of a loaded :class:`Dataset` and make one of its columns the labels.
+
+    The rule of :func:`frame_to_dataset` on ``data``'s columns (named by
+    ``data.feature_names``): ``columns`` default to every column but ``label``; a ``label``
+    column replaces ``data.y``; without one ``data.y`` is kept.
+    """
+    if columns is None and label is None:
+        return data
+    import pandas as pd  # imported lazily: keeps 'import privad' fast
+
+    frame = pd.DataFrame(data.X, columns=data.feature_names, copy=False)
+    chosen = frame_to_dataset(frame, columns=columns, label=label, name=data.name,
+                              source=repr(data.name))  # fmt: skip
+    return Dataset(
+        X=chosen.X, y=data.y if label is None else chosen.y,
+        feature_names=chosen.feature_names, name=data.name, description=data.description,
+        source=data.source, licence=data.licence, classes=data.classes,
+        metadata=dict(data.metadata),
+    )  # fmt: skip

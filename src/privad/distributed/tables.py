@@ -85,14 +85,6 @@ class PartitionedTable:
         return np.concatenate([[0], np.cumsum(self.lengths, dtype=np.int64)])
 
 
-def _column_spec(spec: Any, names: Sequence[Any]) -> Any:
-    """A command-line column (text) as a name when it is one, else as a position if numeric."""
-    if isinstance(spec, str) and spec not in names:
-        with contextlib.suppress(ValueError):
-            return int(spec)
-    return spec
-
-
 def _open_frame(source: str) -> tuple[Any, str, str]:
     """(Dask DataFrame, kind, name) for a Parquet folder/file or a CSV file/glob."""
     import dask.dataframe as dd
@@ -203,11 +195,11 @@ def open_partitioned(
         raise DataError(f"{source!r} has no columns")
     label_col = None
     if label is not None:
-        label_col = resolve_column(names, _column_spec(label, names), "label column", source)
+        label_col = resolve_column(names, label, "label column", source)
     if columns is None:
         selected = [c for c in names if c != label_col]
     else:
-        selected = [resolve_column(names, _column_spec(c, names), "column", source)
+        selected = [resolve_column(names, c, "column", source)
                     for c in columns]  # fmt: skip
         if len(set(map(repr, selected))) != len(selected):
             raise ParameterError(f"the columns list a column twice: {list(columns)!r}")
