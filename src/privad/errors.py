@@ -34,7 +34,12 @@ class LedgerError(PrivadError):
     """The privacy ledger could not be opened or is inconsistent."""
 
 
-class PrivacyWarning(UserWarning):
+class PrivadWarning(UserWarning):
+    """Something privad did or noticed that the user should know, though nothing failed
+    (the command line prints it as one line, ``privad: warning: ...``)."""
+
+
+class PrivacyWarning(PrivadWarning):
     """A parameter is allowed but protects (almost) nothing, e.g. ε > 20 for one answer
     (e^20 ≈ 5 × 10^8: the answer may be that many times likelier on one database than on its
     neighbour). Issued by :func:`privad.validation.check_epsilon` with ``per_answer=True``."""

@@ -1,4 +1,5 @@
-"""``privad budget``: show, set and reset privacy budgets in a ledger file.
+"""``privad budget``: show, set and reset privacy budgets in a ledger file; cancel a
+reservation left by a run that was killed.
 
 The ledger is :class:`privad.accounting.Ledger`; ``--ledger`` defaults to ``$PRIVAD_LEDGER``
 if set, else ``~/.privad/ledger.sqlite``. Every :class:`~privad.errors.PrivadError` (a bad
@@ -16,7 +17,7 @@ from rich.table import Table
 
 from privad.accounting import BUDGETED_NOTIONS, NOTIONS, PURE_DP, Ledger, default_ledger_path
 from privad.accounting.exact import fmt
-from privad.accounting.records import RESERVED
+from privad.accounting.records import CANCELLED, RESERVED
 from privad.accounting.statement import accounts, when
 from privad.cli._options import check_output_path, parse_float, parse_int
 from privad.errors import PrivadError
@@ -115,6 +116,7 @@ def show(
 
     shown = spends if limit == 0 else spends[-limit:]
     table = Table(title="Spends (times in UTC)", title_justify="left")
+    table.add_column("id", justify="right", no_wrap=True)
     table.add_column("when", no_wrap=True)
     table.add_column("scope")
     table.add_column("label")
@@ -129,7 +131,7 @@ def show(
         table.add_column("status")
     for s in shown:
         row = [
-            when(s.timestamp), s.scope, s.label, s.notion,
+            str(s.id), when(s.timestamp), s.scope, s.label, s.notion,
             fmt(s.epsilon) if s.guarantee.epsilon is not None else "— (0)",
             "" if s.k is None else str(s.k),
         ]
@@ -139,7 +141,7 @@ def show(
             row.append(s.status)
         table.add_row(*row)
     if not shown:
-        table.add_row("(no spends)", "", "", "", "", "")
+        table.add_row("", "(no spends)", "", "", "", "", "")
     console.print(table)
     if len(shown) < len(spends):
         console.print(
@@ -215,27 +217,69 @@ def reset(
         n_spends = len(book.history(scope))
         n_budgets = len(book.budgets(scope))
         what = f"scope {scope!r}" if scope is not None else "every scope"
-        if not yes:
-            kept = "and delete" if drop_budgets else "keeping"
-            prompt = (
-                f"Delete {n_spends} spend(s) of {what} from ledger {book.path}, "
-                f"{kept} {n_budgets} budget(s)?"
-            )
-            try:
-                confirmed = typer.confirm(prompt, default=False)
-            except typer.Abort:  # end of input: nobody to answer
-                raise PrivadError(
-                    "refusing to reset without confirmation: no answer on standard input; "
-                    "pass --yes to confirm"
-                ) from None
-            if not confirmed:
-                console.print("Nothing was reset.", markup=False)
-                raise typer.Exit(1)
+        kept = "and delete" if drop_budgets else "keeping"
+        _confirm(f"Delete {n_spends} spend(s) of {what} from ledger {book.path}, {kept} "
+                 f"{n_budgets} budget(s)?", yes, "reset", "reset")  # fmt: skip
         deleted = book.reset(scope, drop_budgets=drop_budgets)
         name = book.path
     after = "budgets dropped" if drop_budgets else "budgets kept"
     console.print(f"Reset {what}: {deleted} spend(s) deleted, {after} (ledger {name}).",
                   markup=False)
+
+
+def _confirm(prompt: str, yes: bool, verb: str, done: str) -> None:
+    """Go on if ``yes`` or the user answers yes; exit 1 on no ("Nothing was DONE."), refuse
+    to VERB when there is no standard input to answer."""
+    if yes:
+        return
+    try:
+        confirmed = typer.confirm(prompt, default=False)
+    except typer.Abort:  # end of input: nobody to answer
+        raise PrivadError(f"refusing to {verb} without confirmation: no answer on standard "
+                          "input; pass --yes to confirm") from None  # fmt: skip
+    if not confirmed:
+        Console(highlight=False, soft_wrap=True).print(f"Nothing was {done}.", markup=False)
+        raise typer.Exit(1)
+
+
+@budget_app.command("cancel")
+def cancel(
+    spend_id: str = typer.Argument(
+        ..., metavar="ID", help="The reservation's id: the id column of 'privad budget show', "
+        "where its status is reserved.",
+    ),
+    ledger: str | None = _ledger_option(),
+    yes: bool = typer.Option(
+        False, "--yes", "-y",
+        help="Do not ask for confirmation. Without it the command asks, and refuses when "
+        "there is no one to answer (no standard input).",
+    ),
+) -> None:
+    """Give back the ε of a reservation whose run was killed before it finished.
+
+    A run reserves its spend before it computes its answers and commits it before it
+    publishes them; a run killed in between leaves the reservation counted (the safe side).
+    Cancel it only when nothing computed under it was seen by anyone: the output never
+    appeared and nobody read the unfinished staging files (.NAME.XXXX.part) it left.
+    A committed spend cannot be cancelled.
+    """
+    number = parse_int(spend_id, "ID", minimum=1, what="a spend id (an integer >= 1)")
+    console = Console(highlight=False, soft_wrap=True)
+    with _open(ledger, create=False) as book:
+        spend = book.get_spend(number)
+        what = (f"reservation #{spend.id} ({spend.label!r}, scope {spend.scope!r}, "
+                f"{spend.notion}, ε = {fmt(spend.epsilon)}, {when(spend.timestamp)} UTC)")
+        if spend.status == CANCELLED:
+            console.print(f"{what[0].upper()}{what[1:]} was already cancelled.", markup=False)
+            return
+        if spend.status == RESERVED:
+            _confirm(f"Give back the ε of {what} in ledger {book.path}? Only if nothing it "
+                     "computed was released.", yes, "cancel", "cancelled")  # fmt: skip
+        spend = book.cancel(number)  # a committed spend: LedgerError, one line
+        remaining = [f"{b.notion} {fmt(b.remaining)}" for b in book.budgets(spend.scope)]
+        name = book.path
+    console.print(f"Cancelled {what}; remaining ε of scope {spend.scope!r}: "
+                  f"{', '.join(remaining) or 'no budget'} (ledger {name}).", markup=False)
 
 
 @budget_app.command("statement")
