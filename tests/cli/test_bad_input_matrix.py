@@ -129,6 +129,13 @@ OTHER_CASES = [
     (["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon", "1", "--budget",
       "5", "--ledger", "l.sqlite", "--engine", "dask", "--out", "nodir/labels"],
      "does not exist"),
+    # Dask: the lost-worker timeout
+    (["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon", "1", "--engine",
+      "dask", "--worker-timeout", "0"], "--worker-timeout must be seconds > 0"),
+    (["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon", "1",
+      "--worker-timeout", "30"], "apply only with --engine dask"),
+    (["sensor", "perturb", "d.csv", "--out", "p", "--epsilon", "1", "--relaxed-sensitivity",
+      "1", "--global-sensitivity", "4", "--worker-timeout", "nan"], "--worker-timeout"),
 ]  # fmt: skip
 
 

@@ -47,7 +47,7 @@ from privad.cli.serve import (
     parse_floats,
     parse_int,
 )
-from privad.cli.sp import SCHEDULER_OPTION, WORKERS_OPTION, parse_cluster
+from privad.cli.sp import SCHEDULER_OPTION, WORKER_TIMEOUT_OPTION, WORKERS_OPTION, parse_cluster
 from privad.errors import DataError, ParameterError
 
 __all__ = ["register", "sensor_app"]
@@ -590,6 +590,7 @@ def perturb(
     columns: list[str] | None = COLUMNS_OPTION,
     scheduler: str | None = SCHEDULER_OPTION,
     workers: str | None = WORKERS_OPTION,
+    worker_timeout: str | None = WORKER_TIMEOUT_OPTION,
     seed: str | None = SEED_OPTION,
     ledger: str | None = typer.Option(
         None, "--ledger", metavar="PATH",
@@ -617,7 +618,6 @@ def perturb(
     """
     from privad.distributed import (
         check_new_folder,
-        dask_client,
         open_partitioned,
         release_folder,
         write_columns,
@@ -631,7 +631,7 @@ def perturb(
     cols = parse_columns(columns)
     scaling_v = parse_choice(scaling, "--scaling", SCALING_CHOICES)
     unit = parse_choice(guarantee_unit, "--guarantee-unit", UNIT_CHOICES)
-    scheduler_v, workers_v = parse_cluster(scheduler, workers)
+    cluster = parse_cluster(scheduler, workers, worker_timeout)
     seed_v = parse_seed(seed)
     gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "the archive's")
     scope = parse_scope(scope)
@@ -662,7 +662,7 @@ def perturb(
     book = Ledger(ledger if ledger is not None else default_ledger_path(), create=True,
                   default_budget=budget_v if budget_v is not None else g.epsilon)
     try:
-        with dask_client(scheduler_v, workers=workers_v):
+        with cluster.client():
             table = source.load()
             blocks = table.records.to_delayed().ravel()
             digests = dask.compute(*[dask.delayed(rows_digest)(b) for b in blocks])

@@ -63,7 +63,8 @@ from privad.errors import (
 )
 
 __all__ = [
-    "SCHEDULER_OPTION", "WORKERS_OPTION", "load_table", "parse_cluster", "register", "sp_app",
+    "SCHEDULER_OPTION", "WORKERS_OPTION", "WORKER_TIMEOUT_OPTION", "Cluster", "load_table",
+    "parse_cluster", "register", "sp_app",
 ]  # fmt: skip
 
 sp_app = typer.Typer(
@@ -112,6 +113,12 @@ WORKERS_OPTION: Any = typer.Option(
     None, "--workers", metavar="N",
     help="With Dask and no --scheduler: worker processes of the local cluster (default: one "
     "per core).",
+)  # fmt: skip
+WORKER_TIMEOUT_OPTION: Any = typer.Option(
+    None, "--worker-timeout", metavar="S",
+    help="With Dask: seconds the cluster may have no worker before the job fails (its "
+    "reservation cancelled, no output). Default: 120; raise it for a cluster that starts "
+    "its workers on demand.",
 )  # fmt: skip
 
 
@@ -195,18 +202,45 @@ def parse_mechanism(beta: str | None, r: str | None, epsilon: str | None, k: str
     )  # fmt: skip
 
 
-def parse_cluster(scheduler: str | None, workers: str | None) -> tuple[str | None, int | None]:
-    """``--scheduler`` (an address) and ``--workers`` (an integer >= 1), not both."""
+@dataclass(frozen=True)
+class Cluster:
+    """Where a Dask job runs: ``--scheduler`` or ``--workers`` (not both), and
+    ``--worker-timeout`` (None: the defaults of :func:`privad.distributed.dask_client`)."""
+
+    scheduler: str | None = None
+    workers: int | None = None
+    worker_timeout: float | None = None
+
+    @property
+    def given(self) -> bool:
+        """Whether any of the options was given (they apply only to Dask jobs)."""
+        return self != Cluster()
+
+    def client(self) -> Any:
+        """:func:`privad.distributed.dask_client` for these options."""
+        from privad.distributed import dask_client
+
+        return dask_client(self.scheduler, workers=self.workers,
+                           worker_timeout=self.worker_timeout)  # fmt: skip
+
+
+def parse_cluster(scheduler: str | None, workers: str | None,
+                  worker_timeout: str | None = None) -> Cluster:  # fmt: skip
+    """``--scheduler`` (an address) and ``--workers`` (an integer >= 1), not both;
+    ``--worker-timeout`` (seconds > 0)."""
     from privad.distributed import check_scheduler_address
 
     if scheduler is not None and workers is not None:
         raise ParameterError("give --scheduler (an existing cluster) or --workers (a local "
                              "cluster), not both")  # fmt: skip
-    if scheduler is not None:
-        return check_scheduler_address(scheduler), None
-    if workers is None:
-        return None, None
-    return None, parse_int(workers, "--workers", minimum=1, what="an integer >= 1")
+    timeout = None if worker_timeout is None else parse_float(
+        worker_timeout, "--worker-timeout", strict=True, what="seconds > 0 (e.g. 120)")
+    return Cluster(
+        scheduler=None if scheduler is None else check_scheduler_address(scheduler),
+        workers=None if workers is None else parse_int(workers, "--workers", minimum=1,
+                                                       what="an integer >= 1"),
+        worker_timeout=timeout,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -443,6 +477,7 @@ def identify(
     ),
     scheduler: str | None = SCHEDULER_OPTION,
     workers: str | None = WORKERS_OPTION,
+    worker_timeout: str | None = WORKER_TIMEOUT_OPTION,
 ) -> None:
     """Label records as (β, r)-anomalies privately, and charge the privacy budget."""
     # 1. every option, before anything is read or written
@@ -456,7 +491,7 @@ def identify(
         errors=with_error_probabilities,
     )  # fmt: skip
     engine_v = parse_choice(engine, "--engine", ENGINE_CHOICES)
-    scheduler_v, workers_v = parse_cluster(scheduler, workers)
+    cluster = parse_cluster(scheduler, workers, worker_timeout)
     if out is not None:
         check_output_path(out, "--out", "folder" if engine_v == "dask" else "file")
     if ledger is not None:
@@ -464,10 +499,11 @@ def identify(
     if add_query_to_data and queries is None:
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
     if engine_v == "dask":
-        outcome = _identify_dask(job, scheduler_v, workers_v, queries, add_query_to_data)
+        outcome = _identify_dask(job, cluster, queries, add_query_to_data)
     else:
-        if scheduler is not None or workers is not None:
-            raise ParameterError("--scheduler and --workers apply only with --engine dask")
+        if cluster.given:
+            raise ParameterError("--scheduler, --workers and --worker-timeout apply only with "
+                                 "--engine dask")  # fmt: skip
         outcome = _identify_local(job, queries, add_query_to_data)
     _print_summary(job, outcome)
 
@@ -601,8 +637,8 @@ def _open_queries(queries: str, data: Any) -> Any:
     return source
 
 
-def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
-                   queries: str | None = None, add: bool = False) -> _Outcome:  # fmt: skip
+def _identify_dask(job: _Identify, cluster: Cluster, queries: str | None = None,
+                   add: bool = False) -> _Outcome:  # fmt: skip
     """``--engine dask``: partitioned input counted on a Dask cluster, partitioned output.
 
     Order (docs/distributed.md, "Privacy accounting on a cluster"): options, columns, output
@@ -618,7 +654,7 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
     files are labelled instead, against DATA (plus the query itself with ``add``), and the
     output has one part per query partition.
     """
-    from privad.distributed import check_new_folder, dask_client, open_partitioned
+    from privad.distributed import check_new_folder, open_partitioned
     from privad.sensitive.release import ParquetLabels
 
     _check_partitioned_path(job.data, "DATA")
@@ -639,7 +675,7 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
                                       f"job costs at least ε = {job.eps:g})") from None
         with contextlib.ExitStack() as stack:
             with _step(progress, "starting the Dask cluster"):
-                client = stack.enter_context(dask_client(scheduler, workers=workers))
+                client = stack.enter_context(cluster.client())
             n_workers = len(client.scheduler_info(n_workers=-1).get("workers", {}))
             with _step(progress, f"reading {job.data}"):
                 table = source.load()
@@ -662,7 +698,7 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
         remaining = book.remaining(scope_v, job.notion)
         ledger_name = book.path
         n_q = int(rel.answers.size)
-    where = f"scheduler {scheduler}" if scheduler else "a local cluster"
+    where = f"scheduler {cluster.scheduler}" if cluster.scheduler else "a local cluster"
     return _Outcome(
         data_text=f"{table.name}: {n_q} records x {len(table.feature_names)} features in "
                   f"{table.n_partitions} partition(s)",
