@@ -168,6 +168,9 @@ def dask_client(
                 cluster = LocalCluster(
                     n_workers=n, threads_per_worker=threads, processes=bool(processes),
                     memory_limit=memory_limit, dashboard_address=None,
+                    # no dashboard, and the scheduler's HTTP routes on a free port: the
+                    # default 8787 may be taken (another job), which Dask warns about
+                    scheduler_kwargs={"dashboard_address": ":0"},
                     silence_logs=logging.CRITICAL, **extra,
                 )  # fmt: skip
             except (OSError, TimeoutError, RuntimeError, ValueError) as exc:
