@@ -208,10 +208,10 @@ def remove_leftovers(target: str | os.PathLike[str], option: str = "the output",
 
 
 @contextlib.contextmanager
-def _staging(target: Path, make: Callable[[], tuple[int | None, str]],
+def _staging(make: Callable[[], tuple[int | None, str]],
              is_dir: bool) -> Iterator[tuple[int | None, Path]]:  # fmt: skip
-    """A new staging entry of ``target`` made by ``make()`` (an open descriptor or None,
-    and its path), locked for as long as it exists; deleted if the block raises.
+    """A new staging entry made by ``make()`` (an open descriptor or None, and its path),
+    locked for as long as it exists; deleted if the block raises.
 
     The lock is taken right after creation; an entry removed in between by another
     process's :func:`remove_leftovers` (it found it unlocked) is made again.
@@ -269,7 +269,7 @@ def atomic_write(
         return tempfile.mkstemp(prefix=f".{target.name}.", suffix=_STAGING_SUFFIX,
                                 dir=target.parent)  # fmt: skip
 
-    with _staging(target, make, is_dir=False) as (fd, tmp):
+    with _staging(make, is_dir=False) as (fd, tmp):
         with os.fdopen(fd, mode, **kwargs) as handle:  # type: ignore[arg-type]
             yield handle
             handle.flush()
@@ -294,7 +294,7 @@ def atomic_folder(target: str | os.PathLike[str], option: str = "--out") -> Iter
         return None, tempfile.mkdtemp(prefix=f".{final.name}.", suffix=_STAGING_SUFFIX,
                                       dir=final.parent)  # fmt: skip
 
-    with _staging(final, make, is_dir=True) as (_, tmp):
+    with _staging(make, is_dir=True) as (_, tmp):
         yield tmp
         check_output_path(final, option, kind="folder")  # appeared meanwhile: refuse
         _plain_mode(tmp, 0o777)

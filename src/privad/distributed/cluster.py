@@ -186,7 +186,10 @@ def dask_client(
         try:
             yield client
         except Exception as exc:
-            raise _cluster_error(exc, watchdog) from None
+            error = _cluster_error(exc, watchdog)
+            if error is exc:
+                raise
+            raise error from None
 
 
 def _cluster_error(exc: Exception, watchdog: _Watchdog) -> Exception:
@@ -221,11 +224,12 @@ async def _cancel_waiting(client: Any) -> None:
 
 
 class _Watchdog:
-    """Cancels the client's tasks when the cluster has had no worker for ``timeout`` s.
+    """Stops a job when the cluster has had no worker for ``timeout`` s.
 
     Polls the scheduler's worker list from a daemon thread every ``min(1, timeout/4)``
-    seconds; a failed poll (the scheduler gone) counts as no worker. Once it has fired it
-    keeps cancelling whatever the job submits while there is still no worker.
+    seconds; a failed poll (the scheduler gone) counts as no worker. Then it wakes whatever
+    waits on the client's futures (:func:`_cancel_waiting`), and keeps doing so for what
+    the job submits next while there is still no worker.
     """
 
     def __init__(self, client: Any, timeout: float, where: str) -> None:
