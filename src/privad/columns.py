@@ -53,8 +53,9 @@ def resolve_column(
 ) -> Hashable:
     """The label of the column named or indexed by ``spec`` in ``frame_columns``.
 
-    A ``str`` is a name and an ``int`` a position (negative from the end); when the table
-    has no header its columns are named 0, 1, ... so both readings agree.
+    A ``str`` is a name, or, when no column has that name and it reads as an integer, a
+    position; an ``int`` is a position (negative from the end). When the table has no header
+    its columns are named 0, 1, ... so both readings agree.
     """
     columns = list(frame_columns)
     if isinstance(spec, bool) or not isinstance(spec, str | int | np.integer):
@@ -64,9 +65,12 @@ def resolve_column(
     if isinstance(spec, str):
         if spec in columns:
             return spec
-        raise DatasetNotFoundError(
-            f"unknown {what} {spec!r} in {source}; the columns are {_show_columns(columns)}"
-        )
+        try:
+            spec = int(spec.strip())
+        except ValueError:
+            raise DatasetNotFoundError(
+                f"unknown {what} {spec!r} in {source}; the columns are {_show_columns(columns)}"
+            ) from None
     index = int(spec)
     if spec in columns:  # headerless tables: the labels are the positions themselves
         return spec

@@ -1,9 +1,22 @@
 """Output files that are either complete or absent, at paths checked before any work; the
 content digest of a block of records.
 
-Every file privad writes goes through :func:`atomic_write`: the content is written to a
-temporary file beside the target and renamed over it only when writing succeeded, so a
-failure (bad input found half-way, Ctrl-C, a full disk) never leaves a partial output file.
+Every file privad writes goes through :func:`atomic_write`, and every output folder through
+:func:`atomic_folder`: the content is written to a hidden staging file or folder beside the
+target, ``.NAME.XXXXXXXX.part``, and renamed onto the target only when writing succeeded, so
+a failure (bad input found half-way, Ctrl-C, a full disk) never leaves a partial output.
+
+Leftovers of killed runs
+    A process killed outright (SIGKILL, a power cut) cannot delete its staging, which may
+    hold unpublished results (noisy labels whose spend is still only reserved). Staging is
+    therefore private to its owner (mode 0600/0700) until it is renamed, and its writer holds
+    an exclusive ``flock`` on it for as long as it exists; the kernel releases the lock when
+    the writer dies. The next :func:`check_output_path` of the same target finds the
+    target's staging entries, removes those whose lock it can take (their writer is gone;
+    a :class:`~privad.errors.PrivadWarning` names each), and leaves those of a live writer
+    alone (for a folder, which two jobs cannot both create, that is an error naming the
+    other job's staging folder). Where the file system cannot lock (some network file
+    systems), a leftover is an error that names it and the command that removes it.
 
 Every output path a user names (``--out``, ``--output``, ``--ledger``, ``--db``,
 ``--key-file``, ...) is checked by :func:`check_output_path` before the command does any
@@ -15,20 +28,29 @@ ledger somewhere), an output file is not a folder, and a folder output does not 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
+import shlex
+import shutil
+import stat
 import tempfile
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal
 
 import numpy as np
 
-from privad.errors import ParameterError
+from privad.errors import ParameterError, PrivadWarning
 
-__all__ = ["atomic_write", "check_output_path", "rows_digest"]
+__all__ = ["atomic_folder", "atomic_write", "check_output_path", "remove_leftovers", "rows_digest"]
 
 OutputKind = Literal["file", "folder", "store"]
+
+_STAGING_SUFFIX = ".part"
+_HELD: set[str] = set()
+"""The staging paths this process holds (locked), which :func:`remove_leftovers` skips."""
 
 
 def check_output_path(path: str | os.PathLike[str], option: str,
@@ -59,8 +81,9 @@ def check_output_path(path: str | os.PathLike[str], option: str,
     Raises
     ------
     ParameterError
-        When the path is empty, its folder is missing, not a folder or not writable, or the
-        path itself has the wrong kind.
+        When the path is empty, its folder is missing, not a folder or not writable, the
+        path itself has the wrong kind, or a staging entry of the target cannot be cleared
+        (:func:`remove_leftovers`).
     """
     text = os.fspath(path)
     if not str(text).strip():
@@ -89,7 +112,149 @@ def check_output_path(path: str | os.PathLike[str], option: str,
                              f"({exc.strerror or exc})") from None
     os.close(fd)
     os.unlink(probe)
+    if kind != "store":
+        remove_leftovers(target, option, refuse_live=kind == "folder")
     return target
+
+
+def _is_staging_of(name: str, target: Path) -> bool:
+    """Whether ``name`` is a staging name of ``target``: ``.NAME.XXXX.part``, the middle
+    part without dots (so ``.labels.csv.XXXX.part`` belongs to ``labels.csv``, not to
+    ``labels``)."""
+    prefix = f".{target.name}."
+    middle = name[len(prefix):-len(_STAGING_SUFFIX)]
+    return (name.startswith(prefix) and name.endswith(_STAGING_SUFFIX) and bool(middle)
+            and "." not in middle)  # fmt: skip
+
+
+def _refuse(entry: Path, option: str, why: str) -> ParameterError:
+    return ParameterError(
+        f"{option}: {str(entry)!r} is the unfinished output of an earlier privad run and "
+        f"{why}; if no privad run is writing it, remove it with: rm -r -- "
+        f"{shlex.quote(str(entry))}"
+    )
+
+
+def remove_leftovers(target: str | os.PathLike[str], option: str = "the output", *,
+                     refuse_live: bool = False) -> list[Path]:  # fmt: skip
+    """Remove the staging entries of ``target`` left by privad runs that were killed.
+
+    Each entry's writer holds a ``flock`` on it while it lives (:func:`atomic_write`,
+    :func:`atomic_folder`); an entry whose lock this process can take has no writer and is
+    removed (with a :class:`~privad.errors.PrivadWarning` naming it). An entry locked by a
+    live writer is left alone, or with ``refuse_live`` is a :class:`ParameterError` naming
+    it. An entry whose lock cannot be tried (a file system without locks), or that cannot
+    be removed, is a :class:`ParameterError` naming it and the command that removes it.
+
+    Returns
+    -------
+    list of Path
+        The entries removed.
+    """
+    target = Path(target).expanduser()
+    removed: list[Path] = []
+    try:
+        names = sorted(os.listdir(target.parent))
+    except OSError:
+        return removed
+    for name in names:
+        entry = target.parent / name
+        if not _is_staging_of(name, target) or os.path.abspath(entry) in _HELD:
+            continue
+        try:
+            info = os.lstat(entry)
+        except FileNotFoundError:
+            continue
+        is_dir = stat.S_ISDIR(info.st_mode)
+        if not (is_dir or stat.S_ISREG(info.st_mode)):
+            continue  # a link or a device: never privad's staging
+        flags = os.O_RDONLY | os.O_NOFOLLOW | (os.O_DIRECTORY if is_dir else 0)
+        try:
+            fd = os.open(entry, flags)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise _refuse(entry, option, f"cannot be opened ({exc.strerror or exc})") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if refuse_live:
+                    raise ParameterError(
+                        f"{option} {str(target)!r} is being written by another privad run "
+                        f"right now (its staging {str(entry)!r}); wait for it to finish or "
+                        "choose another path"
+                    ) from None
+                continue
+            except OSError as exc:
+                raise _refuse(entry, option, "this file system cannot tell whether that run "
+                              f"is still going (no locks: {exc.strerror or exc})") from None
+            try:
+                if is_dir:
+                    shutil.rmtree(entry)
+                else:
+                    os.unlink(entry)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise _refuse(entry, option,
+                              f"cannot be removed ({exc.strerror or exc})") from None  # fmt: skip
+        finally:
+            os.close(fd)
+        removed.append(entry)
+        warnings.warn(PrivadWarning(
+            f"removed {str(entry)!r}, the unfinished output of a privad run that was killed "
+            "before it finished (it was never published). If that run had reserved a privacy "
+            "spend, the spend is still counted: 'privad budget show' lists it as reserved, "
+            "and 'privad budget cancel ID' gives it back once you know that nobody read the "
+            "removed files"), stacklevel=2)  # fmt: skip
+    return removed
+
+
+@contextlib.contextmanager
+def _staging(make: Callable[[], tuple[int | None, str]],
+             is_dir: bool) -> Iterator[tuple[int | None, Path]]:  # fmt: skip
+    """A new staging entry made by ``make()`` (an open descriptor or None, and its path),
+    locked for as long as it exists; deleted if the block raises.
+
+    The lock is taken right after creation; an entry removed in between by another
+    process's :func:`remove_leftovers` (it found it unlocked) is made again.
+    """
+    while True:
+        fd, path = make()
+        lock_fd = fd if fd is not None else os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another process is removing it as a leftover
+            os.close(lock_fd)
+            continue
+        except OSError:  # no locks on this file system: remove_leftovers will refuse, not guess
+            pass
+        if os.fstat(lock_fd).st_nlink > 0:
+            break
+        os.close(lock_fd)  # removed before we locked it
+    held = os.path.abspath(path)
+    _HELD.add(held)
+    try:
+        yield (fd, Path(path))
+    except BaseException:
+        if is_dir:
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        raise
+    finally:
+        _HELD.discard(held)
+        if fd is None:
+            os.close(lock_fd)  # a file's descriptor is closed by its owner
+
+
+def _plain_mode(path: str | os.PathLike[str], mode: int) -> None:
+    """Give a staging entry (created 0600/0700) the mode a plain open()/mkdir() would."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, mode & ~umask)
 
 
 @contextlib.contextmanager
@@ -103,23 +268,41 @@ def atomic_write(
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    try:
-        with os.fdopen(fd, mode, **kwargs) as handle:
+
+    def make() -> tuple[int, str]:
+        return tempfile.mkstemp(prefix=f".{target.name}.", suffix=_STAGING_SUFFIX,
+                                dir=target.parent)  # fmt: skip
+
+    with _staging(make, is_dir=False) as (fd, tmp):
+        with os.fdopen(fd, mode, **kwargs) as handle:  # type: ignore[arg-type]
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        # mkstemp creates the file 0600; unless private, give it the mode a plain open()
-        # would have.
-        if not private:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+            if not private:
+                _plain_mode(tmp, 0o666)
+            os.replace(tmp, target)  # still locked: the descriptor closes after the rename
+
+
+@contextlib.contextmanager
+def atomic_folder(target: str | os.PathLike[str], option: str = "--out") -> Iterator[Path]:
+    """A new folder ``target`` that appears (renamed into place) only if the block succeeds.
+
+    The staging folder ``.NAME.XXXXXXXX.part`` is created beside ``target`` (same file
+    system, so the rename is atomic), private to its owner until the rename; on any
+    exception it is deleted with everything in it. ``target`` must not exist when the block
+    starts or ends (:func:`check_output_path`, kind ``"folder"``).
+    """
+    final = check_output_path(target, option, kind="folder")
+
+    def make() -> tuple[None, str]:
+        return None, tempfile.mkdtemp(prefix=f".{final.name}.", suffix=_STAGING_SUFFIX,
+                                      dir=final.parent)  # fmt: skip
+
+    with _staging(make, is_dir=True) as (_, tmp):
+        yield tmp
+        check_output_path(final, option, kind="folder")  # appeared meanwhile: refuse
+        _plain_mode(tmp, 0o777)
+        os.rename(tmp, final)
 
 
 def rows_digest(rows: Any) -> str:

@@ -1,9 +1,10 @@
 """Bad command lines across every command group: one line on stderr, exit 2, no file.
 
 Each case runs ``privad ARGS`` in-process in an empty working folder holding a small CSV
-(``d.csv``), a regular file (``afile.txt``) and nothing else; afterwards the folder must hold
-exactly those files (no partial output, no new ledger, no created folder). Servers named in
-the cases are never reached: every mistake is caught before any request.
+(``d.csv``), a regular file (``afile.txt``), an ODDS ``.mat`` file (``d.mat``, X and y), an
+archive whose labels ``y`` are not 0/1 (``badlabels.npz``) and nothing else; afterwards the
+folder must hold exactly those files (no partial output, no new ledger, no created folder).
+Servers named in the cases are never reached: every mistake is caught before any request.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
+import scipy.io
 
 from privad.cli import budget, datasets, demo, reproduce, rmp, search, sensor, serve, sp
 
@@ -71,6 +74,16 @@ OTHER_CASES = [
     (["search", "run", "--oracle", "d.csv", "--column", "x9", "--budget", "5",
       "--epsilon", "1"], "x9"),
     (["sp", "params", "d.csv", "--columns", "x1,,x2"], "empty column"),
+    # labels: one rule for every format (docs/data.md)
+    (["sp", "params", "d.csv", "--label", "x9"], "unknown label column 'x9'"),
+    (["sp", "params", "d.csv", "--label", "7"], "label column index 7 is out of range"),
+    (["sp", "params", "d.csv", "--label", "x1", "--columns", "x1"], "also selected"),
+    (["sp", "params", "d.mat", "--label", "z"], "neither an array of 'd.mat'"),
+    (["sp", "params", "badlabels.npz"], "labels 'y' in 'badlabels.npz' must hold 0/1"),
+    (["rmp", "score", "badlabels.npz", "--server", NOWHERE, "--token", TOKEN],
+     "must hold 0/1 labels"),
+    (["search", "run", "--oracle", "d.csv", "--column", "x1", "--labels-column", "x2",
+      "--budget", "5", "--epsilon", "1"], "label column 'x2' of d.csv must hold 0/1"),
     # bad numbers
     (["sp", "identify", "d.csv", "--beta", "0", "--r", "0.1", "--epsilon", "1"], "--beta"),
     (["sp", "identify", "d.csv", "--beta", str(10**30), "--r", "0.1", "--epsilon", "1"],
@@ -91,6 +104,9 @@ OTHER_CASES = [
      "--top"),
     (["budget", "set", "s1", "--epsilon", "0", "--notion", "sensitive", "--ledger",
       "l.sqlite"], "epsilon"),
+    (["budget", "cancel", "x", "--yes"], "ID must be a spend id"),
+    (["budget", "cancel", "0", "--yes"], "ID must be a spend id"),
+    (["budget", "cancel", "3", "--ledger", "missing.sqlite", "--yes"], "missing.sqlite"),
     (["rmp", "score", "d.csv", "--server", NOWHERE, "--token", TOKEN, "--model",
       str(10**30)], "--model"),
     (["rmp", "score", "d.csv", "--server", NOWHERE, "--token", TOKEN, "--model", "x"],
@@ -113,6 +129,13 @@ OTHER_CASES = [
     (["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon", "1", "--budget",
       "5", "--ledger", "l.sqlite", "--engine", "dask", "--out", "nodir/labels"],
      "does not exist"),
+    # Dask: the lost-worker timeout
+    (["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon", "1", "--engine",
+      "dask", "--worker-timeout", "0"], "--worker-timeout must be seconds > 0"),
+    (["sp", "identify", "d.csv", "--beta", "3", "--r", "0.1", "--epsilon", "1",
+      "--worker-timeout", "30"], "apply only with --engine dask"),
+    (["sensor", "perturb", "d.csv", "--out", "p", "--epsilon", "1", "--relaxed-sensitivity",
+      "1", "--global-sensitivity", "4", "--worker-timeout", "nan"], "--worker-timeout"),
 ]  # fmt: skip
 
 
@@ -147,6 +170,9 @@ def test_bad_input_is_one_line_exit_2_and_no_file(privad_cli, error_line, tmp_pa
     (tmp_path / "d.csv").write_text("x1,x2\n" + "".join(f"0.{i},0.{(7 * i) % 40}\n"
                                                          for i in range(1, 41)))
     (tmp_path / "afile.txt").write_text("not a table\n")
+    X = np.arange(80.0).reshape(40, 2) / 80
+    scipy.io.savemat(tmp_path / "d.mat", {"X": X, "y": np.zeros((40, 1))})
+    np.savez(tmp_path / "badlabels.npz", X=X, y=np.arange(40) % 3)
     before = sorted(os.listdir(tmp_path))
     code, out, err = privad_cli(*GROUPS)(*args)
     line = error_line(err)

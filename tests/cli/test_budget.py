@@ -155,6 +155,34 @@ def test_reset_asks_for_confirmation(run, tmp_path: Path) -> None:
     assert code == 0 and "2 spend(s) deleted" in out
 
 
+def test_cancel_gives_back_a_reservation_after_confirmation(run, error_line,
+                                                           tmp_path: Path) -> None:  # fmt: skip
+    ledger = tmp_path / "c.sqlite"
+    with Ledger(ledger) as book:
+        book.set_budget("s", "pure-dp", 1.0)
+        held = book.reserve("s", Guarantee("pure-dp", 0.25, "add or remove one record"),
+                            "a run killed before its commit")  # fmt: skip
+        assert book.remaining("s", "pure-dp") == 0.75
+    code, out, _ = run("budget", "show", "--ledger", str(ledger))
+    assert code == 0 and "reserved" in out
+    assert [r.split("│")[1].strip() for r in out.splitlines() if "killed before" in r] == [
+        str(held.id)]
+    code, out, _ = run("budget", "cancel", str(held.id), "--ledger", str(ledger), stdin="n\n")
+    assert code == 1 and "Nothing was cancelled" in out
+    code, out, err = run("budget", "cancel", str(held.id), "--ledger", str(ledger),
+                         stdin="y\n")  # fmt: skip
+    assert code == 0, err
+    assert f"Cancelled reservation #{held.id} ('a run killed before its commit'" in out
+    assert "remaining ε of scope 's': pure-dp 1" in out
+    code, out, _ = run("budget", "cancel", str(held.id), "--ledger", str(ledger))
+    assert code == 0 and "was already cancelled" in out
+    code, _, err = run("budget", "cancel", "99", "--ledger", str(ledger), "--yes")
+    assert code == 2 and "spend #99 is not in ledger" in error_line(err)
+    with Ledger(ledger) as book:
+        assert book.remaining("s", "pure-dp") == 1.0
+        assert book.get_spend(held.id).status == "cancelled"
+
+
 @pytest.mark.parametrize("bad", ["-1", "0", "abc", "nan", "inf", ""])
 def test_bad_epsilon_is_one_line_exit_2(run, error_line, tmp_path: Path, bad: str) -> None:
     ledger = tmp_path / "l.sqlite"

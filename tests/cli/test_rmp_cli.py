@@ -257,3 +257,40 @@ def test_a_registration_whose_answer_was_lost_is_completed_by_a_rerun(run, serve
     assert json.loads(tok.read_text())["participant"] == "clinic-3"
     code, out, err = run(*args)  # and again: the same participant, the batches acknowledged
     assert code == 0 and "2 already stored" in out, (out, err)
+
+
+def test_score_refuses_a_model_trained_for_another_public_t(run, servers, error_line,
+                                                            tmp_path: Path) -> None:  # fmt: skip
+    """A server whose store holds a model made under another T (a restored database, a
+    model copied from another server): its scores would mean nothing, so score refuses it."""
+    from privad.services.rmp import RMPStore
+
+    url = servers.start()
+    data, _ = write_data(tmp_path / "d.csv", 60, 4)
+    code, _, err = run("rmp", "participate", str(data), "--server", url, "--label", "label",
+                       "--key-file", str(tmp_path / "k.npz"), "--token-file",
+                       str(tmp_path / "t.json"))  # fmt: skip
+    assert code == 0, err
+    code, _, err = run("rmp", "train", "--server", url, "--token", OPERATOR, "--epochs", "5")
+    assert code == 0, err
+    other = servers.start("other.sqlite", seed=9)  # the same n, another public T
+    source, store = RMPStore(tmp_path / "mining.sqlite"), RMPStore(tmp_path / "other.sqlite")
+    try:
+        meta, npz = source.model("latest")
+        job = store.start_job("operator", {}, {"n_records": 60, "n_batches": 2,
+                                               "n_participants": 1})  # fmt: skip
+        store.add_model(job, npz, {"n_records": 60, "n_batches": 2, "n_participants": 1,
+                                   "last_batch": 2}, {}, meta["threshold"], 0.1)  # fmt: skip
+    finally:
+        source.close()
+        store.close()
+    out_file = tmp_path / "scores.csv"
+    for model in ("latest", "1"):
+        code, out, err = run("rmp", "score", str(data), "--server", other, "--token", USER,
+                             "--label", "label", "--model", model, "--output", str(out_file))
+        assert code == 2, (out, err)
+        assert "model 1 was trained for another public T than the server's" in error_line(err)
+    assert not out_file.exists() and not list(tmp_path.glob("*.part"))
+    code, out, err = run("rmp", "score", str(data), "--server", url, "--token", USER,
+                         "--label", "label")  # on its own server the same model scores
+    assert code == 0 and "model 1 (" in out, err

@@ -222,6 +222,65 @@ def test_params_on_thyroid(run, error_line, tmp_path: Path) -> None:
     assert code == 2 and "--metric" in error_line(err)
 
 
+# The same 60 records in every format: three features, then the labels (3 anomalies) as the
+# column "lab" of a table, the array y beside X (.npz, .mat) or the last column (.npy).
+def _labelled_files(folder: Path) -> dict[str, Path]:
+    import scipy.io
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(60, 3))
+    y = np.zeros(60, dtype=np.int64)
+    y[:3] = 1
+    table = pd.DataFrame(X, columns=["a", "b", "c"]).assign(lab=y)
+    paths = {k: folder / f"d.{k}" for k in ("csv", "parquet", "npz", "mat", "npy")}
+    table.to_csv(paths["csv"], index=False)
+    table.to_parquet(paths["parquet"], index=False)
+    np.savez(paths["npz"], X=X, y=y)
+    scipy.io.savemat(paths["mat"], {"X": X, "y": y.reshape(-1, 1)})
+    np.save(paths["npy"], np.column_stack([X, y]))
+    return paths
+
+
+@pytest.mark.parametrize(
+    ("fmt", "label", "features"),
+    [
+        ("mat", ["--label", "y"], 3), ("mat", [], 3), ("npz", [], 3), ("npz", ["--label", "y"], 3),
+        ("csv", ["--label", "lab"], 3), ("csv", ["--label", "3"], 3),
+        ("parquet", ["--label", "lab"], 3), ("npy", ["--label", "3"], 3),
+        ("npy", ["--label", "x3"], 3), ("csv", [], 4), ("parquet", [], 4), ("npy", [], 4),
+    ],
+)  # fmt: skip
+def test_params_reads_labels_by_one_rule_for_every_format(run, tmp_path: Path, fmt: str,
+                                                          label: list[str],
+                                                          features: int) -> None:  # fmt: skip
+    path = _labelled_files(tmp_path)[fmt]
+    code, stdout, err = run("sp", "params", str(path), *label)
+    assert code == 0, err
+    assert f"60 records x {features} features" in stdout
+    if features == 3:
+        assert "labelled anomalies │ 3;" in stdout
+    else:  # a table's label column is read only when --label names it
+        assert "the data has no labels (use --label COL)" in stdout
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "npz", "mat", "npy"])
+def test_an_unknown_label_is_one_line_naming_what_exists(run, error_line, tmp_path: Path,
+                                                         fmt: str) -> None:  # fmt: skip
+    path = _labelled_files(tmp_path)[fmt]
+    code, _, err = run("sp", "params", str(path), "--label", "z")
+    assert code == 2
+    line = error_line(err)
+    assert "'z'" in line and ("'lab'" in line if fmt in ("csv", "parquet") else "x0" in line)
+
+
+def test_help_states_the_label_rule(run) -> None:
+    for command in ("identify", "params"):
+        code, stdout, _ = run("sp", command, "--help")
+        text = " ".join(stdout.replace("│", " ").split())
+        assert code == 0
+        assert "the same rule for every format" in text and "array y of a .npz or .mat" in text
+
+
 def test_parsers() -> None:
     assert sp.parse_columns(["a,b", "c"]) == ["a", "b", "c"]
     assert sp.parse_columns(None) is None

@@ -135,7 +135,7 @@ def test_csv_glob_columns_and_label(run, client, tmp_path, records) -> None:
         (["--queries", "missing/"], "give --queries as a Parquet folder or file"),
         (["--add-query-to-data"], "applies only with --queries"),
         (["--workers", "2"], "not both"),
-        (["--engine", "numba"], "--scheduler and --workers apply only with --engine dask"),
+        (["--engine", "numba"], "--workers and --worker-timeout apply only with --engine dask"),
         (["--engine", "spark"], "--engine must be one of numba, dask"),
     ],
 )

@@ -237,21 +237,22 @@ def test_npz_with_keys(tmp_path):
     y = np.array([0, 1, 0, 0])
     path = tmp_path / "arrays.npz"
     np.savez(path, X=X, labels=y, other=np.zeros(2))
-    ds = datasets.load_numpy(path, label_key="labels")
+    ds = datasets.load_numpy(path, label="labels")
     assert ds.X.dtype == np.float64
     np.testing.assert_array_equal(ds.X, X)
     assert ds.y.tolist() == [0, 1, 0, 0]
-    assert datasets.load_numpy(path, key="X").y is None
+    assert datasets.load_numpy(path, key="X").y is None  # no array y: unlabelled
     with pytest.raises(DatasetNotFoundError, match="'nope' is not in"):
         datasets.load_numpy(path, key="nope")
-    with pytest.raises(DatasetNotFoundError):
-        datasets.load_numpy(path, label_key="nope")
+    with pytest.raises(DatasetNotFoundError, match=r"neither an array .* \['X', 'labels', "
+                                                   r"'other'\]\) nor a column .*x0, x1, x2"):
+        datasets.load_numpy(path, label="nope")
     single = tmp_path / "single.npz"
     np.savez(single, data=X)
     assert datasets.load_numpy(single).shape == (4, 3)
     ambiguous = tmp_path / "ambiguous.npz"
     np.savez(ambiguous, a=X, b=X)
-    with pytest.raises(ParameterError, match="several arrays"):
+    with pytest.raises(ParameterError, match="several arrays .* none is named X"):
         datasets.load_numpy(ambiguous)
 
 
@@ -259,8 +260,10 @@ def test_npy_and_errors(tmp_path):
     X = np.ones((3, 2))
     np.save(tmp_path / "x.npy", X)
     np.testing.assert_array_equal(datasets.load_numpy(tmp_path / "x.npy").X, X)
-    with pytest.raises(ParameterError):
-        datasets.load_numpy(tmp_path / "x.npy", label_key="y")
+    with pytest.raises(ParameterError, match="key applies to .npz"):
+        datasets.load_numpy(tmp_path / "x.npy", key="X")
+    with pytest.raises(DatasetNotFoundError, match="unknown label column 'y'"):
+        datasets.load_numpy(tmp_path / "x.npy", label="y")
     np.save(tmp_path / "vec.npy", np.ones(3))
     with pytest.raises(DataError, match="1-D"):
         datasets.load_numpy(tmp_path / "vec.npy")
@@ -282,8 +285,8 @@ def test_npy_and_errors(tmp_path):
     with pytest.raises(DataError):
         datasets.load_numpy(tmp_path / "junk.npy")
     np.savez(tmp_path / "badlabels.npz", X=X, y=np.array([0, 2, 1]))
-    with pytest.raises(DataError, match="0/1"):
-        datasets.load_numpy(tmp_path / "badlabels.npz", label_key="y")
+    with pytest.raises(DataError, match="labels 'y' in .* row 2 has 2 "):
+        datasets.load_numpy(tmp_path / "badlabels.npz")
     with pytest.raises(DatasetNotFoundError):
         datasets.load_numpy(tmp_path / "missing.npz")
 
@@ -299,8 +302,10 @@ def test_odds_mat_round_trip_and_errors(tmp_path):
     np.testing.assert_array_equal(ds.X, X)
     assert ds.y.tolist() == [0, 1, 0] and ds.name == "ok"
     scipy.io.savemat(tmp_path / "noy.mat", {"X": X})
-    with pytest.raises(DatasetNotFoundError, match="no variable 'y'"):
-        datasets.load_odds(tmp_path / "noy.mat")
+    assert datasets.load_odds(tmp_path / "noy.mat").y is None
+    scipy.io.savemat(tmp_path / "nox.mat", {"data": X, "y": y})
+    with pytest.raises(DatasetNotFoundError, match=r"no variable 'X'.* \['data', 'y'\]"):
+        datasets.load_odds(tmp_path / "nox.mat")
     scipy.io.savemat(tmp_path / "nan.mat", {"X": np.array([[1.0, math.nan]]), "y": [[0]]})
     with pytest.raises(DataError, match="NaN"):
         datasets.load_odds(tmp_path / "nan.mat")
@@ -312,3 +317,94 @@ def test_odds_mat_round_trip_and_errors(tmp_path):
         datasets.load_odds(tmp_path / "text.mat")
     with pytest.raises(DatasetNotFoundError):
         datasets.load_odds(tmp_path / "missing.mat")
+
+
+# ------------------------------------------------------------------ one label rule, every format
+
+# The same records in every format: features a, b, c (x0, x1, x2 in the matrix formats) and the
+# labels, stored as a column "lab" (tables), as the array y beside X (.npz, .mat), or as the
+# last column of the matrix (.npy).
+RECORDS = np.array([[0.5, 1.0, 2.0], [1.5, 0.0, 2.5], [9.0, 9.5, 8.0], [0.25, 1.0, 2.0]])
+LABELS = np.array([0, 0, 1, 0])
+
+
+def _every_format(folder: Path) -> dict[str, Path]:
+    table = pd.DataFrame(RECORDS, columns=["a", "b", "c"]).assign(lab=LABELS)
+    paths = {k: folder / f"d.{k}" for k in ("csv", "parquet", "npz", "mat", "npy")}
+    table.to_csv(paths["csv"], index=False)
+    table.to_parquet(paths["parquet"], index=False)
+    np.savez(paths["npz"], X=RECORDS, y=LABELS)
+    scipy.io.savemat(paths["mat"], {"X": RECORDS, "y": LABELS.reshape(-1, 1)})
+    np.save(paths["npy"], np.column_stack([RECORDS, LABELS]))
+    return paths
+
+
+@pytest.mark.parametrize(
+    ("fmt", "label", "labelled"),
+    [
+        # no label given: the labels stored beside the data (.npz, .mat); never a column
+        ("csv", None, False), ("parquet", None, False), ("npy", None, False),
+        ("npz", None, True), ("mat", None, True),
+        # the stored array, by name
+        ("npz", "y", True), ("mat", "y", True),
+        # a column, by name or by 0-based position (as text, as typed, or as an int)
+        ("csv", "lab", True), ("parquet", "lab", True), ("csv", "3", True),
+        ("parquet", 3, True), ("npy", "3", True), ("npy", "x3", True), ("npy", -1, True),
+    ],
+)  # fmt: skip
+def test_one_label_rule_for_every_format(tmp_path, fmt, label, labelled):
+    path = _every_format(tmp_path)[fmt]
+    ds = datasets.load(path, label=label)
+    if labelled:
+        assert ds.y.tolist() == LABELS.tolist()
+        np.testing.assert_array_equal(ds.X, RECORDS)  # a label column is not a feature
+    else:
+        assert ds.y is None
+        assert ds.X.shape[1] == 4  # the label column is an ordinary feature
+
+
+@pytest.mark.parametrize("fmt", ["npz", "mat"])
+def test_a_column_of_the_matrix_as_labels_replaces_the_stored_array(tmp_path, fmt):
+    path = tmp_path / f"flip.{fmt}"
+    X = np.column_stack([RECORDS, 1 - LABELS])
+    if fmt == "npz":
+        np.savez(path, X=X, y=LABELS)
+    else:
+        scipy.io.savemat(path, {"X": X, "y": LABELS.reshape(-1, 1)})
+    for label in ("x3", "3", 3):
+        ds = datasets.load(path, label=label)
+        assert ds.y.tolist() == (1 - LABELS).tolist()
+        np.testing.assert_array_equal(ds.X, RECORDS)
+    ds = datasets.load(path, columns=["x0", "2"])  # a column choice keeps the stored labels
+    assert ds.y.tolist() == LABELS.tolist() and ds.feature_names == ["x0", "x2"]
+    with pytest.raises(ParameterError, match="also selected as a feature"):
+        datasets.load(path, label="x3", columns=["x3"])
+
+
+def test_npz_data_is_the_only_array_besides_the_labels(tmp_path):
+    path = tmp_path / "named.npz"
+    np.savez(path, records=RECORDS, y=LABELS)
+    ds = datasets.load(path)
+    np.testing.assert_array_equal(ds.X, RECORDS)
+    assert ds.y.tolist() == LABELS.tolist()
+    np.savez(path, records=RECORDS, flags=LABELS)
+    ds = datasets.load(path, label="flags")
+    np.testing.assert_array_equal(ds.X, RECORDS)
+    assert ds.y.tolist() == LABELS.tolist()
+    np.savez(path, y=RECORDS)  # one array: it is the data, whatever its name
+    assert datasets.load(path).y is None
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "npy", "npz", "mat"])
+def test_an_unknown_label_names_what_exists(tmp_path, fmt):
+    path = _every_format(tmp_path)[fmt]
+    with pytest.raises(DatasetNotFoundError) as info:
+        datasets.load(path, label="nope")
+    message = str(info.value)
+    assert "'nope'" in message
+    assert ("'a'" in message) if fmt in ("csv", "parquet") else ("x0" in message)
+    if fmt in ("npz", "mat"):
+        assert "'y'" in message and "neither an array" in message
+    words = "neither an array" if fmt in ("npz", "mat") else "out of range"
+    with pytest.raises(DatasetNotFoundError, match=words):
+        datasets.load(path, label="7")

@@ -58,7 +58,7 @@ def test_load_dispatches_by_extension(tmp_path):
     np.save(tmp_path / "t.npy", np.ones((2, 3)))
     assert datasets.load(tmp_path / "t.npy").shape == (2, 3)
     np.savez(tmp_path / "t.npz", X=np.ones((2, 3)), y=np.array([1, 0]))
-    assert datasets.load(tmp_path / "t.npz", label_key="y").y.tolist() == [1, 0]
+    assert datasets.load(tmp_path / "t.npz").y.tolist() == [1, 0]
     scipy.io.savemat(tmp_path / "t.mat", {"X": np.ones((2, 2)), "y": [[0], [1]]})
     assert datasets.load(tmp_path / "t.mat").n_anomalies == 1
     (tmp_path / "t.xlsx").write_text("x")

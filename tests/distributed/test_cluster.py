@@ -63,3 +63,29 @@ def test_local_cluster_and_connecting_to_it() -> None:
             assert remote.submit(lambda x: x + 1, 1).result() == 2
         assert local.status == "running"  # a connection never stops the cluster it joined
     assert local.status == "closed"
+
+
+def test_a_cluster_without_workers_fails_the_job_within_the_worker_timeout() -> None:
+    """Tasks on a scheduler with no worker used to wait forever; now the block ends with a
+    ClusterError once the cluster has had no worker for worker_timeout seconds."""
+    import logging
+
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None,
+                      silence_logs=logging.CRITICAL) as empty:  # fmt: skip
+        start = time.monotonic()
+        with pytest.raises(ClusterError, match=r"has had no worker for 0\.5 s, so the job was "
+                                               r"stopped.*--worker-timeout"):  # fmt: skip
+            with dask_client(empty.scheduler_address, worker_timeout=0.5):
+                dask.delayed(sum)([1, 2]).compute()
+        assert time.monotonic() - start < 15
+    with pytest.raises(ParameterError, match="worker_timeout"), dask_client(worker_timeout=0):
+        pass
+
+
+def test_the_watchdog_leaves_a_healthy_job_alone() -> None:
+    with dask_client(workers=1, processes=False, worker_timeout=0.2) as client:
+        time.sleep(0.6)  # several polls, all seeing the worker
+        assert dask.delayed(sum)([1, 2]).compute() == 3
+        assert len(client.scheduler_info()["workers"]) == 1

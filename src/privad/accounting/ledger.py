@@ -807,6 +807,11 @@ class Ledger:
         ).fetchone()
         return None if row is None else _spend_from_row(row)
 
+    def get_spend(self, spend_id: int) -> Spend:
+        """The spend with id ``spend_id`` (any status); :class:`LedgerError` if there is none."""
+        with self._transaction(write=False) as conn:
+            return self._existing_spend(conn, int(spend_id))
+
     def _existing_spend(self, conn: sqlite3.Connection, spend_id: int) -> Spend:
         spend = self._spend_row(conn, spend_id)
         if spend is None:

@@ -1,4 +1,5 @@
-"""``privad budget``: show, set and reset privacy budgets in a ledger file.
+"""``privad budget``: show, set and reset privacy budgets in a ledger file; cancel a
+reservation left by a run that was killed.
 
 The ledger is :class:`privad.accounting.Ledger`; ``--ledger`` defaults to ``$PRIVAD_LEDGER``
 if set, else ``~/.privad/ledger.sqlite``. Every :class:`~privad.errors.PrivadError` (a bad
@@ -15,7 +16,7 @@ from rich.table import Table
 
 from privad.accounting import BUDGETED_NOTIONS, NOTIONS, PURE_DP, Ledger, default_ledger_path
 from privad.accounting.exact import fmt
-from privad.accounting.records import RESERVED
+from privad.accounting.records import CANCELLED, RESERVED
 from privad.accounting.statement import accounts, when
 from privad.cli._options import check_output_path, parse_float, parse_int
 from privad.cli._render import JSON_OPTION, emit, out_console
@@ -154,6 +155,7 @@ def _budgets_table(title: str, rows: list[Any], budgets: list[Any]) -> Table:
 
 def _spends_table(shown: list[Any]) -> Table:
     table = Table(title="Spends (times in UTC)", title_justify="left")
+    table.add_column("id", justify="right", no_wrap=True)
     table.add_column("when", no_wrap=True)
     table.add_column("scope")
     table.add_column("label")
@@ -168,7 +170,7 @@ def _spends_table(shown: list[Any]) -> Table:
         table.add_column("status")
     for s in shown:
         row = [
-            when(s.timestamp), s.scope, s.label, s.notion,
+            str(s.id), when(s.timestamp), s.scope, s.label, s.notion,
             fmt(s.epsilon) if s.guarantee.epsilon is not None else "— (0)",
             "" if s.k is None else str(s.k),
         ]
@@ -178,7 +180,7 @@ def _spends_table(shown: list[Any]) -> Table:
             row.append(s.status)
         table.add_row(*row)
     if not shown:
-        table.add_row("(no spends)", "", "", "", "", "")
+        table.add_row("", "(no spends)", "", "", "", "", "")
     return table
 
 
@@ -253,25 +255,12 @@ def reset(
         n_spends = len(book.history(scope))
         n_budgets = len(book.budgets(scope))
         what = f"scope {scope!r}" if scope is not None else "every scope"
-        if not yes:
-            kept = "and delete" if drop_budgets else "keeping"
-            prompt = (
-                f"Delete {n_spends} spend(s) of {what} from ledger {book.path}, "
-                f"{kept} {n_budgets} budget(s)?"
-            )
-            if as_json:
-                raise PrivadError("refusing to reset without confirmation: with --json, pass "
-                                  "--yes (a script cannot answer the question)")  # fmt: skip
-            try:
-                confirmed = typer.confirm(prompt, default=False)
-            except typer.Abort:  # end of input: nobody to answer
-                raise PrivadError(
-                    "refusing to reset without confirmation: no answer on standard input; "
-                    "pass --yes to confirm"
-                ) from None
-            if not confirmed:
-                out_console().print("Nothing was reset.", markup=False)
-                raise typer.Exit(1)
+        kept = "and delete" if drop_budgets else "keeping"
+        if as_json and not yes:
+            raise PrivadError("refusing to reset without confirmation: with --json, pass "
+                              "--yes (a script cannot answer the question)")  # fmt: skip
+        _confirm(f"Delete {n_spends} spend(s) of {what} from ledger {book.path}, {kept} "
+                 f"{n_budgets} budget(s)?", yes, "reset", "reset")  # fmt: skip
         deleted = book.reset(scope, drop_budgets=drop_budgets)
         name = book.path
     after = "budgets dropped" if drop_budgets else "budgets kept"
@@ -279,6 +268,67 @@ def reset(
                "budgets_dropped": drop_budgets}  # fmt: skip
     emit(payload, as_json, lambda console: console.print(
         f"Reset {what}: {deleted} spend(s) deleted, {after} (ledger {name}).", markup=False))
+
+
+def _confirm(prompt: str, yes: bool, verb: str, done: str) -> None:
+    """Go on if ``yes`` or the user answers yes; exit 1 on no ("Nothing was DONE."), refuse
+    to VERB when there is no standard input to answer."""
+    if yes:
+        return
+    try:
+        confirmed = typer.confirm(prompt, default=False)
+    except typer.Abort:  # end of input: nobody to answer
+        raise PrivadError(f"refusing to {verb} without confirmation: no answer on standard "
+                          "input; pass --yes to confirm") from None  # fmt: skip
+    if not confirmed:
+        out_console().print(f"Nothing was {done}.", markup=False)
+        raise typer.Exit(1)
+
+
+@budget_app.command("cancel")
+def cancel(
+    spend_id: str = typer.Argument(
+        ..., metavar="ID", help="The reservation's id: the id column of 'privad budget show', "
+        "where its status is reserved.",
+    ),
+    ledger: str | None = _ledger_option(),
+    yes: bool = typer.Option(
+        False, "--yes", "-y",
+        help="Do not ask for confirmation. Without it the command asks, and refuses when "
+        "there is no one to answer (no standard input).",
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Give back the ε of a reservation whose run was killed before it finished.
+
+    A run reserves its spend before it computes its answers and commits it before it
+    publishes them; a run killed in between leaves the reservation counted (the safe side).
+    Cancel it only when nothing computed under it was seen by anyone: the output never
+    appeared and nobody read the unfinished staging files (.NAME.XXXX.part) it left.
+    A committed spend cannot be cancelled.
+    """
+    number = parse_int(spend_id, "ID", minimum=1, what="a spend id (an integer >= 1)")
+    with _open(ledger, create=False) as book:
+        spend = book.get_spend(number)
+        what = (f"reservation #{spend.id} ({spend.label!r}, scope {spend.scope!r}, "
+                f"{spend.notion}, ε = {fmt(spend.epsilon)}, {when(spend.timestamp)} UTC)")
+        already = spend.status == CANCELLED
+        if spend.status == RESERVED:
+            if as_json and not yes:
+                raise PrivadError("refusing to cancel without confirmation: with --json, pass "
+                                  "--yes (a script cannot answer the question)")  # fmt: skip
+            _confirm(f"Give back the ε of {what} in ledger {book.path}? Only if nothing it "
+                     "computed was released.", yes, "cancel", "cancelled")  # fmt: skip
+        if not already:
+            spend = book.cancel(number)  # a committed spend: LedgerError, one line
+        remaining = {b.notion: b.remaining for b in book.budgets(spend.scope)}
+        name = book.path
+    payload = {"ledger": name, "spend": spend.id, "scope": spend.scope, "cancelled": True,
+               "already_cancelled": already, "remaining": remaining}  # fmt: skip
+    left = ", ".join(f"{k} {fmt(v)}" for k, v in remaining.items()) or "no budget"
+    text = (f"{what[0].upper()}{what[1:]} was already cancelled." if already else
+            f"Cancelled {what}; remaining ε of scope {spend.scope!r}: {left} (ledger {name}).")
+    emit(payload, as_json, lambda console: console.print(text, markup=False))
 
 
 @budget_app.command("statement")

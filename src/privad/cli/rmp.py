@@ -73,8 +73,11 @@ COLUMNS_OPTION: Any = typer.Option(
 )
 LABEL_OPTION: Any = typer.Option(
     None, "--label", metavar="COL",
-    help="A 0/1 label column to leave out of the attributes (never sent; score reports the "
-    "ROC AUC against it).",
+    help="Where the 0/1 labels are (never sent; score reports the ROC AUC against them), "
+    "the rule of every command: a column by name or 0-based position, left out of the "
+    "attributes; in a .npz or .mat file first an array stored beside the data. Default: "
+    "the array y of a .npz or .mat file, a catalogue dataset's own labels; none for CSV "
+    "and Parquet. See docs/data.md.",
 )
 DATA_HELP = (
     "A data file (.csv, .parquet, .npy, .npz, .mat) or a dataset name from 'privad datasets "

@@ -74,8 +74,10 @@ COLUMN_OPTION: Any = typer.Option(
 )
 LABELS_OPTION: Any = typer.Option(
     None, "--labels-column", metavar="COL",
-    help="CSV/.npz: the 0/1 anomaly labels (1 = anomaly), used by --derive-thresholds "
-    "(implied when given without --t-low/--t-high). NAB and Yahoo series carry labels.",
+    help="The 0/1 anomaly labels (1 = anomaly), used by --derive-thresholds (implied when "
+    "given without --t-low/--t-high), by the rule of every data file: a column, by name or "
+    "0-based position; in a .npz first an array stored beside the values, whose array y is "
+    "the default. NAB and Yahoo series carry labels. See docs/data.md.",
 )
 DERIVE_OPTION: Any = typer.Option(
     False, "--derive-thresholds",
@@ -173,7 +175,7 @@ def load_series(source: str, *, column: str | None = None,
             if column is not None:
                 options["columns"] = [column]
         elif suffix == ".npz":
-            options = {"key": column, "label_key": labels_column}
+            options = {"key": column, "label": labels_column}
         ds = datasets.load(path, **options)
         values = _one_column(ds, column, repr(source))
         return SeriesData(ds.name, values, ds.y)

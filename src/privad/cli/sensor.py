@@ -54,7 +54,13 @@ from privad.cli._render import (
     print_lines,
     warn,
 )
-from privad.cli.sp import EXCLUDE_OPTION, SCHEDULER_OPTION, WORKERS_OPTION, parse_cluster
+from privad.cli.sp import (
+    EXCLUDE_OPTION,
+    SCHEDULER_OPTION,
+    WORKER_TIMEOUT_OPTION,
+    WORKERS_OPTION,
+    parse_cluster,
+)
 from privad.errors import DataError, ParameterError
 
 __all__ = ["register", "sensor_app"]
@@ -611,6 +617,7 @@ def perturb(
     exclude: list[str] | None = EXCLUDE_OPTION,
     scheduler: str | None = SCHEDULER_OPTION,
     workers: str | None = WORKERS_OPTION,
+    worker_timeout: str | None = WORKER_TIMEOUT_OPTION,
     seed: str | None = SEED_OPTION,
     ledger: str | None = typer.Option(
         None, "--ledger", metavar="PATH",
@@ -639,7 +646,6 @@ def perturb(
     """
     from privad.distributed import (
         check_new_folder,
-        dask_client,
         open_partitioned,
         release_folder,
         write_columns,
@@ -653,7 +659,7 @@ def perturb(
     cols, excl = parse_columns(columns), parse_columns(exclude, "--exclude")
     scaling_v = parse_choice(scaling, "--scaling", SCALING_CHOICES)
     unit = parse_choice(guarantee_unit, "--guarantee-unit", UNIT_CHOICES)
-    scheduler_v, workers_v = parse_cluster(scheduler, workers)
+    cluster = parse_cluster(scheduler, workers, worker_timeout)
     seed_v = parse_seed(seed)
     gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "the archive's")
     scope = parse_scope(scope)
@@ -684,9 +690,9 @@ def perturb(
     book = Ledger(ledger if ledger is not None else default_ledger_path(), create=True,
                   default_budget=budget_v if budget_v is not None else g.epsilon)
     try:
-        with StepProgress(quiet=as_json) as progress, ExitStack() as cluster:
+        with StepProgress(quiet=as_json) as progress, ExitStack() as stack:
             with progress.step("starting the Dask cluster"):
-                cluster.enter_context(dask_client(scheduler_v, workers=workers_v))
+                stack.enter_context(cluster.client())
             with progress.step(f"reading and digesting the partitions of {archive}"):
                 table = source.load()
                 blocks = table.records.to_delayed().ravel()

@@ -57,13 +57,13 @@ from privad.cli._render import (
 from privad.errors import (
     BudgetExceededError,
     DataError,
-    DatasetNotFoundError,
     ParameterError,
     PrivadError,
 )
 
 __all__ = [
-    "SCHEDULER_OPTION", "WORKERS_OPTION", "load_table", "parse_cluster", "register", "sp_app",
+    "SCHEDULER_OPTION", "WORKERS_OPTION", "WORKER_TIMEOUT_OPTION", "Cluster", "load_table",
+    "parse_cluster", "register", "sp_app",
 ]  # fmt: skip
 
 sp_app = typer.Typer(
@@ -94,8 +94,11 @@ COLUMNS_HELP = (
     "with commas (e.g. --columns x1,x2). Default: every column except --label."
 )
 LABEL_HELP = (
-    "Column holding 0/1 anomaly labels (1 = anomaly), by name or 0-based position; it is "
-    "not used as a feature. Default: the dataset's own labels, if any."
+    "Where the 0/1 anomaly labels are (1 = anomaly), the same rule for every format: a "
+    "column, by name or 0-based position, left out of the features; in a .npz or .mat file "
+    "first an array stored beside the data (by name). Default: the labels stored with the "
+    "data (a catalogue dataset's own, the array y of a .npz or .mat file); a CSV or Parquet "
+    "table has none unless --label names a column. See docs/data.md."
 )
 METRIC_HELP = "Distance between records: euclidean (default), manhattan or chebyshev."
 COLUMNS_OPTION = typer.Option(None, "--columns", metavar="COLS", help=COLUMNS_HELP)
@@ -132,6 +135,12 @@ WORKERS_OPTION: Any = typer.Option(
     None, "--workers", metavar="N",
     help="With Dask and no --scheduler: worker processes of the local cluster (default: one "
     "per core).",
+)  # fmt: skip
+WORKER_TIMEOUT_OPTION: Any = typer.Option(
+    None, "--worker-timeout", metavar="S",
+    help="With Dask: seconds the cluster may have no worker before the job fails (its "
+    "reservation cancelled, no output). Default: 120; raise it for a cluster that starts "
+    "its workers on demand.",
 )  # fmt: skip
 
 
@@ -215,18 +224,45 @@ def parse_mechanism(beta: str | None, r: str | None, epsilon: str | None, k: str
     )  # fmt: skip
 
 
-def parse_cluster(scheduler: str | None, workers: str | None) -> tuple[str | None, int | None]:
-    """``--scheduler`` (an address) and ``--workers`` (an integer >= 1), not both."""
+@dataclass(frozen=True)
+class Cluster:
+    """Where a Dask job runs: ``--scheduler`` or ``--workers`` (not both), and
+    ``--worker-timeout`` (None: the defaults of :func:`privad.distributed.dask_client`)."""
+
+    scheduler: str | None = None
+    workers: int | None = None
+    worker_timeout: float | None = None
+
+    @property
+    def given(self) -> bool:
+        """Whether any of the options was given (they apply only to Dask jobs)."""
+        return self != Cluster()
+
+    def client(self) -> Any:
+        """:func:`privad.distributed.dask_client` for these options."""
+        from privad.distributed import dask_client
+
+        return dask_client(self.scheduler, workers=self.workers,
+                           worker_timeout=self.worker_timeout)  # fmt: skip
+
+
+def parse_cluster(scheduler: str | None, workers: str | None,
+                  worker_timeout: str | None = None) -> Cluster:  # fmt: skip
+    """``--scheduler`` (an address) and ``--workers`` (an integer >= 1), not both;
+    ``--worker-timeout`` (seconds > 0)."""
     from privad.distributed import check_scheduler_address
 
     if scheduler is not None and workers is not None:
         raise ParameterError("give --scheduler (an existing cluster) or --workers (a local "
                              "cluster), not both")  # fmt: skip
-    if scheduler is not None:
-        return check_scheduler_address(scheduler), None
-    if workers is None:
-        return None, None
-    return None, parse_int(workers, "--workers", minimum=1, what="an integer >= 1")
+    timeout = None if worker_timeout is None else parse_float(
+        worker_timeout, "--worker-timeout", strict=True, what="seconds > 0 (e.g. 120)")
+    return Cluster(
+        scheduler=None if scheduler is None else check_scheduler_address(scheduler),
+        workers=None if workers is None else parse_int(workers, "--workers", minimum=1,
+                                                       what="an integer >= 1"),
+        worker_timeout=timeout,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -255,11 +291,7 @@ def load_table(source: str, *, columns: list[str] | None = None, label: str | No
     if suffix in FILE_SUFFIXES or path.exists():
         if path.is_dir() or suffix in (".csv", ".parquet", ".pq"):  # a folder: Parquet parts
             return datasets.load(path, label=label, **roles)
-        if suffix == ".npz" and label is not None:
-            with contextlib.suppress(DatasetNotFoundError):
-                return select_columns(_as_dataset(datasets.load(path, label_key=label)),
-                                      **roles)  # fmt: skip
-        return select_columns(_as_dataset(datasets.load(path)), label=label, **roles)
+        return select_columns(_as_dataset(datasets.load(path, label=label)), **roles)
     entry = datasets.describe(source)  # unknown names: DatasetNotFoundError with suggestions
     if entry.kind == "generated":
         loaded = datasets.load(entry.name, rng=0 if seed is None else seed)
@@ -473,6 +505,7 @@ def identify(
     scheduler: str | None = SCHEDULER_OPTION,
     workers: str | None = WORKERS_OPTION,
     as_json: bool = JSON_OPTION,
+    worker_timeout: str | None = WORKER_TIMEOUT_OPTION,
 ) -> None:
     """Label records as (β, r)-anomalies privately, and charge the privacy budget."""
     # 1. every option, before anything is read or written
@@ -488,7 +521,7 @@ def identify(
         errors=with_error_probabilities, quiet=as_json,
     )  # fmt: skip
     engine_v = parse_choice(engine, "--engine", ENGINE_CHOICES)
-    scheduler_v, workers_v = parse_cluster(scheduler, workers)
+    cluster = parse_cluster(scheduler, workers, worker_timeout)
     if out is not None:
         check_output_path(out, "--out", "folder" if engine_v == "dask" else "file")
     if ledger is not None:
@@ -502,10 +535,11 @@ def identify(
         if job.bounds is not None:
             raise ParameterError("--bound and --bounds apply with --engine numba; scale the "
                                  "partitions with the public bounds first")  # fmt: skip
-        outcome = _identify_dask(job, scheduler_v, workers_v, queries, add_query_to_data)
+        outcome = _identify_dask(job, cluster, queries, add_query_to_data)
     else:
-        if scheduler is not None or workers is not None:
-            raise ParameterError("--scheduler and --workers apply only with --engine dask")
+        if cluster.given:
+            raise ParameterError("--scheduler, --workers and --worker-timeout apply only with "
+                                 "--engine dask")  # fmt: skip
         outcome = _identify_local(job, queries, add_query_to_data)
     _print_summary(job, outcome, as_json)
 
@@ -650,8 +684,8 @@ def _open_queries(queries: str, data: Any) -> Any:
     return source
 
 
-def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
-                   queries: str | None = None, add: bool = False) -> _Outcome:  # fmt: skip
+def _identify_dask(job: _Identify, cluster: Cluster, queries: str | None = None,
+                   add: bool = False) -> _Outcome:  # fmt: skip
     """``--engine dask``: partitioned input counted on a Dask cluster, partitioned output.
 
     Order (docs/distributed.md, "Privacy accounting on a cluster"): options, columns, output
@@ -667,7 +701,7 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
     files are labelled instead, against DATA (plus the query itself with ``add``), and the
     output has one part per query partition.
     """
-    from privad.distributed import check_new_folder, dask_client, open_partitioned
+    from privad.distributed import check_new_folder, open_partitioned
     from privad.sensitive.release import ParquetLabels
 
     _check_partitioned_path(job.data, "DATA")
@@ -689,7 +723,7 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
                                       f"job costs at least ε = {job.eps:g})") from None
         with contextlib.ExitStack() as stack:
             with progress.step("starting the Dask cluster"):
-                client = stack.enter_context(dask_client(scheduler, workers=workers))
+                client = stack.enter_context(cluster.client())
             n_workers = len(client.scheduler_info(n_workers=-1).get("workers", {}))
             with progress.step(f"reading {job.data}"):
                 table = source.load()
@@ -712,7 +746,7 @@ def _identify_dask(job: _Identify, scheduler: str | None, workers: int | None,
         remaining = book.remaining(scope_v, job.notion)
         ledger_name = book.path
         n_q = int(rel.answers.size)
-    where = f"scheduler {scheduler}" if scheduler else "a local cluster"
+    where = f"scheduler {cluster.scheduler}" if cluster.scheduler else "a local cluster"
     return _Outcome(
         data_text=f"{table.name}: {n_q} records x {len(table.feature_names)} features in "
                   f"{table.n_partitions} partition(s)",

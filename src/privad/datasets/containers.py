@@ -41,7 +41,7 @@ def as_labels(values: Any, n: int, name: str = "y") -> np.ndarray:
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         raise DataError(
-            f"{name} must hold 0/1 labels (1 = anomaly); row {first + 1} has {arr[first]!r}"
+            f"{name} must hold 0/1 labels (1 = anomaly); row {first + 1} has {arr[first].item()!r}"
             f" ({int(bad.sum())} bad value(s) in all)"
         )
     return arr.astype(np.int64)

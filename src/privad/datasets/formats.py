@@ -5,6 +5,15 @@ Each returns a validated :class:`~privad.datasets.Dataset` (finite float64 ``X``
 with the file: :class:`~privad.errors.DatasetNotFoundError` for a missing file, key or
 column, :class:`~privad.errors.DataError` for an unreadable, empty, non-numeric or
 non-finite one. See :mod:`privad.datasets.tables` for the column rules.
+
+The label rule, the same for every format: ``label`` names where the 0/1 labels are. In a
+table (CSV, Parquet) that is a column, by name or 0-based position, left out of the
+features. In a file that stores named arrays (``.npz``, ``.mat``) it is an array stored
+beside the data (by name), or else a column of the data matrix (by name ``x0``, ``x1``, ...
+or position), left out of the features; ``.npy`` stores one array, so only its columns. When
+``label`` is not given, the labels are the array ``y`` stored beside the data (the ODDS
+layout, and ``numpy.savez(path, X=X, y=y)``); a column is never taken as the labels unless
+it is named, so a table without ``label`` is unlabelled.
 """
 
 from __future__ import annotations
@@ -17,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privad.columns import ColumnSpec
+from privad.columns import ColumnSpec, resolve_column
 from privad.datasets.containers import Dataset, as_labels
-from privad.datasets.tables import frame_to_dataset
+from privad.datasets.tables import frame_to_dataset, select_columns
 from privad.errors import DataError, DatasetNotFoundError, ParameterError
 
 if TYPE_CHECKING:
@@ -74,6 +83,43 @@ def _matrix_from_array(
 
 
 # --------------------------------------------------------------------------------------------
+# The label rule of the formats that store named arrays (.npz, .mat)
+# --------------------------------------------------------------------------------------------
+
+DEFAULT_LABELS = "y"
+"""The array read as the labels of a ``.npz`` or ``.mat`` file when none is named."""
+
+
+def _label_array(arrays: Sequence[str], data_key: str | None, label: ColumnSpec | None
+                 ) -> str | None:  # fmt: skip
+    """The stored array holding the labels: ``label`` when it names an array other than the
+    data, else (no ``label``) :data:`DEFAULT_LABELS` when present beside the data."""
+    if isinstance(label, str) and label in arrays and label != data_key:
+        return label
+    if label is None and DEFAULT_LABELS in arrays and data_key != DEFAULT_LABELS:
+        return DEFAULT_LABELS
+    return None
+
+
+def _matrix_dataset(X: np.ndarray, names: list[str], labels: np.ndarray | None,
+                    columns: Sequence[ColumnSpec] | None, label: ColumnSpec | None,
+                    arrays: Sequence[str], **fields: Any) -> Dataset:  # fmt: skip
+    """The Dataset of a stored matrix, its labels and the column selection (a ``label`` that
+    named a stored array has been read into ``labels`` and is no longer a column)."""
+    data = Dataset(X=X, y=labels, feature_names=names, **fields)
+    if label is not None and len(arrays) > 1:
+        try:
+            resolve_column(names, label, "label")
+        except DatasetNotFoundError:
+            raise DatasetNotFoundError(
+                f"label {label!r} is neither an array of {fields['source']!r} (its arrays are "
+                f"{list(arrays)}) nor a column of its data ({', '.join(names[:12])}"
+                f"{' ...' if len(names) > 12 else ''})"
+            ) from None
+    return select_columns(data, columns=columns, label=label)
+
+
+# --------------------------------------------------------------------------------------------
 # MATLAB (ODDS)
 # --------------------------------------------------------------------------------------------
 
@@ -81,6 +127,8 @@ def _matrix_from_array(
 def load_odds(
     path: PathLike,
     *,
+    columns: Sequence[ColumnSpec] | None = None,
+    label: ColumnSpec | None = None,
     name: str | None = None,
     description: str = "",
     source: str | None = None,
@@ -92,9 +140,18 @@ def load_odds(
     Table 1 draws Thyroid and Mammography from (section 5 of
     ``sensitive-privacy-anomaly-identification.txt``).
 
+    Args:
+        path: the file.
+        columns: the features: columns of ``X``, by name (``x0``, ``x1``, ...) or 0-based
+            position; default every column except a ``label`` column.
+        label: the 0/1 labels: another variable of the file (by name), or a column of ``X``
+            (by name or position; it is then left out of the features). Default: the
+            variable ``y`` when the file has one, else none.
+        name: the dataset name (default: the file name without extension).
+
     Raises:
-        DatasetNotFoundError: the file does not exist, or lacks the key ``X`` or ``y``.
-        DataError: not a MATLAB file, or ``X``/``y`` malformed (NaN, wrong shape, labels not 0/1).
+        DatasetNotFoundError: the file does not exist, lacks ``X``, or has no such column.
+        DataError: not a MATLAB file, or ``X``/labels malformed (NaN, wrong shape, not 0/1).
     """
     from scipy.io import loadmat  # imported lazily: scipy.io is slow to import
     from scipy.io.matlab import MatReadError
@@ -105,23 +162,21 @@ def load_odds(
     except (MatReadError, ValueError, TypeError, OSError, NotImplementedError) as exc:
         raise DataError(f"{str(p)!r} is not a readable MATLAB 5 .mat file: {exc}") from None
     keys = sorted(k for k in mat if not k.startswith("__"))
-    for key in ("X", "y"):
-        if key not in mat:
-            raise DatasetNotFoundError(
-                f"{str(p)!r} has no variable {key!r}; an ODDS file holds X and y, this one holds"
-                f" {keys}"
-            )
+    if "X" not in mat:
+        raise DatasetNotFoundError(
+            f"{str(p)!r} has no variable 'X'; an ODDS file holds X and y, this one holds {keys}"
+        )
     X, feature_names = _matrix_from_array(np.asarray(mat["X"]), f"X in {str(p)!r}")
-    y = as_labels(np.asarray(mat["y"]), X.shape[0], f"y in {str(p)!r}")
-    return Dataset(
-        X=X,
-        y=y,
-        feature_names=feature_names,
-        name=name or _stem(p),
+    stored = _label_array(keys, "X", label)
+    y = None
+    if stored is not None:
+        y = as_labels(np.asarray(mat[stored]), X.shape[0], f"{stored} in {str(p)!r}")
+        label = None
+    return _matrix_dataset(
+        X, feature_names, y, columns, label, keys, name=name or _stem(p),
         description=description or f"ODDS-format data from {p.name}",
-        source=source or str(p),
-        licence=licence,
-    )
+        source=source or str(p), licence=licence,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -244,21 +299,26 @@ def load_parquet(
 def load_numpy(
     path: PathLike,
     key: str | None = None,
-    label_key: str | None = None,
+    label: ColumnSpec | None = None,
     *,
+    columns: Sequence[ColumnSpec] | None = None,
     name: str | None = None,
 ) -> Dataset:
     """Load a 2-D array from ``.npy`` or ``.npz`` (never unpickling objects).
 
     Args:
         path: a ``.npy`` file (one array) or a ``.npz`` archive.
-        key: the array in the ``.npz`` holding the data; default the only array, else ``X``
-            or ``x`` when present.
-        label_key: the array in the ``.npz`` holding the 0/1 labels (1 = anomaly); default
-            none. Not allowed for ``.npy``.
+        key: the array in the ``.npz`` holding the data; default the only array besides the
+            labels, else ``X`` or ``x`` when present. Not allowed for ``.npy``.
+        label: the 0/1 labels (1 = anomaly): another array of the ``.npz`` (by name), or a
+            column of the data (by name ``x0``, ``x1``, ... or 0-based position; it is then
+            left out of the features). Default: the array ``y`` of a ``.npz`` when it is not
+            the data, else none.
+        columns: the features, columns of the data by name or position; default every
+            column except a ``label`` column.
 
     Raises:
-        DatasetNotFoundError: missing file or key.
+        DatasetNotFoundError: missing file, key or column.
         DataError: not a NumPy file, object arrays, not 2-D, empty, NaN/inf, bad labels.
     """
     p = existing_file(path, "NumPy file")
@@ -269,49 +329,45 @@ def load_numpy(
                         " save plain numeric arrays") from None
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(f"{str(p)!r} is not a readable .npy/.npz file: {exc}") from None
+    y, arrays = None, []
     if isinstance(loaded, np.ndarray):
-        if key is not None or label_key is not None:
+        if key is not None:
             raise ParameterError(
-                f"{str(p)!r} is a .npy file holding a single array; key and label_key apply to"
-                " .npz archives only"
+                f"{str(p)!r} is a .npy file holding a single array; key applies to .npz "
+                "archives only"
             )
         X, names = _matrix_from_array(loaded, f"the array in {str(p)!r}")
-        y = None
     else:
         with loaded as archive:
-            keys = list(archive.files)
+            keys = arrays = list(archive.files)
             if not keys:
                 raise DataError(f"the archive {str(p)!r} holds no arrays")
+            if key is not None and key not in keys:
+                raise DatasetNotFoundError(f"key {key!r} is not in {str(p)!r}; its arrays are "
+                                           f"{keys}")  # fmt: skip
+            stored = _label_array(keys, key, label) if len(keys) > 1 else None
             if key is None:
-                candidates = [k for k in ("X", "x") if k in keys]
-                if len(keys) == 1:
-                    key = keys[0]
+                others = [k for k in keys if k != stored]
+                candidates = [k for k in ("X", "x") if k in others]
+                if len(others) == 1:
+                    key = others[0]
                 elif candidates:
                     key = candidates[0]
                 else:
                     raise ParameterError(
-                        f"{str(p)!r} holds several arrays {keys}; say which is the data with"
-                        " key=..."
-                    )
-            for k, role in ((key, "key"), (label_key, "label_key")):
-                if k is not None and k not in keys:
-                    raise DatasetNotFoundError(
-                        f"{role} {k!r} is not in {str(p)!r}; its arrays are {keys}"
+                        f"{str(p)!r} holds several arrays {keys} and none is named X or x; "
+                        "say which is the data with key=..., or save it as X "
+                        "(numpy.savez(path, X=data, y=labels))"
                     )
             try:
                 X, names = _matrix_from_array(archive[key], f"array {key!r} in {str(p)!r}")
-                y = None if label_key is None else as_labels(
-                    archive[label_key], X.shape[0], f"labels {label_key!r} in {str(p)!r}"
-                )
+                if stored is not None:
+                    y = as_labels(archive[stored], X.shape[0],
+                                  f"labels {stored!r} in {str(p)!r}")  # fmt: skip
+                    label = None
             except ValueError as exc:  # object arrays inside an npz
                 if isinstance(exc, DataError):
                     raise
                 raise DataError(f"{str(p)!r}: {exc}") from None
-    return Dataset(
-        X=X,
-        y=y,
-        feature_names=names,
-        name=name or _stem(p),
-        description=f"NumPy data from {p.name}",
-        source=str(p),
-    )
+    return _matrix_dataset(X, names, y, columns, label, arrays, name=name or _stem(p),
+                           description=f"NumPy data from {p.name}", source=str(p))  # fmt: skip

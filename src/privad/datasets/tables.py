@@ -129,7 +129,8 @@ def select_columns(
     return replace(
         dataset,
         X=np.column_stack([col(c) for c in plan.features]),
-        y=dataset.y if plan.label is None else col(plan.label),
+        y=dataset.y if plan.label is None else as_labels(
+            col(plan.label), len(X), f"label column {plan.label!r} of {dataset.name!r}"),
         feature_names=[str(c) for c in plan.features],
         ids=dataset.ids if plan.id is None else _ids(col(plan.id), plan.id, repr(dataset.name)),
     )

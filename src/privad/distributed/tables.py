@@ -10,9 +10,11 @@ Input
     checks every value on the workers, partition by partition, with the rules and messages
     of the single-machine loaders (:mod:`privad.columns`).
 Output
-    :func:`atomic_folder` gives a fresh temporary folder beside the target and renames it
-    onto the target only when the block succeeds; on any failure the temporary folder is
-    deleted, so a job leaves either the complete folder or nothing. The target must not
+    :func:`atomic_folder` (:mod:`privad.io`, re-exported here) gives a fresh temporary
+    folder beside the target and renames it onto the target only when the block succeeds;
+    on any failure the temporary folder is deleted, so a job leaves either the complete
+    folder or nothing, and the staging folder of a job killed outright is removed by the
+    next run on the same target (:func:`privad.io.remove_leftovers`). The target must not
     exist (privad never overwrites output). Parts are named ``part-00000.parquet``, ... in
     partition order (:func:`part_name`).
 """
@@ -22,8 +24,6 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +33,7 @@ import numpy as np
 
 from privad.columns import numeric_column, plan_columns
 from privad.errors import DataError, DatasetNotFoundError, ParameterError
-from privad.io import check_output_path
+from privad.io import atomic_folder, check_output_path
 
 __all__ = [
     "PartitionedSource",
@@ -270,28 +270,6 @@ def write_columns(folder: Path, columns: dict[str, Any], lengths: Sequence[int])
     tasks = [dask.delayed(_write_block)(folder, i, start, names, *(b[i] for b in blocks))
              for i, start in enumerate(starts)]  # fmt: skip
     return list(dask.compute(*tasks))
-
-
-@contextlib.contextmanager
-def atomic_folder(target: str | os.PathLike[str]) -> Iterator[Path]:
-    """A temporary folder that becomes ``target`` (renamed) only if the block succeeds.
-
-    The temporary folder ``.NAME.XXXX.part`` is created beside ``target`` (same file
-    system, so the rename is atomic); on any exception it is deleted with everything in
-    it. ``target`` must not exist when the block starts or ends.
-    """
-    final = check_new_folder(target)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".part", dir=final.parent))
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700; give it a plain mkdir's mode
-        yield tmp
-        check_new_folder(final)  # appeared while the job ran: refuse rather than merge
-        os.rename(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 @contextlib.contextmanager

@@ -283,7 +283,7 @@ class ParquetLabels:
     @contextlib.contextmanager
     def staging(self) -> Iterator[Path]:
         """The temporary folder; renamed to :attr:`folder` when the block succeeds."""
-        from privad.distributed.tables import atomic_folder
+        from privad.io import atomic_folder
 
         with atomic_folder(self.folder) as tmp:
             yield tmp
