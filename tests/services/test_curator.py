@@ -17,6 +17,7 @@ import pytest
 from privad.accounting import Ledger
 from privad.datasets import load
 from privad.errors import BudgetExceededError
+from privad.geometry import ball_counts
 from privad.sensitive import SensitiveAnomalyIdentifier, SPMechanism, claim5_bound
 from privad.services.clients import CuratorClient
 from privad.services.common import ServiceError, TokenRegistry
@@ -115,6 +116,34 @@ def test_the_querier_sees_noisy_bits_and_its_budget_only(server_pool, tmp_path,
         if route == "POST /v1/ask":
             assert set(data) == allowed_ask and set(data["answers"]) <= {0, 1}
             assert set(data["budget"]) == {"notion", "total", "spent", "remaining"}
+
+
+def test_the_per_record_exposure_stays_with_the_curator(server_pool, tmp_path,
+                                                       thyroid) -> None:  # fmt: skip
+    """The curator's ledger records how many of a querier's answers can move with each
+    record (it reads the data); no response the querier receives carries any of it."""
+    seen: list[bytes] = []
+    srv = _start(server_pool, tmp_path, thyroid)
+    Q = thyroid[:3] + 0.01
+    with CuratorClient(srv.url, ALICE, recorder=lambda kind, route, body: seen.append(
+            body)) as alice:  # fmt: skip
+        alice.model()
+        alice.ask_ids([0, 1, 2])
+        alice.ask_records(Q)
+        alice.budget()
+    with Ledger(tmp_path / "ledger.sqlite") as book:
+        kept = [s.metadata["per_record"] for s in book.history("curator/alice")]
+        statement = book.statement("curator/alice")
+    expected = ball_counts(np.vstack([thyroid[:3], Q]), 0.1, queries=thyroid)  # c_j, by hand
+    assert len(kept) == 2 and kept[-1]["max"] == int(expected.max()) > 1
+    assert kept[-1]["untouched"] == int((expected == 0).sum())
+    assert kept[-1]["m"] == 3 + claim5_bound(Q, 0.1).m  # 3 ids + the vectors' online m
+    assert "per record (curator only" in statement
+    assert seen and len(seen) == 4
+    for body in seen:
+        text = body.decode()
+        for word in ("per_record", "untouched", "median", "p90", "bins", "loss"):
+            assert word not in text, word
 
 
 def test_sigkill_loses_no_charged_answer(tmp_path, spawn_server) -> None:

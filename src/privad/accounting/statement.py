@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
+from typing import Any
 
 from privad.accounting.exact import ZERO, fmt, to_fraction
 from privad.accounting.notions import NOTION_NAMES, NOTIONS, implying_notions
@@ -155,6 +156,28 @@ def _spend_line(s: Spend, width: int, relation: bool) -> str:
     return "  ".join(parts)
 
 
+def per_record_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The statement's lines for a spend's per-record exposure (metadata ``"per_record"``,
+    :meth:`privad.sensitive.RecordExposure.summary`): curator-only information."""
+    eps, delta = float(summary["epsilon"]), summary.get("delta")
+    at_m = "" if delta is None else (
+        f", optimal {_short(summary['loss_optimal_m'])} at δ {fmt(delta)}")
+    at_max = "" if delta is None else f", optimal {_short(summary['loss_optimal_max'])}"
+    bins = "; ".join(f"{lo if lo == hi else f'{lo}–{hi}'}: {n}" for lo, hi, n in summary["bins"])
+    return [
+        f"    per record (curator only: depends on the data): charged m = {summary['m']} "
+        f"answers per record, ε {_short(summary['m'] * eps)} linear{at_m}; the "
+        f"{summary['records']} stored records are touched by at most {summary['max']} "
+        f"(ε {_short(summary['max'] * eps)} linear{at_max}), median {summary['median']}, "
+        f"90% ≤ {summary['p90']}, 99% ≤ {summary['p99']}",
+        f"    records by answers that can move with them: {bins}",
+    ]
+
+
+def _short(value: float) -> str:
+    return f"{float(value):.6g}"
+
+
 def _block(account: NotionAccount) -> list[str]:
     """The statement's lines for one scope and notion."""
     group = account.own
@@ -185,7 +208,10 @@ def _block(account: NotionAccount) -> list[str]:
     if len(relations) == 1:
         lines.append(f"  neighbouring: {relations[0]}")
     width = min(max((len(s.label) for s in group), default=0), 40)
-    lines += [_spend_line(s, width, len(relations) > 1) for s in group]
+    for s in group:
+        lines.append(_spend_line(s, width, len(relations) > 1))
+        if isinstance(s.metadata.get("per_record"), Mapping):
+            lines += per_record_lines(s.metadata["per_record"])
     ks = [s.k for s in group if s.k is not None]
     if ks:
         lines.append(

@@ -51,6 +51,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -225,6 +226,7 @@ def optimal_delta(epsilon: float, m: int, epsilon_total: float) -> float:
     return float(total / (1 + ctx.exp(e)) ** m)
 
 
+@lru_cache(maxsize=4096)  # deterministic; a service asks the same (ε, m, δ) again and again
 def optimal_epsilon(epsilon: float, m: int, delta: float) -> Fraction:
     """The smallest ε_g (on the :data:`GRID`) with m ε-DP answers (ε_g, δ)-DP.
 

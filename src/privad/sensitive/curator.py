@@ -39,6 +39,15 @@ question it is charged as above even if another querier asked it before (so its 
 depends on its own requests only). Colluding queriers share answers, so together they learn
 no more than the union of their questions. Requests are answered one at a time.
 
+What the curator keeps to itself
+--------------------------------
+Each charged request's ledger row records, in its metadata (``"per_record"``), how many of
+the querier's answers can move with each stored record (c_j = the querier's distinct
+questions within r of record j; :class:`~privad.sensitive.RecordExposure`) next to what
+the querier is charged per record (distinct ids plus the online Claim 5 m of its vectors):
+the curator's view of who can lose how much (``privad budget statement``). It reads the
+data, so no response carries it.
+
 Durability
 ----------
 A request goes through :func:`privad.sensitive.release.release_labels` like every release:
@@ -69,7 +78,7 @@ from privad.accounting import Guarantee, Ledger, NoBudgetError
 from privad.errors import BudgetExceededError, DataError, LedgerError, ParameterError
 from privad.geometry import BallIndex, ball_counts
 from privad.geometry.predicate import check_magnitudes, pair_values, threshold
-from privad.sensitive.accounting import Claim5Bound, claim5_radius
+from privad.sensitive.accounting import Claim5Bound, RecordExposure, claim5_radius
 from privad.sensitive.anomaly import BallStatistics, statistics_from_counts
 from privad.sensitive.estimator import SensitiveAnomalyIdentifier
 from privad.sensitive.mechanisms import AIQMechanism
@@ -211,6 +220,7 @@ class Curator:
         self._db.executescript(_SCHEMA)
         self._check_identity(np.asarray(self._est.X_))
         self._online: dict[str, OnlineClaim5] = {}
+        self._exposure: dict[str, _Exposure] = {}
         # x_i of a query vector: how many records equal it (a digest table built once, so a
         # request costs one ball count and no pass over the data)
         self._multiplicity = Counter(question_keys(self._est.X_))
@@ -278,6 +288,21 @@ class Curator:
             self._online[querier] = state
         return state
 
+    def _exposure_of(self, querier: str) -> _Exposure:
+        """The querier's c_j and distinct ids so far (rebuilt from the store after a restart)."""
+        state = self._exposure.get(querier)
+        if state is None:
+            rows = self._db.execute("SELECT question, vector FROM asked WHERE querier = ?",
+                                    (querier,)).fetchall()  # fmt: skip
+            ids = [int.from_bytes(q[2:], "little") for q, v in rows if v is None]
+            vectors = [np.frombuffer(v, "<f8") for _, v in rows if v is not None]
+            points = [self._est.X_[np.asarray(ids, np.int64)]] if ids else []
+            points += [np.vstack(vectors)] if vectors else []
+            counts = (self._index.around(np.vstack(points), self.mechanism.r) if points
+                      else np.zeros(self.n_records, np.int64))  # fmt: skip
+            state = self._exposure[querier] = _Exposure(counts, len(ids))
+        return state
+
     # -- questions ----------------------------------------------------------------------------
 
     def _id_questions(self, ids: Any) -> tuple[list[bytes], np.ndarray]:
@@ -335,6 +360,7 @@ class Curator:
         )
         new_q = [i for i in first if keys[i] not in asked]  # new for this querier: charged
         guarantee, bound, state = self._charge(querier, new_q, what, by_id)
+        exposure = self._exposure_after(querier, new_q, what, by_id, bound)
         recorded = self._known("SELECT question, answer FROM answers WHERE question IN ({})",
                                [keys[i] for i in first])  # fmt: skip
         fresh = [i for i in first if keys[i] not in recorded]  # nobody asked: sampled
@@ -346,7 +372,8 @@ class Curator:
             rel = release_labels(
                 self.mechanism, ledger=self.ledger, scope=scope, rng=self._est.rng_,
                 statistics=lambda: self._statistics(what, keys, fresh, by_id, add),
-                charge=lambda stats: Charge(guarantee, label, meta, bound),
+                charge=lambda stats: Charge(guarantee, label, meta, bound,
+                                            None if exposure is None else exposure[0]),
                 output=_Record(self, querier, keys, what, new_q, fresh, by_id),
                 precheck=False,
             )  # fmt: skip
@@ -354,6 +381,8 @@ class Curator:
             raise BudgetExceededError(f"{exc} (querier {querier!r})") from None
         if state is not None:
             state[0].add(*state[1:])
+        if exposure is not None:
+            self._exposure[querier] = exposure[1]
         recorded.update({keys[i]: a for i, a in zip(fresh, rel.answers.tolist(), strict=True)})
         return CuratorAnswer(
             answers=[int(recorded[k]) for k in keys],
@@ -394,6 +423,21 @@ class Curator:
             f"over {after.n} vector question(s); {rise} × ({mech.guarantee.description})",
         ), after, state  # fmt: skip
 
+    def _exposure_after(self, querier: str, new_q: list[int], what: np.ndarray, by_id: bool,
+                        bound: Claim5Bound | None) -> tuple[RecordExposure, _Exposure] | None:
+        """NOT PRIVATE. The querier's exposure once this request's new questions are answered
+        (and the state to keep), or None when it asks nothing new. It is charged its
+        distinct ids plus the online m of its vectors, per record."""
+        if not new_q:
+            return None
+        old = self._exposure_of(querier)
+        points = self._est.X_[what[new_q]] if by_id else what[new_q]
+        after = _Exposure(old.counts + self._index.around(points, self.mechanism.r),
+                          old.ids + (len(new_q) if by_id else 0))  # fmt: skip
+        vectors = self._online_of(querier).bound if bound is None else bound
+        m = after.ids + _m(vectors)
+        return RecordExposure(after.counts, self.mechanism.epsilon, m), after
+
     def _statistics(self, what: np.ndarray, keys: list[bytes], fresh: list[int], by_id: bool,
                     add: bool) -> BallStatistics:  # fmt: skip
         """Counts of the questions nobody asked before (the only ones sampled). A vector's
@@ -431,6 +475,14 @@ class Curator:
         except sqlite3.Error as exc:
             self._db.execute("ROLLBACK")
             raise LedgerError(f"curator store: {exc}") from None
+
+
+@dataclass(frozen=True)
+class _Exposure:
+    """A querier's c_j over the stored records and its number of distinct id questions."""
+
+    counts: np.ndarray
+    ids: int
 
 
 @dataclass(frozen=True)
