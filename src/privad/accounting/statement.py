@@ -66,10 +66,16 @@ class NotionAccount:
     """The scope's live spends under the notions that imply ``notion``."""
 
     @property
+    def charged(self) -> list[Spend]:
+        """The spends that charge the total: own and implied, less draws from prepaid blocks
+        (their block is the charge)."""
+        return [s for s in (*self.own, *self.implied) if not s.is_draw]
+
+    @property
     def parts(self) -> dict[str, Fraction]:
         """The ε counting toward the total, by notion: ``notion`` first, then the implying."""
         parts = dict.fromkeys((self.notion, *implying_notions(self.notion)), ZERO)
-        for s in (*self.own, *self.implied):
+        for s in self.charged:
             parts[s.notion] = parts.get(s.notion, ZERO) + to_fraction(s.epsilon)
         return parts
 
@@ -92,14 +98,14 @@ class NotionAccount:
         """What an (ε, δ) budget is charged: each spend's tight ε, or its pure ε."""
         return sum(
             (to_fraction(s.epsilon if s.tight_epsilon is None else s.tight_epsilon)
-             for s in (*self.own, *self.implied)),
+             for s in self.charged),
             ZERO,
         )
 
     @property
     def delta_spent(self) -> Fraction:
         """The δ of the spends counting toward this notion."""
-        return sum((to_fraction(s.delta) for s in (*self.own, *self.implied)), ZERO)
+        return sum((to_fraction(s.delta) for s in self.charged), ZERO)
 
 
 def _group_key(key: tuple[str, str]) -> tuple[str, int]:
@@ -139,10 +145,14 @@ def accounts(budgets: list[Budget], spends: list[Spend]) -> list[NotionAccount]:
     ]
 
 
-def _spend_line(s: Spend, width: int, relation: bool) -> str:
+def _spend_line(s: Spend, width: int, relation: bool, used: Mapping[int, int]) -> str:
     parts = [f"  {when(s.timestamp)}  {s.label:<{width}}"]
+    if s.is_draw:
+        parts.append(f"{s.answers} answer(s) from prepaid block #{s.block_id}")
+    elif s.is_block:
+        parts.append(f"#{s.id}: {used.get(s.id, 0)} of {s.answers} answers used")
     if s.guarantee.epsilon is not None:
-        parts.append(f"ε {fmt(s.epsilon)}")
+        parts.append(f"ε {fmt(s.epsilon)}" + (" (paid by its block)" if s.is_draw else ""))
     if s.k is not None:
         parts.append(f"k {s.k}")
     if s.epsilon_outlier is not None:
@@ -208,8 +218,12 @@ def _block(account: NotionAccount) -> list[str]:
     if len(relations) == 1:
         lines.append(f"  neighbouring: {relations[0]}")
     width = min(max((len(s.label) for s in group), default=0), 40)
+    used: dict[int, int] = {}
     for s in group:
-        lines.append(_spend_line(s, width, len(relations) > 1))
+        if s.is_draw:
+            used[s.block_id] = used.get(s.block_id, 0) + s.answers  # type: ignore[index,operator]
+    for s in group:
+        lines.append(_spend_line(s, width, len(relations) > 1, used))
         if isinstance(s.metadata.get("per_record"), Mapping):
             lines += per_record_lines(s.metadata["per_record"])
     ks = [s.k for s in group if s.k is not None]

@@ -32,6 +32,10 @@ only on what it sent, never on the data:
 * Ids and vectors are different questions; their charges add (sequential composition).
 * A request that would exceed the budget is refused whole: nothing is spent, nothing
   answered, nothing recorded.
+* A querier's budget may be (ε, δ) (``delta=``): its answers are then a stream drawn from
+  a prepaid block, the most answers that can touch one record the budget admits by the
+  optimal composition theorem, charged once (:class:`~privad.accounting.Ledger`,
+  "Streams"); each request draws its charge (new ids, or the rise of m) from it.
 
 Answers are recorded per question, for every querier alike: a repeated question gets the
 recorded answer with no new noise, also across restarts; the first time a querier asks a
@@ -75,6 +79,7 @@ from typing import Any
 import numpy as np
 
 from privad.accounting import Guarantee, Ledger, NoBudgetError
+from privad.accounting.tight import check_delta
 from privad.errors import BudgetExceededError, DataError, LedgerError, ParameterError
 from privad.geometry import BallIndex, ball_counts
 from privad.geometry.predicate import check_magnitudes, pair_values, threshold
@@ -190,6 +195,8 @@ class Curator:
         tied to the data and the mechanism: opening it with others is a ParameterError.
     budget : float > 0
         Each querier's total ε (set in the ledger for a querier without a budget).
+    delta : float in (0, 1), optional
+        Each querier's budget's δ: an (ε, δ) budget (see the module docstring).
     scope : str
         The prefix of the queriers' ledger scopes.
     rng : seed or Randomness
@@ -197,11 +204,13 @@ class Curator:
     """
 
     def __init__(self, X: Any, mechanism: AIQMechanism, *, ledger: Ledger, store: str | Path,
-                 budget: float, scope: str = "curator", rng: Any = None) -> None:  # fmt: skip
+                 budget: float, delta: float | None = None, scope: str = "curator",
+                 rng: Any = None) -> None:  # fmt: skip
         if not isinstance(mechanism, AIQMechanism):
             raise ParameterError("mechanism must be a privad.sensitive.AIQMechanism")
         self.mechanism = mechanism
         self.budget_total = check_epsilon(budget, "budget")
+        self.budget_delta = None if delta is None else check_delta(delta)
         self.scope = scope.strip() if isinstance(scope, str) and scope.strip() else None
         if self.scope is None:
             raise ParameterError(f"scope must be a non-empty name, got {scope!r}")
@@ -257,22 +266,32 @@ class Curator:
         try:
             self.ledger.budget(scope, self.mechanism.notion)
         except NoBudgetError:
-            self.ledger.set_budget(scope, self.mechanism.notion, self.budget_total)
+            self.ledger.set_budget(scope, self.mechanism.notion, self.budget_total,
+                                   delta=self.budget_delta)  # fmt: skip
         return scope
 
     def budget(self, querier: str) -> dict[str, Any]:
-        """The querier's budget: total, spent and remaining ε (its own, nothing else)."""
+        """The querier's budget: total, spent and remaining ε (its own, nothing else); for
+        an (ε, δ) budget also δ, δ spent and the answers per record it still admits (all
+        functions of its own requests)."""
         scope = self._ensure_budget(querier)
         b = self.ledger.budget(scope, self.mechanism.notion)
-        return {"notion": self.mechanism.notion, "total": float(b.total),
-                "spent": float(b.spent), "remaining": float(b.remaining)}  # fmt: skip
+        out = {"notion": self.mechanism.notion, "total": float(b.total),
+               "spent": float(b.spent), "remaining": float(b.remaining)}  # fmt: skip
+        if b.delta is not None:
+            out.update(delta=float(b.delta), delta_spent=float(b.delta_spent),
+                       answers_left=self.ledger.answers_left(scope, self.mechanism.guarantee))
+        return out
 
     def describe(self) -> dict[str, Any]:
         """The public parameters: the mechanism, n and d, each querier's budget."""
         g = self.mechanism.guarantee
-        return {**self.mechanism.params(), "n_records": self.n_records,
-                "n_features": self.n_features, "guarantee": g.to_dict(),
-                "budget_per_querier": self.budget_total, "max_batch": MAX_BATCH}  # fmt: skip
+        out = {**self.mechanism.params(), "n_records": self.n_records,
+               "n_features": self.n_features, "guarantee": g.to_dict(),
+               "budget_per_querier": self.budget_total, "max_batch": MAX_BATCH}  # fmt: skip
+        if self.budget_delta is not None:
+            out["budget_delta_per_querier"] = self.budget_delta
+        return out
 
     def _online_of(self, querier: str) -> OnlineClaim5:
         state = self._online.get(querier)
@@ -373,7 +392,8 @@ class Curator:
                 self.mechanism, ledger=self.ledger, scope=scope, rng=self._est.rng_,
                 statistics=lambda: self._statistics(what, keys, fresh, by_id, add),
                 charge=lambda stats: Charge(guarantee, label, meta, bound,
-                                            None if exposure is None else exposure[0]),
+                                            None if exposure is None else exposure[0],
+                                            stream=True),
                 output=_Record(self, querier, keys, what, new_q, fresh, by_id),
                 precheck=False,
             )  # fmt: skip
@@ -418,7 +438,7 @@ class Curator:
             return None, after, state
         g = mech.batch_guarantee(rise)
         return Guarantee(
-            g.notion, g.epsilon, g.neighbouring, k=g.k,
+            g.notion, g.epsilon, g.neighbouring, k=g.k, components=g.components,
             description=f"online Claim 5: m rose from {_m(online.bound)} to {_m(after)} "
             f"over {after.n} vector question(s); {rise} × ({mech.guarantee.description})",
         ), after, state  # fmt: skip

@@ -78,13 +78,16 @@ ERROR_COLUMNS = ("error_probability_NOT_PRIVATE", "log10_error_probability_NOT_P
 class Charge:
     """What a release is charged: the guarantee (None when earlier spends already cover the
     answers), the ledger row's label and metadata, Claim 5's bound when one was used, the
-    per-record exposure when the rule computed it (NOT private)."""
+    per-record exposure when the rule computed it (NOT private), and whether the answers are
+    a service's stream (the curator's: drawn from a prepaid block under an (ε, δ) budget,
+    :meth:`~privad.accounting.Ledger.spend`)."""
 
     guarantee: Guarantee | None
     label: str
     metadata: dict[str, Any]
     bound: Claim5Bound | None = None
     exposure: RecordExposure | None = None
+    stream: bool = False
 
 
 @dataclass(frozen=True)
@@ -235,7 +238,7 @@ def _reserve(ledger: Ledger, scope: str, mechanism: AIQMechanism, c: Charge) -> 
     """Reserve the charge; a refusal says how the batch's cost came about."""
     assert c.guarantee is not None
     try:
-        return ledger.reserve(scope, c.guarantee, c.label, c.metadata)
+        return ledger.reserve(scope, c.guarantee, c.label, c.metadata, stream=c.stream)
     except BudgetExceededError as exc:
         if c.bound is None:
             raise
