@@ -31,9 +31,15 @@ def test_hand_computed_block_of_pure_answers() -> None:
     with Ledger(":memory:") as book:
         book.set_budget("s", "sensitive", 2.0, delta=0.1)
         assert book.answers_left("s", HALF) == 8
-        draws = [book.spend("s", HALF, f"q{i}", {"i": i}, stream=True) for i in range(8)]
+        draws = [book.spend("s", HALF, f"q{i}", {"i": i}, stream=True) for i in range(7)]
+        assert book.check("s", HALF, stream=True).delta_spent == Fraction(1, 10)  # room left
+        with pytest.raises(BudgetExceededError):
+            book.check("s", HALF)  # as an ordinary spend it would not fit
+        draws.append(book.spend("s", HALF, "q7", {"i": 7}, stream=True))
         assert {d.block_id for d in draws} == {1} and [d.answers for d in draws] == [1] * 8
         assert book.answers_left("s", HALF) == 0
+        with pytest.raises(BudgetExceededError):  # as the spend: the block is used up
+            book.check("s", HALF, stream=True)
         with pytest.raises(BudgetExceededError, match="nothing was spent"):
             book.spend("s", HALF, "q8", stream=True)
         (block,) = [s for s in book.history("s") if s.is_block]

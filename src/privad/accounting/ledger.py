@@ -763,6 +763,8 @@ class Ledger:
         lo = max(n, int(min(left) // eps)) if left else n  # linear: never more than tight
         if not fits(lo):
             lo = n
+        elif left and all(s is None or s[2] is None for s in state):
+            return lo  # pure budgets only: the linear count is exact
         hi = 2 * lo
         while fits(hi):
             lo, hi = hi, 2 * hi
