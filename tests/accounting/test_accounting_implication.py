@@ -240,7 +240,7 @@ def test_a_version_1_file_is_migrated_on_open(tmp_path: Path) -> None:
         assert "over their total" not in book.events()[-1].detail
         book.verify()
     con = sqlite3.connect(path)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     con.close()
     with Ledger(path) as book:  # migrated once
         assert [e.action for e in book.events()].count("migrate") == 1

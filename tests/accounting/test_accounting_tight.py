@@ -108,14 +108,18 @@ def test_ledger_refuses_a_batch_beyond_an_approximate_budget() -> None:
         assert book.budget("t", "sensitive").spent == Fraction(365, 2)
 
 
-def test_reservation_partial_commit_and_cancel_recompute_the_tight_charge() -> None:
+def test_a_partial_commit_keeps_the_tight_charge_and_shrinks_the_pure_one() -> None:
+    """232 answers reserved, 50 used (a search that stopped early): the pure ε shrinks to
+    50 (a pure filter), the (ε, δ) charge stays that of the 232 reserved, because the tight
+    bound of a data-dependent number of answers is no guarantee."""
     one = Guarantee("anomaly-restricted-dp", 1.0, REL)
     with Ledger(":memory:") as book:
         book.set_budget("s", "anomaly-restricted-dp", 200.0, delta=1e-6)
+        book.set_budget("s", "pure-dp", 1000.0)  # not charged: pure-dp is not implied
         r = book.reserve("s", scaled(one, 232), "search")
         assert r.spend.tight_epsilon == pytest.approx(166.697, abs=1e-3)
         done = r.commit(scaled(one, 50))
-        assert done.epsilon == 50 and done.tight_epsilon < 50
+        assert done.epsilon == 50 and done.tight_epsilon == r.spend.tight_epsilon
         assert book.budget("s", "anomaly-restricted-dp").spent == Fraction(repr(done.tight_epsilon))
         r2 = book.reserve("s", one, "one more", delta=None)
         r2.cancel()

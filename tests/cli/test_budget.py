@@ -197,6 +197,9 @@ def test_bad_epsilon_is_one_line_exit_2(run, error_line, tmp_path: Path, bad: st
     [
         (["budget", "set", "s", "--epsilon", "1", "--notion", "rmp"], "--notion must be one of"),
         (["budget", "set", " ", "--epsilon", "1"], "scope must be a non-empty string"),
+        (["budget", "set", "s", "--epsilon", "1", "--delta", "1"], "--delta must be a number"),
+        (["budget", "set", "s", "--epsilon", "1", "--delta", "0"], "--delta must be a number"),
+        (["budget", "set", "s", "--epsilon", "1", "--delta", "x"], "--delta must be a number"),
         (["budget", "show", "--last", "-3"], "--last must be an integer >= 0"),
         (["budget", "show", "--ledger", "{missing}"], "no ledger at"),
         (["budget", "show", "--ledger", "{dir}"], "is a directory"),

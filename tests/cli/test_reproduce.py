@@ -15,9 +15,9 @@ import pytest
 
 from privad.cli import reproduce
 
-FIGURES = ("figure3.png", "figure5.png", "figure6_7.png", "figure9.png")
+FIGURES = ("figure3.png", "figure5.png", "figure6_7.png", "figure9.png", "per_record_loss.png")
 TABLES = ("table1.csv", "table2.csv", "table3.csv", "figure3.csv", "figure5.csv",
-          "figure6_7.csv", "figure9.csv")  # fmt: skip
+          "figure6_7.csv", "figure9.csv", "per_record_loss.csv")  # fmt: skip
 
 
 @pytest.fixture
@@ -59,7 +59,8 @@ def test_index_references_every_figure_and_table(quick_run) -> None:
     for link in srcs | hrefs:
         assert not link.startswith(("/", "http")), link  # relative links only
         assert (out_dir / link).is_file()
-    for title in ("Table 1", "Table 2", "Table 3", "Figure 3", "Figure 5", "Figures 6", "Figure 9"):
+    for title in ("Table 1", "Table 2", "Table 3", "Figure 3", "Figure 5", "Figures 6", "Figure 9",
+                  "Per-record privacy loss"):
         assert title in page
 
 
@@ -72,6 +73,12 @@ def test_quick_tables_carry_the_sanity_values(quick_run) -> None:
     assert synth["n"] == 4000 and synth["beta"] == 19 and "scaled" in synth["params_source"]
     t2 = pd.read_csv(out_dir / "table2.csv")
     assert (t2["mean_error_dp"].round(4) == 0.4750).all()
+    loss = pd.read_csv(out_dir / "per_record_loss.csv")
+    thyroid = loss[loss["dataset"] == "Thyroid"]
+    # the batch's charge (Claim 5, m = 1,825) and the stored records' worst case (549)
+    assert thyroid["charged_optimal"].iloc[0] == pytest.approx(28.674131)
+    assert thyroid["charged_linear"].iloc[0] == pytest.approx(182.5)
+    assert thyroid["max_answers"].iloc[0] == 549 and thyroid["share_of_records"].max() == 1.0
 
 
 @pytest.mark.parametrize(

@@ -156,6 +156,27 @@ def test_local_search_writes_the_posterior_and_charges_the_ledger(
     assert f"{len(spends)} answers recorded, ε {len(spends)}" in " ".join(again.split())
 
 
+def test_local_search_halts_on_an_approximate_budget(run, data_file: Path, tmp_path: Path) -> None:
+    """Randomized response at ε = 1 under (b, δ) = (5, 0.1): 7 answers by the optimal
+    composition theorem (δ_7(5) = 0.0965 ≤ 0.1 < δ_8(5) = 0.2293), where --budget 5 alone
+    allows 5."""
+    ledger = tmp_path / "ledger.sqlite"
+    common = ["search", "run", "--oracle", str(data_file), "--epsilon", "1", "--kind", "rr",
+              "--budget", "5", "--derive-thresholds", "--labels-column", "label", "--seed", "3",
+              "--halting", "max-queries:1000", "--scope", "rr"]  # fmt: skip
+    code, out, err = run(*common, "--delta", "0.1", "--ledger", str(ledger))
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "composition of 7 answers" in text and "(7 queries were left in scope 'rr')" in text
+    assert "δ 0.1) of (ε 5, δ 0.1), composed tightly" in text
+    with Ledger(ledger, create=False) as book:
+        assert [s.answers for s in book.history("rr")] == [7] + [1] * 7
+        assert float(book.budget("rr", ANOMALY_RESTRICTED_DP).delta_spent) == 0.1
+    code, out, err = run(*common)  # the pure budget: 5
+    assert code == 0, err
+    assert "composition of 5 answers" in " ".join(out.split())
+
+
 def test_search_against_a_server(error_line, run, tmp_path: Path, problem) -> None:
     app = create_oracle_app(tmp_path / "o.sqlite", TokenRegistry([("s1", SECRET)]),
                             values=problem.values, t_low=problem.t_low, t_high=problem.t_high,

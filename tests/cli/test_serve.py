@@ -87,6 +87,11 @@ def test_configuration_errors_are_one_line(error_line, run, tmp_path: Path) -> N
          "must start with http"),
         (an[:-6] + ["--eps", "1", "--min-samples", "2", "--tokens", str(tokens)],
          "--correction-token is required"),
+        (["serve", "oracle", "x.npy", "--db", db, "--epsilon", "1", "--budget", "1",
+          "--delta", "2", "--tokens", str(tokens)], "--delta must be a number in (0, 1)"),
+        (["serve", "sp", "thyroid", "--beta", "2", "--r", "1", "--epsilon", "1", "--budget",
+          "1", "--delta", "0", "--db", db, "--ledger", db + "-l", "--tokens", str(tokens)],
+         "--delta must be a number in (0, 1)"),
     ]
     for args, words in cases:
         code, out, err = run(*args)

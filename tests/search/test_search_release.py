@@ -5,6 +5,7 @@ refusals draw nothing, restricted oracles charge the parent, and a black-box che
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from privad.errors import BudgetExceededError, ParameterError
 from privad.search import (
     BinarizedOracle,
     LaplaceMaxOracle,
+    MaxQueries,
     Oracle,
     PosteriorThreshold,
     QueryOrder,
@@ -141,11 +143,63 @@ def test_a_search_leaves_one_spend_per_answer(kind):
     assert _total(oracle) == pytest.approx(first.epsilon_spent + second.epsilon_spent)
 
 
-def test_a_search_stops_at_the_oracles_budget():
+def test_a_search_stops_before_the_oracles_budget_refuses():
     oracle = _oracle("laplace", rng=9, budget=3 * EPS)
-    with pytest.raises(BudgetExceededError):
-        search(oracle, halting=PosteriorThreshold(1.0 - 1e-12), max_queries=10, rng=1)
+    res = search(oracle, halting=PosteriorThreshold(1.0 - 1e-12), max_queries=10, rng=1)
+    assert (res.n_queries, res.halted_by) == (3, ("oracle-budget",))
+    assert res.worst_case_guarantee.epsilon == 3 * EPS  # the oracle's cap, before the run
     assert len(oracle.ledger.history()) == 3  # type: ignore[union-attr]
+    with pytest.raises(BudgetExceededError):  # asked directly, the oracle refuses
+        oracle.query([0, 1])
+
+
+def _brute_delta(eps: float, m: int, eps_g: float) -> float:
+    """δ_m(ε_g) of the optimal composition theorem, by its binomial sum."""
+    return sum(math.comb(m, i) * max(0.0, math.exp((m - i) * eps) - math.exp(eps_g + i * eps))
+               for i in range(m + 1)) / (1 + math.exp(eps)) ** m  # fmt: skip
+
+
+def test_a_search_halts_on_the_oracles_approximate_budget_by_hand():
+    """Randomized response at ε = 1 under (5, 0.1): linear composition allows 5 answers; the
+    optimal composition theorem 7, as δ_7(5) = (e^7 − e^5)/(1 + e)^7 = 0.0965 ≤ 0.1 and
+    δ_8(5) = (e^8 − e^5 + 8(e^7 − e^6))/(1 + e)^8 = 0.2293 > 0.1. The search stops before the
+    eighth answer and says so."""
+    e = math.e
+    assert (e**7 - e**5) / (1 + e) ** 7 == pytest.approx(_brute_delta(1.0, 7, 5.0))
+    assert _brute_delta(1.0, 7, 5.0) == pytest.approx(0.0965, abs=1e-4)
+    assert _brute_delta(1.0, 8, 5.0) == pytest.approx(0.2293, abs=1e-4)
+    with Ledger(":memory:") as book:
+        book.set_budget("s", ANOMALY_RESTRICTED_DP, 5.0, delta=0.1)
+        oracle = make_oracle("randomized-response", np.r_[np.zeros(99), 5.0], 1.0, 3.0, 1.0,
+                             rng=2, ledger=book, scope="s")  # fmt: skip
+        assert oracle.answers_left() == 7
+        res = search(oracle, halting=PosteriorThreshold(1.0 - 1e-12), rng=3)
+        assert (res.n_queries, res.halted_by) == (7, ("oracle-budget",))
+        assert oracle.answers_left() == 0
+        b = book.budget("s", ANOMALY_RESTRICTED_DP)
+        assert float(b.spent) <= 5.0 and b.delta_spent == Fraction(1, 10)
+        assert _brute_delta(1.0, 7, float(b.spent)) <= 0.1  # the charge is the tight ε
+
+
+def test_a_search_halts_on_a_laplace_approximate_budget():
+    """The max oracle at ε = 1 under (0.9, 0.05): one answer, since the Laplace mechanism's
+    δ(0.9) = 1 − e^{(0.9 − 1)/2} = 0.0488 ≤ 0.05 (linear composition: none). Under
+    (30, 10⁻⁶): 33 answers, the most whose privacy-loss distribution fits (30 linearly)."""
+    from privad.accounting.tight import tight_epsilon
+
+    values = np.r_[np.zeros(99), 5.0]
+    for (total, delta), want in (((0.9, 0.05), 1), ((30.0, 1e-6), 33)):
+        with Ledger(":memory:") as book:
+            book.set_budget("s", ANOMALY_RESTRICTED_DP, total, delta=delta)
+            oracle = make_oracle("laplace", values, 1.0, 3.0, 1.0, rng=4, ledger=book,
+                                 scope="s")  # fmt: skip
+            res = search(oracle, halting=MaxQueries(1000), rng=5)
+            assert (res.n_queries, res.halted_by) == (want, ("oracle-budget",))
+            (one,) = oracle.guarantee.accounting_components
+            assert float(tight_epsilon([one.times(want)], delta)) <= total
+            assert float(tight_epsilon([one.times(want + 1)], delta)) > total
+            assert book.budget("s", ANOMALY_RESTRICTED_DP).spent == tight_epsilon(
+                [one.times(want)], delta)  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------

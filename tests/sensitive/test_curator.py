@@ -103,6 +103,26 @@ def test_records_survive_a_restart(tmp_path, thyroid) -> None:
                 budget=1.0)  # fmt: skip
 
 
+def test_the_per_record_exposure_accumulates_and_survives_a_restart(tmp_path, thyroid) -> None:
+    from privad.geometry import ball_counts
+
+    cur, book = _curator(tmp_path, thyroid)
+    cur.ask("alice", ids=[5, 6, 7])
+    cur.ask("alice", ids=[7, 8])  # one new id
+    Q = thyroid[100:104] + 0.01
+    cur.close()
+    book.close()
+    cur, book = _curator(tmp_path, thyroid)  # rebuilt from the store
+    cur.ask("alice", records=Q)
+    rows = [s.metadata["per_record"] for s in book.history("curator/alice")]
+    points = np.vstack([thyroid[[5, 6, 7, 8]], Q])
+    counts = ball_counts(points, 0.1, queries=thyroid)
+    assert [r["m"] for r in rows] == [3, 4, 4 + claim5_bound(Q, 0.1).m]
+    assert rows[-1]["max"] == int(counts.max())
+    assert rows[-1]["median"] == int(np.quantile(counts, 0.5, method="higher"))
+    assert rows[-1]["untouched"] == int((counts == 0).sum())
+
+
 def test_bad_requests_are_refused_before_any_charge(tmp_path, thyroid) -> None:
     cur, book = _curator(tmp_path, thyroid)
     bad = [

@@ -10,7 +10,9 @@ import pytest
 from privad.accounting import Ledger
 from privad.datasets import load
 from privad.errors import BudgetExceededError, ParameterError
+from privad.geometry import ball_counts
 from privad.sensitive import (
+    RecordExposure,
     SensitiveAnomalyIdentifier,
     SPMechanism,
     claim5_bound,
@@ -112,6 +114,7 @@ def test_the_spend_row_is_built_by_the_release_path(thyroid) -> None:
         "metric": "euclidean", "count_cap": None, "n_queries": 3772, "m": bound.m,
         "m_lower": bound.lower, "m_upper": bound.upper, "add_query_to_data": False,
         "context": {},
+        "per_record": RecordExposure(ball_counts(thyroid, 0.1), 0.1, bound.m).summary(),
     }  # fmt: skip
     assert spend.guarantee == SPMechanism(18, 0.1, 0.1, k=2).batch_guarantee(3772, bound.m)
 

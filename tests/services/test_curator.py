@@ -17,6 +17,7 @@ import pytest
 from privad.accounting import Ledger
 from privad.datasets import load
 from privad.errors import BudgetExceededError
+from privad.geometry import ball_counts
 from privad.sensitive import SensitiveAnomalyIdentifier, SPMechanism, claim5_bound
 from privad.services.auth import TokenRegistry
 from privad.services.clients import CuratorClient
@@ -116,6 +117,77 @@ def test_the_querier_sees_noisy_bits_and_its_budget_only(server_pool, tmp_path,
         if route == "POST /v1/ask":
             assert set(data) == allowed_ask and set(data["answers"]) <= {0, 1}
             assert set(data["budget"]) == {"notion", "total", "spent", "remaining"}
+
+
+def test_the_per_record_exposure_stays_with_the_curator(server_pool, tmp_path,
+                                                       thyroid) -> None:  # fmt: skip
+    """The curator's ledger records how many of a querier's answers can move with each
+    record (it reads the data); no response the querier receives carries any of it."""
+    seen: list[bytes] = []
+    srv = _start(server_pool, tmp_path, thyroid)
+    Q = thyroid[:3] + 0.01
+    with CuratorClient(srv.url, ALICE, recorder=lambda kind, route, body: seen.append(
+            body)) as alice:  # fmt: skip
+        alice.model()
+        alice.ask_ids([0, 1, 2])
+        alice.ask_records(Q)
+        alice.budget()
+    with Ledger(tmp_path / "ledger.sqlite") as book:
+        kept = [s.metadata["per_record"] for s in book.history("curator/alice")]
+        statement = book.statement("curator/alice")
+    expected = ball_counts(np.vstack([thyroid[:3], Q]), 0.1, queries=thyroid)  # c_j, by hand
+    assert len(kept) == 2 and kept[-1]["max"] == int(expected.max()) > 1
+    assert kept[-1]["untouched"] == int((expected == 0).sum())
+    assert kept[-1]["m"] == 3 + claim5_bound(Q, 0.1).m  # 3 ids + the vectors' online m
+    assert "per record (curator only" in statement
+    assert seen and len(seen) == 4
+    for body in seen:
+        text = body.decode()
+        for word in ("per_record", "untouched", "median", "p90", "bins", "loss"):
+            assert word not in text, word
+
+
+def test_an_approximate_budget_per_querier_over_http(server_pool, tmp_path, thyroid) -> None:
+    """ε = 0.5 per answer under (2, 0.1) per querier: 8 distinct ids (δ_8(2) = 0.0886 ≤ 0.1 <
+    δ_9(2) = 0.1455, the optimal composition theorem) where linear composition allows 4; the
+    ninth is refused with 429 and nothing is spent."""
+    mech = SPMechanism(18, 0.1, 0.5)
+    app = create_curator_app(
+        thyroid, mech, db=tmp_path / "c.sqlite", ledger=tmp_path / "l.sqlite",
+        tokens=TokenRegistry([("alice", ALICE)]), budget=2.0, delta=0.1, rng=7,
+    )  # fmt: skip
+    srv = server_pool.start_app(app)
+    with CuratorClient(srv.url, ALICE) as alice:
+        assert alice.model()["budget_delta_per_querier"] == 0.1
+        assert alice.budget()["answers_left"] == 8
+        assert alice.ask_ids([0, 1, 2])["charged"] == pytest.approx(1.5)  # its pure ε
+        assert alice.ask_ids(list(range(3, 8)))["budget"]["answers_left"] == 0
+        before = alice.budget()
+        assert before["delta_spent"] == 0.1 and before["spent"] < 2.0
+        with pytest.raises(BudgetExceededError, match="429"):
+            alice.ask_ids([8])
+        assert alice.budget() == before
+        assert len(alice.ask_ids([7, 0])["answers"]) == 2  # recorded: free
+    with Ledger(tmp_path / "l.sqlite") as book:
+        assert [s.answers for s in book.history("curator/alice")] == [8, 3, 5]
+        book.verify()
+
+
+def test_serve_sp_takes_an_approximate_budget(tmp_path, spawn_server) -> None:
+    args = ["serve", "sp", "thyroid", "--beta", "18", "--r", "0.1", "--epsilon", "0.5",
+            "--budget", "2", "--delta", "0.1", "--db", str(tmp_path / "c.sqlite"), "--ledger",
+            str(tmp_path / "l.sqlite"), "--port", "0", "--token", f"alice={ALICE}"]  # fmt: skip
+    proc, url = spawn_server(args, "privad curator")
+    try:
+        with CuratorClient(url, ALICE) as alice:
+            alice.ask_ids(list(range(8)))
+            with pytest.raises(BudgetExceededError, match="429"):
+                alice.ask_ids([8])
+            assert alice.budget()["answers_left"] == 0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    assert "Traceback" not in err and "2, δ 0.1 per querier" in err
 
 
 def test_sigkill_loses_no_charged_answer(tmp_path, spawn_server) -> None:

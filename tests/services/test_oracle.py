@@ -297,3 +297,42 @@ def test_spent_budget_survives_a_server_restart(tmp_path, problem, spawn_server)
     with Ledger(db, create=False) as book:
         assert book.spent(f"oracle/{data.stem}", ANOMALY_RESTRICTED_DP) == 3.0
     assert os.path.exists(db)
+
+
+def test_an_approximate_budget_is_spent_tightly_and_refuses_with_429(oracles) -> None:
+    """(ε = 0.9, δ = 0.05) with Laplace answers of ε = 1: linear composition admits none,
+    the Laplace privacy-loss distribution admits one (δ(0.9) = 1 − e^{(0.9 − 1)/2} = 0.0488
+    ≤ 0.05); the second query is refused with 429 and nothing is spent."""
+    srv = oracles.start(budget=0.9, delta=0.05, kind="laplace")
+    state = httpx.get(srv.url + "/v1/budget", headers=AUTH).json()
+    assert (state["queries_left"], state["delta"], state["delta_spent"]) == (1, 0.05, 0.0)
+    r = httpx.post(srv.url + "/v1/query", json={"indices": [0, 1]}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    after = r.json()["budget"]
+    assert after["queries_left"] == 0 and after["delta_spent"] == 0.05
+    assert 0.89 < after["spent"] <= 0.9  # the block's tight ε, below the pure ε of 1
+    r = httpx.post(srv.url + "/v1/query", json={"indices": [0, 1]}, headers=AUTH)
+    assert r.status_code == 429 and r.json()["error"] == "budget_exhausted"
+    assert "nothing was spent" in r.json()["detail"]
+    assert httpx.get(srv.url + "/v1/budget", headers=AUTH).json() == after
+    with Ledger(oracles.tmp_path / "oracle.sqlite", create=False) as book:
+        rows = book.history()
+        assert [(s.is_block, s.is_draw) for s in rows] == [(True, False), (False, True)]
+        assert rows[1].metadata["client"] == "s1"
+        book.verify()
+
+
+def test_serve_oracle_takes_an_approximate_budget(tmp_path, problem, spawn_server) -> None:
+    data = tmp_path / "values.npy"
+    np.save(data, problem.values)
+    args = ["serve", "oracle", str(data), "--db", str(tmp_path / "l.sqlite"), "--port", "0",
+            "--epsilon", "1", "--budget", "0.9", "--delta", "0.05", "--t-low",
+            repr(problem.t_low), "--t-high", repr(problem.t_high), "--token", f"s1={SECRET}"]
+    proc, url = spawn_server(args, "privad oracle")  # fmt: skip
+    try:
+        codes = [httpx.post(url + "/v1/query", json={"indices": [0]}, headers=AUTH).status_code
+                 for _ in range(2)]  # fmt: skip
+    finally:
+        err = _stop(proc)
+    assert codes == [200, 429]
+    assert "δ 0.05 (tight accounting)" in err and "(1 queries of ε = 1)" in err

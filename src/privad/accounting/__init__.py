@@ -9,7 +9,9 @@
   :func:`implying_notions` in :mod:`.notions`: ε-DP implies the restricted notions).
 - :class:`Component`, :func:`tight_epsilon`, :func:`optimal_epsilon` (:mod:`.tight`): what a
   release is made of, and its (ε, δ) by the optimal composition theorem (or dp-accounting's
-  privacy-loss distributions); a budget set with ``delta=`` is charged that ε.
+  privacy-loss distributions); a budget set with ``delta=`` is charged that ε. A service's
+  answers are a stream (``Ledger.spend(..., stream=True)``): under an (ε, δ) budget they
+  are drawn from a prepaid block, and ``Ledger.answers_left`` counts what is left.
 - :mod:`.planner`: totals and flag probabilities before anything is spent.
 - :func:`default_ledger_path` (:mod:`.paths`): ``$PRIVAD_LEDGER`` or
   ``~/.privad/ledger.sqlite``.

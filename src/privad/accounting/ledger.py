@@ -41,6 +41,26 @@ Two-phase spends
     context manager it commits when the block succeeds and cancels when it raises. A process
     that dies while holding a reservation leaves it counted (the safe side); give it back
     with :meth:`Ledger.cancel` once you know nothing was released.
+Streams: prepaid blocks under (ε, δ) budgets
+    A service answers a stream of questions with one mechanism (an oracle's noisy group
+    answers, a curator's noisy bits), one request at a time. Charged request by request,
+    an (ε, δ) budget gains nothing: basic composition across spends adds the per-request
+    ε, and the tight bound of one answer is its pure ε. ``spend(..., stream=True)`` (and
+    ``reserve``) charge such a request from a *prepaid block* instead: when the scope's
+    budgets include an (ε, δ) one and no open block of the same mechanism has room, the
+    ledger opens a block of the most answers the budgets admit (found with the coarse
+    accountant, charged with the exact one), charged once at its tight ε and δ_i; the
+    request, and every later one, is recorded as a *draw* of the answers it uses, which
+    charges nothing. Why this is valid: the block is one mechanism chosen before its first
+    answer ("at most N answers of M"); whatever is asked of it and whenever the stream
+    stops, what it releases is a post-processing of N answers of M, so it is
+    (tight(N), δ_i)-DP, and across blocks and other spends basic composition holds for
+    adaptively chosen spends. The block's charge never shrinks: how many of its answers
+    were used depends on the answers, and charging only those (the tight bound of a
+    data-dependent number of answers) is not a valid guarantee. A cancelled draw gives
+    its answers back to the block (nothing was released under it). Without an (ε, δ)
+    budget, stream requests are ordinary spends. :meth:`Ledger.answers_left` says how many
+    more answers of a mechanism a scope admits.
 Reset
     :meth:`Ledger.reset` deletes spends and keeps the budgets (their spent goes back to 0)
     unless ``drop_budgets=True``. Every reset is written to the audit trail
@@ -56,12 +76,13 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from fractions import Fraction
 from types import TracebackType
 from typing import Any, Literal
 
+from privad.accounting.composition import scaled
 from privad.accounting.exact import (
     ZERO,
     epsilon_text,
@@ -84,9 +105,9 @@ from privad.accounting.records import (
 )
 from privad.accounting.schema import live_delta, live_spent, open_ledger_db, spent_by_notion
 from privad.accounting.statement import render_statement, spent_text
-from privad.accounting.tight import tight_epsilon
+from privad.accounting.tight import check_delta, tight_epsilon
 from privad.errors import BudgetExceededError, LedgerError, ParameterError
-from privad.validation import check_choice, check_epsilon, check_positive, check_probability
+from privad.validation import check_choice, check_epsilon, check_positive
 
 
 class NoBudgetError(LedgerError, LookupError):
@@ -154,13 +175,6 @@ class _Plan:
     delta: Fraction
 
 
-def _check_delta(delta: Any, what: str = "delta") -> float:
-    d = check_probability(delta, what)
-    if not 0.0 < d < 1.0:
-        raise ParameterError(f"{what} must be in (0, 1), got {delta!r}")
-    return d
-
-
 def _float_at_most(value: Fraction) -> float:
     """The largest float whose decimal text is at most ``value``."""
     x = float(value)
@@ -216,13 +230,13 @@ def _budget_from_row(row: sqlite3.Row | tuple) -> Budget:
 
 _SPEND_COLUMNS = (
     "id, created_at, committed_at, status, scope, label, epsilon, guarantee, metadata, "
-    "tight_epsilon, delta"
+    "tight_epsilon, delta, answers, block_id"
 )
 
 
 def _spend_from_row(row: tuple) -> Spend:
     (sid, created_at, committed_at, status, scope, label, epsilon, guarantee, metadata,
-     tight, delta) = row
+     tight, delta, answers, block_id) = row
     try:
         g = Guarantee.from_dict(json.loads(guarantee))
         meta = json.loads(metadata)
@@ -240,7 +254,38 @@ def _spend_from_row(row: tuple) -> Spend:
         committed_at=_time(committed_at),
         tight_epsilon=None if tight is None else float(parse_fraction(tight, "spend ε")),
         delta=float(parse_fraction(delta, "spend δ")),
+        answers=answers,
+        block_id=block_id,
     )
+
+
+def per_answer(guarantee: Guarantee) -> tuple[Guarantee, int]:
+    """(the guarantee of one answer, the number of answers) of a stream request.
+
+    A stream request is ``count`` answers of one mechanism: its guarantee has exactly one
+    component (one answer's mechanism, used ``count`` times) and no ε' for outliers.
+    """
+    parts = guarantee.accounting_components
+    if len(parts) != 1 or guarantee.epsilon_outlier is not None:
+        raise ParameterError(
+            "a stream spend is a number of answers of one mechanism (a guarantee with one "
+            f"component, no ε' for outliers), got {guarantee.summary()} with components "
+            f"{[c.to_dict() for c in parts]}"
+        )
+    (c,) = parts
+    one = replace(c, count=1)
+    return Guarantee(
+        guarantee.notion, one.epsilon, guarantee.neighbouring, k=guarantee.k,
+        description=guarantee.description, components=(one,),
+    ), c.count  # fmt: skip
+
+
+def _stream_key(one: Guarantee) -> tuple:
+    """What makes two answers the same mechanism for a prepaid block."""
+    return (one.notion, one.k, one.neighbouring, one.accounting_components[0].key)
+
+
+_LIVE = f"status IN ({','.join(repr(s) for s in LIVE_STATUSES)})"
 
 
 class Ledger:
@@ -294,6 +339,7 @@ class Ledger:
         self._conn, self._name = open_ledger_db(path, create=create, busy_timeout=busy_timeout)
         self._busy_timeout = busy_timeout
         self._closed = False
+        self._block_sizes: dict[tuple, int] = {}  # (state of the budgets, mechanism) -> N
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -422,7 +468,7 @@ class Ledger:
         scope = _check_scope(scope)
         notion = _check_budgeted_notion(notion)
         total_epsilon = check_epsilon(total_epsilon, "total_epsilon")
-        delta_text = None if delta is None else epsilon_text(_check_delta(delta))
+        delta_text = None if delta is None else epsilon_text(check_delta(delta))
         total = to_fraction(total_epsilon)
         now = _now()
         with self._transaction(write=True) as conn:
@@ -532,10 +578,12 @@ class Ledger:
         guarantee: Guarantee,
         label: str | None,
         delta: float | None = None,
+        coarse: bool = False,
     ) -> _Plan:
         """Check a charge inside a transaction: one :class:`_Charge` per budget it counts
         against (its notion's first, then those of the implied notions that have one), and
-        the tight (ε, δ) charged to the (ε, δ) budgets among them.
+        the tight (ε, δ) charged to the (ε, δ) budgets among them (``coarse``: with the
+        coarse accountant, for searches only).
         Raises NoBudgetError or BudgetExceededError. Writes nothing."""
         if not guarantee.spends_budget:
             return _Plan([], None, ZERO)
@@ -557,7 +605,7 @@ class Ledger:
                 )
             budgets.append((budget, is_new))
         tight, spend_delta = self._tight_charge(
-            guarantee, [b for b, _ in budgets if b.is_approximate], delta
+            guarantee, [b for b, _ in budgets if b.is_approximate], delta, coarse
         )
         plan = []
         for budget, is_new in budgets:
@@ -572,7 +620,8 @@ class Ledger:
 
     @staticmethod
     def _tight_charge(
-        guarantee: Guarantee, approximate: list[Budget], delta: float | None
+        guarantee: Guarantee, approximate: list[Budget], delta: float | None,
+        coarse: bool = False,
     ) -> tuple[Fraction | None, Fraction]:
         """The (ε, δ) charged to (ε, δ) budgets: at ``delta``, or by default at the least δ
         they have left; (None, 0) when there are none or it gains nothing on the pure ε."""
@@ -584,8 +633,8 @@ class Ledger:
                 return None, ZERO
             d = _float_at_most(left)
         else:
-            d = _check_delta(delta)
-        tight = tight_epsilon(guarantee.accounting_components, d)
+            d = check_delta(delta)
+        tight = tight_epsilon(guarantee.accounting_components, d, coarse=coarse)
         if tight >= to_fraction(guarantee.cost):
             return None, ZERO
         return tight, to_fraction(d)
@@ -626,7 +675,8 @@ class Ledger:
         )
 
     def check(
-        self, scope: str, guarantee: Guarantee, *, delta: float | None = None
+        self, scope: str, guarantee: Guarantee, *, delta: float | None = None,
+        stream: bool = False,
     ) -> Budget | None:
         """Raise as :meth:`spend` would, without spending anything.
 
@@ -637,8 +687,159 @@ class Ledger:
         scope = _check_scope(scope)
         guarantee = _check_guarantee(guarantee)
         with self._transaction(write=False) as conn:
+            if stream and self._stream_draw(conn, scope, guarantee, None, delta, None):
+                budget = self._budget_row(conn, scope, guarantee.notion)
+                return budget
             plan = self._charge_plan(conn, scope, guarantee, None, delta)
         return plan.charges[0].budget if plan.charges else None
+
+    # -- streams: prepaid blocks ------------------------------------------------------------
+
+    def _open_blocks(
+        self, conn: sqlite3.Connection, scope: str, one: Guarantee
+    ) -> list[tuple[int, int]]:
+        """(id, answers left) of the live prepaid blocks of ``scope`` for the mechanism of
+        ``one`` that have room, oldest first."""
+        rows = conn.execute(
+            f"SELECT id, guarantee, answers FROM spends WHERE scope = ? AND notion = ? AND "
+            f"block_id IS NULL AND answers IS NOT NULL AND {_LIVE} ORDER BY id",
+            (scope, one.notion),
+        ).fetchall()
+        key, out = _stream_key(one), []
+        for block_id, text, size in rows:
+            if _stream_key(per_answer(Guarantee.from_dict(json.loads(text)))[0]) != key:
+                continue
+            used = conn.execute(
+                f"SELECT COALESCE(SUM(answers), 0) FROM spends WHERE block_id = ? AND {_LIVE}",
+                (block_id,),
+            ).fetchone()[0]
+            if size > used:
+                out.append((int(block_id), int(size - used)))
+        return out
+
+    def _stream_budgets(self, conn: sqlite3.Connection, scope: str, notion: str) -> list:
+        return [self._budget_row(conn, scope, name) for name in _charged_notions(notion)]
+
+    def _block_size(
+        self, conn: sqlite3.Connection, scope: str, one: Guarantee, n: int,
+        label: str | None, delta: float | None,
+    ) -> tuple[int, _Plan]:  # fmt: skip
+        """The most answers of ``one`` (at least ``n``) the budgets admit, and the plan that
+        charges them. Raises the refusal when not even ``n`` fit.
+
+        Searched with the coarse accountant (doubling from the linear count, then
+        bisection), charged with the exact one (never more, so the count found fits;
+        checked). Cached per state of the budgets."""
+        first = self._charge_plan(conn, scope, scaled(one, n), label, delta)
+        state = tuple(
+            None if b is None else (b.total, b.spent, b.delta, b.delta_spent)
+            for b in self._stream_budgets(conn, scope, one.notion)
+        )
+        key = (scope, _stream_key(one), state, delta, n, self.default_budget)
+        size = self._block_sizes.get(key)
+        if size is None:
+            size = self._search_size(conn, scope, one, n, delta, state)
+            if len(self._block_sizes) > 256:
+                self._block_sizes.clear()
+            self._block_sizes[key] = size
+        while size > n:
+            try:
+                return size, self._charge_plan(conn, scope, scaled(one, size), label, delta)
+            except BudgetExceededError:
+                size -= 1  # the coarse accountant is never below the exact one; a safety net
+        return n, first
+
+    def _search_size(self, conn: sqlite3.Connection, scope: str, one: Guarantee, n: int,
+                     delta: float | None, state: tuple) -> int:  # fmt: skip
+        def fits(k: int) -> bool:
+            try:
+                self._charge_plan(conn, scope, scaled(one, k), None, delta, coarse=True)
+            except BudgetExceededError:
+                return False
+            return True
+
+        eps = to_fraction(one.cost)
+        left = [s[0] - s[1] for s in state if s is not None]
+        lo = max(n, int(min(left) // eps)) if left else n  # linear: never more than tight
+        if not fits(lo):
+            lo = n
+        elif left and all(s is None or s[2] is None for s in state):
+            return lo  # pure budgets only: the linear count is exact
+        hi = 2 * lo
+        while fits(hi):
+            lo, hi = hi, 2 * hi
+            if hi > 2**40:
+                return lo  # nothing caps this stream
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        return lo
+
+    def _stream_draw(
+        self, conn: sqlite3.Connection, scope: str, guarantee: Guarantee, label: str | None,
+        delta: float | None, now: datetime | None,
+    ) -> tuple[int, int] | None:  # fmt: skip
+        """(block id, answers) to draw a stream request from, opening a block if needed
+        (only when ``now`` is given; a check passes 0 as the id), or None: the request is
+        an ordinary spend (no (ε, δ) budget applies, or a block would gain nothing)."""
+        if not guarantee.spends_budget:
+            return None
+        one, n = per_answer(guarantee)
+        budgets = self._stream_budgets(conn, scope, guarantee.notion)
+        if not any(b is not None and b.is_approximate for b in budgets):
+            return None
+        for block_id, room in self._open_blocks(conn, scope, one):
+            if room >= n:
+                return block_id, n
+        if now is None:  # a check: n answers must fit a new block
+            plan = self._charge_plan(conn, scope, scaled(one, n), label, delta)
+            return None if plan.tight is None else (0, n)
+        size, plan = self._block_size(conn, scope, one, n, label, delta)
+        if plan.tight is None:
+            return None  # no gain from δ: ordinary spends, charged as they come
+        block = scaled(
+            one, size,
+            description=f"prepaid block of {size} stream answers, each {one.summary()} "
+            f"({one.description})",
+        )  # fmt: skip
+        cursor = conn.execute(
+            "INSERT INTO spends (created_at, committed_at, status, scope, notion, label, "
+            "epsilon, k, guarantee, metadata, tight_epsilon, delta, answers) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (now.isoformat(), now.isoformat(), COMMITTED, scope, one.notion,
+             f"prepaid block: {size} answers of the stream of {label!r}",
+             epsilon_text(block.cost), one.k, json.dumps(block.to_dict(), sort_keys=True),
+             json.dumps({"prepaid_for": label}), fraction_text(plan.tight),  # type: ignore[arg-type]
+             fraction_text(plan.delta), size),
+        )  # fmt: skip
+        for charge in plan.charges:
+            self._apply(conn, charge, now)
+        return int(cursor.lastrowid), n  # type: ignore[arg-type]
+
+    def answers_left(self, scope: str, guarantee: Guarantee) -> int | None:
+        """How many more answers of ``guarantee``'s mechanism (one answer: its single
+        component with count 1) ``scope`` admits as stream spends: the room of its open
+        prepaid blocks plus the most answers the budgets could still pay for. None when no
+        budget caps them (a ledger with ``unbudgeted="record"``). Raises
+        :class:`NoBudgetError` as a spend would. May be stale by the time you spend."""
+        scope = _check_scope(scope)
+        one, _ = per_answer(_check_guarantee(guarantee))
+        if not one.spends_budget:
+            return None
+        with self._transaction(write=False) as conn:
+            budgets = self._stream_budgets(conn, scope, one.notion)
+            if budgets[0] is None and self.default_budget is None:
+                if self.unbudgeted == "refuse":
+                    raise self._no_budget(scope, one.notion)
+                if all(b is None for b in budgets):
+                    return None
+            approximate = any(b is not None and b.is_approximate for b in budgets)
+            room = sum(r for _, r in self._open_blocks(conn, scope, one)) if approximate else 0
+            try:
+                more, _ = self._block_size(conn, scope, one, 1, None, None)
+            except BudgetExceededError:
+                more = 0
+        return room + more
 
     def _charge(
         self,
@@ -648,6 +849,7 @@ class Ledger:
         metadata: Mapping[str, Any] | None,
         status: str,
         delta: float | None = None,
+        stream: bool = False,
     ) -> Spend:
         scope = _check_scope(scope)
         guarantee = _check_guarantee(guarantee)
@@ -658,12 +860,16 @@ class Ledger:
         eps_out = guarantee.epsilon_outlier
         with self._transaction(write=True) as conn:
             now = _now()
-            plan = self._charge_plan(conn, scope, guarantee, label, delta)
+            draw = self._stream_draw(conn, scope, guarantee, label, delta, now) if stream \
+                else None  # fmt: skip
+            plan = _Plan([], None, ZERO) if draw else self._charge_plan(
+                conn, scope, guarantee, label, delta)  # fmt: skip
+            block_id, answers = draw or (None, None)
             tight_text = None if plan.tight is None else fraction_text(plan.tight)
             cursor = conn.execute(
                 "INSERT INTO spends (created_at, committed_at, status, scope, notion, label, "
-                "epsilon, k, epsilon_outlier, guarantee, metadata, tight_epsilon, delta) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "epsilon, k, epsilon_outlier, guarantee, metadata, tight_epsilon, delta, "
+                "answers, block_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     now.isoformat(),
                     now.isoformat() if status == COMMITTED else None,
@@ -678,6 +884,8 @@ class Ledger:
                     meta_json,
                     tight_text,
                     fraction_text(plan.delta),
+                    answers,
+                    block_id,
                 ),
             )
             spend_id = cursor.lastrowid
@@ -695,6 +903,8 @@ class Ledger:
             committed_at=now if status == COMMITTED else None,
             tight_epsilon=None if plan.tight is None else float(plan.tight),
             delta=float(plan.delta),
+            answers=answers,
+            block_id=block_id,
         )
 
     def _apply(self, conn: sqlite3.Connection, charge: _Charge, now: datetime) -> None:
@@ -753,6 +963,7 @@ class Ledger:
         metadata: Mapping[str, Any] | None = None,
         *,
         delta: float | None = None,
+        stream: bool = False,
     ) -> Spend:
         """Charge ``guarantee`` to ``scope``'s budget for its notion, or refuse.
 
@@ -771,8 +982,13 @@ class Ledger:
         gains nothing on the pure ε, the pure ε is charged with δ_i = 0. Pure-ε budgets are
         charged the pure ε as always. Spends add up by basic composition, Σ ε_i and Σ δ_i,
         which holds however each spend was chosen (Rogers, Roth, Ullman, Vadhan 2016).
+
+        ``stream=True``: ``guarantee`` is a number of answers of one mechanism (one
+        component) in a service's stream; under an (ε, δ) budget it is drawn from a prepaid
+        block (see the module docstring) and the returned spend is the draw (``block_id``
+        set, nothing charged by it). ``delta`` then applies to a block it opens.
         """
-        return self._charge(scope, guarantee, label, metadata, COMMITTED, delta)
+        return self._charge(scope, guarantee, label, metadata, COMMITTED, delta, stream)
 
     def reserve(
         self,
@@ -783,6 +999,7 @@ class Ledger:
         *,
         on_error: Literal["cancel", "commit"] = "cancel",
         delta: float | None = None,
+        stream: bool = False,
     ) -> Reservation:
         """Phase one of a two-phase spend: charge now (or refuse, as :meth:`spend` does).
 
@@ -795,10 +1012,11 @@ class Ledger:
             publish(scores)                 # the spend is committed before this line
 
         ``on_error="commit"`` keeps the charge when the block raises (for jobs that may have
-        released partial results). ``delta``: as for :meth:`spend`.
+        released partial results). ``delta`` and ``stream``: as for :meth:`spend` (a
+        reserved draw holds its answers of the block; cancelling gives them back).
         """
         on_error = check_choice(on_error, "on_error", ("cancel", "commit"))  # type: ignore[assignment]
-        spend = self._charge(scope, guarantee, label, metadata, RESERVED, delta)
+        spend = self._charge(scope, guarantee, label, metadata, RESERVED, delta, stream)
         return Reservation(self, spend, on_error=on_error)
 
     def _spend_row(self, conn: sqlite3.Connection, spend_id: int) -> Spend | None:
@@ -826,8 +1044,9 @@ class Ledger:
         ``guarantee`` (optional) is what the job actually used, when it stopped before the
         worst case it reserved (a search that halted early): same notion (and k), ε at most
         the reserved ε. The spend is then committed at that ε and the difference goes back
-        to every budget it was charged to, in the same transaction. Without it the reserved ε
-        is committed.
+        to every budget it was charged to, in the same transaction (for the budgets charged
+        its pure ε; an (ε, δ) charge stays the reserved one, see :meth:`_shrink`; a draw
+        gives its unused answers back to its block). Without it the reserved ε is committed.
         """
         actual = None if guarantee is None else _check_guarantee(guarantee)
         with self._transaction(write=True) as conn:
@@ -849,7 +1068,16 @@ class Ledger:
     def _shrink(
         self, conn: sqlite3.Connection, spend: Spend, actual: Guarantee, now: datetime
     ) -> None:
-        """Lower reserved ``spend`` to ``actual`` and give the difference back (partial commit)."""
+        """Lower reserved ``spend`` to ``actual`` and give the difference back (partial commit).
+
+        The pure ε shrinks to ``actual``'s: each answer is ε-DP and was covered when it was
+        released, so a pure budget is a valid filter for answers that stop early. An (ε, δ)
+        charge does not shrink: the reservation's tight ε holds for up to the answers it
+        reserved, whatever stopped them, but the tight ε of the answers actually used is a
+        bound on a data-dependent number of answers, which is not a guarantee (stopping when
+        the answers so far happen to say much beats it), so giving the difference back
+        could let the scope overspend. A draw gives its unused answers back to its block.
+        """
         reserved = spend.guarantee
         if (actual.notion, actual.k) != (reserved.notion, reserved.k):
             raise LedgerError(
@@ -862,21 +1090,20 @@ class Ledger:
                 f"spend #{spend.id} reserved ε = {fmt(spend.epsilon)}; it cannot be committed "
                 f"at the larger ε = {fmt(actual.cost)} (reserve the worst case up front)"
             )
-        tight = None
-        if spend.tight_epsilon is not None and actual.spends_budget:
-            # Fewer answers at the same δ_i: never more than reserved (monotone in the count).
-            tight = min(
-                tight_epsilon(actual.accounting_components, spend.delta),
-                to_fraction(spend.tight_epsilon), used,
-            )
+        answers = spend.answers
+        if spend.is_draw:
+            one, answers = per_answer(actual)
+            if _stream_key(one) != _stream_key(per_answer(reserved)[0]):
+                raise LedgerError(f"spend #{spend.id} drew answers of another mechanism than "
+                                  f"{actual.summary()}")  # fmt: skip
         conn.execute(
-            "UPDATE spends SET epsilon = ?, epsilon_outlier = ?, guarantee = ?, "
-            "tight_epsilon = ? WHERE id = ?",
+            "UPDATE spends SET epsilon = ?, epsilon_outlier = ?, guarantee = ?, answers = ? "
+            "WHERE id = ?",
             (
                 epsilon_text(actual.cost) if actual.spends_budget else "0",
                 None if actual.epsilon_outlier is None else epsilon_text(actual.epsilon_outlier),
                 json.dumps(actual.to_dict(), sort_keys=True),
-                None if tight is None else fraction_text(tight),
+                answers,
                 spend.id,
             ),
         )
@@ -1003,7 +1230,8 @@ class Ledger:
 
         A budget's spent must be the sum of the live spends of its scope under its notion
         and under the notions that imply it; every live spend of a notion with an ε must
-        have a budget of its own notion; no budget may be spent beyond its total.
+        have a budget of its own notion; no budget may be spent beyond its total; the live
+        draws of a prepaid block use at most the answers it prepaid.
         """
         problems = []
         with self._transaction(write=False) as conn:
@@ -1016,6 +1244,14 @@ class Ledger:
                 (b.scope, b.notion): live_delta(conn, b.scope, b.notion)
                 for b in budgets if b.is_approximate
             }
+            blocks = conn.execute(
+                "SELECT id, answers, status FROM spends WHERE block_id IS NULL AND answers IS "
+                "NOT NULL"
+            ).fetchall()
+            drawn = dict(conn.execute(
+                f"SELECT block_id, SUM(answers) FROM spends WHERE block_id IS NOT NULL AND "
+                f"{_LIVE} GROUP BY block_id"
+            ).fetchall())  # fmt: skip
             placeholders = ",".join("?" for _ in LIVE_STATUSES)
             spent_keys = conn.execute(
                 f"SELECT DISTINCT scope, notion FROM spends WHERE status IN ({placeholders})",
@@ -1046,6 +1282,11 @@ class Ledger:
                     f"scope {b.scope!r}, {b.notion!r}: spent δ {fmt(b.delta_spent)} does not "
                     f"match its spends ({fmt(deltas[(b.scope, b.notion)])}) or its total"
                 )
+        sizes = {bid: size for bid, size, status in blocks if status in LIVE_STATUSES}
+        for bid, used in drawn.items():
+            if bid not in sizes or used > sizes[bid]:
+                problems.append(f"draws of {used} answer(s) from prepaid block #{bid}, which "
+                                f"prepaid {sizes.get(bid, 0)}")  # fmt: skip
         if problems:
             raise LedgerError(f"ledger {self._name} is inconsistent: " + "; ".join(problems))
 

@@ -90,6 +90,20 @@ class Spend:
     """The ε charged to (ε, δ) budgets, at :attr:`delta` (None: the pure ε was charged)."""
     delta: float = 0.0
     """The δ charged to (ε, δ) budgets (0 when :attr:`tight_epsilon` is None)."""
+    answers: int | None = None
+    """A prepaid block: the answers it prepays; a draw: the answers it used; else None."""
+    block_id: int | None = None
+    """A draw: the id of the prepaid block that paid for it (it charges nothing itself)."""
+
+    @property
+    def is_block(self) -> bool:
+        """Whether this spend prepays a block of a stream's answers."""
+        return self.answers is not None and self.block_id is None
+
+    @property
+    def is_draw(self) -> bool:
+        """Whether this spend used answers of a prepaid block (and so charged nothing)."""
+        return self.block_id is not None
 
     @property
     def notion(self) -> str:
@@ -123,6 +137,8 @@ class Spend:
             "metadata": self.metadata,
             "tight_epsilon": self.tight_epsilon,
             "delta": self.delta,
+            "answers": self.answers,
+            "block_id": self.block_id,
         }
 
 

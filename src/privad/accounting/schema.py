@@ -25,7 +25,13 @@ epsilon_outlier, guarantee, metadata, tight_epsilon, delta)``
     for the record). ``epsilon`` is the decimal text charged (``"0"`` for ``rmp``);
     ``guarantee`` and ``metadata`` are JSON. ``tight_epsilon`` and ``delta`` (NULL and
     ``"0"`` for a spend charged only to pure budgets) are the (ε, δ) the spend was charged
-    to (ε, δ) budgets (:mod:`privad.accounting.tight`).
+    to (ε, δ) budgets (:mod:`privad.accounting.tight`). ``answers`` and ``block_id`` are
+    NULL except for a stream's spends (:meth:`Ledger.spend` with ``stream=True``): a
+    *prepaid block* has ``answers`` = the number of answers it prepays and ``block_id``
+    NULL; a *draw* from it has ``block_id`` = the block's id and ``answers`` = how many of
+    them it used. A draw counts toward no budget (its block paid for it), so
+    :func:`live_spent` and :func:`live_delta` skip draws; the live draws of a block never
+    use more than it prepaid.
 ``events(id, created_at, action, scope, notion, detail)``
     An audit trail of the actions that change budgets: ``set-budget``, ``default-budget``,
     ``reset``, ``cancel``, ``commit-partial``, ``migrate``.
@@ -41,6 +47,8 @@ Versions
 3. (ε, δ) budgets: ``budgets.delta``, ``budgets.delta_spent``, ``spends.tight_epsilon`` and
    ``spends.delta`` are added (``ALTER TABLE``; existing budgets stay pure-ε, existing spends
    count with their pure ε).
+4. Prepaid blocks of stream answers: ``spends.answers`` and ``spends.block_id`` are added
+   (``ALTER TABLE``; NULL for every existing spend).
 """
 
 from __future__ import annotations
@@ -61,7 +69,7 @@ from privad.errors import LedgerError
 APPLICATION_ID = int.from_bytes(b"priv", "big")
 """SQLite ``PRAGMA application_id`` of a privad ledger (0x70726976)."""
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """SQLite ``PRAGMA user_version`` of the current ledger format (see "Versions" above)."""
 
 TABLES = ("budgets", "spends", "events")
@@ -92,9 +100,12 @@ CREATE TABLE IF NOT EXISTS spends (
     guarantee       TEXT NOT NULL,
     metadata        TEXT NOT NULL,
     tight_epsilon   TEXT,
-    delta           TEXT NOT NULL DEFAULT '0'
+    delta           TEXT NOT NULL DEFAULT '0',
+    answers         INTEGER,
+    block_id        INTEGER
 );
 CREATE INDEX IF NOT EXISTS spends_by_scope ON spends (scope, notion, status);
+CREATE INDEX IF NOT EXISTS spends_by_block ON spends (block_id);
 CREATE TABLE IF NOT EXISTS events (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     created_at  TEXT NOT NULL,
@@ -112,6 +123,8 @@ _V3_COLUMNS = (
     ("spends", "tight_epsilon", "TEXT"),
     ("spends", "delta", "TEXT NOT NULL DEFAULT '0'"),
 )
+
+_V4_COLUMNS = (("spends", "answers", "INTEGER"), ("spends", "block_id", "INTEGER"))
 
 
 def spent_by_notion(
@@ -159,10 +172,11 @@ def live_delta(conn: sqlite3.Connection, scope: str, notion: str) -> Fraction:
 
 
 def _live_rows(conn: sqlite3.Connection, scope: str, notion: str, columns: str) -> list:
-    """``columns`` of the live spends of ``scope`` under ``notion`` and the notions implying it."""
+    """``columns`` of the live spends of ``scope`` under ``notion`` and the notions implying it
+    (draws from prepaid blocks excluded: their block is the charge)."""
     names = (notion, *implying_notions(notion))
     return conn.execute(
-        f"SELECT {columns} FROM spends WHERE scope = ? "
+        f"SELECT {columns} FROM spends WHERE scope = ? AND block_id IS NULL "
         f"AND notion IN ({','.join('?' for _ in names)}) "
         f"AND status IN ({','.join('?' for _ in LIVE_STATUSES)})",
         (scope, *names, *LIVE_STATUSES),
@@ -317,8 +331,8 @@ def _initialise(conn: sqlite3.Connection, name: str) -> None:
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
-    """Bring an older ledger to the current version: add the version-3 columns, and (from
-    version 1) recompute every budget's ``spent``.
+    """Bring an older ledger to the current version: add the version-3 and version-4
+    columns, and (from version 1) recompute every budget's ``spent``.
 
     Runs in one ``BEGIN IMMEDIATE`` transaction and re-reads the version inside it, so
     several processes opening one old file migrate it exactly once.
@@ -326,11 +340,12 @@ def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version < 3:
-            for table, column, decl in _V3_COLUMNS:
+        if version < 4:
+            for table, column, decl in (*_V3_COLUMNS, *_V4_COLUMNS):
                 have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
                 if column not in have:
                     conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+            conn.execute("CREATE INDEX IF NOT EXISTS spends_by_block ON spends (block_id)")
         if version < 2:
             now = datetime.now(UTC).isoformat()
             over = []

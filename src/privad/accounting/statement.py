@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
+from typing import Any
 
 from privad.accounting.exact import ZERO, fmt, to_fraction
 from privad.accounting.notions import NOTION_NAMES, NOTIONS, implying_notions
@@ -65,10 +66,16 @@ class NotionAccount:
     """The scope's live spends under the notions that imply ``notion``."""
 
     @property
+    def charged(self) -> list[Spend]:
+        """The spends that charge the total: own and implied, less draws from prepaid blocks
+        (their block is the charge)."""
+        return [s for s in (*self.own, *self.implied) if not s.is_draw]
+
+    @property
     def parts(self) -> dict[str, Fraction]:
         """The ε counting toward the total, by notion: ``notion`` first, then the implying."""
         parts = dict.fromkeys((self.notion, *implying_notions(self.notion)), ZERO)
-        for s in (*self.own, *self.implied):
+        for s in self.charged:
             parts[s.notion] = parts.get(s.notion, ZERO) + to_fraction(s.epsilon)
         return parts
 
@@ -91,14 +98,14 @@ class NotionAccount:
         """What an (ε, δ) budget is charged: each spend's tight ε, or its pure ε."""
         return sum(
             (to_fraction(s.epsilon if s.tight_epsilon is None else s.tight_epsilon)
-             for s in (*self.own, *self.implied)),
+             for s in self.charged),
             ZERO,
         )
 
     @property
     def delta_spent(self) -> Fraction:
         """The δ of the spends counting toward this notion."""
-        return sum((to_fraction(s.delta) for s in (*self.own, *self.implied)), ZERO)
+        return sum((to_fraction(s.delta) for s in self.charged), ZERO)
 
 
 def _group_key(key: tuple[str, str]) -> tuple[str, int]:
@@ -138,10 +145,14 @@ def accounts(budgets: list[Budget], spends: list[Spend]) -> list[NotionAccount]:
     ]
 
 
-def _spend_line(s: Spend, width: int, relation: bool) -> str:
+def _spend_line(s: Spend, width: int, relation: bool, used: Mapping[int, int]) -> str:
     parts = [f"  {when(s.timestamp)}  {s.label:<{width}}"]
+    if s.is_draw:
+        parts.append(f"{s.answers} answer(s) from prepaid block #{s.block_id}")
+    elif s.is_block:
+        parts.append(f"#{s.id}: {used.get(s.id, 0)} of {s.answers} answers used")
     if s.guarantee.epsilon is not None:
-        parts.append(f"ε {fmt(s.epsilon)}")
+        parts.append(f"ε {fmt(s.epsilon)}" + (" (paid by its block)" if s.is_draw else ""))
     if s.k is not None:
         parts.append(f"k {s.k}")
     if s.epsilon_outlier is not None:
@@ -153,6 +164,28 @@ def _spend_line(s: Spend, width: int, relation: bool) -> str:
     if relation:
         parts.append(f"— {s.guarantee.neighbouring}")
     return "  ".join(parts)
+
+
+def per_record_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The statement's lines for a spend's per-record exposure (metadata ``"per_record"``,
+    :meth:`privad.sensitive.RecordExposure.summary`): curator-only information."""
+    eps, delta = float(summary["epsilon"]), summary.get("delta")
+    at_m = "" if delta is None else (
+        f", optimal {_short(summary['loss_optimal_m'])} at δ {fmt(delta)}")
+    at_max = "" if delta is None else f", optimal {_short(summary['loss_optimal_max'])}"
+    bins = "; ".join(f"{lo if lo == hi else f'{lo}–{hi}'}: {n}" for lo, hi, n in summary["bins"])
+    return [
+        f"    per record (curator only: depends on the data): charged m = {summary['m']} "
+        f"answers per record, ε {_short(summary['m'] * eps)} linear{at_m}; the "
+        f"{summary['records']} stored records are touched by at most {summary['max']} "
+        f"(ε {_short(summary['max'] * eps)} linear{at_max}), median {summary['median']}, "
+        f"90% ≤ {summary['p90']}, 99% ≤ {summary['p99']}",
+        f"    records by answers that can move with them: {bins}",
+    ]
+
+
+def _short(value: float) -> str:
+    return f"{float(value):.6g}"
 
 
 def _block(account: NotionAccount) -> list[str]:
@@ -185,7 +218,14 @@ def _block(account: NotionAccount) -> list[str]:
     if len(relations) == 1:
         lines.append(f"  neighbouring: {relations[0]}")
     width = min(max((len(s.label) for s in group), default=0), 40)
-    lines += [_spend_line(s, width, len(relations) > 1) for s in group]
+    used: dict[int, int] = {}
+    for s in group:
+        if s.is_draw:
+            used[s.block_id] = used.get(s.block_id, 0) + s.answers  # type: ignore[index,operator]
+    for s in group:
+        lines.append(_spend_line(s, width, len(relations) > 1, used))
+        if isinstance(s.metadata.get("per_record"), Mapping):
+            lines += per_record_lines(s.metadata["per_record"])
     ks = [s.k for s in group if s.k is not None]
     if ks:
         lines.append(

@@ -12,17 +12,21 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
+
+import typer
 
 from privad.errors import ParameterError
 from privad.io import check_output_path
 
 __all__ = [
+    "DELTA_OPTION",
     "check_output_path",
     "existing_file",
     "parse_bounds",
     "parse_choice",
     "parse_columns",
+    "parse_delta",
     "parse_float",
     "parse_floats",
     "parse_int",
@@ -164,3 +168,24 @@ def parse_bounds(values: Sequence[str] | None,
                                  "--bound, or --bound repeated); give them once")  # fmt: skip
         out.update(check_bounds({column: pair}, "--bound"))
     return out
+
+
+DELTA_OPTION: Any = typer.Option(
+    None, "--delta", metavar="D",
+    help="Make the budget an (ε, δ) budget with this δ in (0, 1), e.g. 1e-6: answers are then "
+    "charged their tight ε (optimal composition, or the privacy-loss distribution), a "
+    "service's answers from a prepaid block (see docs/accounting.md). Default: a pure-ε "
+    "budget.",
+)
+"""``--delta``: one declaration for every command that sets a budget (``privad budget set``,
+``privad serve oracle``, ``privad serve sp``); parse it with :func:`parse_delta`."""
+
+
+def parse_delta(text: str | None) -> float | None:
+    """``--delta``: None (a pure-ε budget) or a number in (0, 1)."""
+    if text is None:
+        return None
+    value = parse_float(text, "--delta", strict=True, what="a number in (0, 1) (e.g. 1e-6)")
+    if value >= 1.0:
+        raise ParameterError(f"--delta must be a number in (0, 1) (e.g. 1e-6), got {text!r}")
+    return value

@@ -18,7 +18,13 @@ from privad.accounting import BUDGETED_NOTIONS, NOTIONS, PURE_DP, Ledger, defaul
 from privad.accounting.exact import fmt
 from privad.accounting.records import CANCELLED, RESERVED
 from privad.accounting.statement import accounts, when
-from privad.cli._options import check_output_path, parse_float, parse_int
+from privad.cli._options import (
+    DELTA_OPTION,
+    check_output_path,
+    parse_delta,
+    parse_float,
+    parse_int,
+)
 from privad.cli._render import JSON_OPTION, emit, out_console
 from privad.errors import PrivadError
 from privad.validation import check_choice, check_epsilon
@@ -201,20 +207,14 @@ def set_(
         PURE_DP, "--notion", metavar="N",
         help=f"Privacy notion the budget is for, one of: {_NOTIONS}.",
     ),
-    delta: str | None = typer.Option(
-        None, "--delta", metavar="D",
-        help="Make it an (ε, δ) budget with this δ in (0, 1): batches are then charged "
-        "their ε at δ by the optimal composition theorem (see docs/accounting.md). "
-        "Default: a pure-ε budget.",
-    ),
+    delta: str | None = DELTA_OPTION,
     ledger: str | None = _ledger_option(),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Set (create or change) the total ε (and δ) of SCOPE under one notion."""
     total = _parse_epsilon(epsilon)
     notion = check_choice(notion, "--notion", BUDGETED_NOTIONS)
-    d = None if delta is None else parse_float(
-        delta, "--delta", strict=True, what="a number in (0, 1) (e.g. 1e-6)")  # fmt: skip
+    d = parse_delta(delta)
     with _open(ledger, create=True) as book:
         b = book.set_budget(scope, notion, total, delta=d)
         name = book.path

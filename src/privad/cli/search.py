@@ -31,6 +31,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
+from privad.cli._options import DELTA_OPTION, parse_delta
 from privad.cli._render import JSON_OPTION, StepProgress, emit, summary_table
 from privad.errors import BudgetExceededError, DataError, ParameterError
 
@@ -227,15 +228,18 @@ def resolve_thresholds(
 # --------------------------------------------------------------------------------------------
 
 
-def parse_halting(specs: list[str] | None, budget: float) -> Any:
+def parse_halting(specs: list[str] | None, budget: float, *, linear: bool = True) -> Any:
     """``--halting`` values → a :class:`~privad.search.HaltingRule` (any of them stops).
 
     ``budget`` (only b), ``posterior[:ALPHA]`` (τ = 1(max f > α), default α = 0.5),
     ``log-odds:DELTA`` (eq. 25), ``ben-or-hassidim`` (α = (24 ln n)^(-1/2)),
-    ``max-queries:N``. The budget b always applies. Default: ``posterior:0.5`` (section 6).
+    ``max-queries:N``. The budget b always applies: as the rule Tε ≤ b when ``linear``,
+    else (an (ε, δ) budget, ``--delta``) through the ledger, which stops the search tightly.
+    Default: ``posterior:0.5`` (section 6).
     """
     from privad.cli._options import parse_float, parse_int
     from privad.search import (
+        DEFAULT_MAX_QUERIES,
         AnyOf,
         BenOrHassidim,
         LogOddsThreshold,
@@ -248,7 +252,7 @@ def parse_halting(specs: list[str] | None, budget: float) -> Any:
     for spec in specs or ["posterior:0.5"]:
         name, _, arg = str(spec).strip().lower().partition(":")
         if name == "budget" and not arg:
-            rules.append(PrivacyBudget(budget))
+            rules.append(PrivacyBudget(budget) if linear else MaxQueries(DEFAULT_MAX_QUERIES))
         elif name in ("posterior", "alpha"):
             alpha = 0.5 if not arg else parse_float(
                 arg, "--halting posterior:ALPHA", strict=True, maximum=1.0,
@@ -273,7 +277,7 @@ def parse_halting(specs: list[str] | None, budget: float) -> Any:
                 f"--halting must be budget, posterior[:ALPHA], log-odds:DELTA, ben-or-hassidim "
                 f"or max-queries:N, got {spec!r}"
             )
-    if not any(isinstance(r, PrivacyBudget) for r in rules):
+    if linear and not any(isinstance(r, PrivacyBudget) for r in rules):
         rules.append(PrivacyBudget(budget))
     return rules[0] if len(rules) == 1 else AnyOf(*rules)
 
@@ -292,7 +296,8 @@ def _write_posterior(out: Path, posterior: np.ndarray) -> None:
         writer.writerows((i, repr(float(p))) for i, p in enumerate(posterior))
 
 
-def _open_ledger(path: str, scope: str, notion: str, budget: float) -> tuple[Any, str | None]:
+def _open_ledger(path: str, scope: str, notion: str, budget: float,
+                 delta: float | None) -> tuple[Any, str | None]:  # fmt: skip
     from privad.accounting import Ledger, NoBudgetError
 
     book = Ledger(Path(path).expanduser(), create=True)
@@ -300,8 +305,9 @@ def _open_ledger(path: str, scope: str, notion: str, budget: float) -> tuple[Any
         book.budget(scope, notion)
         return book, None
     except NoBudgetError:
-        book.set_budget(scope, notion, budget)
-        return book, f"created the {notion} budget of scope {scope!r}: total ε {budget:g}"
+        book.set_budget(scope, notion, budget, delta=delta)
+        kind = "" if delta is None else f", δ {delta:g}"
+        return book, f"created the {notion} budget of scope {scope!r}: total ε {budget:g}{kind}"
     except BaseException:
         book.close()
         raise
@@ -325,8 +331,10 @@ def run(
     ),
     budget: str | None = typer.Option(
         None, "--budget", metavar="B",
-        help="Required. The privacy budget b: stop when (T + 1)ε > b, so Tε <= b.",
+        help="Required. The privacy budget b: stop when (T + 1)ε > b, so Tε <= b (with "
+        "--delta: when one more answer would not fit (b, δ) composed tightly).",
     ),
+    delta: str | None = DELTA_OPTION,
     kind: str | None = typer.Option(
         None, "--kind", metavar="K",
         help=KIND_HELP + " A server fixes its own (if given, it must match).",
@@ -398,7 +406,8 @@ def run(
     eps = None if epsilon is None else parse_float(epsilon, "--epsilon", strict=True,
                                                    what="a finite number > 0 (e.g. 1)")  # fmt: skip
     kind_v = None if kind is None else parse_kind(kind)
-    rule = parse_halting(halting, b)
+    delta_v = parse_delta(delta)
+    rule = parse_halting(halting, b, linear=delta_v is None)
     top_k = parse_int(top, "--top", minimum=1, what="an integer >= 1")
     sel = parse_choice(selection, "--selection", SELECTIONS)
     seed_v = parse_seed(seed)
@@ -432,7 +441,8 @@ def run(
                               else (None, None))  # fmt: skip
     notes: list[str] = []
     max_queries = DEFAULT_MAX_QUERIES
-    server_cap = ledger_cap = False
+    server_cap = False
+    oracle_left = None
     with contextlib.ExitStack() as stack:
         if remote:
             from privad.services.clients import RemoteOracle
@@ -476,8 +486,9 @@ def run(
             above = set(np.flatnonzero(data.values >= hi).tolist())
         scope_v = scope if scope is not None else default_scope
         book = None
-        if ledger is not None:
-            book, note = _open_ledger(ledger, scope_v, ANOMALY_RESTRICTED_DP, b)
+        if ledger is not None or delta_v is not None:  # (b, δ): an account always keeps it
+            book, note = _open_ledger(ledger or ":memory:", scope_v, ANOMALY_RESTRICTED_DP, b,
+                                      delta_v)  # fmt: skip
             stack.callback(book.close)
             if note:
                 notes.append(note)
@@ -486,11 +497,9 @@ def run(
             # in-memory ledger (the searcher's side then needs no second account)
             orc = make_oracle(kind_v or "laplace", data.values, lo, hi, eps,  # type: ignore[arg-type]
                               rng=oracle_rng, ledger=book, scope=scope_v)  # fmt: skip
-            if book is not None:  # stop before the oracle would refuse a query
-                left = int(to_fraction(book.remaining(scope_v, ANOMALY_RESTRICTED_DP))
-                           // to_fraction(orc.epsilon))  # fmt: skip
-                if left < max_queries:
-                    max_queries, ledger_cap = left, True
+            # the search stops before the oracle's ledger would refuse (tightly, under an
+            # (ε, δ) budget): reason "oracle-budget"
+            oracle_left = orc.answers_left()
 
         # 3. the search (a remote oracle's answers are charged to --ledger on this side)
         with StepProgress(quiet=as_json) as progress:
@@ -505,9 +514,7 @@ def run(
             )
         if out_path is not None:
             _write_posterior(out_path, result.posterior)
-        remaining = None
-        if book is not None:
-            remaining = book.remaining(scope_v, ANOMALY_RESTRICTED_DP)
+        account = None if book is None else book.budget(scope_v, ANOMALY_RESTRICTED_DP)
         recorded = None
         if not remote and book is None:  # the oracle's own ledger has no budget: add it up
             recorded = sum(s.epsilon for s in orc.ledger.history(scope_v))  # type: ignore[union-attr]
@@ -518,8 +525,8 @@ def run(
     for name in dict.fromkeys(result.halted_by):
         if name == "max-queries" and server_cap:
             halted.append(f"oracle budget ({max_queries} queries were left at the server)")
-        elif name == "max-queries" and ledger_cap:
-            halted.append(f"ledger ({max_queries} queries were left in scope {scope_v!r})")
+        elif name == "oracle-budget":
+            halted.append(f"ledger ({oracle_left} queries were left in scope {scope_v!r})")
         else:
             halted.append(name)
     post = result.posterior
@@ -540,8 +547,21 @@ def run(
     if server_budget:
         rows.append(("oracle budget", f"scope {server_budget.get('scope')!r}: remaining ε "
                      f"{server_budget.get('remaining'):g} of {server_budget.get('total'):g}"))
-    if remaining is not None:
-        rows.append(("ledger", f"scope {scope_v!r} in {ledger}: remaining ε {remaining:g}"))
+    ledger_account = None
+    if account is not None:
+        where_ledger = ledger or "an in-memory ledger"
+        ledger_account = {"scope": scope_v, "ledger": ledger, "total": float(account.total),
+                          "spent": float(account.spent), "remaining": float(account.remaining),
+                          "delta": None if account.delta is None else float(account.delta),
+                          "delta_spent": float(account.delta_spent or 0)}  # fmt: skip
+        if account.delta is None:
+            rows.append(("ledger", f"scope {scope_v!r} in {where_ledger}: remaining ε "
+                         f"{float(account.remaining):g}"))  # fmt: skip
+        else:
+            rows.append(("ledger", f"scope {scope_v!r} in {where_ledger}: spent (ε "
+                         f"{float(account.spent):g}, δ {float(account.delta_spent):g}) of (ε "
+                         f"{float(account.total):g}, δ {float(account.delta):g}), composed "
+                         "tightly"))  # fmt: skip
     if recorded is not None:
         rows.append(("ledger", f"the oracle's own in-memory ledger, scope {scope_v!r}: "
                      f"{result.n_queries} answers recorded, ε {recorded:g}"))  # fmt: skip
@@ -552,7 +572,7 @@ def run(
         "data": data_text, "thresholds": thresholds, "queries": result.n_queries,
         "epsilon_spent": result.epsilon_spent, "halted_by": halted,
         "max_posterior": result.max_probability, "top": top_items, "scope": scope_v,
-        "ledger_remaining": remaining, "recorded_epsilon": recorded,
+        "ledger_account": ledger_account, "recorded_epsilon": recorded,
         "oracle_budget": server_budget or None, "posterior_file": out_path, "notes": notes,
     }  # fmt: skip
 

@@ -41,10 +41,12 @@ from typing import Any
 import typer
 
 from privad.cli._options import (
+    DELTA_OPTION,
     check_output_path,
     existing_file,
     parse_choice,
     parse_columns,
+    parse_delta,
     parse_float,
     parse_int,
     parse_optional_int,
@@ -360,6 +362,7 @@ def oracle(
         help="Total ε of the scope: queries past it are refused (429). Set in the ledger if "
         "the scope has none or another total (never below what was spent).",
     ),
+    delta: str | None = DELTA_OPTION,
     kind: str = typer.Option("laplace", "--kind", metavar="K", help=_ORACLE["kind_help"]),
     column: str | None = _ORACLE["column"],
     labels_column: str | None = _ORACLE["labels_column"],
@@ -396,6 +399,7 @@ def oracle(
                                 ssl_certfile, ssl_keyfile)  # fmt: skip
     eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0 (e.g. 1)")
     total = parse_float(budget, "--budget", strict=True, what="a finite number > 0 (e.g. 100)")
+    delta_v = parse_delta(delta)
     kind_v = parse_kind(kind)
     seed_v = parse_seed(seed)
     orders = parse_int(max_orders, "--max-orders", minimum=1, what="an integer >= 1")
@@ -410,7 +414,8 @@ def oracle(
                      "(several: search disjoint groups, section 7, privad.search.multiple)")
     app = create_oracle_app(
         common.db, TokenRegistry(common.tokens),
-        values=series.values, t_low=lo, t_high=hi, epsilon=eps, budget=total, kind=kind_v,
+        values=series.values, t_low=lo, t_high=hi, epsilon=eps, budget=total, delta=delta_v,
+        kind=kind_v,
         scope=scope if scope is not None else f"oracle/{series.name}",
         rng=seed_v, max_orders=orders, max_body_bytes=common.max_body_bytes, notes=notes,
     )
@@ -449,6 +454,7 @@ def sp(
         help="Each querier's total ε (its own ledger scope <scope>/<querier>): a request past "
         "it is refused (429) with nothing spent.",
     ),
+    delta: str | None = DELTA_OPTION,
     db: str = typer.Option(
         ..., "--db", metavar="PATH",
         help="The curator's store (SQLite, created if missing): recorded answers and every "
@@ -492,17 +498,20 @@ def sp(
                                 ssl_certfile, ssl_keyfile)  # fmt: skip
     mech = parse_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
     total = parse_float(budget, "--budget", strict=True, what="a finite number > 0 (e.g. 10)")
+    delta_v = parse_delta(delta)
     scope_v = parse_scope(scope)
     seed_v = parse_seed(seed)
     check_output_path(ledger, "--ledger", "store")
     ds = load_table(data, columns=parse_columns(columns), seed=seed_v)
     app = create_curator_app(
         ds.X, mech, db=common.db, ledger=ledger, tokens=TokenRegistry(common.tokens),
-        budget=total, scope=scope_v if scope_v is not None else f"curator/{ds.name}",
+        budget=total, delta=delta_v,
+        scope=scope_v if scope_v is not None else f"curator/{ds.name}",
         rng=seed_v, max_body_bytes=common.max_body_bytes,
     )  # fmt: skip
     notes = [f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features; "
-             f"{mech.guarantee.summary()} per answer; {total:g} per querier; "
+             f"{mech.guarantee.summary()} per answer; {total:g}"
+             f"{'' if delta_v is None else f', δ {delta_v:g}'} per querier; "
              f"{len(common.tokens)} querier token(s)"]  # fmt: skip
     if common.host not in ("127.0.0.1", "localhost", "::1") and common.ssl_certfile is None:
         notes.append(f"warning: listening on {common.host} without TLS: tokens and answers "

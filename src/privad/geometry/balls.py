@@ -201,17 +201,26 @@ class BallIndex:
 
     def counts(self, queries: Any, r: float, *, cap: int | None = None) -> np.ndarray:
         """B_x(q, r) of each query point q (int64, query order; see :func:`ball_counts`)."""
-        Q = check_queries(queries, self.data)
+        return self._cross(queries, r, cap, around=False)
+
+    def around(self, points: Any, r: float) -> np.ndarray:
+        """For each indexed record, how many of ``points`` lie within ``r`` of it (int64,
+        data order): ``ball_counts(points, r, queries=data)``, with the data's tree reused.
+        """
+        return self._cross(points, r, None, around=True)
+
+    def _cross(self, points: Any, r: float, cap: int | None, *, around: bool) -> np.ndarray:
+        P = check_queries(points, self.data)
         r = check_nonnegative(r, "r")
         if cap is not None:
             cap = check_int(cap, "cap", minimum=1)
-        if Q is None or Q.shape[0] == 0:
+        if P is None or P.shape[0] == 0:
             raise ParameterError("give query points (an (m, d) array with m >= 1)")
-        check_magnitudes([self.data, Q], self.metric)
+        check_magnitudes([self.data, P], self.metric)
         if self._tree is None:
             self._tree = build_tree(self.data)
-        counts = dualtree.count_cross_trees(
-            build_tree(np.ascontiguousarray(Q)), self._tree,
-            threshold(r, self.metric), self.metric, cap,
-        )  # fmt: skip
+        other = build_tree(np.ascontiguousarray(P))
+        qtree, dtree = (self._tree, other) if around else (other, self._tree)
+        counts = dualtree.count_cross_trees(qtree, dtree, threshold(r, self.metric),
+                                            self.metric, cap)  # fmt: skip
         return np.asarray(counts, dtype=np.int64)

@@ -20,26 +20,39 @@ run, so it costs nothing extra).
 Ledger. With ``ledger=`` and ``scope=``, the run is charged to a
 :class:`privad.accounting.Ledger` under ``"anomaly-restricted-dp"``:
 
-* ``ledger_mode="per-query"`` (default): check-then-spend ε before each query is sent; a
-  refused spend (budget exhausted) halts the search with reason ``"ledger"`` and the query
-  is not sent. The ledger ends up charged exactly Tε.
+* ``ledger_mode="per-query"`` (default): check-then-spend ε before each query is sent, as a
+  stream (an (ε, δ) budget prepays a block of answers, see below); a refused spend (budget
+  exhausted) halts the search with reason ``"ledger"`` and the query is not sent. A pure
+  budget ends up charged exactly Tε.
 * ``ledger_mode="reserve"``: reserve the worst case (query limit × ε) before the first
   query, fail early if it does not fit, and at the end commit the ε actually used, Tε,
   giving the rest back
   (:meth:`~privad.accounting.Ledger.commit` with the used guarantee). A run that sent no
   query releases nothing that depends on the data and is cancelled. If the search raises,
-  the whole reservation is committed (answers may have been released). Both modes charge
-  exactly Tε: the ledger is a privacy filter (each query's ε is charged before it is sent
-  and the total never passes the budget), which is valid for pure ε-DP with adaptively
-  chosen stopping (Rogers, Roth, Ullman, Vadhan 2016).
+  the whole reservation is committed (answers may have been released). For a pure budget
+  both modes charge exactly Tε: the ledger is a privacy filter (each query's ε is charged
+  before it is sent and the total never passes the budget), which is valid for pure ε-DP
+  with adaptively chosen stopping (Rogers, Roth, Ullman, Vadhan 2016). An (ε, δ) budget
+  keeps the reservation's tight charge (the tight bound of the T answers used is no
+  guarantee, T depending on the answers; :meth:`~privad.accounting.Ledger.commit`).
 
 This ledger is the searcher's account. The oracle keeps its own: a remote oracle's server
 records every answer it releases, and so does a local oracle, in ``oracle.ledger``
 (:mod:`privad.search.oracles`), before the answer leaves ``query``. A search against a local
 oracle therefore leaves T spends in ``oracle.ledger`` whether or not ``ledger=`` is given;
-pass ``ledger=`` only for a second account (e.g. a budget spanning several oracles). An
-oracle that refuses a query (its budget is spent) raises
-:class:`~privad.errors.BudgetExceededError` out of :func:`search`.
+pass ``ledger=`` only for a second account (e.g. a budget spanning several oracles).
+
+The oracle's budget. When a local oracle's ledger scope has a budget, the loop asks it once,
+before the first query, how many answers it admits (:meth:`Oracle.answers_left
+<privad.search.Oracle.answers_left>`) and stops before the answer that would exceed it,
+with reason ``"oracle-budget"``. Under an (ε, δ) budget that count is the tight one: the
+answers are drawn from a prepaid block, the most answers the budget admits by composing
+the oracle's mechanism tightly (the Laplace privacy-loss distribution for the max oracle,
+the optimal composition theorem for ε-DP answers), as the ledger charges them. Stopping on
+the count is valid whatever the answers say: the block was paid for all of them. An oracle
+that refuses a query anyway (a remote one whose budget is spent, or another process
+spending the same scope) raises :class:`~privad.errors.BudgetExceededError` out of
+:func:`search`.
 """
 
 from __future__ import annotations
@@ -99,11 +112,14 @@ class SearchResult:
         uses |S| = 4).
     halted_by:
         Names of the halting rules that fired (``"posterior"``, ``"budget"``, ``"log-odds"``,
-        ``"ben-or-hassidim"``, ``"max-queries"``, or ``"ledger"`` for a refused spend).
+        ``"ben-or-hassidim"``, ``"max-queries"``), ``"ledger"`` for a refused spend of the
+        searcher's ledger, or ``"oracle-budget"`` when the local oracle's ledger scope admits
+        no more answers.
     guarantee:
         Tε: the T per-query guarantees composed sequentially (None when T = 0).
     worst_case_guarantee:
-        The halting rule's query limit times ε (None if the rule set has no limit).
+        The query limit (the halting rule's, and the local oracle's budget's) times ε (None
+        without a limit).
     max_probability, absent_probability:
         max f_T, and P(no anomaly) when that hypothesis was searched (else 0).
     belief:
@@ -252,7 +268,10 @@ def search(
         raise ParameterError("a ledger needs a scope (a non-empty name to charge the search to)")
     epsilon = model.epsilon
     per_query = model.guarantee
+    oracle_left = oracle.answers_left()  # the oracle's own ledger scope (None: no cap here)
     limit = rule.query_limit(epsilon)
+    if oracle_left is not None:
+        limit = oracle_left if limit is None else min(limit, oracle_left)
     if limit is None and mode == "reserve" and ledger is not None:
         raise ParameterError(
             "ledger_mode='reserve' needs a bound on the number of queries: pass budget= or "
@@ -274,6 +293,8 @@ def search(
     try:
         while True:
             halted_by = rule.fired(SearchState(n_queries, epsilon, posterior))
+            if oracle_left is not None and n_queries >= oracle_left:
+                halted_by = (*halted_by, "oracle-budget")
             if halted_by:
                 break
             group = selector.propose(posterior, gen)
@@ -282,6 +303,7 @@ def search(
                     ledger.spend(
                         scope, per_query, label,  # type: ignore[arg-type]
                         metadata={"query": n_queries + 1, "n_items": n, "size": group.n_in},
+                        stream=True,
                     )
                 except BudgetExceededError:
                     halted_by = ("ledger",)

@@ -29,9 +29,12 @@ real deployment. ``rng=`` on :meth:`Oracle.query` overrides it for simulations.
 
 Accounting. Nothing is released unrecorded: a local oracle charges every answer's ε
 (:attr:`Oracle.guarantee`) to its ledger before the noise is drawn (:meth:`Oracle._release`,
-the one release path of all three oracles). The ledger is the oracle's own in-memory one
-(``oracle.ledger``, scope ``"oracle"``, ``unbudgeted="record"``: the total is always in
-``oracle.ledger.history()``), or the ``ledger=`` and ``scope=`` given at construction;
+the one release path of all three oracles), as a stream: under an (ε, δ) budget the answers
+are drawn from a prepaid block charged at its tight ε (:class:`~privad.accounting.Ledger`),
+and :meth:`Oracle.answers_left` says how many more the scope admits. The ledger is the
+oracle's own in-memory one (``oracle.ledger``, scope ``"oracle"``, ``unbudgeted="record"``:
+the total is always in ``oracle.ledger.history()``), or the ``ledger=`` and ``scope=``
+given at construction;
 ``budget=`` caps the own ledger (a query past it raises
 :class:`~privad.errors.BudgetExceededError` and draws nothing). Answers drawn with an
 ``rng=`` override are charged the same; oracles made by :meth:`Oracle.restrict` and the
@@ -485,11 +488,13 @@ class _Account:
 
     def charge(self, size: int, n_items: int, metadata: Mapping[str, Any] | None) -> Spend:
         """Spend one answer's ε (check-then-spend, one transaction), or raise and record
-        nothing."""
+        nothing. The answers are a stream: under an (ε, δ) budget they are drawn from a
+        prepaid block (:meth:`~privad.accounting.Ledger.spend`)."""
         spend = self.ledger.spend(
             self.scope, self.guarantee, self.label,
             metadata={**(metadata or {}), "query": self.released + 1, "size": size,
                       "n_items": n_items},
+            stream=True,
         )  # fmt: skip
         self.released += 1
         self.last = spend
@@ -564,6 +569,15 @@ class Oracle(ABC):
     def scope(self) -> str | None:
         """The scope of :attr:`ledger` the answers are charged to (None without a ledger)."""
         return None if self._account is None else self._account.scope
+
+    def answers_left(self) -> int | None:
+        """How many more answers :attr:`ledger` admits in :attr:`scope` (the room of a
+        prepaid block under an (ε, δ) budget plus what the budget could still pay for;
+        :meth:`~privad.accounting.Ledger.answers_left`); None when nothing caps them or the
+        oracle keeps no account here (a remote one)."""
+        if self._account is None:
+            return None
+        return self._account.ledger.answers_left(self._account.scope, self._account.guarantee)
 
     @property
     def last_spend(self) -> Spend | None:

@@ -24,7 +24,13 @@ CCS 2019. Modules, one per idea:
 """
 
 from privad.sensitive._common import InvalidCountsError
-from privad.sensitive.accounting import Claim5Bound, claim5_bound, per_record_privacy_loss
+from privad.sensitive.accounting import (
+    Claim5Bound,
+    RecordExposure,
+    claim5_bound,
+    per_record_privacy_loss,
+    record_exposure,
+)
 from privad.sensitive.anomaly import (
     METRICS,
     BallStatistics,
@@ -88,6 +94,7 @@ __all__ = [
     "InvalidCountsError",
     "InvalidMechanismError",
     "NotFittedError",
+    "RecordExposure",
     "Release",
     "SPMechanism",
     "SensitiveAnomalyIdentifier",
@@ -117,6 +124,7 @@ __all__ = [
     "log_error_probability",
     "neighbouring_relation",
     "per_record_privacy_loss",
+    "record_exposure",
     "propose_parameters",
     "release_labels",
     "select_threshold",

@@ -32,12 +32,25 @@ only on what it sent, never on the data:
 * Ids and vectors are different questions; their charges add (sequential composition).
 * A request that would exceed the budget is refused whole: nothing is spent, nothing
   answered, nothing recorded.
+* A querier's budget may be (ε, δ) (``delta=``): its answers are then a stream drawn from
+  a prepaid block, the most answers that can touch one record the budget admits by the
+  optimal composition theorem, charged once (:class:`~privad.accounting.Ledger`,
+  "Streams"); each request draws its charge (new ids, or the rise of m) from it.
 
 Answers are recorded per question, for every querier alike: a repeated question gets the
 recorded answer with no new noise, also across restarts; the first time a querier asks a
 question it is charged as above even if another querier asked it before (so its charge
 depends on its own requests only). Colluding queriers share answers, so together they learn
 no more than the union of their questions. Requests are answered one at a time.
+
+What the curator keeps to itself
+--------------------------------
+Each charged request's ledger row records, in its metadata (``"per_record"``), how many of
+the querier's answers can move with each stored record (c_j = the querier's distinct
+questions within r of record j; :class:`~privad.sensitive.RecordExposure`) next to what
+the querier is charged per record (distinct ids plus the online Claim 5 m of its vectors):
+the curator's view of who can lose how much (``privad budget statement``). It reads the
+data, so no response carries it.
 
 Durability
 ----------
@@ -66,10 +79,11 @@ from typing import Any
 import numpy as np
 
 from privad.accounting import Guarantee, Ledger, NoBudgetError
+from privad.accounting.tight import check_delta
 from privad.errors import BudgetExceededError, DataError, LedgerError, ParameterError
 from privad.geometry import BallIndex, ball_counts
 from privad.geometry.predicate import check_magnitudes, pair_values, threshold
-from privad.sensitive.accounting import Claim5Bound, claim5_radius
+from privad.sensitive.accounting import Claim5Bound, RecordExposure, claim5_radius
 from privad.sensitive.anomaly import BallStatistics, statistics_from_counts
 from privad.sensitive.estimator import SensitiveAnomalyIdentifier
 from privad.sensitive.mechanisms import AIQMechanism
@@ -181,6 +195,8 @@ class Curator:
         tied to the data and the mechanism: opening it with others is a ParameterError.
     budget : float > 0
         Each querier's total ε (set in the ledger for a querier without a budget).
+    delta : float in (0, 1), optional
+        Each querier's budget's δ: an (ε, δ) budget (see the module docstring).
     scope : str
         The prefix of the queriers' ledger scopes.
     rng : seed or Randomness
@@ -188,11 +204,13 @@ class Curator:
     """
 
     def __init__(self, X: Any, mechanism: AIQMechanism, *, ledger: Ledger, store: str | Path,
-                 budget: float, scope: str = "curator", rng: Any = None) -> None:  # fmt: skip
+                 budget: float, delta: float | None = None, scope: str = "curator",
+                 rng: Any = None) -> None:  # fmt: skip
         if not isinstance(mechanism, AIQMechanism):
             raise ParameterError("mechanism must be a privad.sensitive.AIQMechanism")
         self.mechanism = mechanism
         self.budget_total = check_epsilon(budget, "budget")
+        self.budget_delta = None if delta is None else check_delta(delta)
         self.scope = scope.strip() if isinstance(scope, str) and scope.strip() else None
         if self.scope is None:
             raise ParameterError(f"scope must be a non-empty name, got {scope!r}")
@@ -211,6 +229,7 @@ class Curator:
         self._db.executescript(_SCHEMA)
         self._check_identity(np.asarray(self._est.X_))
         self._online: dict[str, OnlineClaim5] = {}
+        self._exposure: dict[str, _Exposure] = {}
         # x_i of a query vector: how many records equal it (a digest table built once, so a
         # request costs one ball count and no pass over the data)
         self._multiplicity = Counter(question_keys(self._est.X_))
@@ -247,22 +266,32 @@ class Curator:
         try:
             self.ledger.budget(scope, self.mechanism.notion)
         except NoBudgetError:
-            self.ledger.set_budget(scope, self.mechanism.notion, self.budget_total)
+            self.ledger.set_budget(scope, self.mechanism.notion, self.budget_total,
+                                   delta=self.budget_delta)  # fmt: skip
         return scope
 
     def budget(self, querier: str) -> dict[str, Any]:
-        """The querier's budget: total, spent and remaining ε (its own, nothing else)."""
+        """The querier's budget: total, spent and remaining ε (its own, nothing else); for
+        an (ε, δ) budget also δ, δ spent and the answers per record it still admits (all
+        functions of its own requests)."""
         scope = self._ensure_budget(querier)
         b = self.ledger.budget(scope, self.mechanism.notion)
-        return {"notion": self.mechanism.notion, "total": float(b.total),
-                "spent": float(b.spent), "remaining": float(b.remaining)}  # fmt: skip
+        out = {"notion": self.mechanism.notion, "total": float(b.total),
+               "spent": float(b.spent), "remaining": float(b.remaining)}  # fmt: skip
+        if b.delta is not None:
+            out.update(delta=float(b.delta), delta_spent=float(b.delta_spent),
+                       answers_left=self.ledger.answers_left(scope, self.mechanism.guarantee))
+        return out
 
     def describe(self) -> dict[str, Any]:
         """The public parameters: the mechanism, n and d, each querier's budget."""
         g = self.mechanism.guarantee
-        return {**self.mechanism.params(), "n_records": self.n_records,
-                "n_features": self.n_features, "guarantee": g.to_dict(),
-                "budget_per_querier": self.budget_total, "max_batch": MAX_BATCH}  # fmt: skip
+        out = {**self.mechanism.params(), "n_records": self.n_records,
+               "n_features": self.n_features, "guarantee": g.to_dict(),
+               "budget_per_querier": self.budget_total, "max_batch": MAX_BATCH}  # fmt: skip
+        if self.budget_delta is not None:
+            out["budget_delta_per_querier"] = self.budget_delta
+        return out
 
     def _online_of(self, querier: str) -> OnlineClaim5:
         state = self._online.get(querier)
@@ -276,6 +305,21 @@ class Curator:
                 pts = np.vstack([np.frombuffer(v, "<f8") for (v,) in rows])
                 state.add(pts, state.with_new(pts)[1])
             self._online[querier] = state
+        return state
+
+    def _exposure_of(self, querier: str) -> _Exposure:
+        """The querier's c_j and distinct ids so far (rebuilt from the store after a restart)."""
+        state = self._exposure.get(querier)
+        if state is None:
+            rows = self._db.execute("SELECT question, vector FROM asked WHERE querier = ?",
+                                    (querier,)).fetchall()  # fmt: skip
+            ids = [int.from_bytes(q[2:], "little") for q, v in rows if v is None]
+            vectors = [np.frombuffer(v, "<f8") for _, v in rows if v is not None]
+            points = [self._est.X_[np.asarray(ids, np.int64)]] if ids else []
+            points += [np.vstack(vectors)] if vectors else []
+            counts = (self._index.around(np.vstack(points), self.mechanism.r) if points
+                      else np.zeros(self.n_records, np.int64))  # fmt: skip
+            state = self._exposure[querier] = _Exposure(counts, len(ids))
         return state
 
     # -- questions ----------------------------------------------------------------------------
@@ -335,6 +379,7 @@ class Curator:
         )
         new_q = [i for i in first if keys[i] not in asked]  # new for this querier: charged
         guarantee, bound, state = self._charge(querier, new_q, what, by_id)
+        exposure = self._exposure_after(querier, new_q, what, by_id, bound)
         recorded = self._known("SELECT question, answer FROM answers WHERE question IN ({})",
                                [keys[i] for i in first])  # fmt: skip
         fresh = [i for i in first if keys[i] not in recorded]  # nobody asked: sampled
@@ -346,7 +391,9 @@ class Curator:
             rel = release_labels(
                 self.mechanism, ledger=self.ledger, scope=scope, rng=self._est.rng_,
                 statistics=lambda: self._statistics(what, keys, fresh, by_id, add),
-                charge=lambda stats: Charge(guarantee, label, meta, bound),
+                charge=lambda stats: Charge(guarantee, label, meta, bound,
+                                            None if exposure is None else exposure[0],
+                                            stream=True),
                 output=_Record(self, querier, keys, what, new_q, fresh, by_id),
                 precheck=False,
             )  # fmt: skip
@@ -354,6 +401,8 @@ class Curator:
             raise BudgetExceededError(f"{exc} (querier {querier!r})") from None
         if state is not None:
             state[0].add(*state[1:])
+        if exposure is not None:
+            self._exposure[querier] = exposure[1]
         recorded.update({keys[i]: a for i, a in zip(fresh, rel.answers.tolist(), strict=True)})
         return CuratorAnswer(
             answers=[int(recorded[k]) for k in keys],
@@ -389,10 +438,25 @@ class Curator:
             return None, after, state
         g = mech.batch_guarantee(rise)
         return Guarantee(
-            g.notion, g.epsilon, g.neighbouring, k=g.k,
+            g.notion, g.epsilon, g.neighbouring, k=g.k, components=g.components,
             description=f"online Claim 5: m rose from {_m(online.bound)} to {_m(after)} "
             f"over {after.n} vector question(s); {rise} × ({mech.guarantee.description})",
         ), after, state  # fmt: skip
+
+    def _exposure_after(self, querier: str, new_q: list[int], what: np.ndarray, by_id: bool,
+                        bound: Claim5Bound | None) -> tuple[RecordExposure, _Exposure] | None:
+        """NOT PRIVATE. The querier's exposure once this request's new questions are answered
+        (and the state to keep), or None when it asks nothing new. It is charged its
+        distinct ids plus the online m of its vectors, per record."""
+        if not new_q:
+            return None
+        old = self._exposure_of(querier)
+        points = self._est.X_[what[new_q]] if by_id else what[new_q]
+        after = _Exposure(old.counts + self._index.around(points, self.mechanism.r),
+                          old.ids + (len(new_q) if by_id else 0))  # fmt: skip
+        vectors = self._online_of(querier).bound if bound is None else bound
+        m = after.ids + _m(vectors)
+        return RecordExposure(after.counts, self.mechanism.epsilon, m), after
 
     def _statistics(self, what: np.ndarray, keys: list[bytes], fresh: list[int], by_id: bool,
                     add: bool) -> BallStatistics:  # fmt: skip
@@ -431,6 +495,14 @@ class Curator:
         except sqlite3.Error as exc:
             self._db.execute("ROLLBACK")
             raise LedgerError(f"curator store: {exc}") from None
+
+
+@dataclass(frozen=True)
+class _Exposure:
+    """A querier's c_j over the stored records and its number of distinct id questions."""
+
+    counts: np.ndarray
+    ids: int
 
 
 @dataclass(frozen=True)

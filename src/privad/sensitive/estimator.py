@@ -64,9 +64,11 @@ from privad.errors import DataError, ParameterError
 from privad.sensitive._common import check_beta, check_eps, check_k
 from privad.sensitive.accounting import (
     Claim5Bound,
+    RecordExposure,
     claim5_bound,
     claim5_radius,
     per_record_privacy_loss,
+    record_exposure,
 )
 from privad.sensitive.anomaly import (
     METRICS,
@@ -396,6 +398,19 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         return claim5_bound(queries, p["r"], metric=p["metric"],
                             ball_counts_at_r=None if lower is None else stats.ball)  # fmt: skip
 
+    def _exposure(self, Q_new: Any, kind: Any, stats: BallStatistics, m: int) -> RecordExposure:
+        """NOT PRIVATE. How many of the new questions' answers can move with each fitted
+        record. When every fitted record is asked once and the counts are uncapped, these
+        are the records' own ball counts (no pass); else one pass of the queries around
+        the records."""
+        p = self._params
+        own = kind[0] == "self" and Q_new is None and p["cap"] is None
+        return record_exposure(
+            self.X_, p["r"], epsilon=p["epsilon"], m=m, metric=p["metric"],
+            queries=None if own else (self.X_ if Q_new is None else Q_new),
+            self_counts=stats.ball if own else None,
+        )  # fmt: skip
+
     # -- private releases ------------------------------------------------------------------
 
     def predict(
@@ -473,7 +488,8 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
                 self.mechanism_, ledger=book, scope=scope_v, rng=self.rng_, output=output,
                 statistics=lambda: self._new_statistics(Qa, Q_new, kind, where),
                 charge=claim5_charge(self.mechanism_,
-                                     lambda stats: self._claim5(Q_new, stats), context),
+                                     lambda stats: self._claim5(Q_new, stats), context,
+                                     lambda stats, m: self._exposure(Q_new, kind, stats, m)),
                 step=step,
             )  # fmt: skip
             answers[new] = rel.answers

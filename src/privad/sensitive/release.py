@@ -11,7 +11,11 @@ owns the sequence
    caller's ``statistics`` uses (Numba, SciPy, Dask). They are never released;
 4. **guarantee**: the caller's charge rule; the batch rule (:func:`claim5_charge`) is
    Claim 5's bound m (the counts at r are reused for the lower bound) and the mechanism's
-   ``batch_guarantee(n, m)`` = min(n, m)·ε; the curator charges online;
+   ``batch_guarantee(n, m)`` = min(n, m)·ε; the curator charges online. The rule may also
+   give the per-record exposure (:class:`~privad.sensitive.accounting.RecordExposure`:
+   how many answers can move with each stored record); its summary, with the optimal
+   composition at the scope's δ when the scope has an (ε, δ) budget, is kept in the
+   spend's metadata under ``"per_record"`` (the curator's ledger; never sent to a querier);
 5. **reserve** the guarantee in the ledger (check-then-spend, atomic; a refusal raises
    :class:`~privad.errors.BudgetExceededError` and nothing is sampled);
 6. **sample** the answers with the mechanism's exact sampler;
@@ -42,15 +46,15 @@ import csv
 import hashlib
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from privad.accounting import Guarantee, Ledger, Spend
+from privad.accounting import Guarantee, Ledger, NoBudgetError, Spend
 from privad.errors import BudgetExceededError, DataError, ParameterError
-from privad.sensitive.accounting import Claim5Bound
+from privad.sensitive.accounting import Claim5Bound, RecordExposure
 from privad.sensitive.anomaly import BallStatistics
 from privad.sensitive.mechanisms import AIQMechanism
 
@@ -73,12 +77,17 @@ ERROR_COLUMNS = ("error_probability_NOT_PRIVATE", "log10_error_probability_NOT_P
 @dataclass(frozen=True)
 class Charge:
     """What a release is charged: the guarantee (None when earlier spends already cover the
-    answers), the ledger row's label and metadata, and Claim 5's bound when one was used."""
+    answers), the ledger row's label and metadata, Claim 5's bound when one was used, the
+    per-record exposure when the rule computed it (NOT private), and whether the answers are
+    a service's stream (the curator's: drawn from a prepaid block under an (ε, δ) budget,
+    :meth:`~privad.accounting.Ledger.spend`)."""
 
     guarantee: Guarantee | None
     label: str
     metadata: dict[str, Any]
     bound: Claim5Bound | None = None
+    exposure: RecordExposure | None = None
+    stream: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,6 +101,8 @@ class Release:
     bound : Claim 5's bound for the batch, when the charge used one.
     spend : the ledger's committed row (None when nothing was charged).
     statistics : the counts the answers were drawn from (NOT private; for evaluation only).
+    exposure : how many answers can move with each stored record, with the optimal
+        composition at the scope's δ (NOT private; the curator's; None if not computed).
     """
 
     answers: np.ndarray
@@ -99,6 +110,7 @@ class Release:
     bound: Claim5Bound | None
     spend: Spend | None
     statistics: BallStatistics = field(repr=False)
+    exposure: RecordExposure | None = field(default=None, repr=False)
 
 
 def spend_label(mechanism: AIQMechanism, n_questions: int) -> str:
@@ -113,13 +125,15 @@ def claim5_charge(
     mechanism: AIQMechanism,
     bound: Callable[[BallStatistics], Claim5Bound],
     context: dict[str, Any] | None = None,
+    exposure: Callable[[BallStatistics, int], RecordExposure] | None = None,
 ) -> Callable[[BallStatistics], Charge]:
     """The batch rule: n questions cost min(n, m)·ε with Claim 5's m (Claims 3 and 5).
 
     ``bound(stats)`` computes the bound (``stats`` lets it reuse the counts at r for the
     lower bound); ``context`` (caller-specific metadata: output path, engine) is stored
-    under ``"context"``. The label and the rest of the metadata come from the mechanism and
-    the batch, so every caller records the same row for the same job.
+    under ``"context"``; ``exposure(stats, m)``, if given, computes the per-record exposure
+    of the batch charged min(n, m) answers. The label and the rest of the metadata come
+    from the mechanism and the batch, so every caller records the same row for the same job.
     """
 
     def charge(stats: BallStatistics) -> Charge:
@@ -130,7 +144,8 @@ def claim5_charge(
             "m_upper": b.upper, "add_query_to_data": bool(stats.added_query),
             "context": dict(context or {}),
         }  # fmt: skip
-        return Charge(mechanism.batch_guarantee(n, b.m), spend_label(mechanism, n), metadata, b)
+        return Charge(mechanism.batch_guarantee(n, b.m), spend_label(mechanism, n), metadata, b,
+                      None if exposure is None else exposure(stats, min(n, b.m)))  # fmt: skip
 
     return charge
 
@@ -185,6 +200,8 @@ def release_labels(
         stats = statistics()  # 3. not released
     with step("bounding m (Claim 5)"):
         c = charge(stats)  # 4.
+    if c.exposure is not None:  # the curator's own record of who can lose how much
+        c = _with_exposure(c, _scope_delta(ledger, scope, mechanism.notion))
     with _staging(output) as area:
         res = None if c.guarantee is None else _reserve(ledger, scope, mechanism, c)  # 5.
         with res or contextlib.nullcontext():
@@ -197,14 +214,31 @@ def release_labels(
                         lambda: mechanism.log_error_probability(stats.x_i, stats.ball),
                     )  # fmt: skip
         # 8. leaving the reservation committed the spend; leaving the staging publishes
-    return Release(answers, c.guarantee, c.bound, None if res is None else res.spend, stats)
+    return Release(answers, c.guarantee, c.bound, None if res is None else res.spend, stats,
+                   c.exposure)  # fmt: skip
+
+
+def _scope_delta(ledger: Ledger, scope: str, notion: str) -> float | None:
+    """The δ of ``scope``'s (ε, δ) budget under ``notion`` (None: pure, or no budget)."""
+    try:
+        delta = ledger.budget(scope, notion).delta
+    except NoBudgetError:
+        return None
+    return None if delta is None else float(delta)
+
+
+def _with_exposure(c: Charge, delta: float | None) -> Charge:
+    """The charge with its exposure at ``delta`` and the exposure's summary in the metadata."""
+    exposure = replace(c.exposure, delta=delta)  # type: ignore[type-var]
+    return replace(c, exposure=exposure, metadata={**c.metadata,
+                                                   "per_record": exposure.summary()})
 
 
 def _reserve(ledger: Ledger, scope: str, mechanism: AIQMechanism, c: Charge) -> Any:
     """Reserve the charge; a refusal says how the batch's cost came about."""
     assert c.guarantee is not None
     try:
-        return ledger.reserve(scope, c.guarantee, c.label, c.metadata)
+        return ledger.reserve(scope, c.guarantee, c.label, c.metadata, stream=c.stream)
     except BudgetExceededError as exc:
         if c.bound is None:
             raise

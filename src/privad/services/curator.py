@@ -15,7 +15,8 @@ GET      /v1/health      liveness and role (no token)
 GET      /v1/model       the public parameters: mechanism, β, r, ε, k, metric, count cap,
                          n_records, n_features, the per-answer guarantee, the budget per
                          querier, the largest batch
-GET      /v1/budget      the querier's own budget: total, spent, remaining ε
+GET      /v1/budget      the querier's own budget: total, spent, remaining ε (an (ε, δ)
+                         budget: also δ, δ spent and the answers per record left)
 POST     /v1/ask         ``{"ids": [i, ...]}`` (record ids) or ``{"records": [[...], ...],
                          "add_query_to_data": false}`` (feature vectors; footnote 1 with
                          ``true``): ``{"answers": [0/1, ...], "charged": ε, "budget": {...}}``
@@ -84,6 +85,7 @@ def create_curator_app(
     ledger: str | Path,
     tokens: TokenRegistry,
     budget: float,
+    delta: float | None = None,
     scope: str = "curator",
     rng: Any = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
@@ -99,12 +101,14 @@ def create_curator_app(
     ledger : the ledger file holding each querier's budget (scope ``<scope>/<querier>``).
     tokens : the queriers' tokens (their names are the queriers).
     budget : each querier's total ε.
+    delta : each querier's budget's δ (an (ε, δ) budget, its answers drawn from a prepaid
+        block); None for a pure-ε budget.
     rng : the noise (tests only; default OS entropy).
     """
     book = Ledger(ledger, create=True)
     try:
-        curator = Curator(X, mechanism, ledger=book, store=db, budget=budget, scope=scope,
-                          rng=rng)  # fmt: skip
+        curator = Curator(X, mechanism, ledger=book, store=db, budget=budget, delta=delta,
+                          scope=scope, rng=rng)  # fmt: skip
     except BaseException:
         book.close()
         raise

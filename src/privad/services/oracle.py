@@ -48,14 +48,18 @@ Privacy accounting. All clients share one budget: the scope protects the data's 
 whoever asks (colluding clients would add their answers up anyway). Each query is
 check-then-spend in one ledger transaction by the oracle (exactly one spend per answer,
 recording the token name, the query number and |Q|), before the noise is drawn; a query past the
-budget gets ``429 {"error": "budget_exhausted", ...}`` and nothing is spent. Retrying does not
-help: the budget never comes back (only ``privad budget reset`` on the ledger file can do
-that, which forgets privacy loss that did happen). Malformed or invalid queries (bad JSON,
-unknown fields, an empty or full group, an index out of range or repeated, an unknown order)
-get a 4xx before anything is charged. The ledger is an SQLite file with one durable commit
-per spend, so the spent budget survives a restart or a crash: an answer is sent only after
-its spend is on disk. A query whose answer is lost in transit is still charged (the safe
-side); a client that retries it is charged again.
+budget gets ``429 {"error": "budget_exhausted", ...}`` and nothing is spent. The budget may
+be (ε, δ) (``delta=``, ``privad serve oracle --delta``): the answers are then drawn from a
+prepaid block, the most answers the budget admits composed tightly (the Laplace
+privacy-loss distribution for the max oracle), charged once when the first answer is asked
+(:class:`~privad.accounting.Ledger`, "Streams"); ``queries_left`` counts what is left.
+Retrying does not help: the budget never comes back (only ``privad budget reset`` on the
+ledger file can do that, which forgets privacy loss that did happen). Malformed or invalid
+queries (bad JSON, unknown fields, an empty or full group, an index out of range or
+repeated, an unknown order) get a 4xx before anything is charged. The ledger is an SQLite
+file with one durable commit per spend, so the spent budget survives a restart or a crash:
+an answer is sent only after its spend is on disk. A query whose answer is lost in
+transit is still charged (the safe side); a client that retries it is charged again.
 
 Randomness. The oracle draws its noise from its own stream (OS entropy unless ``rng`` is
 given: seeds are for tests only, since anyone who knows the seed can remove the noise).
@@ -67,7 +71,6 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, Final
 
@@ -147,10 +150,6 @@ class BudgetExhausted(ServiceError):
     code = "budget_exhausted"
 
 
-def _fraction_float(value: Fraction) -> float:
-    return float(value)
-
-
 class OracleService:
     """The oracle server's state: the oracle (with its ledger and scope), the stored orders.
 
@@ -183,23 +182,26 @@ class OracleService:
         self._orders: OrderedDict[str, QueryOrder] = OrderedDict()
         self._lock = threading.Lock()
         self._orders_lock = threading.Lock()
-        self._epsilon = to_fraction(oracle.epsilon)
         self.ledger.budget(self.scope, NOTION)  # NoBudgetError now, not at the first query
 
     # -- public description -----------------------------------------------------------------
 
     def budget(self) -> dict[str, Any]:
-        """The scope's budget as JSON: total, spent, remaining ε, queries left, answered."""
+        """The scope's budget as JSON: total, spent, remaining ε, queries left; with an
+        (ε, δ) budget also its δ and the δ spent (spent ε is then the tight total)."""
         b = self.ledger.budget(self.scope, NOTION)
-        return {
+        out = {
             "scope": self.scope,
             "notion": NOTION,
-            "total": _fraction_float(b.total),
-            "spent": _fraction_float(b.spent),
-            "remaining": _fraction_float(b.remaining),
+            "total": float(b.total),
+            "spent": float(b.spent),
+            "remaining": float(b.remaining),
             "epsilon_per_query": self.oracle.epsilon,
-            "queries_left": int(b.remaining // self._epsilon),
+            "queries_left": self.oracle.answers_left(),
         }
+        if b.delta is not None:
+            out.update(delta=float(b.delta), delta_spent=float(b.delta_spent))
+        return out
 
     def describe(self) -> dict[str, Any]:
         """The public model: everything a searcher needs, nothing about the values."""
@@ -321,6 +323,7 @@ def create_oracle_app(
     t_high: float,
     epsilon: float,
     budget: float,
+    delta: float | None = None,
     kind: str = "laplace",
     scope: str = "oracle",
     rng: RandomnessLike = None,
@@ -347,6 +350,10 @@ def create_oracle_app(
         The scope's total ε. Set in the ledger when the scope has no budget or a different
         one (the ledger refuses a total below what was already spent); what was spent
         before a restart stays spent.
+    delta:
+        The budget's δ in (0, 1): an (ε, δ) budget, whose answers are drawn from a prepaid
+        block charged at its tight ε (the Laplace privacy-loss distribution for the max
+        oracle); None (default) for a pure-ε budget.
     kind:
         ``laplace``, ``binarized`` or ``randomized-response`` (alias ``rr``).
     scope:
@@ -369,8 +376,9 @@ def create_oracle_app(
             current = ledger.budget(scope, NOTION)
         except NoBudgetError:
             current = None
-        if current is None or current.total != to_fraction(budget):
-            current = ledger.set_budget(scope, NOTION, budget)
+        wanted = None if delta is None else to_fraction(delta)
+        if current is None or (current.total, current.delta) != (to_fraction(budget), wanted):
+            current = ledger.set_budget(scope, NOTION, budget, delta=delta)
         oracle = make_oracle(kind, x, lo, hi, epsilon, rng=rng, ledger=ledger, scope=scope)
         service = OracleService(oracle, kind=kind, t_low=lo, t_high=hi, max_orders=max_orders)
     except BaseException:
@@ -378,9 +386,10 @@ def create_oracle_app(
         raise
     if notes is not None:
         state = service.budget()
+        kind_text = "" if delta is None else f", δ {delta:g} (tight accounting)"
         notes.append(
-            f"scope {scope!r} ({NOTION}) in ledger {ledger.path}: total ε {state['total']:g}, "
-            f"spent {state['spent']:g}, remaining {state['remaining']:g} "
+            f"scope {scope!r} ({NOTION}) in ledger {ledger.path}: total ε {state['total']:g}"
+            f"{kind_text}, spent {state['spent']:g}, remaining {state['remaining']:g} "
             f"({state['queries_left']} queries of ε = {epsilon:g})"
         )
     auth = Depends(require_role(SENSOR_ROLE))
