@@ -1,7 +1,8 @@
-"""The code base stays ruff clean (configuration in pyproject.toml)."""
+"""The code base stays ruff clean (pyproject.toml) and its docstrings keep one style."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -20,3 +21,17 @@ def test_ruff_is_clean():
         [ruff, "check", "src", "tests", "benchmarks"], cwd=ROOT, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+GOOGLE_SECTION = re.compile(r"^\s*(Args|Arguments|Attributes|Raises|Returns|Yields):\s*$")
+
+
+def test_docstrings_use_one_style():
+    """numpydoc sections (``Parameters`` + dashes), as scikit-learn; no Google ``Args:``."""
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted((ROOT / "src" / "privad").rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if GOOGLE_SECTION.match(line)
+    ]
+    assert not found, "Google-style docstring sections (use numpydoc):\n" + "\n".join(found)

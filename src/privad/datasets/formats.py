@@ -140,18 +140,26 @@ def load_odds(
     Table 1 draws Thyroid and Mammography from (section 5 of
     ``sensitive-privacy-anomaly-identification.txt``).
 
-    Args:
-        path: the file.
-        columns: the features: columns of ``X``, by name (``x0``, ``x1``, ...) or 0-based
-            position; default every column except a ``label`` column.
-        label: the 0/1 labels: another variable of the file (by name), or a column of ``X``
-            (by name or position; it is then left out of the features). Default: the
-            variable ``y`` when the file has one, else none.
-        name: the dataset name (default: the file name without extension).
+    Parameters
+    ----------
+    path
+        the file.
+    columns
+        the features: columns of ``X``, by name (``x0``, ``x1``, ...) or 0-based
+        position; default every column except a ``label`` column.
+    label
+        the 0/1 labels: another variable of the file (by name), or a column of ``X``
+        (by name or position; it is then left out of the features). Default: the
+        variable ``y`` when the file has one, else none.
+    name
+        the dataset name (default: the file name without extension).
 
-    Raises:
-        DatasetNotFoundError: the file does not exist, lacks ``X``, or has no such column.
-        DataError: not a MATLAB file, or ``X``/labels malformed (NaN, wrong shape, not 0/1).
+    Raises
+    ------
+    DatasetNotFoundError
+        the file does not exist, lacks ``X``, or has no such column.
+    DataError
+        not a MATLAB file, or ``X``/labels malformed (NaN, wrong shape, not 0/1).
     """
     from scipy.io import loadmat  # imported lazily: scipy.io is slow to import
     from scipy.io.matlab import MatReadError
@@ -221,24 +229,36 @@ def load_csv(
 ) -> Dataset:
     """Load a CSV file of numbers, optionally with a 0/1 label column and an id column.
 
-    Args:
-        path: the file.
-        columns: the feature columns, by name or by 0-based index (negative from the end);
-            default every column except ``label``.
-        label: the column holding the anomaly labels (0/1, 1 = anomaly), by name or index;
-            default none (``y`` is ``None``).
-        header: whether the first line holds the column names. Without a header the columns
-            are named by their positions 0, 1, ...
-        delimiter: the field separator.
-        name: the dataset name (default: the file name without extension).
-        exclude: columns that are not features (dropped before anything is computed).
-        id_column: the column that identifies records (numbers or text): not a feature,
-            its values become :attr:`Dataset.ids`.
+    Parameters
+    ----------
+    path
+        the file.
+    columns
+        the feature columns, by name or by 0-based index (negative from the end);
+        default every column except ``label``.
+    label
+        the column holding the anomaly labels (0/1, 1 = anomaly), by name or index;
+        default none (``y`` is ``None``).
+    header
+        whether the first line holds the column names. Without a header the columns
+        are named by their positions 0, 1, ...
+    delimiter
+        the field separator.
+    name
+        the dataset name (default: the file name without extension).
+    exclude
+        columns that are not features (dropped before anything is computed).
+    id_column
+        the column that identifies records (numbers or text): not a feature,
+        its values become :attr:`Dataset.ids`.
 
-    Raises:
-        DatasetNotFoundError: missing file, unknown column name, index out of range.
-        DataError: empty file, header only, non-numeric value, missing/NaN/infinite value,
-            labels other than 0/1 (each message names the column and the first bad row).
+    Raises
+    ------
+    DatasetNotFoundError
+        missing file, unknown column name, index out of range.
+    DataError
+        empty file, header only, non-numeric value, missing/NaN/infinite value,
+        labels other than 0/1 (each message names the column and the first bad row).
     """
     p = existing_file(path, "CSV file")
     frame = _read_csv(p, header, sep=delimiter, skipinitialspace=True)
@@ -267,9 +287,12 @@ def load_parquet(
     which can be selected like any other. ``columns``, ``label``, ``exclude`` and
     ``id_column`` follow :func:`load_csv`.
 
-    Raises:
-        DatasetNotFoundError: missing path, unknown column.
-        DataError: not Parquet, an empty folder, no rows, non-numeric or non-finite values.
+    Raises
+    ------
+    DatasetNotFoundError
+        missing path, unknown column.
+    DataError
+        not Parquet, an empty folder, no rows, non-numeric or non-finite values.
     """
     import pandas as pd  # imported lazily: keeps 'import privad' fast
     import pyarrow as pa
@@ -306,20 +329,28 @@ def load_numpy(
 ) -> Dataset:
     """Load a 2-D array from ``.npy`` or ``.npz`` (never unpickling objects).
 
-    Args:
-        path: a ``.npy`` file (one array) or a ``.npz`` archive.
-        key: the array in the ``.npz`` holding the data; default the only array besides the
-            labels, else ``X`` or ``x`` when present. Not allowed for ``.npy``.
-        label: the 0/1 labels (1 = anomaly): another array of the ``.npz`` (by name), or a
-            column of the data (by name ``x0``, ``x1``, ... or 0-based position; it is then
-            left out of the features). Default: the array ``y`` of a ``.npz`` when it is not
-            the data, else none.
-        columns: the features, columns of the data by name or position; default every
-            column except a ``label`` column.
+    Parameters
+    ----------
+    path
+        a ``.npy`` file (one array) or a ``.npz`` archive.
+    key
+        the array in the ``.npz`` holding the data; default the only array besides the
+        labels, else ``X`` or ``x`` when present. Not allowed for ``.npy``.
+    label
+        the 0/1 labels (1 = anomaly): another array of the ``.npz`` (by name), or a
+        column of the data (by name ``x0``, ``x1``, ... or 0-based position; it is then
+        left out of the features). Default: the array ``y`` of a ``.npz`` when it is not
+        the data, else none.
+    columns
+        the features, columns of the data by name or position; default every
+        column except a ``label`` column.
 
-    Raises:
-        DatasetNotFoundError: missing file, key or column.
-        DataError: not a NumPy file, object arrays, not 2-D, empty, NaN/inf, bad labels.
+    Raises
+    ------
+    DatasetNotFoundError
+        missing file, key or column.
+    DataError
+        not a NumPy file, object arrays, not 2-D, empty, NaN/inf, bad labels.
     """
     p = existing_file(path, "NumPy file")
     try:

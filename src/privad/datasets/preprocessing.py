@@ -79,15 +79,21 @@ def inject_uniform_anomalies(
     which are randomly drawn from U(0, 1)". A public follow-up of the same group appends the
     anomalies after the normal records (``docs/papers.md``), which is what this does.
 
-    Args:
-        dataset: the normal records (its labels, if any, are ignored: every input record
-            becomes a normal record, y = 0).
-        share: the anomalies' share of the *result* (our reading of "merged with 5%"):
-            ``round(share / (1 - share) * n_normal)`` anomalies are appended.
-        n_first: keep only the first ``n_first`` records (``None``: all of them).
-        scale: min-max scale the normal records to [0, 1] first; turn off only when they
-            already are.
-        rng: a :class:`privad.noise.Randomness`, a seed, or ``None``.
+    Parameters
+    ----------
+    dataset
+        the normal records (its labels, if any, are ignored: every input record
+        becomes a normal record, y = 0).
+    share
+        the anomalies' share of the *result* (our reading of "merged with 5%"):
+        ``round(share / (1 - share) * n_normal)`` anomalies are appended.
+    n_first
+        keep only the first ``n_first`` records (``None``: all of them).
+    scale
+        min-max scale the normal records to [0, 1] first; turn off only when they
+        already are.
+    rng
+        a :class:`privad.noise.Randomness`, a seed, or ``None``.
     """
     from privad.noise import as_randomness
 
@@ -122,13 +128,20 @@ def inject_uniform_anomalies(
 class SearchThresholds:
     """The single-anomaly reduction of a labelled series (noisy binary search, section 6.1).
 
-    Attributes:
-        anomaly_index: i*, the index of the largest-valued labelled anomaly.
-        x_anomaly: x_{i*}.
-        x_next: x_j = max over i != i* of x_i.
-        t_low: t_ℓ = x_j + 0.1 (x_{i*} - x_j).
-        t_high: t_h = x_{i*} - 0.1 (x_{i*} - x_j).
-        threshold_ratio: (t_h - t_ℓ) / t_ℓ, the x-axis of the paper's Figure 1.
+    Attributes
+    ----------
+    anomaly_index
+        i*, the index of the largest-valued labelled anomaly.
+    x_anomaly
+        x_{i*}.
+    x_next
+        x_j = max over i != i* of x_i.
+    t_low
+        t_ℓ = x_j + 0.1 (x_{i*} - x_j).
+    t_high
+        t_h = x_{i*} - 0.1 (x_{i*} - x_j).
+    threshold_ratio
+        (t_h - t_ℓ) / t_ℓ, the x-axis of the paper's Figure 1.
     """
 
     anomaly_index: int
@@ -149,15 +162,21 @@ def single_anomaly_thresholds(
     x_j = max{x_i : i != i*} and setting t_h = x_{i*} - .1(x_{i*} - x_j) and
     t_ℓ = x_j + .1(x_{i*} - x_j)."
 
-    Args:
-        values: the series (or a :class:`TimeSeries`, whose labels are then used).
-        labels: 0/1 per point; required unless ``values`` is a :class:`TimeSeries`.
-        margin: the 0.1 of the paper; must lie in (0, 0.5) so that t_ℓ < t_h is possible.
+    Parameters
+    ----------
+    values
+        the series (or a :class:`TimeSeries`, whose labels are then used).
+    labels
+        0/1 per point; required unless ``values`` is a :class:`TimeSeries`.
+    margin
+        the 0.1 of the paper; must lie in (0, 0.5) so that t_ℓ < t_h is possible.
 
-    Raises:
-        DataError: the series cannot be used, with the reason: no labelled anomaly, a
-            negative value (the paper's data model has x_i >= 0), fewer than two points, or
-            t_h <= t_ℓ (the largest anomaly is not above every other point).
+    Raises
+    ------
+    DataError
+        the series cannot be used, with the reason: no labelled anomaly, a
+        negative value (the paper's data model has x_i >= 0), fewer than two points, or
+        t_h <= t_ℓ (the largest anomaly is not above every other point).
     """
     if isinstance(values, TimeSeries):
         labels = values.labels if labels is None else labels

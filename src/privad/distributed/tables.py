@@ -55,13 +55,19 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 class PartitionedTable:
     """Validated records held by the workers, one block per input partition.
 
-    Attributes:
-        records: (n, d) float64 Dask array; its row chunks are the input partitions (some
-            may be empty), so ``records.chunks[0] == lengths``.
-        feature_names: the d selected column names, as strings.
-        lengths: records per partition.
-        name: the data's name (the file or folder name without extension).
-        source: what was read (path or glob), for messages.
+    Attributes
+    ----------
+    records
+        (n, d) float64 Dask array; its row chunks are the input partitions (some
+        may be empty), so ``records.chunks[0] == lengths``.
+    feature_names
+        the d selected column names, as strings.
+    lengths
+        records per partition.
+    name
+        the data's name (the file or folder name without extension).
+    source
+        what was read (path or glob), for messages.
     """
 
     records: Any
@@ -140,11 +146,16 @@ def _float_partition(part: Any, selected: list[Any], source: str, partition_info
 class PartitionedSource:
     """A partitioned input opened on the driver: columns resolved, nothing read yet.
 
-    Attributes:
-        frame: the lazy Dask DataFrame of the selected columns as checked float64.
-        feature_names: the selected column names, as strings.
-        name: the data's name (file or folder name without extension).
-        source: what was opened, for messages.
+    Attributes
+    ----------
+    frame
+        the lazy Dask DataFrame of the selected columns as checked float64.
+    feature_names
+        the selected column names, as strings.
+    name
+        the data's name (file or folder name without extension).
+    source
+        what was opened, for messages.
     """
 
     frame: Any
@@ -184,13 +195,17 @@ def open_partitioned(
     reads and checks the values on the workers. ``columns``, ``label`` and ``exclude``
     follow :func:`privad.datasets.tables.plan_columns`.
 
-    Raises:
-        DatasetNotFoundError: missing path, glob matching nothing, unknown column.
-        DataError: unreadable files, no columns; on load: no rows, a non-numeric, missing
-            or infinite value (the message names the column, the partition and the row
-            within it).
-        ParameterError: the label or an excluded column is also a feature, a column listed
-            twice.
+    Raises
+    ------
+    DatasetNotFoundError
+        missing path, glob matching nothing, unknown column.
+    DataError
+        unreadable files, no columns; on load: no rows, a non-numeric, missing
+        or infinite value (the message names the column, the partition and the row
+        within it).
+    ParameterError
+        the label or an excluded column is also a feature, a column listed
+        twice.
     """
     frame, _, name = _open_frame(source)
     names = list(frame.columns)

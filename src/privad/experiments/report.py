@@ -66,12 +66,18 @@ def new_figure(width: float, height: float) -> Any:
 class Section:
     """One section of the page.
 
-    Attributes:
-        title: heading.
-        text: paragraphs of plain text (escaped), one string each.
-        tables: (caption, DataFrame) pairs shown inline.
-        figures: (file name, caption) pairs, embedded with relative links.
-        files: (file name, description) pairs, linked (CSV data of the section).
+    Attributes
+    ----------
+    title
+        heading.
+    text
+        paragraphs of plain text (escaped), one string each.
+    tables
+        (caption, DataFrame) pairs shown inline.
+    figures
+        (file name, caption) pairs, embedded with relative links.
+    files
+        (file name, description) pairs, linked (CSV data of the section).
     """
 
     title: str
@@ -84,10 +90,14 @@ class Section:
 class Report:
     """Writes a reproduction into ``directory``: CSVs and PNGs first, ``index.html`` last.
 
-    Args:
-        directory: output folder (created if missing).
-        title: the page title.
-        intro: paragraphs shown under the title.
+    Parameters
+    ----------
+    directory
+        output folder (created if missing).
+    title
+        the page title.
+    intro
+        paragraphs shown under the title.
     """
 
     def __init__(self, directory: str | Path, title: str, intro: Sequence[str] = ()) -> None:

@@ -125,13 +125,19 @@ ANOMALY_SHARE = 0.05
 class DatasetSpec:
     """One dataset of the reproduction and how it relates to the paper's Table 1.
 
-    Attributes:
-        name: key used by :func:`prepare_dataset` and in every table.
-        title: the label in figures and the report.
-        paper_row: the row of the paper's Table 1 it is compared with (``None``: none).
-        relation: ``"same data"``, ``"subset"``, ``"reconstruction"``, ``"stand-in"`` or
-            ``"not in the paper"``.
-        note: one sentence on the differences.
+    Attributes
+    ----------
+    name
+        key used by :func:`prepare_dataset` and in every table.
+    title
+        the label in figures and the report.
+    paper_row
+        the row of the paper's Table 1 it is compared with (``None``: none).
+    relation
+        ``"same data"``, ``"subset"``, ``"reconstruction"``, ``"stand-in"`` or
+        ``"not in the paper"``.
+    note
+        one sentence on the differences.
     """
 
     name: str
@@ -226,18 +232,27 @@ def prepare_dataset(
     ``anomaly_share`` of U(0, 1) anomalies appended (y = 1), through
     :func:`privad.datasets.inject_uniform_anomalies`.
 
-    Args:
-        name: one of :data:`DATASETS`.
-        seed: seed of the anomalies (and of the 8-D banana generator).
-        gas_path: the Gas file or its folder (``name="gas"``); default: the usual places
-            (:func:`privad.datasets.load_gas`).
-        n_first: records kept before the anomalies are appended (paper: 1000; Breast cancer
-            has 569).
-        anomaly_share: the anomalies' share of the result (paper: 5 %).
+    Parameters
+    ----------
+    name
+        one of :data:`DATASETS`.
+    seed
+        seed of the anomalies (and of the 8-D banana generator).
+    gas_path
+        the Gas file or its folder (``name="gas"``); default: the usual places
+        (:func:`privad.datasets.load_gas`).
+    n_first
+        records kept before the anomalies are appended (paper: 1000; Breast cancer
+        has 569).
+    anomaly_share
+        the anomalies' share of the result (paper: 5 %).
 
-    Raises:
-        ParameterError: an unknown name.
-        DatasetNotFoundError: ``gas`` and the file is not found.
+    Raises
+    ------
+    ParameterError
+        an unknown name.
+    DatasetNotFoundError
+        ``gas`` and the file is not found.
     """
     name = check_choice(name, "dataset", tuple(DATASETS))
     n_first = check_int(n_first, "n_first", minimum=10)
@@ -437,18 +452,27 @@ def evaluate(
 ) -> pd.DataFrame:
     """Fit one detector per :class:`FitSpec` and score its records.
 
-    Args:
-        specs: the fits.
-        epochs: AANN training epochs (the paper: 300 to 1000; default the estimators'
-            :data:`~privad.rmp.estimator.DEFAULT_EPOCHS`).
-        protocol: one of :data:`PROTOCOLS` (module documentation).
-        cache: prepared data shared with other calls (default: a new
-            :class:`DataCache` with ``gas_path``).
-        progress: ``progress(step, done, total)`` before each fit; ``progress_offset`` and
-            ``progress_total`` place these fits inside a longer run.
-        detector_options: passed to both detectors (for example ``hidden``).
+    Parameters
+    ----------
+    specs
+        the fits.
+    epochs
+        AANN training epochs (the paper: 300 to 1000; default the estimators'
+        :data:`~privad.rmp.estimator.DEFAULT_EPOCHS`).
+    protocol
+        one of :data:`PROTOCOLS` (module documentation).
+    cache
+        prepared data shared with other calls (default: a new
+        :class:`DataCache` with ``gas_path``).
+    progress
+        ``progress(step, done, total)`` before each fit; ``progress_offset`` and
+        ``progress_total`` place these fits inside a longer run.
+    detector_options
+        passed to both detectors (for example ``hidden``).
 
-    Returns:
+    Returns
+    -------
+    pandas.DataFrame
         One row per scored record per fit: ``dataset, method, alpha, r, n, w, hidden, seed,
         protocol, epochs, n_train, record`` (row of the prepared data), ``label`` (1 =
         anomaly), ``score`` (the reconstruction error), ``predicted`` (above the μ + 3σ
@@ -848,32 +872,49 @@ def reproduce(
 ) -> list[Path]:
     """Run section 6 and write CSVs, PNGs and ``index.html`` into ``out_dir``; the files.
 
-    Args:
-        out_dir: the output folder (created if missing; files in it are replaced).
-        datasets: names of :data:`DATASETS`; ``gas`` is skipped with a note when its file is
-            not found (``gas_path`` given and missing is an error).
-        alphas: Table 1's α values.
-        seeds: repetitions (seeds ``seed .. seed + seeds − 1``); mean ± sd over them.
-        seed: the first seed.
-        epochs: AANN epochs (default the estimators' :data:`~privad.rmp.estimator.
-            DEFAULT_EPOCHS`, 300, the low end of the paper's 300–1000, which ``docs/rmp.md``
-            measured as the better choice; 15 with ``quick``).
-        quick: a small run for tests (1 seed, 15 epochs, 300 records per dataset, r study
-            on two fractions, no held-out check).
-        privacy: also run the attack evaluation (:mod:`privad.experiments.rmp_privacy`,
-            files ``privacy_*`` and ``privacy.html`` in ``out_dir``, its sections on our page)
-            when it is installed.
-        holdout: also run Table 1 with the held-out protocol (first seed only).
-        dimension_alpha: α of the r study.
-        progress: ``progress(step, done, total)`` before each fit and at the end.
-        command: the command line, shown on the page.
-        detector_options: passed to both detectors (:class:`~privad.rmp.estimator.
-            RMPDetector`, :class:`~privad.rmp.estimator.AANNDetector`), for example
-            ``{"input_scaling": "zscore"}``; default: their defaults.
+    Parameters
+    ----------
+    out_dir
+        the output folder (created if missing; files in it are replaced).
+    datasets
+        names of :data:`DATASETS`; ``gas`` is skipped with a note when its file is
+        not found (``gas_path`` given and missing is an error).
+    alphas
+        Table 1's α values.
+    seeds
+        repetitions (seeds ``seed .. seed + seeds − 1``); mean ± sd over them.
+    seed
+        the first seed.
+    epochs
+        AANN epochs (default the estimators' :data:`~privad.rmp.estimator.
+        DEFAULT_EPOCHS`, 300, the low end of the paper's 300–1000, which ``docs/rmp.md``
+        measured as the better choice; 15 with ``quick``).
+    quick
+        a small run for tests (1 seed, 15 epochs, 300 records per dataset, r study
+        on two fractions, no held-out check).
+    privacy
+        also run the attack evaluation (:mod:`privad.experiments.rmp_privacy`,
+        files ``privacy_*`` and ``privacy.html`` in ``out_dir``, its sections on our page)
+        when it is installed.
+    holdout
+        also run Table 1 with the held-out protocol (first seed only).
+    dimension_alpha
+        α of the r study.
+    progress
+        ``progress(step, done, total)`` before each fit and at the end.
+    command
+        the command line, shown on the page.
+    detector_options
+        passed to both detectors (:class:`~privad.rmp.estimator.
+        RMPDetector`, :class:`~privad.rmp.estimator.AANNDetector`), for example
+        ``{"input_scaling": "zscore"}``; default: their defaults.
 
-    Raises:
-        ParameterError: bad arguments (before anything is written).
-        DatasetNotFoundError: ``gas_path`` given but not found.
+    Raises
+    ------
+    ParameterError
+        bad arguments (before anything is written).
+    DatasetNotFoundError
+        ``gas_path`` given but not found.
     """
     from privad import __version__
     from privad.experiments.report import Report, Section

@@ -144,11 +144,16 @@ def _seed(seed: int, *parts: Any) -> int:
 class AttackData:
     """A victim's records and the attacker's own sample of the same population.
 
-    Attributes:
-        name: ``"gaussian"`` or ``"abalone"``.
-        victim: n x m_v, records as columns, values in [0, 1].
-        known: n x m_k, the attacker's sample (disjoint from the victim's records).
-        description: one line.
+    Attributes
+    ----------
+    name
+        ``"gaussian"`` or ``"abalone"``.
+    victim
+        n x m_v, records as columns, values in [0, 1].
+    known
+        n x m_k, the attacker's sample (disjoint from the victim's records).
+    description
+        one line.
     """
 
     name: str

@@ -152,16 +152,26 @@ GROUP_NORMAL = "normal records"
 class SPData:
     """One dataset prepared for the experiments.
 
-    Attributes:
-        key: ``"thyroid"``, ``"mammography"`` or ``"synthetic"``.
-        title: display name.
-        X: (n, d) records (after PCA for the synthetic set).
-        y: 0/1 labels (1 = labelled anomaly).
-        beta, r: the (β, r) used.
-        params_source: where (β, r) come from (``"paper, Table 1"``, or a note).
-        note: how the data was obtained (seed, subsample, PCA).
-        d_original: the dimension before PCA (Table 1's "dim").
-        stats: (x_i, B_x(i, r)) of every record, self counted (the paper's definition).
+    Attributes
+    ----------
+    key
+        ``"thyroid"``, ``"mammography"`` or ``"synthetic"``.
+    title
+        display name.
+    X
+        (n, d) records (after PCA for the synthetic set).
+    y
+        0/1 labels (1 = labelled anomaly).
+    beta, r
+        the (β, r) used.
+    params_source
+        where (β, r) come from (``"paper, Table 1"``, or a note).
+    note
+        how the data was obtained (seed, subsample, PCA).
+    d_original
+        the dimension before PCA (Table 1's "dim").
+    stats
+        (x_i, B_x(i, r)) of every record, self counted (the paper's definition).
     """
 
     key: str

@@ -125,14 +125,20 @@ def index_mask(indices: np.ndarray, n: int, name: str) -> np.ndarray:
 class GapSplit:
     """Step 3: O' split at the largest gap of its sorted d_diff values.
 
-    Attributes:
-        tp: presumed true positives (at or below the gap), sorted record indices.
-        fp: presumed false positives (above the gap), sorted record indices.
-        d_tp: ``min_{t ∈ TP} d_diff[t]`` (or the configured percentile, floored), ``None``
-            when TP is empty. This is the value the correction server sends to A.
-        d_fp: ``min_{f ∈ FP} d_diff[f]`` (or the configured rule), ``+inf`` when FP is
-            empty (no upper bound).
-        gap: the size of the gap that was split at (0.0 when no split was made).
+    Attributes
+    ----------
+    tp
+        presumed true positives (at or below the gap), sorted record indices.
+    fp
+        presumed false positives (above the gap), sorted record indices.
+    d_tp
+        ``min_{t ∈ TP} d_diff[t]`` (or the configured percentile, floored), ``None``
+        when TP is empty. This is the value the correction server sends to A.
+    d_fp
+        ``min_{f ∈ FP} d_diff[f]`` (or the configured rule), ``+inf`` when FP is
+        empty (no upper bound).
+    gap
+        the size of the gap that was split at (0.0 when no split was made).
     """
 
     tp: np.ndarray

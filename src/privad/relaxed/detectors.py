@@ -173,11 +173,16 @@ class DBSCANDetector:
     The same object (the same parameters) is used on 𝒯 and 𝒯' (section 7). Parameters are in
     the units of the data it is called on (the scaled space of step 1a in the protocol).
 
-    Attributes:
-        eps: neighbourhood radius (> 0), distances ``<= eps`` count.
-        min_samples: ``minPts``, the point itself included (>= 1).
-        backend: one of :data:`DBSCAN_BACKENDS`.
-        geometry_engine: ball-count engine of the ``"geometry"`` backend.
+    Attributes
+    ----------
+    eps
+        neighbourhood radius (> 0), distances ``<= eps`` count.
+    min_samples
+        ``minPts``, the point itself included (>= 1).
+    backend
+        one of :data:`DBSCAN_BACKENDS`.
+    geometry_engine
+        ball-count engine of the ``"geometry"`` backend.
     """
 
     eps: float

@@ -45,12 +45,18 @@ __all__ = ["PartitionedPerturbation", "perturb_partitions"]
 class PartitionedPerturbation:
     """What :func:`perturb_partitions` returns (lazy Dask arrays, chunked like the input rows).
 
-    Attributes:
-        perturbed: 𝒯' (n × d float64, scaled space), what the analyst receives.
-        differences: d_diff (n,), what the correction server receives, or None.
-        divisors: the step-1a divisors (public).
-        noise_scale: the Laplace scale per column in the scaled space (public).
-        n_partitions: number of row partitions (each drew from its own child stream).
+    Attributes
+    ----------
+    perturbed
+        𝒯' (n × d float64, scaled space), what the analyst receives.
+    differences
+        d_diff (n,), what the correction server receives, or None.
+    divisors
+        the step-1a divisors (public).
+    noise_scale
+        the Laplace scale per column in the scaled space (public).
+    n_partitions
+        number of row partitions (each drew from its own child stream).
     """
 
     perturbed: Any

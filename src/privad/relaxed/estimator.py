@@ -56,14 +56,21 @@ __all__ = ["RelaxedDPDetector"]
 class _Window:
     """What one window's release gave the analyst (arrays in the order of its records).
 
-    Attributes:
-        labels: 0/1 per record, 1 = in the corrected output TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3.
-        presumed_labels: 0/1 per record, 1 = in O' = f_outlier(𝒯') (no correction).
-        scores: the analyst's score of each record on 𝒯' (higher = more anomalous; see
-            :class:`RelaxedDPDetector`).
-        threshold: θ of a scoring detector on this window (None for DBSCAN).
-        run: the :class:`~privad.relaxed.protocol.ProtocolRun` (transcript, timings).
-        spend_id: the ledger spend of the window.
+    Attributes
+    ----------
+    labels
+        0/1 per record, 1 = in the corrected output TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3.
+    presumed_labels
+        0/1 per record, 1 = in O' = f_outlier(𝒯') (no correction).
+    scores
+        the analyst's score of each record on 𝒯' (higher = more anomalous; see
+        :class:`RelaxedDPDetector`).
+    threshold
+        θ of a scoring detector on this window (None for DBSCAN).
+    run
+        the :class:`~privad.relaxed.protocol.ProtocolRun` (transcript, timings).
+    spend_id
+        the ledger spend of the window.
     """
 
     labels: np.ndarray

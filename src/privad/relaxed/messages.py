@@ -131,13 +131,18 @@ class Message:
 class SensorToAnalyst(Message):
     """Step 2, S → A: the perturbed data 𝒯' and the public parameters of the mechanism.
 
-    Attributes:
-        perturbed: 𝒯' in the scaled space of step 1a, n × d; row i is record i.
-        divisors: the public step-1a divisors ``s_j`` (``perturbed · divisors`` is 𝒯' in
-            measurement units).
-        noise_scale: the Laplace scale used per column in the scaled space (``1/ε`` for
-            the default scaling), public like every DP mechanism's parameters.
-        epsilon: the sensor's ε.
+    Attributes
+    ----------
+    perturbed
+        𝒯' in the scaled space of step 1a, n × d; row i is record i.
+    divisors
+        the public step-1a divisors ``s_j`` (``perturbed · divisors`` is 𝒯' in
+        measurement units).
+    noise_scale
+        the Laplace scale used per column in the scaled space (``1/ε`` for
+        the default scaling), public like every DP mechanism's parameters.
+    epsilon
+        the sensor's ε.
     """
 
     sender: ClassVar[str] = "sensor"
@@ -168,13 +173,17 @@ class SensorToAnalyst(Message):
 class SensorToCorrection(Message):
     """Step 2, S → CS: the distance differences, indexed by record (Definition 4).
 
-    Attributes:
-        indices: the record index of each entry, a permutation of ``0 … n−1`` (the same
-            row numbers the analyst sees; the sensor may send them in any order).
-        d_diff: ``d_diff[k]`` belongs to record ``indices[k]`` (with ``Lap(Δ₁/ε_CS)`` noise
-            in the protected exchange, see :mod:`privad.relaxed.views`).
-        tp_noise: the Laplace noise the correction server adds to d_TP before sending it to
-            the analyst (ε_TP, eq. V2 of :mod:`privad.relaxed.views`); 0.0 (default) for none.
+    Attributes
+    ----------
+    indices
+        the record index of each entry, a permutation of ``0 … n−1`` (the same
+        row numbers the analyst sees; the sensor may send them in any order).
+    d_diff
+        ``d_diff[k]`` belongs to record ``indices[k]`` (with ``Lap(Δ₁/ε_CS)`` noise
+        in the protected exchange, see :mod:`privad.relaxed.views`).
+    tp_noise
+        the Laplace noise the correction server adds to d_TP before sending it to
+        the analyst (ε_TP, eq. V2 of :mod:`privad.relaxed.views`); 0.0 (default) for none.
     """
 
     sender: ClassVar[str] = "sensor"

@@ -70,32 +70,55 @@ analyst's own estimate from 𝒯' and O'."""
 class PipelineResult:
     """What :func:`run_pipeline` measured.
 
-    Attributes:
-        epsilon: ε of the sensor.
-        n: number of records.
-        accuracy: share of the true outliers O in the corrected output (NaN if O is empty).
-        subset_size: size of the corrected output as a share of n.
-        baseline_accuracy, baseline_subset_size: the same for O' (no correction).
-        true_outliers: O = f_outlier(𝒯) (sorted record indices).
-        presumed_outliers: O' = f_outlier(𝒯').
-        outliers: the corrected output TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3.
-        tp, fp, fn_l1, fn_l2, fn_l3: the sets of Fig. 2 (held by the correction server).
-        d_tp, d_fp: the thresholds of steps 3–5 (``None`` / ``inf`` when TP / FP is empty).
-        relaxed_sensitivity: RS_j (eq. 1, measurement units).
-        divisors: the step-1a divisors; noise_scale: Laplace scale per column (scaled space).
-        w_o: the outlier layer width given to the correction server.
-        detector: the f_outlier used on 𝒯' and 𝒯 (a :class:`DBSCANDetector` by default: for
-            the adaptive calibration, the candidate the analyst chose on 𝒯').
-        timings: seconds per stage (see :func:`run_pipeline`).
-        transcript: every message of the protocol run.
-        guarantee: Theorem 2 as data, or ``None`` without ``global_sensitivity``.
-        reduction: the analyst's step-4 reduction (``"radius"`` or ``"notes"``).
-        outlier_radius: ρ as the analyst used it (given, from history or estimated from
-            O'), ``None`` for ``"notes"`` or when TP was empty.
-        thresholds: the analyst's ``(t2, t3)`` of step 4, or ``None`` when TP was empty.
-        dbscan_candidates: the adaptive family (empty for a fixed detector).
-        dbscan_noise_shares: each candidate's noise share on 𝒯' (empty for a fixed
-            detector).
+    Attributes
+    ----------
+    epsilon
+        ε of the sensor.
+    n
+        number of records.
+    accuracy
+        share of the true outliers O in the corrected output (NaN if O is empty).
+    subset_size
+        size of the corrected output as a share of n.
+    baseline_accuracy, baseline_subset_size
+        the same for O' (no correction).
+    true_outliers
+        O = f_outlier(𝒯) (sorted record indices).
+    presumed_outliers
+        O' = f_outlier(𝒯').
+    outliers
+        the corrected output TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3.
+    tp, fp, fn_l1, fn_l2, fn_l3
+        the sets of Fig. 2 (held by the correction server).
+    d_tp, d_fp
+        the thresholds of steps 3–5 (``None`` / ``inf`` when TP / FP is empty).
+    relaxed_sensitivity
+        RS_j (eq. 1, measurement units).
+    divisors
+        the step-1a divisors; noise_scale: Laplace scale per column (scaled space).
+    w_o
+        the outlier layer width given to the correction server.
+    detector
+        the f_outlier used on 𝒯' and 𝒯 (a :class:`DBSCANDetector` by default: for
+        the adaptive calibration, the candidate the analyst chose on 𝒯').
+    timings
+        seconds per stage (see :func:`run_pipeline`).
+    transcript
+        every message of the protocol run.
+    guarantee
+        Theorem 2 as data, or ``None`` without ``global_sensitivity``.
+    reduction
+        the analyst's step-4 reduction (``"radius"`` or ``"notes"``).
+    outlier_radius
+        ρ as the analyst used it (given, from history or estimated from
+        O'), ``None`` for ``"notes"`` or when TP was empty.
+    thresholds
+        the analyst's ``(t2, t3)`` of step 4, or ``None`` when TP was empty.
+    dbscan_candidates
+        the adaptive family (empty for a fixed detector).
+    dbscan_noise_shares
+        each candidate's noise share on 𝒯' (empty for a fixed
+        detector).
     """
 
     epsilon: float
@@ -169,16 +192,21 @@ class PipelineResult:
 class Calibration:
     """The public parameters of the analyst and the correction server, fixed from history.
 
-    Attributes:
-        detector: ``f_outlier`` (for the default, the DBSCAN calibration of
-            :func:`calibrate`).
-        w_o: the outlier layer width w_O (scaled space).
-        outlier_radius: ρ of the ``"radius"`` reduction (scaled space): given, or estimated
-            from the historical outliers; ``None`` where the analyst estimates it from O'
-            (``"presumed"``) or the reduction is ``"notes"``.
-        history_outliers: ``(member, its outliers on the history)`` for each member of the
-            detector's family (one pair for a fixed detector); empty when neither w_O nor ρ
-            needed them.
+    Attributes
+    ----------
+    detector
+        ``f_outlier`` (for the default, the DBSCAN calibration of
+        :func:`calibrate`).
+    w_o
+        the outlier layer width w_O (scaled space).
+    outlier_radius
+        ρ of the ``"radius"`` reduction (scaled space): given, or estimated
+        from the historical outliers; ``None`` where the analyst estimates it from O'
+        (``"presumed"``) or the reduction is ``"notes"``.
+    history_outliers
+        ``(member, its outliers on the history)`` for each member of the
+        detector's family (one pair for a fixed detector); empty when neither w_O nor ρ
+        needed them.
     """
 
     detector: OutlierDetector

@@ -82,14 +82,19 @@ class Transcript:
 class ProtocolRun:
     """The result of :func:`run_protocol`.
 
-    Attributes:
-        outliers: the corrected outlier set the analyst received (sorted record indices).
-        presumed_outliers: O' = f_outlier(𝒯') (the uncorrected baseline).
-        transcript: every message, in order.
-        timings: seconds per stage: ``"perturbation"`` (S, steps 1a–1c),
-            ``"detection"`` (A, f_outlier on 𝒯'), ``"split"`` (CS, step 3),
-            ``"layers"`` (A, step 4), ``"false_negatives"`` (CS, step 5) and
-            ``"correction"`` (the sum of the last three: the correction logic of section 7).
+    Attributes
+    ----------
+    outliers
+        the corrected outlier set the analyst received (sorted record indices).
+    presumed_outliers
+        O' = f_outlier(𝒯') (the uncorrected baseline).
+    transcript
+        every message, in order.
+    timings
+        seconds per stage: ``"perturbation"`` (S, steps 1a–1c),
+        ``"detection"`` (A, f_outlier on 𝒯'), ``"split"`` (CS, step 3),
+        ``"layers"`` (A, step 4), ``"false_negatives"`` (CS, step 5) and
+        ``"correction"`` (the sum of the last three: the correction logic of section 7).
     """
 
     outliers: np.ndarray

@@ -215,15 +215,21 @@ def _activate(name: str, a: np.ndarray) -> np.ndarray:
 class AANN:
     """A trained three-layer autoencoder n_in -> hidden -> n_in, as plain arrays.
 
-    Attributes:
-        coefs: the weight matrices, ``(n_in x hidden, hidden x n_in)`` (scikit-learn's
-            ``coefs_`` layout: a row vector times the matrix).
-        intercepts: the bias vectors, ``(hidden, n_in)``.
-        activation: the hidden layer's activation, one of :data:`ACTIVATIONS`; the output
-            layer is linear.
-        input_offset, input_scale: the server-side input scaling, z = (x − offset) / scale,
-            learned on the training records (offset 0 and scale 1 for ``"none"``).
-        input_scaling: the name of that scaling, one of :data:`INPUT_SCALINGS`.
+    Attributes
+    ----------
+    coefs
+        the weight matrices, ``(n_in x hidden, hidden x n_in)`` (scikit-learn's
+        ``coefs_`` layout: a row vector times the matrix).
+    intercepts
+        the bias vectors, ``(hidden, n_in)``.
+    activation
+        the hidden layer's activation, one of :data:`ACTIVATIONS`; the output
+        layer is linear.
+    input_offset, input_scale
+        the server-side input scaling, z = (x − offset) / scale,
+        learned on the training records (offset 0 and scale 1 for ``"none"``).
+    input_scaling
+        the name of that scaling, one of :data:`INPUT_SCALINGS`.
     """
 
     coefs: tuple[np.ndarray, ...]

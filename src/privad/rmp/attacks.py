@@ -145,11 +145,16 @@ def check_clip(clip: Any) -> tuple[float, float] | None:
 class GaussianPrior(NamedTuple):
     """The attacker's n-variate Gaussian prior on a column y of Y (section 5.1, eq. 5).
 
-    Attributes:
-        mean: ȳ, shape (n,).
-        cov: Σ_y, shape (n, n), symmetric.
-        records: how many records it was estimated from.
-        source: ``"sample"`` (records the attacker holds) or ``"oracle"`` (the victim's own).
+    Attributes
+    ----------
+    mean
+        ȳ, shape (n,).
+    cov
+        Σ_y, shape (n, n), symmetric.
+    records
+        how many records it was estimated from.
+    source
+        ``"sample"`` (records the attacker holds) or ``"oracle"`` (the victim's own).
     """
 
     mean: np.ndarray
@@ -298,11 +303,16 @@ def reconstruct(
 class ReconstructionError:
     """How close a reconstruction X̂ is to the truth X (both n x m, same data space).
 
-    Attributes:
-        rmse: root mean squared error over all attribute values.
-        mae: mean absolute error.
-        within_tolerance: share of attribute values with |x̂ − x| <= tolerance.
-        tolerance: the tolerance used.
+    Attributes
+    ----------
+    rmse
+        root mean squared error over all attribute values.
+    mae
+        mean absolute error.
+    within_tolerance
+        share of attribute values with |x̂ − x| <= tolerance.
+    tolerance
+        the tolerance used.
     """
 
     rmse: float
@@ -342,11 +352,16 @@ def reconstruction_error(
 class IcaResult:
     """What :func:`ica_attack` recovers: sources up to permutation, scale and sign.
 
-    Attributes:
-        sources: k x m estimated independent components (records as columns).
-        mixing: w x k estimated mixing matrix (Z ≈ mixing @ sources + mean).
-        n_iter: FastICA iterations.
-        converged: False when FastICA warned that it did not converge.
+    Attributes
+    ----------
+    sources
+        k x m estimated independent components (records as columns).
+    mixing
+        w x k estimated mixing matrix (Z ≈ mixing @ sources + mean).
+    n_iter
+        FastICA iterations.
+    converged
+        False when FastICA warned that it did not converge.
     """
 
     sources: np.ndarray
@@ -412,11 +427,16 @@ def ica_attack(
 class ComponentMatch:
     """A one-to-one matching of estimated components to true attributes.
 
-    Attributes:
-        component: indices of matched components (rows of the estimate).
-        attribute: the attribute (row of the truth) each is matched to.
-        abs_corr: |Pearson correlation| of each matched pair.
-        mean_abs_corr: their mean (the figure of merit: 1 = recovered up to scale and sign).
+    Attributes
+    ----------
+    component
+        indices of matched components (rows of the estimate).
+    attribute
+        the attribute (row of the truth) each is matched to.
+    abs_corr
+        |Pearson correlation| of each matched pair.
+    mean_abs_corr
+        their mean (the figure of merit: 1 = recovered up to scale and sign).
     """
 
     component: np.ndarray
@@ -584,15 +604,24 @@ def sample_element_errors(
 class Lemma1Check:
     """An empirical check of Pr[|D| >= d] against a formula (two-sided exact binomial test).
 
-    Attributes:
-        alpha, d: the parameters.
-        samples: draws of D.
-        count: draws with |D| >= d.
-        empirical: count / samples.
-        expected: the formula's probability.
-        p_value: two-sided p-value of :func:`scipy.stats.binomtest`.
-        false_alarm: the test level.
-        consistent: p_value >= false_alarm (the data do not reject the formula).
+    Attributes
+    ----------
+    alpha, d
+        the parameters.
+    samples
+        draws of D.
+    count
+        draws with |D| >= d.
+    empirical
+        count / samples.
+    expected
+        the formula's probability.
+    p_value
+        two-sided p-value of :func:`scipy.stats.binomtest`.
+    false_alarm
+        the test level.
+    consistent
+        p_value >= false_alarm (the data do not reject the formula).
     """
 
     alpha: float

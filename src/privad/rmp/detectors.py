@@ -61,12 +61,18 @@ __all__ = [
 class DetectorModel(EndUserPath):
     """The model M of RMP with a detector other than the AANN; in-process only.
 
-    Attributes:
-        T: the public matrix, w x n (w < n).
-        beta: β of the double logistic (eq. 2) the participants used.
-        detector: the fitted detector (protocol of :mod:`privad.detectors`).
-        threshold: θ = μ + 3σ of the detector's scores on the training records.
-        metadata: JSON-able facts (``detector``, ``n_training_records``, ``alpha``).
+    Attributes
+    ----------
+    T
+        the public matrix, w x n (w < n).
+    beta
+        β of the double logistic (eq. 2) the participants used.
+    detector
+        the fitted detector (protocol of :mod:`privad.detectors`).
+    threshold
+        θ = μ + 3σ of the detector's scores on the training records.
+    metadata
+        JSON-able facts (``detector``, ``n_training_records``, ``alpha``).
 
     The end-user's methods match :class:`~privad.rmp.model.RMPModel`'s; ``to_bytes`` and
     ``save`` raise :class:`~privad.errors.ParameterError` (no pickle, see the module).
@@ -122,13 +128,20 @@ def fit_detector_model(
 ) -> DetectorModel:
     """The mining server's job with another detector: fit a clone on the rows of Z_all.
 
-    Args:
-        T: the public matrix, w x n.
-        Z_all: the perturbed records, **w x m_total** (records as columns, as received).
-        detector: follows the protocol (:func:`check_detector`); not modified.
-        alpha: the public α (recorded in the metadata only).
-        beta: β the participants used in eq. 2 (default β*).
-        rng: every ``random_state`` parameter of the clone is drawn from it.
+    Parameters
+    ----------
+    T
+        the public matrix, w x n.
+    Z_all
+        the perturbed records, **w x m_total** (records as columns, as received).
+    detector
+        follows the protocol (:func:`check_detector`); not modified.
+    alpha
+        the public α (recorded in the metadata only).
+    beta
+        β the participants used in eq. 2 (default β*).
+    rng
+        every ``random_state`` parameter of the clone is drawn from it.
 
     θ is μ + 3σ of the fitted clone's scores on the training records.
     """

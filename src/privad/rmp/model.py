@@ -162,12 +162,18 @@ class EndUserPath(PublicShape):
 class RMPModel(EndUserPath):
     """The anomaly detection model M of RMP (sections 3-4).
 
-    Attributes:
-        T: the public matrix, w x n (w < n).
-        beta: β of the double logistic (eq. 2) the participants used (β* by default).
-        aann: the trained autoencoder on w inputs.
-        threshold: θ = μ + 3σ of the training reconstruction errors (section 4).
-        metadata: JSON-able facts about the training (see the module documentation).
+    Attributes
+    ----------
+    T
+        the public matrix, w x n (w < n).
+    beta
+        β of the double logistic (eq. 2) the participants used (β* by default).
+    aann
+        the trained autoencoder on w inputs.
+    threshold
+        θ = μ + 3σ of the training reconstruction errors (section 4).
+    metadata
+        JSON-able facts about the training (see the module documentation).
     """
 
     T: np.ndarray
@@ -394,15 +400,22 @@ def fit_model(
 ) -> RMPModel:
     """The mining server's job (section 4): train the AANN on everything it received.
 
-    Args:
-        T: the public matrix, w x n.
-        Z_all: the perturbed records, **w x m_total** (the paper's orientation: columns
-            are records, the participants' Z_i side by side, as received).
-        alpha: the public α (recorded in the metadata only; ``None`` if not known).
-        beta: β the participants used in eq. 2 (default β*); end-users must use the same.
-        training: how the AANN is trained (:class:`privad.rmp.aann.AANNTraining`; ``None``
-            for its defaults).
-        rng, progress: passed to :func:`privad.rmp.aann.train_aann`.
+    Parameters
+    ----------
+    T
+        the public matrix, w x n.
+    Z_all
+        the perturbed records, **w x m_total** (the paper's orientation: columns
+        are records, the participants' Z_i side by side, as received).
+    alpha
+        the public α (recorded in the metadata only; ``None`` if not known).
+    beta
+        β the participants used in eq. 2 (default β*); end-users must use the same.
+    training
+        how the AANN is trained (:class:`privad.rmp.aann.AANNTraining`; ``None``
+        for its defaults).
+    rng, progress
+        passed to :func:`privad.rmp.aann.train_aann`.
 
     The AANN is trained on the rows of ``Z_all.T``; θ is μ + 3σ of the reconstruction
     errors of all training records pooled (section 4).

@@ -85,13 +85,18 @@ def _check_rows(X_rows: Any, n: int, name: str = "X_rows") -> np.ndarray:
 class Participant(PublicShape):
     """A participant c_i of RMP (section 3.2): holds a private T_i, sends Z_i = T_i Y_i.
 
-    Args:
-        T: the public matrix, w x n (w < n).
-        alpha: α of eq. (1), public, 0 < α < 1.
-        rng: a :class:`privad.noise.Randomness`, a seed, or ``None`` (OS entropy); Δ_i is
-            drawn from it once, at construction.
-        beta: β of eq. (2); default β* (:func:`~privad.rmp.perturbation.beta_star`). It
-            must be the β the server's model records.
+    Parameters
+    ----------
+    T
+        the public matrix, w x n (w < n).
+    alpha
+        α of eq. (1), public, 0 < α < 1.
+    rng
+        a :class:`privad.noise.Randomness`, a seed, or ``None`` (OS entropy); Δ_i is
+        drawn from it once, at construction.
+    beta
+        β of eq. (2); default β* (:func:`~privad.rmp.perturbation.beta_star`). It
+        must be the β the server's model records.
 
     T_i is never shown by ``repr`` and is not an attribute; only :meth:`private_matrix` and
     the key-file methods give it out, deliberately.
@@ -289,21 +294,28 @@ def _read_key(data: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
 class MiningServer:
     """The mining server S (section 3): collects the Z_i and trains the model M.
 
-    Args:
-        T: the public matrix, w x n.
-        alpha: the public α (recorded in the model's metadata; optional).
-        training: how the AANN is trained (:class:`privad.rmp.aann.AANNTraining`; ``None``
-            for its defaults; its ``batch_size`` is the SGD mini-batch, not the
-            participants' submissions).
-        beta: β the participants use (default β*).
-        rng: randomness for the training (initial weights, shuffling; a detector's
-            ``random_state``).
-        detector: ``None`` (default) trains the paper's AANN and :meth:`train` returns an
-            :class:`RMPModel`; otherwise an instance following the protocol of
-            :mod:`privad.rmp.detectors` (``fit``, ``decision_function`` higher = more
-            anomalous): :meth:`train` fits a clone of it on the rows of Z_all and returns a
-            :class:`~privad.rmp.detectors.DetectorModel`, which cannot be saved.
-            ``training`` is then unused.
+    Parameters
+    ----------
+    T
+        the public matrix, w x n.
+    alpha
+        the public α (recorded in the model's metadata; optional).
+    training
+        how the AANN is trained (:class:`privad.rmp.aann.AANNTraining`; ``None``
+        for its defaults; its ``batch_size`` is the SGD mini-batch, not the
+        participants' submissions).
+    beta
+        β the participants use (default β*).
+    rng
+        randomness for the training (initial weights, shuffling; a detector's
+        ``random_state``).
+    detector
+        ``None`` (default) trains the paper's AANN and :meth:`train` returns an
+        :class:`RMPModel`; otherwise an instance following the protocol of
+        :mod:`privad.rmp.detectors` (``fit``, ``decision_function`` higher = more
+        anomalous): :meth:`train` fits a clone of it on the rows of Z_all and returns a
+        :class:`~privad.rmp.detectors.DetectorModel`, which cannot be saved.
+        ``training`` is then unused.
     """
 
     def __init__(
@@ -419,25 +431,37 @@ def run_scheme(
 ) -> RMPModel | DetectorModel:
     """RMP in one process: participants, server, model (sections 3-4 and 6).
 
-    Args:
-        X_rows: all participants' records, m x n (rows).
-        alpha: α of eq. (1).
-        T: the public matrix; default a fresh one (w = n − r) drawn from ``rng``.
-        r: n − w when T is drawn (r = 1 in Table 1); ignored if ``T`` is given.
-        batch_size: records per participant (30 in section 6): each batch is perturbed
-            by a separate :class:`Participant` with its own T_i.
-        shuffle: randomly permute the records before cutting them into batches (our
-            reading of "a random subset of the dataset is partitioned horizontally among
-            the participants", section 6). ``False`` keeps the given order.
-        training: how the server trains the AANN (:class:`privad.rmp.aann.AANNTraining`;
-            ``None`` for its defaults; its ``batch_size`` is the SGD mini-batch).
-        beta: β of eq. (2) (default β*).
-        rng: a :class:`privad.noise.Randomness`, a seed, or ``None``. T, the permutation,
-            every Δ_i and the training all draw from it, in that order.
-        progress: called as ``progress(epoch, epochs)`` during training (AANN only).
-        detector: ``None`` for the AANN, or a detector the server trains instead
-            (:class:`MiningServer`, :mod:`privad.rmp.detectors`); the participants and
-            the perturbation are unchanged.
+    Parameters
+    ----------
+    X_rows
+        all participants' records, m x n (rows).
+    alpha
+        α of eq. (1).
+    T
+        the public matrix; default a fresh one (w = n − r) drawn from ``rng``.
+    r
+        n − w when T is drawn (r = 1 in Table 1); ignored if ``T`` is given.
+    batch_size
+        records per participant (30 in section 6): each batch is perturbed
+        by a separate :class:`Participant` with its own T_i.
+    shuffle
+        randomly permute the records before cutting them into batches (our
+        reading of "a random subset of the dataset is partitioned horizontally among
+        the participants", section 6). ``False`` keeps the given order.
+    training
+        how the server trains the AANN (:class:`privad.rmp.aann.AANNTraining`;
+        ``None`` for its defaults; its ``batch_size`` is the SGD mini-batch).
+    beta
+        β of eq. (2) (default β*).
+    rng
+        a :class:`privad.noise.Randomness`, a seed, or ``None``. T, the permutation,
+        every Δ_i and the training all draw from it, in that order.
+    progress
+        called as ``progress(epoch, epochs)`` during training (AANN only).
+    detector
+        ``None`` for the AANN, or a detector the server trains instead
+        (:class:`MiningServer`, :mod:`privad.rmp.detectors`); the participants and
+        the perturbation are unchanged.
     """
     randomness = as_randomness(rng)
     X = check_array(X_rows, "X_rows", min_rows=2)

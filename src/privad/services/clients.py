@@ -266,18 +266,27 @@ def _expect_message(cls: Any, data: Any, what: str) -> Any:
 class WindowReport:
     """What happened to one window.
 
-    Attributes:
-        window: the window number.
-        n: its number of records.
-        outliers: the corrected outliers (record indices within the window), or None when
-            the window was not closed (or was skipped).
-        n_presumed: |O'| (detections on 𝒯' before correction), or None.
-        stored: whether each upload was new (``False``: an identical copy was already there).
-        spend_id: the ledger spend of this window, or None.
-        status: ``"sent"`` (a new release), ``"resumed"`` (a journalled release sent again
-            byte for byte after an interruption), ``"skipped"`` (these records were
-            released before; nothing was sent) or ``"forced"`` (released again, charged).
-        digest: the content digest of the window's records.
+    Attributes
+    ----------
+    window
+        the window number.
+    n
+        its number of records.
+    outliers
+        the corrected outliers (record indices within the window), or None when
+        the window was not closed (or was skipped).
+    n_presumed
+        |O'| (detections on 𝒯' before correction), or None.
+    stored
+        whether each upload was new (``False``: an identical copy was already there).
+    spend_id
+        the ledger spend of this window, or None.
+    status
+        ``"sent"`` (a new release), ``"resumed"`` (a journalled release sent again
+        byte for byte after an interruption), ``"skipped"`` (these records were
+        released before; nothing was sent) or ``"forced"`` (released again, charged).
+    digest
+        the content digest of the window's records.
     """
 
     window: int
