@@ -131,6 +131,11 @@ def _guarantee_options(global_sensitivity: str | None, budget: str | None, ledge
     return gs, budget_v
 
 
+def _optional_epsilon(text: str | None, option: str) -> float | None:
+    return None if text is None else parse_float(text, option, strict=True,
+                                                 what="a finite number > 0")
+
+
 def _relaxed_sensitivities(relaxed_sensitivity: str | None, history: str | None,
                            columns: list[str] | None, p_o: float) -> Any:  # fmt: skip
     """RS from ``--relaxed-sensitivity`` or from ``--history`` (eq. 1); None without both."""
@@ -233,6 +238,13 @@ def send(
         help="ε_CS of the d_diff noise, in the guarantee unit. Default: the perturbation's ε "
         "in that unit.",
     ),
+    tp_epsilon: str | None = typer.Option(
+        None, "--tp-epsilon", metavar="E",
+        help="ε_TP: Laplace noise on the one value d_TP the analyst learns, in the guarantee "
+        "unit (protected exchange only). d_TP alone is then min(ε_TP, ε_CS)-DP; the "
+        "analyst's whole view stays bounded by ε_T + ε_CS, and nothing more is charged. "
+        "Default: none.",
+    ),
     scope: str = typer.Option(
         "relaxed-sensor", "--scope", metavar="SCOPE", help="Base name of the ledger scopes."
     ),
@@ -286,10 +298,12 @@ def send(
     secret = _token(token, "--token", "PRIVAD_SENSOR_TOKEN")
     gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "each window's")
     exchange_v = parse_choice(exchange, "--exchange", EXCHANGE_CHOICES)
-    cs_eps = None if cs_epsilon is None else parse_float(cs_epsilon, "--cs-epsilon",
-                                                         strict=True, what="a finite number > 0")
-    if exchange_v == "unprotected" and cs_eps is not None:
-        raise ParameterError("--cs-epsilon applies to --exchange protected only")
+    cs_eps = _optional_epsilon(cs_epsilon, "--cs-epsilon")
+    tp_eps = _optional_epsilon(tp_epsilon, "--tp-epsilon")
+    for value, option in ((cs_eps, "--cs-epsilon"), (tp_eps, "--tp-epsilon")):
+        if exchange_v == "unprotected" and value is not None:
+            raise ParameterError(f"{option} applies to --exchange protected only (the "
+                                 "unprotected exchange sends d_diff and d_TP exact)")
     verify = existing_file(ca_cert, "--ca-cert") or True
 
     rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, p_o_v)
@@ -327,6 +341,7 @@ def send(
         sensor = Sensor(eps, rs, scaling=scaling_v, d_diff_centres=centres,  # type: ignore[arg-type]
                         global_sensitivity=gs, guarantee_unit=unit,  # type: ignore[arg-type]
                         exchange=exchange_v, cs_epsilon=cs_eps,  # type: ignore[arg-type]
+                        tp_epsilon=tp_eps,
                         rng=None if seed_v is None else Randomness(seed_v))  # fmt: skip
         from privad.accounting import Ledger, default_ledger_path
         from privad.relaxed.journal import ReleaseJournal

@@ -826,9 +826,11 @@ def protected_exchange_grid(
     """Accuracy and subset size of the protected exchange against ε_CS and ε_TP (Figure 3's grid).
 
     The data sets, their calibration and the perturbation's noise seeds are those of
-    :func:`figure3` (same ``seed``), so the ``"unprotected"`` rows are Figure 3's runs and
-    every protected variant perturbs 𝒯 with the same noise (the same 𝒯', the same O'):
-    the variants differ only in the noise on d_diff (ε_CS) and on d_TP (ε_TP).
+    :func:`figure3` (same ``seed``), so the ``"unprotected"`` rows are Figure 3's runs. Every
+    variant perturbs 𝒯 with the same noise (the same 𝒯', hence the same O', computed once);
+    the variants differ only in the noise on d_diff (ε_CS) and on d_TP (ε_TP), and each runs
+    steps 3–5 with fresh parties and :func:`~privad.relaxed.run_pipeline`'s defaults
+    (adaptive DBSCAN, the "radius" reduction with ρ and w_O from the historical outliers).
 
     Parameters
     ----------
@@ -850,9 +852,8 @@ def protected_exchange_grid(
         ``tp_factor``, ``cs_epsilon``, ``tp_epsilon`` (absolute, per record),
         ``charged_epsilon`` (ε_T + ε_CS per record, what a window is charged; ε_TP costs
         nothing on top, see :mod:`privad.relaxed.views`), ``accuracy``, ``subset_size``,
-        ``baseline_accuracy``, ``baseline_subset_size``, ``n_presumed_outliers``,
-        ``n_output`` and ``time_total_s``. :func:`protected_exchange_summary` averages
-        the runs.
+        ``baseline_accuracy``, ``baseline_subset_size`` (O' before correction, the same for
+        every variant) and ``n_output``. :func:`protected_exchange_summary` averages the runs.
     """
     runs = check_int(runs, "runs", minimum=1)
     n = check_int(n, "n", minimum=10)
@@ -871,32 +872,37 @@ def protected_exchange_grid(
                 progress(f"protected exchange: separation {sep:g}, run {run + 1}/{runs}", done,
                          total)  # fmt: skip
             prep = cache.get(n, sep, run, seed)
-            # run_pipeline's calibration from the history (= the data), computed once here
-            # for every ε and variant: the historical outliers of the adaptive family, w_O, ρ
-            hist = np.unique(np.concatenate([prep.outliers_of(m) for m in prep.candidates]))
-            fixed = {"dbscan_candidates": prep.candidates,
-                     "outlier_layer_width": estimate_outlier_layer_width(prep.T, hist),
-                     "outlier_radius": estimate_outlier_layer_radius(prep.T, hist)}
-            d = prep.X.shape[1]
+            n_rec, d = prep.X.shape
+            # as run_pipeline: w_O and ρ from the records any member of the family labels as
+            # noise on the history (= the data)
+            hist = np.unique(np.concatenate([prep.outliers_of(c) for c in prep.candidates]))
+            w_o = estimate_outlier_layer_width(prep.T, hist)
+            rho = estimate_outlier_layer_radius(prep.T, hist)
             for eps in epsilons:
+                o_prime = chosen = None
                 for cs, tp in variants:
                     kw: dict[str, Any] = {"exchange": "unprotected"} if cs is None else {
                         "exchange": "protected", "cs_epsilon": cs * d * eps,
                         "tp_epsilon": None if tp is None else tp * d * eps}
-                    res = run_pipeline(prep.X, eps, p_o=cache.p_o,
-                                       rng=_seed(seed, "noise", sep, run, eps), **fixed, **kw)
-                    s = res.summary()
+                    sensor = Sensor(eps, prep.rs, rng=_seed(seed, "noise", sep, run, eps), **kw)
+                    to_a, to_c = sensor.perturb(prep.X)  # 𝒯' first: the same for every variant
+                    if o_prime is None:
+                        adaptive = AdaptiveDBSCANDetector(prep.candidates, cache.p_o)
+                        chosen, o_prime = adaptive.select(to_a.perturbed)
+                    analyst = Analyst(_Fixed(o_prime, n_rec), outlier_radius=rho)
+                    out = _replay(to_a, to_c, analyst, CorrectionServer(w_o))
+                    o_true = prep.outliers_of(chosen)
                     rows.append({
                         "separation": float(sep), "epsilon": float(eps), "run": run,
-                        "n": res.n, "exchange": _variant_label(cs, tp),
+                        "n": n_rec, "exchange": _variant_label(cs, tp),
                         "cs_factor": cs, "tp_factor": tp,
                         "cs_epsilon": kw.get("cs_epsilon"), "tp_epsilon": kw.get("tp_epsilon"),
                         "charged_epsilon": d * eps + (kw.get("cs_epsilon") or 0.0),
-                        "accuracy": res.accuracy, "subset_size": res.subset_size,
-                        "baseline_accuracy": res.baseline_accuracy,
-                        "baseline_subset_size": res.baseline_subset_size,
-                        "n_presumed_outliers": s["n_presumed_outliers"],
-                        "n_output": s["n_output"], "time_total_s": s["time_total_s"],
+                        "accuracy": accuracy(out, o_true, n_rec),
+                        "subset_size": subset_size(out, n_rec),
+                        "baseline_accuracy": accuracy(o_prime, o_true, n_rec),
+                        "baseline_subset_size": subset_size(o_prime, n_rec),
+                        "n_output": int(out.size),
                     })  # fmt: skip
             done += 1
     return pd.DataFrame(rows)
