@@ -25,6 +25,7 @@ Every mistake (bad option, unreadable file, a server refusing a request) is a
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -203,7 +204,8 @@ def send(
     columns: list[str] | None = COLUMNS_OPTION,
     first_window: str = typer.Option(
         "0", "--first-window", metavar="W",
-        help="Number of the first window (default 0); continue a stream after its last window.",
+        help="Number of the first new window (default 0, or after the last window the journal "
+        "sent to these servers with this token).",
     ),
     partial: str = typer.Option(
         "send", "--partial", metavar="P",
@@ -218,9 +220,10 @@ def send(
     ),
     journal: str | None = typer.Option(
         None, "--journal", metavar="PATH",
-        help="The sensor's record of released records (SQLite): a rerun skips records "
-        "already released and completes an interrupted window with its journalled messages. "
-        "Default: $PRIVAD_SENSOR_JOURNAL or ~/.privad/sensor-journal.sqlite.",
+        help="The sensor's record of released rows (SQLite, keyed by row, so whatever "
+        "--window): a rerun skips rows already released and completes an interrupted window "
+        "with its journalled messages. Default: $PRIVAD_SENSOR_JOURNAL or "
+        "~/.privad/sensor-journal.sqlite.",
     ),
     force_rerelease: bool = typer.Option(
         False, "--force-rerelease",
@@ -275,10 +278,11 @@ def send(
     from privad.relaxed import Sensor
     from privad.relaxed import relaxed_sensitivity as estimate_rs
     from privad.services.clients import (
+        AlreadyReleased,
         AnalystClient,
         CorrectionClient,
         SensorUploader,
-        iter_windows,
+        SkippedRows,
         read_csv_rows,
     )
     from privad.services.common import Conflict
@@ -328,16 +332,15 @@ def send(
         # fail before any privacy is spent: both servers reachable, both tokens accepted
         a_client.windows()
         c_client.windows()
-        windows = iter_windows(read_csv_rows(stream, columns=cols, source=label), size,
-                               first=first, partial=keep_partial)  # fmt: skip
-        head = next(windows, None)
-        if head is None:
+        rows = read_csv_rows(stream, columns=cols, source=label)
+        head = list(itertools.islice(rows, size))
+        if not head:
             raise DataError(f"{label}: no records to send")
         if rs is None:
             _stderr("privad: warning: no --history: the relaxed sensitivities are estimated "
-                    f"from the first window ({head[1].shape[0]} records), so the noise scale "
+                    f"from the first window ({len(head)} records), so the noise scale "
                     "depends on the data it protects (as in the paper's experiments)")
-            rs = estimate_rs(head[1], p_o_v)
+            rs = estimate_rs(np.array(head), p_o_v)
         sensor = Sensor(eps, rs, scaling=scaling_v, d_diff_centres=centres,  # type: ignore[arg-type]
                         global_sensitivity=gs, guarantee_unit=unit,  # type: ignore[arg-type]
                         exchange=exchange_v, cs_epsilon=cs_eps,  # type: ignore[arg-type]
@@ -350,59 +353,61 @@ def send(
         g = views.release
         book = Ledger(ledger if ledger is not None else default_ledger_path(), create=True,
                       default_budget=budget_v if budget_v is not None else g.epsilon)
-        book_journal = ReleaseJournal(journal)
-        if not quiet:
-            typer.echo("each window: " + "; ".join(views.lines()))
-            typer.echo(f"charged to scope {scope}/rows-DIGEST in {book.path}; journal "
-                       f"{book_journal.path}")  # fmt: skip
-        uploader = SensorUploader(sensor, a_client, c_client, ledger=book, scope=scope,
-                                  close=not no_close, journal=book_journal)  # fmt: skip
-        source = label if data == "-" else str(Path(label).resolve())
-        counts = {"sent": 0, "forced": 0, "resumed": 0, "skipped": 0}
-        n_records = 0
-        sent_windows: list[int] = []
-
-        def all_windows() -> Any:
-            yield head
-            yield from windows
-
         try:
-            for w, block in all_windows():
+            book_journal = ReleaseJournal(journal)
+        except BaseException:
+            book.close()
+            raise
+        try:
+            uploader = SensorUploader(sensor, a_client, c_client, ledger=book, scope=scope,
+                                      close=not no_close, journal=book_journal)  # fmt: skip
+            if not quiet:
+                typer.echo("each window: " + "; ".join(views.lines()))
+                typer.echo(f"charged to scope {scope}/rows-DIGEST in {book.path}; journal "
+                           f"{book_journal.path}")  # fmt: skip
+            elsewhere = [r.window for r in book_journal.releases()
+                         if r.destination != uploader.destination
+                         and r.status in ("pending", "partial")]  # fmt: skip
+            if elsewhere:
+                _stderr(f"privad: warning: {len(elsewhere)} interrupted release(s) in the "
+                        "journal were for other servers or another token; their records count "
+                        "as released (rerun against those servers to complete them)")
+            n_records = n_skipped = 0
+            sent_windows: list[int] = []
+            events = uploader.send_stream(
+                itertools.chain(head, rows), size, first=first, partial=keep_partial,
+                source=label if data == "-" else str(Path(label).resolve()),
+                on_released="force" if force_rerelease else "skip")  # fmt: skip
+            while True:
                 try:
-                    report = uploader.send_window(
-                        w, block, source=source, first_row=(w - first) * size,
-                        on_released="force" if force_rerelease else "skip")  # fmt: skip
+                    report = next(events, None)
                 except Conflict as exc:
-                    raise Conflict(f"{exc}; {_next_hint(a_client, c_client)}") from None
-                counts[report.status] += 1
-                if report.status == "skipped":
+                    if isinstance(exc, AlreadyReleased):
+                        raise
+                    raise Conflict(f"{exc}; {_next_hint(a_client, c_client, book_journal)}"
+                                   ) from None  # fmt: skip
+                if report is None:
+                    break
+                if isinstance(report, SkippedRows):
+                    n_skipped += report.n
                     if not quiet:
-                        typer.echo(f"rows {(w - first) * size}..{(w - first) * size + report.n - 1}"
-                                   f": already released as window {report.window}; skipped "
-                                   "(--force-rerelease to release them again, charged)")
+                        typer.echo(f"rows {report.first_row}..{report.first_row + report.n - 1}"
+                                   ": already released (window(s) "
+                                   f"{_span(report.windows)}); skipped (--force-rerelease to "
+                                   "release them again, charged)")  # fmt: skip
                     continue
-                n_records += report.n
-                sent_windows.append(report.window)
+                if report.status != "closed":  # "closed": its records were counted before
+                    n_records += report.n
+                    sent_windows.append(report.window)
                 if not quiet:
-                    how = {"sent": "", "forced": " (forced re-release, charged again)",
-                           "resumed": " (completed from the journal: an identical copy)"
-                           }[report.status]  # fmt: skip
-                    if report.outliers is None:
-                        typer.echo(f"window {report.window}: {report.n} record(s) "
-                                   f"uploaded{how}")  # fmt: skip
-                    else:
-                        typer.echo(f"window {report.window}: {report.n} record(s) sent{how}; "
-                                   f"{report.n_presumed} presumed outlier(s) before "
-                                   f"correction, {report.outliers.size} corrected "
-                                   "outlier(s)")  # fmt: skip
+                    _echo_window(report)
         finally:
             book.close()
             book_journal.close()
         if not quiet:
-            span = (f" (windows {min(sent_windows)}..{max(sent_windows)})" if sent_windows
-                    else "")  # fmt: skip
+            span = f" (windows {_span(sent_windows)})" if sent_windows else ""
             typer.echo(f"sent {len(sent_windows)} window(s), {n_records} record(s){span}; "
-                       f"{counts['skipped']} window(s) already released, skipped")
+                       f"{n_skipped} record(s) already released, skipped")
     finally:
         for client in (a_client, c_client):
             if client is not None:
@@ -411,17 +416,39 @@ def send(
             stream.close()
 
 
-def _next_hint(a_client: Any, c_client: Any) -> str:
-    note = ("records this sensor already released are skipped on a rerun (its journal), so "
-            "nothing is sent twice")
+def _span(numbers: Any) -> str:
+    """``"3"`` or ``"3..7"`` (smallest..largest)."""
+    lo, hi = min(numbers), max(numbers)
+    return str(lo) if lo == hi else f"{lo}..{hi}"
+
+
+def _echo_window(report: Any) -> None:
+    how = {"sent": "sent", "forced": "sent (forced re-release, charged again)",
+           "resumed": "sent (completed from the journal: an identical copy)",
+           "closed": "closed (uploaded before an interruption)"}[report.status]  # fmt: skip
+    if report.outliers is None:
+        typer.echo(f"window {report.window}: {report.n} record(s) "
+                   f"{how.replace('sent', 'uploaded', 1)}")  # fmt: skip
+    else:
+        typer.echo(f"window {report.window}: {report.n} record(s) {how}; {report.n_presumed} "
+                   f"presumed outlier(s) before correction, {report.outliers.size} corrected "
+                   "outlier(s)")  # fmt: skip
+
+
+def _next_hint(a_client: Any, c_client: Any, journal: Any) -> str:
+    """What to do after a 409: the servers hold a window number this journal did not
+    send."""
     try:
         seen = [w["window"] for w in a_client.windows()] + [
             w["window"] for w in c_client.windows()]
     except Exception:  # only a hint
-        return f"the servers hold this window number with other records; {note}"
-    nxt = max(seen) + 1 if seen else 0
-    return (f"the servers hold this window number with other records: give --first-window "
-            f"{nxt} (the next free number) for new records; {note}")
+        seen = []
+    nxt = f"--first-window {max(seen) + 1} (the next free number)" if seen else \
+        "--first-window N (a number the servers do not hold)"  # fmt: skip
+    return (f"the servers hold this window number of this sensor, and the journal "
+            f"{journal.path} did not send it: if another journal sent these records, rerun "
+            "with that --journal (sending them again would release them twice); if they are "
+            f"new records, give {nxt}")
 
 
 @sensor_app.command("result")
