@@ -301,6 +301,8 @@ def send(
     seed_v = parse_seed(seed)
     secret = _token(token, "--token", "PRIVAD_SENSOR_TOKEN")
     gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "each window's")
+    if journal is not None:
+        check_output_path(journal, "--journal", "store")
     exchange_v = parse_choice(exchange, "--exchange", EXCHANGE_CHOICES)
     cs_eps = _optional_epsilon(cs_epsilon, "--cs-epsilon")
     tp_eps = _optional_epsilon(tp_epsilon, "--tp-epsilon")

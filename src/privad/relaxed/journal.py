@@ -161,7 +161,7 @@ class ReleaseJournal:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         target = default_journal_path() if path is None else Path(path)
         try:
-            if str(target) != ":memory:":
+            if path is None:  # only privad's own default location is created
                 target.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(target), isolation_level=None, timeout=30.0)
             self._conn.execute("PRAGMA synchronous=FULL")
