@@ -5,10 +5,13 @@
   idempotent on the server (an identical repeat is acknowledged again, a different one is
   refused with 409), so retrying after a lost answer is safe.
 * :class:`SensorUploader`: party S over the network. For each window of the stream it
-  perturbs the records locally with :class:`privad.relaxed.Sensor` (steps 1a–1c), charges
-  the window's guarantee to a :class:`privad.accounting.Ledger` if one is given, uploads
-  d_diff to the correction server and 𝒯' to the analyst, then closes the window at the
-  analyst, which runs detection and correction and answers with the corrected outliers.
+  perturbs the records locally with :class:`privad.relaxed.Sensor` (steps 1a–1c), journals
+  the window's messages and row keys (:class:`privad.relaxed.journal.ReleaseJournal`, if
+  given), charges the window's guarantee to a :class:`privad.accounting.Ledger` (if given),
+  uploads d_diff to the correction server and 𝒯' to the analyst, then closes the window at
+  the analyst, which runs detection and correction and answers with the corrected outliers.
+  :meth:`SensorUploader.send_stream` skips rows the journal says were released and
+  completes what an interrupted run left.
 * :func:`read_csv_rows`, :func:`iter_windows`: a CSV file or stream cut into windows of
   records, read incrementally (a live stream on standard input works).
 * :class:`OracleClient`, :class:`RemoteOracle`: the noisy group oracle of the DP noisy
