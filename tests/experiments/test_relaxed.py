@@ -102,3 +102,27 @@ def test_quick_reproduce_writes_every_file(tmp_path: Path) -> None:
     df = pd.read_csv(tmp_path / "out" / "figure3.csv")
     assert len(df) == 4 * 3 and set(df["separation"]) == set(ex.SEPARATIONS)
     assert not list((tmp_path / "out").glob(".*.part"))  # atomic writes leave no temp files
+
+
+def test_protected_exchange_grid_pairs_with_figure3(cache: ex.RingCache,
+                                                    fig3: pd.DataFrame) -> None:  # fmt: skip
+    variants = ((None, None), (1.0, None), (1.0, 0.5))
+    g = ex.protected_exchange_grid((50.0, 400.0), variants=variants, n=3_000, runs=2, seed=1,
+                                   cache=cache)  # fmt: skip
+    assert len(g) == 2 * 3 * 3 * 2
+    # the unprotected rows are Figure 3's runs (same data, same perturbation noise)
+    u = g[g["exchange"] == "unprotected"].reset_index(drop=True)
+    for col in ("accuracy", "subset_size", "baseline_accuracy", "n_output"):
+        assert u[col].tolist() == fig3[col].tolist(), col
+    # every variant perturbs T with the same noise: the same O' before correction
+    keys = ["separation", "epsilon", "run"]
+    assert (g.groupby(keys)["baseline_subset_size"].nunique() == 1).all()
+    p = g[g["exchange"] == "protected ε_CS=1·dε, ε_TP=0.5·dε"].iloc[0]
+    assert p["cs_epsilon"] == pytest.approx(2 * p["epsilon"])  # d = 2 columns
+    assert p["tp_epsilon"] == pytest.approx(p["epsilon"])
+    assert p["charged_epsilon"] == pytest.approx(4 * p["epsilon"])  # ε_TP costs nothing more
+    s = ex.protected_exchange_summary(g)
+    assert len(s) == 2 * 3 * 3 and (s["runs"] == 2).all()
+    assert (s["accuracy_min"] <= s["accuracy"]).all() and (s["accuracy"] <= s["accuracy_max"]).all()
+    with pytest.raises(ex.ParameterError, match="ε_TP applies to the protected exchange"):
+        ex.protected_exchange_grid((50.0,), variants=((None, 1.0),), n=3_000, runs=1)

@@ -88,3 +88,62 @@ def test_noisy_d_tp_has_no_atom_at_the_raw_distance() -> None:
         eps = 2 * 0.5 + 2 * 0.5 + (tp_epsilon or 0.0)  # a bound on any analyst view here
         # E = {the analyst's candidate equals the near window's raw distance}
         assert _violates(hits[0], hits[1], eps) is should_fail
+
+
+def test_noisy_d_tp_through_the_correction_service(server_pool, tmp_path) -> None:
+    """ε_TP on the wire: the sensor's tp_noise travels in its JSON message to a real
+    correction server, which answers the analyst's O' = {0} with d_TP. The analyst's attack
+    statistic ‖T'[0] − c'‖ − d_TP (exactly the raw ‖T[0] − c‖ without noise, see the test
+    above) must stay within e^ε of its neighbour's for the ε the statement gives d_TP, and
+    fails for a noise scale 8 times too small (ratio ≈ e^1.9 at the threshold 0.5)."""
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+
+    from privad.relaxed.messages import AnalystToCorrection
+    from privad.services.auth import TokenRegistry
+    from privad.services.clients import CorrectionClient
+    from privad.services.correction import create_correction_app
+
+    sensor_secret, analyst_secret = "sensor-audit-secret-0123456789", "analyst-audit-secret-0123"
+    tokens = TokenRegistry([("s0", sensor_secret)], {"analyst": analyst_secret})
+    near, far, rs = _windows()
+    runs = 200  # enough for the failing control at α = 1e-6
+    window = iter(range(10**6))
+    shm = Path("/dev/shm")  # a durable store's fsyncs are free there: the test takes seconds
+    with tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else tmp_path) as folder:
+        cs = server_pool.start_app(create_correction_app(Path(folder) / "cs.sqlite", tokens,
+                                                         outlier_layer_width=1.0))
+        sensor_client = CorrectionClient(cs.url, sensor_secret)
+        analyst_client = CorrectionClient(cs.url, analyst_secret)
+
+        def statistics(data: np.ndarray, seed: int, **kw) -> np.ndarray:
+            sensor = Sensor(0.5, rs, global_sensitivity=1000, rng=Randomness(seed), **kw)
+            jobs = [(next(window), *sensor.perturb(data)) for _ in range(runs)]
+
+            def one(job) -> float:  # type: ignore[no-untyped-def]
+                w, to_a, to_cs = job
+                sensor_client.put_differences(w, to_cs)  # JSON on the wire, stored
+                d_tp = analyst_client.presumed_outliers(
+                    "s0", w, AnalystToCorrection(np.array([0])), data.shape[0]).d_tp
+                P = to_a.perturbed
+                return float(np.linalg.norm(P[0] - P.mean(axis=0))) - d_tp
+
+            with ThreadPoolExecutor(8) as pool:  # concurrent requests share the commits
+                return np.array(list(pool.map(one, jobs)))
+
+        thresholds = (-1.0, 0.0, 0.5, 1.0, 2.0)
+        cases = ((dict(cs_epsilon=100.0, tp_epsilon=0.5), None, False),  # d_TP: min(0.5, 100)
+                 (dict(cs_epsilon=100.0, tp_epsilon=4.0), 0.5, True))    # scale 8× too small
+        for kw, claimed, should_fail in cases:
+            stated = {c.name: c for c in Sensor(0.5, rs, global_sensitivity=1000, **kw)
+                      .views().analyst.components}["d_TP"].guarantee  # fmt: skip
+            eps = stated.epsilon if claimed is None else claimed
+            a, b = statistics(near, 11, **kw), statistics(far, 12, **kw)
+            found = any(_violates(a > t, b > t, eps) or _violates(a < t, b < t, eps)
+                        for t in thresholds)  # fmt: skip
+            assert found is should_fail, (kw, eps, [(np.mean(a > t), np.mean(b > t))
+                                                    for t in thresholds])
+        sensor_client.close()
+        analyst_client.close()
+        server_pool.stop(cs)

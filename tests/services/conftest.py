@@ -228,6 +228,33 @@ def spawn(tmp_path: Path) -> Iterator[Callable[..., Process]]:
 
 
 @pytest.fixture
+def cli_process(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen]]:
+    """``cli_process("sensor", "send", ...)``: ``privad ARGS`` (serve and sensor groups) as a
+    subprocess with a pipe on standard input and standard output/error in files
+    (``proc.out``, ``proc.err``); killed at teardown if still running."""
+    procs: list[subprocess.Popen] = []
+
+    def _start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+        k = len(procs)
+        out, err = tmp_path / f"cli-{k}.out", tmp_path / f"cli-{k}.err"
+        with open(out, "wb") as o, open(err, "wb") as e:
+            proc = subprocess.Popen([sys.executable, "-c", SHIM, *args], stdin=subprocess.PIPE,
+                                    stdout=o, stderr=e,
+                                    env={**os.environ, "COLUMNS": "200", **(env or {})})
+        proc.out, proc.err = out, err  # type: ignore[attr-defined]
+        procs.append(proc)
+        return proc
+
+    yield _start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+        if proc.stdin is not None:
+            proc.stdin.close()
+
+
+@pytest.fixture
 def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
             tmp_path: Path) -> Callable[..., tuple[int, str, str]]:  # fmt: skip
     """Run ``privad ARGS`` in-process (serve and sensor groups only): (status, out, err).

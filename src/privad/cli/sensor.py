@@ -25,6 +25,7 @@ Every mistake (bad option, unreadable file, a server refusing a request) is a
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -140,6 +141,11 @@ def _guarantee_options(global_sensitivity: str | None, budget: str | None, ledge
     return gs, budget_v
 
 
+def _optional_epsilon(text: str | None, option: str) -> float | None:
+    return None if text is None else parse_float(text, option, strict=True,
+                                                 what="a finite number > 0")
+
+
 def _relaxed_sensitivities(relaxed_sensitivity: str | None, history: str | None,
                            columns: list[str] | None, exclude: list[str] | None,
                            p_o: float) -> Any:  # fmt: skip
@@ -209,7 +215,8 @@ def send(
     exclude: list[str] | None = EXCLUDE_OPTION,
     first_window: str = typer.Option(
         "0", "--first-window", metavar="W",
-        help="Number of the first window (default 0); continue a stream after its last window.",
+        help="Number of the first new window (default 0, or after the last window the journal "
+        "sent to these servers with this token).",
     ),
     partial: str = typer.Option(
         "send", "--partial", metavar="P",
@@ -224,9 +231,10 @@ def send(
     ),
     journal: str | None = typer.Option(
         None, "--journal", metavar="PATH",
-        help="The sensor's record of released records (SQLite): a rerun skips records "
-        "already released and completes an interrupted window with its journalled messages. "
-        "Default: $PRIVAD_SENSOR_JOURNAL or ~/.privad/sensor-journal.sqlite.",
+        help="The sensor's record of released rows (SQLite, keyed by row, so whatever "
+        "--window): a rerun skips rows already released and completes an interrupted window "
+        "with its journalled messages. Default: $PRIVAD_SENSOR_JOURNAL or "
+        "~/.privad/sensor-journal.sqlite.",
     ),
     force_rerelease: bool = typer.Option(
         False, "--force-rerelease",
@@ -243,6 +251,13 @@ def send(
         None, "--cs-epsilon", metavar="E",
         help="ε_CS of the d_diff noise, in the guarantee unit. Default: the perturbation's ε "
         "in that unit.",
+    ),
+    tp_epsilon: str | None = typer.Option(
+        None, "--tp-epsilon", metavar="E",
+        help="ε_TP: Laplace noise on the one value d_TP the analyst learns, in the guarantee "
+        "unit (protected exchange only). d_TP alone is then min(ε_TP, ε_CS)-DP; the "
+        "analyst's whole view stays bounded by ε_T + ε_CS, and nothing more is charged. "
+        "Default: none.",
     ),
     scope: str = typer.Option(
         "relaxed-sensor", "--scope", metavar="SCOPE", help="Base name of the ledger scopes."
@@ -278,9 +293,15 @@ def send(
     from privad.noise import Randomness
     from privad.relaxed import Sensor
     from privad.relaxed import relaxed_sensitivity as estimate_rs
-    from privad.services.clients import AnalystClient, CorrectionClient, SensorUploader
+    from privad.services.clients import (
+        AlreadyReleased,
+        AnalystClient,
+        CorrectionClient,
+        SensorUploader,
+        SkippedRows,
+    )
     from privad.services.errors import Conflict
-    from privad.services.streams import iter_windows, read_csv_rows
+    from privad.services.streams import read_csv_rows
 
     eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0")
     size = parse_int(window, "--window", minimum=1, what="a number of records >= 1")
@@ -296,11 +317,15 @@ def send(
     seed_v = parse_seed(seed)
     secret = _token(token, "--token", "PRIVAD_SENSOR_TOKEN")
     gs, budget_v = _guarantee_options(global_sensitivity, budget, ledger, "each window's")
+    if journal is not None:
+        check_output_path(journal, "--journal", "store")
     exchange_v = parse_choice(exchange, "--exchange", EXCHANGE_CHOICES)
-    cs_eps = None if cs_epsilon is None else parse_float(cs_epsilon, "--cs-epsilon",
-                                                         strict=True, what="a finite number > 0")
-    if exchange_v == "unprotected" and cs_eps is not None:
-        raise ParameterError("--cs-epsilon applies to --exchange protected only")
+    cs_eps = _optional_epsilon(cs_epsilon, "--cs-epsilon")
+    tp_eps = _optional_epsilon(tp_epsilon, "--tp-epsilon")
+    for value, option in ((cs_eps, "--cs-epsilon"), (tp_eps, "--tp-epsilon")):
+        if exchange_v == "unprotected" and value is not None:
+            raise ParameterError(f"{option} applies to --exchange protected only (the "
+                                 "unprotected exchange sends d_diff and d_TP exact)")
     verify = existing_file(ca_cert, "--ca-cert") or True
 
     rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, excl, p_o_v)
@@ -330,18 +355,18 @@ def send(
         a_client.windows()
         c_client.windows()
         rows = read_csv_rows(stream, columns=cols, exclude=excl, source=label)
-        windows = iter_windows(rows, size, first=first, partial=keep_partial)
-        head = next(windows, None)
-        if head is None:
+        head = list(itertools.islice(rows, size))
+        if not head:
             raise DataError(f"{label}: no records to send")
         if rs is None:
-            warn("no --history: the relaxed sensitivities are estimated "
-                    f"from the first window ({head[1].shape[0]} records), so the noise scale "
-                    "depends on the data it protects (as in the paper's experiments)")
-            rs = estimate_rs(head[1], p_o_v)
+            warn("no --history: the relaxed sensitivities are estimated from the first "
+                 f"window ({len(head)} records), so the noise scale depends on the data it "
+                 "protects (as in the paper's experiments)")
+            rs = estimate_rs(np.array(head), p_o_v)
         sensor = Sensor(eps, rs, scaling=scaling_v, d_diff_centres=centres,  # type: ignore[arg-type]
                         global_sensitivity=gs, guarantee_unit=unit,  # type: ignore[arg-type]
                         exchange=exchange_v, cs_epsilon=cs_eps,  # type: ignore[arg-type]
+                        tp_epsilon=tp_eps,
                         rng=None if seed_v is None else Randomness(seed_v))  # fmt: skip
         from privad.accounting import Ledger, default_ledger_path
         from privad.relaxed.journal import ReleaseJournal
@@ -350,60 +375,69 @@ def send(
         g = views.release
         book = Ledger(ledger if ledger is not None else default_ledger_path(), create=True,
                       default_budget=budget_v if budget_v is not None else g.epsilon)
-        book_journal = ReleaseJournal(journal)
-        say("each window: " + "; ".join(views.lines()))
-        say(f"charged to scope {scope}/rows-DIGEST in {book.path}; journal "
-            f"{book_journal.path}")  # fmt: skip
-        uploader = SensorUploader(sensor, a_client, c_client, ledger=book, scope=scope,
-                                  close=not no_close, journal=book_journal)  # fmt: skip
-        source = label if data == "-" else str(Path(label).resolve())
-        counts = {"sent": 0, "forced": 0, "resumed": 0, "skipped": 0}
+        try:
+            book_journal = ReleaseJournal(journal)
+        except BaseException:
+            book.close()
+            raise
         reports: list[Any] = []
+        skipped: list[Any] = []
         n_records = 0
         sent_windows: list[int] = []
-
-        def all_windows() -> Any:
-            yield head
-            yield from windows
-
         try:
-            for w, block in all_windows():
+            uploader = SensorUploader(sensor, a_client, c_client, ledger=book, scope=scope,
+                                      close=not no_close, journal=book_journal)  # fmt: skip
+            say("each window: " + "; ".join(views.lines()))
+            say(f"charged to scope {scope}/rows-DIGEST in {book.path}; journal "
+                f"{book_journal.path}")  # fmt: skip
+            elsewhere = [r.window for r in book_journal.releases()
+                         if r.destination != uploader.destination
+                         and r.status in ("pending", "partial")]  # fmt: skip
+            if elsewhere:
+                warn(f"{len(elsewhere)} interrupted release(s) in the journal were for other "
+                     "servers or another token; their records count as released (rerun "
+                     "against those servers to complete them)")
+            events = uploader.send_stream(
+                itertools.chain(head, rows), size, first=first, partial=keep_partial,
+                source=label if data == "-" else str(Path(label).resolve()),
+                on_released="force" if force_rerelease else "skip")  # fmt: skip
+            while True:
                 try:
-                    report = uploader.send_window(
-                        w, block, source=source, first_row=(w - first) * size,
-                        on_released="force" if force_rerelease else "skip")  # fmt: skip
+                    report = next(events, None)
                 except Conflict as exc:
-                    raise Conflict(f"{exc}; {_next_hint(a_client, c_client)}") from None
-                counts[report.status] += 1
-                reports.append(report)
-                if report.status == "skipped":
-                    say(f"rows {(w - first) * size}..{(w - first) * size + report.n - 1}: "
-                        f"already released as window {report.window}; skipped "
+                    if isinstance(exc, AlreadyReleased):
+                        raise
+                    raise Conflict(f"{exc}; {_next_hint(a_client, c_client, book_journal)}"
+                                   ) from None  # fmt: skip
+                if report is None:
+                    break
+                if isinstance(report, SkippedRows):
+                    skipped.append(report)
+                    say(f"rows {report.first_row}..{report.first_row + report.n - 1}: already "
+                        f"released (window(s) {_span(report.windows)}); skipped "
                         "(--force-rerelease to release them again, charged)")  # fmt: skip
                     continue
-                n_records += report.n
-                sent_windows.append(report.window)
-                how = {"sent": "", "forced": " (forced re-release, charged again)",
-                       "resumed": " (completed from the journal: an identical copy)"
-                       }[report.status]  # fmt: skip
-                if report.outliers is None:
-                    say(f"window {report.window}: {report.n} record(s) uploaded{how}")
-                else:
-                    say(f"window {report.window}: {report.n} record(s) sent{how}; "
-                        f"{report.n_presumed} presumed outlier(s) before correction, "
-                        f"{report.outliers.size} corrected outlier(s)")  # fmt: skip
+                reports.append(report)
+                if report.status != "closed":  # "closed": its records were counted before
+                    n_records += report.n
+                    sent_windows.append(report.window)
+                say(_window_line(report))
         finally:
             book.close()
             book_journal.close()
-        span = (f" (windows {min(sent_windows)}..{max(sent_windows)})" if sent_windows
-                else "")  # fmt: skip
+        n_skipped = sum(r.n for r in skipped)
+        span = f" (windows {_span(sent_windows)})" if sent_windows else ""
         summary = (f"sent {len(sent_windows)} window(s), {n_records} record(s){span}; "
-                   f"{counts['skipped']} window(s) already released, skipped")  # fmt: skip
+                   f"{n_skipped} record(s) already released, skipped")  # fmt: skip
         payload = {
             "windows": [{"window": r.window, "records": r.n, "status": r.status,
                          "presumed_outliers": r.n_presumed, "outliers": r.outliers,
                          "spend": r.spend_id, "digest": r.digest} for r in reports],
-            "records": n_records, "counts": counts,
+            "skipped": [{"first_row": r.first_row, "records": r.n,
+                         "released_as": list(r.windows)} for r in skipped],
+            "records": n_records, "skipped_records": n_skipped,
+            "counts": {status: sum(r.status == status for r in reports)
+                       for status in ("sent", "forced", "resumed", "closed")},
         }  # fmt: skip
         emit(payload, as_json, lambda console: None if quiet else console.print(
             summary, markup=False))
@@ -415,17 +449,37 @@ def send(
             stream.close()
 
 
-def _next_hint(a_client: Any, c_client: Any) -> str:
-    note = ("records this sensor already released are skipped on a rerun (its journal), so "
-            "nothing is sent twice")
+def _span(numbers: Any) -> str:
+    """``"3"`` or ``"3..7"`` (smallest..largest)."""
+    lo, hi = min(numbers), max(numbers)
+    return str(lo) if lo == hi else f"{lo}..{hi}"
+
+
+def _window_line(report: Any) -> str:
+    """The line ``privad sensor send`` prints for one window's report."""
+    how = {"sent": "sent", "forced": "sent (forced re-release, charged again)",
+           "resumed": "sent (completed from the journal: an identical copy)",
+           "closed": "closed (uploaded before an interruption)"}[report.status]  # fmt: skip
+    if report.outliers is None:
+        return f"window {report.window}: {report.n} record(s) {how.replace('sent', 'uploaded', 1)}"
+    return (f"window {report.window}: {report.n} record(s) {how}; {report.n_presumed} presumed "
+            f"outlier(s) before correction, {report.outliers.size} corrected outlier(s)")
+
+
+def _next_hint(a_client: Any, c_client: Any, journal: Any) -> str:
+    """What to do after a 409: the servers hold a window number this journal did not
+    send."""
     try:
         seen = [w["window"] for w in a_client.windows()] + [
             w["window"] for w in c_client.windows()]
     except Exception:  # only a hint
-        return f"the servers hold this window number with other records; {note}"
-    nxt = max(seen) + 1 if seen else 0
-    return (f"the servers hold this window number with other records: give --first-window "
-            f"{nxt} (the next free number) for new records; {note}")
+        seen = []
+    nxt = f"--first-window {max(seen) + 1} (the next free number)" if seen else \
+        "--first-window N (a number the servers do not hold)"  # fmt: skip
+    return (f"the servers hold this window number of this sensor, and the journal "
+            f"{journal.path} did not send it: if another journal sent these records, rerun "
+            "with that --journal (sending them again would release them twice); if they are "
+            f"new records, give {nxt}")
 
 
 @sensor_app.command("result")

@@ -64,7 +64,6 @@ from privad.relaxed.messages import SensorToAnalyst, SensorToCorrection
 from privad.validation import check_int
 
 __all__ = [
-    "protected_exchange_grid",
     "EPSILONS",
     "OPTIONS",
     "PAPER_FIGURE3",
@@ -78,6 +77,9 @@ __all__ = [
     "noise_table",
     "options_summary",
     "paper_claim",
+    "PROTECTED_VARIANTS",
+    "protected_exchange_grid",
+    "protected_exchange_summary",
     "reconstruction_options",
     "reproduce",
     "streaming_example",
@@ -795,40 +797,125 @@ def reproduce(
     return list(report.written)
 
 
+PROTECTED_VARIANTS: tuple[tuple[float | None, float | None], ...] = (
+    (None, None), (0.5, None), (1.0, None), (2.0, None), (4.0, None), (1.0, 0.5), (1.0, 1.0),
+)
+"""The exchanges :func:`protected_exchange_grid` compares, as ``(ε_CS, ε_TP)`` factors of the
+perturbation's ε per record (dε): ``(None, None)`` is the paper's unprotected exchange,
+``(f, None)`` the protected one with ε_CS = f·dε and exact-but-noisy-d_diff d_TP, ``(f, g)``
+adds the d_TP noise of ε_TP = g·dε."""
+
+
+def _variant_label(cs: float | None, tp: float | None) -> str:
+    if cs is None:
+        return "unprotected"
+    return f"protected ε_CS={cs:g}·dε" + ("" if tp is None else f", ε_TP={tp:g}·dε")
+
+
 def protected_exchange_grid(
-    separations: Sequence[float] = (50.0, 120.0, 220.0, 400.0),
-    epsilons: Sequence[float] = (0.1, 0.5, 1.0),
-    cs_factors: Sequence[float | None] = (None, 0.5, 1.0, 2.0),
+    separations: Sequence[float] = SEPARATIONS,
+    epsilons: Sequence[float] = EPSILONS,
+    variants: Sequence[tuple[float | None, float | None]] = PROTECTED_VARIANTS,
     *,
-    n: int = 100_000,
+    n: int = PAPER_N,
     runs: int = 5,
     seed: int = 0,
-) -> list[dict[str, float | str]]:
-    """Accuracy and subset size of the protected exchange against ε_CS (the paper's grid).
+    progress: Callable[[str, int, int], None] | None = None,
+    cache: RingCache | None = None,
+) -> pd.DataFrame:
+    """Accuracy and subset size of the protected exchange against ε_CS and ε_TP (Figure 3's grid).
 
-    ``cs_factors``: ε_CS as a multiple of the perturbation's ε per record; ``None`` is the
-    paper's unprotected exchange. Mean of ``runs`` runs per cell (the paper: 5 runs,
-    n = 100,000). Returns one row per (separation, ε, factor).
+    The data sets, their calibration and the perturbation's noise seeds are those of
+    :func:`figure3` (same ``seed``), so the ``"unprotected"`` rows are Figure 3's runs. Every
+    variant perturbs 𝒯 with the same noise (the same 𝒯', hence the same O', computed once);
+    the variants differ only in the noise on d_diff (ε_CS) and on d_TP (ε_TP), and each runs
+    steps 3–5 with fresh parties and :func:`~privad.relaxed.run_pipeline`'s defaults
+    (adaptive DBSCAN, the "radius" reduction with ρ and w_O from the historical outliers).
+
+    Parameters
+    ----------
+    separations, epsilons, n, runs:
+        The grid (paper: 50/120/220/400, 0.1/0.5/1, 100,000, 5).
+    variants:
+        ``(ε_CS factor, ε_TP factor)`` pairs, see :data:`PROTECTED_VARIANTS`.
+    seed:
+        Base seed of the data and the noise (as :func:`figure3`).
+    progress:
+        ``progress(step, done, total)`` before each (separation, run).
+    cache:
+        A :class:`RingCache` shared with other functions of the same reproduction.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (separation, ε, variant, run): ``exchange`` (label), ``cs_factor``,
+        ``tp_factor``, ``cs_epsilon``, ``tp_epsilon`` (absolute, per record),
+        ``charged_epsilon`` (ε_T + ε_CS per record, what a window is charged; ε_TP costs
+        nothing on top, see :mod:`privad.relaxed.views`), ``accuracy``, ``subset_size``,
+        ``baseline_accuracy``, ``baseline_subset_size`` (O' before correction, the same for
+        every variant) and ``n_output``. :func:`protected_exchange_summary` averages the runs.
     """
-    from privad.datasets import make_sensor_ring
-    from privad.relaxed import run_pipeline
-
-    rows: list[dict[str, float | str]] = []
+    runs = check_int(runs, "runs", minimum=1)
+    n = check_int(n, "n", minimum=10)
+    variants = [(None if cs is None else float(cs), None if tp is None else float(tp))
+                for cs, tp in variants]  # fmt: skip
+    if any(cs is None and tp is not None for cs, tp in variants):
+        raise ParameterError("ε_TP applies to the protected exchange only: give an ε_CS factor "
+                             "with every ε_TP factor")  # fmt: skip
+    cache = cache if cache is not None else RingCache()
+    rows: list[dict[str, Any]] = []
+    total = len(separations) * runs
+    done = 0
     for sep in separations:
-        for eps in epsilons:
-            for factor in cs_factors:
-                acc, sub = [], []
-                for r in range(runs):
-                    X = make_sensor_ring(n, separation=sep, rng=seed + r).X
-                    kw: dict[str, Any] = ({"exchange": "unprotected"} if factor is None else
-                                          {"exchange": "protected",
-                                           "cs_epsilon": factor * eps * X.shape[1]})
-                    res = run_pipeline(X, eps, rng=seed + 1000 + r, **kw)
-                    acc.append(res.accuracy)
-                    sub.append(res.subset_size)
-                rows.append({"separation": sep, "epsilon": eps,
-                             "exchange": "unprotected" if factor is None
-                             else f"protected ε_CS={factor:g}·dε",
-                             "accuracy": float(np.mean(acc)),
-                             "subset_size": float(np.mean(sub))})  # fmt: skip
-    return rows
+        for run in range(runs):
+            if progress is not None:
+                progress(f"protected exchange: separation {sep:g}, run {run + 1}/{runs}", done,
+                         total)  # fmt: skip
+            prep = cache.get(n, sep, run, seed)
+            n_rec, d = prep.X.shape
+            # as run_pipeline: w_O and ρ from the records any member of the family labels as
+            # noise on the history (= the data)
+            hist = np.unique(np.concatenate([prep.outliers_of(c) for c in prep.candidates]))
+            w_o = estimate_outlier_layer_width(prep.T, hist)
+            rho = estimate_outlier_layer_radius(prep.T, hist)
+            for eps in epsilons:
+                o_prime = chosen = None
+                for cs, tp in variants:
+                    kw: dict[str, Any] = {"exchange": "unprotected"} if cs is None else {
+                        "exchange": "protected", "cs_epsilon": cs * d * eps,
+                        "tp_epsilon": None if tp is None else tp * d * eps}
+                    sensor = Sensor(eps, prep.rs, rng=_seed(seed, "noise", sep, run, eps), **kw)
+                    to_a, to_c = sensor.perturb(prep.X)  # 𝒯' first: the same for every variant
+                    if o_prime is None:
+                        adaptive = AdaptiveDBSCANDetector(prep.candidates, cache.p_o)
+                        chosen, o_prime = adaptive.select(to_a.perturbed)
+                    analyst = Analyst(_Fixed(o_prime, n_rec), outlier_radius=rho)
+                    out = _replay(to_a, to_c, analyst, CorrectionServer(w_o))
+                    o_true = prep.outliers_of(chosen)
+                    rows.append({
+                        "separation": float(sep), "epsilon": float(eps), "run": run,
+                        "n": n_rec, "exchange": _variant_label(cs, tp),
+                        "cs_factor": cs, "tp_factor": tp,
+                        "cs_epsilon": kw.get("cs_epsilon"), "tp_epsilon": kw.get("tp_epsilon"),
+                        "charged_epsilon": d * eps + (kw.get("cs_epsilon") or 0.0),
+                        "accuracy": accuracy(out, o_true, n_rec),
+                        "subset_size": subset_size(out, n_rec),
+                        "baseline_accuracy": accuracy(o_prime, o_true, n_rec),
+                        "baseline_subset_size": subset_size(o_prime, n_rec),
+                        "n_output": int(out.size),
+                    })  # fmt: skip
+            done += 1
+    return pd.DataFrame(rows)
+
+
+def protected_exchange_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean (and range) over runs of :func:`protected_exchange_grid` per (separation, ε,
+    exchange), in the order of the grid."""
+    keys = ["separation", "epsilon", "exchange"]
+    g = df.groupby(keys, sort=False)
+    out = g[["charged_epsilon", "accuracy", "subset_size"]].mean()
+    for col in ("accuracy", "subset_size"):
+        out[f"{col}_min"] = g[col].min()
+        out[f"{col}_max"] = g[col].max()
+    out["runs"] = g.size()
+    return out.reset_index()

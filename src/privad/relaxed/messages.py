@@ -9,7 +9,8 @@ step   message                sender → receiver           content
 =====  =====================  ==========================  ====================================
 2      SensorToAnalyst        sensor S → analyst A        𝒯' (scaled), public mechanism
                                                           parameters (divisors, noise scales, ε)
-2      SensorToCorrection     sensor S → correction CS    record indices and d_diff
+2      SensorToCorrection     sensor S → correction CS    record indices and d_diff (and,
+                                                          with ε_TP, the d_TP noise)
 2      AnalystToCorrection    A → CS                      O' = f_outlier(𝒯'), indices only
 4      CorrectionToAnalyst    CS → A                      d_TP (None when TP is empty) and w_O
 4      AnalystToCorrection2   A → CS                      I_L2, I_L3 (indices only; the
@@ -214,8 +215,8 @@ class SensorToCorrection(Message):
         object.__setattr__(self, "tp_noise", 0.0 if tp_noise is None else tp_noise)
 
     def to_dict(self) -> dict[str, Any]:
-        """As :meth:`Message.to_dict`; ``tp_noise`` only when it is not 0 (the services'
-        wire format has no such field: a noisy d_TP is a library option)."""
+        """As :meth:`Message.to_dict`; ``tp_noise`` only when it is not 0 (a body without it
+        asks for no d_TP noise, as before ε_TP existed)."""
         out = super().to_dict()
         if out["tp_noise"] == 0.0:
             del out["tp_noise"]

@@ -64,8 +64,8 @@ from privad.relaxed.sensitivity import (
     relaxed_guarantee,
 )
 from privad.relaxed.views import (
-    EXCHANGES,
     ProtocolViews,
+    check_exchange,
     d_diff_sensitivity,
     neighbour_diameters,
     released_guarantee,
@@ -125,10 +125,13 @@ class Sensor:
         (default): :data:`DEFAULT_CS_EPSILON_FACTOR` times the perturbation's ε in that unit
         (chosen from the accuracy table in docs/relaxed.md).
     tp_epsilon:
-        Optional ε_TP: the sensor draws ``Lap(Δ_∞/ε_TP)`` (Δ_∞ of eq. V2) and the correction
-        server adds it to d_TP before sending it to the analyst (it knows the exact value
-        anyway). Not needed for a bounded analyst view when d_diff is noisy (d_TP is then a
-        post-processing of it); it protects d_TP on its own. Default ``None``: no extra noise.
+        Optional ε_TP (protected exchange only): the sensor draws ``Lap(Δ_∞/ε_TP)`` (Δ_∞ of
+        eq. V2) and sends it with d_diff (``tp_noise``); the correction server adds it to
+        d_TP before sending d_TP to the analyst. d_TP alone is then ``min(ε_TP, ε_CS)``-DP
+        given 𝒯'; the analyst's whole view stays ε_T + ε_CS (the corrected outliers are a
+        function of the noisy d_diff), and the release costs nothing more, since the noise is
+        independent of the data (see :mod:`privad.relaxed.views`). Default ``None``: no
+        d_TP noise.
     rng:
         :class:`privad.noise.Randomness`, a seed, or ``None`` (OS entropy).
     """
@@ -159,21 +162,14 @@ class Sensor:
             else check_global_sensitivity(global_sensitivity, self.relaxed_sensitivity)
         )
         self.guarantee_unit = check_choice(guarantee_unit, "guarantee_unit", GUARANTEE_UNITS)
-        self.exchange = check_choice(exchange, "exchange", EXCHANGES)
+        self.exchange, cs_eps, self.tp_epsilon = check_exchange(exchange, cs_epsilon,
+                                                                tp_epsilon)
         self.diameters = neighbour_diameters(self.relaxed_sensitivity, self.divisors,
                                              self.global_sensitivity, self.guarantee_unit)
         unit_epsilon = self.epsilon * (self.n_columns if self.guarantee_unit == "record" else 1)
-        if self.exchange == "unprotected":
-            if cs_epsilon is not None or tp_epsilon is not None:
-                raise ParameterError("cs_epsilon and tp_epsilon apply to the protected exchange "
-                                     "only; the unprotected exchange adds no noise to d_diff")
-            self.cs_epsilon: float | None = None
-            self.tp_epsilon: float | None = None
-        else:
-            self.cs_epsilon = (DEFAULT_CS_EPSILON_FACTOR * unit_epsilon if cs_epsilon is None
-                               else check_epsilon(cs_epsilon, "cs_epsilon"))  # fmt: skip
-            self.tp_epsilon = None if tp_epsilon is None else check_epsilon(tp_epsilon,
-                                                                           "tp_epsilon")
+        self.cs_epsilon = cs_eps
+        if self.exchange == "protected" and cs_eps is None:
+            self.cs_epsilon = DEFAULT_CS_EPSILON_FACTOR * unit_epsilon
         self._rng = as_randomness(rng)
 
     @property

@@ -33,21 +33,31 @@ deterministic function of 𝒯 given 𝒯', so no ε holds (measured: ``P[d_diff
 
 **d_TP (in the analyst's view).** With the default split, ``d_TP = min_{i ∈ O'} d_diff[i]``
 (TP is the lower part of O'), and O' is a function of 𝒯'. The minimum is 1-Lipschitz in
-the ∞-norm, so given 𝒯' its sensitivity is ``Δ_∞`` of V2. The protected exchange with
-``tp_epsilon`` adds ``Lap(Δ_∞/ε_TP)`` (drawn by the sensor, added by CS, which knows the
-exact value anyway). Without it, d_TP is a post-processing of the noisy d_diff (covered by
-ε_CS), or, in the unprotected exchange, exact: ``‖𝒯'[i₀] − c'‖ − d_TP`` is the raw distance
-``‖𝒯[i₀] − c‖`` of the record behind it.
+the ∞-norm, so given 𝒯' its sensitivity is ``Δ_∞`` of V2. The correction server computes
+d_TP from the d_diff it holds, so in the protected exchange d_TP is a post-processing of
+the noisy d_diff and is covered by ε_CS. With ``tp_epsilon`` the sensor also draws
+``η_TP ~ Lap(Δ_∞/ε_TP)`` and sends it with d_diff (field ``tp_noise``); CS sends
+``d_TP + η_TP``. Given 𝒯' and the d_diff noise, ``min_{O'}(d_diff + η_CS)`` still moves by
+at most Δ_∞, so the released value is also ε_TP-DP: d_TP on its own is
+``min(ε_TP, ε_CS)``-DP given 𝒯'. In the unprotected exchange d_TP is exact:
+``‖𝒯'[i₀] − c'‖ − d_TP`` is the raw distance ``‖𝒯[i₀] − c‖`` of the record behind it.
 
-**Composition.** By adaptive sequential composition (Dwork & Roth 2014, Thm 3.16) the
-release (𝒯', d̃_diff, d̃_TP) is (ε_T + ε_CS + ε_TP)-DP for non-outliers and the sum of the
-ε' for outliers. Every other message is a post-processing of it: O', I_L2, I_L3 of 𝒯' and
-d_TP; the corrected outlier set of d̃_diff, O', I_L2, I_L3. The analyst's view is
-(𝒯', d_TP, output): ε_T + ε_TP + ε_CS (ε_CS for the output, a function of d_diff: in the
-unprotected exchange membership in FN_L1 reveals the sign of the raw d_diff, so no ε). The
-correction server's view is (d̃_diff, O', I_L2, I_L3): ε_CS + ε_T (+ ε_TP, which CS draws
-from the sensor's message but which protects nothing from CS). The ledger is charged the
-whole release.
+**Composition.** η_TP is drawn independently of the data, so everything the sensor
+releases, (𝒯', d̃_diff, η_TP), is (ε_T + ε_CS)-DP for non-outliers (adaptive sequential
+composition, Dwork & Roth 2014, Thm 3.16; the sum of the ε' for outliers), and every other
+message is a post-processing of it: O' of 𝒯'; d̃_TP of d̃_diff, O' and η_TP; I_L2, I_L3 of
+𝒯' and d̃_TP; the corrected outlier set of d̃_diff, O', I_L2, I_L3. Hence:
+
+* the **analyst's view** (𝒯', d̃_TP, the corrected outliers) is ε_T + ε_CS, with or
+  without ε_TP: the corrected outliers are a function of d̃_diff, and membership in FN_L1
+  reveals the sign of d_diff, so only ε_CS bounds them. ε_TP protects the single value d_TP
+  more strongly when ε_TP < ε_CS (whoever sees d_TP without the outlier set, e.g. the
+  result's ``d_tp`` field), never the whole view; and in the unprotected exchange nothing
+  bounds the analyst's view (which is why ε_TP is refused there);
+* the **correction server's view** (d̃_diff, η_TP, O', I_L2, I_L3) is ε_T + ε_CS (η_TP
+  carries no information about the data);
+* the **release**, charged to the ledger, is ε_T + ε_CS: ε_TP adds no privacy loss on top
+  (charging it too would count the same information twice).
 """
 
 from __future__ import annotations
@@ -65,6 +75,7 @@ from privad.validation import check_choice, check_epsilon
 
 __all__ = [
     "EXCHANGES",
+    "check_exchange",
     "PartyView",
     "ProtocolViews",
     "ViewComponent",
@@ -120,43 +131,38 @@ class ViewComponent:
     note: str = ""
 
     def summary(self) -> str:
-        """``"name: guarantee"`` or ``"name: none (note)"``."""
-        if self.guarantee is None:
-            return f"{self.name}: none ({self.note})" if self.note else f"{self.name}: none"
-        return f"{self.name}: {_short(self.guarantee)}"
+        """``"name: guarantee (note)"`` or ``"name: none (note)"``."""
+        g = "none" if self.guarantee is None else _short(self.guarantee)
+        return f"{self.name}: {g} ({self.note})" if self.note else f"{self.name}: {g}"
 
 
 @dataclass(frozen=True)
 class PartyView:
-    """Everything one party receives in a run, with the guarantee of the whole view."""
+    """Everything one party receives in a run, and the guarantee of the whole view.
+
+    ``guarantee`` is stated for the view as a whole (``None``: none holds), not summed over
+    the components: components that are functions of the same noisy release (d_TP and the
+    corrected outliers, both of d̃_diff) are covered once. ``basis`` says why it holds.
+    """
 
     party: str
     components: tuple[ViewComponent, ...]
-
-    @property
-    def guarantee(self) -> Guarantee | None:
-        """Sequential composition of the components; ``None`` if any has no guarantee."""
-        if any(c.guarantee is None for c in self.components):
-            return None
-        parts = [c.guarantee for c in self.components]
-        if len(parts) == 1:
-            return parts[0]
-        return sequential(parts, neighbouring=parts[0].neighbouring,  # type: ignore[union-attr]
-                          description=f"the {self.party}'s view")  # fmt: skip
+    guarantee: Guarantee | None
+    basis: str = ""
 
     def summary(self) -> str:
-        """One line: the party, its total and each component."""
-        g = self.guarantee
-        total = "NONE (unprotected)" if g is None else _short(g)
+        """One line: the party, its whole view's guarantee and each component."""
+        total = "NONE (unprotected)" if self.guarantee is None else _short(self.guarantee)
         parts = "; ".join(c.summary() for c in self.components)
         return f"{self.party}'s view: {total} [{parts}]"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: party, total guarantee (or None), components."""
+        """JSON-ready: party, whole-view guarantee (or None), basis, components."""
         g = self.guarantee
         return {
             "party": self.party,
             "guarantee": None if g is None else g.to_dict(),
+            "basis": self.basis,
             "components": [
                 {"name": c.name, "guarantee": None if c.guarantee is None
                  else c.guarantee.to_dict(), "note": c.note}
@@ -168,17 +174,27 @@ class PartyView:
 @dataclass(frozen=True)
 class ProtocolViews:
     """The analyst's and the correction server's views of one run (or window), and the
-    whole release (what the sensor gives away, the union of both views)."""
+    whole release (what the sensor gives away and the ledger is charged).
+
+    ``cs_epsilon`` and ``tp_epsilon`` are ε_CS and ε_TP in the guarantee unit (``None``
+    where not used)."""
 
     exchange: str
     analyst: PartyView
     correction: PartyView
     release: Guarantee
+    cs_epsilon: float | None = None
+    tp_epsilon: float | None = None
 
     def lines(self) -> list[str]:
         """Human-readable statement, one line per party and one for the release."""
+        head = f"exchange: {self.exchange}"
+        if self.cs_epsilon is not None:
+            head += f" (ε_CS = {self.cs_epsilon:g}"
+            head += "" if self.tp_epsilon is None else f", ε_TP = {self.tp_epsilon:g}"
+            head += ")"
         return [
-            f"exchange: {self.exchange}",
+            head,
             self.analyst.summary(),
             self.correction.summary(),
             f"charged (the whole release): {_short(self.release)}",
@@ -186,7 +202,8 @@ class ProtocolViews:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for ledger metadata and ``--format json``)."""
-        return {"exchange": self.exchange, "analyst": self.analyst.to_dict(),
+        return {"exchange": self.exchange, "cs_epsilon": self.cs_epsilon,
+                "tp_epsilon": self.tp_epsilon, "analyst": self.analyst.to_dict(),
                 "correction": self.correction.to_dict(),
                 "release": self.release.to_dict()}  # fmt: skip
 
@@ -200,6 +217,26 @@ def _scaled_guarantee(epsilon: float, d_n: float, d_g: float, neighbouring: str,
     return Guarantee(notion=RELAXED_DP, epsilon=epsilon, neighbouring=neighbouring,
                      epsilon_outlier=epsilon * max(d_g / d_n, 1.0),
                      description=description)  # fmt: skip
+
+
+def check_exchange(exchange: str, cs_epsilon: float | None, tp_epsilon: float | None
+                   ) -> tuple[str, float | None, float | None]:  # fmt: skip
+    """Validate an exchange with its ε_CS and ε_TP: ``(exchange, ε_CS, ε_TP)``.
+
+    Both ε apply to the protected exchange only: in the unprotected one the corrected
+    outlier set reveals the sign of the exact d_diff, so no noise on d_TP alone bounds the
+    analyst's view (:class:`~privad.errors.ParameterError`).
+    """
+    exchange = check_choice(exchange, "exchange", EXCHANGES)
+    if exchange == "unprotected" and (cs_epsilon is not None or tp_epsilon is not None):
+        raise ParameterError(
+            "cs_epsilon and tp_epsilon apply to the protected exchange only: in the "
+            "unprotected one d_diff is exact, and the corrected outlier set reveals its sign, "
+            "so noise on d_TP alone would not bound the analyst's view"
+        )
+    cs = None if cs_epsilon is None else check_epsilon(cs_epsilon, "cs_epsilon")
+    tp = None if tp_epsilon is None else check_epsilon(tp_epsilon, "tp_epsilon")
+    return exchange, cs, tp
 
 
 def released_guarantee(
@@ -220,44 +257,56 @@ def released_guarantee(
     exchange:
         One of :data:`EXCHANGES`.
     cs_epsilon, tp_epsilon:
-        ε_CS (required for ``"protected"``) and ε_TP (optional), in the guarantee unit.
+        ε_CS (required for ``"protected"``) and ε_TP (optional, ``"protected"`` only), in
+        the guarantee unit.
     d_n, d_g:
         The diameters of (V1); ``ε' = ε·D_G/D_N`` for the d_diff and d_TP mechanisms.
+
+    Returns
+    -------
+    ProtocolViews
+        See the module docstring: the analyst's and the correction server's views are
+        ε_T + ε_CS each (``None`` in the unprotected exchange), d_TP on its own
+        ``min(ε_TP, ε_CS)``, the release ε_T + ε_CS (ε_T for the unprotected exchange).
     """
-    exchange = check_choice(exchange, "exchange", EXCHANGES)
+    exchange, cs_eps, tp_eps = check_exchange(exchange, cs_epsilon, tp_epsilon)
     rel = perturbation.neighbouring
-    t_view = ViewComponent("T'", perturbation)
+    t_view = ViewComponent("T'", perturbation, "Theorem 2")
     if exchange == "unprotected":
-        none_d = "exact d_diff: a deterministic function of T given T'"
         analyst = PartyView("analyst", (
             t_view,
             ViewComponent("d_TP", None, "exact: ‖T'[i]−c'‖ − d_TP is a raw distance ‖T[i]−c‖"),
-            ViewComponent("corrected outliers", None, "a function of the exact d_diff"),
-        ))  # fmt: skip
+            ViewComponent("corrected outliers", None,
+                          "FN_L1 reveals the sign of the exact d_diff"),
+        ), None, "the paper's exchange: d_TP and the outliers are exact functions of T")
         correction = PartyView("correction server", (
-            ViewComponent("d_diff", None, none_d),
+            ViewComponent("d_diff", None, "exact: a deterministic function of T given T'"),
             ViewComponent("O', I_L2, I_L3", perturbation, "functions of T' and d_TP"),
-        ))  # fmt: skip
+        ), None, "the paper's exchange: d_diff is exact")  # fmt: skip
         return ProtocolViews(exchange, analyst, correction, perturbation)
-    if cs_epsilon is None:
+    if cs_eps is None:
         raise ParameterError("the protected exchange needs cs_epsilon (ε_CS > 0)")
-    cs = _scaled_guarantee(check_epsilon(cs_epsilon, "cs_epsilon"), d_n, d_g, rel,
-                           "Laplace noise on d_diff, L1 sensitivity given T' (V2)")  # fmt: skip
-    tp = None if tp_epsilon is None else _scaled_guarantee(
-        check_epsilon(tp_epsilon, "tp_epsilon"), d_n, d_g, rel,
-        "Laplace noise on d_TP, ∞-norm sensitivity given T' (V2)")  # fmt: skip
-    d_tp_view = ViewComponent("d_TP", tp) if tp is not None else ViewComponent(
-        "d_TP (a function of the noisy d_diff)", cs)  # fmt: skip
-    analyst_parts = [t_view, d_tp_view]
-    if tp is not None:
-        analyst_parts.append(ViewComponent("corrected outliers (noisy d_diff)", cs))
-    analyst = PartyView("analyst", tuple(analyst_parts))
+    cs = _scaled_guarantee(cs_eps, d_n, d_g, rel,
+                           "Laplace noise on d_diff, L1 sensitivity given T' (V2)")
+    if tp_eps is None:
+        d_tp = ViewComponent("d_TP", cs, "a function of the noisy d_diff")
+    else:
+        d_tp = ViewComponent(
+            "d_TP", _scaled_guarantee(min(tp_eps, cs_eps), d_n, d_g, rel,
+                                      "d_TP: its own Laplace noise (ε_TP, ∞-norm sensitivity "
+                                      "V2) on a function of the noisy d_diff (ε_CS)"),
+            f"min(ε_TP, ε_CS): its own Laplace noise under ε_TP = {tp_eps:g}, on a function "
+            "of the noisy d_diff")  # fmt: skip
+    release = sequential([perturbation, cs], neighbouring=rel,
+                         description="T' and the noisy d_diff (adaptive composition); d_TP "
+                         "and the corrected outliers are post-processing")  # fmt: skip
+    analyst = PartyView("analyst", (
+        t_view, d_tp,
+        ViewComponent("corrected outliers", cs, "a function of the noisy d_diff"),
+    ), release, "a post-processing of (T', noisy d_diff, noise independent of the data)")
     correction = PartyView("correction server", (
-        ViewComponent("d_diff (noisy)", cs),
+        ViewComponent("d_diff", cs, "Laplace noise, L1 sensitivity given T'" + (
+            "; with the d_TP noise, drawn independently of the data" if tp_eps else "")),
         ViewComponent("O', I_L2, I_L3", perturbation, "functions of T' and d_TP"),
-    ))  # fmt: skip
-    parts = [perturbation, cs] + ([tp] if tp is not None else [])
-    release = sequential(parts, neighbouring=rel,
-                         description="T', noisy d_diff and d_TP (adaptive composition)")
-    return ProtocolViews(exchange, analyst, correction, release)
-
+    ), release, "a post-processing of (T', noisy d_diff, noise independent of the data)")
+    return ProtocolViews(exchange, analyst, correction, release, cs_eps, tp_eps)

@@ -7,9 +7,10 @@ roles:
   (``privad serve analyst``): stores 𝒯' per sensor and window, runs f_outlier, and drives
   the correction with CS when a sensor closes a window;
 * the correction server CS, :func:`~privad.services.correction.create_correction_app`
-  (``privad serve correction``): holds only d_diff per sensor and window, and w_O;
+  (``privad serve correction``): holds only d_diff (and the d_TP noise of ε_TP) per sensor
+  and window, and w_O;
 * the sensor S, :class:`~privad.services.clients.SensorUploader`
-  (``privad sensor send``): perturbs locally, uploads, closes.
+  (``privad sensor send``): perturbs locally, journals and charges, uploads, closes.
 
 What every server shares lives in one module per idea: :mod:`privad.services.errors`
 (the error body and statuses), :mod:`privad.services.bodies` (request bodies: JSON checks,

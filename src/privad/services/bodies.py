@@ -234,9 +234,11 @@ _DECODERS: dict[str, Callable[[Any, str], Any]] = {
 }
 
 
-def decode_message(cls: type[Message], body: Any, schema: Mapping[str, str]) -> Message:
+def decode_message(cls: type[Message], body: Any, schema: Mapping[str, str],
+                   optional: Sequence[str] = ()) -> Message:  # fmt: skip
     """Check a JSON body field by field (``schema``: field → matrix, vector, indices, number,
-    optional-number), then build the message (which validates it again as a whole)."""
+    optional-number), then build the message (which validates it again as a whole).
+    Fields named in ``optional`` may be absent (the message's default applies)."""
     name = cls.__name__
     if not isinstance(body, dict):
         raise DataError(f"the body must be a JSON object (a {name} message), got "
@@ -248,10 +250,11 @@ def decode_message(cls: type[Message], body: Any, schema: Mapping[str, str]) -> 
     if unknown:
         raise DataError(f"unknown field(s) {unknown} in a {name} message; allowed: "
                         f"{sorted(schema)}")  # fmt: skip
-    missing = sorted(set(schema) - set(body))
+    missing = sorted(set(schema) - set(body) - set(optional))
     if missing:
         raise DataError(f"missing field(s) {missing} in a {name} message")
-    fields = {key: _DECODERS[kind_](body[key], key) for key, kind_ in schema.items()}
+    fields = {key: _DECODERS[kind_](body[key], key) for key, kind_ in schema.items()
+              if key in body}  # fmt: skip
     return cls.from_dict(fields)
 
 
@@ -278,8 +281,10 @@ def json_body(properties: Mapping[str, Any], required: Sequence[str] = (), *,
                             "content": {"application/json": {"schema": schema}}}}  # fmt: skip
 
 
-def message_body(schema: Mapping[str, str]) -> dict[str, Any]:
+def message_body(schema: Mapping[str, str], optional: Sequence[str] = ()) -> dict[str, Any]:
     """``openapi_extra`` for a protocol message read by :func:`decode_message` with
-    ``schema`` (field → kind): every field required, plus the optional ``type``."""
+    ``schema`` (field → kind): every field required except ``optional``, plus the optional
+    ``type``."""
     props = {key: KIND_SCHEMAS[kind] for key, kind in schema.items()}
-    return json_body({**props, "type": {"type": "string"}}, required=list(schema))
+    return json_body({**props, "type": {"type": "string"}},
+                     required=[k for k in schema if k not in optional])

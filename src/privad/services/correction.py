@@ -1,7 +1,8 @@
 """The correction server CS of the relaxed-DP scheme (sections 6.1–6.2) over HTTP.
 
 CS holds ``w_O`` and, per sensor and window, only the distance differences d_diff (indexed
-by record) and the index sets the analyst sends; it never receives 𝒯 or 𝒯'. It plays party
+by record), the d_TP noise the sensor drew for ε_TP (0 without it; added to d_TP before it
+goes to the analyst) and the index sets the analyst sends; it never receives 𝒯 or 𝒯'. It plays party
 CS of :mod:`privad.relaxed.parties`: on O' it splits the presumed outliers at the largest
 d_diff gap and answers d_TP and w_O (step 3); on I_L2 and I_L3 it computes the false-negative
 layers and answers the corrected outliers (step 5).
@@ -15,7 +16,8 @@ method   path                                            token  what
 =======  ==============================================  =====  ==============================
 GET      /v1/health                                      —      liveness and role
 PUT      /v1/windows/{w}/differences                     S      indices and d_diff of window
-                                                                w (SensorToCorrection): 201
+                                                                w, optional tp_noise
+                                                                (SensorToCorrection): 201
                                                                 stored, 200 identical copy,
                                                                 409 different copy
 GET      /v1/windows                                     S      this sensor's windows, status
@@ -79,6 +81,7 @@ CREATE TABLE IF NOT EXISTS differences (
     n INTEGER NOT NULL,
     d_diff BLOB NOT NULL,
     received_at TEXT NOT NULL,
+    tp_noise REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (sensor, win)
 );
 CREATE TABLE IF NOT EXISTS presumed (
@@ -104,7 +107,9 @@ CREATE TABLE IF NOT EXISTS results (
 );
 """
 
-DIFFERENCES_SCHEMA = {"indices": "indices", "d_diff": "vector"}
+DIFFERENCES_SCHEMA = {"indices": "indices", "d_diff": "vector", "tp_noise": "number"}
+DIFFERENCES_OPTIONAL = ("tp_noise",)
+"""``tp_noise`` (the d_TP noise of ε_TP, :mod:`privad.relaxed.views`) may be absent: 0."""
 PRESUMED_SCHEMA = {"presumed_outliers": "indices"}
 LAYERS_SCHEMA = {"i_l2": "indices", "i_l3": "indices"}
 
@@ -116,6 +121,7 @@ class CorrectionStore(SQLiteStore):
 
     def __init__(self, path: str | Path) -> None:
         super().__init__(path, role=ROLE, schema=SCHEMA)
+        self.write(_add_tp_noise_column)
 
     def put_differences(self, sensor: str, window: int, message: SensorToCorrection) -> bool:
         """Store d_diff re-indexed by record (one write); True if new, False for an
@@ -124,22 +130,23 @@ class CorrectionStore(SQLiteStore):
         d_diff = np.empty(n, dtype=np.float64)
         d_diff[message.indices] = message.d_diff
         blob = pack(d_diff)
+        tp_noise = float(message.tp_noise)
 
         def tx(conn: sqlite3.Connection) -> bool:
             old = conn.execute(
-                "SELECT n, d_diff FROM differences WHERE sensor = ? AND win = ?",
+                "SELECT n, d_diff, tp_noise FROM differences WHERE sensor = ? AND win = ?",
                 (sensor, window),
             ).fetchone()
             if old is not None:
-                if old[0] == n and old[1] == blob:
+                if old[0] == n and old[1] == blob and old[2] == tp_noise:
                     return False
                 raise Conflict(
                     f"window {window} of sensor {sensor!r} already has different distance "
                     "differences; each window is released once: send new data as a new window"
                 )
             conn.execute(
-                "INSERT INTO differences (sensor, win, n, d_diff, received_at) "
-                "VALUES (?, ?, ?, ?, ?)", (sensor, window, n, blob, utc_now()),
+                "INSERT INTO differences (sensor, win, n, d_diff, tp_noise, received_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)", (sensor, window, n, blob, tp_noise, utc_now()),
             )
             return True
 
@@ -160,13 +167,19 @@ class CorrectionStore(SQLiteStore):
         ]  # fmt: skip
 
 
+def _add_tp_noise_column(conn: sqlite3.Connection) -> None:
+    """Files written before ε_TP existed have no ``tp_noise`` column: add it (0: none)."""
+    names = {row[1] for row in conn.execute("PRAGMA table_info(differences)")}
+    if "tp_noise" not in names:
+        conn.execute("ALTER TABLE differences ADD COLUMN tp_noise REAL NOT NULL DEFAULT 0")
+
+
 def _party(w_o: float, min_gap: float, max_fp_share: float, n: int, d_diff: bytes,
-           presumed: np.ndarray) -> tuple[CorrectionServer, Any]:  # fmt: skip
+           tp_noise: float, presumed: np.ndarray) -> tuple[CorrectionServer, Any]:  # fmt: skip
     """The CS party replayed through steps 2–3 from stored messages."""
     party = CorrectionServer(w_o, min_gap=min_gap, max_fp_share=max_fp_share)
-    party.receive_differences(
-        SensorToCorrection(indices=np.arange(n, dtype=np.int64), d_diff=unpack(d_diff))
-    )
+    party.receive_differences(SensorToCorrection(
+        indices=np.arange(n, dtype=np.int64), d_diff=unpack(d_diff), tp_noise=tp_noise))
     thresholds = party.receive_presumed_outliers(AnalystToCorrection(presumed))
     return party, thresholds
 
@@ -210,7 +223,8 @@ def create_correction_app(
     analyst_auth = Depends(require_role(ANALYST_ROLE))
 
     def put_differences(sensor: str, window: int, raw: bytes) -> tuple[bool, int]:
-        message = decode_message(SensorToCorrection, parse_json(raw), DIFFERENCES_SCHEMA)
+        message = decode_message(SensorToCorrection, parse_json(raw), DIFFERENCES_SCHEMA,
+                                 DIFFERENCES_OPTIONAL)
         return store.put_differences(sensor, window, message), int(message.d_diff.size)
 
     def presumed_outliers(sensor: str, window: int, n: int | None, raw: bytes) -> dict:
@@ -219,7 +233,7 @@ def create_correction_app(
 
         def tx(conn: sqlite3.Connection) -> dict:
             diff = conn.execute(
-                "SELECT n, d_diff FROM differences WHERE sensor = ? AND win = ?",
+                "SELECT n, d_diff, tp_noise FROM differences WHERE sensor = ? AND win = ?",
                 (sensor, window),
             ).fetchone()
             if diff is None:
@@ -241,7 +255,7 @@ def create_correction_app(
                 params = tuple(old[1:])
             else:
                 params = (w_o, min_gap, max_fp_share)
-            _, thresholds = _party(*params, diff[0], diff[1], message.presumed_outliers)
+            _, thresholds = _party(*params, *diff, message.presumed_outliers)
             if old is None:
                 conn.execute(
                     "INSERT INTO presumed (sensor, win, presumed, w_o, min_gap, max_fp_share, "
@@ -258,14 +272,14 @@ def create_correction_app(
 
         def tx(conn: sqlite3.Connection) -> dict:
             row = conn.execute(
-                "SELECT d.n, d.d_diff, p.presumed, p.w_o, p.min_gap, p.max_fp_share "
+                "SELECT d.n, d.d_diff, d.tp_noise, p.presumed, p.w_o, p.min_gap, p.max_fp_share "
                 "FROM differences d JOIN presumed p USING (sensor, win) "
                 "WHERE d.sensor = ? AND d.win = ?", (sensor, window),
             ).fetchone()
             if row is None:
                 raise ProtocolError(f"window {window} of sensor {sensor!r}: I_L2/I_L3 "
                                     "received before O'")  # fmt: skip
-            n, d_diff, presumed, *params = row
+            n, d_diff, tp_noise, presumed, *params = row
             old = conn.execute(
                 "SELECT i_l2, i_l3, outliers FROM results WHERE sensor = ? AND win = ?",
                 (sensor, window),
@@ -276,7 +290,7 @@ def create_correction_app(
                                    "different I_L2/I_L3")  # fmt: skip
                 return {"type": "CorrectionToAnalyst2",
                         "outliers": unpack(old[2], "<i8").tolist()}  # fmt: skip
-            party, _ = _party(*params, n, d_diff, unpack(presumed, "<i8"))
+            party, _ = _party(*params, n, d_diff, tp_noise, unpack(presumed, "<i8"))
             answer = party.receive_layers(message)
             conn.execute(
                 "INSERT INTO results (sensor, win, i_l2, i_l3, outliers, received_at) "
@@ -289,7 +303,7 @@ def create_correction_app(
 
     def routes(app: FastAPI) -> None:
         @app.put("/v1/windows/{window}/differences",
-                 openapi_extra=message_body(DIFFERENCES_SCHEMA))
+                 openapi_extra=message_body(DIFFERENCES_SCHEMA, DIFFERENCES_OPTIONAL))
         async def put_diff(request: Request, window: int = WindowParam,
                            who: Principal = sensor_auth) -> JSONResponse:  # fmt: skip
             raw = await request.body()
