@@ -91,6 +91,22 @@ def privad_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
     return make
 
 
+TOKEN_ENVS = ("PRIVAD_CURATOR_TOKEN", "PRIVAD_ORACLE_TOKEN", "PRIVAD_RMP_OPERATOR_TOKEN",
+              "PRIVAD_RMP_REGISTRATION_TOKEN", "PRIVAD_RMP_TOKEN", "PRIVAD_SENSOR_TOKEN")
+
+
+@pytest.fixture
+def in_tmp_home(monkeypatch: pytest.MonkeyPatch, tmp_path):
+    """Run in ``tmp_path`` with its own HOME and ledger and no privad token in the
+    environment (the user's real ones must never leak into a test)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PRIVAD_LEDGER", str(tmp_path / "ledger.sqlite"))
+    for env in TOKEN_ENVS:
+        monkeypatch.delenv(env, raising=False)
+    return tmp_path
+
+
 @pytest.fixture(scope="module")
 def dask_cluster():
     """A distributed client on an in-process LocalCluster of two single-threaded workers

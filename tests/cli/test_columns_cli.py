@@ -24,10 +24,7 @@ USER = "end-user-secret-0123456789abcdef"
 
 
 @pytest.fixture
-def run(privad_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("PRIVAD_LEDGER", str(tmp_path / "ledger.sqlite"))
+def run(privad_cli, in_tmp_home):
     return privad_cli(sp, rmp)
 
 

@@ -35,13 +35,8 @@ USER = "end-user-secret-0123456789abcdef"
 
 
 @pytest.fixture
-def run(privad_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("PRIVAD_LEDGER", str(tmp_path / "ledger.sqlite"))
+def run(privad_cli, in_tmp_home, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PRIVAD_PROGRESS_DELAY", "0")  # progress would show, were it not JSON
-    for env in ("PRIVAD_CURATOR_TOKEN", "PRIVAD_ORACLE_TOKEN", "PRIVAD_RMP_TOKEN"):
-        monkeypatch.delenv(env, raising=False)
     return privad_cli(budget, datasets, rmp, search, sp)
 
 
