@@ -140,7 +140,7 @@ def main() -> None:
     load_before = _load()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
-    sections = []
+    sections: list[str] = []
     for b in chosen:
         cmd = [sys.executable, str(ROOT / "benchmarks" / b.args[0]), *b.args[1:]]
         shown = " ".join([".venv/bin/python", f"benchmarks/{b.args[0]}", *b.args[1:]])
@@ -153,16 +153,22 @@ def main() -> None:
         sections.append(f"## {b.title} (`benchmarks/{b.args[0]}`)\n\n{b.what}\n\n"
                         f"```bash\n{shown}\n```\n\nOutput ({took:.0f} s):\n\n"
                         f"```text\n{report}\n```\n")  # fmt: skip
-    skipped = [b.name for b in BENCHMARKS if b not in chosen]
+        done = chosen[: len(sections)]
+        skipped = [x.name for x in BENCHMARKS if x not in done]
+        _write(Path(args.out), started, load_before, done, skipped, sections)  # after each
+    print(f"wrote {args.out}")
+
+
+def _write(out: Path, started: dt.datetime, load_before: str, done: list[Benchmark],
+           skipped: list[str], sections: list[str]) -> None:  # fmt: skip
     header = (
         "# Benchmarks\n\n"
         "Written by `benchmarks/run_all.py` from one run"
-        + (f" of `--only {','.join(b.name for b in chosen)}`" if skipped else "")
+        + (f" of `--only {','.join(b.name for b in done)}`" if skipped else "")
         + "; nothing below is edited by hand. Each section gives the command that produced "
-        "its table: run it to reproduce a row. Performance claims elsewhere in the "
-        "documentation cite these tables. Timings are wall-clock medians on the machine "
+        "its table: run it to reproduce a row. Timings are wall-clock medians on the machine "
         "below, which other jobs were sharing (see the load averages): absolute times vary "
-        "with the load, the ratios against the competing library, measured in the same run, "
+        "with the load; the ratios against the competing library, measured in the same run, "
         "are the point.\n\n"
         f"- date: {started:%Y-%m-%d %H:%M %Z}\n"
         f"- machine: {_machine()}\n"
@@ -171,8 +177,7 @@ def main() -> None:
         + (f"- not run this time: {', '.join(skipped)}\n" if skipped else "")
         + "\n"
     )
-    Path(args.out).write_text(header + "\n".join(sections))
-    print(f"wrote {args.out}")
+    out.write_text(header + "\n".join(sections))
 
 
 if __name__ == "__main__":
