@@ -5,20 +5,23 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/bench_ball_counts.py               # full run (~5 minutes)
     .venv/bin/python benchmarks/bench_ball_counts.py --quick       # 20k and 100k only
     .venv/bin/python benchmarks/bench_ball_counts.py --sklearn     # also scikit-learn's KDTree
+    .venv/bin/python benchmarks/bench_ball_counts.py --sizes 284807 --medians 10,1000
 
 Data: :func:`privad.datasets.make_fraud_standin` (284,807 x 6, correlated Student-t(3),
 the Credit Fraud stand-in), falling back to a local generator drawn through
 :class:`privad.noise.Randomness` if the datasets package is missing. For each size n, r is
 chosen (bisection on the counts of a fixed sample of records) so that the median ball holds
-about 1000 records. "Future queries" are 20% of n drawn uniformly from the data's bounding
-box (the reading of NOTES.md); with Student-t tails that box is mostly empty, so a second
-set is drawn from the box between the 1% and 99% quantiles of each feature.
+about 1000 records (``--medians``: other sizes, e.g. 10). "Future queries" are 20% of n
+drawn uniformly from the data's bounding box (the reading of NOTES.md); with Student-t
+tails that box is mostly empty, so a second set is drawn from the box between the 1% and
+99% quantiles of each feature.
 
 Every measurement runs in a fresh subprocess, which repeats it ``--repeats`` times and reports
-the best wall time and the process's peak resident memory (``resource.getrusage`` maxrss,
-which, unlike tracemalloc, sees Numba's and SciPy's allocations; it includes the interpreter
-and imported libraries). Counts of every method are compared with cKDTree's. First-call
-compile time is measured in a subprocess with an empty Numba cache directory.
+the median wall time (speed-ups are ratios of medians) and the process's peak resident
+memory (``resource.getrusage`` maxrss, which, unlike tracemalloc, sees Numba's and SciPy's
+allocations; it includes the interpreter and imported libraries). Counts of every method
+are compared with cKDTree's. First-call compile time is measured in a subprocess with an
+empty Numba cache directory.
 
 This is a benchmark, never a test: the numbers depend on the machine and its load.
 """
@@ -176,6 +179,7 @@ def measure(tmp: Path, method: str, data: Path, r: float, repeats: int, *,
     info = json.loads(res.stdout.strip().splitlines()[-1])
     info["counts"] = np.load(out)
     info["best"] = min(info["times"])
+    info["median"] = float(np.median(info["times"]))
     return info
 
 
@@ -184,6 +188,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="only n = 20k and 100k")
     ap.add_argument("--sklearn", action="store_true", help="also time scikit-learn KDTree")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--sizes", default=None, help="comma-separated n (default 20k,100k,284,807)")
+    ap.add_argument("--medians", default=str(MEDIAN_TARGET),
+                    help="median ball sizes to choose r for, e.g. 10,1000")  # fmt: skip
     ap.add_argument("--no-compile", action="store_true", help="skip the compile-time probe")
     # worker mode
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -206,30 +213,36 @@ def main() -> None:
           f"({numba.get_num_threads()} threads), load average at start "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; best of {args.repeats}")  # fmt: skip
     sizes = [20_000, 100_000] if args.quick else [20_000, 100_000, 284_807]
+    if args.sizes:
+        sizes = [int(v) for v in args.sizes.split(",")]
+    medians = [int(v) for v in args.medians.split(",")]
     full = make_data(max(sizes))
     rows = []
     with tempfile.TemporaryDirectory() as td:
         tmp = Path(td)
         for n in sizes:
             X = full[:n] if n < full.shape[0] else full
-            r = radius_for_median(X)
             data = tmp / f"X{n}.npy"
             np.save(data, X)
             beta = int(round(BETA_SHARE * n))
-            ref = measure(tmp, "ckdtree", data, r, args.repeats)
-            runs = [("privad (exact)", measure(tmp, "privad", data, r, args.repeats))]
-            runs.append((f"privad cap=beta+1={beta + 1}",
-                         measure(tmp, "privad", data, r, args.repeats, cap=beta + 1)))  # fmt: skip
-            if args.sklearn:
-                runs.append(("sklearn KDTree", measure(tmp, "sklearn", data, r, 1)))
-            truth = ref["counts"]
-            rows.append((f"self n={n:,}", r, int(np.median(truth)), "cKDTree", ref, 0, ""))
-            for name, res in runs:
-                want = np.minimum(truth, beta + 1) if "cap" in name else truth
-                bad = int(np.count_nonzero(res["counts"] != want))
-                rows.append((f"self n={n:,}", r, int(np.median(truth)), name, res, bad,
-                             f"{ref['best'] / res['best']:.1f}x"))  # fmt: skip
+            for target in medians:
+                r = radius_for_median(X, target)
+                ref = measure(tmp, "ckdtree", data, r, args.repeats)
+                runs = [("privad (exact)", measure(tmp, "privad", data, r, args.repeats))]
+                capped = measure(tmp, "privad", data, r, args.repeats, cap=beta + 1)
+                runs.append((f"privad cap=beta+1={beta + 1}", capped))
+                if args.sklearn:
+                    runs.append(("sklearn KDTree", measure(tmp, "sklearn", data, r, 1)))
+                truth = ref["counts"]
+                label = f"self n={n:,}"
+                rows.append((label, r, int(np.median(truth)), "cKDTree", ref, 0, ""))
+                for name, res in runs:
+                    want = np.minimum(truth, beta + 1) if "cap" in name else truth
+                    bad = int(np.count_nonzero(res["counts"] != want))
+                    rows.append((label, r, int(np.median(truth)), name, res, bad,
+                                 f"{ref['median'] / res['median']:.1f}x"))  # fmt: skip
             if n == max(sizes):
+                r = radius_for_median(X, MEDIAN_TARGET)
                 m = n // 5
                 for q, what in [(0.0, "bounding box"), (0.01, "1%-99% box")]:
                     qfile = tmp / f"Q{n}-{q}.npy"
@@ -241,14 +254,14 @@ def main() -> None:
                     rows.append((label, r, med, "cKDTree", refq, 0, ""))
                     bad = int(np.count_nonzero(resq["counts"] != refq["counts"]))
                     rows.append((label, r, med, "privad (exact)", resq, bad,
-                                 f"{refq['best'] / resq['best']:.1f}x"))  # fmt: skip
+                                 f"{refq['median'] / resq['median']:.1f}x"))  # fmt: skip
 
     print()
-    print(f"{'workload':<30} {'r':>7} {'median B':>8}  {'method':<26} {'best s':>8} "
+    print(f"{'workload':<30} {'r':>7} {'median B':>8}  {'method':<26} {'median s':>8} "
           f"{'all runs s':<22} {'peak RSS MB':>11} {'speed-up':>8} {'mismatches':>10}")  # fmt: skip
     for label, r, med, name, res, bad, speed in rows:
         runs = ", ".join(f"{t:.2f}" for t in res["times"])
-        print(f"{label:<30} {r:7.4f} {med:8d}  {name:<26} {res['best']:8.2f} {runs:<22} "
+        print(f"{label:<30} {r:7.4f} {med:8d}  {name:<26} {res['median']:8.2f} {runs:<22} "
               f"{res['rss_mb']:11.0f} {speed:>8} {bad:>10d}")  # fmt: skip
     print(
         "peak RSS includes the interpreter, NumPy/SciPy/Numba and the data "

@@ -3,9 +3,9 @@
 Compares, in the same run:
 
 * ``privad.noise.laplace`` (grid snapping + exact discrete Laplace, CKS 2020 Alg. 2,
-  Numba kernels reading raw PCG64DXSM words) on 10**6 values;
+  Numba kernels reading raw PCG64DXSM words) on 10**6 and 10**7 values (``--sizes``);
 * ``numpy.random.Generator.laplace`` (textbook floating-point Laplace, *not* safe against
-  Mironov's attack) on 10**6 values: the speed floor;
+  Mironov's attack) on the same values, ``x + noise``: the speed floor;
 * OpenDP's vector Laplace (``opendp.prelude.m.make_laplace`` on a float vector domain,
   exact and floating-point safe, big-integer arithmetic in Rust) on 2 * 10**4 values.
 
@@ -14,7 +14,10 @@ fresh process, with the on-disk cache and, with ``--cold``, with an empty cache.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_laplace.py [--repeats 7] [--cold]
+    .venv/bin/python benchmarks/bench_laplace.py [--repeats 7] [--sizes 1000000,10000000] [--cold]
+
+Each privad / NumPy pair is timed alternately (privad, NumPy, privad, ...), so both see the
+same load; the ratio of the medians is reported per size.
 
 Never gates CI: timings depend on the machine and its load.
 """
@@ -76,6 +79,7 @@ def _import_seconds() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--sizes", default=f"{N_FAST},{10 * N_FAST}")
     parser.add_argument("--cold", action="store_true", help="also time a cold Numba compile")
     args = parser.parse_args()
 
@@ -89,19 +93,26 @@ def main() -> None:
 
     rng = noise.Randomness(2024)
     gen = np.random.Generator(np.random.PCG64DXSM(2024))
+    noise.laplace(np.zeros(100), SCALE, rng)  # load kernels
+    rows = []
+    ratios = []
+    for n in [int(v) for v in args.sizes.split(",")]:
+        x = np.linspace(-1000.0, 1000.0, n)
+        ours_t, base_t = [], []
+        for _ in range(args.repeats):  # alternate, so both see the same load
+            ours_t.append(_time(lambda: noise.laplace(x, SCALE, rng), n, 1)[0])  # noqa: B023
+            base_t.append(_time(lambda: x + gen.laplace(0.0, SCALE, n), n, 1)[0])  # noqa: B023
+        ours = (min(ours_t), statistics.median(ours_t))
+        base = (min(base_t), statistics.median(base_t))
+        rows += [("privad.noise.laplace", n, ours),
+                 ("numpy Generator.laplace (x + noise, unsafe)", n, base)]  # fmt: skip
+        ratios.append((n, ours[1] / base[1]))
     x = np.linspace(-1000.0, 1000.0, N_FAST)
-    noise.laplace(x[:100], SCALE, rng)  # load kernels
-
-    ours = _time(lambda: noise.laplace(x, SCALE, rng), N_FAST, args.repeats)
-    base = _time(lambda: x + gen.laplace(0.0, SCALE, N_FAST), N_FAST, args.repeats)
     dlap = _time(lambda: noise.discrete_laplace(3, 2, N_FAST, rng), N_FAST, args.repeats)
     bern = _time(lambda: noise.bernoulli(0.3, rng, size=N_FAST), N_FAST, args.repeats)
     bexp = _time(lambda: noise.bernoulli_exp(2.5, rng, size=N_FAST), N_FAST, args.repeats)
 
-    rows = [
-        ("privad.noise.laplace", N_FAST, ours),
-        ("numpy Generator.laplace (x + noise, unsafe)", N_FAST, base),
-    ]
+    ours = rows[0][2]
     try:
         import opendp.prelude as dp
 
@@ -122,10 +133,10 @@ def main() -> None:
     print(f"\n{'sampler':48s} {'n':>9s} {'best ns/value':>14s} {'median':>9s}")
     for name, n, (best, med) in rows:
         print(f"{name:48s} {n:9d} {best:14.1f} {med:9.1f}")
-    ratio_best, ratio_med = ours[0] / base[0], ours[1] / base[1]
-    print(f"\nprivad / numpy  (best): {ratio_best:.2f}x   (median): {ratio_med:.2f}x")
+    for n, ratio in ratios:
+        print(f"privad / numpy at n = {n:,} (medians of {args.repeats}): {ratio:.2f}x")
     if theirs is not None:
-        print(f"opendp / privad (best): {theirs[0] / ours[0]:.0f}x")
+        print(f"opendp / privad (best, n = 10**6): {theirs[0] / ours[0]:.0f}x")
     print("\nother exact samplers (best / median ns per value, n = 10**6):")
     print(f"  discrete_laplace(3/2)   {dlap[0]:7.1f} {dlap[1]:7.1f}")
     print(f"  bernoulli(0.3)          {bern[0]:7.1f} {bern[1]:7.1f}")

@@ -68,3 +68,45 @@ def test_duplicates_are_neighbours_at_distance_zero():
     assert kth_neighbour_distance(X, 3).tolist() == [5.0, 5.0, 5.0]
     assert kth_neighbour_distance(X, 2, metric="manhattan").tolist() == [0.0, 0.0, 7.0]
     assert kth_neighbour_distance(X, 2, metric="chebyshev").tolist() == [0.0, 0.0, 4.0]
+
+
+def _sampled_data(rng):
+    """Heavy tails, plus rounded records: duplicates and ties at exactly the k-th value."""
+    return np.concatenate([rng.standard_t(3, size=(1400, 3)),
+                           np.round(rng.normal(size=(600, 3)), 1)])  # fmt: skip
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_kth_through_the_sample_estimate_equals_sorted_pair_values(rng, metric, monkeypatch):
+    """k >= 128 with n >= 8 k: the sampled estimate, the range search and the selection of
+    privad.geometry.knn, on one thread and on several."""
+    from privad.geometry import kernels, knn
+
+    X = _sampled_data(rng)
+    for k in [128, 250]:
+        assert knn._stride(X.shape[0], k) > 1  # the sampled path, not the heap search alone
+        want = _oracle_kth(X, k, metric)
+        np.testing.assert_array_equal(kth_neighbour_distance(X, k, metric=metric), want)
+        monkeypatch.setattr(kernels, "PARALLEL_MIN_POINTS", 0)
+        np.testing.assert_array_equal(kth_neighbour_distance(X, k, metric=metric), want)
+        monkeypatch.undo()
+
+
+def test_kth_falls_back_when_the_estimate_holds_too_few(rng, monkeypatch):
+    """An estimate from the nearest sampled record holds fewer than k records for most
+    queries: they take the exact heap search over all records, same values."""
+    from privad.geometry import knn
+
+    X = _sampled_data(rng)
+    k = 200
+    monkeypatch.setattr(knn, "_sample_size", lambda k, s, n: 1)
+    np.testing.assert_array_equal(kth_neighbour_distance(X, k), _oracle_kth(X, k, "euclidean"))
+
+
+def test_select_returns_the_kth_smallest(rng):
+    from privad.geometry import knn
+
+    for m in [1, 2, 7, 100]:
+        a = np.round(rng.normal(size=m), 1)  # many equal values
+        for k in sorted({1, (m + 1) // 2, m}):
+            assert knn._select(a.copy(), m, k) == np.sort(a)[k - 1]

@@ -191,3 +191,16 @@ def test_non_critical_draws() -> None:
 def test_non_critical_draws_validate(call) -> None:  # noqa: ANN001
     with pytest.raises(PrivadError):
         call(Randomness(0))
+
+
+@pytest.mark.parametrize(
+    "bit_generator",
+    [np.random.PCG64, np.random.PCG64DXSM, np.random.SFC64, np.random.Philox, np.random.MT19937],
+)
+def test_word_blocks_are_the_bit_generators_next_uint64(bit_generator) -> None:  # noqa: ANN001
+    """The fast path (random_raw) reads the very words integers(0, 2**64) would."""
+    from privad.noise import _engine
+
+    got = _engine._words(np.random.Generator(bit_generator(7)), 1000)
+    want = np.random.Generator(bit_generator(7)).integers(0, 2**64, 1000, dtype=np.uint64)
+    np.testing.assert_array_equal(got, want.view(np.int64))

@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 
 from privad.errors import ParameterError
-from privad.geometry import dualtree, reference
-from privad.geometry.kdtree import build_tree
+from privad.geometry import reference
 from privad.geometry.predicate import METRICS, check_magnitudes, threshold
 from privad.validation import (
     check_array,
@@ -51,6 +50,8 @@ class BallProblem:
 
 
 def _numba_engine(p: BallProblem) -> np.ndarray:
+    from privad.geometry import dualtree  # loads Numba and the compiled kernels
+
     if p.queries is None:
         return dualtree.count_self(p.data, p.thr, p.metric, p.cap)
     return dualtree.count_queries(p.data, p.queries, p.thr, p.metric, p.cap)
@@ -217,6 +218,9 @@ class BallIndex:
         if P is None or P.shape[0] == 0:
             raise ParameterError("give query points (an (m, d) array with m >= 1)")
         check_magnitudes([self.data, P], self.metric)
+        from privad.geometry import dualtree
+        from privad.geometry.kdtree import build_tree
+
         if self._tree is None:
             self._tree = build_tree(self.data)
         other = build_tree(np.ascontiguousarray(P))

@@ -1,10 +1,11 @@
 """Driving the Numba kernels of :mod:`privad.noise._kernels` (private).
 
 The kernels read raw 64-bit words from a word store (see the ``_kernels`` docstring). This
-module fills the store in blocks of uniform 64-bit words drawn with
-``generator.integers(0, 2**64, dtype=uint64)``: the bit generator's ``next_uint64``, the
-same words as ``bit_generator.random_raw`` for the 64-bit generators (PCG64, PCG64DXSM,
-SFC64, Philox) and still correct for MT19937, whose ``random_raw`` gives 32-bit values.
+module fills the store in blocks of uniform 64-bit words: the bit generator's
+``next_uint64``, read with ``bit_generator.random_raw`` for the 64-bit generators (PCG64,
+PCG64DXSM, SFC64, Philox) and with ``generator.integers(0, 2**64, dtype=uint64)`` (the same
+words for those, and still correct for MT19937, whose ``random_raw`` gives 32-bit values)
+for any other.
 
 When a kernel stops because the words ran out in the middle of a sample, this module
 keeps the unread words from that sample's start, appends a fresh block and calls the
@@ -30,6 +31,19 @@ from privad.noise.randomness import Randomness
 
 BLOCK_WORDS = 1 << 15
 """Words drawn per block (256 KiB, stays in cache). Outputs do not depend on it."""
+
+# Bit generators whose ``random_raw`` is their ``next_uint64``: for them the words are read
+# with ``random_raw`` (the same words, ~15 % faster than ``integers``, which adds a
+# bounds check per word); any other (MT19937: 32-bit raw values) through ``integers``.
+_RAW64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.SFC64, np.random.Philox)
+
+
+def _words(generator: np.random.Generator, m: int) -> np.ndarray:
+    """``m`` uniform 64-bit words, as int64."""
+    bit_generator = generator.bit_generator
+    if type(bit_generator) in _RAW64:
+        return bit_generator.random_raw(m).view(np.int64)
+    return generator.integers(0, 2**64, size=m, dtype=np.uint64).view(np.int64)
 
 _kernels: ModuleType | None = None
 
@@ -64,9 +78,7 @@ def run(
         store = np.empty(header_len + tail.size + m, dtype=np.int64)
         store[:header_len] = header
         store[header_len : header_len + tail.size] = tail
-        store[header_len + tail.size :] = generator.integers(
-            0, 2**64, size=m, dtype=np.uint64
-        ).view(np.int64)
+        store[header_len + tail.size :] = _words(generator, m)
         store[0] = header_len
         i_next, resume = kernel(store, out, i, *args)
         stalled = i_next == i
