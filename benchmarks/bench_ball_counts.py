@@ -211,7 +211,7 @@ def main() -> None:
 
     print(f"machine: {os.cpu_count()} logical CPUs, numba {numba.__version__} "
           f"({numba.get_num_threads()} threads), load average at start "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; best of {args.repeats}")  # fmt: skip
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; median of {args.repeats}")  # fmt: skip
     sizes = [20_000, 100_000] if args.quick else [20_000, 100_000, 284_807]
     if args.sizes:
         sizes = [int(v) for v in args.sizes.split(",")]
