@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from privad.accounting import Ledger
+from privad.io import rows_digest
 from privad.noise import Randomness
 from privad.relaxed import Analyst, CorrectionServer, Sensor, run_protocol
-from privad.relaxed.journal import rows_digest
 
 
 def test_cli_end_to_end_matches_in_process_protocol(

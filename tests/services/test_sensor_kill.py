@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from privad.accounting import Ledger
-from privad.relaxed.journal import rows_digest
+from privad.io import rows_digest
 
 N, FIRST_WINDOW, RERUN_WINDOW = 1000, 200, 150
 EPSILON = "1000"  # noise scale 1/1000 on integer-spaced rows: T' rounds back to the row

@@ -13,8 +13,9 @@ import pytest
 
 from privad.accounting import Ledger
 from privad.errors import LedgerError
+from privad.io import rows_digest
 from privad.relaxed import Sensor
-from privad.relaxed.journal import ReleaseJournal, RowChain, rows_digest
+from privad.relaxed.journal import ReleaseJournal, RowChain
 from privad.services.clients import (
     AlreadyReleased,
     AnalystClient,

@@ -737,7 +737,7 @@ def perturb(
     import dask
 
     from privad.accounting import Ledger, default_ledger_path
-    from privad.relaxed.journal import rows_digest
+    from privad.io import rows_digest
 
     base = scope if scope is not None else "relaxed-sensor"
     g = sensor.guarantee()

@@ -13,7 +13,7 @@ keep different keys. A rerun of an interrupted stream meets the keys of the rows
 released before and skips them, whatever ``--window`` it is given.
 
 **Windows.** The ledger still charges a window as a whole, in a scope keyed by the content
-digest of its records (:func:`rows_digest`), since windows hold disjoint records.
+digest of its records (:func:`privad.io.rows_digest`), since windows hold disjoint records.
 
 **Write-ahead.** The sensor writes a window's two outgoing messages and its row keys to the
 journal *before* anything leaves the process; once both servers acknowledged them it keeps
@@ -42,7 +42,6 @@ from typing import Any
 import numpy as np
 
 from privad.errors import LedgerError
-from privad.io import rows_digest
 from privad.validation import check_choice
 
 __all__ = [
@@ -52,7 +51,6 @@ __all__ = [
     "ReleaseJournal",
     "RowChain",
     "default_journal_path",
-    "rows_digest",
 ]
 
 JOURNAL_ENV = "PRIVAD_SENSOR_JOURNAL"

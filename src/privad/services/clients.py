@@ -33,8 +33,9 @@ import httpx
 import numpy as np
 
 from privad.errors import BudgetExceededError, DataError, ParameterError
+from privad.io import rows_digest
 from privad.noise import RandomnessLike
-from privad.relaxed.journal import RowChain, rows_digest
+from privad.relaxed.journal import RowChain
 from privad.relaxed.messages import (
     AnalystToCorrection,
     AnalystToCorrection2,
@@ -359,7 +360,7 @@ class SensorUploader:
         (``sensor.release_guarantee()``, which needs ``global_sensitivity``) is spent, before
         anything of the window leaves the process, in scope ``f"{scope}/rows-{digest}"``
         keyed by the content digest of the window's records
-        (:func:`~privad.relaxed.journal.rows_digest`): windows hold disjoint records, so by
+        (:func:`~privad.io.rows_digest`): windows hold disjoint records, so by
         parallel composition each is accounted on its own, and the same window under another
         number, file or sensor meets the same scope.
     scope:
