@@ -166,11 +166,32 @@ def compile_worker() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def measure(tmp: Path, method: str, data: Path, r: float, repeats: int, *,
-            queries: Path | None = None, cap: int | None = None) -> dict:  # fmt: skip
+def measure(
+    tmp: Path,
+    method: str,
+    data: Path,
+    r: float,
+    repeats: int,
+    *,
+    queries: Path | None = None,
+    cap: int | None = None,
+) -> dict:
     out = tmp / f"counts-{method}-{time.monotonic_ns()}.npy"
-    cmd = [sys.executable, __file__, "--worker", "--method", method, "--data", str(data),
-           "--r", repr(r), "--repeats", str(repeats), "--out", str(out)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        "--method",
+        method,
+        "--data",
+        str(data),
+        "--r",
+        repr(r),
+        "--repeats",
+        str(repeats),
+        "--out",
+        str(out),
+    ]
     if queries is not None:
         cmd += ["--queries", str(queries)]
     if cap is not None:
@@ -189,8 +210,11 @@ def main() -> None:
     ap.add_argument("--sklearn", action="store_true", help="also time scikit-learn KDTree")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--sizes", default=None, help="comma-separated n (default 20k,100k,284,807)")
-    ap.add_argument("--medians", default=str(MEDIAN_TARGET),
-                    help="median ball sizes to choose r for, e.g. 10,1000")  # fmt: skip
+    ap.add_argument(
+        "--medians",
+        default=str(MEDIAN_TARGET),
+        help="median ball sizes to choose r for, e.g. 10,1000",
+    )
     ap.add_argument("--no-compile", action="store_true", help="skip the compile-time probe")
     # worker mode
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -209,9 +233,11 @@ def main() -> None:
 
     import numba
 
-    print(f"machine: {os.cpu_count()} logical CPUs, numba {numba.__version__} "
-          f"({numba.get_num_threads()} threads), load average at start "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; median of {args.repeats}")  # fmt: skip
+    print(
+        f"machine: {os.cpu_count()} logical CPUs, numba {numba.__version__} "
+        f"({numba.get_num_threads()} threads), load average at start "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; median of {args.repeats}"
+    )
     sizes = [20_000, 100_000] if args.quick else [20_000, 100_000, 284_807]
     if args.sizes:
         sizes = [int(v) for v in args.sizes.split(",")]
@@ -239,8 +265,17 @@ def main() -> None:
                 for name, res in runs:
                     want = np.minimum(truth, beta + 1) if "cap" in name else truth
                     bad = int(np.count_nonzero(res["counts"] != want))
-                    rows.append((label, r, int(np.median(truth)), name, res, bad,
-                                 f"{ref['median'] / res['median']:.1f}x"))  # fmt: skip
+                    rows.append(
+                        (
+                            label,
+                            r,
+                            int(np.median(truth)),
+                            name,
+                            res,
+                            bad,
+                            f"{ref['median'] / res['median']:.1f}x",
+                        )
+                    )
             if n == max(sizes):
                 r = radius_for_median(X, MEDIAN_TARGET)
                 m = n // 5
@@ -253,16 +288,29 @@ def main() -> None:
                     med = int(np.median(refq["counts"]))
                     rows.append((label, r, med, "cKDTree", refq, 0, ""))
                     bad = int(np.count_nonzero(resq["counts"] != refq["counts"]))
-                    rows.append((label, r, med, "privad (exact)", resq, bad,
-                                 f"{refq['median'] / resq['median']:.1f}x"))  # fmt: skip
+                    rows.append(
+                        (
+                            label,
+                            r,
+                            med,
+                            "privad (exact)",
+                            resq,
+                            bad,
+                            f"{refq['median'] / resq['median']:.1f}x",
+                        )
+                    )
 
     print()
-    print(f"{'workload':<30} {'r':>7} {'median B':>8}  {'method':<26} {'median s':>8} "
-          f"{'all runs s':<22} {'peak RSS MB':>11} {'speed-up':>8} {'mismatches':>10}")  # fmt: skip
+    print(
+        f"{'workload':<30} {'r':>7} {'median B':>8}  {'method':<26} {'median s':>8} "
+        f"{'all runs s':<22} {'peak RSS MB':>11} {'speed-up':>8} {'mismatches':>10}"
+    )
     for label, r, med, name, res, bad, speed in rows:
         runs = ", ".join(f"{t:.2f}" for t in res["times"])
-        print(f"{label:<30} {r:7.4f} {med:8d}  {name:<26} {res['median']:8.2f} {runs:<22} "
-              f"{res['rss_mb']:11.0f} {speed:>8} {bad:>10d}")  # fmt: skip
+        print(
+            f"{label:<30} {r:7.4f} {med:8d}  {name:<26} {res['median']:8.2f} {runs:<22} "
+            f"{res['rss_mb']:11.0f} {speed:>8} {bad:>10d}"
+        )
     print(
         "peak RSS includes the interpreter, NumPy/SciPy/Numba and the data "
         f"(about {rows[0][4]['rss_loaded_mb']:.0f} MB before the first call)."
@@ -271,14 +319,24 @@ def main() -> None:
     if not args.no_compile:
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-            res = subprocess.run([sys.executable, __file__, "--compile-worker"], env=env,
-                                 capture_output=True, text=True, check=True)  # fmt: skip
+            res = subprocess.run(
+                [sys.executable, __file__, "--compile-worker"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             info = json.loads(res.stdout.strip().splitlines()[-1])
         total = sum(v["first_s"] for k, v in info.items() if k != "import_s")
-        print(f"\nfirst calls with an empty Numba cache: {total:.1f} s in all "
-              f"(import {info['import_s']:.2f} s); "
-              + ", ".join(f"{k} {v['first_s']:.1f} s (then {v['warm_s'] * 1000:.0f} ms)"
-                          for k, v in info.items() if k != "import_s"))  # fmt: skip
+        print(
+            f"\nfirst calls with an empty Numba cache: {total:.1f} s in all "
+            f"(import {info['import_s']:.2f} s); "
+            + ", ".join(
+                f"{k} {v['first_s']:.1f} s (then {v['warm_s'] * 1000:.0f} ms)"
+                for k, v in info.items()
+                if k != "import_s"
+            )
+        )
 
 
 if __name__ == "__main__":

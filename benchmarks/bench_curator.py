@@ -58,10 +58,14 @@ def serve(name: str, args: argparse.Namespace) -> dict:
     gen = Randomness(1)
     with tempfile.TemporaryDirectory() as tmp:
         app = create_curator_app(
-            X, SPMechanism(beta, r, 0.01), db=Path(tmp) / "c.sqlite",
-            ledger=Path(tmp) / "l.sqlite", tokens=TokenRegistry(list(secrets.items())),
-            budget=1e9, rng=gen,
-        )  # fmt: skip
+            X,
+            SPMechanism(beta, r, 0.01),
+            db=Path(tmp) / "c.sqlite",
+            ledger=Path(tmp) / "l.sqlite",
+            tokens=TokenRegistry(list(secrets.items())),
+            budget=1e9,
+            rng=gen,
+        )
         latencies: list[float] = []
         answered = [0]
         lock = threading.Lock()
@@ -85,18 +89,24 @@ def serve(name: str, args: argparse.Namespace) -> dict:
         with ThreadedServer(app) as srv:
             CuratorClient(srv.url, secrets["q0"]).ask_ids([0])  # warm up (Numba, counts)
             t0 = time.monotonic()
-            threads = [threading.Thread(target=querier, args=(i, s))
-                       for i, s in enumerate(secrets.values())]  # fmt: skip
+            threads = [
+                threading.Thread(target=querier, args=(i, s))
+                for i, s in enumerate(secrets.values())
+            ]
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
             wall = time.monotonic() - t0
     lat = np.asarray(latencies)
-    return {"data": f"{name} {X.shape[0]:,} x {X.shape[1]}", "requests": lat.size,
-            "questions/s": answered[0] / wall, "requests/s": lat.size / wall,
-            "p50 ms": 1e3 * float(np.percentile(lat, 50)),
-            "p99 ms": 1e3 * float(np.percentile(lat, 99))}  # fmt: skip
+    return {
+        "data": f"{name} {X.shape[0]:,} x {X.shape[1]}",
+        "requests": lat.size,
+        "questions/s": answered[0] / wall,
+        "requests/s": lat.size / wall,
+        "p50 ms": 1e3 * float(np.percentile(lat, 50)),
+        "p99 ms": 1e3 * float(np.percentile(lat, 99)),
+    }
 
 
 def online_bound() -> list[tuple[int, float, float]]:
@@ -111,7 +121,7 @@ def online_bound() -> list[tuple[int, float, float]]:
         online.add(X[:n], online.with_new(X[:n])[1])
         times = []
         for j in range(20):
-            new = X[n + j:n + j + 1]
+            new = X[n + j : n + j + 1]
             t0 = time.perf_counter()
             _, counts = online.with_new(new)
             times.append(time.perf_counter() - t0)
@@ -130,14 +140,20 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=20.0)
     args = ap.parse_args()
     names = ["mammography"] if args.quick else ["mammography", "fraud-standin"]
-    print(f"{args.queriers} queriers, {args.batch} questions per request (half ids, half "
-          f"vectors), {args.seconds:g} s each")  # fmt: skip
-    print(f"{'data':<30} {'requests':>8} {'questions/s':>12} {'requests/s':>11} "
-          f"{'p50 ms':>8} {'p99 ms':>8}")  # fmt: skip
+    print(
+        f"{args.queriers} queriers, {args.batch} questions per request (half ids, half "
+        f"vectors), {args.seconds:g} s each"
+    )
+    print(
+        f"{'data':<30} {'requests':>8} {'questions/s':>12} {'requests/s':>11} "
+        f"{'p50 ms':>8} {'p99 ms':>8}"
+    )
     for name in names:
         res = serve(name, args)
-        print(f"{res['data']:<30} {res['requests']:>8} {res['questions/s']:>12.0f} "
-              f"{res['requests/s']:>11.1f} {res['p50 ms']:>8.1f} {res['p99 ms']:>8.1f}")
+        print(
+            f"{res['data']:<30} {res['requests']:>8} {res['questions/s']:>12.0f} "
+            f"{res['requests/s']:>11.1f} {res['p50 ms']:>8.1f} {res['p99 ms']:>8.1f}"
+        )
     print("\nonline Claim 5 bound: one more vector vs the whole set again")
     print(f"{'vectors so far':>14} {'add one (ms)':>13} {'recompute all (ms)':>19}")
     for n, t_add, t_all in online_bound():

@@ -83,8 +83,9 @@ def lazy_records(sizes: list[int]) -> Any:
     import dask.array as da
 
     blocks = [
-        da.from_delayed(dask.delayed(generate_block, pure=True)(s, D, rng), shape=(s, D),
-                        dtype=np.float64)  # fmt: skip
+        da.from_delayed(
+            dask.delayed(generate_block, pure=True)(s, D, rng), shape=(s, D), dtype=np.float64
+        )
         for s, rng in zip(sizes, streams(sizes), strict=True)
     ]
     return da.concatenate(blocks, axis=0)
@@ -132,8 +133,13 @@ def run_dask(n: int, workers: int, r: float, partitions: int | None) -> dict[str
     from privad.sensitive import SensitiveAnomalyIdentifier
 
     sizes = partition_sizes(n, partitions)
-    out: dict[str, Any] = {"engine": "dask", "n": n, "workers": workers,
-                           "partitions": len(sizes), "r": r}  # fmt: skip
+    out: dict[str, Any] = {
+        "engine": "dask",
+        "n": n,
+        "workers": workers,
+        "partitions": len(sizes),
+        "r": r,
+    }
     with dask_client(workers=workers) as client:
         t0 = time.perf_counter()
         X = lazy_records(sizes).persist()
@@ -145,8 +151,9 @@ def run_dask(n: int, workers: int, r: float, partitions: int | None) -> dict[str
         est = SensitiveAnomalyIdentifier(BETA, r, EPSILON, engine="dask", rng=SEED).fit(X)
         stats, labels = timed_answers(est, out)
         out["worker_peak_rss_mb"] = sorted(client.run(peak_rss_mb).values())
-        out["shuffle_bytes"] = int(sum(client.run(
-            lambda dask_worker: dask_worker.transfer_outgoing_bytes_total).values()))
+        out["shuffle_bytes"] = int(
+            sum(client.run(lambda dask_worker: dask_worker.transfer_outgoing_bytes_total).values())
+        )
     return summarise(out, stats, labels)
 
 
@@ -160,10 +167,17 @@ def run_single(n: int, r: float, partitions: int | None) -> dict[str, Any]:
 
     sizes = partition_sizes(n, partitions)
     t0 = time.perf_counter()
-    X = np.concatenate([generate_block(s, D, rng)
-                        for s, rng in zip(sizes, streams(sizes), strict=True)])  # fmt: skip
-    out: dict[str, Any] = {"engine": "numba", "n": n, "workers": 0, "partitions": len(sizes),
-                           "r": r, "generate_s": time.perf_counter() - t0}  # fmt: skip
+    X = np.concatenate(
+        [generate_block(s, D, rng) for s, rng in zip(sizes, streams(sizes), strict=True)]
+    )
+    out: dict[str, Any] = {
+        "engine": "numba",
+        "n": n,
+        "workers": 0,
+        "partitions": len(sizes),
+        "r": r,
+        "generate_s": time.perf_counter() - t0,
+    }
     est = SensitiveAnomalyIdentifier(BETA, r, EPSILON, engine="numba", rng=SEED).fit(X)
     del X
     stats, labels = timed_answers(est, out)
@@ -189,18 +203,26 @@ def show(row: dict[str, Any]) -> None:
     rss_text = ", ".join(f"{v:.0f}" for v in rss) if rss else "-"
     shuffle = row.get("shuffle_bytes")
     shuffle_text = f"{shuffle / 2**20:.0f}" if shuffle is not None else "-"
-    print(f"| {row['engine']} | {row['n']:,} | {workers} | {row['partitions']} | "
-          f"{row['generate_s']:.1f} | {row['statistics_s']:.1f} | {row['sample_s']:.2f} | "
-          f"{rss_text} | {row['driver_peak_rss_mb']:.0f} | {shuffle_text} | "
-          f"{row['median_ball']:g} |", flush=True)  # fmt: skip
+    print(
+        f"| {row['engine']} | {row['n']:,} | {workers} | {row['partitions']} | "
+        f"{row['generate_s']:.1f} | {row['statistics_s']:.1f} | {row['sample_s']:.2f} | "
+        f"{rss_text} | {row['driver_peak_rss_mb']:.0f} | {shuffle_text} | "
+        f"{row['median_ball']:g} |",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000_000])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--single-sizes", type=int, nargs="*", default=None,
-                        help="sizes for the single-machine engine (default: the largest)")
+    parser.add_argument(
+        "--single-sizes",
+        type=int,
+        nargs="*",
+        default=None,
+        help="sizes for the single-machine engine (default: the largest)",
+    )
     parser.add_argument("--partitions", type=int, default=None)
     parser.add_argument("--r", type=float, default=0.3)
     parser.add_argument("--quick", action="store_true", help="10^6 records only")
@@ -216,11 +238,16 @@ def main(argv: list[str] | None = None) -> None:
     SensitiveAnomalyIdentifier(BETA, 1.0, EPSILON, rng=SEED).fit(np.zeros((4, D))).predict()
     sizes = [1_000_000] if args.quick else args.sizes
     single = [max(sizes)] if args.single_sizes is None else args.single_sizes
-    print(f"{D} features, r = {args.r:g}, beta = {BETA}, epsilon = {EPSILON:g}; "
-          f"{os.cpu_count()} cores", flush=True)
-    print("| engine | n | workers | partitions | generate s | counts + multiplicities s | "
-          "sample s | peak RSS per worker MB | driver peak RSS MB | sent by workers MiB | "
-          "median ball |")
+    print(
+        f"{D} features, r = {args.r:g}, beta = {BETA}, epsilon = {EPSILON:g}; "
+        f"{os.cpu_count()} cores",
+        flush=True,
+    )
+    print(
+        "| engine | n | workers | partitions | generate s | counts + multiplicities s | "
+        "sample s | peak RSS per worker MB | driver peak RSS MB | sent by workers MiB | "
+        "median ball |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for n in sizes:
@@ -231,10 +258,13 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(single_in_subprocess(n, args.r, args.partitions))
             show(rows[-1])
     for n in sizes:
-        same = {(r["counts_digest"], r["mult_digest"], r["labels_digest"])
-                for r in rows if r["n"] == n}  # fmt: skip
-        print(f"n = {n:,}: counts, multiplicities and labels identical across engines: "
-              f"{len(same) == 1}")
+        same = {
+            (r["counts_digest"], r["mult_digest"], r["labels_digest"]) for r in rows if r["n"] == n
+        }
+        print(
+            f"n = {n:,}: counts, multiplicities and labels identical across engines: "
+            f"{len(same) == 1}"
+        )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(rows, handle, indent=1)

@@ -49,13 +49,14 @@ _CHILD = (
 def run_privad(args: list[str], env: dict[str, str], cwd: Path) -> dict:
     """One fresh ``privad ARGS`` process: wall seconds, peak RSS, whether Numba loaded."""
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _CHILD, *args], env=env, cwd=cwd,
-                          capture_output=True, text=True)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, *args], env=env, cwd=cwd, capture_output=True, text=True
+    )
     wall = time.perf_counter() - t0
     lines = [x for x in proc.stderr.splitlines() if x.startswith("RESULT ")]
     if proc.returncode != 0 or not lines:
         raise SystemExit(f"privad {' '.join(args)} failed:\n{proc.stderr}")
-    return {"wall_s": wall, **json.loads(lines[-1][len("RESULT "):])}
+    return {"wall_s": wall, **json.loads(lines[-1][len("RESULT ") :])}
 
 
 def identify(tmp: Path, env: dict[str, str], tag: str) -> dict:
@@ -81,21 +82,37 @@ def cold_and_warm(tmp: Path, base_env: dict[str, str], repeats: int) -> tuple[li
 def installed(tmp: Path) -> None:
     """Install a wheel of this checkout into a folder and run from there, cache unset."""
     wheels = tmp / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
-                    "-q", "-w", str(wheels), str(ROOT)], check=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
+        check=True,
+    )
     site = tmp / "site"
     wheel = next(wheels.glob("privad-*.whl"))
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
-                    str(site), str(wheel)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        check=True,
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
     env["PYTHONPATH"] = str(site)
     first = identify(tmp, env, "installed-1")
     second = identify(tmp, env, "installed-2")
     index = sorted(p.relative_to(site) for p in site.rglob("*.nbi"))
     folders = sorted({str(p.parent) for p in index})
-    print(f"\ninstalled wheel ({wheel.name}), NUMBA_CACHE_DIR unset: first run "
-          f"{first['wall_s']:.2f} s, second {second['wall_s']:.2f} s; {len(index)} cache "
-          f"index files written under {site.name}/: {', '.join(folders)}")
+    print(
+        f"\ninstalled wheel ({wheel.name}), NUMBA_CACHE_DIR unset: first run "
+        f"{first['wall_s']:.2f} s, second {second['wall_s']:.2f} s; {len(index)} cache "
+        f"index files written under {site.name}/: {', '.join(folders)}"
+    )
 
 
 def _walls(runs: list[dict]) -> str:
@@ -108,29 +125,36 @@ def main() -> None:
     ap.add_argument("--installed", action="store_true", help="also run as an installed wheel")
     args = ap.parse_args()
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"),
-                                                      env.get("PYTHONPATH")]))  # fmt: skip
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory() as td:
         tmp = Path(td)
         cache = tmp / "light-cache"
         cache.mkdir()
         light_env = dict(env, NUMBA_CACHE_DIR=str(cache))
-        for name, cmd in [("privad --help", ["--help"]),
-                          ("privad sp plan", ["sp", "plan", "--beta", "18", "--epsilon", "0.1"])]:
+        for name, cmd in [
+            ("privad --help", ["--help"]),
+            ("privad sp plan", ["sp", "plan", "--beta", "18", "--epsilon", "0.1"]),
+        ]:
             runs = [run_privad(cmd, light_env, tmp) for _ in range(args.repeats)]
-            print(f"{name:<16} median {statistics.median(r['wall_s'] for r in runs):.2f} s, "
-                  f"peak RSS {statistics.median(r['rss_mb'] for r in runs):.0f} MB, "
-                  f"Numba imported: {any(r['numba'] for r in runs)}")  # fmt: skip
+            print(
+                f"{name:<16} median {statistics.median(r['wall_s'] for r in runs):.2f} s, "
+                f"peak RSS {statistics.median(r['rss_mb'] for r in runs):.0f} MB, "
+                f"Numba imported: {any(r['numba'] for r in runs)}"
+            )
         cold, warm = cold_and_warm(tmp, env, args.repeats)
         c = statistics.median(r["wall_s"] for r in cold)
         w = statistics.median(r["wall_s"] for r in warm)
         print(f"privad {' '.join(IDENTIFY)}:")
-        print(f"  cold (empty NUMBA_CACHE_DIR): median {c:.2f} s "
-              f"({_walls(cold)}), "
-              f"peak RSS {statistics.median(r['rss_mb'] for r in cold):.0f} MB")
-        print(f"  warm (cache filled):          median {w:.2f} s "
-              f"({_walls(warm)}), "
-              f"peak RSS {statistics.median(r['rss_mb'] for r in warm):.0f} MB")
+        print(
+            f"  cold (empty NUMBA_CACHE_DIR): median {c:.2f} s "
+            f"({_walls(cold)}), "
+            f"peak RSS {statistics.median(r['rss_mb'] for r in cold):.0f} MB"
+        )
+        print(
+            f"  warm (cache filled):          median {w:.2f} s "
+            f"({_walls(warm)}), "
+            f"peak RSS {statistics.median(r['rss_mb'] for r in warm):.0f} MB"
+        )
         print(f"  cold / warm: {c / w:.2f}x")
         if args.installed:
             installed(tmp)

@@ -54,8 +54,12 @@ def _kth_function(method: str, k: int):  # noqa: ANN202
 
         def ckdtree(X: np.ndarray) -> np.ndarray:
             tree = cKDTree(X)
-            return np.concatenate([tree.query(X[s : s + CHUNK], k, workers=-1)[0][:, -1]
-                                   for s in range(0, X.shape[0], CHUNK)])  # fmt: skip
+            return np.concatenate(
+                [
+                    tree.query(X[s : s + CHUNK], k, workers=-1)[0][:, -1]
+                    for s in range(0, X.shape[0], CHUNK)
+                ]
+            )
 
         return ckdtree
     if method == "sklearn":
@@ -63,16 +67,18 @@ def _kth_function(method: str, k: int):  # noqa: ANN202
 
         def sklearn(X: np.ndarray) -> np.ndarray:
             nn = NearestNeighbors(n_neighbors=k, algorithm="kd_tree", n_jobs=-1).fit(X)
-            return np.concatenate([nn.kneighbors(X[s : s + CHUNK])[0][:, -1]
-                                   for s in range(0, X.shape[0], CHUNK)])  # fmt: skip
+            return np.concatenate(
+                [nn.kneighbors(X[s : s + CHUNK])[0][:, -1] for s in range(0, X.shape[0], CHUNK)]
+            )
 
         return sklearn
     from pykdtree.kdtree import KDTree  # ImportError: not installed
 
     def pykdtree(X: np.ndarray) -> np.ndarray:
         tree = KDTree(X)
-        return np.concatenate([tree.query(X[s : s + CHUNK], k=k)[0][:, -1]
-                               for s in range(0, X.shape[0], CHUNK)])  # fmt: skip
+        return np.concatenate(
+            [tree.query(X[s : s + CHUNK], k=k)[0][:, -1] for s in range(0, X.shape[0], CHUNK)]
+        )
 
     return pykdtree
 
@@ -92,8 +98,20 @@ def worker(method: str, data: str, k: int, repeats: int, out: str) -> None:
 
 def measure(method: str, data: Path, k: int, repeats: int, tmp: Path) -> dict | None:
     out = tmp / f"kth-{method}.npy"
-    cmd = [sys.executable, __file__, "--worker", method, "--data", str(data), "--k", str(k),
-           "--repeats", str(repeats), "--out", str(out)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        method,
+        "--data",
+        str(data),
+        "--k",
+        str(k),
+        "--repeats",
+        str(repeats),
+        "--out",
+        str(out),
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         if "ModuleNotFoundError" in res.stderr:
@@ -131,8 +149,9 @@ def main() -> None:
             results[method] = res
     ours = results["privad"]
     print(f"\nk-th neighbour distances, n = {args.n:,} x 6, k = {k:,}; median of {args.repeats}")
-    print(f"{'method':<10} {'median s':>9}  {'runs s':<24} {'privad faster':>13} "
-          f"{'max rel diff':>13}")
+    print(
+        f"{'method':<10} {'median s':>9}  {'runs s':<24} {'privad faster':>13} {'max rel diff':>13}"
+    )
     for method, res in results.items():
         runs = ", ".join(f"{t:.2f}" for t in res["times"])
         diff = np.max(np.abs(res["kth"] - ours["kth"]) / np.maximum(ours["kth"], 1e-300))

@@ -104,8 +104,10 @@ def main() -> None:
             base_t.append(_time(lambda: x + gen.laplace(0.0, SCALE, n), n, 1)[0])  # noqa: B023
         ours = (min(ours_t), statistics.median(ours_t))
         base = (min(base_t), statistics.median(base_t))
-        rows += [("privad.noise.laplace", n, ours),
-                 ("numpy Generator.laplace (x + noise, unsafe)", n, base)]  # fmt: skip
+        rows += [
+            ("privad.noise.laplace", n, ours),
+            ("numpy Generator.laplace (x + noise, unsafe)", n, base),
+        ]
         ratios.append((n, ours[1] / base[1]))
     x = np.linspace(-1000.0, 1000.0, N_FAST)
     dlap = _time(lambda: noise.discrete_laplace(3, 2, N_FAST, rng), N_FAST, args.repeats)

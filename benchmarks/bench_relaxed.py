@@ -117,8 +117,13 @@ print(json.dumps(out))
 
 def run_child(args: dict[str, Any], timeout: float) -> dict[str, Any]:
     try:
-        proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps(args)], text=True,
-                              capture_output=True, timeout=timeout, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, json.dumps(args)],
+            text=True,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return {"stage": args["stage"], "error": f"timed out after {timeout:.0f} s"}
     if proc.returncode != 0:
@@ -134,8 +139,9 @@ def pairs_within(data: np.ndarray, eps: float) -> int:
     return int(np.asarray(ball_counts(data, eps), dtype=np.int64).sum())
 
 
-def correction_times(X: np.ndarray, rs: np.ndarray, epsilon: float, seed: int,
-                     detector: Any, repeats: int) -> dict[str, float]:  # fmt: skip
+def correction_times(
+    X: np.ndarray, rs: np.ndarray, epsilon: float, seed: int, detector: Any, repeats: int
+) -> dict[str, float]:
     """Steps 3–5 in-process with fresh parties on prepared messages (seconds)."""
     from privad.relaxed import (
         Analyst,
@@ -209,21 +215,34 @@ def main() -> None:
     t0 = time.perf_counter()
     family = dbscan_candidates(T, 10)
     t_family = time.perf_counter() - t0
-    print(f"# relaxed-DP pipeline, n = {args.n:,}, separation {args.separation:g}, "
-          f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
-    print(f"# RS = {np.round(rs, 3).tolist()}; DBSCAN family (eps, minPts) = "
-          f"{[(round(c.eps, 4), c.min_samples) for c in family]}, calibrated in "
-          f"{t_family:.2f} s (once per history)")
-    results: dict[str, Any] = {"n": args.n, "separation": args.separation,
-                               "relaxed_sensitivity": rs.tolist(),
-                               "family": [[c.eps, c.min_samples] for c in family],
-                               "family_calibration_s": t_family, "epsilons": {}}
+    print(
+        f"# relaxed-DP pipeline, n = {args.n:,}, separation {args.separation:g}, "
+        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}"
+    )
+    print(
+        f"# RS = {np.round(rs, 3).tolist()}; DBSCAN family (eps, minPts) = "
+        f"{[(round(c.eps, 4), c.min_samples) for c in family]}, calibrated in "
+        f"{t_family:.2f} s (once per history)"
+    )
+    results: dict[str, Any] = {
+        "n": args.n,
+        "separation": args.separation,
+        "relaxed_sensitivity": rs.tolist(),
+        "family": [[c.eps, c.min_samples] for c in family],
+        "family_calibration_s": t_family,
+        "epsilons": {},
+    }
     for eps in epsilons:
         to_a, _ = Sensor(eps, rs, rng=SEED + 1).perturb(X)
         adaptive = AdaptiveDBSCANDetector(family, 10)
         chosen, _ = adaptive.select(to_a.perturbed)
-        common = {"n": args.n, "separation": args.separation, "seed": SEED, "epsilon": eps,
-                  "family": [[c.eps, c.min_samples] for c in family]}
+        common = {
+            "n": args.n,
+            "separation": args.separation,
+            "seed": SEED,
+            "epsilon": eps,
+            "family": [[c.eps, c.min_samples] for c in family],
+        }
         sel = [chosen.eps, chosen.min_samples]
         base = [family[0].eps, family[0].min_samples]
         rows = []
@@ -235,44 +254,59 @@ def main() -> None:
             if label == "history" and params == sel:
                 continue
             for which in ("T", "T'"):
-                row = run_child({**common, "stage": f"dbscan_{which}", "params": params},
-                                args.timeout)
+                row = run_child(
+                    {**common, "stage": f"dbscan_{which}", "params": params}, args.timeout
+                )
                 row["params"] = label
                 rows.append(row)
                 pairs = pairs_within(scaled[which], params[0])
                 need_gb = pairs * 8 / 1e9
                 stage = f"sklearn_{which}"
                 if need_gb > args.sklearn_budget_gb:
-                    rows.append({"stage": stage, "params": label, "pairs": pairs,
-                                 "error": f"not run: its neighbourhood lists need ≥ "
-                                          f"{need_gb:.1f} GB ({pairs:,} pairs within eps) > "
-                                          f"budget {args.sklearn_budget_gb:g} GB"})
+                    rows.append(
+                        {
+                            "stage": stage,
+                            "params": label,
+                            "pairs": pairs,
+                            "error": f"not run: its neighbourhood lists need ≥ "
+                            f"{need_gb:.1f} GB ({pairs:,} pairs within eps) > "
+                            f"budget {args.sklearn_budget_gb:g} GB",
+                        }
+                    )
                 else:
-                    row = run_child({**common, "stage": stage, "params": params},
-                                    args.timeout)
+                    row = run_child({**common, "stage": stage, "params": params}, args.timeout)
                     row["params"], row["pairs"] = label, pairs
                     rows.append(row)
         corr = correction_times(X, rs, eps, SEED, chosen, args.repeats)
         t0 = time.perf_counter()
         res = run_pipeline(X, eps, rng=SEED + 1, dbscan_candidates=family)
         wall = time.perf_counter() - t0
-        results["epsilons"][str(eps)] = {"selected": [chosen.eps, chosen.min_samples],
-                                         "stages": rows, "correction": corr,
-                                         "pipeline_s": wall,
-                                         "pipeline_timings": res.timings,
-                                         "accuracy": res.accuracy,
-                                         "subset_size": res.subset_size}
-        print(f"\n## ε = {eps:g}: DBSCAN (eps, minPts) = ({chosen.eps:.4g}, "
-              f"{chosen.min_samples}); pipeline (precomputed family) {wall:.2f} s; accuracy "
-              f"{res.accuracy:.3f}, subset {res.subset_size:.3f}")
-        print(f"(chosen = ({chosen.eps:.4g}, {chosen.min_samples}); history = "
-              f"({family[0].eps:.4g}, {family[0].min_samples}))")
-        print("| stage | DBSCAN params | seconds | RSS before MB | peak RSS MB | increase MB "
-              "| note |")
+        results["epsilons"][str(eps)] = {
+            "selected": [chosen.eps, chosen.min_samples],
+            "stages": rows,
+            "correction": corr,
+            "pipeline_s": wall,
+            "pipeline_timings": res.timings,
+            "accuracy": res.accuracy,
+            "subset_size": res.subset_size,
+        }
+        print(
+            f"\n## ε = {eps:g}: DBSCAN (eps, minPts) = ({chosen.eps:.4g}, "
+            f"{chosen.min_samples}); pipeline (precomputed family) {wall:.2f} s; accuracy "
+            f"{res.accuracy:.3f}, subset {res.subset_size:.3f}"
+        )
+        print(
+            f"(chosen = ({chosen.eps:.4g}, {chosen.min_samples}); history = "
+            f"({family[0].eps:.4g}, {family[0].min_samples}))"
+        )
+        print(
+            "| stage | DBSCAN params | seconds | RSS before MB | peak RSS MB | increase MB | note |"
+        )
         print("|---|---|---|---|---|---|---|")
         for r in rows:
-            label = r.get("params", "chosen" if "dbscan" in r["stage"] or "adaptive" in
-                          r["stage"] else "")
+            label = r.get(
+                "params", "chosen" if "dbscan" in r["stage"] or "adaptive" in r["stage"] else ""
+            )
             if label == "chosen" and r["stage"] == "adaptive_T'":
                 label = "family"
             if "error" in r:
@@ -284,15 +318,22 @@ def main() -> None:
             if "pairs" in r:
                 note.append(f"{r['pairs']:,} pairs within eps")
             if "same_noise_as_privad" in r:
-                note.append("same noise set as privad" if r["same_noise_as_privad"]
-                            else "DIFFERENT noise set")
-            print(f"| {r['stage']} | {label} | {r['seconds']:.4f} | {r['rss_before_mb']:.0f} | "
-                  f"{r['peak_rss_mb']:.0f} | {r['stage_increase_mb']:.0f} | "
-                  f"{'; '.join(note)} |")
-        print(f"| correction (steps 3–5, in-process) | chosen | median {corr['median_ms']:.2f} "
-              f"ms, p95 {corr['p95_ms']:.2f} ms | | | | split {corr['split_ms']:.2f} ms, layers "
-              f"{corr['layers_ms']:.2f} ms, false negatives {corr['false_negatives_ms']:.2f} "
-              f"ms; |O'| = {corr['n_presumed']:,} |")
+                note.append(
+                    "same noise set as privad"
+                    if r["same_noise_as_privad"]
+                    else "DIFFERENT noise set"
+                )
+            print(
+                f"| {r['stage']} | {label} | {r['seconds']:.4f} | {r['rss_before_mb']:.0f} | "
+                f"{r['peak_rss_mb']:.0f} | {r['stage_increase_mb']:.0f} | "
+                f"{'; '.join(note)} |"
+            )
+        print(
+            f"| correction (steps 3–5, in-process) | chosen | median {corr['median_ms']:.2f} "
+            f"ms, p95 {corr['p95_ms']:.2f} ms | | | | split {corr['split_ms']:.2f} ms, layers "
+            f"{corr['layers_ms']:.2f} ms, false negatives {corr['false_negatives_ms']:.2f} "
+            f"ms; |O'| = {corr['n_presumed']:,} |"
+        )
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2))
 

@@ -74,6 +74,7 @@ def main() -> None:
     t_again, _ = _timed(est.predict, args.repeats)
 
     with tempfile.TemporaryDirectory() as td:
+
         def fit_predict_file() -> object:
             with Ledger(Path(td) / "l.sqlite") as book:
                 book.set_budget("s", "sensitive", 1e9)
@@ -83,15 +84,19 @@ def main() -> None:
         t_file, _ = _timed(fit_predict_file, args.repeats)
 
     (spend,) = est.ledger_.history()
-    print(f"n = {args.n:,} x {X.shape[1]}, r = {r:.4f}, β = {beta}, ε = 0.1; "
-          f"median ball {int(np.median(counts))}; m = {bound.m} (lower {bound.lower}, "
-          f"upper {bound.upper}); charged ε = {spend.epsilon:g}; median of {args.repeats}")
+    print(
+        f"n = {args.n:,} x {X.shape[1]}, r = {r:.4f}, β = {beta}, ε = 0.1; "
+        f"median ball {int(np.median(counts))}; m = {bound.m} (lower {bound.lower}, "
+        f"upper {bound.upper}); charged ε = {spend.epsilon:g}; median of {args.repeats}"
+    )
     print(f"{'what':<34} {'seconds':>8} {'× ball counts':>14}")
-    for what, t in [("ball counts (reference)", t_counts),
-                    ("Claim 5 bound (counts at r given)", t_bound),
-                    ("fit + predict (ledger_)", t_own),
-                    ("fit + predict (SQLite ledger)", t_file),
-                    ("predict again (recorded)", t_again)]:  # fmt: skip
+    for what, t in [
+        ("ball counts (reference)", t_counts),
+        ("Claim 5 bound (counts at r given)", t_bound),
+        ("fit + predict (ledger_)", t_own),
+        ("fit + predict (SQLite ledger)", t_file),
+        ("predict again (recorded)", t_again),
+    ]:
         print(f"{what:<34} {t:8.2f} {t / t_counts:14.2f}")
 
 

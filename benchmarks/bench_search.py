@@ -107,12 +107,19 @@ def bench_n(n: int, runs: int, seed: int) -> list[dict]:
         fixed = min(_timed_search(oracle, halting=MaxQueries(1), rng=gen)[0] for _ in range(3))
         mean_t = statistics.fmean(iters)
         per_iter = min(per_iteration(oracle, seed + 7 + k) for k in range(3))
-        rows.append({
-            "n": n, "oracle": kind, "runs": runs,
-            "total_best_s": min(totals), "total_median_s": statistics.median(totals),
-            "fixed_s": fixed, "per_iter_s": per_iter, "mean_T": mean_t,
-            "successes": hits,
-        })
+        rows.append(
+            {
+                "n": n,
+                "oracle": kind,
+                "runs": runs,
+                "total_best_s": min(totals),
+                "total_median_s": statistics.median(totals),
+                "fixed_s": fixed,
+                "per_iter_s": per_iter,
+                "mean_T": mean_t,
+                "successes": hits,
+            }
+        )
     return rows
 
 
@@ -126,8 +133,12 @@ def bench_bound(n: int, runs: int, seed: int, delta: float = 0.01) -> dict:
         counts.append(res.n_queries)
         hits += res.argmax == problem.anomaly_index
     return {
-        "n": n, "delta": delta, "p_eq24": oracle.model.p, "runs": runs,
-        "mean_T": statistics.fmean(counts), "sd_T": statistics.pstdev(counts),
+        "n": n,
+        "delta": delta,
+        "p_eq24": oracle.model.p,
+        "runs": runs,
+        "mean_T": statistics.fmean(counts),
+        "sd_T": statistics.pstdev(counts),
         "bound_eq26": expected_queries_bound(n, oracle.model.p, delta),
         "argmax_correct": hits,
     }
@@ -135,13 +146,18 @@ def bench_bound(n: int, runs: int, seed: int, delta: float = 0.01) -> dict:
 
 def bench_fresh(n: int, seed: int, iters: int = 10) -> dict:
     problem = problem_from_dataset(make_search_mixture(n=n, threshold_ratio=RATIO, rng=seed))
-    oracle = make_oracle("laplace", problem.values, problem.t_low, problem.t_high, EPSILON,
-                         rng=seed + 5)
+    oracle = make_oracle(
+        "laplace", problem.values, problem.t_low, problem.t_high, EPSILON, rng=seed + 5
+    )
     gen = as_randomness(seed + 6)
-    t1 = min(_timed_search(oracle, halting=MaxQueries(1), selection="fresh", rng=gen)[0]
-             for _ in range(2))
-    tk = min(_timed_search(oracle, halting=MaxQueries(iters), selection="fresh", rng=gen)[0]
-             for _ in range(2))
+    t1 = min(
+        _timed_search(oracle, halting=MaxQueries(1), selection="fresh", rng=gen)[0]
+        for _ in range(2)
+    )
+    tk = min(
+        _timed_search(oracle, halting=MaxQueries(iters), selection="fresh", rng=gen)[0]
+        for _ in range(2)
+    )
     return {"n": n, "fresh_per_iter_s": max(tk - t1, 0.0) / (iters - 1)}
 
 
@@ -155,34 +171,44 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = [10**4, 10**5, 10**6] + ([] if args.quick else [10**7])
 
-    print(f"privad.search benchmark  python {platform.python_version()}  "
-          f"numpy {np.__version__}  eps={EPSILON} ratio={RATIO}  runs={args.runs}")
-    print(f"{'n':>9} {'oracle':<20} {'T':>7} {'total best':>11} {'median':>9} "
-          f"{'fixed O(n)':>11} {'per-iter':>10} {'hit':>5}")
+    print(
+        f"privad.search benchmark  python {platform.python_version()}  "
+        f"numpy {np.__version__}  eps={EPSILON} ratio={RATIO}  runs={args.runs}"
+    )
+    print(
+        f"{'n':>9} {'oracle':<20} {'T':>7} {'total best':>11} {'median':>9} "
+        f"{'fixed O(n)':>11} {'per-iter':>10} {'hit':>5}"
+    )
     rows = []
     for n in sizes:
         for row in bench_n(n, args.runs, args.seed):
             rows.append(row)
-            print(f"{n:>9} {row['oracle']:<20} {row['mean_T']:>7.1f} "
-                  f"{row['total_best_s']:>10.4f}s {row['total_median_s']:>8.4f}s "
-                  f"{row['fixed_s']:>10.4f}s {row['per_iter_s'] * 1e6:>8.1f}us "
-                  f"{row['successes']:>2}/{row['runs']}")
+            print(
+                f"{n:>9} {row['oracle']:<20} {row['mean_T']:>7.1f} "
+                f"{row['total_best_s']:>10.4f}s {row['total_median_s']:>8.4f}s "
+                f"{row['fixed_s']:>10.4f}s {row['per_iter_s'] * 1e6:>8.1f}us "
+                f"{row['successes']:>2}/{row['runs']}"
+            )
     target = [r for r in rows if r["n"] == 10**6]
     for r in target:
         verdict = "OK" if r["total_median_s"] < 1.0 else "SLOW"
         print(f"target n=1e6 {r['oracle']}: median {r['total_median_s']:.3f}s < 1 s: {verdict}")
 
     print("\niterations vs eq. (26): binarized oracle, stop at log-odds > log(1/delta)")
-    print(f"{'n':>9} {'delta':>6} {'p (24)':>7} {'mean T':>8} {'sd':>6} {'bound (26)':>11} "
-          f"{'ratio':>6} {'argmax ok':>10}")
+    print(
+        f"{'n':>9} {'delta':>6} {'p (24)':>7} {'mean T':>8} {'sd':>6} {'bound (26)':>11} "
+        f"{'ratio':>6} {'argmax ok':>10}"
+    )
     bounds = []
     for n in sizes:
         runs = args.bound_runs if n <= 10**6 else max(args.bound_runs // 5, 5)
         b = bench_bound(n, runs, args.seed)
         bounds.append(b)
-        print(f"{n:>9} {b['delta']:>6} {b['p_eq24']:>7.4f} {b['mean_T']:>8.1f} "
-              f"{b['sd_T']:>6.1f} {b['bound_eq26']:>11.1f} "
-              f"{b['mean_T'] / b['bound_eq26']:>6.2f} {b['argmax_correct']:>5}/{b['runs']}")
+        print(
+            f"{n:>9} {b['delta']:>6} {b['p_eq24']:>7.4f} {b['mean_T']:>8.1f} "
+            f"{b['sd_T']:>6.1f} {b['bound_eq26']:>11.1f} "
+            f"{b['mean_T'] / b['bound_eq26']:>6.2f} {b['argmax_correct']:>5}/{b['runs']}"
+        )
 
     print("\nbaseline: Algorithm 1 verbatim (fresh permutation, dense O(n) update per query)")
     fresh = []
@@ -192,8 +218,10 @@ def main(argv: list[str] | None = None) -> int:
         f["ours_per_iter_s"] = ours["per_iter_s"]
         fresh.append(f)
         ratio = f["fresh_per_iter_s"] / max(ours["per_iter_s"], 1e-9)
-        print(f"{n:>9} fresh {f['fresh_per_iter_s'] * 1e3:8.3f} ms/iter   ours "
-              f"{ours['per_iter_s'] * 1e6:8.1f} us/iter   ratio {ratio:8.0f}x")
+        print(
+            f"{n:>9} fresh {f['fresh_per_iter_s'] * 1e3:8.3f} ms/iter   ours "
+            f"{ours['per_iter_s'] * 1e6:8.1f} us/iter   ratio {ratio:8.0f}x"
+        )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"rows": rows, "bound": bounds, "fresh": fresh}, fh, indent=2)

@@ -65,12 +65,23 @@ run_service(app, name=role, host="127.0.0.1", port=0, announce=lambda s: print(s
 """
 
 
-def start_server(role: str, db: Path, tokens: list[tuple[str, str]], peer_url: str = "",
-                 w_o: float = 0.8) -> tuple[subprocess.Popen, str]:  # fmt: skip
+def start_server(
+    role: str, db: Path, tokens: list[tuple[str, str]], peer_url: str = "", w_o: float = 0.8
+) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, role, str(db), json.dumps(tokens), peer_url or "http://x",
-         repr(w_o), ANALYST_SECRET],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            SERVER,
+            role,
+            str(db),
+            json.dumps(tokens),
+            peer_url or "http://x",
+            repr(w_o),
+            ANALYST_SECRET,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     line = proc.stdout.readline()  # type: ignore[union-attr]
     if " listening on " not in line:
@@ -90,8 +101,9 @@ def start_server(role: str, db: Path, tokens: list[tuple[str, str]], peer_url: s
         time.sleep(0.05)
 
 
-def prepare(n_sensors: int, windows: int, size: int, epsilon: float
-            ) -> list[list[tuple[bytes, bytes]]]:  # fmt: skip
+def prepare(
+    n_sensors: int, windows: int, size: int, epsilon: float
+) -> list[list[tuple[bytes, bytes]]]:
     """Per sensor and window: the JSON bodies for A and CS (perturbed before the clock)."""
     from privad.datasets import make_sensor_ring
     from privad.relaxed import Sensor, relaxed_sensitivity
@@ -104,9 +116,13 @@ def prepare(n_sensors: int, windows: int, size: int, epsilon: float
         sensor = Sensor(epsilon, rs, rng=SEED + 100 + i)
         bodies = []
         for w in range(windows):
-            to_a, to_cs = sensor.perturb(data[w * size:(w + 1) * size])
-            bodies.append((json.dumps(to_a.to_dict(), allow_nan=False).encode(),
-                           json.dumps(to_cs.to_dict(), allow_nan=False).encode()))
+            to_a, to_cs = sensor.perturb(data[w * size : (w + 1) * size])
+            bodies.append(
+                (
+                    json.dumps(to_a.to_dict(), allow_nan=False).encode(),
+                    json.dumps(to_cs.to_dict(), allow_nan=False).encode(),
+                )
+            )
         out.append(bodies)
     return out
 
@@ -117,11 +133,13 @@ def main() -> None:
     ap.add_argument("--windows", type=int, default=50, help="windows per sensor")
     ap.add_argument("--window", type=int, default=2000, help="records per window")
     ap.add_argument("--max-seconds", type=float, default=120.0)
-    ap.add_argument("--close", action="store_true",
-                    help="also close every window (detection + correction with a CS process)")
+    ap.add_argument(
+        "--close",
+        action="store_true",
+        help="also close every window (detection + correction with a CS process)",
+    )
     args = ap.parse_args()
-    if not (1 <= args.sensors <= 64 and 1 <= args.windows <= 1000 and
-            1 <= args.window <= 200_000):  # fmt: skip
+    if not (1 <= args.sensors <= 64 and 1 <= args.windows <= 1000 and 1 <= args.window <= 200_000):
         ap.error("out of bounds: 1-64 sensors, 1-1000 windows, 1-200000 records per window")
 
     secrets = [(f"s{i}", f"bench-sensor-{i}-secret-0123456789") for i in range(args.sensors)]
@@ -149,20 +167,30 @@ def main() -> None:
             def sensor(i: int) -> None:
                 name, secret = secrets[i]
                 transport = httpx.HTTPTransport(socket_options=SOCKET_OPTIONS)
-                with httpx.Client(base_url=a_url, timeout=120, transport=transport, headers={
+                with httpx.Client(
+                    base_url=a_url,
+                    timeout=120,
+                    transport=transport,
+                    headers={
                         "authorization": f"Bearer {secret}",
-                        "content-type": "application/json"}) as client:  # fmt: skip
+                        "content-type": "application/json",
+                    },
+                ) as client:
                     cs_client = httpx.Client(
-                        base_url=cs_url or a_url, timeout=120, headers=client.headers,
-                        transport=httpx.HTTPTransport(socket_options=SOCKET_OPTIONS))
+                        base_url=cs_url or a_url,
+                        timeout=120,
+                        headers=client.headers,
+                        transport=httpx.HTTPTransport(socket_options=SOCKET_OPTIONS),
+                    )
                     barrier.wait()
                     for w, (body, diff) in enumerate(bodies[i]):
                         if time.perf_counter() > deadline[0]:
                             break
                         t = time.perf_counter()
                         if args.close:  # the sensor's order: d_diff to CS, 𝒯' to A, close
-                            cs_client.put(f"/v1/windows/{w}/differences",
-                                          content=diff).raise_for_status()
+                            cs_client.put(
+                                f"/v1/windows/{w}/differences", content=diff
+                            ).raise_for_status()
                         r = client.put(f"/v1/windows/{w}/records", content=body)
                         if args.close and r.status_code == 201:
                             r2 = client.post(f"/v1/windows/{w}/close", content=b"{}")
@@ -193,14 +221,18 @@ def main() -> None:
                 p.wait(30)
         with sqlite3.connect(Path(tmp) / "analyst.sqlite") as conn:
             stored_windows, stored_records = conn.execute(
-                "SELECT count(*), coalesce(sum(n), 0) FROM windows").fetchone()
+                "SELECT count(*), coalesce(sum(n), 0) FROM windows"
+            ).fetchone()
 
     n_windows = sum(accepted)
     n_records = n_windows * args.window
     lat = np.array(latencies) if latencies else np.array([np.nan])
     result = {
-        "benchmark": ("analyst ingest" + (" + close" if args.close else "")
-                      + " over loopback, durable SQLite (WAL, synchronous=FULL)"),
+        "benchmark": (
+            "analyst ingest"
+            + (" + close" if args.close else "")
+            + " over loopback, durable SQLite (WAL, synchronous=FULL)"
+        ),
         "sensors": args.sensors,
         "window_records": args.window,
         "windows_accepted": n_windows,

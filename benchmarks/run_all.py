@@ -41,7 +41,9 @@ class Benchmark:
 
 BENCHMARKS = (
     Benchmark(
-        "first_run", "The first run in a fresh environment", ("bench_first_run.py", "--installed"),
+        "first_run",
+        "The first run in a fresh environment",
+        ("bench_first_run.py", "--installed"),
         "`privad sp identify thyroid ...` in fresh processes: with an empty `NUMBA_CACHE_DIR` "
         "(every kernel it needs is compiled) and again with the cache filled; `privad --help` "
         "and `privad sp plan`, which need no kernel and must not import Numba; and the same "
@@ -49,15 +51,17 @@ BENCHMARKS = (
         "compiled kernels of an installed package).",
     ),
     Benchmark(
-        "laplace", "Floating-point-safe Laplace", ("bench_laplace.py", "--repeats", "5"),
+        "laplace",
+        "Floating-point-safe Laplace",
+        ("bench_laplace.py", "--repeats", "5"),
         "`privad.noise.laplace` (grid snapping plus exact discrete Laplace noise) against "
         "NumPy's `Generator.laplace` (`x + noise`, not safe against Mironov's attack), timed "
         "alternately at 10^6 and 10^7 values; ratios are of the medians.",
     ),
     Benchmark(
-        "ball_counts", "Exact ball counts",
-        ("bench_ball_counts.py", "--sizes", "284807", "--medians", "10,1000",
-         "--repeats", "3"),
+        "ball_counts",
+        "Exact ball counts",
+        ("bench_ball_counts.py", "--sizes", "284807", "--medians", "10,1000", "--repeats", "3"),
         "Self counts of the Credit Fraud stand-in (correlated Student-t(3), 6 features) at radii "
         "whose median ball holds about 10 and about 1,000 records, uncapped and capped at "
         "β + 1, and 56,961 new query points, against SciPy's "
@@ -66,40 +70,61 @@ BENCHMARKS = (
         "differs from cKDTree's (0 everywhere means identical counts).",
     ),
     Benchmark(
-        "knn", "Exact k-th neighbour distances (`privad sp params`)",
+        "knn",
+        "Exact k-th neighbour distances (`privad sp params`)",
         ("bench_knn.py", "--n", "284807", "--repeats", "3", "--methods", "privad,cKDTree"),
         "k = 1,425 (0.005 n + 1) at 284,807 × 6 against SciPy's cKDTree (all cores), medians "
         "of 3 runs each.",
     ),
     Benchmark(
-        "knn_others", "Exact k-th neighbour distances: other libraries",
-        ("bench_knn.py", "--n", "284807", "--repeats", "1",
-         "--methods", "privad,sklearn,pykdtree"),
+        "knn_others",
+        "Exact k-th neighbour distances: other libraries",
+        ("bench_knn.py", "--n", "284807", "--repeats", "1", "--methods", "privad,sklearn,pykdtree"),
         "The same against scikit-learn's `NearestNeighbors(algorithm='kd_tree', n_jobs=-1)` "
         "and pykdtree (OpenMP), if installed; one run each (they are slower than cKDTree).",
     ),
     Benchmark(
-        "search", "DP noisy binary search", ("bench_search.py",),
+        "search",
+        "DP noisy binary search",
+        ("bench_search.py",),
         "One search per n and oracle (ε = 1, threshold ratio 0.7); there is no other library "
         "for this mechanism, so the comparison is with Algorithm 1 verbatim.",
     ),
     Benchmark(
-        "release", "What accounting costs", ("bench_release.py", "--repeats", "3"),
+        "release",
+        "What accounting costs",
+        ("bench_release.py", "--repeats", "3"),
         "`SensitiveAnomalyIdentifier(...).fit(X).predict()` on 284,807 × 6 against the ball "
         "counts alone.",
     ),
-    Benchmark("curator", "The sensitive-privacy curator", ("bench_curator.py",),
-              "`privad serve sp` under 8 querier threads: throughput and latency."),
-    Benchmark("rmp", "RMP: the AANN against PyOD", ("bench_rmp.py",),
-              "privad's AANN against PyOD's AutoEncoder on the same perturbed data (needs the "
-              "`bench` extra)."),
-    Benchmark("dask", "Ball counts on Dask", ("bench_dask.py",),
-              "10^7 × 6 records, the Dask engine with 1 and 2 workers against the in-memory "
-              "engine."),
-    Benchmark("relaxed", "Relaxed-DP sensors", ("bench_relaxed.py",),
-              "The relaxed-DP sensor pipeline."),
-    Benchmark("services", "The sensor services", ("bench_services.py",),
-              "8 sensors sending windows to the services."),
+    Benchmark(
+        "curator",
+        "The sensitive-privacy curator",
+        ("bench_curator.py",),
+        "`privad serve sp` under 8 querier threads: throughput and latency.",
+    ),
+    Benchmark(
+        "rmp",
+        "RMP: the AANN against PyOD",
+        ("bench_rmp.py",),
+        "privad's AANN against PyOD's AutoEncoder on the same perturbed data (needs the "
+        "`bench` extra).",
+    ),
+    Benchmark(
+        "dask",
+        "Ball counts on Dask",
+        ("bench_dask.py",),
+        "10^7 × 6 records, the Dask engine with 1 and 2 workers against the in-memory engine.",
+    ),
+    Benchmark(
+        "relaxed", "Relaxed-DP sensors", ("bench_relaxed.py",), "The relaxed-DP sensor pipeline."
+    ),
+    Benchmark(
+        "services",
+        "The sensor services",
+        ("bench_services.py",),
+        "8 sensors sending windows to the services.",
+    ),
 )
 
 
@@ -110,8 +135,11 @@ def _machine() -> str:
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-        mem_kb = next(int(x.split()[1]) for x in Path("/proc/meminfo").read_text().splitlines()
-                      if x.startswith("MemTotal"))  # fmt: skip
+        mem_kb = next(
+            int(x.split()[1])
+            for x in Path("/proc/meminfo").read_text().splitlines()
+            if x.startswith("MemTotal")
+        )
         mem = f", {mem_kb / 2**20:.0f} GiB memory"
     except (OSError, StopIteration):
         mem = ""
@@ -119,11 +147,14 @@ def _machine() -> str:
 
 
 def _versions() -> str:
-    code = ("import sys, numpy, scipy, sklearn, numba; print(f'Python {sys.version.split()[0]}, "
-            "NumPy {numpy.__version__}, SciPy {scipy.__version__}, scikit-learn "
-            "{sklearn.__version__}, Numba {numba.__version__}')")  # fmt: skip
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True).stdout.strip()  # fmt: skip
+    code = (
+        "import sys, numpy, scipy, sklearn, numba; print(f'Python {sys.version.split()[0]}, "
+        "NumPy {numpy.__version__}, SciPy {scipy.__version__}, scikit-learn "
+        "{sklearn.__version__}, Numba {numba.__version__}')"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def _load() -> str:
@@ -148,19 +179,30 @@ def main() -> None:
         t0 = time.perf_counter()
         res = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
         took = time.perf_counter() - t0
-        report = res.stdout.strip() if res.returncode == 0 else (
-            f"FAILED (exit {res.returncode}):\n{res.stderr.strip()[-3000:]}")
-        sections.append(f"## {b.title} (`benchmarks/{b.args[0]}`)\n\n{b.what}\n\n"
-                        f"```bash\n{shown}\n```\n\nOutput ({took:.0f} s):\n\n"
-                        f"```text\n{report}\n```\n")  # fmt: skip
+        report = (
+            res.stdout.strip()
+            if res.returncode == 0
+            else (f"FAILED (exit {res.returncode}):\n{res.stderr.strip()[-3000:]}")
+        )
+        sections.append(
+            f"## {b.title} (`benchmarks/{b.args[0]}`)\n\n{b.what}\n\n"
+            f"```bash\n{shown}\n```\n\nOutput ({took:.0f} s):\n\n"
+            f"```text\n{report}\n```\n"
+        )
         done = chosen[: len(sections)]
         skipped = [x.name for x in BENCHMARKS if x not in done]
         _write(Path(args.out), started, load_before, done, skipped, sections)  # after each
     print(f"wrote {args.out}")
 
 
-def _write(out: Path, started: dt.datetime, load_before: str, done: list[Benchmark],
-           skipped: list[str], sections: list[str]) -> None:  # fmt: skip
+def _write(
+    out: Path,
+    started: dt.datetime,
+    load_before: str,
+    done: list[Benchmark],
+    skipped: list[str],
+    sections: list[str],
+) -> None:
     header = (
         "# Benchmarks\n\n"
         "Written by `benchmarks/run_all.py` from one run"

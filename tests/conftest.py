@@ -54,12 +54,21 @@ def spawn_privad(args: list[str], banner: str, timeout: float = 30.0) -> tuple[A
     import httpx
 
     proc = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from privad.cli import main; main(sys.argv[1:])",
-         *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sys; from privad.cli import main; main(sys.argv[1:])",
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     line = proc.stdout.readline()  # type: ignore[union-attr]
     assert line.startswith(f"{banner} listening on http://127.0.0.1:"), (
-        line, proc.stderr.read() if proc.poll() is not None else "")  # type: ignore[union-attr]
+        line,
+        proc.stderr.read() if proc.poll() is not None else "",
+    )  # type: ignore[union-attr]
     url = line.split()[-1]
     deadline = time.monotonic() + timeout
     while True:
@@ -79,12 +88,20 @@ def spawn_server() -> Any:
 
 
 WINE_BOUNDS = {
-    "alcohol": (10.0, 15.0), "malic_acid": (0.0, 6.0), "ash": (1.0, 4.0),
-    "alcalinity_of_ash": (10.0, 30.0), "magnesium": (60.0, 170.0), "total_phenols": (0.0, 4.0),
-    "flavanoids": (0.0, 5.0), "nonflavanoid_phenols": (0.0, 1.0), "proanthocyanins": (0.0, 4.0),
-    "color_intensity": (0.0, 13.0), "hue": (0.0, 2.0),
-    "od280/od315_of_diluted_wines": (1.0, 4.0), "proline": (0.0, 2000.0),
-}  # fmt: skip
+    "alcohol": (10.0, 15.0),
+    "malic_acid": (0.0, 6.0),
+    "ash": (1.0, 4.0),
+    "alcalinity_of_ash": (10.0, 30.0),
+    "magnesium": (60.0, 170.0),
+    "total_phenols": (0.0, 4.0),
+    "flavanoids": (0.0, 5.0),
+    "nonflavanoid_phenols": (0.0, 1.0),
+    "proanthocyanins": (0.0, 4.0),
+    "color_intensity": (0.0, 13.0),
+    "hue": (0.0, 2.0),
+    "od280/od315_of_diluted_wines": (1.0, 4.0),
+    "proline": (0.0, 2000.0),
+}
 """Round, domain-style bounds of the Wine features (what an analyst would write down from
 the measurement ranges, not computed from the data); flavanoids' 5.08 lies above its bound."""
 

@@ -30,6 +30,7 @@ def _blocks() -> list:
 
 @pytest.mark.parametrize("code", _blocks())
 def test_the_code_block_runs(code: str, tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=240)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=240
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]

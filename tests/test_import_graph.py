@@ -204,8 +204,10 @@ def test_each_layer_imports_only_the_layers_above_it():
             used.add(key)
             continue
         where = f"{edge.importer}:{edge.line}" + (f" (in {edge.scope})" if edge.scope else "")
-        violations.append(f"{where} imports {edge.imported} "
-                          f"({'a layer below it' if up else 'a package of its own layer'})")
+        violations.append(
+            f"{where} imports {edge.imported} "
+            f"({'a layer below it' if up else 'a package of its own layer'})"
+        )
     assert violations == [], "\n".join(violations)
     assert used == set(EXCEPTIONS), f"exceptions no longer needed: {set(EXCEPTIONS) - used}"
 
@@ -215,7 +217,11 @@ def test_no_command_module_is_another_ones_library_of_private_names():
     # through privad.cli._options and the other underscore modules, never through another
     # command module's private names.
     command = re.compile(r"privad\.cli\.[a-z]\w*$")
-    bad = [f"{e.importer}:{e.line} imports {name} from {e.imported}"
-           for e in EDGES if command.match(e.imported) and e.importer != e.imported
-           for name in e.names if name.startswith("_")]  # fmt: skip
+    bad = [
+        f"{e.importer}:{e.line} imports {name} from {e.imported}"
+        for e in EDGES
+        if command.match(e.imported) and e.importer != e.imported
+        for name in e.names
+        if name.startswith("_")
+    ]
     assert bad == []

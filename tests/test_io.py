@@ -64,16 +64,21 @@ def test_staging_is_private_and_locked_until_renamed(tmp_path: Path) -> None:
 
 
 def test_a_killed_writers_staging_is_removed_by_the_next_check(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", STAGE_AND_WAIT, "out", "f.csv"],
-                            cwd=tmp_path, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STAGE_AND_WAIT, "out", "f.csv"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]
         assert line.startswith("STAGED"), line
         folder = tmp_path / Path(line.split()[1]).name
         (file,) = tmp_path.glob(".f.csv.*.part")
         # while the writer lives: a folder is refused, a file left alone
-        with pytest.raises(ParameterError, match=r"being written by another privad run .*"
-                                                 + folder.name):
+        with pytest.raises(
+            ParameterError, match=r"being written by another privad run .*" + folder.name
+        ):
             check_output_path(tmp_path / "out", "--out", kind="folder")
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -92,8 +97,13 @@ def test_a_killed_writers_staging_is_removed_by_the_next_check(tmp_path: Path) -
 
 
 def test_only_the_targets_own_staging_entries_are_touched(tmp_path: Path) -> None:
-    others = [".labels.csv.abcd1234.part", ".labels.abcd1234.probe", ".labels..part",
-              "labels.abcd1234.part", ".labels2.abcd1234.part"]  # fmt: skip
+    others = [
+        ".labels.csv.abcd1234.part",
+        ".labels.abcd1234.probe",
+        ".labels..part",
+        "labels.abcd1234.part",
+        ".labels2.abcd1234.part",
+    ]
     for name in others:
         (tmp_path / name).mkdir()
     (tmp_path / "elsewhere").mkdir()

@@ -38,7 +38,12 @@ def test_no_module_outside_privad_noise_draws_randomness_itself():
 
 
 def test_the_check_catches_each_form():
-    for source in ("np.random.default_rng()", "import random", "from numpy.random import x",
-                   "from numpy import random", "import numpy.random"):
+    for source in (
+        "np.random.default_rng()",
+        "import random",
+        "from numpy.random import x",
+        "from numpy import random",
+        "import numpy.random",
+    ):
         assert _draws_randomness_itself(ast.parse(source)), source
     assert not _draws_randomness_itself(ast.parse('"""numpy.random in a docstring"""'))

@@ -30,9 +30,7 @@ from privad.rmp import AANNDetector, RMPDetector
 from privad.search import NoisyBinarySearchDetector
 from privad.sensitive import SensitiveAnomalyIdentifier
 
-PYOD_LABELS = (
-    "predict returns 0/1 with 1 = anomaly (PyOD's convention), not scikit-learn's +1/-1"
-)
+PYOD_LABELS = "predict returns 0/1 with 1 = anomaly (PyOD's convention), not scikit-learn's +1/-1"
 OUTLIER_SIGN_CHECKS = ("check_outliers_train", "check_outliers_fit_predict")
 NOISY = "a private mechanism with fresh OS entropy: two fits release different noisy answers"
 NOISY_CHECKS = ("check_classifier_data_not_an_array", "check_fit_idempotent")
@@ -46,17 +44,30 @@ ONE_SERIES = (
     "fits data with several columns"
 )
 ONE_SERIES_CHECKS = (
-    "check_classifier_data_not_an_array", "check_dict_unchanged",
-    "check_dont_overwrite_parameters", "check_dtype_object", "check_estimators_dtypes",
-    "check_estimators_fit_returns_self", "check_estimators_nan_inf",
-    "check_estimators_overwrite_params", "check_estimators_pickle",
-    "check_f_contiguous_array_estimator", "check_fit2d_predict1d", "check_fit_check_is_fitted",
-    "check_fit_idempotent", "check_fit_score_takes_y", "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance", "check_n_features_in",
-    "check_n_features_in_after_fitting", "check_outliers_fit_predict", "check_outliers_train",
-    "check_pipeline_consistency", "check_positive_only_tag_during_fit",
+    "check_classifier_data_not_an_array",
+    "check_dict_unchanged",
+    "check_dont_overwrite_parameters",
+    "check_dtype_object",
+    "check_estimators_dtypes",
+    "check_estimators_fit_returns_self",
+    "check_estimators_nan_inf",
+    "check_estimators_overwrite_params",
+    "check_estimators_pickle",
+    "check_f_contiguous_array_estimator",
+    "check_fit2d_predict1d",
+    "check_fit_check_is_fitted",
+    "check_fit_idempotent",
+    "check_fit_score_takes_y",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_n_features_in",
+    "check_n_features_in_after_fitting",
+    "check_outliers_fit_predict",
+    "check_outliers_train",
+    "check_pipeline_consistency",
+    "check_positive_only_tag_during_fit",
     "check_readonly_memmap_input",
-)  # fmt: skip
+)
 
 ESTIMATORS = [
     SensitiveAnomalyIdentifier(beta=3, r=1.0, epsilon=1.0, rng=0),
@@ -113,8 +124,9 @@ def test_pipelines_clones_and_grid_searches(blobs) -> None:
         fitted = clone(est).fit(X)
         assert fitted.decision_scores_.shape == (X.shape[0],)
         np.testing.assert_array_equal(fitted.labels_, fitted.predict(X))
-    sp = make_pipeline(StandardScaler(), SensitiveAnomalyIdentifier(beta=3, r=1.0, epsilon=1.0,
-                                                                    rng=0)).fit(X)  # fmt: skip
+    sp = make_pipeline(
+        StandardScaler(), SensitiveAnomalyIdentifier(beta=3, r=1.0, epsilon=1.0, rng=0)
+    ).fit(X)
     labels = sp.predict(X)
     np.testing.assert_array_equal(labels, sp.predict(X))  # recorded: one release
     assert is_outlier_detector(SensitiveAnomalyIdentifier(beta=3, r=1.0, epsilon=1.0))
@@ -151,9 +163,10 @@ def test_relaxed_pipelines_clones_and_grid_searches(ring) -> None:
     fitted = clone(est).fit(X)
     np.testing.assert_array_equal(fitted.labels_, fitted.predict(X))  # the recorded window
     assert not hasattr(clone(fitted), "labels_")
-    pipe = make_pipeline(FunctionTransformer(_hundredths),
-                         clone(est).set_params(history=history / 100.0,
-                                               global_sensitivity=4.0)).fit(X)  # fmt: skip
+    pipe = make_pipeline(
+        FunctionTransformer(_hundredths),
+        clone(est).set_params(history=history / 100.0, global_sensitivity=4.0),
+    ).fit(X)
     assert pipe.predict(X).shape == pipe.decision_function(X).shape == (X.shape[0],)
     grid = GridSearchCV(clone(est), {"epsilon": [0.5, 1.0]}, scoring="roc_auc", cv=2).fit(X, y)
     assert grid.best_score_ > 0.9
@@ -178,8 +191,9 @@ def test_pyod_detectors_plug_in(name, blobs, ring) -> None:
     again = clone(rmp).fit(X)  # the clone's random_state is drawn from random_state
     np.testing.assert_array_equal(again.decision_scores_, rmp.decision_scores_)
     history, R, labels = ring
-    relaxed = RelaxedDPDetector(epsilon=1.0, global_sensitivity=400.0, history=history,
-                                detector=detector, rng=0).fit(R)  # fmt: skip
+    relaxed = RelaxedDPDetector(
+        epsilon=1.0, global_sensitivity=400.0, history=history, detector=detector, rng=0
+    ).fit(R)
     assert roc_auc_score(labels, relaxed.decision_scores_) > 0.9
     assert relaxed.labels_[labels == 1].mean() > 0.9 and relaxed.labels_.mean() < 0.5
     assert relaxed.threshold_ == pytest.approx(np.percentile(relaxed.decision_scores_, 90.0))

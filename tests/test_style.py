@@ -1,4 +1,4 @@
-"""The code base stays ruff clean (pyproject.toml) and its docstrings keep one style."""
+"""The code base stays ruff clean and ruff formatted (pyproject.toml); docstrings keep one style."""
 
 from __future__ import annotations
 
@@ -13,13 +13,23 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_ruff_is_clean():
+def _ruff(*arguments: str) -> subprocess.CompletedProcess:
     ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
     if not Path(ruff).exists():
         pytest.skip("ruff is not installed (pip install -e '.[test]' installs it)")
-    result = subprocess.run(
-        [ruff, "check", "src", "tests", "benchmarks"], cwd=ROOT, capture_output=True, text=True
+    return subprocess.run(
+        [ruff, *arguments, "src", "tests", "benchmarks"], cwd=ROOT, capture_output=True, text=True
     )
+
+
+def test_ruff_is_clean():
+    result = _ruff("check")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_is_applied():
+    """One formatter setting for the whole tree: ``ruff format`` changes nothing."""
+    result = _ruff("format", "--check")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

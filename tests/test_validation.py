@@ -69,7 +69,7 @@ def test_probability_interval(value, low_open, high_open):
             check_probability(value, "p", low_open=low_open, high_open=high_open)
 
 
-@given(st.integers(-10**6, 10**6), st.integers(-100, 100))
+@given(st.integers(-(10**6), 10**6), st.integers(-100, 100))
 def test_int_minimum(value, minimum):
     if value >= minimum:
         assert check_int(value, "beta", minimum=minimum) == value
@@ -137,7 +137,8 @@ def test_huge_integers_are_parameter_errors_not_overflows() -> None:
     for kwargs in ({"beta": 10**30}, {"k": 10**30}, {"beta": 1e30}):
         with pytest.raises(ParameterError, match="beta|k"):
             SensitiveAnomalyIdentifier(**{"beta": 5, "r": 0.1, "epsilon": 1.0, **kwargs}).fit(
-                np.zeros((3, 2)))
+                np.zeros((3, 2))
+            )
 
 
 def test_laplace_scale_names_the_grid_cost_and_never_overflows() -> None:

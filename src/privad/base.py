@@ -63,8 +63,9 @@ class PrivadEstimator(BaseEstimator):
         (which records ``n_features_in_`` and ``feature_names_in_`` on ``reset`` and checks
         them otherwise); its ValueErrors become :class:`~privad.errors.DataError`."""
         try:
-            return validate_data(self, X, reset=reset, dtype=np.float64,
-                                 ensure_min_samples=min_rows)  # fmt: skip
+            return validate_data(
+                self, X, reset=reset, dtype=np.float64, ensure_min_samples=min_rows
+            )
         except DataError:
             raise
         except ValueError as exc:

@@ -192,23 +192,32 @@ def plan_columns(
     id_col = None if id_column is None else find(id_column, "id column")
     if label_col is not None and id_col is not None and repr(label_col) == repr(id_col):
         raise ParameterError(f"column {label_col!r} is both the label and the id column")
-    dropped = [find(c, "excluded column") for c in ([exclude] if isinstance(exclude, str | int)
-                                                   else exclude or [])]  # fmt: skip
-    roles = {repr(c): what for c, what in ((label_col, "the label column"),
-                                           (id_col, "the id column")) if c is not None}
+    dropped = [
+        find(c, "excluded column")
+        for c in ([exclude] if isinstance(exclude, str | int) else exclude or [])
+    ]
+    roles = {
+        repr(c): what
+        for c, what in ((label_col, "the label column"), (id_col, "the id column"))
+        if c is not None
+    }
     roles.update({repr(c): "excluded" for c in dropped})
     if columns is None:
         features = [c for c in names if repr(c) not in roles]
     else:
-        features = [find(c, "column") for c in ([columns] if isinstance(columns, str | int)
-                                                else columns)]  # fmt: skip
+        features = [
+            find(c, "column") for c in ([columns] if isinstance(columns, str | int) else columns)
+        ]
         if len(set(map(repr, features))) != len(features):
             raise ParameterError(f"columns lists a column twice: {list(columns)!r}")
         for c in features:
             if repr(c) in roles:
-                raise ParameterError(f"column {c!r} is {roles[repr(c)]} and also selected "
-                                     "as a feature; leave it out of the columns")
+                raise ParameterError(
+                    f"column {c!r} is {roles[repr(c)]} and also selected "
+                    "as a feature; leave it out of the columns"
+                )
     if not features:
-        raise DataError(f"no feature columns left in {source} (every column is the label, the "
-                        "id or excluded)")  # fmt: skip
+        raise DataError(
+            f"no feature columns left in {source} (every column is the label, the id or excluded)"
+        )
     return ColumnPlan(features=features, label=label_col, id=id_col)

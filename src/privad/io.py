@@ -53,8 +53,7 @@ _HELD: set[str] = set()
 """The staging paths this process holds (locked), which :func:`remove_leftovers` skips."""
 
 
-def check_output_path(path: str | os.PathLike[str], option: str,
-                      kind: OutputKind = "file") -> Path:  # fmt: skip
+def check_output_path(path: str | os.PathLike[str], option: str, kind: OutputKind = "file") -> Path:
     """``path`` as an output the command may write, checked before any work is done.
 
     The one rule for every output path a user gives: its folder must exist (privad creates
@@ -92,15 +91,19 @@ def check_output_path(path: str | os.PathLike[str], option: str,
     if kind == "folder":
         if target.exists() or target.is_symlink():
             what = "folder" if target.is_dir() else "file"
-            raise ParameterError(f"{option} {text!r} already exists (a {what}); give a new "
-                                 "folder name: privad never writes over existing files")
+            raise ParameterError(
+                f"{option} {text!r} already exists (a {what}); give a new "
+                "folder name: privad never writes over existing files"
+            )
     elif target.is_dir():
         raise ParameterError(f"{option} {text!r} is a folder; give a file name")
     parent = target.parent
     if not parent.is_dir():
         why = "is not a folder" if parent.exists() else "does not exist"
-        raise ParameterError(f"{option} {text!r}: its folder {str(parent)!r} {why}; create the "
-                             "folder first (privad creates no folder for a path it is given)")
+        raise ParameterError(
+            f"{option} {text!r}: its folder {str(parent)!r} {why}; create the "
+            "folder first (privad creates no folder for a path it is given)"
+        )
     if kind == "store" and target.exists():
         if not os.access(target, os.R_OK | os.W_OK):
             raise ParameterError(f"{option} {text!r} is not readable and writable by this user")
@@ -108,8 +111,9 @@ def check_output_path(path: str | os.PathLike[str], option: str,
     try:  # a real probe: os.access says yes to root even on a read-only file system
         fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=parent)
     except OSError as exc:
-        raise ParameterError(f"{option} {text!r}: cannot write in the folder {str(parent)!r} "
-                             f"({exc.strerror or exc})") from None
+        raise ParameterError(
+            f"{option} {text!r}: cannot write in the folder {str(parent)!r} ({exc.strerror or exc})"
+        ) from None
     os.close(fd)
     os.unlink(probe)
     if kind != "store":
@@ -122,9 +126,13 @@ def _is_staging_of(name: str, target: Path) -> bool:
     part without dots (so ``.labels.csv.XXXX.part`` belongs to ``labels.csv``, not to
     ``labels``)."""
     prefix = f".{target.name}."
-    middle = name[len(prefix):-len(_STAGING_SUFFIX)]
-    return (name.startswith(prefix) and name.endswith(_STAGING_SUFFIX) and bool(middle)
-            and "." not in middle)  # fmt: skip
+    middle = name[len(prefix) : -len(_STAGING_SUFFIX)]
+    return (
+        name.startswith(prefix)
+        and name.endswith(_STAGING_SUFFIX)
+        and bool(middle)
+        and "." not in middle
+    )
 
 
 def _refuse(entry: Path, option: str, why: str) -> ParameterError:
@@ -135,8 +143,9 @@ def _refuse(entry: Path, option: str, why: str) -> ParameterError:
     )
 
 
-def remove_leftovers(target: str | os.PathLike[str], option: str = "the output", *,
-                     refuse_live: bool = False) -> list[Path]:  # fmt: skip
+def remove_leftovers(
+    target: str | os.PathLike[str], option: str = "the output", *, refuse_live: bool = False
+) -> list[Path]:
     """Remove the staging entries of ``target`` left by privad runs that were killed.
 
     Each entry's writer holds a ``flock`` on it while it lives (:func:`atomic_write`,
@@ -187,8 +196,12 @@ def remove_leftovers(target: str | os.PathLike[str], option: str = "the output",
                     ) from None
                 continue
             except OSError as exc:
-                raise _refuse(entry, option, "this file system cannot tell whether that run "
-                              f"is still going (no locks: {exc.strerror or exc})") from None
+                raise _refuse(
+                    entry,
+                    option,
+                    "this file system cannot tell whether that run "
+                    f"is still going (no locks: {exc.strerror or exc})",
+                ) from None
             try:
                 if is_dir:
                     shutil.rmtree(entry)
@@ -197,23 +210,27 @@ def remove_leftovers(target: str | os.PathLike[str], option: str = "the output",
             except FileNotFoundError:
                 continue
             except OSError as exc:
-                raise _refuse(entry, option,
-                              f"cannot be removed ({exc.strerror or exc})") from None  # fmt: skip
+                raise _refuse(entry, option, f"cannot be removed ({exc.strerror or exc})") from None
         finally:
             os.close(fd)
         removed.append(entry)
-        warnings.warn(PrivadWarning(
-            f"removed {str(entry)!r}, the unfinished output of a privad run that was killed "
-            "before it finished (it was never published). If that run had reserved a privacy "
-            "spend, the spend is still counted: 'privad budget show' lists it as reserved, "
-            "and 'privad budget cancel ID' gives it back once you know that nobody read the "
-            "removed files"), stacklevel=2)  # fmt: skip
+        warnings.warn(
+            PrivadWarning(
+                f"removed {str(entry)!r}, the unfinished output of a privad run that was killed "
+                "before it finished (it was never published). If that run had reserved a privacy "
+                "spend, the spend is still counted: 'privad budget show' lists it as reserved, "
+                "and 'privad budget cancel ID' gives it back once you know that nobody read the "
+                "removed files"
+            ),
+            stacklevel=2,
+        )
     return removed
 
 
 @contextlib.contextmanager
-def _staging(make: Callable[[], tuple[int | None, str]],
-             is_dir: bool) -> Iterator[tuple[int | None, Path]]:  # fmt: skip
+def _staging(
+    make: Callable[[], tuple[int | None, str]], is_dir: bool
+) -> Iterator[tuple[int | None, Path]]:
     """A new staging entry made by ``make()`` (an open descriptor or None, and its path),
     locked for as long as it exists; deleted if the block raises.
 
@@ -270,8 +287,9 @@ def atomic_write(
     target.parent.mkdir(parents=True, exist_ok=True)
 
     def make() -> tuple[int, str]:
-        return tempfile.mkstemp(prefix=f".{target.name}.", suffix=_STAGING_SUFFIX,
-                                dir=target.parent)  # fmt: skip
+        return tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=_STAGING_SUFFIX, dir=target.parent
+        )
 
     with _staging(make, is_dir=False) as (fd, tmp):
         with os.fdopen(fd, mode, **kwargs) as handle:  # type: ignore[arg-type]
@@ -295,8 +313,9 @@ def atomic_folder(target: str | os.PathLike[str], option: str = "--out") -> Iter
     final = check_output_path(target, option, kind="folder")
 
     def make() -> tuple[None, str]:
-        return None, tempfile.mkdtemp(prefix=f".{final.name}.", suffix=_STAGING_SUFFIX,
-                                      dir=final.parent)  # fmt: skip
+        return None, tempfile.mkdtemp(
+            prefix=f".{final.name}.", suffix=_STAGING_SUFFIX, dir=final.parent
+        )
 
     with _staging(make, is_dir=True) as (_, tmp):
         yield tmp

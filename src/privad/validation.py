@@ -77,8 +77,9 @@ def check_epsilon(value: Any, name: str = "epsilon", *, per_answer: bool = False
             f"{name} = {eps:g} per answer protects (almost) nothing: an answer may be e^{eps:g} "
             f"times likelier on one database than on its neighbour; privad warns above "
             f"{MEANINGFUL_EPSILON:g}",
-            PrivacyWarning, stacklevel=3,
-        )  # fmt: skip
+            PrivacyWarning,
+            stacklevel=3,
+        )
     return eps
 
 
@@ -95,9 +96,7 @@ def check_probability(
     return value
 
 
-def check_int(
-    value: Any, name: str, *, minimum: int | None = None, maximum: int = MAX_INT
-) -> int:
+def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int = MAX_INT) -> int:
     """An integer in [minimum, maximum]; ``minimum`` may be omitted, ``maximum`` defaults to
     :data:`MAX_INT` (2^62), so a huge value is a :class:`ParameterError`, never an
     OverflowError further on."""

@@ -16,9 +16,7 @@ TOTAL = 2.5  # allows exactly 25 spends of 0.1, out of 60 attempts
 ALLOWED = 25
 
 
-def _spend_many(
-    path: str, worker: int, barrier, results, use_reserve: bool, mixed: bool
-) -> None:
+def _spend_many(path: str, worker: int, barrier, results, use_reserve: bool, mixed: bool) -> None:
     """Worker: open the ledger, wait for everyone, then try ATTEMPTS spends as fast as possible.
 
     ``mixed``: every other spend is (ε, 1)-sensitive instead of ε-DP, so the two notions race

@@ -190,12 +190,16 @@ def test_statement_shows_implied_totals_of_unbudgeted_notions_and_outliers(book:
     book.spend("s", relaxed(1.0, 2.0), "window 1")
     book.spend("s", dp(0.5), "count")
     text = book.statement()
-    assert "a pure-dp spend of ε is also one under sensitive, anomaly-restricted-dp, " \
+    assert (
+        "a pure-dp spend of ε is also one under sensitive, anomaly-restricted-dp, "
         "relaxed-dp); other notions' ε are never added together" in " ".join(text.split())
+    )
     assert "budget ε 5.0; spent 1.5 (1.0 own + 0.5 implied by pure-dp); remaining 3.5" in text
     assert "outliers: ε' 2.5 in total" in text  # ε-DP gives ε to the outliers as well
-    assert "Scope 's': (ε, k)-sensitive privacy (sensitive)\n  no budget set (not capped); " \
+    assert (
+        "Scope 's': (ε, k)-sensitive privacy (sensitive)\n  no budget set (not capped); "
         "spent 0.5 (0.5 implied by pure-dp); 0 spends" in text
+    )
 
 
 def test_verify_recomputes_with_the_implication(tmp_path: Path) -> None:

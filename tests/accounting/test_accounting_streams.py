@@ -19,8 +19,13 @@ HALF = Guarantee("sensitive", 0.5, REL, k=1, description="one answer")
 
 def _brute_delta(eps: float, m: int, eps_g: float) -> float:
     """δ_m(ε_g) of the optimal composition theorem, term by term in floats."""
-    return sum(math.comb(m, i) * max(0.0, math.exp((m - i) * eps) - math.exp(eps_g + i * eps))
-               for i in range(m + 1)) / (1 + math.exp(eps)) ** m  # fmt: skip
+    return (
+        sum(
+            math.comb(m, i) * max(0.0, math.exp((m - i) * eps) - math.exp(eps_g + i * eps))
+            for i in range(m + 1)
+        )
+        / (1 + math.exp(eps)) ** m
+    )
 
 
 def test_hand_computed_block_of_pure_answers() -> None:
@@ -59,8 +64,7 @@ def test_one_laplace_answer_fits_where_linear_admits_none() -> None:
     one answer (the Laplace privacy-loss distribution, by hand), so one answer is admitted;
     a second is not."""
     assert 1 - math.exp((0.9 - 1.0) / 2) == pytest.approx(0.04877, abs=1e-5)
-    lap = Guarantee("anomaly-restricted-dp", 1.0, REL,
-                    components=(Component.laplace(1.0, 1.0),))  # fmt: skip
+    lap = Guarantee("anomaly-restricted-dp", 1.0, REL, components=(Component.laplace(1.0, 1.0),))
     with Ledger(":memory:") as book:
         book.set_budget("o", "anomaly-restricted-dp", 0.9, delta=0.05)
         assert book.answers_left("o", lap) == 1
@@ -118,8 +122,9 @@ def test_a_request_larger_than_the_blocks_room_opens_no_gainless_block() -> None
 
 
 def test_streams_need_answers_of_one_mechanism() -> None:
-    mixed = Guarantee("sensitive", 1.5, REL, k=1, components=(
-        Component.pure(0.5), Component.pure(1.0)))  # fmt: skip
+    mixed = Guarantee(
+        "sensitive", 1.5, REL, k=1, components=(Component.pure(0.5), Component.pure(1.0))
+    )
     with Ledger(":memory:") as book:
         book.set_budget("s", "sensitive", 2.0, delta=0.1)
         with pytest.raises(ParameterError, match="one mechanism"):

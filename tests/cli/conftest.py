@@ -91,8 +91,14 @@ def privad_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
     return make
 
 
-TOKEN_ENVS = ("PRIVAD_CURATOR_TOKEN", "PRIVAD_ORACLE_TOKEN", "PRIVAD_RMP_OPERATOR_TOKEN",
-              "PRIVAD_RMP_REGISTRATION_TOKEN", "PRIVAD_RMP_TOKEN", "PRIVAD_SENSOR_TOKEN")
+TOKEN_ENVS = (
+    "PRIVAD_CURATOR_TOKEN",
+    "PRIVAD_ORACLE_TOKEN",
+    "PRIVAD_RMP_OPERATOR_TOKEN",
+    "PRIVAD_RMP_REGISTRATION_TOKEN",
+    "PRIVAD_RMP_TOKEN",
+    "PRIVAD_SENSOR_TOKEN",
+)
 
 
 @pytest.fixture

@@ -36,7 +36,8 @@ def test_set_then_show(run, tmp_path: Path) -> None:
     assert code == 0
     with Ledger(ledger) as book:
         assert [(b.notion, b.total_epsilon) for b in book.budgets()] == [
-            ("pure-dp", 1.5), ("sensitive", 2.0)
+            ("pure-dp", 1.5),
+            ("sensitive", 2.0),
         ]
     code, out, _ = run("budget", "show", "--ledger", ledger)
     assert code == 0
@@ -97,7 +98,8 @@ def test_show_counts_pure_dp_spends_toward_the_implied_notions(run, tmp_path: Pa
     assert code == 0, err
     rows = {
         tuple(cell.strip() for cell in line.split("│")[1:3]): line
-        for line in out.splitlines() if line.count("│") == 7
+        for line in out.splitlines()
+        if line.count("│") == 7
     }
     assert "2.0 (1.0 own + 1.0 implied by pure-dp)" in rows[("s", "sensitive")]
     assert " 0.0 " in rows[("s", "sensitive")]  # remaining
@@ -106,8 +108,9 @@ def test_show_counts_pure_dp_spends_toward_the_implied_notions(run, tmp_path: Pa
     code, out, _ = run("budget", "statement", "--ledger", ledger)
     assert code == 0
     assert "budget ε 2.0; spent 2.0 (1.0 own + 1.0 implied by pure-dp); remaining 0.0" in out
-    code, _, err = run("budget", "set", "s", "--epsilon", "1.5", "--notion", "sensitive",
-                       "--ledger", ledger)
+    code, _, err = run(
+        "budget", "set", "s", "--epsilon", "1.5", "--notion", "sensitive", "--ledger", ledger
+    )
     assert code == 2 and "1.0 implied by pure-dp" in err
 
 
@@ -155,22 +158,26 @@ def test_reset_asks_for_confirmation(run, tmp_path: Path) -> None:
     assert code == 0 and "2 spend(s) deleted" in out
 
 
-def test_cancel_gives_back_a_reservation_after_confirmation(run, error_line,
-                                                           tmp_path: Path) -> None:  # fmt: skip
+def test_cancel_gives_back_a_reservation_after_confirmation(
+    run, error_line, tmp_path: Path
+) -> None:
     ledger = tmp_path / "c.sqlite"
     with Ledger(ledger) as book:
         book.set_budget("s", "pure-dp", 1.0)
-        held = book.reserve("s", Guarantee("pure-dp", 0.25, "add or remove one record"),
-                            "a run killed before its commit")  # fmt: skip
+        held = book.reserve(
+            "s",
+            Guarantee("pure-dp", 0.25, "add or remove one record"),
+            "a run killed before its commit",
+        )
         assert book.remaining("s", "pure-dp") == 0.75
     code, out, _ = run("budget", "show", "--ledger", str(ledger))
     assert code == 0 and "reserved" in out
     assert [r.split("│")[1].strip() for r in out.splitlines() if "killed before" in r] == [
-        str(held.id)]
+        str(held.id)
+    ]
     code, out, _ = run("budget", "cancel", str(held.id), "--ledger", str(ledger), stdin="n\n")
     assert code == 1 and "Nothing was cancelled" in out
-    code, out, err = run("budget", "cancel", str(held.id), "--ledger", str(ledger),
-                         stdin="y\n")  # fmt: skip
+    code, out, err = run("budget", "cancel", str(held.id), "--ledger", str(ledger), stdin="y\n")
     assert code == 0, err
     assert f"Cancelled reservation #{held.id} ('a run killed before its commit'" in out
     assert "remaining ε of scope 's': pure-dp 1" in out
@@ -245,15 +252,28 @@ def test_real_entry_point_in_a_subprocess(tmp_path: Path) -> None:
     )
     ledger = str(tmp_path / "sub.sqlite")
     ok = subprocess.run(
-        [sys.executable, "-c", script, "budget", "set", "x", "--epsilon", "0.5",
-         "--ledger", ledger],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-c",
+            script,
+            "budget",
+            "set",
+            "x",
+            "--epsilon",
+            "0.5",
+            "--ledger",
+            ledger,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert ok.returncode == 0, ok.stderr
     bad = subprocess.run(
-        [sys.executable, "-c", script, "budget", "set", "x", "--epsilon", "-2",
-         "--ledger", ledger],
-        capture_output=True, text=True, timeout=60,
+        [sys.executable, "-c", script, "budget", "set", "x", "--epsilon", "-2", "--ledger", ledger],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [

@@ -45,16 +45,43 @@ def files(tmp_path: Path) -> tuple[Path, Path, pd.DataFrame]:
 
 
 def identify(run, data: Path, out: Path, *extra: str) -> tuple[int, str, str]:
-    return run("sp", "identify", str(data), "--beta", "5", "--r", "0.1", "--epsilon", "0.5",
-               "--budget", "1000", "--scope", "t", "--seed", "7", "--out", str(out), *extra)
+    return run(
+        "sp",
+        "identify",
+        str(data),
+        "--beta",
+        "5",
+        "--r",
+        "0.1",
+        "--epsilon",
+        "0.5",
+        "--budget",
+        "1000",
+        "--scope",
+        "t",
+        "--seed",
+        "7",
+        "--out",
+        str(out),
+        *extra,
+    )
 
 
 def test_identify_excludes_before_distances_and_carries_the_id(run, files, tmp_path) -> None:
     plain, wide, frame = files
     code, _, err = identify(run, plain, tmp_path / "plain-labels.csv")
     assert code == 0, err
-    code, _, err = identify(run, wide, tmp_path / "wide-labels.csv", "--exclude", "seen_at",
-                            "--id", "patient", "--label", "outlier")  # fmt: skip
+    code, _, err = identify(
+        run,
+        wide,
+        tmp_path / "wide-labels.csv",
+        "--exclude",
+        "seen_at",
+        "--id",
+        "patient",
+        "--label",
+        "outlier",
+    )
     assert code == 0, err
     want = pd.read_csv(tmp_path / "plain-labels.csv")
     got = pd.read_csv(tmp_path / "wide-labels.csv")
@@ -63,14 +90,34 @@ def test_identify_excludes_before_distances_and_carries_the_id(run, files, tmp_p
     assert got["label"].tolist() == want["label"].tolist()  # same distances, same draws
     # queries carry their own ids
     frame.iloc[:5].to_csv(tmp_path / "q.csv", index=False)
-    code, _, err = identify(run, wide, tmp_path / "q-labels.csv", "--exclude", "seen_at",
-                            "--id", "patient", "--label", "outlier", "--queries",
-                            str(tmp_path / "q.csv"))  # fmt: skip
+    code, _, err = identify(
+        run,
+        wide,
+        tmp_path / "q-labels.csv",
+        "--exclude",
+        "seen_at",
+        "--id",
+        "patient",
+        "--label",
+        "outlier",
+        "--queries",
+        str(tmp_path / "q.csv"),
+    )
     assert code == 0, err
     assert pd.read_csv(tmp_path / "q-labels.csv")["id"].tolist() == [f"p-{i:04d}" for i in range(5)]
     # sp params sees the same features
-    code, out, err = run("sp", "params", str(wide), "--exclude", "seen_at", "--id", "patient",
-                         "--label", "outlier", "--json")  # fmt: skip
+    code, out, err = run(
+        "sp",
+        "params",
+        str(wide),
+        "--exclude",
+        "seen_at",
+        "--id",
+        "patient",
+        "--label",
+        "outlier",
+        "--json",
+    )
     assert code == 0, err
     code, out2, err = run("sp", "params", str(plain), "--json")
     assert code == 0, err
@@ -80,41 +127,84 @@ def test_identify_excludes_before_distances_and_carries_the_id(run, files, tmp_p
     assert proposed["next"].endswith("--label outlier --exclude seen_at --id patient")
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--exclude", "nope"], "unknown excluded column 'nope' in"),
-    (["--id", "nope"], "unknown id column 'nope' in"),
-    (["--columns", "seen_at", "--exclude", "seen_at"], "'seen_at' is excluded and also"),
-    (["--exclude", ""], "--exclude has an empty column name"),
-    (["--exclude", "seen_at"], "column 'patient' of"),  # text and not the id: not numeric
-    (["--id", "patient", "--exclude", "seen_at", "--engine", "dask"], "--id applies with"),
-])  # fmt: skip
-def test_column_mistakes_are_one_line_and_write_nothing(run, files, tmp_path, error_line,
-                                                        args, message) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--exclude", "nope"], "unknown excluded column 'nope' in"),
+        (["--id", "nope"], "unknown id column 'nope' in"),
+        (["--columns", "seen_at", "--exclude", "seen_at"], "'seen_at' is excluded and also"),
+        (["--exclude", ""], "--exclude has an empty column name"),
+        (["--exclude", "seen_at"], "column 'patient' of"),  # text and not the id: not numeric
+        (["--id", "patient", "--exclude", "seen_at", "--engine", "dask"], "--id applies with"),
+    ],
+)
+def test_column_mistakes_are_one_line_and_write_nothing(
+    run, files, tmp_path, error_line, args, message
+) -> None:
     out = tmp_path / "never.csv"
     code, _, err = identify(run, files[1], out, "--label", "outlier", *args)
     assert code == 2 and message in error_line(err)
     assert not out.exists()
 
 
-def test_rmp_score_writes_the_id_and_participate_never_sends_it(run, server_pool,
-                                                                tmp_path) -> None:  # fmt: skip
-    app = create_rmp_app(tmp_path / "m.sqlite", [("alice", USER)], operator_token=OPERATOR,
-                         n=2, r=1, alpha=0.2, rng=0, training=AANNTraining(epochs=5))  # fmt: skip
+def test_rmp_score_writes_the_id_and_participate_never_sends_it(run, server_pool, tmp_path) -> None:
+    app = create_rmp_app(
+        tmp_path / "m.sqlite",
+        [("alice", USER)],
+        operator_token=OPERATOR,
+        n=2,
+        r=1,
+        alpha=0.2,
+        rng=0,
+        training=AANNTraining(epochs=5),
+    )
     url = server_pool.start_app(app).url
-    frame = pd.DataFrame({"site": [f"s{i}" for i in range(40)], "day": np.arange(40.0),
-                          "a": np.linspace(0.2, 0.8, 40), "b": np.linspace(0.7, 0.3, 40)})
+    frame = pd.DataFrame(
+        {
+            "site": [f"s{i}" for i in range(40)],
+            "day": np.arange(40.0),
+            "a": np.linspace(0.2, 0.8, 40),
+            "b": np.linspace(0.7, 0.3, 40),
+        }
+    )
     frame.to_csv(tmp_path / "d.csv", index=False)
     (tmp_path / "p").mkdir()
-    code, out, err = run("rmp", "participate", str(tmp_path / "d.csv"), "--server", url,
-                         "--exclude", "day", "--id", "site", "--key-file",
-                         str(tmp_path / "p" / "k.npz"), "--token-file",
-                         str(tmp_path / "p" / "t.json"), "--seed", "1")  # fmt: skip
+    code, out, err = run(
+        "rmp",
+        "participate",
+        str(tmp_path / "d.csv"),
+        "--server",
+        url,
+        "--exclude",
+        "day",
+        "--id",
+        "site",
+        "--key-file",
+        str(tmp_path / "p" / "k.npz"),
+        "--token-file",
+        str(tmp_path / "p" / "t.json"),
+        "--seed",
+        "1",
+    )
     assert code == 0, err
     assert "uploaded 40 record(s) of 2 attributes" in out
     assert run("rmp", "train", "--server", url, "--token", OPERATOR, "--seed", "2")[0] == 0
     scores = tmp_path / "scores.csv"
-    code, out, err = run("rmp", "score", str(tmp_path / "d.csv"), "--server", url, "--token",
-                         USER, "--exclude", "day", "--id", "site", "--output", str(scores))
+    code, out, err = run(
+        "rmp",
+        "score",
+        str(tmp_path / "d.csv"),
+        "--server",
+        url,
+        "--token",
+        USER,
+        "--exclude",
+        "day",
+        "--id",
+        "site",
+        "--output",
+        str(scores),
+    )
     assert code == 0, err
     table = pd.read_csv(scores)
     assert list(table.columns) == ["index", "id", "score", "label"]

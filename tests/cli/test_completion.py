@@ -18,15 +18,25 @@ ENTRY = "from privad.cli import main; main()"
 
 def privad(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("COMP_", "_PRIVAD"))}
-    return subprocess.run([sys.executable, "-c", ENTRY, *args], capture_output=True, text=True,
-                          timeout=120, env={**clean, **env})  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", ENTRY, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**clean, **env},
+    )
 
 
-@pytest.mark.parametrize(("shell", "marks"), [
-    ("bash", ("_PRIVAD_COMPLETE=complete_bash",
-              "complete -o default -F _privad_completion privad")),
-    ("zsh", ("#compdef privad", "_PRIVAD_COMPLETE=complete_zsh")),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("shell", "marks"),
+    [
+        (
+            "bash",
+            ("_PRIVAD_COMPLETE=complete_bash", "complete -o default -F _privad_completion privad"),
+        ),
+        ("zsh", ("#compdef privad", "_PRIVAD_COMPLETE=complete_zsh")),
+    ],
+)
 def test_show_completion_prints_the_script(shell: str, marks: tuple[str, ...]) -> None:
     result = privad("--show-completion", shell)
     assert result.returncode == 0, result.stderr
@@ -36,13 +46,18 @@ def test_show_completion_prints_the_script(shell: str, marks: tuple[str, ...]) -
 def test_the_script_completes_commands_and_options() -> None:
     result = privad(COMP_WORDS="privad sp id", COMP_CWORD="2", _PRIVAD_COMPLETE="complete_bash")
     assert result.returncode == 0 and result.stdout.split() == ["identify"]
-    result = privad(COMP_WORDS="privad sp identify thyroid --me", COMP_CWORD="4",
-                    _PRIVAD_COMPLETE="complete_bash")  # fmt: skip
+    result = privad(
+        COMP_WORDS="privad sp identify thyroid --me",
+        COMP_CWORD="4",
+        _PRIVAD_COMPLETE="complete_bash",
+    )
     assert set(result.stdout.split()) == {"--mechanism", "--metric"}
 
 
 def test_an_unknown_shell_is_one_line() -> None:
     result = privad("--show-completion", "tcsh")
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.strip() == ("privad: error: --show-completion must be one of bash, "
-                                     "zsh, fish, powershell, pwsh, got 'tcsh'")
+    assert result.stderr.strip() == (
+        "privad: error: --show-completion must be one of bash, "
+        "zsh, fish, powershell, pwsh, got 'tcsh'"
+    )

@@ -56,8 +56,14 @@ def tcp_scheduler():
     subprocesses over TCP."""
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster:  # fmt: skip
+    with LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp",
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    ) as cluster:
         yield cluster.scheduler_address
 
 
@@ -67,8 +73,9 @@ def data(tmp_path: Path) -> Path:
     folder = tmp_path / "data"
     folder.mkdir()
     for i, size in enumerate((40, 0, 60)):
-        part = pd.DataFrame(rng.integers(0, 12, size=(size, 3)).astype(float),
-                            columns=["a", "b", "c"])  # fmt: skip
+        part = pd.DataFrame(
+            rng.integers(0, 12, size=(size, 3)).astype(float), columns=["a", "b", "c"]
+        )
         part.to_parquet(folder / f"p{i}.parquet", index=False)
     return folder
 
@@ -92,11 +99,28 @@ def test_a_killed_drivers_staging_is_removed_by_the_next_run(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     ledger = tmp_path / "l.sqlite"
-    args = ["sp", "identify", str(data), *ARGS, "--engine", "dask", "--scheduler",
-            tcp_scheduler, "--ledger", str(ledger), "--out", "labels"]  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-c", PAUSED_AT_COMMIT, *args], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)  # fmt: skip
+    args = [
+        "sp",
+        "identify",
+        str(data),
+        *ARGS,
+        "--engine",
+        "dask",
+        "--scheduler",
+        tcp_scheduler,
+        "--ledger",
+        str(ledger),
+        "--out",
+        "labels",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_AT_COMMIT, *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         line = _wait_for_line(proc, "COMMITTING", timeout=120)
     finally:
@@ -137,8 +161,9 @@ def test_a_killed_drivers_staging_is_removed_by_the_next_run(
         assert book.spent("data", "sensitive") == pytest.approx(reserved)  # the second run's
         committed = [s for s in book.history("data") if s.status == "committed"]
         assert len(committed) == 1
-        code, _, err = run("budget", "cancel", str(committed[0].id), "--ledger", str(ledger),
-                           "--yes")  # fmt: skip
+        code, _, err = run(
+            "budget", "cancel", str(committed[0].id), "--ledger", str(ledger), "--yes"
+        )
         assert code == 2 and "is committed" in err
 
 
@@ -148,15 +173,27 @@ def archive(tmp_path: Path) -> Path:
     folder.mkdir()
     rows = np.column_stack([np.linspace(0.0, 10.0, 300), np.linspace(5.0, 6.0, 300)])
     for i in range(3):
-        frame = pd.DataFrame(rows[100 * i:100 * (i + 1)], columns=["t", "h"])
+        frame = pd.DataFrame(rows[100 * i : 100 * (i + 1)], columns=["t", "h"])
         frame.to_parquet(folder / f"p{i}.parquet", index=False)
     return folder
 
 
 def _perturb_args(archive: Path, ledger: Path) -> list[str]:
-    return ["sensor", "perturb", str(archive), "--out", "perturbed", "--epsilon", "0.5",
-            "--relaxed-sensitivity", "2,0.5", "--global-sensitivity", "10", "--ledger",
-            str(ledger)]  # fmt: skip
+    return [
+        "sensor",
+        "perturb",
+        str(archive),
+        "--out",
+        "perturbed",
+        "--epsilon",
+        "0.5",
+        "--relaxed-sensitivity",
+        "2,0.5",
+        "--global-sensitivity",
+        "10",
+        "--ledger",
+        str(ledger),
+    ]
 
 
 def _nothing_left(tmp_path: Path, ledger: Path) -> None:
@@ -175,20 +212,45 @@ def test_workers_that_die_for_good_fail_the_job_within_the_timeout(
 
     monkeypatch.chdir(tmp_path)
     env = dict(os.environ, PRIVAD_TEST_KILL_ON_TASK="perturb_block")
-    with LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=None,
-                      silence_logs=logging.ERROR) as cluster:  # fmt: skip
-        workers = [subprocess.Popen(
-            [sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address,
-             "--no-nanny", "--nthreads", "1", "--no-dashboard", "--preload", str(PRELOAD)],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
+    with LocalCluster(
+        n_workers=0,
+        processes=False,
+        protocol="tcp",
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    ) as cluster:
+        workers = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "distributed.cli.dask_worker",
+                    cluster.scheduler_address,
+                    "--no-nanny",
+                    "--nthreads",
+                    "1",
+                    "--no-dashboard",
+                    "--preload",
+                    str(PRELOAD),
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for _ in range(2)
+        ]
         try:
             with Client(cluster.scheduler_address) as client:
                 client.wait_for_workers(2, timeout=120)
             ledger = tmp_path / "l.sqlite"
             start = time.monotonic()
             code, out, err = privad_cli(sensor)(
-                *_perturb_args(archive, ledger), "--scheduler", cluster.scheduler_address,
-                "--worker-timeout", "2")  # fmt: skip
+                *_perturb_args(archive, ledger),
+                "--scheduler",
+                cluster.scheduler_address,
+                "--worker-timeout",
+                "2",
+            )
             elapsed = time.monotonic() - start
         finally:
             for proc in workers:
@@ -211,8 +273,9 @@ def test_workers_that_keep_dying_fail_the_job_with_killed_worker(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PRIVAD_TEST_KILL_ON_TASK", "perturb_block")  # the nanny passes it on
     ledger = tmp_path / "l.sqlite"
-    with dask.config.set({"distributed.worker.preload": [str(PRELOAD)],
-                          "distributed.scheduler.allowed-failures": 0}):  # fmt: skip
+    with dask.config.set(
+        {"distributed.worker.preload": [str(PRELOAD)], "distributed.scheduler.allowed-failures": 0}
+    ):
         code, out, err = privad_cli(sensor)(*_perturb_args(archive, ledger), "--workers", "1")
     assert code == 2, (out, err)
     line = error_line(err)

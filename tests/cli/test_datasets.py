@@ -19,9 +19,22 @@ def run(privad_cli):
 def test_list_shows_every_entry_with_kind_shape_anomalies_licence(run):
     code, out, err = run("datasets", "list")
     assert code == 0, err
-    for text in ("thyroid", "3772 x 6", "93", "BSD-2-Clause", "nab:speed_7578", "abalone",
-                 "unlabelled", "gas", "external", "sensor-ring", "generated", "MIT",
-                 "creditcard", "284807 x 30"):
+    for text in (
+        "thyroid",
+        "3772 x 6",
+        "93",
+        "BSD-2-Clause",
+        "nab:speed_7578",
+        "abalone",
+        "unlabelled",
+        "gas",
+        "external",
+        "sensor-ring",
+        "generated",
+        "MIT",
+        "creditcard",
+        "284807 x 30",
+    ):
         assert text in out
 
 
@@ -37,8 +50,17 @@ def test_list_filters_by_kind(run):
 def test_describe_embedded_prints_fields_licence_and_statistics(run):
     code, out, err = run("datasets", "describe", "thyroid")
     assert code == 0, err
-    for text in ("thyroid", "embedded", "BSD-2-Clause", "ODDS", "sha256", "summary statistics",
-                 "mean", "x5", "2.4655%"):
+    for text in (
+        "thyroid",
+        "embedded",
+        "BSD-2-Clause",
+        "ODDS",
+        "sha256",
+        "summary statistics",
+        "mean",
+        "x5",
+        "2.4655%",
+    ):
         assert text in out
 
 

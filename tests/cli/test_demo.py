@@ -9,14 +9,26 @@ import sys
 def test_demo_runs_every_section_and_writes_nothing(tmp_path):
     result = subprocess.run(
         [sys.executable, "-c", "from privad.cli import main; main()", "demo", "--seed", "1"],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
-        env={"PRIVAD_LEDGER": str(tmp_path / "never.sqlite"), "PATH": "/usr/bin:/bin",
-             "COLUMNS": "120"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={
+            "PRIVAD_LEDGER": str(tmp_path / "never.sqlite"),
+            "PATH": "/usr/bin:/bin",
+            "COLUMNS": "120",
+        },
     )
     assert result.returncode == 0, result.stderr
-    for section in ("Embedded datasets", "privad.noise", "privad.sensitive on Thyroid",
-                    "privad.relaxed", "privad.search", "privad.rmp on Abalone",
-                    "what was spent on what"):
+    for section in (
+        "Embedded datasets",
+        "privad.noise",
+        "privad.sensitive on Thyroid",
+        "privad.relaxed",
+        "privad.search",
+        "privad.rmp on Abalone",
+        "what was spent on what",
+    ):
         assert section in result.stdout
     assert list(tmp_path.iterdir()) == []
 

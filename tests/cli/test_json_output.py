@@ -52,8 +52,24 @@ def document(run: Any, *args: str) -> Any:
 
 def test_sp_identify_params_and_plan(run, tmp_path: Path) -> None:
     out = tmp_path / "labels.csv"
-    doc = document(run, "sp", "identify", "thyroid", "--beta", "18", "--r", "0.1", "--epsilon",
-                   "0.1", "--budget", "500", "--seed", "0", "--out", str(out))  # fmt: skip
+    doc = document(
+        run,
+        "sp",
+        "identify",
+        "thyroid",
+        "--beta",
+        "18",
+        "--r",
+        "0.1",
+        "--epsilon",
+        "0.1",
+        "--budget",
+        "500",
+        "--seed",
+        "0",
+        "--out",
+        str(out),
+    )
     labels = np.loadtxt(out, delimiter=",", skiprows=1, dtype=int)
     assert doc["answers"] == 3772 == labels.shape[0]
     assert doc["flagged"] == int(labels[:, 1].sum())
@@ -72,12 +88,37 @@ def test_sp_identify_params_and_plan(run, tmp_path: Path) -> None:
 
 def test_budget_commands(run, tmp_path: Path) -> None:
     ledger = str(tmp_path / "b.sqlite")
-    doc = document(run, "budget", "set", "s1", "--epsilon", "2", "--notion", "sensitive",
-                   "--ledger", ledger)  # fmt: skip
-    assert doc == {"ledger": ledger, "scope": "s1", "notion": "sensitive", "total": 2.0,
-                   "spent": 0.0, "remaining": 2.0, "delta": None, "delta_spent": None}
-    document(run, "sp", "identify", "thyroid", "--beta", "18", "--r", "0.1", "--epsilon",
-             "0.0001", "--scope", "s1", "--ledger", ledger, "--seed", "1")  # fmt: skip
+    doc = document(
+        run, "budget", "set", "s1", "--epsilon", "2", "--notion", "sensitive", "--ledger", ledger
+    )
+    assert doc == {
+        "ledger": ledger,
+        "scope": "s1",
+        "notion": "sensitive",
+        "total": 2.0,
+        "spent": 0.0,
+        "remaining": 2.0,
+        "delta": None,
+        "delta_spent": None,
+    }
+    document(
+        run,
+        "sp",
+        "identify",
+        "thyroid",
+        "--beta",
+        "18",
+        "--r",
+        "0.1",
+        "--epsilon",
+        "0.0001",
+        "--scope",
+        "s1",
+        "--ledger",
+        ledger,
+        "--seed",
+        "1",
+    )
     doc = document(run, "budget", "show", "--ledger", ledger)
     (row,) = doc["budgets"]
     assert row["scope"] == "s1" and row["total"] == 2.0 and row["spends"] == 1
@@ -91,8 +132,11 @@ def test_budget_commands(run, tmp_path: Path) -> None:
     assert doc["reset"] is True and doc["spends_deleted"] == 1
     # --json without --yes: refused (a script cannot answer the question), one line
     code, out, err = run("budget", "reset", "--ledger", ledger, "--json")
-    assert code == 2 and out == "" and err.strip().splitlines()[-1].startswith(
-        "privad: error: refusing to reset")
+    assert (
+        code == 2
+        and out == ""
+        and err.strip().splitlines()[-1].startswith("privad: error: refusing to reset")
+    )
 
 
 def test_datasets_list_and_describe(run) -> None:
@@ -111,22 +155,41 @@ def test_search_run_and_plan(run, tmp_path: Path) -> None:
     problem = problem_from_dataset(make_search_mixture(n=300, threshold_ratio=2.0, rng=4))
     series = tmp_path / "series.csv"
     np.savetxt(series, problem.values, header="value", comments="")
-    doc = document(run, "search", "run", "--oracle", str(series), "--epsilon", "1", "--budget",
-                   "40", "--t-low", str(problem.t_low), "--t-high", str(problem.t_high),
-                   "--seed", "2")  # fmt: skip
+    doc = document(
+        run,
+        "search",
+        "run",
+        "--oracle",
+        str(series),
+        "--epsilon",
+        "1",
+        "--budget",
+        "40",
+        "--t-low",
+        str(problem.t_low),
+        "--t-high",
+        str(problem.t_high),
+        "--seed",
+        "2",
+    )
     assert doc["queries"] >= 1 and doc["epsilon_spent"] == pytest.approx(doc["queries"])
     assert doc["top"][0]["rank"] == 1 and 0 <= doc["top"][0]["item"] < problem.n_items
-    doc = document(run, "search", "plan", "--epsilon", "1", "--t-low", "1", "--t-high", "3",
-                   "--items", "300")  # fmt: skip
+    doc = document(
+        run, "search", "plan", "--epsilon", "1", "--t-low", "1", "--t-high", "3", "--items", "300"
+    )
     assert doc["items"] == 300 and doc["threshold_ratio"] == pytest.approx(2.0)
 
 
 def test_sp_ask(run, server_pool, tmp_path: Path) -> None:
     app = create_curator_app(
-        load("thyroid").X, SPMechanism(18, 0.1, 0.1), db=tmp_path / "c.sqlite",
-        ledger=tmp_path / "l.sqlite", tokens=TokenRegistry([("q", QUERIER)]), budget=1.0,
+        load("thyroid").X,
+        SPMechanism(18, 0.1, 0.1),
+        db=tmp_path / "c.sqlite",
+        ledger=tmp_path / "l.sqlite",
+        tokens=TokenRegistry([("q", QUERIER)]),
+        budget=1.0,
         rng=3,
-    )  # fmt: skip
+    )
     url = server_pool.start_app(app).url
     doc = document(run, "sp", "ask", "--server", url, "--token", QUERIER, "--ids", "1,2")
     assert [a["question"] for a in doc["answers"]] == ["1", "2"]
@@ -134,8 +197,16 @@ def test_sp_ask(run, server_pool, tmp_path: Path) -> None:
 
 
 def test_rmp_participate_train_score(run, server_pool, tmp_path: Path) -> None:
-    app = create_rmp_app(tmp_path / "m.sqlite", [("alice", USER)], operator_token=OPERATOR,
-                         n=3, r=1, alpha=0.2, rng=0, training=AANNTraining(epochs=5))  # fmt: skip
+    app = create_rmp_app(
+        tmp_path / "m.sqlite",
+        [("alice", USER)],
+        operator_token=OPERATOR,
+        n=3,
+        r=1,
+        alpha=0.2,
+        rng=0,
+        training=AANNTraining(epochs=5),
+    )
     url = server_pool.start_app(app).url
     data = tmp_path / "d.csv"
     X = np.clip(0.5 + 0.1 * Randomness(1).normal(size=(40, 3)), 0.0, 1.0)
@@ -144,9 +215,20 @@ def test_rmp_participate_train_score(run, server_pool, tmp_path: Path) -> None:
         writer.writerow(["a", "b", "c"])
         writer.writerows(X.tolist())
     (tmp_path / "p").mkdir()
-    doc = document(run, "rmp", "participate", str(data), "--server", url, "--key-file",
-                   str(tmp_path / "p" / "k.npz"), "--token-file", str(tmp_path / "p" / "t.json"),
-                   "--seed", "3")  # fmt: skip
+    doc = document(
+        run,
+        "rmp",
+        "participate",
+        str(data),
+        "--server",
+        url,
+        "--key-file",
+        str(tmp_path / "p" / "k.npz"),
+        "--token-file",
+        str(tmp_path / "p" / "t.json"),
+        "--seed",
+        "3",
+    )
     assert doc["records"] == 40 and doc["stored"] == doc["batches"] == 2
     doc = document(run, "rmp", "train", "--server", url, "--token", OPERATOR, "--seed", "1")
     assert doc["result"]["status"] == "done" and doc["model"]["n_records"] == 40
@@ -154,13 +236,16 @@ def test_rmp_participate_train_score(run, server_pool, tmp_path: Path) -> None:
     assert doc["records"] == 40 and 0 <= doc["flagged"] <= 40 and doc["roc_auc"] is None
 
 
-@pytest.mark.parametrize("args", [
-    ("sp", "identify", "thyroid", "--beta", "0", "--r", "0.1", "--epsilon", "0.1"),
-    ("sp", "params", "no-such-data"),
-    ("budget", "show", "--ledger", "missing/ledger.sqlite"),
-    ("datasets", "describe", "no-such-data"),
-    ("search", "plan", "--epsilon", "-1", "--t-low", "1", "--t-high", "2", "--items", "9"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("sp", "identify", "thyroid", "--beta", "0", "--r", "0.1", "--epsilon", "0.1"),
+        ("sp", "params", "no-such-data"),
+        ("budget", "show", "--ledger", "missing/ledger.sqlite"),
+        ("datasets", "describe", "no-such-data"),
+        ("search", "plan", "--epsilon", "-1", "--t-low", "1", "--t-high", "2", "--items", "9"),
+    ],
+)
 def test_errors_with_json_are_one_line_and_no_document(run, error_line, args) -> None:
     code, out, err = run(*args, "--json")
     assert code == 2 and out == ""

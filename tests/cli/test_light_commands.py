@@ -21,8 +21,9 @@ _RUN = (
 def _numba_loaded(args: list[str], preload: str = "") -> bool:
     """Whether ``privad ARGS``, run in a fresh process, had Numba imported when it exited."""
     code = _RUN.format(preload=preload)
-    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120
+    )
     marker = [line for line in proc.stderr.splitlines() if line.startswith("NUMBA-LOADED")]
     assert marker, proc.stderr
     return marker[-1].split()[-1] == "True"
@@ -53,8 +54,10 @@ def test_the_probe_sees_numba_when_it_is_loaded() -> None:
 
 
 def test_importing_geometry_and_noise_does_not_import_numba() -> None:
-    code = ("import sys, privad.geometry, privad.noise, privad.sensitive; "
-            "print('numba' in sys.modules)")  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=120)  # fmt: skip
+    code = (
+        "import sys, privad.geometry, privad.noise, privad.sensitive; print('numba' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
     assert out.stdout.strip() == "False"

@@ -19,8 +19,21 @@ def run(privad_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
 
 
 def test_sp_plan_json_reports_both_totals(run, tmp_path: Path) -> None:
-    code, out, err = run("sp", "plan", "--beta", "18", "--epsilon", "0.1", "--queries", "1825",
-                         "--delta", "1e-6", "--json", "--figure", str(tmp_path / "p.png"))
+    code, out, err = run(
+        "sp",
+        "plan",
+        "--beta",
+        "18",
+        "--epsilon",
+        "0.1",
+        "--queries",
+        "1825",
+        "--delta",
+        "1e-6",
+        "--json",
+        "--figure",
+        str(tmp_path / "p.png"),
+    )
     assert code == 0, err
     data = json.loads(out)
     assert data["cost"]["linear_epsilon"] == 182.5
@@ -40,8 +53,21 @@ def test_sp_plan_table_and_errors(run) -> None:
 
 
 def test_search_plan(run) -> None:
-    code, out, err = run("search", "plan", "--epsilon", "1", "--t-low", "1", "--t-high", "1.7",
-                         "--items", "1000", "--delta", "1e-6", "--json")
+    code, out, err = run(
+        "search",
+        "plan",
+        "--epsilon",
+        "1",
+        "--t-low",
+        "1",
+        "--t-high",
+        "1.7",
+        "--items",
+        "1000",
+        "--delta",
+        "1e-6",
+        "--json",
+    )
     assert code == 0, err
     data = json.loads(out)
     assert data["threshold_ratio"] == pytest.approx(0.7)
@@ -50,8 +76,19 @@ def test_search_plan(run) -> None:
 
 def test_budget_set_delta_and_show(run, tmp_path: Path) -> None:
     ledger = str(tmp_path / "l.sqlite")
-    code, out, err = run("budget", "set", "t", "--epsilon", "30", "--notion", "sensitive",
-                         "--delta", "1e-6", "--ledger", ledger)
+    code, out, err = run(
+        "budget",
+        "set",
+        "t",
+        "--epsilon",
+        "30",
+        "--notion",
+        "sensitive",
+        "--delta",
+        "1e-6",
+        "--ledger",
+        ledger,
+    )
     assert code == 0, err and "δ 1e-06" in out
     with Ledger(ledger) as book:
         book.spend("t", scaled(Guarantee("sensitive", 0.1, "graph", k=1), 1825), "labels")

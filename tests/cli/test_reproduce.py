@@ -16,8 +16,16 @@ import pytest
 from privad.cli import reproduce
 
 FIGURES = ("figure3.png", "figure5.png", "figure6_7.png", "figure9.png", "per_record_loss.png")
-TABLES = ("table1.csv", "table2.csv", "table3.csv", "figure3.csv", "figure5.csv",
-          "figure6_7.csv", "figure9.csv", "per_record_loss.csv")  # fmt: skip
+TABLES = (
+    "table1.csv",
+    "table2.csv",
+    "table3.csv",
+    "figure3.csv",
+    "figure5.csv",
+    "figure6_7.csv",
+    "figure9.csv",
+    "per_record_loss.csv",
+)
 
 
 @pytest.fixture
@@ -59,8 +67,16 @@ def test_index_references_every_figure_and_table(quick_run) -> None:
     for link in srcs | hrefs:
         assert not link.startswith(("/", "http")), link  # relative links only
         assert (out_dir / link).is_file()
-    for title in ("Table 1", "Table 2", "Table 3", "Figure 3", "Figure 5", "Figures 6", "Figure 9",
-                  "Per-record privacy loss"):
+    for title in (
+        "Table 1",
+        "Table 2",
+        "Table 3",
+        "Figure 3",
+        "Figure 5",
+        "Figures 6",
+        "Figure 9",
+        "Per-record privacy loss",
+    ):
         assert title in page
 
 

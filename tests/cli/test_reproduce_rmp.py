@@ -27,14 +27,30 @@ def test_quick_run_writes_tables_figures_and_page(run, tmp_path, monkeypatch):
     assert len(steps) >= 5 and all(line.startswith("privad: ") for line in steps)
     assert any("seed 0" in line for line in steps) and steps[-1].startswith("privad: done [")
     written = {p.name for p in out.iterdir()}
-    expected = {"datasets.csv", "table1.csv", "table1_summary.csv", "table1.png", "roc.csv",
-                "roc_abalone.png", "roc_banana-8d.png", "roc_digits.png", "dimension.csv",
-                "dimension.png", "timing.csv", "index.html"}  # fmt: skip
+    expected = {
+        "datasets.csv",
+        "table1.csv",
+        "table1_summary.csv",
+        "table1.png",
+        "roc.csv",
+        "roc_abalone.png",
+        "roc_banana-8d.png",
+        "roc_digits.png",
+        "dimension.csv",
+        "dimension.png",
+        "timing.csv",
+        "index.html",
+    }
     assert expected <= written
     assert not [p for p in written if p.startswith(".")]  # no temporary files left
     page = (out / "index.html").read_text(encoding="utf-8")
-    for name in ("table1.png", "roc_abalone.png", "dimension.png", "Ours beside the paper",
-                 "--skip-privacy"):
+    for name in (
+        "table1.png",
+        "roc_abalone.png",
+        "dimension.png",
+        "Ours beside the paper",
+        "--skip-privacy",
+    ):
         assert name in page
     table = pd.read_csv(out / "table1.csv")
     assert table["auc"].between(0, 1).all()
@@ -44,8 +60,9 @@ def test_quick_run_writes_tables_figures_and_page(run, tmp_path, monkeypatch):
 
 def test_missing_gas_file_is_one_line_and_writes_nothing(run, tmp_path, error_line):
     out = tmp_path / "never"
-    code, _, err = run("reproduce", "rmp", "--quick", "--gas", str(tmp_path / "no.npz"),
-                       "--out", str(out))
+    code, _, err = run(
+        "reproduce", "rmp", "--quick", "--gas", str(tmp_path / "no.npz"), "--out", str(out)
+    )
     assert code == 2
     assert "--gas" in error_line(err)
     assert not out.exists()

@@ -17,8 +17,11 @@ ENTRY = "from privad.cli import main; main()"
     ("scheme", "expected", "as_json"),
     [
         ("relaxed", {"figure3.csv", "figure3.png", "streaming.csv", "index.html"}, True),
-        ("search", {"figure1.png", "figure2.png", "figure3.png", "figure4.png", "index.html"},
-         False),
+        (
+            "search",
+            {"figure1.png", "figure2.png", "figure3.png", "figure4.png", "index.html"},
+            False,
+        ),
     ],
 )
 def test_quick_reproduction_writes_its_page(tmp_path, scheme, expected, as_json):
@@ -28,7 +31,9 @@ def test_quick_reproduction_writes_its_page(tmp_path, scheme, expected, as_json)
     result = subprocess.run(
         [sys.executable, "-c", ENTRY, "reproduce", scheme, "--quick", "--out", str(out)]
         + (["--json"] if as_json else []),
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "PRIVAD_PROGRESS_DELAY": "0"},
     )
     assert result.returncode == 0, result.stderr
@@ -52,20 +57,25 @@ def test_bad_option_is_one_line_and_writes_nothing(tmp_path, scheme):
     out = tmp_path / "never"
     result = subprocess.run(
         [sys.executable, "-c", ENTRY, "reproduce", scheme, "--runs", "0", "--out", str(out)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "--runs" in result.stderr
     assert not out.exists()
 
 
-@pytest.mark.parametrize(("flag", "value"), [("--other-anomalies", "sometimes"),
-                                             ("--yahoo-root", "no/such/folder")])
+@pytest.mark.parametrize(
+    ("flag", "value"), [("--other-anomalies", "sometimes"), ("--yahoo-root", "no/such/folder")]
+)
 def test_search_reduction_options_are_checked_first(tmp_path, flag, value):
     out = tmp_path / "never"
     result = subprocess.run(
         [sys.executable, "-c", ENTRY, "reproduce", "search", flag, value, "--out", str(out)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and flag in result.stderr

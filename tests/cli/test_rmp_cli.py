@@ -42,9 +42,17 @@ class Servers:
         self.pool = pool
 
     def start(self, db: str = "mining.sqlite", seed: int = 0, **kwargs: Any) -> str:
-        app = create_rmp_app(self.tmp_path / db, [("alice", USER)], operator_token=OPERATOR,
-                             n=N, r=1, alpha=0.2, rng=seed, training=AANNTraining(epochs=10),
-                             **kwargs)  # fmt: skip
+        app = create_rmp_app(
+            self.tmp_path / db,
+            [("alice", USER)],
+            operator_token=OPERATOR,
+            n=N,
+            r=1,
+            alpha=0.2,
+            rng=seed,
+            training=AANNTraining(epochs=10),
+            **kwargs,
+        )
         return self.pool.start_app(app).url
 
 
@@ -79,8 +87,21 @@ def test_participate_train_score_end_to_end(run, servers, tmp_path: Path) -> Non
     d2, _ = write_data(tmp_path / "two.csv", 40, 2)
     (tmp_path / "p1").mkdir()  # privad creates no folder for a path it is given
     k1, t1 = tmp_path / "p1" / "key.npz", tmp_path / "p1" / "token.json"
-    args1 = ["rmp", "participate", str(d1), "--server", url, "--label", "label",
-             "--key-file", str(k1), "--token-file", str(t1), "--seed", "11"]  # fmt: skip
+    args1 = [
+        "rmp",
+        "participate",
+        str(d1),
+        "--server",
+        url,
+        "--label",
+        "label",
+        "--key-file",
+        str(k1),
+        "--token-file",
+        str(t1),
+        "--seed",
+        "11",
+    ]
     code, out, err = run(*args1)
     assert code == 0, err
     assert "registered as participant participant-1" in out
@@ -93,23 +114,50 @@ def test_participate_train_score_end_to_end(run, servers, tmp_path: Path) -> Non
     assert ": 0 new, 3 already stored" in out and "token from" in out and "private T_i from" in out
     assert k1.read_bytes() == key
 
-    code, out, err = run("rmp", "participate", str(d2), "--server", url, "--columns",
-                         "x1,x2,x3", "--columns", "x4,x5", "--key-file",
-                         str(tmp_path / "k2.npz"), "--token-file", str(tmp_path / "t2.json"),
-                         "--name", "clinic-2", "--batch-size", "25")  # fmt: skip
+    code, out, err = run(
+        "rmp",
+        "participate",
+        str(d2),
+        "--server",
+        url,
+        "--columns",
+        "x1,x2,x3",
+        "--columns",
+        "x4,x5",
+        "--key-file",
+        str(tmp_path / "k2.npz"),
+        "--token-file",
+        str(tmp_path / "t2.json"),
+        "--name",
+        "clinic-2",
+        "--batch-size",
+        "25",
+    )
     assert code == 0, err
     assert "participant clinic-2" in out and "in 2 batch(es)" in out
 
-    code, out, err = run("rmp", "train", "--server", url, "--token", OPERATOR, "--epochs", "12",
-                         "--seed", "3")  # fmt: skip
+    code, out, err = run(
+        "rmp", "train", "--server", url, "--token", OPERATOR, "--epochs", "12", "--seed", "3"
+    )
     assert code == 0, err
     assert "training job 1 started on 110 record(s) from 5 batch(es) of 2 participant(s)" in out
     assert "model 1: 110 record(s), 5 batch(es), 2 participant(s); threshold" in out
 
     test, X = write_data(tmp_path / "test.csv", 60, 3)
     scores_csv = tmp_path / "scores.csv"
-    code, out, err = run("rmp", "score", str(test), "--server", url, "--token", USER,
-                         "--label", "label", "--output", str(scores_csv))  # fmt: skip
+    code, out, err = run(
+        "rmp",
+        "score",
+        str(test),
+        "--server",
+        url,
+        "--token",
+        USER,
+        "--label",
+        "label",
+        "--output",
+        str(scores_csv),
+    )
     assert code == 0, err
     with RMPClient(url, USER) as client:
         _, model = client.model()
@@ -124,8 +172,21 @@ def test_participate_train_score_end_to_end(run, servers, tmp_path: Path) -> Non
     assert "ROC AUC against the labels" in out
 
     parquet = tmp_path / "scores.parquet"  # a participant's token file works for scoring
-    code, out, err = run("rmp", "score", str(test), "--server", url, "--token-file", str(t1),
-                         "--label", "label", "--model", "1", "-o", str(parquet))  # fmt: skip
+    code, out, err = run(
+        "rmp",
+        "score",
+        str(test),
+        "--server",
+        url,
+        "--token-file",
+        str(t1),
+        "--label",
+        "label",
+        "--model",
+        "1",
+        "-o",
+        str(parquet),
+    )
     assert code == 0, err
     assert np.array_equal(pd.read_parquet(parquet)["score"].to_numpy(), expected)
 
@@ -141,8 +202,9 @@ def test_default_key_and_token_files_live_under_home(run, servers, tmp_path: Pat
     assert code == 0 and "1 already stored" in out
 
 
-def test_client_errors_are_one_line_and_leave_no_file(run, servers, error_line,
-                                                      tmp_path: Path) -> None:  # fmt: skip
+def test_client_errors_are_one_line_and_leave_no_file(
+    run, servers, error_line, tmp_path: Path
+) -> None:
     url = servers.start()
     data, _ = write_data(tmp_path / "d.csv", 40, 5)
     out_file = tmp_path / "scores.csv"
@@ -154,59 +216,203 @@ def test_client_errors_are_one_line_and_leave_no_file(run, servers, error_line,
         assert code == 2, (args, out, err)
         assert match in error_line(err), (match, err)
 
-    fails("rmp", "score", str(data), "--server", url, "--token", USER, "--label", "label",
-          "--output", str(out_file), match="no model has been trained yet")  # fmt: skip
+    fails(
+        "rmp",
+        "score",
+        str(data),
+        "--server",
+        url,
+        "--token",
+        USER,
+        "--label",
+        "label",
+        "--output",
+        str(out_file),
+        match="no model has been trained yet",
+    )
     fails("rmp", "train", "--server", url, "--token", OPERATOR, match="no batches stored yet")
-    fails("rmp", "train", "--server", url, "--token", "wrong-token-0123456789abcdef",
-          match="unknown token")  # fmt: skip
+    fails(
+        "rmp",
+        "train",
+        "--server",
+        url,
+        "--token",
+        "wrong-token-0123456789abcdef",
+        match="unknown token",
+    )
     fails("rmp", "train", "--server", url, match="--token is required")
-    fails("rmp", "participate", str(tmp_path / "missing.csv"), "--server", url, *files,
-          match="missing.csv")  # fmt: skip
-    fails("rmp", "participate", str(data), "--server", url, *files,
-          match="has 6 attribute column(s)")  # fmt: skip
-    fails("rmp", "participate", str(data), "--server", url, "--columns", "x9", *files,
-          match="x9")  # fmt: skip
-    fails("rmp", "participate", str(data), "--server", "http://127.0.0.1:9", "--retries", "0",
-          "--label", "label", *files, match="cannot reach the mining server")  # fmt: skip
-    fails("rmp", "participate", str(data), "--server", url, "--label", "label",
-          "--batch-size", "31", *files, match="more than the server accepts")  # fmt: skip
-    fails("rmp", "participate", str(data), "--server", "ftp://x", *files,
-          match="must start with http")  # fmt: skip
-    fails("rmp", "score", str(data), "--server", url, "--token", USER, "--output",
-          str(tmp_path / "scores.txt"), match="--output must end in")  # fmt: skip
-    fails("rmp", "score", str(data), "--server", url, "--token", USER, "--model", "x",
-          match="--model must be")  # fmt: skip
-    fails("rmp", "score", str(data), "--server", url, "--token", USER, "--model",
-          "999999999999999999999999999999", match="at most 4611686018427387904")  # fmt: skip
+    fails(
+        "rmp",
+        "participate",
+        str(tmp_path / "missing.csv"),
+        "--server",
+        url,
+        *files,
+        match="missing.csv",
+    )
+    fails(
+        "rmp", "participate", str(data), "--server", url, *files, match="has 6 attribute column(s)"
+    )
+    fails("rmp", "participate", str(data), "--server", url, "--columns", "x9", *files, match="x9")
+    fails(
+        "rmp",
+        "participate",
+        str(data),
+        "--server",
+        "http://127.0.0.1:9",
+        "--retries",
+        "0",
+        "--label",
+        "label",
+        *files,
+        match="cannot reach the mining server",
+    )
+    fails(
+        "rmp",
+        "participate",
+        str(data),
+        "--server",
+        url,
+        "--label",
+        "label",
+        "--batch-size",
+        "31",
+        *files,
+        match="more than the server accepts",
+    )
+    fails(
+        "rmp", "participate", str(data), "--server", "ftp://x", *files, match="must start with http"
+    )
+    fails(
+        "rmp",
+        "score",
+        str(data),
+        "--server",
+        url,
+        "--token",
+        USER,
+        "--output",
+        str(tmp_path / "scores.txt"),
+        match="--output must end in",
+    )
+    fails(
+        "rmp",
+        "score",
+        str(data),
+        "--server",
+        url,
+        "--token",
+        USER,
+        "--model",
+        "x",
+        match="--model must be",
+    )
+    fails(
+        "rmp",
+        "score",
+        str(data),
+        "--server",
+        url,
+        "--token",
+        USER,
+        "--model",
+        "999999999999999999999999999999",
+        match="at most 4611686018427387904",
+    )
     assert not key.exists() and not tok.exists() and not out_file.exists()
     assert not list(tmp_path.glob("*.part"))
 
     # a participant: then the wrong key or token for another server is refused
-    code, _, err = run("rmp", "participate", str(data), "--server", url, "--label", "label",
-                       *files)  # fmt: skip
+    code, _, err = run("rmp", "participate", str(data), "--server", url, "--label", "label", *files)
     assert code == 0, err
     other = servers.start("other.sqlite", seed=9, registration_token=REGISTRAR)
-    fails("rmp", "participate", str(data), "--server", other, "--label", "label",
-          "--key-file", str(key), "--token-file", str(tmp_path / "t-other.json"),
-          match="made for a different public matrix T")  # fmt: skip
-    fails("rmp", "participate", str(data), "--server", other, "--label", "label",
-          "--key-file", str(tmp_path / "k-other.npz"), "--token-file", str(tok),
-          match="not known to")  # fmt: skip
-    fails("rmp", "participate", str(data), "--server", other, "--label", "label",
-          "--key-file", str(tmp_path / "k3.npz"), "--token-file", str(tmp_path / "t3.json"),
-          match="missing token")  # fmt: skip
-    code, out, err = run("rmp", "participate", str(data), "--server", other, "--label", "label",
-                         "--key-file", str(tmp_path / "k3.npz"), "--token-file",
-                         str(tmp_path / "t3.json"), "--registration-token", REGISTRAR)  # fmt: skip
+    fails(
+        "rmp",
+        "participate",
+        str(data),
+        "--server",
+        other,
+        "--label",
+        "label",
+        "--key-file",
+        str(key),
+        "--token-file",
+        str(tmp_path / "t-other.json"),
+        match="made for a different public matrix T",
+    )
+    fails(
+        "rmp",
+        "participate",
+        str(data),
+        "--server",
+        other,
+        "--label",
+        "label",
+        "--key-file",
+        str(tmp_path / "k-other.npz"),
+        "--token-file",
+        str(tok),
+        match="not known to",
+    )
+    fails(
+        "rmp",
+        "participate",
+        str(data),
+        "--server",
+        other,
+        "--label",
+        "label",
+        "--key-file",
+        str(tmp_path / "k3.npz"),
+        "--token-file",
+        str(tmp_path / "t3.json"),
+        match="missing token",
+    )
+    code, out, err = run(
+        "rmp",
+        "participate",
+        str(data),
+        "--server",
+        other,
+        "--label",
+        "label",
+        "--key-file",
+        str(tmp_path / "k3.npz"),
+        "--token-file",
+        str(tmp_path / "t3.json"),
+        "--registration-token",
+        REGISTRAR,
+    )
     assert code == 0, err
     # a token whose participant uploaded batches, without its key: refused
-    fails("rmp", "participate", str(data), "--server", url, "--label", "label",
-          "--key-file", str(tmp_path / "new-key.npz"), "--token-file", str(tok),
-          match="already uploaded 2 batch(es)")  # fmt: skip
+    fails(
+        "rmp",
+        "participate",
+        str(data),
+        "--server",
+        url,
+        "--label",
+        "label",
+        "--key-file",
+        str(tmp_path / "new-key.npz"),
+        "--token-file",
+        str(tok),
+        match="already uploaded 2 batch(es)",
+    )
     assert not (tmp_path / "new-key.npz").exists()
     # a score that fails half-way leaves no output file
-    fails("rmp", "score", str(data), "--server", url, "--token", USER, "--output",
-          str(out_file), match="no model")  # fmt: skip
+    fails(
+        "rmp",
+        "score",
+        str(data),
+        "--server",
+        url,
+        "--token",
+        USER,
+        "--output",
+        str(out_file),
+        match="no model",
+    )
     assert not out_file.exists()
 
 
@@ -216,18 +422,52 @@ def test_serve_rmp_configuration_errors_are_one_line(run, error_line, tmp_path: 
     for args, match in [
         ([*base, "--n", "5", "--w", "4", "--alpha", "0.1"], "no end-user tokens"),
         ([*base, "--token", f"u={USER}", "--n", "5", "--w", "4"], "give --n, --w (or --r) and"),
-        ([*base, "--token", f"u={USER}", "--n", "5", "--w", "5", "--alpha", "0.1"],
-         "w must be smaller than n"),
-        ([*base, "--token", f"u={USER}", "--n", "5", "--w", "4", "--alpha", "1.5"],
-         "--alpha must be"),
-        ([*base, "--token", f"u={USER}", "--n", "x", "--w", "4", "--alpha", "0.1"],
-         "--n must be"),
-        ([*base, "--token", f"u={USER}", "--n", "5", "--r", "1", "--alpha", "0.1",
-          "--max-batch", "0"], "--max-batch must be"),
-        (["serve", "rmp", "--db", db, "--token", f"u={USER}", "--n", "5", "--r", "1",
-          "--alpha", "0.1"], "--operator-token is required"),
-        ([*base, "--token", f"u={OPERATOR}", "--n", "5", "--r", "1", "--alpha", "0.1"],
-         "the same secret"),
+        (
+            [*base, "--token", f"u={USER}", "--n", "5", "--w", "5", "--alpha", "0.1"],
+            "w must be smaller than n",
+        ),
+        (
+            [*base, "--token", f"u={USER}", "--n", "5", "--w", "4", "--alpha", "1.5"],
+            "--alpha must be",
+        ),
+        ([*base, "--token", f"u={USER}", "--n", "x", "--w", "4", "--alpha", "0.1"], "--n must be"),
+        (
+            [
+                *base,
+                "--token",
+                f"u={USER}",
+                "--n",
+                "5",
+                "--r",
+                "1",
+                "--alpha",
+                "0.1",
+                "--max-batch",
+                "0",
+            ],
+            "--max-batch must be",
+        ),
+        (
+            [
+                "serve",
+                "rmp",
+                "--db",
+                db,
+                "--token",
+                f"u={USER}",
+                "--n",
+                "5",
+                "--r",
+                "1",
+                "--alpha",
+                "0.1",
+            ],
+            "--operator-token is required",
+        ),
+        (
+            [*base, "--token", f"u={OPERATOR}", "--n", "5", "--r", "1", "--alpha", "0.1"],
+            "the same secret",
+        ),
     ]:
         code, out, err = run(*args)
         assert code == 2 and out == "", (args, out, err)
@@ -241,16 +481,36 @@ def test_help_lists_the_commands(run) -> None:
     assert code == 0 and "--operator-token" in out and "--alpha" in out
 
 
-def test_a_registration_whose_answer_was_lost_is_completed_by_a_rerun(run, servers,
-                                                                      tmp_path: Path) -> None:
+def test_a_registration_whose_answer_was_lost_is_completed_by_a_rerun(
+    run, servers, tmp_path: Path
+) -> None:
     url = servers.start()
     data, _ = write_data(tmp_path / "d.csv", 40, 5)
     key, tok = tmp_path / "key.npz", tmp_path / "tok.json"
     # what 'participate' saves before it registers: the answer never came
-    tok.write_text(json.dumps({"server": url, "participant": None, "name": "clinic-3",
-                               "token": "a-secret-made-by-the-client-0123456789"}))
-    args = ["rmp", "participate", str(data), "--server", url, "--label", "label",
-            "--key-file", str(key), "--token-file", str(tok)]  # fmt: skip
+    tok.write_text(
+        json.dumps(
+            {
+                "server": url,
+                "participant": None,
+                "name": "clinic-3",
+                "token": "a-secret-made-by-the-client-0123456789",
+            }
+        )
+    )
+    args = [
+        "rmp",
+        "participate",
+        str(data),
+        "--server",
+        url,
+        "--label",
+        "label",
+        "--key-file",
+        str(key),
+        "--token-file",
+        str(tok),
+    ]
     code, out, err = run(*args)
     assert code == 0, err
     assert "registration of clinic-3 completed" in out
@@ -259,17 +519,28 @@ def test_a_registration_whose_answer_was_lost_is_completed_by_a_rerun(run, serve
     assert code == 0 and "2 already stored" in out, (out, err)
 
 
-def test_score_refuses_a_model_trained_for_another_public_t(run, servers, error_line,
-                                                            tmp_path: Path) -> None:  # fmt: skip
+def test_score_refuses_a_model_trained_for_another_public_t(
+    run, servers, error_line, tmp_path: Path
+) -> None:
     """A server whose store holds a model made under another T (a restored database, a
     model copied from another server): its scores would mean nothing, so score refuses it."""
     from privad.services.rmp import RMPStore
 
     url = servers.start()
     data, _ = write_data(tmp_path / "d.csv", 60, 4)
-    code, _, err = run("rmp", "participate", str(data), "--server", url, "--label", "label",
-                       "--key-file", str(tmp_path / "k.npz"), "--token-file",
-                       str(tmp_path / "t.json"))  # fmt: skip
+    code, _, err = run(
+        "rmp",
+        "participate",
+        str(data),
+        "--server",
+        url,
+        "--label",
+        "label",
+        "--key-file",
+        str(tmp_path / "k.npz"),
+        "--token-file",
+        str(tmp_path / "t.json"),
+    )
     assert code == 0, err
     code, _, err = run("rmp", "train", "--server", url, "--token", OPERATOR, "--epochs", "5")
     assert code == 0, err
@@ -277,20 +548,41 @@ def test_score_refuses_a_model_trained_for_another_public_t(run, servers, error_
     source, store = RMPStore(tmp_path / "mining.sqlite"), RMPStore(tmp_path / "other.sqlite")
     try:
         meta, npz = source.model("latest")
-        job = store.start_job("operator", {}, {"n_records": 60, "n_batches": 2,
-                                               "n_participants": 1})  # fmt: skip
-        store.add_model(job, npz, {"n_records": 60, "n_batches": 2, "n_participants": 1,
-                                   "last_batch": 2}, {}, meta["threshold"], 0.1)  # fmt: skip
+        job = store.start_job(
+            "operator", {}, {"n_records": 60, "n_batches": 2, "n_participants": 1}
+        )
+        store.add_model(
+            job,
+            npz,
+            {"n_records": 60, "n_batches": 2, "n_participants": 1, "last_batch": 2},
+            {},
+            meta["threshold"],
+            0.1,
+        )
     finally:
         source.close()
         store.close()
     out_file = tmp_path / "scores.csv"
     for model in ("latest", "1"):
-        code, out, err = run("rmp", "score", str(data), "--server", other, "--token", USER,
-                             "--label", "label", "--model", model, "--output", str(out_file))
+        code, out, err = run(
+            "rmp",
+            "score",
+            str(data),
+            "--server",
+            other,
+            "--token",
+            USER,
+            "--label",
+            "label",
+            "--model",
+            model,
+            "--output",
+            str(out_file),
+        )
         assert code == 2, (out, err)
         assert "model 1 was trained for another public T than the server's" in error_line(err)
     assert not out_file.exists() and not list(tmp_path.glob("*.part"))
-    code, out, err = run("rmp", "score", str(data), "--server", url, "--token", USER,
-                         "--label", "label")  # on its own server the same model scores
+    code, out, err = run(
+        "rmp", "score", str(data), "--server", url, "--token", USER, "--label", "label"
+    )  # on its own server the same model scores
     assert code == 0 and "model 1 (" in out, err

@@ -72,52 +72,108 @@ def test_identify_scales_with_the_public_map(run, files, wine, tmp_path) -> None
     scaled, _ = scale_to_bounds(frame.to_numpy(), wine_bounds, list(frame.columns))
     pd.DataFrame(scaled, columns=frame.columns).to_csv(tmp_path / "scaled.csv", index=False)
     common = ("--beta", "3", "--r", "0.3", "--epsilon", "0.5", "--budget", "100", "--seed", "4")
-    code, out, err = run("sp", "identify", str(data), "--bounds", str(bounds), "--scope", "w",
-                         "--out", "a.csv", *common, "--json")  # fmt: skip
+    code, out, err = run(
+        "sp",
+        "identify",
+        str(data),
+        "--bounds",
+        str(bounds),
+        "--scope",
+        "w",
+        "--out",
+        "a.csv",
+        *common,
+        "--json",
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["scaling"]["clipped"] == 1 and warnings_in(err) == []
-    code, out, err = run("sp", "identify", str(tmp_path / "scaled.csv"), "--scope", "w",
-                         "--out", "b.csv", *common)  # fmt: skip
+    code, out, err = run(
+        "sp", "identify", str(tmp_path / "scaled.csv"), "--scope", "w", "--out", "b.csv", *common
+    )
     assert code == 0, err
     assert "feature scaling" in out and "none (the features in their own units)" in out
     assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--bound", "proline=5:1"], "--bound: column 'proline' needs finite bounds with lower"),
-    (["--bound", "proline"], "--bound must be COL=LO:HI"),
-    (["--bound", "proline=a:b"], "--bound must be COL=LO:HI with finite numbers"),
-    (["--bound", "nope=0:1"], "bounds given for 'nope', which is not a feature column"),
-    (["--bound", "hue=0:2", "--bound", "hue=0:3"], "column 'hue' has bounds twice"),
-    (["--bounds", "missing.csv"], "bounds file 'missing.csv' not found"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--bound", "proline=5:1"], "--bound: column 'proline' needs finite bounds with lower"),
+        (["--bound", "proline"], "--bound must be COL=LO:HI"),
+        (["--bound", "proline=a:b"], "--bound must be COL=LO:HI with finite numbers"),
+        (["--bound", "nope=0:1"], "bounds given for 'nope', which is not a feature column"),
+        (["--bound", "hue=0:2", "--bound", "hue=0:3"], "column 'hue' has bounds twice"),
+        (["--bounds", "missing.csv"], "bounds file 'missing.csv' not found"),
+    ],
+)
 def test_bound_mistakes_are_one_line(run, files, error_line, args, message) -> None:
-    code, out, err = run("sp", "identify", str(files[0]), "--beta", "3", "--r", "0.3",
-                         "--epsilon", "0.5", "--budget", "100", "--out", "never.csv", *args)
+    code, out, err = run(
+        "sp",
+        "identify",
+        str(files[0]),
+        "--beta",
+        "3",
+        "--r",
+        "0.3",
+        "--epsilon",
+        "0.5",
+        "--budget",
+        "100",
+        "--out",
+        "never.csv",
+        *args,
+    )
     assert code == 2 and out == "" and message in error_line(err)
     assert not Path("never.csv").exists()
 
 
 def test_rmp_records_scaled_from_shared_bounds(run, server_pool, tmp_path) -> None:
-    app = create_rmp_app(tmp_path / "m.sqlite", [("alice", USER)], operator_token=OPERATOR,
-                         n=2, r=1, alpha=0.2, rng=0, training=AANNTraining(epochs=5))  # fmt: skip
+    app = create_rmp_app(
+        tmp_path / "m.sqlite",
+        [("alice", USER)],
+        operator_token=OPERATOR,
+        n=2,
+        r=1,
+        alpha=0.2,
+        rng=0,
+        training=AANNTraining(epochs=5),
+    )
     url = server_pool.start_app(app).url
-    frame = pd.DataFrame({"temp": np.linspace(10.0, 30.0, 40),
-                          "hum": np.linspace(80.0, 20.0, 40)})  # fmt: skip
+    frame = pd.DataFrame({"temp": np.linspace(10.0, 30.0, 40), "hum": np.linspace(80.0, 20.0, 40)})
     frame.to_csv(tmp_path / "d.csv", index=False)
     (tmp_path / "p").mkdir()
-    base = ["rmp", "participate", str(tmp_path / "d.csv"), "--server", url, "--seed", "1",
-            "--key-file", str(tmp_path / "p" / "k.npz"), "--token-file",
-            str(tmp_path / "p" / "t.json")]  # fmt: skip
+    base = [
+        "rmp",
+        "participate",
+        str(tmp_path / "d.csv"),
+        "--server",
+        url,
+        "--seed",
+        "1",
+        "--key-file",
+        str(tmp_path / "p" / "k.npz"),
+        "--token-file",
+        str(tmp_path / "p" / "t.json"),
+    ]
     code, out, err = run(*base, "--bound", "temp=-10:40", "--bound", "hum=0:100", "--json")
     assert code == 0, err
     assert warnings_in(err) == []  # in [0, 1]: no note about values outside [-1, 1]
     assert json.loads(out)["scaling"]["scaled"] == ["temp", "hum"]
     assert run("rmp", "train", "--server", url, "--token", OPERATOR, "--seed", "2")[0] == 0
-    code, out, err = run("rmp", "score", str(tmp_path / "d.csv"), "--server", url, "--token",
-                         USER)  # fmt: skip
+    code, out, err = run("rmp", "score", str(tmp_path / "d.csv"), "--server", url, "--token", USER)
     assert code == 0 and "outside [-1, 1]" in warnings_in(err)[0]  # raw units: warned
-    code, out, err = run("rmp", "score", str(tmp_path / "d.csv"), "--server", url, "--token",
-                         USER, "--bound", "temp=-10:40", "--bound", "hum=0:100")  # fmt: skip
+    code, out, err = run(
+        "rmp",
+        "score",
+        str(tmp_path / "d.csv"),
+        "--server",
+        url,
+        "--token",
+        USER,
+        "--bound",
+        "temp=-10:40",
+        "--bound",
+        "hum=0:100",
+    )
     assert code == 0 and warnings_in(err) == [] and "feature scaling: public bounds" in out

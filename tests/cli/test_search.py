@@ -58,12 +58,20 @@ def test_help_lists_the_commands(run) -> None:
     assert code == 0 and "--derive-thresholds" in out and "--budget" in out
 
 
-def test_search_errors_are_one_line(
-    error_line, run, data_file: Path, tmp_path: Path
-) -> None:
+def test_search_errors_are_one_line(error_line, run, data_file: Path, tmp_path: Path) -> None:
     d = str(data_file)
-    base = ["search", "run", "--oracle", d, "--epsilon", "1", "--budget", "50",
-            "--labels-column", "label"]  # fmt: skip
+    base = [
+        "search",
+        "run",
+        "--oracle",
+        d,
+        "--epsilon",
+        "1",
+        "--budget",
+        "50",
+        "--labels-column",
+        "label",
+    ]
     cases = [
         (["search", "run", "--oracle", d, "--epsilon", "1"], "--budget is required"),
         (base[:4] + ["--budget", "50", "--derive-thresholds"], "--epsilon is required"),
@@ -84,10 +92,25 @@ def test_search_errors_are_one_line(
         (base[:8], "the thresholds are needed"),
         (base[:8] + ["--derive-thresholds", "--column", "value"], "needs labels"),
         (base[:3] + [str(tmp_path / "missing.csv")] + base[4:], "missing.csv"),
-        (["search", "run", "--oracle", "http://127.0.0.1:9", "--budget", "5"],
-         "--token is required"),
-        (["search", "run", "--oracle", "http://127.0.0.1:9", "--budget", "5", "--token",
-          SECRET, "--t-low", "1"], "applies to local data"),
+        (
+            ["search", "run", "--oracle", "http://127.0.0.1:9", "--budget", "5"],
+            "--token is required",
+        ),
+        (
+            [
+                "search",
+                "run",
+                "--oracle",
+                "http://127.0.0.1:9",
+                "--budget",
+                "5",
+                "--token",
+                SECRET,
+                "--t-low",
+                "1",
+            ],
+            "applies to local data",
+        ),
         (base[:8] + ["--derive-thresholds", "--t-low", "1", "--t-high", "2"], "not both"),
         (base + ["--t-low", "1", "--t-high", "2"], "strictly between"),
     ]
@@ -99,12 +122,25 @@ def test_search_errors_are_one_line(
     assert not (tmp_path / "post.csv").exists()
 
 
-def test_serve_oracle_errors_are_one_line(
-    error_line, run, data_file: Path, tmp_path: Path
-) -> None:
+def test_serve_oracle_errors_are_one_line(error_line, run, data_file: Path, tmp_path: Path) -> None:
     db = str(tmp_path / "o.sqlite")
-    base = ["serve", "oracle", str(data_file), "--db", db, "--port", "0", "--token",
-            f"s1={SECRET}", "--epsilon", "1", "--budget", "10", "--labels-column", "label"]
+    base = [
+        "serve",
+        "oracle",
+        str(data_file),
+        "--db",
+        db,
+        "--port",
+        "0",
+        "--token",
+        f"s1={SECRET}",
+        "--epsilon",
+        "1",
+        "--budget",
+        "10",
+        "--labels-column",
+        "label",
+    ]
     cases = [
         (base + ["--epsilon", "0"], "--epsilon must be"),
         (base + ["--epsilon", "-1"], "--epsilon must be"),
@@ -128,10 +164,27 @@ def test_local_search_writes_the_posterior_and_charges_the_ledger(
     monkeypatch.setenv("PRIVAD_PROGRESS_DELAY", "0")  # progress lines from the start
     out = tmp_path / "post.csv"
     ledger = tmp_path / "ledger.sqlite"
-    code, stdout, err = run("search", "run", "--oracle", str(data_file), "--epsilon", "1",
-                            "--budget", "40", "--derive-thresholds", "--labels-column", "label",
-                            "--seed", "3", "--out", str(out), "--ledger", str(ledger),
-                            "--scope", "series")  # fmt: skip
+    code, stdout, err = run(
+        "search",
+        "run",
+        "--oracle",
+        str(data_file),
+        "--epsilon",
+        "1",
+        "--budget",
+        "40",
+        "--derive-thresholds",
+        "--labels-column",
+        "label",
+        "--seed",
+        "3",
+        "--out",
+        str(out),
+        "--ledger",
+        str(ledger),
+        "--scope",
+        "series",
+    )
     assert code == 0, err
     assert "halted by" in stdout and "posterior" in stdout and "privacy spent Tε" in stdout
     assert f"{problem.anomaly_index} (x >= t_h" in stdout
@@ -148,9 +201,23 @@ def test_local_search_writes_the_posterior_and_charges_the_ledger(
         assert book.spent("series", ANOMALY_RESTRICTED_DP) == len(spends)
         assert all(s.label == "noisy group query (laplace)" for s in spends)  # the oracle's
     # the same search with the same seed gives the same posterior, recorded in memory
-    code, again, err = run("search", "run", "--oracle", str(data_file), "--epsilon", "1",
-                       "--budget", "40", "--derive-thresholds", "--labels-column", "label",
-                       "--seed", "3", "--out", str(tmp_path / "again.csv"))  # fmt: skip
+    code, again, err = run(
+        "search",
+        "run",
+        "--oracle",
+        str(data_file),
+        "--epsilon",
+        "1",
+        "--budget",
+        "40",
+        "--derive-thresholds",
+        "--labels-column",
+        "label",
+        "--seed",
+        "3",
+        "--out",
+        str(tmp_path / "again.csv"),
+    )
     assert code == 0, err
     assert (tmp_path / "again.csv").read_text() == out.read_text()
     assert f"{len(spends)} answers recorded, ε {len(spends)}" in " ".join(again.split())
@@ -161,9 +228,27 @@ def test_local_search_halts_on_an_approximate_budget(run, data_file: Path, tmp_p
     composition theorem (δ_7(5) = 0.0965 ≤ 0.1 < δ_8(5) = 0.2293), where --budget 5 alone
     allows 5."""
     ledger = tmp_path / "ledger.sqlite"
-    common = ["search", "run", "--oracle", str(data_file), "--epsilon", "1", "--kind", "rr",
-              "--budget", "5", "--derive-thresholds", "--labels-column", "label", "--seed", "3",
-              "--halting", "max-queries:1000", "--scope", "rr"]  # fmt: skip
+    common = [
+        "search",
+        "run",
+        "--oracle",
+        str(data_file),
+        "--epsilon",
+        "1",
+        "--kind",
+        "rr",
+        "--budget",
+        "5",
+        "--derive-thresholds",
+        "--labels-column",
+        "label",
+        "--seed",
+        "3",
+        "--halting",
+        "max-queries:1000",
+        "--scope",
+        "rr",
+    ]
     code, out, err = run(*common, "--delta", "0.1", "--ledger", str(ledger))
     assert code == 0, err
     text = " ".join(out.split())
@@ -178,12 +263,30 @@ def test_local_search_halts_on_an_approximate_budget(run, data_file: Path, tmp_p
 
 
 def test_search_against_a_server(error_line, run, tmp_path: Path, problem) -> None:
-    app = create_oracle_app(tmp_path / "o.sqlite", TokenRegistry([("s1", SECRET)]),
-                            values=problem.values, t_low=problem.t_low, t_high=problem.t_high,
-                            epsilon=1.0, budget=12.0, kind="binarized", rng=1)  # fmt: skip
+    app = create_oracle_app(
+        tmp_path / "o.sqlite",
+        TokenRegistry([("s1", SECRET)]),
+        values=problem.values,
+        t_low=problem.t_low,
+        t_high=problem.t_high,
+        epsilon=1.0,
+        budget=12.0,
+        kind="binarized",
+        rng=1,
+    )
     with ThreadedServer(app) as srv:
-        args = ["search", "run", "--oracle", srv.url, "--token", SECRET, "--budget", "8",
-                "--halting", "budget"]  # fmt: skip
+        args = [
+            "search",
+            "run",
+            "--oracle",
+            srv.url,
+            "--token",
+            SECRET,
+            "--budget",
+            "8",
+            "--halting",
+            "budget",
+        ]
         code, out, err = run(*args)
         assert code == 0, err
         assert "binarized, ε = 1 per query" in out and "halted by        │ budget" in out
@@ -197,6 +300,14 @@ def test_search_against_a_server(error_line, run, tmp_path: Path, problem) -> No
         assert code == 2 and "--epsilon 2 differs" in error_line(err)
         code, out, err = run(*args, "--kind", "laplace")
         assert code == 2 and "--kind laplace differs" in error_line(err)
-        code, out, err = run("search", "run", "--oracle", srv.url, "--token",
-                             "wrong-secret-0123456789", "--budget", "8")  # fmt: skip
+        code, out, err = run(
+            "search",
+            "run",
+            "--oracle",
+            srv.url,
+            "--token",
+            "wrong-secret-0123456789",
+            "--budget",
+            "8",
+        )
         assert code == 2 and "unknown token" in error_line(err)

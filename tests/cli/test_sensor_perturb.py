@@ -36,28 +36,53 @@ def run(privad_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, client):
     rows = np.concatenate([block, block, block[:50]])  # two identical partitions
     start = 0
     for i, size in enumerate(SIZES):
-        frame = pd.DataFrame(rows[start:start + size], columns=["t", "h"])
+        frame = pd.DataFrame(rows[start : start + size], columns=["t", "h"])
         frame.to_parquet(tmp_path / "archive" / f"p{i}.parquet", index=False)
         start += size
     run_cli = privad_cli(sensor)
 
     def perturb(*args: str) -> tuple[int, str, str]:
-        return run_cli("sensor", "perturb", "archive", "--epsilon", "0.5",
-                       "--scheduler", client.scheduler.address, *args)  # fmt: skip
+        return run_cli(
+            "sensor",
+            "perturb",
+            "archive",
+            "--epsilon",
+            "0.5",
+            "--scheduler",
+            client.scheduler.address,
+            *args,
+        )
 
     perturb.rows = rows  # type: ignore[attr-defined]
     return perturb
 
 
-def test_perturb_writes_one_part_per_partition_and_charges_once(run, tmp_path, monkeypatch
-                                                                ) -> None:  # fmt: skip
+def test_perturb_writes_one_part_per_partition_and_charges_once(run, tmp_path, monkeypatch) -> None:
     ledger = tmp_path / "l.sqlite"
     # partitions 0 and 1 hold identical records: refused by default (two noisy copies)
-    code, _, err = run("--out", "o0", "--relaxed-sensitivity", "2,0.5", "--ledger",
-                       str(ledger), "--global-sensitivity", "10")  # fmt: skip
+    code, _, err = run(
+        "--out",
+        "o0",
+        "--relaxed-sensitivity",
+        "2,0.5",
+        "--ledger",
+        str(ledger),
+        "--global-sensitivity",
+        "10",
+    )
     assert code == 2 and "identical records" in err and not (tmp_path / "o0").exists()
-    args = ("--relaxed-sensitivity", "2,0.5", "--seed", "9", "--ledger", str(ledger),
-            "--global-sensitivity", "10", "--budget", "2")  # fmt: skip
+    args = (
+        "--relaxed-sensitivity",
+        "2,0.5",
+        "--seed",
+        "9",
+        "--ledger",
+        str(ledger),
+        "--global-sensitivity",
+        "10",
+        "--budget",
+        "2",
+    )
     code, out, err = run("--out", "o1", *args)
     assert code == 0, err
     assert "4 partition(s)" in out and "charged once per partition" in out and "--seed" in err
@@ -74,8 +99,9 @@ def test_perturb_writes_one_part_per_partition_and_charges_once(run, tmp_path, m
         spends = [s for s in book.history() if s.status == "committed"]
         # one spend per partition, keyed by content: the two identical ones share a scope
         assert len(spends) == 4 and len({s.scope for s in spends}) == 3
-        assert all(s.epsilon == g.epsilon and s.scope.startswith("relaxed-sensor/rows-")
-                   for s in spends)  # fmt: skip
+        assert all(
+            s.epsilon == g.epsilon and s.scope.startswith("relaxed-sensor/rows-") for s in spends
+        )
     # a copy of the archive under another name is the same records: refused before any
     # noise is drawn, nothing written
     import shutil
@@ -87,21 +113,44 @@ def test_perturb_writes_one_part_per_partition_and_charges_once(run, tmp_path, m
 
 def test_default_ledger_records_an_archive_release(run, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PRIVAD_LEDGER", str(tmp_path / "default.sqlite"))
-    code, out, err = run("--out", "o1", "--relaxed-sensitivity", "1", "--global-sensitivity",
-                         "10", "--budget", "2")  # fmt: skip
+    code, out, err = run(
+        "--out", "o1", "--relaxed-sensitivity", "1", "--global-sensitivity", "10", "--budget", "2"
+    )
     assert code == 0, err and "default.sqlite" in out
     with Ledger(tmp_path / "default.sqlite") as book:
         assert len(book.history()) == 4
     # --exclude: the column is neither perturbed nor written
-    code, out, err = run("--out", "o2", "--relaxed-sensitivity", "1", "--global-sensitivity",
-                         "10", "--budget", "2", "--exclude", "t", "--seed", "1")  # fmt: skip
+    code, out, err = run(
+        "--out",
+        "o2",
+        "--relaxed-sensitivity",
+        "1",
+        "--global-sensitivity",
+        "10",
+        "--budget",
+        "2",
+        "--exclude",
+        "t",
+        "--seed",
+        "1",
+    )
     assert code == 0, err
     assert list(pd.read_parquet(tmp_path / "o2").columns) == ["index", "h"]
 
 
 def test_seed_reproduces_and_errors_are_one_line(run, tmp_path, error_line, monkeypatch) -> None:
-    common = ("--relaxed-sensitivity", "1", "--seed", "4", "--global-sensitivity", "10",
-              "--budget", "100", "--ledger", str(tmp_path / "l.sqlite"))  # fmt: skip
+    common = (
+        "--relaxed-sensitivity",
+        "1",
+        "--seed",
+        "4",
+        "--global-sensitivity",
+        "10",
+        "--budget",
+        "100",
+        "--ledger",
+        str(tmp_path / "l.sqlite"),
+    )
     monkeypatch.setenv("PRIVAD_PROGRESS_DELAY", "0")
     code, _, err = run("--out", "a", *common)
     assert code == 0 and "privad: starting the Dask cluster [" in err  # a line per step
@@ -115,13 +164,37 @@ def test_seed_reproduces_and_errors_are_one_line(run, tmp_path, error_line, monk
     cases = [
         (["--out", "a", *common], "already exists"),
         (["--out", "c", "--global-sensitivity", "10"], "give --relaxed-sensitivity or --history"),
-        (["--out", "c", "--relaxed-sensitivity", "1,2,3", "--global-sensitivity", "10"],
-         "2 column(s) but 3"),
-        (["--out", "c", "--relaxed-sensitivity", "1", "--columns", "x",
-          "--global-sensitivity", "10"], "unknown column"),
+        (
+            ["--out", "c", "--relaxed-sensitivity", "1,2,3", "--global-sensitivity", "10"],
+            "2 column(s) but 3",
+        ),
+        (
+            [
+                "--out",
+                "c",
+                "--relaxed-sensitivity",
+                "1",
+                "--columns",
+                "x",
+                "--global-sensitivity",
+                "10",
+            ],
+            "unknown column",
+        ),
         (["--out", "c", "--relaxed-sensitivity", "1", "--ledger", "l"], "--global-sensitivity"),
-        (["--out", "c", "--relaxed-sensitivity", "1", "--workers", "1",
-          "--global-sensitivity", "10"], "not both"),
+        (
+            [
+                "--out",
+                "c",
+                "--relaxed-sensitivity",
+                "1",
+                "--workers",
+                "1",
+                "--global-sensitivity",
+                "10",
+            ],
+            "not both",
+        ),
     ]
     for args, message in cases:
         code, _, err = run(*args)

@@ -60,11 +60,34 @@ def test_configuration_errors_are_one_line(error_line, run, tmp_path: Path) -> N
     db = str(tmp_path / "x.sqlite")
     tokens = tmp_path / "tokens.txt"
     tokens.write_text(f"s1={SECRET}\n")
-    cs = ["serve", "correction", "--db", db, "--port", "0", "--outlier-layer-width", "0.5",
-          "--analyst-token", PEER]  # fmt: skip
-    an = ["serve", "analyst", "--db", db, "--port", "0", "--correction-url",
-          "http://127.0.0.1:1", "--correction-token", PEER, "--eps", "0.5",
-          "--min-samples", "5"]  # fmt: skip
+    cs = [
+        "serve",
+        "correction",
+        "--db",
+        db,
+        "--port",
+        "0",
+        "--outlier-layer-width",
+        "0.5",
+        "--analyst-token",
+        PEER,
+    ]
+    an = [
+        "serve",
+        "analyst",
+        "--db",
+        db,
+        "--port",
+        "0",
+        "--correction-url",
+        "http://127.0.0.1:1",
+        "--correction-token",
+        PEER,
+        "--eps",
+        "0.5",
+        "--min-samples",
+        "5",
+    ]
     cases = [
         (cs, "no sensor tokens"),
         (cs + ["--token", "s1=short"], "at least 16 characters"),
@@ -73,25 +96,79 @@ def test_configuration_errors_are_one_line(error_line, run, tmp_path: Path) -> N
         (cs + ["--token", f"s1={SECRET}", "--token", f"s1={SECRET}x"], "given twice"),
         (cs + ["--token", f"s1={SECRET}", "--port", "70000"], "--port must be"),
         (cs + ["--token", f"s1={SECRET}", "--max-fp-share", "2"], "--max-fp-share must be"),
-        (cs + ["--token", f"s1={SECRET}", "--outlier-layer-width", "-1"],
-         "--outlier-layer-width must be"),
+        (
+            cs + ["--token", f"s1={SECRET}", "--outlier-layer-width", "-1"],
+            "--outlier-layer-width must be",
+        ),
         (cs + ["--token", f"s1={SECRET}", "--ssl-certfile", str(tokens)], "go together"),
         (cs + ["--token", f"s1={SECRET}", "--log-level", "loud"], "--log-level must be"),
         (cs + ["--token", f"analyst-x={PEER}"], "same secret"),
-        (["serve", "correction", "--db", db, "--token", f"s1={SECRET}",
-          "--outlier-layer-width", "1"], "--analyst-token is required"),
+        (
+            [
+                "serve",
+                "correction",
+                "--db",
+                db,
+                "--token",
+                f"s1={SECRET}",
+                "--outlier-layer-width",
+                "1",
+            ],
+            "--analyst-token is required",
+        ),
         (an + ["--tokens", str(tokens), "--eps", "0"], "--eps must be"),
         (an + ["--tokens", str(tokens), "--min-samples", "0"], "--min-samples must be"),
         (an + ["--tokens", str(tokens), "--backend", "gpu"], "--backend must be one of"),
-        (an + ["--tokens", str(tokens), "--correction-url", "localhost:8702"],
-         "must start with http"),
-        (an[:-6] + ["--eps", "1", "--min-samples", "2", "--tokens", str(tokens)],
-         "--correction-token is required"),
-        (["serve", "oracle", "x.npy", "--db", db, "--epsilon", "1", "--budget", "1",
-          "--delta", "2", "--tokens", str(tokens)], "--delta must be a number in (0, 1)"),
-        (["serve", "sp", "thyroid", "--beta", "2", "--r", "1", "--epsilon", "1", "--budget",
-          "1", "--delta", "0", "--db", db, "--ledger", db + "-l", "--tokens", str(tokens)],
-         "--delta must be a number in (0, 1)"),
+        (
+            an + ["--tokens", str(tokens), "--correction-url", "localhost:8702"],
+            "must start with http",
+        ),
+        (
+            an[:-6] + ["--eps", "1", "--min-samples", "2", "--tokens", str(tokens)],
+            "--correction-token is required",
+        ),
+        (
+            [
+                "serve",
+                "oracle",
+                "x.npy",
+                "--db",
+                db,
+                "--epsilon",
+                "1",
+                "--budget",
+                "1",
+                "--delta",
+                "2",
+                "--tokens",
+                str(tokens),
+            ],
+            "--delta must be a number in (0, 1)",
+        ),
+        (
+            [
+                "serve",
+                "sp",
+                "thyroid",
+                "--beta",
+                "2",
+                "--r",
+                "1",
+                "--epsilon",
+                "1",
+                "--budget",
+                "1",
+                "--delta",
+                "0",
+                "--db",
+                db,
+                "--ledger",
+                db + "-l",
+                "--tokens",
+                str(tokens),
+            ],
+            "--delta must be a number in (0, 1)",
+        ),
     ]
     for args, words in cases:
         code, out, err = run(*args)
@@ -104,26 +181,67 @@ def test_database_of_the_other_role_and_busy_port(error_line, run, tmp_path: Pat
 
     db = tmp_path / "cs.sqlite"
     CorrectionStore(db).close()
-    code, _, err = run("serve", "analyst", "--db", str(db), "--port", "0", "--token",
-                       f"s1={SECRET}", "--correction-url", "http://127.0.0.1:1",
-                       "--correction-token", PEER, "--eps", "1", "--min-samples", "2")
+    code, _, err = run(
+        "serve",
+        "analyst",
+        "--db",
+        str(db),
+        "--port",
+        "0",
+        "--token",
+        f"s1={SECRET}",
+        "--correction-url",
+        "http://127.0.0.1:1",
+        "--correction-token",
+        PEER,
+        "--eps",
+        "1",
+        "--min-samples",
+        "2",
+    )
     assert code == 2 and "correction database, not a analyst one" in error_line(err)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
         port = busy.getsockname()[1]
-        code, _, err = run("serve", "correction", "--db", str(db), "--port", str(port),
-                           "--token", f"s1={SECRET}", "--analyst-token", PEER,
-                           "--outlier-layer-width", "1")  # fmt: skip
+        code, _, err = run(
+            "serve",
+            "correction",
+            "--db",
+            str(db),
+            "--port",
+            str(port),
+            "--token",
+            f"s1={SECRET}",
+            "--analyst-token",
+            PEER,
+            "--outlier-layer-width",
+            "1",
+        )
     assert code == 2 and "cannot listen on 127.0.0.1:" in error_line(err)
 
 
 def test_server_process_starts_answers_and_stops_on_sigterm(tmp_path: Path) -> None:
     db = tmp_path / "cs.sqlite"
     proc = subprocess.Popen(
-        [sys.executable, "-c", SHIM, "serve", "correction", "--db", str(db), "--port", "0",
-         "--token", f"s1={SECRET}", "--outlier-layer-width", "0.25"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            SHIM,
+            "serve",
+            "correction",
+            "--db",
+            str(db),
+            "--port",
+            "0",
+            "--token",
+            f"s1={SECRET}",
+            "--outlier-layer-width",
+            "0.25",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PRIVAD_ANALYST_TOKEN": PEER},
     )
     try:

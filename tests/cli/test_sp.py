@@ -46,16 +46,41 @@ def thyroid_cost() -> float:
 
 
 def _identify(ledger: Path, out: Path, *extra: str) -> list[str]:
-    return ["sp", "identify", "thyroid", "--beta", BETA, "--r", R, "--epsilon", EPS,
-            "--ledger", str(ledger), "--out", str(out), "--seed", "0", *extra]  # fmt: skip
+    return [
+        "sp",
+        "identify",
+        "thyroid",
+        "--beta",
+        BETA,
+        "--r",
+        R,
+        "--epsilon",
+        EPS,
+        "--ledger",
+        str(ledger),
+        "--out",
+        str(out),
+        "--seed",
+        "0",
+        *extra,
+    ]
 
 
 def test_identify_writes_labels_and_spends_the_composed_epsilon(
     run, tmp_path: Path, thyroid_cost: float
 ) -> None:
     ledger, out = tmp_path / "l.sqlite", tmp_path / "labels.csv"
-    code, _, err = run("budget", "set", "thyroid", "--epsilon", "1000", "--notion", "sensitive",
-                       "--ledger", str(ledger))  # fmt: skip
+    code, _, err = run(
+        "budget",
+        "set",
+        "thyroid",
+        "--epsilon",
+        "1000",
+        "--notion",
+        "sensitive",
+        "--ledger",
+        str(ledger),
+    )
     assert code == 0, err
     code, stdout, err = run(*_identify(ledger, out))
     assert code == 0, err
@@ -83,8 +108,20 @@ def test_identify_refuses_when_the_budget_is_short(
     run, error_line, tmp_path: Path, thyroid_cost
 ) -> None:
     ledger, out = tmp_path / "l.sqlite", tmp_path / "labels.csv"
-    assert run("budget", "set", "thyroid", "--epsilon", "1", "--notion", "sensitive",
-               "--ledger", str(ledger))[0] == 0  # fmt: skip
+    assert (
+        run(
+            "budget",
+            "set",
+            "thyroid",
+            "--epsilon",
+            "1",
+            "--notion",
+            "sensitive",
+            "--ledger",
+            str(ledger),
+        )[0]
+        == 0
+    )
     code, stdout, err = run(*_identify(ledger, out))
     assert code == 2
     line = error_line(err)
@@ -143,8 +180,17 @@ def test_bad_options_are_one_line_and_write_nothing(
     base = {"--beta": BETA, "--r": R, "--epsilon": EPS}
     for i in range(0, len(args) - 1):
         base.pop(args[i], None)
-    argv = ["sp", "identify", "thyroid", "--ledger", str(ledger), "--out", str(out),
-            "--budget", "1000"]  # fmt: skip
+    argv = [
+        "sp",
+        "identify",
+        "thyroid",
+        "--ledger",
+        str(ledger),
+        "--out",
+        str(out),
+        "--budget",
+        "1000",
+    ]
     for key, value in base.items():
         argv += [key, value]
     code, _, err = run(*argv, *args)
@@ -161,8 +207,21 @@ def test_bad_options_are_one_line_and_write_nothing(
 )
 def test_unknown_data_is_one_line(run, error_line, tmp_path: Path, data: str, message: str) -> None:
     out = tmp_path / "labels.csv"
-    code, _, err = run("sp", "identify", data, "--beta", BETA, "--r", R, "--epsilon", EPS,
-                       "--out", str(out), "--budget", "10")  # fmt: skip
+    code, _, err = run(
+        "sp",
+        "identify",
+        data,
+        "--beta",
+        BETA,
+        "--r",
+        R,
+        "--epsilon",
+        EPS,
+        "--out",
+        str(out),
+        "--budget",
+        "10",
+    )
     assert code == 2
     assert message in error_line(err)
     assert not out.exists()
@@ -185,18 +244,42 @@ def test_csv_data_with_columns_label_queries_and_error_probabilities(run, tmp_pa
     )
     out = tmp_path / "q-labels.csv"
     code, stdout, err = run(
-        "sp", "identify", "thy.csv", "--label", "is_anomaly", "--columns", "f0,f1,f2",
-        "--columns", "f3,f4,f5", "--queries", "q.csv", "--beta", BETA, "--r", R,
-        "--epsilon", EPS, "--with-error-probabilities", "--out", str(out), "--budget", "50",
-        "--seed", "3",
-    )  # fmt: skip
+        "sp",
+        "identify",
+        "thy.csv",
+        "--label",
+        "is_anomaly",
+        "--columns",
+        "f0,f1,f2",
+        "--columns",
+        "f3,f4,f5",
+        "--queries",
+        "q.csv",
+        "--beta",
+        BETA,
+        "--r",
+        R,
+        "--epsilon",
+        EPS,
+        "--with-error-probabilities",
+        "--out",
+        str(out),
+        "--budget",
+        "50",
+        "--seed",
+        "3",
+    )
     assert code == 0, err
     assert "NOT PRIVATE" in stdout and "40 record(s) of q.csv" in stdout
     with out.open() as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 40
-    assert set(rows[0]) == {"index", "label", "error_probability_NOT_PRIVATE",
-                            "log10_error_probability_NOT_PRIVATE"}  # fmt: skip
+    assert set(rows[0]) == {
+        "index",
+        "label",
+        "error_probability_NOT_PRIVATE",
+        "log10_error_probability_NOT_PRIVATE",
+    }
     for row in rows:
         p = float(row["error_probability_NOT_PRIVATE"])
         assert 0.0 <= p <= 1.0 / (1.0 + math.exp(0.1)) + 1e-12
@@ -244,15 +327,23 @@ def _labelled_files(folder: Path) -> dict[str, Path]:
 @pytest.mark.parametrize(
     ("fmt", "label", "features"),
     [
-        ("mat", ["--label", "y"], 3), ("mat", [], 3), ("npz", [], 3), ("npz", ["--label", "y"], 3),
-        ("csv", ["--label", "lab"], 3), ("csv", ["--label", "3"], 3),
-        ("parquet", ["--label", "lab"], 3), ("npy", ["--label", "3"], 3),
-        ("npy", ["--label", "x3"], 3), ("csv", [], 4), ("parquet", [], 4), ("npy", [], 4),
+        ("mat", ["--label", "y"], 3),
+        ("mat", [], 3),
+        ("npz", [], 3),
+        ("npz", ["--label", "y"], 3),
+        ("csv", ["--label", "lab"], 3),
+        ("csv", ["--label", "3"], 3),
+        ("parquet", ["--label", "lab"], 3),
+        ("npy", ["--label", "3"], 3),
+        ("npy", ["--label", "x3"], 3),
+        ("csv", [], 4),
+        ("parquet", [], 4),
+        ("npy", [], 4),
     ],
-)  # fmt: skip
-def test_params_reads_labels_by_one_rule_for_every_format(run, tmp_path: Path, fmt: str,
-                                                          label: list[str],
-                                                          features: int) -> None:  # fmt: skip
+)
+def test_params_reads_labels_by_one_rule_for_every_format(
+    run, tmp_path: Path, fmt: str, label: list[str], features: int
+) -> None:
     path = _labelled_files(tmp_path)[fmt]
     code, stdout, err = run("sp", "params", str(path), *label)
     assert code == 0, err
@@ -264,8 +355,9 @@ def test_params_reads_labels_by_one_rule_for_every_format(run, tmp_path: Path, f
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "npz", "mat", "npy"])
-def test_an_unknown_label_is_one_line_naming_what_exists(run, error_line, tmp_path: Path,
-                                                         fmt: str) -> None:  # fmt: skip
+def test_an_unknown_label_is_one_line_naming_what_exists(
+    run, error_line, tmp_path: Path, fmt: str
+) -> None:
     path = _labelled_files(tmp_path)[fmt]
     code, _, err = run("sp", "params", str(path), "--label", "z")
     assert code == 2

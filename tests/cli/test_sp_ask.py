@@ -20,20 +20,26 @@ SECRET = "querier-secret-0123456789abcdef"
 @pytest.fixture
 def curator(server_pool, tmp_path: Path):
     app = create_curator_app(
-        load("thyroid").X, SPMechanism(18, 0.1, 0.1), db=tmp_path / "c.sqlite",
-        ledger=tmp_path / "l.sqlite", tokens=TokenRegistry([("q", SECRET)]), budget=1.0,
+        load("thyroid").X,
+        SPMechanism(18, 0.1, 0.1),
+        db=tmp_path / "c.sqlite",
+        ledger=tmp_path / "l.sqlite",
+        tokens=TokenRegistry([("q", SECRET)]),
+        budget=1.0,
         rng=3,
-    )  # fmt: skip
+    )
     return server_pool.start_app(app)
 
 
-def test_ask_prints_answers_and_the_remaining_budget(privad_cli, curator, tmp_path,
-                                                     monkeypatch) -> None:  # fmt: skip
+def test_ask_prints_answers_and_the_remaining_budget(
+    privad_cli, curator, tmp_path, monkeypatch
+) -> None:
     run = privad_cli(sp)
     monkeypatch.setenv("PRIVAD_CURATOR_TOKEN", SECRET)
     out = tmp_path / "answers.csv"
-    code, stdout, err = run("sp", "ask", "--server", curator.url, "--ids", "1,2", "--ids", "3",
-                            "--out", str(out))  # fmt: skip
+    code, stdout, err = run(
+        "sp", "ask", "--server", curator.url, "--ids", "1,2", "--ids", "3", "--out", str(out)
+    )
     assert code == 0, err
     assert "charged ε 0.3" in stdout and "remaining 0.7" in stdout
     rows = list(csv.DictReader(out.open()))
@@ -66,8 +72,19 @@ def test_ask_option_errors(privad_cli, error_line, monkeypatch, args, message) -
 
 def test_serve_sp_option_errors(privad_cli, error_line, tmp_path) -> None:
     run = privad_cli(serve)
-    base = ["serve", "sp", "thyroid", "--db", str(tmp_path / "c"), "--ledger",
-            str(tmp_path / "l"), "--token", f"q={SECRET}", "--budget", "1"]  # fmt: skip
+    base = [
+        "serve",
+        "sp",
+        "thyroid",
+        "--db",
+        str(tmp_path / "c"),
+        "--ledger",
+        str(tmp_path / "l"),
+        "--token",
+        f"q={SECRET}",
+        "--budget",
+        "1",
+    ]
     for extra, message in [
         (["--beta", "0", "--r", "0.1", "--epsilon", "0.1"], "--beta"),
         (["--beta", "3", "--r", "-1", "--epsilon", "0.1"], "--r"),

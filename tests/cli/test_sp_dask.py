@@ -49,7 +49,7 @@ def folder(tmp_path: Path, records: np.ndarray) -> Path:
     data.mkdir()
     start = 0
     for i, size in enumerate(SIZES):
-        part = pd.DataFrame(records[start:start + size], columns=["a", "b", "c"])
+        part = pd.DataFrame(records[start : start + size], columns=["a", "b", "c"])
         part.to_parquet(data / f"p{i}.parquet", index=False)
         start += size
     pd.DataFrame(records, columns=["a", "b", "c"]).to_parquet(tmp_path / "all.parquet")
@@ -64,8 +64,19 @@ def run(privad_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, client):
 
 
 def _dask(client, data: Path, out: Path, *extra: str) -> list[str]:
-    return ["sp", "identify", str(data), *ARGS, "--engine", "dask", "--scheduler",
-            client.scheduler.address, "--out", str(out), *extra]  # fmt: skip
+    return [
+        "sp",
+        "identify",
+        str(data),
+        *ARGS,
+        "--engine",
+        "dask",
+        "--scheduler",
+        client.scheduler.address,
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def _no_leftovers(tmp_path: Path) -> None:
@@ -81,8 +92,18 @@ def _spent(ledger: Path, scope: str = "data") -> float:
 def test_dask_output_equals_numba_and_spends_once(run, client, folder, tmp_path) -> None:
     ledger = tmp_path / "l.sqlite"
     out = tmp_path / "labels"
-    code, stdout, err = run(*_dask(client, folder, out, "--ledger", str(ledger), "--budget",
-                                   "100", "--with-error-probabilities"))  # fmt: skip
+    code, stdout, err = run(
+        *_dask(
+            client,
+            folder,
+            out,
+            "--ledger",
+            str(ledger),
+            "--budget",
+            "100",
+            "--with-error-probabilities",
+        )
+    )
     assert code == 0, err
     assert "5 partition(s)" in stdout and "dask" in stdout
     parts = sorted(out.iterdir())
@@ -90,18 +111,42 @@ def test_dask_output_equals_numba_and_spends_once(run, client, folder, tmp_path)
     assert [len(pd.read_parquet(p)) for p in parts] == list(SIZES)
     got = pd.read_parquet(out)
     # the single-machine engine on the same records, same seed
-    code, _, err = run("sp", "identify", str(tmp_path / "all.parquet"), *ARGS, "--scope", "one",
-                       "--ledger", str(ledger), "--budget", "100", "--out", "one.csv",
-                       "--with-error-probabilities")  # fmt: skip
+    code, _, err = run(
+        "sp",
+        "identify",
+        str(tmp_path / "all.parquet"),
+        *ARGS,
+        "--scope",
+        "one",
+        "--ledger",
+        str(ledger),
+        "--budget",
+        "100",
+        "--out",
+        "one.csv",
+        "--with-error-probabilities",
+    )
     assert code == 0, err
     want = pd.read_csv(tmp_path / "one.csv")
     assert list(got.columns) == list(want.columns)
     for column in want.columns:
         np.testing.assert_array_equal(got[column].to_numpy(), want[column].to_numpy())
     # the single-machine engine also reads the Parquet folder (its parts in file-name order)
-    code, _, err = run("sp", "identify", str(folder), *ARGS, "--scope", "two", "--ledger",
-                       str(ledger), "--budget", "100", "--out", "two.csv",
-                       "--with-error-probabilities")  # fmt: skip
+    code, _, err = run(
+        "sp",
+        "identify",
+        str(folder),
+        *ARGS,
+        "--scope",
+        "two",
+        "--ledger",
+        str(ledger),
+        "--budget",
+        "100",
+        "--out",
+        "two.csv",
+        "--with-error-probabilities",
+    )
     assert code == 0, err
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "two.csv"), want)
     with Ledger(ledger) as book:
@@ -115,10 +160,22 @@ def test_csv_glob_columns_and_label(run, client, tmp_path, records) -> None:
     (tmp_path / "csv").mkdir()
     labels = (records[:, 0] > 10).astype(int)
     for i, (a, b) in enumerate([(0, 60), (60, 60), (60, 200)]):
-        pd.DataFrame({"y": labels[a:b], "a": records[a:b, 0], "b": records[a:b, 1],
-                      "c": records[a:b, 2]}).to_csv(tmp_path / "csv" / f"{i}.csv", index=False)
-    code, _, err = run(*_dask(client, tmp_path / "csv" / "*.csv", tmp_path / "out",
-                              "--label", "y", "--columns", "1,c", "--budget", "100"))
+        pd.DataFrame(
+            {"y": labels[a:b], "a": records[a:b, 0], "b": records[a:b, 1], "c": records[a:b, 2]}
+        ).to_csv(tmp_path / "csv" / f"{i}.csv", index=False)
+    code, _, err = run(
+        *_dask(
+            client,
+            tmp_path / "csv" / "*.csv",
+            tmp_path / "out",
+            "--label",
+            "y",
+            "--columns",
+            "1,c",
+            "--budget",
+            "100",
+        )
+    )
     assert code == 0, err
     got = pd.read_parquet(tmp_path / "out")
     pd.DataFrame({"a": records[:, 0], "c": records[:, 2]}).to_csv("ac.csv", index=False)
@@ -139,8 +196,9 @@ def test_csv_glob_columns_and_label(run, client, tmp_path, records) -> None:
         (["--engine", "spark"], "--engine must be one of numba, dask"),
     ],
 )
-def test_option_errors_are_one_line(run, client, error_line, folder, tmp_path, extra,
-                                    message) -> None:  # fmt: skip
+def test_option_errors_are_one_line(
+    run, client, error_line, folder, tmp_path, extra, message
+) -> None:
     code, _, err = run(*_dask(client, folder, tmp_path / "out", "--budget", "1", *extra))
     assert code == 2
     assert message in error_line(err)
@@ -148,20 +206,51 @@ def test_option_errors_are_one_line(run, client, error_line, folder, tmp_path, e
     _no_leftovers(tmp_path)
 
 
-def test_input_output_and_scheduler_errors(run, client, error_line, folder, tmp_path,
-                                           monkeypatch) -> None:  # fmt: skip
+def test_input_output_and_scheduler_errors(
+    run, client, error_line, folder, tmp_path, monkeypatch
+) -> None:
     monkeypatch.setattr(privad.distributed.cluster, "CONNECT_TIMEOUT", 0.5)
     cases = [
-        (["sp", "identify", str(folder), *ARGS, "--engine", "dask", "--scheduler",
-          "tcp://127.0.0.1:9", "--budget", "1"], "cannot reach the Dask scheduler"),
-        (["sp", "identify", str(folder), *ARGS, "--engine", "dask", "--scheduler",
-          "tcp://no-port", "--budget", "1"], "needs a host and a port"),
-        (["sp", "identify", "thyroid", *ARGS, "--engine", "dask", "--budget", "1"],
-         "--engine dask reads partitioned files"),
+        (
+            [
+                "sp",
+                "identify",
+                str(folder),
+                *ARGS,
+                "--engine",
+                "dask",
+                "--scheduler",
+                "tcp://127.0.0.1:9",
+                "--budget",
+                "1",
+            ],
+            "cannot reach the Dask scheduler",
+        ),
+        (
+            [
+                "sp",
+                "identify",
+                str(folder),
+                *ARGS,
+                "--engine",
+                "dask",
+                "--scheduler",
+                "tcp://no-port",
+                "--budget",
+                "1",
+            ],
+            "needs a host and a port",
+        ),
+        (
+            ["sp", "identify", "thyroid", *ARGS, "--engine", "dask", "--budget", "1"],
+            "--engine dask reads partitioned files",
+        ),
         (_dask(client, folder, folder, "--budget", "1"), "already exists"),
-        (["sp", "identify", str(folder), *ARGS, "--engine", "dask", "--workers", "0"],
-         "--workers must be an integer >= 1"),
-    ]  # fmt: skip
+        (
+            ["sp", "identify", str(folder), *ARGS, "--engine", "dask", "--workers", "0"],
+            "--workers must be an integer >= 1",
+        ),
+    ]
     for args, message in cases:
         code, _, err = run(*args)
         assert code == 2
@@ -177,8 +266,9 @@ def test_input_output_and_scheduler_errors(run, client, error_line, folder, tmp_
     _no_leftovers(tmp_path)
 
 
-def test_budget_refusals_spend_nothing(run, client, error_line, folder, tmp_path,
-                                       monkeypatch) -> None:  # fmt: skip
+def test_budget_refusals_spend_nothing(
+    run, client, error_line, folder, tmp_path, monkeypatch
+) -> None:
     ledger = tmp_path / "l.sqlite"
     first = _dask(client, folder, tmp_path / "first", "--ledger", str(ledger), "--budget", "100")
     assert run(*first)[0] == 0
@@ -238,8 +328,9 @@ def test_a_job_failing_mid_way_spends_nothing_and_writes_nothing(
 ) -> None:
     ledger = tmp_path / "l.sqlite"
     monkeypatch.setattr(module, name, replacement)
-    code, _, err = run(*_dask(client, folder, tmp_path / "out", "--ledger", str(ledger),
-                              "--budget", "100"))  # fmt: skip
+    code, _, err = run(
+        *_dask(client, folder, tmp_path / "out", "--ledger", str(ledger), "--budget", "100")
+    )
     assert code == 2 and "injected" in error_line(err)
     assert not (tmp_path / "out").exists()
     _no_leftovers(tmp_path)
@@ -261,24 +352,27 @@ def query_folder(tmp_path: Path, records: np.ndarray) -> tuple[Path, np.ndarray]
     steps[np.arange(10), np.arange(10) % 3] = np.where(np.arange(10) % 2, 2.0, -2.0)
     Q = np.vstack([records[:10] + steps, records[10:18] + 0.5, records[40:51]])
     assert Q.shape[0] == sum(Q_SIZES)
-    frame = pd.DataFrame({"c": Q[:, 2], "extra": np.arange(len(Q)) * 1e9, "a": Q[:, 0],
-                          "b": Q[:, 1]})  # fmt: skip
+    frame = pd.DataFrame(
+        {"c": Q[:, 2], "extra": np.arange(len(Q)) * 1e9, "a": Q[:, 0], "b": Q[:, 1]}
+    )
     folder = tmp_path / "queries"
     folder.mkdir()
     start = 0
     for i, size in enumerate(Q_SIZES):
-        frame.iloc[start:start + size].to_parquet(folder / f"q{i}.parquet", index=False)
+        frame.iloc[start : start + size].to_parquet(folder / f"q{i}.parquet", index=False)
         start += size
     frame.to_parquet(tmp_path / "queries.parquet", index=False)
     return folder, Q
 
 
-def test_queries_equal_numba_queries(run, client, folder, query_folder, tmp_path,
-                                     records) -> None:  # fmt: skip
+def test_queries_equal_numba_queries(run, client, folder, query_folder, tmp_path, records) -> None:
     queries, Q = query_folder
     # the partitions meet a cell border between a query and a data record exactly r apart
-    plan = plan_ball_counts(da.from_array(records, chunks=(SIZES, 3)), 2.0,
-                            queries=da.from_array(Q, chunks=(Q_SIZES, 3)))  # fmt: skip
+    plan = plan_ball_counts(
+        da.from_array(records, chunks=(SIZES, 3)),
+        2.0,
+        queries=da.from_array(Q, chunks=(Q_SIZES, 3)),
+    )
     d_cells, q_cells = plan.cells_of(records), plan.cells_of(Q)
     dist = np.sqrt(((Q[:, None, :] - records[None, :, :]) ** 2).sum(axis=2))
     at_r = np.argwhere(dist == 2.0)
@@ -286,19 +380,45 @@ def test_queries_equal_numba_queries(run, client, folder, query_folder, tmp_path
     ledger = tmp_path / "l.sqlite"
     for add in ([], ["--add-query-to-data"]):
         out = tmp_path / f"labels{len(add)}"
-        code, stdout, err = run(*_dask(client, folder, out, "--queries", str(queries),
-                                       "--ledger", str(ledger), "--budget", "100",
-                                       "--with-error-probabilities", *add))  # fmt: skip
+        code, stdout, err = run(
+            *_dask(
+                client,
+                folder,
+                out,
+                "--queries",
+                str(queries),
+                "--ledger",
+                str(ledger),
+                "--budget",
+                "100",
+                "--with-error-probabilities",
+                *add,
+            )
+        )
         assert code == 0, err
         assert f"{len(Q)} record(s) of {queries} in 4 partition(s)" in stdout
         parts = sorted(out.iterdir())
         assert [len(pd.read_parquet(p)) for p in parts] == list(Q_SIZES)
         got = pd.read_parquet(out)
         csv = tmp_path / f"one{len(add)}.csv"
-        code, _, err = run("sp", "identify", str(tmp_path / "all.parquet"), *ARGS, "--scope",
-                           "one", "--ledger", str(ledger), "--budget", "100", "--out", str(csv),
-                           "--queries", str(tmp_path / "queries.parquet"),
-                           "--with-error-probabilities", *add)  # fmt: skip
+        code, _, err = run(
+            "sp",
+            "identify",
+            str(tmp_path / "all.parquet"),
+            *ARGS,
+            "--scope",
+            "one",
+            "--ledger",
+            str(ledger),
+            "--budget",
+            "100",
+            "--out",
+            str(csv),
+            "--queries",
+            str(tmp_path / "queries.parquet"),
+            "--with-error-probabilities",
+            *add,
+        )
         assert code == 0, err
         want = pd.read_csv(csv)
         assert list(got.columns) == list(want.columns)
@@ -314,8 +434,9 @@ def test_queries_equal_numba_queries(run, client, folder, query_folder, tmp_path
     _no_leftovers(tmp_path)
 
 
-def test_query_errors_are_one_line_and_spend_nothing(run, client, error_line, folder,
-                                                     tmp_path) -> None:  # fmt: skip
+def test_query_errors_are_one_line_and_spend_nothing(
+    run, client, error_line, folder, tmp_path
+) -> None:
     bad = tmp_path / "bad"
     bad.mkdir()
     pd.DataFrame({"u": [1.0], "v": [2.0]}).to_parquet(bad / "q.parquet", index=False)
@@ -326,7 +447,8 @@ def test_query_errors_are_one_line_and_spend_nothing(run, client, error_line, fo
     nan.mkdir()
     pd.DataFrame({"a": [1.0], "b": [1.0], "c": [1.0]}).to_parquet(nan / "q0.parquet")
     pd.DataFrame({"a": [1.0, np.nan], "b": [1.0, 2.0], "c": [0.0, 1.0]}).to_parquet(
-        nan / "q1.parquet")
+        nan / "q1.parquet"
+    )
     cases = [
         (bad, "the queries have 2 column(s) but the data has 3 (a, b, c)"),
         (empty, "has no data rows"),
@@ -334,8 +456,9 @@ def test_query_errors_are_one_line_and_spend_nothing(run, client, error_line, fo
         (tmp_path / "nothing-*.csv", "no file matches"),
     ]
     for queries, message in cases:
-        code, _, err = run(*_dask(client, folder, tmp_path / "out", "--queries", str(queries),
-                                  "--budget", "100"))  # fmt: skip
+        code, _, err = run(
+            *_dask(client, folder, tmp_path / "out", "--queries", str(queries), "--budget", "100")
+        )
         assert code == 2, err
         assert message in error_line(err)
         assert not (tmp_path / "out").exists()
@@ -349,18 +472,40 @@ def _row(spend) -> tuple:
     return spend.label, spend.epsilon, spend.guarantee, spend.status, meta
 
 
-def test_three_entry_points_release_identically(run, client, folder, tmp_path,
-                                                records) -> None:  # fmt: skip
+def test_three_entry_points_release_identically(run, client, folder, tmp_path, records) -> None:
     """The CLI on one machine, the CLI on Dask and the estimator: identical labels and
     identical ledger rows for the same data and seed (one release path)."""
     from privad.sensitive import SensitiveAnomalyIdentifier
 
     ledger = tmp_path / "l.sqlite"
-    code, _, err = run(*_dask(client, folder, tmp_path / "d", "--ledger", str(ledger),
-                              "--budget", "100", "--scope", "s1"))  # fmt: skip
+    code, _, err = run(
+        *_dask(
+            client,
+            folder,
+            tmp_path / "d",
+            "--ledger",
+            str(ledger),
+            "--budget",
+            "100",
+            "--scope",
+            "s1",
+        )
+    )
     assert code == 0, err
-    code, _, err = run("sp", "identify", str(folder), *ARGS, "--ledger", str(ledger),
-                       "--budget", "100", "--scope", "s2", "--out", "n.csv")  # fmt: skip
+    code, _, err = run(
+        "sp",
+        "identify",
+        str(folder),
+        *ARGS,
+        "--ledger",
+        str(ledger),
+        "--budget",
+        "100",
+        "--scope",
+        "s2",
+        "--out",
+        "n.csv",
+    )
     assert code == 0, err
     est = SensitiveAnomalyIdentifier(3, 2.0, 0.1, rng=3).fit(records)
     with Ledger(ledger) as book:

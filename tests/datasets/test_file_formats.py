@@ -112,18 +112,27 @@ finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False, width=64)
 
 @settings(max_examples=40, deadline=None)
 @given(
-    matrix=hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=6),
-                      elements=finite),
+    matrix=hnp.arrays(
+        np.float64,
+        hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=6),
+        elements=finite,
+    ),
     data=st.data(),
 )
 def test_csv_random_bad_cells_are_always_caught(matrix, data):
     """Whatever cells hold NaN, inf or an empty field, the loader refuses the file and names
     the first bad row of the first bad column."""
     n, d = matrix.shape
-    cells = data.draw(st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, d - 1)),
-                              min_size=1, max_size=n * d))
-    kinds = data.draw(st.lists(st.sampled_from(["nan", "NaN", "inf", "-inf", ""]),
-                               min_size=len(cells), max_size=len(cells)))
+    cells = data.draw(
+        st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, d - 1)), min_size=1, max_size=n * d)
+    )
+    kinds = data.draw(
+        st.lists(
+            st.sampled_from(["nan", "NaN", "inf", "-inf", ""]),
+            min_size=len(cells),
+            max_size=len(cells),
+        )
+    )
     text = [[repr(float(v)) for v in row] for row in matrix]
     for (i, j), kind in zip(sorted(cells), kinds, strict=True):
         text[i][j] = kind
@@ -145,8 +154,13 @@ def test_csv_random_bad_cells_are_always_caught(matrix, data):
 
 
 @settings(max_examples=40, deadline=None)
-@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=6),
-                  elements=finite))
+@given(
+    hnp.arrays(
+        np.float64,
+        hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=6),
+        elements=finite,
+    )
+)
 def test_csv_clean_matrices_load_exactly(matrix):
     header = ",".join(f"c{j}" for j in range(matrix.shape[1]))
     body = "\n".join(",".join(repr(float(v)) for v in row) for row in matrix)
@@ -158,8 +172,11 @@ def test_csv_clean_matrices_load_exactly(matrix):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.sampled_from(["0", "1", "2", "-1", "0.5", "yes", "1.0", "0.0"]),
-                min_size=1, max_size=8))
+@given(
+    st.lists(
+        st.sampled_from(["0", "1", "2", "-1", "0.5", "yes", "1.0", "0.0"]), min_size=1, max_size=8
+    )
+)
 def test_csv_label_column_accepts_exactly_zero_and_one(labels):
     body = "\n".join(f"{i},{lab}" for i, lab in enumerate(labels))
     with tempfile.TemporaryDirectory() as tmp:
@@ -177,8 +194,9 @@ def test_csv_label_column_accepts_exactly_zero_and_one(labels):
 
 
 def test_parquet_file_and_folder_of_partitions(tmp_path):
-    frame = pd.DataFrame({"u": [1.0, 2.0, 3.0, 4.0], "v": [0.5, 0.25, 0.125, 1.0],
-                          "anomaly": [0, 0, 1, 0]})
+    frame = pd.DataFrame(
+        {"u": [1.0, 2.0, 3.0, 4.0], "v": [0.5, 0.25, 0.125, 1.0], "anomaly": [0, 0, 1, 0]}
+    )
     single = tmp_path / "one.parquet"
     frame.to_parquet(single)
     ds = datasets.load_parquet(single, label="anomaly")
@@ -188,8 +206,10 @@ def test_parquet_file_and_folder_of_partitions(tmp_path):
     folder = tmp_path / "parts"
     folder.mkdir()
     for k in range(2):
-        pq.write_table(pa.Table.from_pandas(frame.iloc[2 * k: 2 * k + 2], preserve_index=False),
-                       folder / f"part-{k}.parquet")
+        pq.write_table(
+            pa.Table.from_pandas(frame.iloc[2 * k : 2 * k + 2], preserve_index=False),
+            folder / f"part-{k}.parquet",
+        )
     parts = datasets.load_parquet(folder, columns=["v"], label="anomaly")
     assert parts.shape == (4, 1)
     np.testing.assert_array_equal(np.sort(parts.X[:, 0]), np.sort(frame["v"].to_numpy()))
@@ -199,8 +219,11 @@ def test_parquet_file_and_folder_of_partitions(tmp_path):
 
 def test_parquet_hive_partition_column_can_be_selected(tmp_path):
     frame = pd.DataFrame({"x": [1.0, 2.0, 3.0], "site": [1, 1, 2]})
-    pq.write_to_dataset(pa.Table.from_pandas(frame, preserve_index=False), tmp_path / "hive",
-                        partition_cols=["site"])
+    pq.write_to_dataset(
+        pa.Table.from_pandas(frame, preserve_index=False),
+        tmp_path / "hive",
+        partition_cols=["site"],
+    )
     ds = datasets.load_parquet(tmp_path / "hive", columns=["x", "site"])
     assert ds.shape == (3, 2)
     assert sorted(ds.X[:, 1].tolist()) == [1.0, 1.0, 2.0]
@@ -244,8 +267,11 @@ def test_npz_with_keys(tmp_path):
     assert datasets.load_numpy(path, key="X").y is None  # no array y: unlabelled
     with pytest.raises(DatasetNotFoundError, match="'nope' is not in"):
         datasets.load_numpy(path, key="nope")
-    with pytest.raises(DatasetNotFoundError, match=r"neither an array .* \['X', 'labels', "
-                                                   r"'other'\]\) nor a column .*x0, x1, x2"):
+    with pytest.raises(
+        DatasetNotFoundError,
+        match=r"neither an array .* \['X', 'labels', "
+        r"'other'\]\) nor a column .*x0, x1, x2",
+    ):
         datasets.load_numpy(path, label="nope")
     single = tmp_path / "single.npz"
     np.savez(single, data=X)
@@ -343,15 +369,24 @@ def _every_format(folder: Path) -> dict[str, Path]:
     ("fmt", "label", "labelled"),
     [
         # no label given: the labels stored beside the data (.npz, .mat); never a column
-        ("csv", None, False), ("parquet", None, False), ("npy", None, False),
-        ("npz", None, True), ("mat", None, True),
+        ("csv", None, False),
+        ("parquet", None, False),
+        ("npy", None, False),
+        ("npz", None, True),
+        ("mat", None, True),
         # the stored array, by name
-        ("npz", "y", True), ("mat", "y", True),
+        ("npz", "y", True),
+        ("mat", "y", True),
         # a column, by name or by 0-based position (as text, as typed, or as an int)
-        ("csv", "lab", True), ("parquet", "lab", True), ("csv", "3", True),
-        ("parquet", 3, True), ("npy", "3", True), ("npy", "x3", True), ("npy", -1, True),
+        ("csv", "lab", True),
+        ("parquet", "lab", True),
+        ("csv", "3", True),
+        ("parquet", 3, True),
+        ("npy", "3", True),
+        ("npy", "x3", True),
+        ("npy", -1, True),
     ],
-)  # fmt: skip
+)
 def test_one_label_rule_for_every_format(tmp_path, fmt, label, labelled):
     path = _every_format(tmp_path)[fmt]
     ds = datasets.load(path, label=label)

@@ -37,8 +37,9 @@ def test_sensitive_mixture_raw_coordinates_follow_the_formula():
 
 
 def test_sensitive_mixture_magnitudes_and_pca():
-    dong = datasets.make_sensitive_mixture(n=500, d=30, rho=0.02, a=5, magnitude="dong2019",
-                                           n_components=None, rng=2)
+    dong = datasets.make_sensitive_mixture(
+        n=500, d=30, rho=0.02, a=5, magnitude="dong2019", n_components=None, rng=2
+    )
     assert dong.metadata["magnitude"] == pytest.approx(np.sqrt(5 / 0.02))
     given = datasets.make_sensitive_mixture(n=500, d=30, magnitude=7.5, n_components=None, rng=2)
     assert given.metadata["magnitude"] == 7.5
@@ -82,7 +83,8 @@ def test_sensor_ring_gap_is_the_separation(separation):
     assert ds.X[ds.y == 0].std() == pytest.approx(3.0 * 0.84, rel=0.1)
     meta = ds.metadata
     assert meta["outlier_layer_width"] == pytest.approx(
-        meta["outlier_radius_max"] - meta["outlier_radius_min"])
+        meta["outlier_radius_max"] - meta["outlier_radius_min"]
+    )
     assert 2 < meta["outlier_layer_width"] < 20
 
 
@@ -250,7 +252,9 @@ def test_no_module_of_the_package_draws_randomness_itself():
             for name in names:
                 assert name != "random" and not name.startswith("random."), (path.name, name)
                 assert not name.endswith("np.random") and "numpy.random" not in name, (
-                    path.name, name)
+                    path.name,
+                    name,
+                )
 
 
 @pytest.mark.parametrize(

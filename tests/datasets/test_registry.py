@@ -18,8 +18,13 @@ def test_catalogue_has_every_required_entry():
     assert sum(name.startswith("nab:") for name in entries) == 5
     for name in ("gas", "creditcard", "yahoo"):
         assert entries[name].kind == "external"
-    for name in ("sensitive-mixture", "sensor-ring", "fraud-standin", "search-mixture",
-                 "banana-8d"):
+    for name in (
+        "sensitive-mixture",
+        "sensor-ring",
+        "fraud-standin",
+        "search-mixture",
+        "banana-8d",
+    ):
         assert entries[name].kind == "generated"
     for entry in entries.values():
         assert entry.description and entry.source and entry.licence and entry.licence_short

@@ -23,7 +23,9 @@ def test_scale_clip_and_count_by_hand() -> None:
     assert report.clipped_above == {"a": 1, "b": 0} and report.clipped_below == {"a": 0, "b": 1}
     assert X[2, 0] == 120.0  # the input is not changed
     assert json.loads(json.dumps(report.to_dict()))["clipped_by_column"]["a"] == {
-        "below": 0, "above": 1}
+        "below": 0,
+        "above": 1,
+    }
 
 
 def test_a_record_scaled_depends_on_that_record_only() -> None:
@@ -39,12 +41,15 @@ def test_a_record_scaled_depends_on_that_record_only() -> None:
     assert not np.array_equal(minmax_scale(X)[:2], minmax_scale(Y)[:2])
 
 
-@pytest.mark.parametrize(("bounds", "error", "match"), [
-    ({"z": (0, 1)}, DatasetNotFoundError, "bounds given for 'z', which is not a feature"),
-    ({"a": (2, 1)}, ParameterError, "lower < upper"),
-    ({"a": (0, float("inf"))}, ParameterError, "finite"),
-    ({"a": ("x", 1)}, ParameterError, "two numbers"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("bounds", "error", "match"),
+    [
+        ({"z": (0, 1)}, DatasetNotFoundError, "bounds given for 'z', which is not a feature"),
+        ({"a": (2, 1)}, ParameterError, "lower < upper"),
+        ({"a": (0, float("inf"))}, ParameterError, "finite"),
+        ({"a": ("x", 1)}, ParameterError, "two numbers"),
+    ],
+)
 def test_bad_bounds(bounds, error, match) -> None:
     with pytest.raises(error, match=match):
         scale_to_bounds(np.zeros((2, 2)), bounds, ["a", "b"])
@@ -71,8 +76,11 @@ def test_wine_proline_dominates_until_scaled(wine) -> None:
     with pytest.warns(FeatureScaleWarning, match=r"'proline' carries 99\.8% of the variance"):
         assert check_feature_scales(X, names)[0] == "proline"
     Xs, report = scale_to_bounds(X, bounds, names)
-    assert report.clipped == report.clipped_above["flavanoids"] == int(
-        np.count_nonzero(frame["flavanoids"] > 5.0))
+    assert (
+        report.clipped
+        == report.clipped_above["flavanoids"]
+        == int(np.count_nonzero(frame["flavanoids"] > 5.0))
+    )
     assert Xs.min() >= 0.0 and Xs.max() <= 1.0
     with warnings.catch_warnings():
         warnings.simplefilter("error", FeatureScaleWarning)

@@ -35,8 +35,10 @@ def test_yahoo_a1_layout(tmp_path):
 
 def test_yahoo_a3_layout_is_accepted(tmp_path):
     path = tmp_path / "A3.csv"
-    path.write_text("timestamps,value,anomaly,changepoint,trend\n1416726000,1.0,0,0,0.1\n"
-                    "1416729600,5.0,1,0,0.1\n")
+    path.write_text(
+        "timestamps,value,anomaly,changepoint,trend\n1416726000,1.0,0,0,0.1\n"
+        "1416729600,5.0,1,0,0.1\n"
+    )
     ts = datasets.load_yahoo(path)
     assert ts.labels.tolist() == [0, 1]
     assert ts.timestamps[1] == np.datetime64(1416729600, "s")
@@ -210,6 +212,11 @@ def test_shared_data_checksums_match_when_present():
         pytest.skip("the shared data folder is not available")
     shared = dict(line.split()[::-1] for line in sums.read_text().splitlines() if line.strip())
     ours = datasets.embedded_files()
-    for rel in ("odds/thyroid.mat", "odds/mammography.mat", "odds/breastw.mat",
-                "abalone/abalone.data", "banana/banana.zip"):
+    for rel in (
+        "odds/thyroid.mat",
+        "odds/mammography.mat",
+        "odds/breastw.mat",
+        "abalone/abalone.data",
+        "banana/banana.zip",
+    ):
         assert ours[rel] == shared[rel]

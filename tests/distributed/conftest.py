@@ -24,15 +24,16 @@ def client():
         yield c
 
 
-def _write_parts(folder: Path, X: np.ndarray, sizes: Sequence[int],
-                 names: Sequence[str] | None = None) -> Path:  # fmt: skip
+def _write_parts(
+    folder: Path, X: np.ndarray, sizes: Sequence[int], names: Sequence[str] | None = None
+) -> Path:
     """Write the rows of X as Parquet files ``folder/p00.parquet``, ... of ``sizes`` rows."""
     assert sum(sizes) == X.shape[0]
     names = list(names or [f"x{j}" for j in range(X.shape[1])])
     folder.mkdir(parents=True, exist_ok=True)
     start = 0
     for i, size in enumerate(sizes):
-        frame = pd.DataFrame(X[start:start + size], columns=names)
+        frame = pd.DataFrame(X[start : start + size], columns=names)
         frame.to_parquet(folder / f"p{i:02d}.parquet", index=False)
         start += size
     return folder

@@ -27,10 +27,15 @@ def test_scheduler_addresses(address: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     ("address", "message"),
-    [("", "non-empty"), (None, "non-empty"), ("http://host:80", "unknown protocol"),
-     ("tcp://host", "host and a port"), ("tcp://:8786", "host and a port"),
-     ("tcp://host:99999", "host and a port")],
-)  # fmt: skip
+    [
+        ("", "non-empty"),
+        (None, "non-empty"),
+        ("http://host:80", "unknown protocol"),
+        ("tcp://host", "host and a port"),
+        ("tcp://:8786", "host and a port"),
+        ("tcp://host:99999", "host and a port"),
+    ],
+)
 def test_bad_scheduler_addresses(address, message: str) -> None:
     with pytest.raises(ParameterError, match=message):
         check_scheduler_address(address)
@@ -48,7 +53,9 @@ def test_argument_errors() -> None:
 def test_unreachable_scheduler_is_a_privad_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 0.3)
     start = time.monotonic()
-    with pytest.raises(ClusterError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'"):
+    with pytest.raises(
+        ClusterError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'"
+    ):
         with dask_client("tcp://127.0.0.1:9"):
             pass
     assert time.monotonic() - start < 10
@@ -72,11 +79,15 @@ def test_a_cluster_without_workers_fails_the_job_within_the_worker_timeout() -> 
 
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=0, processes=False, dashboard_address=None,
-                      silence_logs=logging.CRITICAL) as empty:  # fmt: skip
+    with LocalCluster(
+        n_workers=0, processes=False, dashboard_address=None, silence_logs=logging.CRITICAL
+    ) as empty:
         start = time.monotonic()
-        with pytest.raises(ClusterError, match=r"has had no worker for 0\.5 s, so the job was "
-                                               r"stopped.*--worker-timeout"):  # fmt: skip
+        with pytest.raises(
+            ClusterError,
+            match=r"has had no worker for 0\.5 s, so the job was "
+            r"stopped.*--worker-timeout",
+        ):
             with dask_client(empty.scheduler_address, worker_timeout=0.5):
                 dask.delayed(sum)([1, 2]).compute()
         assert time.monotonic() - start < 15

@@ -71,8 +71,9 @@ def test_differences_use_the_archive_centres(client) -> None:
     X = rng.normal(size=(600, 3)) * [1.0, 10.0, 0.1]
     for centres in ("separate", "original"):
         sensor = Sensor(0.5, [2.0, 20.0, 0.2], d_diff_centres=centres)
-        job = perturb_partitions(sensor, da.from_array(X, chunks=((100, 0, 350, 150), 3)),
-                                 rng=3, differences=True)  # fmt: skip
+        job = perturb_partitions(
+            sensor, da.from_array(X, chunks=((100, 0, 350, 150), 3)), rng=3, differences=True
+        )
         perturbed, diff = dask.compute(job.perturbed, job.differences)
         want = distance_differences(X / sensor.divisors, perturbed, centres=centres)
         np.testing.assert_allclose(diff, want, rtol=1e-9, atol=1e-12)

@@ -125,22 +125,21 @@ def test_release_folder_commits_once_before_the_rename(tmp_path: Path) -> None:
     g = Guarantee("pure-dp", 0.5, "add or remove one record", description="test")
     with Ledger(":memory:") as book:
         book.set_budget("s", "pure-dp", 1.0)
-        with release_folder(tmp_path / "a", ledger=book, scope="s", guarantee=g,
-                            label="job a") as tmp:  # fmt: skip
+        with release_folder(
+            tmp_path / "a", ledger=book, scope="s", guarantee=g, label="job a"
+        ) as tmp:
             (spend,) = book.history("s")
             assert spend.status == "reserved" and book.spent("s", "pure-dp") == 0.5
             (tmp / "part-00000.parquet").write_text("x")
         assert [s.status for s in book.history("s")] == ["committed"]
         assert (tmp_path / "a").is_dir()
         with pytest.raises(RuntimeError):  # a failing job: cancelled, nothing written
-            with release_folder(tmp_path / "b", ledger=book, scope="s", guarantee=g,
-                                label="job b"):  # fmt: skip
+            with release_folder(tmp_path / "b", ledger=book, scope="s", guarantee=g, label="job b"):
                 raise RuntimeError("worker died")
         assert book.spent("s", "pure-dp") == 0.5 and not (tmp_path / "b").exists()
         book.spend("s", g, "something else")
         with pytest.raises(BudgetExceededError):  # refused: no folder, no temporary folder
-            with release_folder(tmp_path / "c", ledger=book, scope="s", guarantee=g,
-                                label="job c"):  # fmt: skip
+            with release_folder(tmp_path / "c", ledger=book, scope="s", guarantee=g, label="job c"):
                 raise AssertionError("never runs")
         with pytest.raises(ParameterError, match="scope"):
             with release_folder(tmp_path / "d", ledger=book, guarantee=g, label="x"):
@@ -155,8 +154,9 @@ def test_write_columns_one_part_per_partition(client, tmp_path: Path) -> None:
     (tmp_path / "np").mkdir()
     (tmp_path / "dk").mkdir()
     write_columns(tmp_path / "np", {"label": labels, "score": score}, lengths)
-    write_columns(tmp_path / "dk", {"label": labels, "score": da.from_array(score, chunks=2)},
-                  lengths)  # fmt: skip
+    write_columns(
+        tmp_path / "dk", {"label": labels, "score": da.from_array(score, chunks=2)}, lengths
+    )
     for kind in ("np", "dk"):
         parts = sorted((tmp_path / kind).iterdir())
         assert [p.name for p in parts] == [f"part-0000{i}.parquet" for i in range(3)]

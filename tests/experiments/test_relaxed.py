@@ -22,16 +22,36 @@ def fig3(cache: ex.RingCache) -> pd.DataFrame:
 
 
 def test_figure3_columns_and_grid(fig3: pd.DataFrame) -> None:
-    for col in ("separation", "epsilon", "run", "n", "accuracy", "subset_size",
-                "baseline_accuracy", "baseline_subset_size", "n_output", "d_tp", "w_o",
-                "outlier_radius", "noise_scale", "noise_to_separation", "dbscan_eps",
-                "time_perturbation_s", "time_detection_s", "time_correction_s",
-                "time_total_s", "time_dbscan_family_s"):  # fmt: skip
+    for col in (
+        "separation",
+        "epsilon",
+        "run",
+        "n",
+        "accuracy",
+        "subset_size",
+        "baseline_accuracy",
+        "baseline_subset_size",
+        "n_output",
+        "d_tp",
+        "w_o",
+        "outlier_radius",
+        "noise_scale",
+        "noise_to_separation",
+        "dbscan_eps",
+        "time_perturbation_s",
+        "time_detection_s",
+        "time_correction_s",
+        "time_total_s",
+        "time_dbscan_family_s",
+    ):
         assert col in fig3.columns, col
     assert len(fig3) == 2 * 3 * 2
     assert set(fig3["epsilon"]) == set(ex.EPSILONS)
-    assert fig3[["accuracy", "subset_size", "baseline_subset_size"]].apply(
-        lambda c: c.between(0, 1).all()).all()
+    assert (
+        fig3[["accuracy", "subset_size", "baseline_subset_size"]]
+        .apply(lambda c: c.between(0, 1).all())
+        .all()
+    )
     # the noise scale is RS/ε: ten times larger at ε = 0.1 than at ε = 1
     by = fig3.groupby("epsilon")["noise_scale"].mean()
     assert by[0.1] == pytest.approx(10 * by[1.0])
@@ -50,12 +70,12 @@ def test_summary_noise_table_and_paper_claims(fig3: pd.DataFrame) -> None:
     row = t[(t["separation"] == 50.0) & (t["epsilon"] == 0.1)].iloc[0]
     assert row["noise_exceeds_separation"]  # RS/ε ≈ 120 > 50
     assert row["p_coordinate_exceeds_separation"] == pytest.approx(
-        np.exp(-50.0 / row["noise_scale"]))
+        np.exp(-50.0 / row["noise_scale"])
+    )
 
 
 def test_options_table_matches_the_pipeline(cache: ex.RingCache, fig3: pd.DataFrame) -> None:
-    o = ex.reconstruction_options(separations=(50.0, 400.0), n=3_000, runs=2, seed=1,
-                                  cache=cache)
+    o = ex.reconstruction_options(separations=(50.0, 400.0), n=3_000, runs=2, seed=1, cache=cache)
     names = {opt.name for opt in ex.OPTIONS} | {"uncorrected"}
     assert set(o["option"]) == names and set(o["dbscan"]) == {"history", "adaptive"}
     assert len(o) == len(names) * 2 * 2 * 3 * 2
@@ -75,8 +95,7 @@ def test_options_table_matches_the_pipeline(cache: ex.RingCache, fig3: pd.DataFr
 def test_streaming_example() -> None:
     t = ex.streaming_example(windows=2, window_size=800, seed=2)
     assert list(t["window"]) == [0, 1] and (t["n"] == 800).all()
-    assert {"accuracy", "subset_size", "baseline_accuracy", "time_correction_ms"} <= set(
-        t.columns)
+    assert {"accuracy", "subset_size", "baseline_accuracy", "time_correction_ms"} <= set(t.columns)
 
 
 def test_draw_figure3_writes_a_png(fig3: pd.DataFrame, tmp_path: Path) -> None:
@@ -88,13 +107,22 @@ def test_draw_figure3_writes_a_png(fig3: pd.DataFrame, tmp_path: Path) -> None:
 
 def test_quick_reproduce_writes_every_file(tmp_path: Path) -> None:
     calls: list[tuple[str, int, int]] = []
-    files = ex.reproduce(tmp_path / "out", quick=True, seed=3,
-                         progress=lambda s, d, t: calls.append((s, d, t)))
+    files = ex.reproduce(
+        tmp_path / "out", quick=True, seed=3, progress=lambda s, d, t: calls.append((s, d, t))
+    )
     names = [p.name for p in files]
     assert names[-1] == "index.html"
-    assert set(names) == {"figure3.csv", "figure3_summary.csv", "figure3.png", "noise.csv",
-                          "options.csv", "options_summary.csv", "options.png",
-                          "streaming.csv", "index.html"}
+    assert set(names) == {
+        "figure3.csv",
+        "figure3_summary.csv",
+        "figure3.png",
+        "noise.csv",
+        "options.csv",
+        "options_summary.csv",
+        "options.png",
+        "streaming.csv",
+        "index.html",
+    }
     assert all(p.exists() and p.stat().st_size > 0 for p in files)
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert "figure3.png" in page and "Reconstruction options" in page
@@ -104,11 +132,13 @@ def test_quick_reproduce_writes_every_file(tmp_path: Path) -> None:
     assert not list((tmp_path / "out").glob(".*.part"))  # atomic writes leave no temp files
 
 
-def test_protected_exchange_grid_pairs_with_figure3(cache: ex.RingCache,
-                                                    fig3: pd.DataFrame) -> None:  # fmt: skip
+def test_protected_exchange_grid_pairs_with_figure3(
+    cache: ex.RingCache, fig3: pd.DataFrame
+) -> None:
     variants = ((None, None), (1.0, None), (1.0, 0.5))
-    g = ex.protected_exchange_grid((50.0, 400.0), variants=variants, n=3_000, runs=2, seed=1,
-                                   cache=cache)  # fmt: skip
+    g = ex.protected_exchange_grid(
+        (50.0, 400.0), variants=variants, n=3_000, runs=2, seed=1, cache=cache
+    )
     assert len(g) == 2 * 3 * 3 * 2
     # the unprotected rows are Figure 3's runs (same data, same perturbation noise)
     u = g[g["exchange"] == "unprotected"].reset_index(drop=True)

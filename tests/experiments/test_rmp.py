@@ -97,8 +97,7 @@ def test_the_paper_table_is_the_printed_one():
 def tiny():
     """Abalone with 300 normal records, Raw and α ∈ {0.01, 0.6}, 150 epochs, one seed."""
     cache = rmp.DataCache(n_first=300)
-    scores = rmp.evaluate(rmp.table1_specs(["abalone"], [0.01, 0.6], [0]), epochs=150,
-                          cache=cache)  # fmt: skip
+    scores = rmp.evaluate(rmp.table1_specs(["abalone"], [0.01, 0.6], [0]), epochs=150, cache=cache)
     return scores, rmp.auc_table(scores)
 
 
@@ -144,8 +143,9 @@ def test_same_seed_same_numbers():
     specs = [rmp.FitSpec("banana-8d", "rmp", 0.2, 1, 5)]
     a = rmp.evaluate(specs, epochs=3, cache=cache)
     b = rmp.evaluate(specs, epochs=3, cache=rmp.DataCache(n_first=60))
-    pd.testing.assert_frame_equal(a.drop(columns=["fit_s", "score_s"]),
-                                  b.drop(columns=["fit_s", "score_s"]))
+    pd.testing.assert_frame_equal(
+        a.drop(columns=["fit_s", "score_s"]), b.drop(columns=["fit_s", "score_s"])
+    )
 
 
 def test_the_2d_banana_at_r_1_trains_without_warnings():
@@ -155,15 +155,17 @@ def test_the_2d_banana_at_r_1_trains_without_warnings():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        scores = rmp.evaluate([rmp.FitSpec("banana-2d", "rmp", 0.1, 1, 0)], epochs=3,
-                              cache=rmp.DataCache(n_first=60))  # fmt: skip
+        scores = rmp.evaluate(
+            [rmp.FitSpec("banana-2d", "rmp", 0.1, 1, 0)], epochs=3, cache=rmp.DataCache(n_first=60)
+        )
     assert (scores["w"] == 1).all() and np.isfinite(scores["score"]).all()
 
 
 def test_holdout_scores_only_records_it_did_not_train_on():
     cache = rmp.DataCache(n_first=100)
-    scores = rmp.evaluate([rmp.FitSpec("abalone", "raw", None, None, 0)], epochs=2,
-                          protocol="holdout", cache=cache)  # fmt: skip
+    scores = rmp.evaluate(
+        [rmp.FitSpec("abalone", "raw", None, None, 0)], epochs=2, protocol="holdout", cache=cache
+    )
     assert scores["n_train"].iloc[0] + len(scores) == 105
     assert scores["label"].sum() == 3  # 5 anomalies: 2 train, 3 scored
     assert scores["record"].is_unique
@@ -182,8 +184,13 @@ def test_roc_curves_and_figures(tiny):
 
 
 def test_dimension_study_reaches_half_the_attributes():
-    auc = rmp.dimension_study(datasets=["abalone"], alpha=0.2, fractions=(0.0, 0.5), epochs=2,
-                              cache=rmp.DataCache(n_first=60))  # fmt: skip
+    auc = rmp.dimension_study(
+        datasets=["abalone"],
+        alpha=0.2,
+        fractions=(0.0, 0.5),
+        epochs=2,
+        cache=rmp.DataCache(n_first=60),
+    )
     summary = rmp.dimension_summary(auc, 0.2)
     assert summary["r"].tolist() == [1, 4]
     assert summary["w"].tolist() == [7, 4]

@@ -35,15 +35,18 @@ def test_map_vs_alpha_exact_matrix_beats_the_trivial_guess_public_T_degrades(dat
     exact = t[t["kind"] == "exact"]
     assert (exact["relative_rmse"] < 0.5).all()
     public = t[(t["kind"] == "public") & (t["prior"] == "sample")].set_index(
-        ["dataset", "double_logistic", "alpha"])["relative_rmse"]  # fmt: skip
+        ["dataset", "double_logistic", "alpha"]
+    )["relative_rmse"]
     for name in ("gaussian", "abalone"):
         for dl in (False, True):
             assert public[(name, dl, 0.6)] > 3 * public[(name, dl, 0.01)]
     aware = t[t["kind"] == "public-aware"]
     naive = t[t["kind"] == "public"]
     # knowing α helps the attacker at large α
-    assert (aware[aware["alpha"] == 0.6]["rmse"].to_numpy()
-            < naive[naive["alpha"] == 0.6]["rmse"].to_numpy()).all()  # fmt: skip
+    assert (
+        aware[aware["alpha"] == 0.6]["rmse"].to_numpy()
+        < naive[naive["alpha"] == 0.6]["rmse"].to_numpy()
+    ).all()
     # the exact attacker's matrix error is 0, the public one's is α/√3 on average
     assert (exact["matrix_rms_error"] == 0).all()
     big = naive[naive["alpha"] == 0.6]["matrix_rms_error"]
@@ -51,8 +54,9 @@ def test_map_vs_alpha_exact_matrix_beats_the_trivial_guess_public_T_degrades(dat
 
 
 def test_map_vs_w_error_falls_as_w_grows_for_the_exact_attacker(data) -> None:
-    t = exp.map_vs_w(data[:1], ws=(1, 4, 7), attackers=("exact",), double_logistic=(False,),
-                     repeats=3, seed=1)  # fmt: skip
+    t = exp.map_vs_w(
+        data[:1], ws=(1, 4, 7), attackers=("exact",), double_logistic=(False,), repeats=3, seed=1
+    )
     assert t["w"].tolist() == [1, 4, 7] and t["r"].tolist() == [7, 4, 1]
     assert t["rmse"].is_monotonic_decreasing
 
@@ -102,8 +106,9 @@ def test_lemma1_table_is_consistent_and_powerful() -> None:
 
 def test_reproduce_quick_writes_tables_figures_and_a_page(tmp_path: Path) -> None:
     seen: list[tuple[str, int, int]] = []
-    out = exp.reproduce_privacy(tmp_path / "out", seed=1, quick=True,
-                                progress=lambda s, d, t: seen.append((s, d, t)))  # fmt: skip
+    out = exp.reproduce_privacy(
+        tmp_path / "out", seed=1, quick=True, progress=lambda s, d, t: seen.append((s, d, t))
+    )
     assert set(out["tables"]) == set(exp.TABLES)
     names = {p.name for p in out["files"]}
     for key in exp.TABLES:

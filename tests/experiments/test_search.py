@@ -39,13 +39,15 @@ def test_nab_series_are_used_or_listed_with_the_reason() -> None:
     assert ec2["n_reduced"] == ec2["n"] - ec2["labelled_points"] + 1
     _, kept = exp.nab_problems(other_anomalies="keep")
     assert kept.set_index("series").loc[ec2.name, "threshold_ratio"] == pytest.approx(
-        0.379, abs=1e-3)
+        0.379, abs=1e-3
+    )
 
 
 def _write_yahoo(folder: Path, name: str, values, labels) -> None:
     rows = [f"{k + 1},{v},{lab}" for k, (v, lab) in enumerate(zip(values, labels, strict=True))]
     (folder / f"{name}.csv").write_text(
-        "timestamp,value,is_anomaly\n" + "\n".join(rows) + "\n", encoding="utf-8")
+        "timestamp,value,is_anomaly\n" + "\n".join(rows) + "\n", encoding="utf-8"
+    )
 
 
 def test_yahoo_folder_joins_figure1_and_gives_figures_2_to_4(tmp_path: Path) -> None:
@@ -68,7 +70,9 @@ def test_yahoo_folder_joins_figure1_and_gives_figures_2_to_4(tmp_path: Path) -> 
     f1 = pd.read_csv(tmp_path / "out" / "figure1.csv")
     assert (f1["source"] == "yahoo").sum() == 3
     assert set(pd.read_csv(tmp_path / "out" / "figure2.csv")["dataset"]) == {
-        "yahoo:real_6", "yahoo:real_8"}
+        "yahoo:real_6",
+        "yahoo:real_8",
+    }
     with pytest.raises(ParameterError, match="not a folder"):
         exp.yahoo_problems(tmp_path / "missing")
     with pytest.raises(ParameterError, match="other_anomalies"):
@@ -82,8 +86,12 @@ def test_budget_checkpoints_equal_separate_runs_with_that_budget(small) -> None:
         rule = exp._BudgetCheckpoints(budgets, p.anomaly_index, 4)
         search(p.oracle("laplace", eps, rng=7), halting=rule, max_queries=None, rng=8)
         for b, (hit, queries) in zip(budgets, rule.hits, strict=True):
-            res = search(p.oracle("laplace", eps, rng=7), halting=PosteriorThreshold(0.999999),
-                         budget=b, rng=8)  # fmt: skip
+            res = search(
+                p.oracle("laplace", eps, rng=7),
+                halting=PosteriorThreshold(0.999999),
+                budget=b,
+                rng=8,
+            )
             assert res.halted_by == ("budget",)
             assert (res.n_queries, res.contains(p.anomaly_index)) == (queries, hit)
             assert queries == int(b // eps)
@@ -111,19 +119,33 @@ def test_figure_tables(small) -> None:
     assert t3.loc[t3["budget"] == 1.0, "error_rate"].iloc[0] > 0.5  # no query: S is random
     t4 = exp.figure4(small[:1], epsilons=(1.0,), alphas=(0.3, 0.6), runs=2)
     assert (np.diff(t4["mean_queries"]) >= 0).all()
-    for draw, table in ((exp.draw_figure2, t2), (exp.draw_figure3, t3),
-                        (exp.draw_figure4, t4)):  # fmt: skip
+    for draw, table in ((exp.draw_figure2, t2), (exp.draw_figure3, t3), (exp.draw_figure4, t4)):
         assert draw(table).axes
 
 
 def test_reproduce_quick_writes_the_expected_files(tmp_path: Path) -> None:
     seen: list[tuple[str, int, int]] = []
-    files = exp.reproduce(tmp_path / "out", quick=True, seed=2, runs=3,
-                          progress=lambda s, d, t: seen.append((s, d, t)))  # fmt: skip
+    files = exp.reproduce(
+        tmp_path / "out",
+        quick=True,
+        seed=2,
+        runs=3,
+        progress=lambda s, d, t: seen.append((s, d, t)),
+    )
     names = sorted(f.name for f in files)
-    expected = ["datasets.csv", "figure1.csv", "figure1.png", "figure2.csv", "figure2.png",
-                "figure3.csv", "figure3.png", "figure4.csv", "figure4.png", "index.html",
-                "regimes.csv"]  # fmt: skip
+    expected = [
+        "datasets.csv",
+        "figure1.csv",
+        "figure1.png",
+        "figure2.csv",
+        "figure2.png",
+        "figure3.csv",
+        "figure3.png",
+        "figure4.csv",
+        "figure4.png",
+        "index.html",
+        "regimes.csv",
+    ]
     assert names == expected
     assert all(f.is_file() and f.stat().st_size > 0 for f in files)
     assert files[-1].name == "index.html"
@@ -135,14 +157,16 @@ def test_reproduce_quick_writes_the_expected_files(tmp_path: Path) -> None:
     assert set(f1["source"]) == {"nab", "normal-mixture", "skewed"}
     assert (f1["runs"] == 3).all()
     assert seen[-1][1] == seen[-1][2] and [d for _, d, _ in seen[1:]] == sorted(
-        d for _, d, _ in seen[1:])
+        d for _, d, _ in seen[1:]
+    )
     assert (tmp_path / "out" / "figure2.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_worker_processes_give_the_same_numbers(small) -> None:
     serial = exp.figure3(small, epsilons=(1.0, 3.0), budgets=(5.0, 30.0), runs=2, workers=1)
     seen: list[str] = []
-    pooled = exp.figure3(small, epsilons=(1.0, 3.0), budgets=(5.0, 30.0), runs=2, workers=2,
-                         tick=seen.append)  # fmt: skip
+    pooled = exp.figure3(
+        small, epsilons=(1.0, 3.0), budgets=(5.0, 30.0), runs=2, workers=2, tick=seen.append
+    )
     pd.testing.assert_frame_equal(serial, pooled)
     assert sorted(seen) == sorted(f"{p.name} ε={e:g}" for p in small for e in (1.0, 3.0))

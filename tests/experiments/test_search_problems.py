@@ -119,8 +119,7 @@ def test_paper_reduction_drops_the_other_anomalies(tmp_path, x_star, others, rat
     kept = problem_from_series(ts, other_anomalies="keep")
     gap = x_star - max(others)
     assert kept.n_items == len(values) and kept.anomaly_index == 5
-    assert kept.threshold_ratio == pytest.approx(
-        0.8 * gap / (max(others) + 0.1 * gap), rel=1e-12)
+    assert kept.threshold_ratio == pytest.approx(0.8 * gap / (max(others) + 0.1 * gap), rel=1e-12)
     assert kept.threshold_ratio < 0.05
 
 
@@ -139,7 +138,8 @@ def test_reduction_with_windows_removes_every_labelled_point_but_the_largest():
     assert prob.t_high == pytest.approx(8.4) and prob.t_low == pytest.approx(3.6)
     assert prob.threshold_ratio == pytest.approx(4.8 / 3.6)
     assert problem_from_series(ts, other_anomalies="keep").threshold_ratio == pytest.approx(
-        0.8 * 3.0 / 6.3)
+        0.8 * 3.0 / 6.3
+    )
 
 
 def test_reduction_options_and_errors():
@@ -160,10 +160,13 @@ def test_reduction_options_and_errors():
 
 
 def test_embedded_nab_ratios_under_both_readings():
-    drop = {p.name: p.threshold_ratio for p in prepare_series(
-        [load_nab(n) for n in nab_series()])[0]}
-    keep = {p.name: p.threshold_ratio for p in prepare_series(
-        [load_nab(n) for n in nab_series()], other_anomalies="keep")[0]}
+    drop = {
+        p.name: p.threshold_ratio for p in prepare_series([load_nab(n) for n in nab_series()])[0]
+    }
+    keep = {
+        p.name: p.threshold_ratio
+        for p in prepare_series([load_nab(n) for n in nab_series()], other_anomalies="keep")[0]
+    }
     assert set(drop) == set(keep)
     ec2 = "nab:ec2_request_latency_system_failure"
     assert drop[ec2] == pytest.approx(0.667, abs=1e-3)

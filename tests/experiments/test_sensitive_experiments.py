@@ -28,10 +28,22 @@ def data() -> list[ex.SPData]:
 def test_table1_columns_and_counts(data) -> None:
     t = ex.table1(data)
     assert list(t.columns) == [
-        "dataset", "convention", "n", "d", "beta", "r", "params_source", "anomalies",
-        "br_anomalies", "true_br_anomalies", "paper_n", "paper_d", "paper_beta", "paper_r",
+        "dataset",
+        "convention",
+        "n",
+        "d",
+        "beta",
+        "r",
+        "params_source",
+        "anomalies",
+        "br_anomalies",
+        "true_br_anomalies",
+        "paper_n",
+        "paper_d",
+        "paper_beta",
+        "paper_r",
         "paper_true_br_anomalies",
-    ]  # fmt: skip
+    ]
     counts = t.set_index(["dataset", "convention"])["true_br_anomalies"]
     # NOTES.md: Mammography gives 75 only when the record itself is not counted
     assert counts[("Mammography", "self counted")] == 74
@@ -46,9 +58,18 @@ def test_table1_columns_and_counts(data) -> None:
 
 def test_table2_dp_is_the_claim1_bound(data) -> None:
     t = ex.table2(data, seed=0)
-    for col in ("dataset", "n_queries", "share_absent", "n_anomalous", "mean_error_sp",
-                "mean_error_dp", "mean_error_sp_anomalous", "dp_error_absent_theory",
-                "paper_mean_error_sp", "paper_mean_error_dp"):  # fmt: skip
+    for col in (
+        "dataset",
+        "n_queries",
+        "share_absent",
+        "n_anomalous",
+        "mean_error_sp",
+        "mean_error_dp",
+        "mean_error_sp_anomalous",
+        "dp_error_absent_theory",
+        "paper_mean_error_sp",
+        "paper_mean_error_dp",
+    ):
         assert col in t.columns
     assert (t["n_queries"] == [round(0.2 * d.n) for d in data]).all()
     # random points of the bounding box are absent from the data and have B < β: Δ_G = 1
@@ -70,8 +91,17 @@ def test_figure6_7_distributions(data) -> None:
     t = ex.figure6_7(data, epsilons=(0.1, 1.0))
     assert set(t["group"]) == {ex.GROUP_ANOMALIES, ex.GROUP_NORMAL}
     assert len(t) == 2 * 2 * 2 * 2
-    for col in ("n_records", "mean_error", "log10_q1", "log10_median", "log10_q3",
-                "log10_whislo", "log10_whishi", "log10_min", "log10_max"):  # fmt: skip
+    for col in (
+        "n_records",
+        "mean_error",
+        "log10_q1",
+        "log10_median",
+        "log10_q3",
+        "log10_whislo",
+        "log10_whishi",
+        "log10_min",
+        "log10_max",
+    ):
         assert col in t.columns
     dp = t[(t["mechanism"] == "DP") & (t["group"] == ex.GROUP_ANOMALIES) & (t["epsilon"] == 0.1)]
     # true (β,r)-anomalies are unique records (x_i = 1): Δ_G = 1, DP errs with 1/(1+e^ε)
@@ -92,8 +122,17 @@ def test_table3_exact_and_sampled(data) -> None:
     t = ex.table3(data, samples=2, seed=0, thresholds=np.linspace(0, 1, 11))
     assert set(t["mechanism"]) == {"B1", "B2", "DP", "SP"}
     assert set(t["estimate"]) == {"exact", "sampled"}
-    for col in ("precision", "recall", "f1", "precision_sd", "threshold", "paper_precision",
-                "paper_recall", "paper_f1", "n_positives"):  # fmt: skip
+    for col in (
+        "precision",
+        "recall",
+        "f1",
+        "precision_sd",
+        "threshold",
+        "paper_precision",
+        "paper_recall",
+        "paper_f1",
+        "n_positives",
+    ):
         assert col in t.columns
     exact = t[t["estimate"] == "exact"].set_index(["dataset", "mechanism"])
     # DP recall on the true (β,r)-anomalies is exactly 1 − 1/(1+e^0.1) = 0.5250 (paper)
@@ -107,8 +146,9 @@ def test_table3_exact_and_sampled(data) -> None:
         fp_sp, fp_dp = (exact.loc[(name, m), "false_positives"] for m in ("SP", "DP"))
         assert fp_sp >= fp_dp
         # the paper's rows imply the opposite (see the table3 docstring)
-        paper_sp, paper_dp = (exact.loc[(name, m), "paper_implied_false_positives"]
-                              for m in ("SP", "DP"))  # fmt: skip
+        paper_sp, paper_dp = (
+            exact.loc[(name, m), "paper_implied_false_positives"] for m in ("SP", "DP")
+        )
         assert paper_sp < paper_dp
     assert ((t["precision"] >= 0) & (t["precision"] <= 1) & (t["f1"] <= 1)).all()
     assert exact.loc[("Mammography", "DP"), "n_positives"] == 74
@@ -134,9 +174,7 @@ def test_figure5_compiler() -> None:
     assert (t["compiled_error"] <= t["input_error"] * (1 + 1e-12)).all()
     same = t["delta"] == 0
     assert np.allclose(t.loc[same, "compiled_error"], t.loc[same, "input_error"])
-    assert np.allclose(
-        t["compiled_error"], t["input_error"] * np.exp(-(0.5 / 4) * t["delta"])
-    )
+    assert np.allclose(t["compiled_error"], t["input_error"] * np.exp(-(0.5 / 4) * t["delta"]))
     assert len(ex.draw_figure5(t).axes) >= 6
 
 
@@ -159,8 +197,15 @@ def test_figure3_privacy_map() -> None:
 def test_report_writes_atomically_and_escapes(tmp_path: Path) -> None:
     rep = Report(tmp_path / "r", "T <1>", intro=["a & b"])
     rep.write_csv("t.csv", pd.DataFrame({"a": [1, 2], "b": [0.475, 1.1127e-21]}))
-    rep.add(Section("S", text=["x < y"], tables=[("cap", pd.DataFrame({"v": [0.5]}))],
-                    figures=[("f.png", "fig")], files=[("t.csv", "data")]))  # fmt: skip
+    rep.add(
+        Section(
+            "S",
+            text=["x < y"],
+            tables=[("cap", pd.DataFrame({"v": [0.5]}))],
+            figures=[("f.png", "fig")],
+            files=[("t.csv", "data")],
+        )
+    )
     page = rep.write_html().read_text(encoding="utf-8")
     assert "T &lt;1&gt;" in page and "x &lt; y" in page and 'src="f.png"' in page
     assert 'href="t.csv"' in page

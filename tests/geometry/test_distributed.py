@@ -65,7 +65,7 @@ def _chunked(X, chunks=UNEVEN):
 def test_self_and_query_counts_equal_the_numba_engine(rng, sync, metric):
     for name, X in _datasets(rng).items():
         Q = np.concatenate([rng.uniform(X.min(0) - 1, X.max(0) + 1, size=(150, 3)), X[:30]])
-        Qd = da.from_array(Q, chunks=((0, 60, 1, 119),3))  # fmt: skip
+        Qd = da.from_array(Q, chunks=((0, 60, 1, 119), 3))
         for r in [0.0, 0.2, 0.7, 3.0, 1e3]:
             for cap in [None, 4]:
                 want = ball_counts(X, r, metric=metric, cap=cap, engine="numba")
@@ -87,8 +87,9 @@ def test_cell_counts_and_partitions_do_not_change_the_result(rng, sync):
         assert plan.n_cells == k
 
 
-@pytest.mark.parametrize(("metric", "r"), [("euclidean", 5.0), ("manhattan", 5.0),
-                                           ("chebyshev", 2.5)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("metric", "r"), [("euclidean", 5.0), ("manhattan", 5.0), ("chebyshev", 2.5)]
+)
 def test_points_exactly_at_distance_r_across_cell_borders(sync, lattice, metric, r):
     """Integer and half-integer coordinates: d == r holds exactly in float64 (3-4-5 too)."""
     X = lattice(24, 2) * (0.5 if metric == "chebyshev" else 1.0)
@@ -117,8 +118,14 @@ def test_on_a_local_cluster_with_uneven_and_empty_partitions(rng, client, lattic
         for r in [0.0, 1.0]:
             want = ball_counts(X, r, metric=metric, cap=None)
             np.testing.assert_array_equal(ball_counts(_chunked(X), r, metric=metric), want)
-            got = ball_counts(X, r, queries=da.from_array(Q, chunks=((45, 0, 45), 2)),
-                              metric=metric, cap=3, engine="dask")  # fmt: skip
+            got = ball_counts(
+                X,
+                r,
+                queries=da.from_array(Q, chunks=((45, 0, 45), 2)),
+                metric=metric,
+                cap=3,
+                engine="dask",
+            )
             np.testing.assert_array_equal(got, ball_counts(X, r, queries=Q, metric=metric, cap=3))
     np.testing.assert_array_equal(ball_counts(X, 0.5, engine="dask"), ball_counts(X, 0.5))
     persisted = client.persist(_chunked(X))  # partitions already held by the workers
@@ -140,8 +147,9 @@ def test_dataframe_with_unknown_partition_lengths(rng, client, tmp_path):
         pdf.iloc[part].to_parquet(tmp_path / f"part-{i}.parquet")
     pdf.iloc[:0].to_parquet(tmp_path / "part-9.parquet")
     folder = dd.read_parquet(str(tmp_path))
-    np.testing.assert_array_equal(ball_counts(folder, 0.4, queries=kept, cap=6),
-                                  ball_counts(X, 0.4, queries=Xk, cap=6))  # fmt: skip
+    np.testing.assert_array_equal(
+        ball_counts(folder, 0.4, queries=kept, cap=6), ball_counts(X, 0.4, queries=Xk, cap=6)
+    )
 
 
 def test_radius_zero_gives_the_multiplicities(rng, sync):
@@ -209,8 +217,11 @@ BAD_DATA = [
 def test_bad_data_raises_the_single_machine_errors(sync, data, match):
     with pytest.raises(DataError, match=match) as single:
         ball_counts(data, 1.0)
-    chunks = (data.shape[0],) if data.ndim == 1 else ((1, 0, data.shape[0] - 1) if
-                                                       data.shape[0] else (0,), data.shape[1])
+    chunks = (
+        (data.shape[0],)
+        if data.ndim == 1
+        else ((1, 0, data.shape[0] - 1) if data.shape[0] else (0,), data.shape[1])
+    )
     for wrapped in [da.from_array(data, chunks=chunks), data]:
         with pytest.raises(DataError, match=match) as distributed:
             ball_counts_dask(wrapped, 1.0)
@@ -246,8 +257,7 @@ def test_bad_queries_dataframes_and_parameters(client):
         ball_counts(X, 1.0, engine="numba")
     with pytest.raises(ParameterError, match="engine must be one of"):
         multiplicities(X, engine="gpu")
-    text = dd.from_pandas(pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "z"]}),
-                          npartitions=2)  # fmt: skip
+    text = dd.from_pandas(pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "z"]}), npartitions=2)
     with pytest.raises(DataError, match="data must be numeric, could not convert"):
         ball_counts(text, 1.0)
     holes = dd.from_pandas(pd.DataFrame({"a": [1.0, None, 3.0]}), npartitions=2)
@@ -263,14 +273,20 @@ def test_shared_summaries_run_the_summary_pass_once_per_input(rng, sync, monkeyp
     import privad.geometry.distributed as gd
 
     X, Q = _chunked(rng.normal(size=(600, 3))), _chunked(rng.normal(size=(600, 3)))
-    want = [ball_counts_dask(X, 0.4).compute(), multiplicities_dask(X).compute(),
-            ball_counts_dask(X, 0.8, queries=Q).compute()]  # fmt: skip
+    want = [
+        ball_counts_dask(X, 0.4).compute(),
+        multiplicities_dask(X).compute(),
+        ball_counts_dask(X, 0.8, queries=Q).compute(),
+    ]
     calls = []
     real = gd._summarise
     monkeypatch.setattr(gd, "_summarise", lambda *a: calls.append(1) or real(*a))
     with shared_summaries() as cache:
-        got = [ball_counts_dask(X, 0.4).compute(), multiplicities_dask(X).compute(),
-               ball_counts_dask(X, 0.8, queries=Q).compute()]  # fmt: skip
+        got = [
+            ball_counts_dask(X, 0.4).compute(),
+            multiplicities_dask(X).compute(),
+            ball_counts_dask(X, 0.8, queries=Q).compute(),
+        ]
     assert len(cache) == 2 and len(calls) == 2 * len(UNEVEN)  # X once, Q once
     for a, b in zip(want, got, strict=True):
         np.testing.assert_array_equal(a, b)

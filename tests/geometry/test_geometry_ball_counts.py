@@ -77,8 +77,9 @@ def test_lattice_boundaries_match_exact_integer_arithmetic(lattice):
         bound = r * r if metric == "euclidean" else r
         expected = (exact[metric] <= bound).sum(1)
         for engine in ENGINE_NAMES:
-            np.testing.assert_array_equal(ball_counts(X, float(r), metric=metric, engine=engine),
-                                          expected)  # fmt: skip
+            np.testing.assert_array_equal(
+                ball_counts(X, float(r), metric=metric, engine=engine), expected
+            )
     # points at exactly distance 1 are inside the closed ball, and just outside a smaller one
     centre = np.array([[3.0, 3.0, 3.0]])
     assert ball_counts(X, 1.0, queries=centre)[0] == 7
@@ -94,12 +95,12 @@ def test_small_leaves_exercise_the_whole_traversal(brute_counts, lattice, rng, m
         thr = threshold(r, metric)
         expected = brute_counts(X, r, metric=metric)
         for strategy in ["sym", "cross"]:
-            got = dualtree.count_self(X, thr, metric, None, leaf_size=leaf_size,
-                                      strategy=strategy)  # fmt: skip
+            got = dualtree.count_self(X, thr, metric, None, leaf_size=leaf_size, strategy=strategy)
             np.testing.assert_array_equal(got, expected)
             for cap in [1, 7, 40]:
-                got = dualtree.count_self(X, thr, metric, cap, leaf_size=leaf_size,
-                                          strategy=strategy)  # fmt: skip
+                got = dualtree.count_self(
+                    X, thr, metric, cap, leaf_size=leaf_size, strategy=strategy
+                )
                 np.testing.assert_array_equal(got, np.minimum(expected, cap))
         expected_q = brute_counts(X, r, queries=Q, metric=metric)
         for cap in [None, 1, 9]:
@@ -115,10 +116,12 @@ def test_cap_reports_min_of_true_count_and_cap(brute_counts, rng, engine):
     true = brute_counts(X, 0.5)
     true_q = brute_counts(X, 0.5, queries=Q)
     for cap in [1, 2, 10, 31, 10_000]:
-        np.testing.assert_array_equal(ball_counts(X, 0.5, cap=cap, engine=engine),
-                                      np.minimum(true, cap))  # fmt: skip
-        np.testing.assert_array_equal(ball_counts(X, 0.5, queries=Q, cap=cap, engine=engine),
-                                      np.minimum(true_q, cap))  # fmt: skip
+        np.testing.assert_array_equal(
+            ball_counts(X, 0.5, cap=cap, engine=engine), np.minimum(true, cap)
+        )
+        np.testing.assert_array_equal(
+            ball_counts(X, 0.5, queries=Q, cap=cap, engine=engine), np.minimum(true_q, cap)
+        )
 
 
 @pytest.mark.parametrize("engine", ENGINE_NAMES)
@@ -127,8 +130,9 @@ def test_radius_zero_gives_the_multiplicities(rng, engine):
     X[::7] *= -1.0  # signed zeros
     np.testing.assert_array_equal(ball_counts(X, 0.0, engine=engine), multiplicities(X))
     Q = np.concatenate([X[:10], X[:10] + 0.5])
-    np.testing.assert_array_equal(ball_counts(X, 0, queries=Q, engine=engine),
-                                  multiplicities(X, queries=Q))  # fmt: skip
+    np.testing.assert_array_equal(
+        ball_counts(X, 0, queries=Q, engine=engine), multiplicities(X, queries=Q)
+    )
 
 
 @pytest.mark.parametrize("engine", ENGINE_NAMES)

@@ -32,8 +32,12 @@ def _oracle_kth(X, k, metric):
 
 @pytest.mark.parametrize("metric", METRICS)
 def test_kth_neighbour_distance_equals_sorted_pair_values(lattice, rng, metric):
-    for X in [rng.normal(size=(400, 3)), lattice(6, 2), np.round(rng.normal(size=(200, 1)), 1),
-              rng.standard_t(3, size=(300, 7))]:  # fmt: skip
+    for X in [
+        rng.normal(size=(400, 3)),
+        lattice(6, 2),
+        np.round(rng.normal(size=(200, 1)), 1),
+        rng.standard_t(3, size=(300, 7)),
+    ]:
         for k in [1, 2, 3, 17, X.shape[0]]:
             got = kth_neighbour_distance(X, k, metric=metric)
             np.testing.assert_array_equal(got, _oracle_kth(X, k, metric))
@@ -72,8 +76,9 @@ def test_duplicates_are_neighbours_at_distance_zero():
 
 def _sampled_data(rng):
     """Heavy tails, plus rounded records: duplicates and ties at exactly the k-th value."""
-    return np.concatenate([rng.standard_t(3, size=(1400, 3)),
-                           np.round(rng.normal(size=(600, 3)), 1)])  # fmt: skip
+    return np.concatenate(
+        [rng.standard_t(3, size=(1400, 3)), np.round(rng.normal(size=(600, 3)), 1)]
+    )
 
 
 @pytest.mark.parametrize("metric", METRICS)

@@ -70,8 +70,9 @@ def test_box_bounds_bracket_every_computed_pair_value(rng, metric):
         assert mn <= V.min() and V.max() <= mx
         out_min = np.empty(A.shape[0])
         out_max = np.empty(A.shape[0])
-        points_box_bounds(np.ascontiguousarray(A.T), 0, A.shape[0], lo[1], hi[1], code,
-                           out_min, out_max)  # fmt: skip
+        points_box_bounds(
+            np.ascontiguousarray(A.T), 0, A.shape[0], lo[1], hi[1], code, out_min, out_max
+        )
         assert (out_min <= V.min(axis=1)).all() and (V.max(axis=1) <= out_max).all()
 
 
@@ -94,8 +95,22 @@ def test_radius_from_value_is_the_smallest_admitting_radius(rng, metric):
 
 # Values around every magnitude limit: subnormals, gaps below/at 2**-511, the SMALL edge,
 # and values whose squares approach overflow.
-EXTREME = [0.0, 5e-324, -5e-324, 1e-160, -1e-160, -(2.0**-512), 2.0**-512, MIN_GAP, SMALL,
-           np.nextafter(SMALL, 0.0), 1e-150, 1.0, 1e150, np.nextafter(1e150, np.inf)]  # fmt: skip
+EXTREME = [
+    0.0,
+    5e-324,
+    -5e-324,
+    1e-160,
+    -1e-160,
+    -(2.0**-512),
+    2.0**-512,
+    MIN_GAP,
+    SMALL,
+    np.nextafter(SMALL, 0.0),
+    1e-150,
+    1.0,
+    1e150,
+    np.nextafter(1e150, np.inf),
+]
 
 
 def _extreme_pairs() -> list[np.ndarray]:

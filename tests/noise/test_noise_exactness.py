@@ -229,8 +229,16 @@ def python_kernels(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
 
     def install(**oracles: Callable[..., Any]) -> None:
         for name in (
-            "_bern_exp_frac", "_bern_exp1", "_bern_exp", "_bern_exp_times", "_bern_logistic",
-            "_bern_exp_ratio", "_dlap_attempt", "_chain_passes", "_cks_alg1", "_bern_ratio",
+            "_bern_exp_frac",
+            "_bern_exp1",
+            "_bern_exp",
+            "_bern_exp_times",
+            "_bern_logistic",
+            "_bern_exp_ratio",
+            "_dlap_attempt",
+            "_chain_passes",
+            "_cks_alg1",
+            "_bern_ratio",
         ):
             helper = getattr(K, name)
             monkeypatch.setattr(K, name, getattr(helper, "py_func", helper))
@@ -357,7 +365,7 @@ def test_bern_exp_times_small_a_is_exactly_r_to_the_a(python_kernels: Any) -> No
     def exp_oracle(g: float, ws: Any) -> bool:
         ratio = Fraction(g) / Fraction(gamma)
         assert ratio.denominator == 1
-        return python_kernels.state["o"].bern(r ** ratio.numerator)
+        return python_kernels.state["o"].bern(r**ratio.numerator)
 
     python_kernels(_bern_exp=exp_oracle)
     for a in range(0, 20):

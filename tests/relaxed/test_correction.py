@@ -37,9 +37,7 @@ from privad.relaxed.metrics import accuracy, subset_size
 #  12: d_diff 0.5 = d_TP, dist 3  -> FN_L3 (closed at d_TP)
 #  13: d_diff 5.0 = d_FP, dist 3  -> FN_L3 (closed at d_FP)
 #  14: d_diff 0.5 = d_TP, dist 1  -> nothing (L2 is open at d_TP, not in I_L3)
-D_DIFF = np.array(
-    [0.5, 0.7, 0.6, 5.0, 5.2, -0.3, 0.2, 0.2, 1.0, 1.0, 6.0, 0.0, 0.5, 5.0, 0.5]
-)
+D_DIFF = np.array([0.5, 0.7, 0.6, 5.0, 5.2, -0.3, 0.2, 0.2, 1.0, 1.0, 6.0, 0.0, 0.5, 5.0, 0.5])
 DIST = np.array([3.0, 3.0, 3.0, 3.0, 3.0, 0.1, 0.6, 0.4, 2.0, 1.0, 3.0, 3.0, 3.0, 3.0, 1.0])
 O_PRIME = np.array([0, 1, 2, 3, 4])
 W_O = 1.0
@@ -64,8 +62,7 @@ def test_analyst_layers_from_distances() -> None:
 def test_each_false_negative_layer_and_output() -> None:
     s = split_presumed_outliers(D_DIFF, O_PRIME)
     i_l2, i_l3 = analyst_layers(np.zeros((N, 2)), s.d_tp, W_O, distances=DIST)
-    layers = false_negative_layers(D_DIFF, index_mask(O_PRIME, N, "O'"), i_l2, i_l3, s.d_tp,
-                                   s.d_fp)
+    layers = false_negative_layers(D_DIFF, index_mask(O_PRIME, N, "O'"), i_l2, i_l3, s.d_tp, s.d_fp)
     assert layers.fn_l1.tolist() == [5]
     assert layers.fn_l2.tolist() == [6]
     assert layers.fn_l3.tolist() == [8, 12, 13]
@@ -111,8 +108,9 @@ def test_no_false_positives_means_no_upper_bound() -> None:
     d = np.array([1.0, 1.0, 3.0, 50.0, 0.5])
     s = split_presumed_outliers(d, np.array([0, 1]))  # equal values: TP = {0, 1}, FP empty
     assert s.d_fp == np.inf
-    layers = false_negative_layers(d, index_mask(np.array([0, 1]), 5, "O'"),
-                                   np.arange(5), np.arange(5), s.d_tp, s.d_fp)
+    layers = false_negative_layers(
+        d, index_mask(np.array([0, 1]), 5, "O'"), np.arange(5), np.arange(5), s.d_tp, s.d_fp
+    )
     assert layers.fn_l3.tolist() == [2, 3]
     assert layers.fn_l2.tolist() == [4]
 
@@ -149,8 +147,18 @@ def test_d_diff_refuses_mismatched_shapes() -> None:
 
 def test_outlier_layer_width_estimate() -> None:
     # centre (0, 0); outliers at distances 10, 12 and 13 -> w_O = 3.
-    H = np.array([[10.0, 0.0], [-12.0, 0.0], [0.0, 13.0], [0.0, -11.0],
-                  [1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+    H = np.array(
+        [
+            [10.0, 0.0],
+            [-12.0, 0.0],
+            [0.0, 13.0],
+            [0.0, -11.0],
+            [1.0, 0.0],
+            [-1.0, 0.0],
+            [0.0, 1.0],
+            [0.0, -1.0],
+        ]
+    )
     c = np.zeros(2)
     assert estimate_outlier_layer_width(H, [0, 1, 2], centre=c) == pytest.approx(3.0)
     mask = np.zeros(8, dtype=bool)
@@ -232,8 +240,7 @@ def test_matches_set_based_reference(values: list[int], data, w_o: int) -> None:
     s = split_presumed_outliers(d_diff, o_prime)
     assert set(s.tp.tolist()) == tp and set(s.fp.tolist()) == fp
     i_l2, i_l3 = analyst_layers(np.zeros((n, 2)), s.d_tp, float(w_o), distances=dist)
-    layers = false_negative_layers(d_diff, index_mask(o_prime, n, "O'"), i_l2, i_l3, s.d_tp,
-                                   s.d_fp)
+    layers = false_negative_layers(d_diff, index_mask(o_prime, n, "O'"), i_l2, i_l3, s.d_tp, s.d_fp)
     assert set(layers.fn_l1.tolist()) == fn1
     assert set(layers.fn_l2.tolist()) == fn2
     assert set(layers.fn_l3.tolist()) == fn3
@@ -262,9 +269,13 @@ def test_d_tp_percentile_floor_and_d_fp_rules() -> None:
     assert s.d_fp == 1.0
     with pytest.raises(ParameterError):
         split_presumed_outliers(D_DIFF, O_PRIME, d_fp_rule="layer")
-    for kwargs in ({"d_tp_percentile": 101.0}, {"d_tp_percentile": -1.0},
-                   {"d_tp_floor": float("inf")}, {"d_fp_rule": "max"},
-                   {"d_fp_percentile": 200.0}):
+    for kwargs in (
+        {"d_tp_percentile": 101.0},
+        {"d_tp_percentile": -1.0},
+        {"d_tp_floor": float("inf")},
+        {"d_fp_rule": "max"},
+        {"d_fp_percentile": 200.0},
+    ):
         with pytest.raises(ParameterError):
             split_presumed_outliers(D_DIFF, O_PRIME, **kwargs)
 
@@ -283,8 +294,9 @@ def test_reduction_thresholds() -> None:
 
 def test_radius_reduction_on_the_hand_example() -> None:
     # ρ = 2: t2 = 2, t3 = 2.5. Record 6 (dist 0.6) leaves FN_L2, 8 (dist 2.0) leaves FN_L3
-    i_l2, i_l3 = analyst_layers(np.zeros((N, 2)), 0.5, W_O, distances=DIST,
-                                reduction="radius", outlier_radius=2.0)
+    i_l2, i_l3 = analyst_layers(
+        np.zeros((N, 2)), 0.5, W_O, distances=DIST, reduction="radius", outlier_radius=2.0
+    )
     assert i_l2.tolist() == [0, 1, 2, 3, 4, 8, 10, 11, 12, 13]
     assert i_l3.tolist() == [0, 1, 2, 3, 4, 10, 11, 12, 13]
     layers = false_negative_layers(D_DIFF, index_mask(O_PRIME, N, "O'"), i_l2, i_l3, 0.5, 5.0)
@@ -294,8 +306,9 @@ def test_radius_reduction_on_the_hand_example() -> None:
     # without a radius the analyst estimates it from O': median dist over O' (3.0) − w_O
     assert presumed_radius(DIST, O_PRIME, W_O) == pytest.approx(2.0)
     assert presumed_radius(DIST, np.zeros(0, dtype=np.int64), W_O) is None
-    est = analyst_layers(np.zeros((N, 2)), 0.5, W_O, distances=DIST, reduction="radius",
-                         presumed_outliers=O_PRIME)
+    est = analyst_layers(
+        np.zeros((N, 2)), 0.5, W_O, distances=DIST, reduction="radius", presumed_outliers=O_PRIME
+    )
     assert [a.tolist() for a in est] == [i_l2.tolist(), i_l3.tolist()]
     with pytest.raises(ParameterError):
         analyst_layers(np.zeros((N, 2)), 0.5, W_O, distances=DIST, reduction="radius")
@@ -317,13 +330,16 @@ def test_notes_reduction_takes_every_record_when_a_true_positive_moved_inwards()
     assert s.d_tp == -3.0 and s.d_fp == 0.5
     mask = index_mask(o_prime, 53, "O'")
     notes = analyst_layers(np.zeros((53, 2)), s.d_tp, 1.0, distances=dist)
-    out_notes = corrected_outliers(s.tp, false_negative_layers(d_diff, mask, *notes, s.d_tp,
-                                                               s.d_fp), 53)
+    out_notes = corrected_outliers(
+        s.tp, false_negative_layers(d_diff, mask, *notes, s.d_tp, s.d_fp), 53
+    )
     assert out_notes.tolist() == [k for k in range(53) if k != 52]  # all but the FP
-    radius = analyst_layers(np.zeros((53, 2)), s.d_tp, 1.0, distances=dist, reduction="radius",
-                            outlier_radius=9.0)
-    out_radius = corrected_outliers(s.tp, false_negative_layers(d_diff, mask, *radius, s.d_tp,
-                                                                s.d_fp), 53)
+    radius = analyst_layers(
+        np.zeros((53, 2)), s.d_tp, 1.0, distances=dist, reduction="radius", outlier_radius=9.0
+    )
+    out_radius = corrected_outliers(
+        s.tp, false_negative_layers(d_diff, mask, *radius, s.d_tp, s.d_fp), 53
+    )
     assert out_radius.tolist() == [50, 51]  # the true negatives are reduced away
 
 
@@ -333,7 +349,8 @@ def test_outlier_layer_radius_estimate() -> None:
     d = centre_distances(H, c)
     assert estimate_outlier_layer_radius(H, [1, 2]) == pytest.approx(d[[1, 2]].min())
     assert estimate_outlier_layer_radius(H, [1, 2], percentile=100) == pytest.approx(
-        d[[1, 2]].max())
+        d[[1, 2]].max()
+    )
     mask = np.zeros(5, dtype=bool)
     mask[[1, 2]] = True
     assert estimate_outlier_layer_radius(H, mask) == pytest.approx(d[[1, 2]].min())
@@ -362,10 +379,10 @@ def test_radius_reduction_keeps_every_reachable_outlier(data, n: int, w_o: float
     rho = data.draw(st.floats(0.0, 20.0))
     outliers = np.flatnonzero(r >= rho)
     s = split_presumed_outliers(d_diff, o_prime)
-    i_l2, i_l3 = analyst_layers(np.zeros((n, 2)), s.d_tp, w_o, distances=dist,
-                                reduction="radius", outlier_radius=rho)
-    layers = false_negative_layers(d_diff, index_mask(o_prime, n, "O'"), i_l2, i_l3, s.d_tp,
-                                   s.d_fp)
+    i_l2, i_l3 = analyst_layers(
+        np.zeros((n, 2)), s.d_tp, w_o, distances=dist, reduction="radius", outlier_radius=rho
+    )
+    layers = false_negative_layers(d_diff, index_mask(o_prime, n, "O'"), i_l2, i_l3, s.d_tp, s.d_fp)
     out = set(corrected_outliers(s.tp, layers, n).tolist())
     if s.d_tp is None:
         return

@@ -41,8 +41,9 @@ def ring():  # type: ignore[no-untyped-def]
 
 def _fit(ring, **options):  # type: ignore[no-untyped-def]
     history, X, _ = ring
-    return RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, history=history, rng=0,
-                             **options).fit(X)  # fmt: skip
+    return RelaxedDPDetector(
+        epsilon=1.0, global_sensitivity=GS, history=history, rng=0, **options
+    ).fit(X)
 
 
 def test_the_estimator_is_the_parties_protocol(ring) -> None:  # type: ignore[no-untyped-def]
@@ -50,16 +51,20 @@ def test_the_estimator_is_the_parties_protocol(ring) -> None:  # type: ignore[no
     est = _fit(ring)
     # the same run through the party objects, with the estimator's two child streams
     sensor_rng, _ = Randomness(0).spawn(2)
-    sensor = Sensor(1.0, relaxed_sensitivity(history, 10.0), global_sensitivity=GS,
-                    rng=sensor_rng)  # fmt: skip
+    sensor = Sensor(1.0, relaxed_sensitivity(history, 10.0), global_sensitivity=GS, rng=sensor_rng)
     cal = calibrate(sensor.scale(history), 10.0)
-    run = run_protocol(X, sensor, Analyst(cal.detector, outlier_radius=cal.outlier_radius),
-                       CorrectionServer(cal.w_o))  # fmt: skip
+    run = run_protocol(
+        X,
+        sensor,
+        Analyst(cal.detector, outlier_radius=cal.outlier_radius),
+        CorrectionServer(cal.w_o),
+    )
     assert np.array_equal(np.flatnonzero(est.labels_), run.outliers)
     assert np.array_equal(np.flatnonzero(est.presumed_labels_), run.presumed_outliers)
     # the DBSCAN score: the distance of T'[j] to the centre of T' (the analyst's step 4)
-    (message,) = [m for m in est.run_.transcript.received_by("analyst")
-                  if isinstance(m, SensorToAnalyst)]  # fmt: skip
+    (message,) = [
+        m for m in est.run_.transcript.received_by("analyst") if isinstance(m, SensorToAnalyst)
+    ]
     Tp = message.perturbed
     np.testing.assert_array_equal(est.decision_scores_, centre_distances(Tp, column_means(Tp)))
     assert est.threshold_ is None
@@ -110,8 +115,9 @@ def test_a_scoring_detector_plugs_in(ring) -> None:  # type: ignore[no-untyped-d
     est = _fit(ring, detector=det)
     # O' is the top p_o = 10 % of the detector's scores on T'
     assert est.threshold_ == pytest.approx(np.percentile(est.decision_scores_, 90.0))
-    np.testing.assert_array_equal(est.presumed_labels_,
-                                  (est.decision_scores_ > est.threshold_).astype(int))
+    np.testing.assert_array_equal(
+        est.presumed_labels_, (est.decision_scores_ > est.threshold_).astype(int)
+    )
     assert roc_auc_score(y, est.decision_scores_) > 0.9
     assert est.labels_[y == 1].mean() >= 0.9
     # the clone's random_state comes from rng: a seed reproduces the run
@@ -156,8 +162,13 @@ def test_parameters_and_data_are_checked(ring) -> None:  # type: ignore[no-untyp
         RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, rng=0).fit(X[:300])
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyWarning)
-        RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, history=history, rng=0,
-                          relaxed_sensitivity=[20.0, 20.0]).fit(X[:300])  # fmt: skip
+        RelaxedDPDetector(
+            epsilon=1.0,
+            global_sensitivity=GS,
+            history=history,
+            rng=0,
+            relaxed_sensitivity=[20.0, 20.0],
+        ).fit(X[:300])
 
 
 def test_clone_and_pickle_keep_the_record(ring) -> None:  # type: ignore[no-untyped-def]

@@ -82,12 +82,18 @@ def test_messages_are_immutable_private_copies() -> None:
         lambda: AnalystToCorrection(presumed_outliers=np.array([-1])),
         lambda: AnalystToCorrection(presumed_outliers=np.array([[0, 1]])),
         lambda: AnalystToCorrection2(i_l2=np.array([0.5]), i_l3=np.array([0])),
-        lambda: SensorToAnalyst(perturbed=np.zeros(3), divisors=[1.0], noise_scale=[1.0],
-                                epsilon=1.0),
-        lambda: SensorToAnalyst(perturbed=np.zeros((3, 2)), divisors=[1.0], noise_scale=[1.0, 1.0],
-                                epsilon=1.0),
-        lambda: SensorToAnalyst(perturbed=np.full((3, 2), np.inf), divisors=[1.0, 1.0],
-                                noise_scale=[1.0, 1.0], epsilon=1.0),
+        lambda: SensorToAnalyst(
+            perturbed=np.zeros(3), divisors=[1.0], noise_scale=[1.0], epsilon=1.0
+        ),
+        lambda: SensorToAnalyst(
+            perturbed=np.zeros((3, 2)), divisors=[1.0], noise_scale=[1.0, 1.0], epsilon=1.0
+        ),
+        lambda: SensorToAnalyst(
+            perturbed=np.full((3, 2), np.inf),
+            divisors=[1.0, 1.0],
+            noise_scale=[1.0, 1.0],
+            epsilon=1.0,
+        ),
     ],
 )
 def test_malformed_messages_are_refused(build) -> None:  # type: ignore[no-untyped-def]
@@ -100,8 +106,9 @@ def test_malformed_messages_are_refused(build) -> None:  # type: ignore[no-untyp
     [
         lambda: CorrectionToAnalyst(d_tp=float("nan"), w_o=1.0),
         lambda: CorrectionToAnalyst(d_tp=0.5, w_o=-1.0),
-        lambda: SensorToAnalyst(perturbed=np.zeros((3, 2)), divisors=[1.0, 1.0],
-                                noise_scale=[1.0, 1.0], epsilon=0.0),
+        lambda: SensorToAnalyst(
+            perturbed=np.zeros((3, 2)), divisors=[1.0, 1.0], noise_scale=[1.0, 1.0], epsilon=0.0
+        ),
     ],
 )
 def test_bad_parameters_in_messages_are_refused(build) -> None:  # type: ignore[no-untyped-def]
@@ -113,8 +120,9 @@ def test_from_dict_refuses_unknown_or_missing_fields() -> None:
     with pytest.raises(DataError, match="unknown"):
         Message.from_dict({"type": "Nope"})
     with pytest.raises(DataError, match="unknown field"):
-        CorrectionToAnalyst.from_dict({"type": "CorrectionToAnalyst", "d_tp": 1.0, "w_o": 1.0,
-                                       "noise": [1.0]})
+        CorrectionToAnalyst.from_dict(
+            {"type": "CorrectionToAnalyst", "d_tp": 1.0, "w_o": 1.0, "noise": [1.0]}
+        )
     with pytest.raises(DataError, match="missing"):
         CorrectionToAnalyst.from_dict({"type": "CorrectionToAnalyst", "d_tp": 1.0})
     with pytest.raises(DataError, match="unexpected"):

@@ -43,8 +43,15 @@ def test_same_seed_same_result(ring: np.ndarray) -> None:
 
 def test_pluggable_detector_and_explicit_parameters(ring: np.ndarray) -> None:
     det = DBSCANDetector(0.05, 10)
-    res = run_pipeline(ring, 1.0, detector=det, outlier_layer_width=0.5, min_gap=0.1,
-                       global_sensitivity=[1000.0, 1000.0], rng=4)
+    res = run_pipeline(
+        ring,
+        1.0,
+        detector=det,
+        outlier_layer_width=0.5,
+        min_gap=0.1,
+        global_sensitivity=[1000.0, 1000.0],
+        rng=4,
+    )
     assert res.detector is det and res.w_o == 0.5
     assert res.guarantee is not None and res.guarantee.epsilon == pytest.approx(2.0)
     assert res.accuracy >= res.baseline_accuracy
@@ -65,21 +72,35 @@ def test_default_reconstruction_finds_the_outliers_in_a_small_subset(ring: np.nd
     assert notes.subset_size > 0.9  # the failure mode: I_L3 is every record
     assert isinstance(notes.detector, DBSCANDetector) and notes.dbscan_candidates == ()
     summary = res.summary()
-    assert {"reduction", "outlier_radius", "threshold_l2", "threshold_l3",
-            "dbscan_candidates", "dbscan_noise_shares"} <= set(summary)
+    assert {
+        "reduction",
+        "outlier_radius",
+        "threshold_l2",
+        "threshold_l3",
+        "dbscan_candidates",
+        "dbscan_noise_shares",
+    } <= set(summary)
 
 
 def test_radius_sources_and_step3_options(ring: np.ndarray) -> None:
     base = run_pipeline(ring, 1.0, rng=5, dbscan_calibration="history")
-    presumed = run_pipeline(ring, 1.0, rng=5, dbscan_calibration="history",
-                            outlier_radius="presumed")
+    presumed = run_pipeline(
+        ring, 1.0, rng=5, dbscan_calibration="history", outlier_radius="presumed"
+    )
     assert presumed.thresholds is not None
     assert presumed.outlier_radius == presumed.thresholds[0] != base.outlier_radius
     given = run_pipeline(ring, 1.0, rng=5, dbscan_calibration="history", outlier_radius=7.5)
     assert given.outlier_radius == 7.5 and given.thresholds is not None
     assert given.thresholds[0] == 7.5
-    floored = run_pipeline(ring, 1.0, rng=5, dbscan_calibration="history", d_tp_floor=0.0,
-                           d_tp_percentile=5.0, d_fp_rule="none")
+    floored = run_pipeline(
+        ring,
+        1.0,
+        rng=5,
+        dbscan_calibration="history",
+        d_tp_floor=0.0,
+        d_tp_percentile=5.0,
+        d_fp_rule="none",
+    )
     assert floored.d_tp is not None and floored.d_tp >= 0.0 and floored.d_fp == float("inf")
     # the same noise: the perturbed data and O' do not depend on the correction options
     assert np.array_equal(base.presumed_outliers, floored.presumed_outliers)

@@ -70,9 +70,15 @@ def test_transcript_order_and_parties() -> None:
     ]
     assert [e.seq for e in run.transcript] == list(range(6))
     assert {type(m) for m in run.transcript.received_by("correction")} == {
-        SensorToCorrection, AnalystToCorrection, AnalystToCorrection2}
+        SensorToCorrection,
+        AnalystToCorrection,
+        AnalystToCorrection2,
+    }
     assert {type(m) for m in run.transcript.received_by("analyst")} == {
-        SensorToAnalyst, CorrectionToAnalyst, CorrectionToAnalyst2}
+        SensorToAnalyst,
+        CorrectionToAnalyst,
+        CorrectionToAnalyst2,
+    }
     assert run.transcript.received_by("sensor") == []
     assert len(run.transcript.sent_by("sensor")) == 2
 
@@ -95,8 +101,9 @@ def test_information_flow() -> None:
         assert np.ndim(value) <= 1
 
     # the analyst never receives noise or d_diff; the one d_diff value it learns is d_TP
-    (thresholds,) = [m for m in run.transcript.received_by("analyst")
-                     if isinstance(m, CorrectionToAnalyst)]
+    (thresholds,) = [
+        m for m in run.transcript.received_by("analyst") if isinstance(m, CorrectionToAnalyst)
+    ]
     for message in run.transcript.received_by("analyst"):
         floats = _floats(message)
         assert not np.isin(floats, noise.ravel()).any()
@@ -116,15 +123,23 @@ def test_protocol_equals_the_functions() -> None:
     assert np.array_equal(run.presumed_outliers, o_prime)
     split = split_presumed_outliers(d_diff, o_prime)
     # the analyst's default reduction: "radius" with ρ estimated from its presumed outliers
-    i_l2, i_l3 = analyst_layers(T_prime, split.d_tp, 0.2, reduction="radius",
-                                presumed_outliers=o_prime)
-    layers = false_negative_layers(d_diff, index_mask(o_prime, len(X), "O'"), i_l2, i_l3,
-                                   split.d_tp, split.d_fp)
+    i_l2, i_l3 = analyst_layers(
+        T_prime, split.d_tp, 0.2, reduction="radius", presumed_outliers=o_prime
+    )
+    layers = false_negative_layers(
+        d_diff, index_mask(o_prime, len(X), "O'"), i_l2, i_l3, split.d_tp, split.d_fp
+    )
     assert np.array_equal(run.outliers, corrected_outliers(split.tp, layers, len(X)))
     assert np.array_equal(run.outliers, analyst.outliers)
     assert analyst.thresholds is not None and analyst.thresholds[1] >= analyst.thresholds[0]
-    assert set(run.timings) >= {"perturbation", "detection", "correction", "split", "layers",
-                                "false_negatives"}
+    assert set(run.timings) >= {
+        "perturbation",
+        "detection",
+        "correction",
+        "split",
+        "layers",
+        "false_negatives",
+    }
 
 
 def test_notes_reduction_through_the_parties_equals_the_functions() -> None:
@@ -160,8 +175,10 @@ def test_radius_reduction_with_a_public_radius() -> None:
 def test_seeded_runs_are_reproducible() -> None:
     a = _run(seed=9)[-1]
     b = _run(seed=9)[-1]
-    assert np.array_equal(a.transcript.received_by("analyst")[0].perturbed,
-                          b.transcript.received_by("analyst")[0].perturbed)
+    assert np.array_equal(
+        a.transcript.received_by("analyst")[0].perturbed,
+        b.transcript.received_by("analyst")[0].perturbed,
+    )
     assert np.array_equal(a.outliers, b.outliers)
 
 

@@ -23,6 +23,7 @@ RUNS = 2000
 
 def _violates(a: np.ndarray, b: np.ndarray, epsilon: float) -> bool:
     """Whether the event counts show P_a > e^ε P_b or P_b > e^ε P_a at confidence 1 − α."""
+
     def bounds(k: int, n: int) -> tuple[float, float]:
         lo = 0.0 if k == 0 else beta.ppf(ALPHA / 4, k, n - k + 1)
         hi = 1.0 if k == n else beta.ppf(1 - ALPHA / 4, k + 1, n - k)
@@ -56,8 +57,10 @@ def test_correction_servers_view_unprotected_fails_protected_passes() -> None:
         eps = sensor.guarantee().epsilon if view is None else view.epsilon
         a = _d_diff0(near, rs, 1, exchange=exchange)
         b = _d_diff0(far, rs, 2, exchange=exchange)
-        found = any(_violates(a < t, b < t, eps) or _violates(a > t, b > t, eps)
-                    for t in (-0.5, -0.1, 0.0, 0.5, 1.0))
+        found = any(
+            _violates(a < t, b < t, eps) or _violates(a > t, b > t, eps)
+            for t in (-0.5, -0.1, 0.0, 0.5, 1.0)
+        )
         assert found is should_fail, (exchange, (a < -0.5).mean(), (b < -0.5).mean())
         assert (view is None) is should_fail
 
@@ -73,8 +76,7 @@ def test_noisy_d_tp_has_no_atom_at_the_raw_distance() -> None:
     for tp_epsilon, should_fail in ((None, True), (1.0, False)):
         hits = []
         for window, seed in ((near, 5), (far, 6)):
-            kw = {"exchange": "unprotected"} if tp_epsilon is None else {
-                "tp_epsilon": tp_epsilon}
+            kw = {"exchange": "unprotected"} if tp_epsilon is None else {"tp_epsilon": tp_epsilon}
             sensor = Sensor(0.5, rs, global_sensitivity=1000, rng=Randomness(seed), **kw)
             got = []
             for _ in range(RUNS // 4):
@@ -112,8 +114,9 @@ def test_noisy_d_tp_through_the_correction_service(server_pool, tmp_path) -> Non
     window = iter(range(10**6))
     shm = Path("/dev/shm")  # a durable store's fsyncs are free there: the test takes seconds
     with tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else tmp_path) as folder:
-        cs = server_pool.start_app(create_correction_app(Path(folder) / "cs.sqlite", tokens,
-                                                         outlier_layer_width=1.0))
+        cs = server_pool.start_app(
+            create_correction_app(Path(folder) / "cs.sqlite", tokens, outlier_layer_width=1.0)
+        )
         sensor_client = CorrectionClient(cs.url, sensor_secret)
         analyst_client = CorrectionClient(cs.url, analyst_secret)
 
@@ -125,7 +128,8 @@ def test_noisy_d_tp_through_the_correction_service(server_pool, tmp_path) -> Non
                 w, to_a, to_cs = job
                 sensor_client.put_differences(w, to_cs)  # JSON on the wire, stored
                 d_tp = analyst_client.presumed_outliers(
-                    "s0", w, AnalystToCorrection(np.array([0])), data.shape[0]).d_tp
+                    "s0", w, AnalystToCorrection(np.array([0])), data.shape[0]
+                ).d_tp
                 P = to_a.perturbed
                 return float(np.linalg.norm(P[0] - P.mean(axis=0))) - d_tp
 
@@ -133,17 +137,25 @@ def test_noisy_d_tp_through_the_correction_service(server_pool, tmp_path) -> Non
                 return np.array(list(pool.map(one, jobs)))
 
         thresholds = (-1.0, 0.0, 0.5, 1.0, 2.0)
-        cases = ((dict(cs_epsilon=100.0, tp_epsilon=0.5), None, False),  # d_TP: min(0.5, 100)
-                 (dict(cs_epsilon=100.0, tp_epsilon=4.0), 0.5, True))    # scale 8× too small
+        cases = (
+            (dict(cs_epsilon=100.0, tp_epsilon=0.5), None, False),  # d_TP: min(0.5, 100)
+            (dict(cs_epsilon=100.0, tp_epsilon=4.0), 0.5, True),
+        )  # scale 8× too small
         for kw, claimed, should_fail in cases:
-            stated = {c.name: c for c in Sensor(0.5, rs, global_sensitivity=1000, **kw)
-                      .views().analyst.components}["d_TP"].guarantee  # fmt: skip
+            stated = {
+                c.name: c
+                for c in Sensor(0.5, rs, global_sensitivity=1000, **kw).views().analyst.components
+            }["d_TP"].guarantee
             eps = stated.epsilon if claimed is None else claimed
             a, b = statistics(near, 11, **kw), statistics(far, 12, **kw)
-            found = any(_violates(a > t, b > t, eps) or _violates(a < t, b < t, eps)
-                        for t in thresholds)  # fmt: skip
-            assert found is should_fail, (kw, eps, [(np.mean(a > t), np.mean(b > t))
-                                                    for t in thresholds])
+            found = any(
+                _violates(a > t, b > t, eps) or _violates(a < t, b < t, eps) for t in thresholds
+            )
+            assert found is should_fail, (
+                kw,
+                eps,
+                [(np.mean(a > t), np.mean(b > t)) for t in thresholds],
+            )
         sensor_client.close()
         analyst_client.close()
         server_pool.stop(cs)

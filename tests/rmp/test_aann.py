@@ -72,8 +72,9 @@ def test_same_seed_same_network_other_seed_other_network():
 
 def test_progress_is_called_once_per_epoch():
     calls = []
-    train_aann(_records(), AANNTraining(epochs=4), rng=0,
-               progress=lambda e, n: calls.append((e, n)))
+    train_aann(
+        _records(), AANNTraining(epochs=4), rng=0, progress=lambda e, n: calls.append((e, n))
+    )
     assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
 
 
@@ -125,8 +126,16 @@ def test_scikit_learn_follows_the_gradient_of_the_summed_error():
     from sklearn.neural_network import MLPRegressor
 
     Y = Randomness(0).uniform(0, 1, (40, 5))
-    net = MLPRegressor(hidden_layer_sizes=(3,), solver="sgd", alpha=0.0, batch_size=40,
-                       learning_rate_init=0.1, momentum=0.0, shuffle=False, max_iter=1)
+    net = MLPRegressor(
+        hidden_layer_sizes=(3,),
+        solver="sgd",
+        alpha=0.0,
+        batch_size=40,
+        learning_rate_init=0.1,
+        momentum=0.0,
+        shuffle=False,
+        max_iter=1,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         net.partial_fit(Y, Y)
@@ -171,8 +180,9 @@ def test_divergence_is_a_data_error_with_advice(learning_rate, why, loss):
     X = _records(n=6) * 1e3
     step = learning_rate * (6 if loss == "mean" else 1)  # the same steps either way
     with pytest.raises(DataError, match="diverged") as info:
-        train_aann(X, AANNTraining(epochs=20, input_scaling="none", learning_rate=step, loss=loss),
-                   rng=0)
+        train_aann(
+            X, AANNTraining(epochs=20, input_scaling="none", learning_rate=step, loss=loss), rng=0
+        )
     message = str(info.value)
     assert why in message and "smaller learning_rate" in message and "loss='mean'" in message
 
@@ -200,7 +210,7 @@ def test_records_too_large_to_scale_are_a_data_error():
         ({"input_scaling": "robust"}, r"input_scaling must be one of 'zscore', 'minmax', 'none'"),
         ({"loss": "median"}, r"loss must be one of 'mean', 'sum', got 'median'"),
     ],
-)  # fmt: skip
+)
 def test_training_parameters_are_validated_when_made(kwargs, match):
     with pytest.raises(ParameterError, match=match):
         AANNTraining(**kwargs)
@@ -213,12 +223,20 @@ def test_training_parameters_are_normalised_frozen_and_revalidated_on_replace():
     assert training.learning_rate == 1.0 and type(training.learning_rate) is float
     assert training.momentum == 0.0 and type(training.momentum) is float
     assert training.as_dict() == {
-        "hidden": 3, "epochs": 4, "learning_rate": 1.0, "momentum": 0.0, "init_range": 0.1,
-        "batch_size": 32, "activation": "logistic", "input_scaling": "minmax", "loss": "mean",
-    }  # fmt: skip
+        "hidden": 3,
+        "epochs": 4,
+        "learning_rate": 1.0,
+        "momentum": 0.0,
+        "init_range": 0.1,
+        "batch_size": 32,
+        "activation": "logistic",
+        "input_scaling": "minmax",
+        "loss": "mean",
+    }
     # the paper's settings are the defaults (section 6), and equal sets are equal
-    assert AANNTraining() == AANNTraining(None, 300, 0.25, 0.85, 0.1, 32, "logistic", "minmax",
-                                          "mean")  # fmt: skip
+    assert AANNTraining() == AANNTraining(
+        None, 300, 0.25, 0.85, 0.1, 32, "logistic", "minmax", "mean"
+    )
     with pytest.raises(dataclasses.FrozenInstanceError):
         training.epochs = 5  # type: ignore[misc]
     assert dataclasses.replace(training, epochs=7).epochs == 7
@@ -248,8 +266,13 @@ def test_bad_data():
 def test_aann_validates_its_arrays():
     w1, w2 = np.zeros((3, 2)), np.zeros((2, 3))
     b1, b2 = np.zeros(2), np.zeros(3)
-    ok = {"coefs": (w1, w2), "intercepts": (b1, b2), "activation": "logistic",
-          "input_offset": np.zeros(3), "input_scale": np.ones(3)}  # fmt: skip
+    ok = {
+        "coefs": (w1, w2),
+        "intercepts": (b1, b2),
+        "activation": "logistic",
+        "input_offset": np.zeros(3),
+        "input_scale": np.ones(3),
+    }
     net = AANN(**ok)
     with pytest.raises(ValueError):
         net.coefs[0][0, 0] = 1.0  # read-only

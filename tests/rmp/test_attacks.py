@@ -157,11 +157,12 @@ def test_collusion_common_matrix_recovers_exactly_rmp_error_grows_with_alpha():
         Xc = reconstruct(T @ Y, T, prior, double_logistic_applied=False, clip=None)
         common.append(reconstruction_error(Y, Xc).rmse)
         for alpha in rmp:
-            Tv = participant_matrix(T, alpha, rng=rng)   # the victim's private matrix
-            Tc = participant_matrix(T, alpha, rng=rng)   # the colluder's, revealed
+            Tv = participant_matrix(T, alpha, rng=rng)  # the victim's private matrix
+            Tc = participant_matrix(T, alpha, rng=rng)  # the colluder's, revealed
             var = matrix_error_variance(alpha, "colluder")
-            X_hat = reconstruct(Tv @ Y, Tc, prior, matrix_var=var,
-                                double_logistic_applied=False, clip=None)  # fmt: skip
+            X_hat = reconstruct(
+                Tv @ Y, Tc, prior, matrix_var=var, double_logistic_applied=False, clip=None
+            )
             rmp[alpha].append(reconstruction_error(Y, X_hat).rmse)
     assert max(common) < 1e-8
     means = [float(np.mean(rmp[a])) for a in (0.05, 0.2, 0.6)]
@@ -206,7 +207,11 @@ def test_match_components_undoes_permutation_scale_and_sign():
     m = match_components(S, X)
     assert m.mean_abs_corr == pytest.approx(1.0)
     assert dict(zip(m.component.tolist(), m.attribute.tolist(), strict=True)) == {
-        0: 2, 1: 0, 2: 3, 3: 1}  # fmt: skip
+        0: 2,
+        1: 0,
+        2: 3,
+        3: 1,
+    }
 
 
 def _ica_case(n: int, w: int, seed: int) -> tuple[float, float]:
@@ -217,7 +222,8 @@ def _ica_case(n: int, w: int, seed: int) -> tuple[float, float]:
     res = ica_attack(Z, min(w, n), rng=rng)
     assert res.sources.shape == (min(w, n), 2000) and res.converged
     return match_components(res.sources, X).mean_abs_corr, float(
-        linear_filter_correlation(Z, X).max())
+        linear_filter_correlation(Z, X).max()
+    )
 
 
 def test_ica_recovers_independent_sources_when_w_equals_n():
@@ -261,8 +267,9 @@ CASES = [(0.01, 0.004), (0.1, 0.02), (0.2, 0.2), (0.4, 0.5), (0.6, 1.0)]
 
 @pytest.mark.parametrize(("alpha", "d"), CASES)
 def test_lemma1_holds_empirically(alpha, d):
-    check = lemma1_check(alpha, d, samples=1_000_000, false_alarm=FALSE_ALARM,
-                         rng=int(1000 * alpha + 10 * d))  # fmt: skip
+    check = lemma1_check(
+        alpha, d, samples=1_000_000, false_alarm=FALSE_ALARM, rng=int(1000 * alpha + 10 * d)
+    )
     assert check.consistent, check
     assert check.expected == lemma1_probability(alpha, d)
 
@@ -272,8 +279,9 @@ def test_lemma1_check_rejects_wrong_formulas(alpha, d):
     seed = int(1000 * alpha + 10 * d)
     single = lemma1_check(alpha, d, formula=centre_guess_probability, rng=seed)
     assert not single.consistent, single  # (α − d)/α: the law of one uniform, not of D
-    other_alpha = lemma1_check(alpha, d, formula=lambda a, x: lemma1_probability(1.02 * a, x),
-                               rng=seed)  # fmt: skip
+    other_alpha = lemma1_check(
+        alpha, d, formula=lambda a, x: lemma1_probability(1.02 * a, x), rng=seed
+    )
     assert not other_alpha.consistent, other_alpha
 
 
@@ -299,27 +307,27 @@ def test_guessing_the_public_matrix_follows_the_single_uniform_law():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: map_attack(np.ones((3, 2)), T2x3, YBAR, np.eye(3)),          # Z has 3 rows, w = 2
-        lambda: map_attack(Z1, T2x3, YBAR[:2], np.eye(3)),                   # ȳ too short
-        lambda: map_attack(Z1, T2x3, YBAR, np.eye(2)),                       # Σ_y wrong shape
-        lambda: map_attack(Z1, T2x3, YBAR, np.triu(np.ones((3, 3)))),        # not symmetric
+        lambda: map_attack(np.ones((3, 2)), T2x3, YBAR, np.eye(3)),  # Z has 3 rows, w = 2
+        lambda: map_attack(Z1, T2x3, YBAR[:2], np.eye(3)),  # ȳ too short
+        lambda: map_attack(Z1, T2x3, YBAR, np.eye(2)),  # Σ_y wrong shape
+        lambda: map_attack(Z1, T2x3, YBAR, np.triu(np.ones((3, 3)))),  # not symmetric
         lambda: map_attack(Z1, T2x3, YBAR, np.eye(3), matrix_var=-1.0),
         lambda: map_attack(np.array([[np.nan], [1.0]]), T2x3, YBAR, np.eye(3)),
-        lambda: gaussian_prior(np.ones((3, 1))),                             # one record
+        lambda: gaussian_prior(np.ones((3, 1))),  # one record
         lambda: gaussian_prior(np.ones((3, 4)), ridge=-1.0),
-        lambda: reconstruct(Z1, T2x3, (YBAR, np.eye(3))),                    # not a prior
+        lambda: reconstruct(Z1, T2x3, (YBAR, np.eye(3))),  # not a prior
         lambda: reconstruct(Z1, T2x3, gaussian_prior(np.eye(3)), clip=(1.0, 0.0)),
         lambda: check_clip((0.0,)),
         lambda: reconstruction_error(np.ones((2, 3)), np.ones((3, 2))),
         lambda: reconstruction_error(np.ones((2, 3)), np.ones((2, 3)), tolerance=0.0),
-        lambda: ica_attack(np.ones((2, 50)), 3),                             # k > w
+        lambda: ica_attack(np.ones((2, 50)), 3),  # k > w
         lambda: ica_attack(np.ones((2, 50)), fun="tanh"),
         lambda: match_components(np.ones((2, 5)), np.ones((2, 6))),
         lambda: known_io_attack(np.ones((3, 4)), np.ones((2, 5))),
         lambda: known_io_attack(np.ones((3, 4)), np.ones((2, 4)), np.ones((3, 3))),
         lambda: matrix_error_variance(0.1, "nobody"),
         lambda: matrix_error_variance(0.0),
-        lambda: lemma1_probability(0.1, 0.3),                                # d > 2α
+        lambda: lemma1_probability(0.1, 0.3),  # d > 2α
         lambda: lemma1_probability(0.1, -0.01),
         lambda: lemma1_probability(0.0, 0.0),
         lambda: lemma1_quantile(0.1, 1.5),

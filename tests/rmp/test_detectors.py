@@ -104,8 +104,10 @@ def test_a_pyod_style_class_without_get_params(abalone):
     assert 0 < labels.sum() < 0.1 * len(y) and labels[y == 1].mean() > labels[y == 0].mean()
     assert not hasattr(detector, "mean_")  # the server fitted a copy
     assert d.model_.metadata == {
-        "detector": "PCAError", "n_training_records": len(y), "alpha": 0.01
-    }  # fmt: skip
+        "detector": "PCAError",
+        "n_training_records": len(y),
+        "alpha": 0.01,
+    }
 
 
 @pytest.mark.parametrize(

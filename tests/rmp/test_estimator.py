@@ -50,12 +50,23 @@ def test_guarantee_needs_a_fit():
 @pytest.mark.parametrize(
     "params",
     [
-        {"alpha": 0.0}, {"alpha": 1.0}, {"r": 0}, {"r": 8}, {"epochs": 0},
-        {"batch_size": 0}, {"sgd_batch_size": 0}, {"momentum": 1.0}, {"hidden": 0},
-        {"learning_rate": -1.0}, {"input_scaling": "log"}, {"shuffle": "yes"},
-        {"beta": 0.0}, {"activation": "sin"}, {"loss": "max"},
+        {"alpha": 0.0},
+        {"alpha": 1.0},
+        {"r": 0},
+        {"r": 8},
+        {"epochs": 0},
+        {"batch_size": 0},
+        {"sgd_batch_size": 0},
+        {"momentum": 1.0},
+        {"hidden": 0},
+        {"learning_rate": -1.0},
+        {"input_scaling": "log"},
+        {"shuffle": "yes"},
+        {"beta": 0.0},
+        {"activation": "sin"},
+        {"loss": "max"},
     ],
-)  # fmt: skip
+)
 def test_bad_parameters_raise_on_fit(params, abalone):
     X, _ = abalone
     with pytest.raises(ParameterError):

@@ -27,10 +27,12 @@ def _scheme(m=90, n=5, alpha=0.05, seed=0):
     rng = Randomness(seed)
     X = rng.uniform(0, 1, (m, 1)) @ rng.uniform(0.2, 1, (1, n)) + rng.normal(0, 0.02, (m, n))
     T = public_matrix(n - 1, n, rng)
-    Z_all = np.hstack([
-        perturb(participant_matrix(T, alpha, rng), double_logistic(X[s : s + 30].T))
-        for s in range(0, m, 30)
-    ])  # fmt: skip
+    Z_all = np.hstack(
+        [
+            perturb(participant_matrix(T, alpha, rng), double_logistic(X[s : s + 30].T))
+            for s in range(0, m, 30)
+        ]
+    )
     return X, T, Z_all
 
 
@@ -56,8 +58,7 @@ def test_fit_model_trains_on_the_columns_and_pools_the_threshold(fitted):
 
 def test_fit_model_passes_the_loss_and_reports_divergence():
     _, T, Z_all = _scheme()
-    model = fit_model(T, Z_all, training=AANNTraining(epochs=2, loss="sum", batch_size=128),
-                      rng=1)
+    model = fit_model(T, Z_all, training=AANNTraining(epochs=2, loss="sum", batch_size=128), rng=1)
     assert model.metadata["aann"]["loss"] == "sum"
     assert model.metadata["aann"]["batch_size"] == 128
     with pytest.raises(DataError, match="diverged"):

@@ -41,9 +41,7 @@ def test_beta_star_minimises_the_integral():
 def test_double_logistic_hand_values():
     assert double_logistic(np.array([0.0]))[0] == 0.0
     assert double_logistic(np.array([1.0]), beta=2.0)[0] == pytest.approx(1 - math.exp(-2))
-    assert double_logistic(np.array([-0.5]), beta=2.0)[0] == pytest.approx(
-        -(1 - math.exp(-0.5))
-    )
+    assert double_logistic(np.array([-0.5]), beta=2.0)[0] == pytest.approx(-(1 - math.exp(-0.5)))
     b = beta_star()
     got = double_logistic(np.array([[0.3, -1.0]]))
     assert got == pytest.approx(np.array([[1 - math.exp(-b * 0.09), -(1 - math.exp(-b))]]))

@@ -103,14 +103,16 @@ def test_bad_keys_are_data_errors(T, tmp_path):
     key = Participant(T, 0.2, rng=3).to_key_bytes()
     members = _key_members(key)
     bad_keys = [
-        b"", b"junk", key[:40], key[:-3],
+        b"",
+        b"junk",
+        key[:40],
+        key[:-3],
         _archive({**members, "T_i": members["T"] + 0.5}),  # |T_i - T| > alpha
         _archive({**members, "T_i": np.zeros((2, 2))}),
         _archive({**members, "metadata": np.str_(json.dumps({"kind": "other"}))}),
-        _archive({**members, "metadata": np.array([{"kind": 1}], dtype=object)},
-                 allow_pickle=True),
+        _archive({**members, "metadata": np.array([{"kind": 1}], dtype=object)}, allow_pickle=True),
         _archive({k: v for k, v in members.items() if k != "T"}),
-    ]  # fmt: skip
+    ]
     for bad in bad_keys:
         with pytest.raises(DataError):
             Participant.from_key_bytes(bad)
@@ -136,13 +138,15 @@ def test_server_receives_validated_submissions(T):
 
 def test_server_passes_training_options_and_reports_divergence(T):
     p = Participant(T, 0.1, rng=1)
-    server = MiningServer(T, alpha=0.1, rng=0,
-                          training=AANNTraining(epochs=2, loss="sum", learning_rate=1e300))
+    server = MiningServer(
+        T, alpha=0.1, rng=0, training=AANNTraining(epochs=2, loss="sum", learning_rate=1e300)
+    )
     server.receive(p.perturb(_data()))
     with pytest.raises(DataError, match="diverged"):
         server.train()
-    model = run_scheme(_data(), 0.1, rng=0,
-                       training=AANNTraining(epochs=2, loss="sum", batch_size=16))
+    model = run_scheme(
+        _data(), 0.1, rng=0, training=AANNTraining(epochs=2, loss="sum", batch_size=16)
+    )
     assert model.metadata["aann"]["loss"] == "sum"
     assert model.metadata["aann"]["batch_size"] == 16
 

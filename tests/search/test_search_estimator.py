@@ -69,8 +69,9 @@ def test_every_answer_is_in_the_ledger_and_a_series_is_searched_once(easy) -> No
     # the same series, or permuted: the recorded search, no new answers
     np.testing.assert_array_equal(est.predict(_column(easy)), est.labels_)
     order = np.random.default_rng(1).permutation(easy.n_items)
-    np.testing.assert_array_equal(est.decision_function(_column(easy)[order]),
-                                  est.decision_scores_[order])  # fmt: skip
+    np.testing.assert_array_equal(
+        est.decision_function(_column(easy)[order]), est.decision_scores_[order]
+    )
     assert len(est.ledger_.history(SCOPE)) == est.n_queries_
     # a different series is a new search, charged to the same scope
     scores = est.decision_function(_column(easy)[:300])
@@ -97,8 +98,9 @@ def test_other_oracles(easy, kind) -> None:  # type: ignore[no-untyped-def]
 
 def test_no_anomaly_with_absent_prior() -> None:
     values = np.linspace(0.0, 1.0, 200).reshape(-1, 1)  # every value normal (<= t_l = 1)
-    est = NoisyBinarySearchDetector(1.0, 3.0, epsilon=2.0, absent_prior=0.5, alpha=0.9,
-                                    rng=2).fit(values)  # fmt: skip
+    est = NoisyBinarySearchDetector(1.0, 3.0, epsilon=2.0, absent_prior=0.5, alpha=0.9, rng=2).fit(
+        values
+    )
     assert est.result_.absent_probability > 0.9 and est.labels_.sum() == 0
     assert est.decision_scores_.sum() == pytest.approx(1.0 - est.result_.absent_probability)
 
@@ -137,8 +139,10 @@ def test_scikit_learn_contract_on_one_column(easy) -> None:  # type: ignore[no-u
     again = clone(est).fit(np.asfortranarray(X))
     np.testing.assert_array_equal(again.decision_scores_, est.decision_scores_)
     X32 = X.astype(np.float32)
-    np.testing.assert_array_equal(clone(est).fit(X32).decision_scores_,
-                                  clone(est).fit(X32.astype(np.float64)).decision_scores_)
+    np.testing.assert_array_equal(
+        clone(est).fit(X32).decision_scores_,
+        clone(est).fit(X32.astype(np.float64)).decision_scores_,
+    )
     ints = clone(est).fit(np.round(X * 1000).astype(np.int64))  # another series (scaled)
     assert ints.n_features_in_ == 1
     # pickling keeps the record: the fitted series gets its recorded answers

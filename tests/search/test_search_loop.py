@@ -29,8 +29,9 @@ def easy():
 @pytest.mark.parametrize("kind", ["laplace", "binarized", "randomized-response"])
 def test_success_rate_easy_regime(easy, kind):
     # section 6.2: success = i* among the 4 most probable; ratio 2, eps = 1, tau at 0.99
-    summary = run_trials(easy, kind=kind, epsilon=1.0, n_runs=40, rng=5,
-                         halting=PosteriorThreshold(0.99))
+    summary = run_trials(
+        easy, kind=kind, epsilon=1.0, n_runs=40, rng=5, halting=PosteriorThreshold(0.99)
+    )
     assert summary.error_rate <= 0.05
     assert summary.mean_privacy == pytest.approx(summary.mean_queries * 1.0)
 
@@ -102,8 +103,7 @@ def test_binarized_mean_queries_within_eq26():
     delta = 0.01
     bound = expected_queries_bound(problem.n_items, oracle.model.p, delta)
     rng = as_randomness(6)
-    counts = [search(oracle, halting=LogOddsThreshold(delta), rng=rng).n_queries
-              for _ in range(60)]
+    counts = [search(oracle, halting=LogOddsThreshold(delta), rng=rng).n_queries for _ in range(60)]
     assert np.mean(counts) <= bound
     # also for randomized response with exactly that error probability (the tight case)
     rr = RandomizedResponseOracle(problem.values >= problem.t_high, p=oracle.model.p, rng=7)
@@ -133,8 +133,9 @@ def test_ledger_per_query(easy):
         assert len(ledger.history("search")) == res.n_queries
         # an exhausted ledger halts the search before the refused query is sent
         ledger.set_budget("small", ANOMALY_RESTRICTED_DP, 1.0)
-        res = search(oracle, halting=PosteriorThreshold(0.999), ledger=ledger, scope="small",
-                     rng=13)
+        res = search(
+            oracle, halting=PosteriorThreshold(0.999), ledger=ledger, scope="small", rng=13
+        )
         assert res.halted_by == ("ledger",)
         assert res.n_queries == 4
         assert ledger.remaining("small", ANOMALY_RESTRICTED_DP) == 0.0
@@ -144,8 +145,7 @@ def test_ledger_reserve(easy):
     oracle = easy.oracle("laplace", 0.5, rng=14)
     with Ledger(":memory:") as ledger:
         ledger.set_budget("s", ANOMALY_RESTRICTED_DP, 30.0)
-        res = search(oracle, budget=20.0, ledger=ledger, scope="s", ledger_mode="reserve",
-                     rng=15)
+        res = search(oracle, budget=20.0, ledger=ledger, scope="s", ledger_mode="reserve", rng=15)
         assert res.n_queries <= 40
         # the worst case (b = 20) is reserved up front; the ε used, T·ε, is committed
         used = res.n_queries * 0.5
@@ -188,8 +188,9 @@ def test_search_validation(easy):
     with pytest.raises(ParameterError):
         search(oracle, ledger=Ledger(":memory:"))  # no scope
     with pytest.raises(ParameterError):
-        search(oracle, ledger=Ledger(":memory:"), scope="s", ledger_mode="reserve",
-               max_queries=None)
+        search(
+            oracle, ledger=Ledger(":memory:"), scope="s", ledger_mode="reserve", max_queries=None
+        )
     with pytest.raises(ParameterError):
         search(easy.oracle("binarized", 1.0), absent_prior=0.5)
     with pytest.raises(ParameterError):

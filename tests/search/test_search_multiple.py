@@ -91,8 +91,9 @@ def test_search_groups_ledger_reserves_parallel_worst_case():
     oracle = make_oracle("laplace", x, 1.0, 2.5, 1.0, rng=10)
     with Ledger(":memory:") as ledger:
         ledger.set_budget("g", ANOMALY_RESTRICTED_DP, 10.0)
-        res = search_groups(oracle, random_partition(400, 20, 11), budget=8.0, ledger=ledger,
-                            scope="g", rng=12)
+        res = search_groups(
+            oracle, random_partition(400, 20, 11), budget=8.0, ledger=ledger, scope="g", rng=12
+        )
         # 20 groups of at most 8 queries each: 8 reserved (not 160); the largest group's
         # ε actually used is committed and the rest given back
         assert res.epsilon_spent <= 8.0
@@ -146,8 +147,7 @@ def test_multiple_validation():
     oracle = make_oracle("binarized", np.linspace(0, 1, 10), 1.0, 2.0, 1.0)
     with pytest.raises(ParameterError):  # the binarized answer has no "no anomaly" law
         search_groups(oracle, [np.arange(5), np.arange(5, 10)])
-    res = search_groups(oracle, [np.arange(5), np.arange(5, 10)], absent_prior=None,
-                        max_queries=5)
+    res = search_groups(oracle, [np.arange(5), np.arange(5, 10)], absent_prior=None, max_queries=5)
     assert len(res.groups) == 2
     with pytest.raises(ParameterError):
         find_anomalies(oracle, 2, n_groups=6)

@@ -218,8 +218,18 @@ def test_group_forms_agree():
 
 @pytest.mark.parametrize(
     "group",
-    [[], np.zeros(5, dtype=bool), np.ones(5, dtype=bool), [0, 1, 2, 3, 4], [0, 5], [-1, 2],
-     [1, 1], np.ones(4, dtype=bool), [0.5, 1.0], np.array([[0, 1]])],
+    [
+        [],
+        np.zeros(5, dtype=bool),
+        np.ones(5, dtype=bool),
+        [0, 1, 2, 3, 4],
+        [0, 5],
+        [-1, 2],
+        [1, 1],
+        np.ones(4, dtype=bool),
+        [0.5, 1.0],
+        np.array([[0, 1]]),
+    ],
 )
 def test_bad_groups(group):
     oracle = make_oracle("laplace", [0.1, 0.5, 0.9, 2.0, 0.3], 1.0, 1.5, 1.0)
@@ -308,13 +318,24 @@ class _RemoteOracle(Oracle):
     def query(self, group, rng=None):
         key = id(group.order)
         if key not in self._sent:
-            self._server.handle(json.dumps(
-                {"op": "order", "id": key, "permutation": group.order.permutation.tolist()}
-            ))
+            self._server.handle(
+                json.dumps(
+                    {"op": "order", "id": key, "permutation": group.order.permutation.tolist()}
+                )
+            )
             self._sent[key] = group.order
-        reply = json.loads(self._server.handle(json.dumps(
-            {"op": "query", "order": key, "size": group.size, "complement": group.complement}
-        )))
+        reply = json.loads(
+            self._server.handle(
+                json.dumps(
+                    {
+                        "op": "query",
+                        "order": key,
+                        "size": group.size,
+                        "complement": group.complement,
+                    }
+                )
+            )
+        )
         return self._model.check_answer(reply["answer"])
 
 

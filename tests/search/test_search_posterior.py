@@ -182,8 +182,9 @@ def test_one_search_step_by_hand(kind):
     in_q[res.belief.order.permutation[: entry.query_size]] = True
     f0 = np.full(4, 0.25)
     if kind == "laplace":
-        expected = laplace_update(f0, in_q, entry.answer, t_low=1.0, t_high=1.6,
-                                  scale=oracle.model.scale)
+        expected = laplace_update(
+            f0, in_q, entry.answer, t_low=1.0, t_high=1.6, scale=oracle.model.scale
+        )
         lam = oracle.model.scale
         assert lam == pytest.approx(1.0 / 0.8, rel=1e-11)
     else:

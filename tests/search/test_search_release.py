@@ -155,8 +155,13 @@ def test_a_search_stops_before_the_oracles_budget_refuses():
 
 def _brute_delta(eps: float, m: int, eps_g: float) -> float:
     """δ_m(ε_g) of the optimal composition theorem, by its binomial sum."""
-    return sum(math.comb(m, i) * max(0.0, math.exp((m - i) * eps) - math.exp(eps_g + i * eps))
-               for i in range(m + 1)) / (1 + math.exp(eps)) ** m  # fmt: skip
+    return (
+        sum(
+            math.comb(m, i) * max(0.0, math.exp((m - i) * eps) - math.exp(eps_g + i * eps))
+            for i in range(m + 1)
+        )
+        / (1 + math.exp(eps)) ** m
+    )
 
 
 def test_a_search_halts_on_the_oracles_approximate_budget_by_hand():
@@ -170,8 +175,16 @@ def test_a_search_halts_on_the_oracles_approximate_budget_by_hand():
     assert _brute_delta(1.0, 8, 5.0) == pytest.approx(0.2293, abs=1e-4)
     with Ledger(":memory:") as book:
         book.set_budget("s", ANOMALY_RESTRICTED_DP, 5.0, delta=0.1)
-        oracle = make_oracle("randomized-response", np.r_[np.zeros(99), 5.0], 1.0, 3.0, 1.0,
-                             rng=2, ledger=book, scope="s")  # fmt: skip
+        oracle = make_oracle(
+            "randomized-response",
+            np.r_[np.zeros(99), 5.0],
+            1.0,
+            3.0,
+            1.0,
+            rng=2,
+            ledger=book,
+            scope="s",
+        )
         assert oracle.answers_left() == 7
         res = search(oracle, halting=PosteriorThreshold(1.0 - 1e-12), rng=3)
         assert (res.n_queries, res.halted_by) == (7, ("oracle-budget",))
@@ -191,15 +204,15 @@ def test_a_search_halts_on_a_laplace_approximate_budget():
     for (total, delta), want in (((0.9, 0.05), 1), ((30.0, 1e-6), 33)):
         with Ledger(":memory:") as book:
             book.set_budget("s", ANOMALY_RESTRICTED_DP, total, delta=delta)
-            oracle = make_oracle("laplace", values, 1.0, 3.0, 1.0, rng=4, ledger=book,
-                                 scope="s")  # fmt: skip
+            oracle = make_oracle("laplace", values, 1.0, 3.0, 1.0, rng=4, ledger=book, scope="s")
             res = search(oracle, halting=MaxQueries(1000), rng=5)
             assert (res.n_queries, res.halted_by) == (want, ("oracle-budget",))
             (one,) = oracle.guarantee.accounting_components
             assert float(tight_epsilon([one.times(want)], delta)) <= total
             assert float(tight_epsilon([one.times(want + 1)], delta)) > total
             assert book.budget("s", ANOMALY_RESTRICTED_DP).spent == tight_epsilon(
-                [one.times(want)], delta)  # fmt: skip
+                [one.times(want)], delta
+            )
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,11 +26,13 @@ def thyroid() -> np.ndarray:
     return load("thyroid").X
 
 
-def _curator(tmp_path: Path, X: np.ndarray, *, budget: float = 50.0, rng: int = 5,
-             mech=MECH, name: str = "c") -> tuple[Curator, Ledger]:  # fmt: skip
+def _curator(
+    tmp_path: Path, X: np.ndarray, *, budget: float = 50.0, rng: int = 5, mech=MECH, name: str = "c"
+) -> tuple[Curator, Ledger]:
     book = Ledger(tmp_path / f"{name}-ledger.sqlite")
-    return Curator(X, mech, ledger=book, store=tmp_path / f"{name}.sqlite", budget=budget,
-                   rng=rng), book  # fmt: skip
+    return Curator(
+        X, mech, ledger=book, store=tmp_path / f"{name}.sqlite", budget=budget, rng=rng
+    ), book
 
 
 def test_answers_equal_the_library_for_the_same_seed(tmp_path, thyroid) -> None:
@@ -50,7 +52,7 @@ def test_online_charge_equals_the_batch_claim5_charge(tmp_path, thyroid) -> None
     rng = np.random.default_rng(1)
     Q = np.unique(thyroid[rng.choice(thyroid.shape[0], 300, replace=False)] + 0.002, axis=0)
     Q = Q[rng.permutation(Q.shape[0])]  # distinct questions (repeats are one question)
-    charged = [cur.ask("bob", records=Q[s:s + 23]).charged for s in range(0, Q.shape[0], 23)]
+    charged = [cur.ask("bob", records=Q[s : s + 23]).charged for s in range(0, Q.shape[0], 23)]
     m = claim5_bound(Q, 0.1).m
     assert book.spent("curator/bob", "sensitive") == pytest.approx(m * 0.1)
     assert sum(charged) == pytest.approx(m * 0.1)
@@ -99,8 +101,9 @@ def test_records_survive_a_restart(tmp_path, thyroid) -> None:
     assert book.spent("curator/bob", "sensitive") == pytest.approx(claim5_bound(Q, 0.1).m * 0.1)
     cur.close()
     with pytest.raises(ParameterError, match="other data or other mechanism"):
-        Curator(thyroid, SPMechanism(18, 0.2, 0.1), ledger=book, store=tmp_path / "c.sqlite",
-                budget=1.0)  # fmt: skip
+        Curator(
+            thyroid, SPMechanism(18, 0.2, 0.1), ledger=book, store=tmp_path / "c.sqlite", budget=1.0
+        )
 
 
 def test_the_per_record_exposure_accumulates_and_survives_a_restart(tmp_path, thyroid) -> None:
@@ -126,11 +129,17 @@ def test_the_per_record_exposure_accumulates_and_survives_a_restart(tmp_path, th
 def test_bad_requests_are_refused_before_any_charge(tmp_path, thyroid) -> None:
     cur, book = _curator(tmp_path, thyroid)
     bad = [
-        {"ids": [thyroid.shape[0]]}, {"ids": [-1]}, {"ids": []}, {"ids": [0.5]},
-        {"records": np.zeros((2, 3))}, {"records": [[np.nan] * 6]}, {"records": []},
-        {"ids": [1], "records": thyroid[:1]}, {},
+        {"ids": [thyroid.shape[0]]},
+        {"ids": [-1]},
+        {"ids": []},
+        {"ids": [0.5]},
+        {"records": np.zeros((2, 3))},
+        {"records": [[np.nan] * 6]},
+        {"records": []},
+        {"ids": [1], "records": thyroid[:1]},
+        {},
         {"ids": [1], "add_query_to_data": True},
-    ]  # fmt: skip
+    ]
     for kwargs in bad:
         with pytest.raises((DataError, ParameterError)):
             cur.ask("eve", **kwargs)
@@ -155,5 +164,5 @@ def test_online_bound_engines_agree(monkeypatch, thyroid, brute_pairs) -> None:
     Q = np.unique(np.round(thyroid[:400], 2), axis=0)  # rounded: pairs at exactly 2r
     online = OnlineClaim5(0.05, "euclidean", Q.shape[1])
     for s in range(0, Q.shape[0], 37):
-        online.add(Q[s:s + 37], online.with_new(Q[s:s + 37])[1])
+        online.add(Q[s : s + 37], online.with_new(Q[s : s + 37])[1])
     assert online.bound.upper == claim5_bound(Q, 0.05).upper

@@ -31,7 +31,8 @@ def _pair(X, chunks, **params):
     params = {"beta": 4, "r": 2.0, "epsilon": 0.5, "rng": 11, **params}
     local = SensitiveAnomalyIdentifier(engine="numba", **params).fit(X)
     dist = SensitiveAnomalyIdentifier(engine="dask", **params).fit(
-        da.from_array(X, chunks=(chunks, X.shape[1])))
+        da.from_array(X, chunks=(chunks, X.shape[1]))
+    )
     return local, dist
 
 

@@ -67,8 +67,9 @@ def test_summary_of_hand_counts() -> None:
     np.testing.assert_allclose(e.linear_loss(), [0.0, 0.1, 0.2, 0.3, 0.4, 0.9])
     # one answer at δ: (e^ε − e^g)/(1 + e^ε) = δ, g = ln(e^0.1 − 0.001 (1 + e^0.1)) = 0.098094
     assert e.optimal_loss(0) == 0.0
-    assert e.optimal_loss(1) == pytest.approx(np.log(np.exp(0.1) - 1e-3 * (1 + np.exp(0.1))),
-                                              abs=1e-6)
+    assert e.optimal_loss(1) == pytest.approx(
+        np.log(np.exp(0.1) - 1e-3 * (1 + np.exp(0.1))), abs=1e-6
+    )
     s = e.summary()
     assert (s["median"], s["p90"], s["p99"], s["loss_linear_m"]) == (3, 9, 9, pytest.approx(1.2))
     empty = record_exposure(X, 0.1, epsilon=0.1, m=1, queries=np.array([[10.0]]))

@@ -96,11 +96,23 @@ def test_a_failed_write_cancels_the_spend_and_records_nothing(tmp_path, thyroid)
 def test_release_labels_validates_its_inputs(thyroid) -> None:
     mech = SPMechanism(18, 0.1, 0.1)
     with pytest.raises(ParameterError, match="AIQMechanism"):
-        release_labels("sp", statistics=None, charge=None,  # type: ignore[arg-type]
-                       ledger=Ledger(":memory:"), scope="s", rng=0)  # fmt: skip
+        release_labels(
+            "sp",
+            statistics=None,
+            charge=None,  # type: ignore[arg-type]
+            ledger=Ledger(":memory:"),
+            scope="s",
+            rng=0,
+        )
     with pytest.raises(ParameterError, match="Ledger"):
-        release_labels(mech, statistics=None, charge=None,  # type: ignore[arg-type]
-                       ledger=None, scope="s", rng=0)  # type: ignore[arg-type]  # fmt: skip
+        release_labels(
+            mech,
+            statistics=None,
+            charge=None,  # type: ignore[arg-type]
+            ledger=None,
+            scope="s",
+            rng=0,
+        )  # type: ignore[arg-type]
 
 
 def test_the_spend_row_is_built_by_the_release_path(thyroid) -> None:
@@ -110,12 +122,21 @@ def test_the_spend_row_is_built_by_the_release_path(thyroid) -> None:
     bound = claim5_bound(thyroid, 0.1)
     assert spend.label == "sp (β=18, r=0.1)-anomaly labels for 3772 record(s)"
     assert spend.metadata == {
-        "mechanism": "sp", "beta": 18, "r": 0.1, "epsilon": 0.1, "k": 2,
-        "metric": "euclidean", "count_cap": None, "n_queries": 3772, "m": bound.m,
-        "m_lower": bound.lower, "m_upper": bound.upper, "add_query_to_data": False,
+        "mechanism": "sp",
+        "beta": 18,
+        "r": 0.1,
+        "epsilon": 0.1,
+        "k": 2,
+        "metric": "euclidean",
+        "count_cap": None,
+        "n_queries": 3772,
+        "m": bound.m,
+        "m_lower": bound.lower,
+        "m_upper": bound.upper,
+        "add_query_to_data": False,
         "context": {},
         "per_record": RecordExposure(ball_counts(thyroid, 0.1), 0.1, bound.m).summary(),
-    }  # fmt: skip
+    }
     assert spend.guarantee == SPMechanism(18, 0.1, 0.1, k=2).batch_guarantee(3772, bound.m)
 
 

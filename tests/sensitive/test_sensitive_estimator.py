@@ -161,11 +161,17 @@ def test_estimator_conventions(data):
 @pytest.mark.parametrize(
     "kw",
     [
-        {"beta": 0}, {"r": -1.0}, {"epsilon": 0.0}, {"k": 0}, {"mechanism": "laplace"},
-        {"metric": "cosine"}, {"count_cap": 3}, {"count_cap": "big"},
+        {"beta": 0},
+        {"r": -1.0},
+        {"epsilon": 0.0},
+        {"k": 0},
+        {"mechanism": "laplace"},
+        {"metric": "cosine"},
+        {"count_cap": 3},
+        {"count_cap": "big"},
         {"add_query_to_data": "yes"},
     ],
-)  # fmt: skip
+)
 def test_estimator_validates_at_fit(data, kw):
     params = {"beta": 5, "r": 0.3, "epsilon": 0.5, **kw}
     with pytest.raises(ParameterError):
@@ -327,9 +333,7 @@ def _loss_by_deletion(X, r, j, beta, eps, mech, k, Q):
 
     def probs(D):
         mult, ball = brute_counts(D, Q, r)
-        le = aiq_mechanism(mech, beta=beta, r=r, epsilon=eps, k=k).log_error_probability(
-            mult, ball
-        )
+        le = aiq_mechanism(mech, beta=beta, r=r, epsilon=eps, k=k).log_error_probability(mult, ball)
         return log_output_probabilities(np.asarray(anomaly_label(mult, ball, beta)), le)
 
     p0, p1 = probs(X)
@@ -343,8 +347,9 @@ def test_per_record_privacy_loss_matches_deletion(mech):
     X = np.vstack([np.round(rng.normal(size=(40, 2)), 1), [[4.0, 4.0], [4.0, 4.0], [4.1, 4.0]]])
     beta, r, eps, k = 4, 0.5, 0.3, 1
     loss_max = per_record_privacy_loss(X, r, beta=beta, epsilon=eps, mechanism=mech, k=k)
-    loss_sum = per_record_privacy_loss(X, r, beta=beta, epsilon=eps, mechanism=mech, k=k,
-                                       combine="sum")  # fmt: skip
+    loss_sum = per_record_privacy_loss(
+        X, r, beta=beta, epsilon=eps, mechanism=mech, k=k, combine="sum"
+    )
     for j in range(len(X)):
         brute = _loss_by_deletion(X, r, j, beta, eps, mech, k, X)
         assert loss_max[j] == pytest.approx(brute.max(), abs=1e-12)
@@ -387,8 +392,9 @@ def test_baseline_acceptance_probability_matches_sampling():
     for family in ("B1", "B2"):
         for t in (0.0, 0.02, 0.03, 0.05):
             p = acceptance_probability(n_anom, n, t=t, epsilon=eps, beta=beta, family=family)
-            ans = baseline_answers(n_anom, n, t=t, epsilon=eps, beta=beta, family=family,
-                                   n_queries=40_000, rng=rng)  # fmt: skip
+            ans = baseline_answers(
+                n_anom, n, t=t, epsilon=eps, beta=beta, family=family, n_queries=40_000, rng=rng
+            )
             assert _binomial_ok(int(ans.sum()), 40_000, p), (family, t, ans.mean(), p)
 
 
@@ -398,8 +404,16 @@ def test_baseline_threshold_selection_and_guarantee(data):
     mult, ball = brute_counts(data, data, r)
     assert n_anom == int(np.count_nonzero(ball <= beta))
     y = (ball <= beta).astype(int)
-    sel = select_threshold(y, n_anom, len(data), epsilon=0.1, beta=beta, family="B1",
-                           thresholds=np.linspace(0, 1, 11), rng=Randomness(2))  # fmt: skip
+    sel = select_threshold(
+        y,
+        n_anom,
+        len(data),
+        epsilon=0.1,
+        beta=beta,
+        family="B1",
+        thresholds=np.linspace(0, 1, 11),
+        rng=Randomness(2),
+    )
     assert sel.f1 == sel.f1_curve.max()
     assert sel.answers.shape == y.shape
     g1 = baseline_guarantee("B1", epsilon=0.1, beta=beta)

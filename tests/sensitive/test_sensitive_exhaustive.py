@@ -61,9 +61,7 @@ TOL = 1e-9
 
 def enumerate_histograms(n_cells: int, max_size: int) -> np.ndarray:
     """All count vectors of length n_cells with total ≤ max_size (int64, one per row)."""
-    rows = [
-        c for c in itertools.product(range(max_size + 1), repeat=n_cells) if sum(c) <= max_size
-    ]
+    rows = [c for c in itertools.product(range(max_size + 1), repeat=n_cells) if sum(c) <= max_size]
     return np.array(rows, dtype=np.int64)
 
 
@@ -110,8 +108,17 @@ def make_domain(name: str, points: np.ndarray, r: float, ord: float, beta: int, 
             vs.append(idx[tuple(y)])
             js.append(j)
     return Domain(
-        name, points, in_ball, beta, N, X, B, X.sum(axis=1),
-        np.array(us), np.array(vs), np.array(js),
+        name,
+        points,
+        in_ball,
+        beta,
+        N,
+        X,
+        B,
+        X.sum(axis=1),
+        np.array(us),
+        np.array(vs),
+        np.array(js),
     )
 
 
@@ -156,8 +163,9 @@ def sensitivity(dom_name: str, k: int) -> np.ndarray:
     sens = np.zeros((len(dom.X), dom.n_cells), dtype=bool)
     for j in range(dom.n_cells):
         normal = np.flatnonzero((L[:, j] > 0) & (BL[:, j] > dom.beta))
-        dist = dijkstra(adj, directed=False, indices=normal, unweighted=True, min_only=True,
-                        limit=k + 0.5)
+        dist = dijkstra(
+            adj, directed=False, indices=normal, unweighted=True, min_only=True, limit=k + 0.5
+        )
         sens[:, j] = dist[pos] <= k
     return sens
 
@@ -428,8 +436,9 @@ def test_capped_bounds_stay_lipschitz_lower_bounds_and_private(make, k, extra):
     full = np.ones(len(dom.edge_u), dtype=bool)
     assert _max_edge_log_ratio(dom, le_dp, full) <= eps * (1 + TOL)
     # the compiled mechanism on the capped optimal ε/2-DP input as well
-    compiled = compile_mechanism(InputMechanism.optimal_dp(dom.beta, eps / 2, cap=cap),
-                                 beta=dom.beta, k=k)  # fmt: skip
+    compiled = compile_mechanism(
+        InputMechanism.optimal_dp(dom.beta, eps / 2, cap=cap), beta=dom.beta, k=k
+    )
     le_c = np.asarray(compiled.log_error_probability(ac, Bc))
     assert _max_edge_log_ratio(dom, le_c, mask) <= eps * (1 + TOL)
     # and their errors are upper bounds of the uncapped ones
@@ -523,8 +532,9 @@ def test_charged_guarantee_covers_the_composed_loss_at_every_magnitude(metric, s
     worst, accepted = 0.0, 0
     for X in (P, with_midpoints):
         for r in _radii(scale):
-            est = SensitiveAnomalyIdentifier(beta=1, r=r, epsilon=EPS, mechanism="dp",
-                                             metric=metric).fit(X)  # fmt: skip
+            est = SensitiveAnomalyIdentifier(
+                beta=1, r=r, epsilon=EPS, mechanism="dp", metric=metric
+            ).fit(X)
             for Q in _multisets(P, 2):
                 if metric == "euclidean" and _underflows(np.concatenate([X, Q])):
                     with pytest.raises(DataError, match=UNDERFLOW):

@@ -78,7 +78,7 @@ class Ring:
         return DBSCANDetector(self.eps, self.min_samples)
 
     def window(self, w: int) -> np.ndarray:
-        return self.data[w * WINDOW:(w + 1) * WINDOW]
+        return self.data[w * WINDOW : (w + 1) * WINDOW]
 
 
 @pytest.fixture(scope="session")
@@ -112,26 +112,39 @@ class Servers:
     def stop(self, srv: ThreadedServer) -> None:
         self.pool.stop(srv)
 
-    def correction(self, *, db: str = "cs.sqlite", recorder: Any = None,
-                   **kwargs: Any) -> ThreadedServer:  # fmt: skip
+    def correction(
+        self, *, db: str = "cs.sqlite", recorder: Any = None, **kwargs: Any
+    ) -> ThreadedServer:
         kwargs.setdefault("outlier_layer_width", self.ring.w_o)
-        app = create_correction_app(self.tmp_path / db, sensor_registry(True),
-                                    recorder=recorder, **kwargs)  # fmt: skip
+        app = create_correction_app(
+            self.tmp_path / db, sensor_registry(True), recorder=recorder, **kwargs
+        )
         return self.start_app(app)
 
-    def analyst(self, correction_url: str, *, db: str = "analyst.sqlite", recorder: Any = None,
-                **kwargs: Any) -> ThreadedServer:  # fmt: skip
+    def analyst(
+        self,
+        correction_url: str,
+        *,
+        db: str = "analyst.sqlite",
+        recorder: Any = None,
+        **kwargs: Any,
+    ) -> ThreadedServer:
         kwargs.setdefault("detector", self.ring.detector())
         kwargs.setdefault("correction_token", ANALYST_SECRET)
-        app = create_analyst_app(self.tmp_path / db, sensor_registry(False),
-                                 correction_url=correction_url, recorder=recorder,
-                                 **kwargs)  # fmt: skip
+        app = create_analyst_app(
+            self.tmp_path / db,
+            sensor_registry(False),
+            correction_url=correction_url,
+            recorder=recorder,
+            **kwargs,
+        )
         return self.start_app(app)
 
     def pair(self, **kwargs: Any) -> tuple[ThreadedServer, ThreadedServer]:
         cs = self.correction(recorder=kwargs.get("cs_recorder"))
         a = self.analyst(cs.url, recorder=kwargs.get("analyst_recorder"))
         return a, cs
+
 
 @pytest.fixture
 def servers(tmp_path: Path, ring: Ring, server_pool: Any) -> Servers:
@@ -156,7 +169,9 @@ class Process:
         self.log = log
         self._err = open(log, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", SHIM, *args], stdout=subprocess.PIPE, stderr=self._err,
+            [sys.executable, "-c", SHIM, *args],
+            stdout=subprocess.PIPE,
+            stderr=self._err,
             env={**os.environ, "COLUMNS": "200"},
         )
         self.url = self._read_url(timeout=30.0)
@@ -238,9 +253,13 @@ def cli_process(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen]]:
         k = len(procs)
         out, err = tmp_path / f"cli-{k}.out", tmp_path / f"cli-{k}.err"
         with open(out, "wb") as o, open(err, "wb") as e:
-            proc = subprocess.Popen([sys.executable, "-c", SHIM, *args], stdin=subprocess.PIPE,
-                                    stdout=o, stderr=e,
-                                    env={**os.environ, "COLUMNS": "200", **(env or {})})
+            proc = subprocess.Popen(
+                [sys.executable, "-c", SHIM, *args],
+                stdin=subprocess.PIPE,
+                stdout=o,
+                stderr=e,
+                env={**os.environ, "COLUMNS": "200", **(env or {})},
+            )
         proc.out, proc.err = out, err  # type: ignore[attr-defined]
         procs.append(proc)
         return proc
@@ -255,24 +274,27 @@ def cli_process(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen]]:
 
 
 @pytest.fixture
-def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-            tmp_path: Path) -> Callable[..., tuple[int, str, str]]:  # fmt: skip
+def run_cli(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> Callable[..., tuple[int, str, str]]:
     """Run ``privad ARGS`` in-process (serve and sensor groups only): (status, out, err).
 
     The sensor's default ledger and journal are files in the test's folder; ``sensor
     send`` gets ``--global-sensitivity 400`` unless the test gives one."""
     monkeypatch.setenv("PRIVAD_LEDGER", str(tmp_path / "default-ledger.sqlite"))
     monkeypatch.setenv("PRIVAD_SENSOR_JOURNAL", str(tmp_path / "default-journal.sqlite"))
-    app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
-                      pretty_exceptions_enable=False)  # fmt: skip
+    app = typer.Typer(
+        name="privad", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
+    )
 
     @app.callback()
     def _root() -> None:
         """privad (serve and sensor groups)."""
 
     monkeypatch.setattr(cli, "app", app)
-    monkeypatch.setattr(cli, "_register",
-                        lambda: (serve_cli.register(app), sensor_cli.register(app)))  # fmt: skip
+    monkeypatch.setattr(
+        cli, "_register", lambda: (serve_cli.register(app), sensor_cli.register(app))
+    )
     monkeypatch.setenv("COLUMNS", "200")
 
     def _run(*args: str, stdin: str = "") -> tuple[int, str, str]:

@@ -23,9 +23,13 @@ SECRET = "a-secret-of-enough-length"
 
 def test_token_specs_and_files(tmp_path: Path) -> None:
     assert parse_token_spec(f"s1={SECRET}") == ("s1", SECRET)
-    for bad, words in [("s1", "NAME=SECRET"), ("s1=short", "at least 16"),
-                       ("bad name=" + SECRET, "token name"), ("=" + SECRET, "token name"),
-                       ("s1=with space in secret", "without spaces")]:  # fmt: skip
+    for bad, words in [
+        ("s1", "NAME=SECRET"),
+        ("s1=short", "at least 16"),
+        ("bad name=" + SECRET, "token name"),
+        ("=" + SECRET, "token name"),
+        ("s1=with space in secret", "without spaces"),
+    ]:
         with pytest.raises(ParameterError, match=words):
             parse_token_spec(bad)
     f = tmp_path / "tokens.txt"
@@ -126,8 +130,11 @@ def test_group_commit_isolates_failing_writes(tmp_path: Path) -> None:
     from privad.services.errors import Conflict
     from privad.services.store import SQLiteStore
 
-    store = SQLiteStore(tmp_path / "g.sqlite", role="test",
-                        schema="CREATE TABLE IF NOT EXISTS t (k INTEGER PRIMARY KEY)")
+    store = SQLiteStore(
+        tmp_path / "g.sqlite",
+        role="test",
+        schema="CREATE TABLE IF NOT EXISTS t (k INTEGER PRIMARY KEY)",
+    )
     errors: list[int] = []
 
     def put(k: int) -> None:

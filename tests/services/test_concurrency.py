@@ -18,8 +18,9 @@ SIZE = 500
 
 def test_eight_concurrent_sensors(servers, ring, secrets) -> None:
     analyst, cs = servers.pair()
-    data = {i: make_sensor_ring(WINDOWS * SIZE, separation=120, rng=100 + i).X
-            for i in range(N_SENSORS)}  # fmt: skip
+    data = {
+        i: make_sensor_ring(WINDOWS * SIZE, separation=120, rng=100 + i).X for i in range(N_SENSORS)
+    }
     results: dict[int, list] = {}
     errors: list[BaseException] = []
     start = threading.Barrier(N_SENSORS)
@@ -27,13 +28,13 @@ def test_eight_concurrent_sensors(servers, ring, secrets) -> None:
     def sensor_thread(i: int) -> None:
         try:
             name = f"s{i}"
-            up = SensorUploader(Sensor(1.0, ring.rs, rng=Randomness(i)),
-                                AnalystClient(analyst.url, secrets[name]),
-                                CorrectionClient(cs.url, secrets[name]))  # fmt: skip
-            start.wait(timeout=30)
-            results[i] = up.send(
-                (w, data[i][w * SIZE:(w + 1) * SIZE]) for w in range(WINDOWS)
+            up = SensorUploader(
+                Sensor(1.0, ring.rs, rng=Randomness(i)),
+                AnalystClient(analyst.url, secrets[name]),
+                CorrectionClient(cs.url, secrets[name]),
             )
+            start.wait(timeout=30)
+            results[i] = up.send((w, data[i][w * SIZE : (w + 1) * SIZE]) for w in range(WINDOWS))
         except BaseException as exc:  # reported below
             errors.append(exc)
 
@@ -50,10 +51,15 @@ def test_eight_concurrent_sensors(servers, ring, secrets) -> None:
         client = AnalystClient(analyst.url, secrets[f"s{i}"])
         listed = client.windows()
         assert [(w["window"], w["status"], w["n"]) for w in listed] == [
-            (w, "closed", SIZE) for w in range(WINDOWS)]
+            (w, "closed", SIZE) for w in range(WINDOWS)
+        ]
         for w in range(WINDOWS):
-            run = run_protocol(data[i][w * SIZE:(w + 1) * SIZE], sensor,
-                               Analyst(ring.detector()), CorrectionServer(ring.w_o))
+            run = run_protocol(
+                data[i][w * SIZE : (w + 1) * SIZE],
+                sensor,
+                Analyst(ring.detector()),
+                CorrectionServer(ring.w_o),
+            )
             assert np.array_equal(results[i][w].outliers, run.outliers)
             assert client.outliers(w)["outliers"] == run.outliers.tolist()
         client.close()

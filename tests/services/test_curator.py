@@ -29,7 +29,6 @@ BOB = "bob-querier-secret-0123456789ab"
 MECH = SPMechanism(18, 0.1, 0.1)
 
 
-
 @pytest.fixture(scope="module")
 def thyroid() -> np.ndarray:
     return load("thyroid").X
@@ -37,10 +36,16 @@ def thyroid() -> np.ndarray:
 
 def _start(pool, tmp_path: Path, X: np.ndarray, *, budget: float = 50.0, recorder=None):
     app = create_curator_app(
-        X, MECH, db=tmp_path / "curator.sqlite", ledger=tmp_path / "ledger.sqlite",
-        tokens=TokenRegistry([("alice", ALICE), ("bob", BOB)]), budget=budget, rng=7,
-        recorder=recorder, max_body_bytes=1 << 20,
-    )  # fmt: skip
+        X,
+        MECH,
+        db=tmp_path / "curator.sqlite",
+        ledger=tmp_path / "ledger.sqlite",
+        tokens=TokenRegistry([("alice", ALICE), ("bob", BOB)]),
+        budget=budget,
+        rng=7,
+        recorder=recorder,
+        max_body_bytes=1 << 20,
+    )
     return pool.start_app(app)
 
 
@@ -55,7 +60,7 @@ def test_answers_charges_and_repeats_over_http(server_pool, tmp_path, thyroid) -
         assert reply["charged"] == pytest.approx(377.2)  # ε per distinct id, data-independent
         assert alice.ask_ids([3, 2, 1])["charged"] == 0.0  # repeats: recorded, free
         Q = np.unique(thyroid[::37] + 0.003, axis=0)
-        total = sum(bob.ask_records(Q[s:s + 10])["charged"] for s in range(0, len(Q), 10))
+        total = sum(bob.ask_records(Q[s : s + 10])["charged"] for s in range(0, len(Q), 10))
         assert total == pytest.approx(claim5_bound(Q, 0.1).m * 0.1)  # online = batch
         assert bob.budget()["spent"] == pytest.approx(total)
         assert alice.budget()["querier"] == "alice"
@@ -65,12 +70,21 @@ def test_refusals_and_bad_input_spend_nothing(server_pool, tmp_path, thyroid) ->
     srv = _start(server_pool, tmp_path, thyroid, budget=0.5)
     auth = {"authorization": f"Bearer {ALICE}"}
     bad = [
-        b"{", b"[]", b'{"ids": [3772]}', b'{"ids": [-1]}', b'{"ids": []}', b'{"ids": [1.5]}',
-        b'{"ids": [true]}', b'{"records": [[1, 2]]}', b'{"records": [[NaN, 0, 0, 0, 0, 0]]}',
-        b'{"records": []}', b'{"ids": [1], "records": [[0, 0, 0, 0, 0, 0]]}',
-        b'{"ids": [1], "extra": 1}', b'{"ids": [99999999999999999999999]}',
+        b"{",
+        b"[]",
+        b'{"ids": [3772]}',
+        b'{"ids": [-1]}',
+        b'{"ids": []}',
+        b'{"ids": [1.5]}',
+        b'{"ids": [true]}',
+        b'{"records": [[1, 2]]}',
+        b'{"records": [[NaN, 0, 0, 0, 0, 0]]}',
+        b'{"records": []}',
+        b'{"ids": [1], "records": [[0, 0, 0, 0, 0, 0]]}',
+        b'{"ids": [1], "extra": 1}',
+        b'{"ids": [99999999999999999999999]}',
         json.dumps({"ids": list(range(100_001))}).encode(),
-    ]  # fmt: skip
+    ]
     for body in bad:
         r = httpx.post(srv.url + "/v1/ask", content=body, headers=auth)
         assert 400 <= r.status_code < 500, (body[:40], r.status_code, r.text)
@@ -89,23 +103,39 @@ def test_refusals_and_bad_input_spend_nothing(server_pool, tmp_path, thyroid) ->
         assert len(book.history()) == 2
 
 
-def test_the_querier_sees_noisy_bits_and_its_budget_only(server_pool, tmp_path,
-                                                        thyroid) -> None:  # fmt: skip
+def test_the_querier_sees_noisy_bits_and_its_budget_only(server_pool, tmp_path, thyroid) -> None:
     """Transcript: every response body a querier receives holds answers (0/1), ε charged and
     its own budget; nothing derived from counts, probabilities or distances."""
     seen: list[tuple[str, bytes]] = []
     srv = _start(server_pool, tmp_path, thyroid)
-    with CuratorClient(srv.url, ALICE, recorder=lambda kind, route, body: seen.append(
-            (route, body))) as alice:  # fmt: skip
+    with CuratorClient(
+        srv.url, ALICE, recorder=lambda kind, route, body: seen.append((route, body))
+    ) as alice:
         alice.model()
         alice.budget()
         alice.ask_ids([0, 1, 2])
         alice.ask_records(thyroid[:3] + 0.01, add_query_to_data=True)
     allowed_ask = {"answers", "charged", "budget"}
-    public = {"mechanism", "beta", "r", "epsilon", "k", "metric", "count_cap", "n_records",
-              "n_features", "guarantee", "budget_per_querier", "max_batch"}  # fmt: skip
+    public = {
+        "mechanism",
+        "beta",
+        "r",
+        "epsilon",
+        "k",
+        "metric",
+        "count_cap",
+        "n_records",
+        "n_features",
+        "guarantee",
+        "budget_per_querier",
+        "max_batch",
+    }
     assert [route for route, _ in seen] == [
-        "GET /v1/model", "GET /v1/budget", "POST /v1/ask", "POST /v1/ask"]
+        "GET /v1/model",
+        "GET /v1/budget",
+        "POST /v1/ask",
+        "POST /v1/ask",
+    ]
     for route, body in seen:
         data = json.loads(body)
         if route == "GET /v1/model":
@@ -119,15 +149,15 @@ def test_the_querier_sees_noisy_bits_and_its_budget_only(server_pool, tmp_path,
             assert set(data["budget"]) == {"notion", "total", "spent", "remaining"}
 
 
-def test_the_per_record_exposure_stays_with_the_curator(server_pool, tmp_path,
-                                                       thyroid) -> None:  # fmt: skip
+def test_the_per_record_exposure_stays_with_the_curator(server_pool, tmp_path, thyroid) -> None:
     """The curator's ledger records how many of a querier's answers can move with each
     record (it reads the data); no response the querier receives carries any of it."""
     seen: list[bytes] = []
     srv = _start(server_pool, tmp_path, thyroid)
     Q = thyroid[:3] + 0.01
-    with CuratorClient(srv.url, ALICE, recorder=lambda kind, route, body: seen.append(
-            body)) as alice:  # fmt: skip
+    with CuratorClient(
+        srv.url, ALICE, recorder=lambda kind, route, body: seen.append(body)
+    ) as alice:
         alice.model()
         alice.ask_ids([0, 1, 2])
         alice.ask_records(Q)
@@ -153,9 +183,15 @@ def test_an_approximate_budget_per_querier_over_http(server_pool, tmp_path, thyr
     ninth is refused with 429 and nothing is spent."""
     mech = SPMechanism(18, 0.1, 0.5)
     app = create_curator_app(
-        thyroid, mech, db=tmp_path / "c.sqlite", ledger=tmp_path / "l.sqlite",
-        tokens=TokenRegistry([("alice", ALICE)]), budget=2.0, delta=0.1, rng=7,
-    )  # fmt: skip
+        thyroid,
+        mech,
+        db=tmp_path / "c.sqlite",
+        ledger=tmp_path / "l.sqlite",
+        tokens=TokenRegistry([("alice", ALICE)]),
+        budget=2.0,
+        delta=0.1,
+        rng=7,
+    )
     srv = server_pool.start_app(app)
     with CuratorClient(srv.url, ALICE) as alice:
         assert alice.model()["budget_delta_per_querier"] == 0.1
@@ -174,9 +210,29 @@ def test_an_approximate_budget_per_querier_over_http(server_pool, tmp_path, thyr
 
 
 def test_serve_sp_takes_an_approximate_budget(tmp_path, spawn_server) -> None:
-    args = ["serve", "sp", "thyroid", "--beta", "18", "--r", "0.1", "--epsilon", "0.5",
-            "--budget", "2", "--delta", "0.1", "--db", str(tmp_path / "c.sqlite"), "--ledger",
-            str(tmp_path / "l.sqlite"), "--port", "0", "--token", f"alice={ALICE}"]  # fmt: skip
+    args = [
+        "serve",
+        "sp",
+        "thyroid",
+        "--beta",
+        "18",
+        "--r",
+        "0.1",
+        "--epsilon",
+        "0.5",
+        "--budget",
+        "2",
+        "--delta",
+        "0.1",
+        "--db",
+        str(tmp_path / "c.sqlite"),
+        "--ledger",
+        str(tmp_path / "l.sqlite"),
+        "--port",
+        "0",
+        "--token",
+        f"alice={ALICE}",
+    ]
     proc, url = spawn_server(args, "privad curator")
     try:
         with CuratorClient(url, ALICE) as alice:
@@ -191,9 +247,27 @@ def test_serve_sp_takes_an_approximate_budget(tmp_path, spawn_server) -> None:
 
 
 def test_sigkill_loses_no_charged_answer(tmp_path, spawn_server) -> None:
-    args = ["serve", "sp", "thyroid", "--beta", "18", "--r", "0.1", "--epsilon", "0.1",
-            "--budget", "5", "--db", str(tmp_path / "c.sqlite"), "--ledger",
-            str(tmp_path / "l.sqlite"), "--port", "0", "--token", f"alice={ALICE}"]  # fmt: skip
+    args = [
+        "serve",
+        "sp",
+        "thyroid",
+        "--beta",
+        "18",
+        "--r",
+        "0.1",
+        "--epsilon",
+        "0.1",
+        "--budget",
+        "5",
+        "--db",
+        str(tmp_path / "c.sqlite"),
+        "--ledger",
+        str(tmp_path / "l.sqlite"),
+        "--port",
+        "0",
+        "--token",
+        f"alice={ALICE}",
+    ]
     proc, url = spawn_server(args, "privad curator")
     try:
         with CuratorClient(url, ALICE) as alice:
@@ -202,8 +276,9 @@ def test_sigkill_loses_no_charged_answer(tmp_path, spawn_server) -> None:
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=20)
-    proc, url = spawn_server([*args[:-2], "--token", f"alice={ALICE}", "--seed", "1"],
-                             "privad curator")  # fmt: skip
+    proc, url = spawn_server(
+        [*args[:-2], "--token", f"alice={ALICE}", "--seed", "1"], "privad curator"
+    )
     try:
         with CuratorClient(url, ALICE) as alice:
             assert alice.budget()["spent"] == pytest.approx(0.4)  # 3 ids + m = 1

@@ -18,14 +18,30 @@ def test_killed_analyst_process_restarts_with_everything_it_acknowledged(
     cs = servers.correction()
     tokens = tmp_path / "tokens.txt"
     tokens.write_text(f"s0={secrets['s0']}\n")
-    args = ["serve", "analyst", "--db", str(tmp_path / "analyst.sqlite"), "--port", "0",
-            "--tokens", str(tokens), "--correction-url", cs.url,
-            "--correction-token", secrets["analyst"], "--eps", repr(ring.eps),
-            "--min-samples", str(ring.min_samples)]  # fmt: skip
+    args = [
+        "serve",
+        "analyst",
+        "--db",
+        str(tmp_path / "analyst.sqlite"),
+        "--port",
+        "0",
+        "--tokens",
+        str(tokens),
+        "--correction-url",
+        cs.url,
+        "--correction-token",
+        secrets["analyst"],
+        "--eps",
+        repr(ring.eps),
+        "--min-samples",
+        str(ring.min_samples),
+    ]
     first = spawn(*args)
-    up = SensorUploader(Sensor(1.0, ring.rs, rng=Randomness(3)),
-                        AnalystClient(first.url, secrets["s0"]),
-                        CorrectionClient(cs.url, secrets["s0"]))  # fmt: skip
+    up = SensorUploader(
+        Sensor(1.0, ring.rs, rng=Randomness(3)),
+        AnalystClient(first.url, secrets["s0"]),
+        CorrectionClient(cs.url, secrets["s0"]),
+    )
     closed = up.send_window(0, ring.window(0))
     up.close = False
     up.send_window(1, ring.window(1))  # acknowledged, not closed
@@ -35,12 +51,16 @@ def test_killed_analyst_process_restarts_with_everything_it_acknowledged(
     client = AnalystClient(second.url, secrets["s0"])
     assert client.outliers(0)["outliers"] == closed.outliers.tolist()
     assert [(w["window"], w["status"], w["n"]) for w in client.windows()] == [
-        (0, "closed", 2000), (1, "uploaded", 2000)]
+        (0, "closed", 2000),
+        (1, "uploaded", 2000),
+    ]
     result = client.close_window(1)  # the records of window 1 survived the crash
 
     sensor = Sensor(1.0, ring.rs, rng=Randomness(3))
-    runs = [run_protocol(ring.window(w), sensor, Analyst(ring.detector()),
-                         CorrectionServer(ring.w_o)) for w in range(2)]  # fmt: skip
+    runs = [
+        run_protocol(ring.window(w), sensor, Analyst(ring.detector()), CorrectionServer(ring.w_o))
+        for w in range(2)
+    ]
     assert closed.outliers.tolist() == runs[0].outliers.tolist()
     assert result["outliers"] == runs[1].outliers.tolist()
 
@@ -53,28 +73,35 @@ def test_correction_server_restart_keeps_differences_and_progress(
     cs = ThreadedServer(create_correction_app(db, registry, outlier_layer_width=ring.w_o)).start()
     port = int(cs.url.rsplit(":", 1)[1])
     analyst = servers.analyst(cs.url)
-    up = SensorUploader(Sensor(1.0, ring.rs, rng=Randomness(4)),
-                        AnalystClient(analyst.url, secrets["s0"]),
-                        CorrectionClient(cs.url, secrets["s0"]))  # fmt: skip
+    up = SensorUploader(
+        Sensor(1.0, ring.rs, rng=Randomness(4)),
+        AnalystClient(analyst.url, secrets["s0"]),
+        CorrectionClient(cs.url, secrets["s0"]),
+    )
     first = up.send_window(0, ring.window(0))
     up.close = False
     up.send_window(1, ring.window(1))
     cs.stop()
 
     # same file, same address; w_O changed: window 0's parameters were stored with its O'
-    cs2 = ThreadedServer(create_correction_app(db, registry, outlier_layer_width=99.0),
-                         port=port).start()  # fmt: skip
+    cs2 = ThreadedServer(
+        create_correction_app(db, registry, outlier_layer_width=99.0), port=port
+    ).start()
     try:
         statuses = CorrectionClient(cs2.url, secrets["s0"]).windows()
         assert [(w["window"], w["status"]) for w in statuses] == [
-            (0, "corrected"), (1, "differences")]
+            (0, "corrected"),
+            (1, "differences"),
+        ]
         second = AnalystClient(analyst.url, secrets["s0"]).close_window(1)
         assert second["w_o"] == 99.0
         sensor = Sensor(1.0, ring.rs, rng=Randomness(4))
-        run0 = run_protocol(ring.window(0), sensor, Analyst(ring.detector()),
-                            CorrectionServer(ring.w_o))  # fmt: skip
-        run1 = run_protocol(ring.window(1), sensor, Analyst(ring.detector()),
-                            CorrectionServer(99.0))  # fmt: skip
+        run0 = run_protocol(
+            ring.window(0), sensor, Analyst(ring.detector()), CorrectionServer(ring.w_o)
+        )
+        run1 = run_protocol(
+            ring.window(1), sensor, Analyst(ring.detector()), CorrectionServer(99.0)
+        )
         assert first.outliers.tolist() == run0.outliers.tolist()
         assert second["outliers"] == run1.outliers.tolist()
     finally:

@@ -24,8 +24,7 @@ def test_cli_end_to_end_matches_in_process_protocol(
     history = to_csv(tmp_path / "history.csv", ring.history)
 
     # public parameters from history, as an operator would fix them
-    code, out, err = run_cli("sensor", "calibrate", str(history), "--p-o", "10",
-                             "--format", "json")  # fmt: skip
+    code, out, err = run_cli("sensor", "calibrate", str(history), "--p-o", "10", "--format", "json")
     assert code == 0, err
     params = json.loads(out)
     assert params["eps"] == ring.eps and params["min_samples"] == ring.min_samples
@@ -34,27 +33,72 @@ def test_cli_end_to_end_matches_in_process_protocol(
 
     tokens = tmp_path / "tokens.txt"
     tokens.write_text(f"# sensors\ns0={secrets['s0']}\ns1={secrets['s1']}\n")
-    cs = spawn("serve", "correction", "--db", str(tmp_path / "cs.sqlite"), "--port", "0",
-               "--tokens", str(tokens), "--analyst-token", secrets["analyst"],
-               "--outlier-layer-width", repr(params["outlier_layer_width"]))  # fmt: skip
-    analyst = spawn("serve", "analyst", "--db", str(tmp_path / "a.sqlite"), "--port", "0",
-                    "--tokens", str(tokens), "--correction-url", cs.url,
-                    "--correction-token", secrets["analyst"], "--eps", repr(params["eps"]),
-                    "--min-samples", str(params["min_samples"]))  # fmt: skip
+    cs = spawn(
+        "serve",
+        "correction",
+        "--db",
+        str(tmp_path / "cs.sqlite"),
+        "--port",
+        "0",
+        "--tokens",
+        str(tokens),
+        "--analyst-token",
+        secrets["analyst"],
+        "--outlier-layer-width",
+        repr(params["outlier_layer_width"]),
+    )
+    analyst = spawn(
+        "serve",
+        "analyst",
+        "--db",
+        str(tmp_path / "a.sqlite"),
+        "--port",
+        "0",
+        "--tokens",
+        str(tokens),
+        "--correction-url",
+        cs.url,
+        "--correction-token",
+        secrets["analyst"],
+        "--eps",
+        repr(params["eps"]),
+        "--min-samples",
+        str(params["min_samples"]),
+    )
 
     ledger = tmp_path / "ledger.sqlite"
     code, out, err = run_cli(
-        "sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
-        "--token", secrets["s0"], "--epsilon", "1", "--window", "2000",
-        "--history", str(history), "--p-o", "10", "--seed", "7",
-        "--ledger", str(ledger), "--global-sensitivity", "400",
+        "sensor",
+        "send",
+        str(data),
+        "--analyst",
+        analyst.url,
+        "--correction",
+        cs.url,
+        "--token",
+        secrets["s0"],
+        "--epsilon",
+        "1",
+        "--window",
+        "2000",
+        "--history",
+        str(history),
+        "--p-o",
+        "10",
+        "--seed",
+        "7",
+        "--ledger",
+        str(ledger),
+        "--global-sensitivity",
+        "400",
     )
     assert code == 0, err
     assert "sent 3 window(s), 6000 record(s)" in out
     assert "--seed makes the noise reproducible" in err
 
-    code, out, err = run_cli("sensor", "result", "--analyst", analyst.url,
-                             "--token", secrets["s0"], "--format", "json")  # fmt: skip
+    code, out, err = run_cli(
+        "sensor", "result", "--analyst", analyst.url, "--token", secrets["s0"], "--format", "json"
+    )
     assert code == 0, err
     results = json.loads(out)
     assert [r["window"] for r in results] == [0, 1, 2]
@@ -62,15 +106,17 @@ def test_cli_end_to_end_matches_in_process_protocol(
     # the same protocol in-process, same seed, window by window
     sensor = Sensor(1.0, ring.rs, rng=Randomness(7))
     for w, got in enumerate(results):
-        run = run_protocol(ring.window(w), sensor, Analyst(ring.detector()),
-                           CorrectionServer(ring.w_o))  # fmt: skip
+        run = run_protocol(
+            ring.window(w), sensor, Analyst(ring.detector()), CorrectionServer(ring.w_o)
+        )
         assert got["outliers"] == run.outliers.tolist()
         assert got["presumed_outliers"] == run.presumed_outliers.tolist()
         assert got["n"] == 2000
 
     # CSV output of one window
-    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
-                           secrets["s0"], "--window", "1")  # fmt: skip
+    code, out, _ = run_cli(
+        "sensor", "result", "--analyst", analyst.url, "--token", secrets["s0"], "--window", "1"
+    )
     lines = out.strip().splitlines()
     assert lines[0] == "window,index"
     assert [int(x.split(",")[1]) for x in lines[1:]] == results[1]["outliers"]
@@ -80,8 +126,9 @@ def test_cli_end_to_end_matches_in_process_protocol(
         spends = book.history()
     # one scope per window, keyed by the content digest of its records
     assert [s.scope for s in spends] == [
-        f"relaxed-sensor/rows-{rows_digest(ring.data[w * 2000:(w + 1) * 2000])[:32]}"
-        for w in range(3)]  # fmt: skip
+        f"relaxed-sensor/rows-{rows_digest(ring.data[w * 2000 : (w + 1) * 2000])[:32]}"
+        for w in range(3)
+    ]
     g = Sensor(1.0, ring.rs, global_sensitivity=400).release_guarantee()
     for s in spends:
         assert s.guarantee.notion == "relaxed-dp"
@@ -90,9 +137,25 @@ def test_cli_end_to_end_matches_in_process_protocol(
         assert s.epsilon_outlier == pytest.approx(g.epsilon_outlier)
         assert s.metadata["views"]["correction"]["guarantee"] is not None
 
-    send = ("sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
-            "--token", secrets["s0"], "--epsilon", "1", "--window", "2000",
-            "--history", str(history), "--global-sensitivity", "400")  # fmt: skip
+    send = (
+        "sensor",
+        "send",
+        str(data),
+        "--analyst",
+        analyst.url,
+        "--correction",
+        cs.url,
+        "--token",
+        secrets["s0"],
+        "--epsilon",
+        "1",
+        "--window",
+        "2000",
+        "--history",
+        str(history),
+        "--global-sensitivity",
+        "400",
+    )
     # sending the stream again releases nothing: the journal knows these rows, whatever the
     # window size
     for size in ("2000", "700"):
@@ -101,27 +164,46 @@ def test_cli_end_to_end_matches_in_process_protocol(
         assert "rows 0..5999: already released (window(s) 0..2)" in out
         assert "6000 record(s) already released" in out
     # with another journal the ledger still recognises the records (one release each)
-    code, _, err = run_cli(*send, "--ledger", str(ledger), "--journal",
-                           str(tmp_path / "other.sqlite"))  # fmt: skip
+    code, _, err = run_cli(
+        *send, "--ledger", str(ledger), "--journal", str(tmp_path / "other.sqlite")
+    )
     assert code == 2 and "exceed the budget" in err
     # ... and with neither, the servers refuse a second noisy copy of the same window
-    code, _, err = run_cli(*send, "--ledger", str(tmp_path / "l2.sqlite"), "--journal",
-                           str(tmp_path / "j2.sqlite"))  # fmt: skip
+    code, _, err = run_cli(
+        *send, "--ledger", str(tmp_path / "l2.sqlite"), "--journal", str(tmp_path / "j2.sqlite")
+    )
     assert code == 2 and "(409)" in err and "--first-window 3" in err
     # another sensor (its own journal) has windows independent of s0's; with the journal
     # that sent s0's rows they count as released, whoever's token is used
-    s1 = ("sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
-          "--token", secrets["s1"], "--epsilon", "1", "--window", "3000", "--quiet",
-          "--relaxed-sensitivity", ",".join(repr(v) for v in ring.rs.tolist()))  # fmt: skip
+    s1 = (
+        "sensor",
+        "send",
+        str(data),
+        "--analyst",
+        analyst.url,
+        "--correction",
+        cs.url,
+        "--token",
+        secrets["s1"],
+        "--epsilon",
+        "1",
+        "--window",
+        "3000",
+        "--quiet",
+        "--relaxed-sensitivity",
+        ",".join(repr(v) for v in ring.rs.tolist()),
+    )
     code, out, err = run_cli(*s1)
     assert code == 0 and out == "" and "6000" not in err
-    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
-                           secrets["s1"], "--format", "json")  # fmt: skip
+    code, out, _ = run_cli(
+        "sensor", "result", "--analyst", analyst.url, "--token", secrets["s1"], "--format", "json"
+    )
     assert json.loads(out) == []
     code, out, err = run_cli(*s1, "--journal", str(tmp_path / "s1.sqlite"))
     assert code == 0, err
     assert out == ""
-    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
-                           secrets["s1"], "--format", "json")  # fmt: skip
+    code, out, _ = run_cli(
+        "sensor", "result", "--analyst", analyst.url, "--token", secrets["s1"], "--format", "json"
+    )
     assert [r["n"] for r in json.loads(out)] == [3000, 3000]
     assert np.all(np.diff([r["window"] for r in json.loads(out)]) == 1)

@@ -65,8 +65,12 @@ class Server:
         digest = hashlib.sha256()
         for path in self.files:
             with sqlite3.connect(path) as conn:
-                tables = [r[0] for r in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+                tables = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+                    )
+                ]
                 for table in tables:
                     for row in conn.execute(f'SELECT * FROM "{table}" ORDER BY 1'):
                         digest.update(repr(row).encode())
@@ -76,8 +80,12 @@ class Server:
 def records_body(X: np.ndarray) -> dict:
     """A sensor's step-2 message to the analyst for the records ``X``."""
     d = X.shape[1]
-    return {"perturbed": X.tolist(), "divisors": [1.0] * d, "noise_scale": [1.0] * d,
-            "epsilon": 1.0}
+    return {
+        "perturbed": X.tolist(),
+        "divisors": [1.0] * d,
+        "noise_scale": [1.0] * d,
+        "epsilon": 1.0,
+    }
 
 
 def start_servers(tmp: Path) -> Iterator[dict[str, Server]]:
@@ -91,39 +99,90 @@ def start_servers(tmp: Path) -> Iterator[dict[str, Server]]:
 
     rng = Randomness(0)
     out: dict[str, Server] = {}
-    cs = run(create_correction_app(tmp / "cs.sqlite",
-                                   TokenRegistry([("s1", SENSOR)], {"analyst": ANALYST}),
-                                   outlier_layer_width=0.5))  # fmt: skip
+    cs = run(
+        create_correction_app(
+            tmp / "cs.sqlite",
+            TokenRegistry([("s1", SENSOR)], {"analyst": ANALYST}),
+            outlier_layer_width=0.5,
+        )
+    )
     out["correction"] = Server("correction", cs, (SENSOR, ANALYST), (tmp / "cs.sqlite",))
-    analyst = run(create_analyst_app(tmp / "analyst.sqlite", TokenRegistry([("s1", SENSOR)]),
-                                     correction_url=cs, correction_token=ANALYST,
-                                     detector=DBSCANDetector(0.5, 5), retries=0))  # fmt: skip
+    analyst = run(
+        create_analyst_app(
+            tmp / "analyst.sqlite",
+            TokenRegistry([("s1", SENSOR)]),
+            correction_url=cs,
+            correction_token=ANALYST,
+            detector=DBSCANDetector(0.5, 5),
+            retries=0,
+        )
+    )
     out["analyst"] = Server("analyst", analyst, (SENSOR,), (tmp / "analyst.sqlite",))
     problem = problem_from_dataset(make_search_mixture(n=60, threshold_ratio=1.0, rng=3))
-    oracle = run(create_oracle_app(tmp / "oracle.sqlite", TokenRegistry([("s1", QUERIER)]),
-                                   values=problem.values, t_low=problem.t_low,
-                                   t_high=problem.t_high, epsilon=1.0, budget=100.0,
-                                   rng=1))  # fmt: skip
+    oracle = run(
+        create_oracle_app(
+            tmp / "oracle.sqlite",
+            TokenRegistry([("s1", QUERIER)]),
+            values=problem.values,
+            t_low=problem.t_low,
+            t_high=problem.t_high,
+            epsilon=1.0,
+            budget=100.0,
+            rng=1,
+        )
+    )
     out["oracle"] = Server("oracle", oracle, (QUERIER,), (tmp / "oracle.sqlite",))
-    rmp = run(create_rmp_app(tmp / "rmp.sqlite", [], operator_token=OPERATOR, n=5, w=4,
-                             alpha=0.2, rng=0, training=AANNTraining(epochs=2)))  # fmt: skip
+    rmp = run(
+        create_rmp_app(
+            tmp / "rmp.sqlite",
+            [],
+            operator_token=OPERATOR,
+            n=5,
+            w=4,
+            alpha=0.2,
+            rng=0,
+            training=AANNTraining(epochs=2),
+        )
+    )
     out["rmp"] = Server("rmp", rmp, (OPERATOR, PARTICIPANT), (tmp / "rmp.sqlite",))
     X = rng.uniform(size=(40, 2))
-    curator = run(create_curator_app(X, SPMechanism(5, 0.1, 0.1), db=tmp / "curator.sqlite",
-                                     ledger=tmp / "ledger.sqlite",
-                                     tokens=TokenRegistry([("q1", QUERIER)]), budget=50.0,
-                                     rng=7))  # fmt: skip
-    out["curator"] = Server("curator", curator, (QUERIER,),
-                            (tmp / "curator.sqlite", tmp / "ledger.sqlite"))
+    curator = run(
+        create_curator_app(
+            X,
+            SPMechanism(5, 0.1, 0.1),
+            db=tmp / "curator.sqlite",
+            ledger=tmp / "ledger.sqlite",
+            tokens=TokenRegistry([("q1", QUERIER)]),
+            budget=50.0,
+            rng=7,
+        )
+    )
+    out["curator"] = Server(
+        "curator", curator, (QUERIER,), (tmp / "curator.sqlite", tmp / "ledger.sqlite")
+    )
     # a little stored data, so that "unchanged" means something
     with httpx.Client(timeout=30) as http:
         digest = hashlib.sha256(PARTICIPANT.encode()).hexdigest()
-        assert http.post(rmp + "/v1/participants",
-                         json={"name": "p1", "token_sha256": digest}).status_code == 201
-        assert http.post(curator + "/v1/ask", json={"ids": [1, 2]},
-                         headers=out["curator"].headers()).status_code == 200
-        assert http.put(analyst + "/v1/windows/1/records", headers=out["analyst"].headers(),
-                        json=records_body(rng.uniform(size=(20, 2)))).status_code == 201
+        assert (
+            http.post(
+                rmp + "/v1/participants", json={"name": "p1", "token_sha256": digest}
+            ).status_code
+            == 201
+        )
+        assert (
+            http.post(
+                curator + "/v1/ask", json={"ids": [1, 2]}, headers=out["curator"].headers()
+            ).status_code
+            == 200
+        )
+        assert (
+            http.put(
+                analyst + "/v1/windows/1/records",
+                headers=out["analyst"].headers(),
+                json=records_body(rng.uniform(size=(20, 2))),
+            ).status_code
+            == 201
+        )
     try:
         yield out
     finally:
@@ -192,13 +251,20 @@ def test_huge_ids_are_404_or_422_on_the_rmp_server(servers) -> None:
     srv = servers["rmp"]
     huge = "999999999999999999999999999999"
     with httpx.Client(timeout=30, headers=srv.headers()) as http:
-        for path in (f"/v1/models/{huge}", f"/v1/models/{huge}/npz", f"/v1/models/-{huge}",
-                     f"/v1/models/{2**62 + 1}", "/v1/models/1e9", f"/v1/jobs/{huge}"):
+        for path in (
+            f"/v1/models/{huge}",
+            f"/v1/models/{huge}/npz",
+            f"/v1/models/-{huge}",
+            f"/v1/models/{2**62 + 1}",
+            "/v1/models/1e9",
+            f"/v1/jobs/{huge}",
+        ):
             assert_error(http.get(srv.url + path), 404, 422)
 
 
-@pytest.mark.parametrize("name", ["alice\n", "alice\r\n", " alice", "a" * 65, "-a", "a/b",
-                                  "ålice", "", 7, None])  # fmt: skip
+@pytest.mark.parametrize(
+    "name", ["alice\n", "alice\r\n", " alice", "a" * 65, "-a", "a/b", "ålice", "", 7, None]
+)
 def test_one_name_rule_refuses_odd_names(servers, name) -> None:
     srv = servers["rmp"]
     before = srv.snapshot()
@@ -210,15 +276,23 @@ def test_one_name_rule_refuses_odd_names(servers, name) -> None:
 
 def test_correction_refuses_an_odd_sensor_name_in_the_path(servers) -> None:
     srv = servers["correction"]
-    resp = httpx.post(srv.url + "/v1/sensors/s1%0A/windows/1/layers", json={},
-                      headers={"authorization": f"Bearer {ANALYST}"}, timeout=30)
+    resp = httpx.post(
+        srv.url + "/v1/sensors/s1%0A/windows/1/layers",
+        json={},
+        headers={"authorization": f"Bearer {ANALYST}"},
+        timeout=30,
+    )
     assert_error(resp, 422)
 
 
 def test_window_numbers_beyond_the_range_are_422(servers) -> None:
     srv = servers["analyst"]
-    resp = httpx.put(srv.url + f"/v1/windows/{2**70}/records", headers=srv.headers(),
-                     json=records_body(np.zeros((3, 2))), timeout=30)
+    resp = httpx.put(
+        srv.url + f"/v1/windows/{2**70}/records",
+        headers=srv.headers(),
+        json=records_body(np.zeros((3, 2))),
+        timeout=30,
+    )
     assert_error(resp, 422)
 
 
@@ -236,10 +310,12 @@ def test_registration_is_safe_to_retry(servers) -> None:
         unnamed = http.post(url + "/v1/participants", json={"token_sha256": digest})
         assert (unnamed.status_code, unnamed.json()["participant"]) == (200, "p9")
         other = hashlib.sha256(b"another-secret-0123456789abcdef").hexdigest()
-        assert_error(http.post(url + "/v1/participants",
-                               json={"name": "p9", "token_sha256": other}), 409)
-        assert_error(http.post(url + "/v1/participants",
-                               json={"name": "p10", "token_sha256": digest}), 409)
+        assert_error(
+            http.post(url + "/v1/participants", json={"name": "p9", "token_sha256": other}), 409
+        )
+        assert_error(
+            http.post(url + "/v1/participants", json={"name": "p10", "token_sha256": digest}), 409
+        )
         operator = hashlib.sha256(OPERATOR.encode()).hexdigest()
         assert_error(http.post(url + "/v1/participants", json={"token_sha256": operator}), 409)
         for bad in ("ABC", digest.upper(), 7, digest + "0"):
@@ -256,8 +332,9 @@ def test_registration_is_safe_to_retry(servers) -> None:
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
-                                                                max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
     max_leaves=12,
 )  # any JSON value, NaN and ±Infinity included (json.dumps writes them; servers refuse them)
 
@@ -280,12 +357,18 @@ def from_schema(schema: dict) -> st.SearchStrategy:
         if kind == "object":
             props = {key: from_schema(sub) for key, sub in schema["properties"].items()}
             required = set(schema.get("required", ()))
-            options.append(st.fixed_dictionaries(
-                {k: v for k, v in props.items() if k in required},
-                optional={k: v for k, v in props.items() if k not in required}))
+            options.append(
+                st.fixed_dictionaries(
+                    {k: v for k, v in props.items() if k in required},
+                    optional={k: v for k, v in props.items() if k not in required},
+                )
+            )
         elif kind == "array":
-            options.append(st.lists(from_schema(schema["items"]),
-                                    min_size=schema.get("minItems", 0), max_size=6))
+            options.append(
+                st.lists(
+                    from_schema(schema["items"]), min_size=schema.get("minItems", 0), max_size=6
+                )
+            )
         else:
             options.append(_SCALARS[kind])
     return st.one_of(options)
@@ -297,22 +380,39 @@ def _body_strategy(schema: dict) -> st.SearchStrategy:
     shaped = from_schema(schema)
     props = sorted(schema.get("properties", {}))
     broken = st.tuples(shaped, st.sampled_from(props or ["x"]), _JSON).map(
-        lambda t: {**t[0], t[1]: t[2]} if isinstance(t[0], dict) else t[0])
+        lambda t: {**t[0], t[1]: t[2]} if isinstance(t[0], dict) else t[0]
+    )
     return st.one_of(shaped, broken, _JSON)
 
 
-def fuzz(http: httpx.Client, srv: Server, method: str, path: str, k: int, schema: dict,
-         seen: dict[int, int]) -> None:  # fmt: skip
+def fuzz(
+    http: httpx.Client,
+    srv: Server,
+    method: str,
+    path: str,
+    k: int,
+    schema: dict,
+    seen: dict[int, int],
+) -> None:
     """Send Hypothesis-drawn bodies to one endpoint with token ``k``: never a 5xx, and a
     refused request leaves every stored row as it was."""
 
-    @settings(max_examples=40, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @settings(
+        max_examples=40,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(body=_body_strategy(schema))
     def check(body) -> None:
         before = srv.snapshot()
-        resp = http.request(method, srv.url + path, content=json.dumps(body).encode(),
-                            headers={**srv.headers(k), "content-type": "application/json"})
+        resp = http.request(
+            method,
+            srv.url + path,
+            content=json.dumps(body).encode(),
+            headers={**srv.headers(k), "content-type": "application/json"},
+        )
         seen[resp.status_code] = seen.get(resp.status_code, 0) + 1
         assert resp.status_code < 500, (method, path, body, resp.text[:300])
         if resp.status_code >= 400:

@@ -32,7 +32,6 @@ OTHER = "second-searcher-secret-0123456789"
 AUTH = {"authorization": f"Bearer {SECRET}"}
 
 
-
 @pytest.fixture(scope="module")
 def problem() -> Any:
     return problem_from_dataset(make_search_mixture(n=400, threshold_ratio=1.0, rng=3))
@@ -50,10 +49,14 @@ class Oracles:
         p = self.problem
         kwargs.setdefault("epsilon", 1.0)
         kwargs.setdefault("budget", 1000.0)
-        app = create_oracle_app(self.tmp_path / db,
-                                TokenRegistry([("s1", SECRET), ("s2", OTHER)]),
-                                values=p.values, t_low=p.t_low, t_high=p.t_high,
-                                **kwargs)  # fmt: skip
+        app = create_oracle_app(
+            self.tmp_path / db,
+            TokenRegistry([("s1", SECRET), ("s2", OTHER)]),
+            values=p.values,
+            t_low=p.t_low,
+            t_high=p.t_high,
+            **kwargs,
+        )
         return self.pool.start_app(app)
 
 
@@ -72,8 +75,14 @@ def test_remote_search_equals_local_search_with_the_same_seeds(oracles, problem,
     with RemoteOracle(srv.url, SECRET) as remote:
         got = search(remote, budget=200.0, rng=5)
         assert remote.last_budget["spent"] == got.n_queries
-    local = make_oracle("randomized-response" if kind == "rr" else kind, problem.values,
-                        problem.t_low, problem.t_high, 1.0, rng=11)  # fmt: skip
+    local = make_oracle(
+        "randomized-response" if kind == "rr" else kind,
+        problem.values,
+        problem.t_low,
+        problem.t_high,
+        1.0,
+        rng=11,
+    )
     want = search(local, budget=200.0, rng=5)
     assert got.n_queries == want.n_queries > 0
     np.testing.assert_array_equal(got.top, want.top)
@@ -90,9 +99,15 @@ def test_model_description_is_public_and_rebuilds_the_answer_model(oracles, prob
     assert info["t_low"] == problem.t_low and info["t_high"] == problem.t_high
     assert info["model"]["scale"] >= problem.t_low  # λ = t_l/ε, rounded up
     assert info["guarantee"]["notion"] == ANOMALY_RESTRICTED_DP
-    assert info["budget"] == {"scope": "data-1", "notion": ANOMALY_RESTRICTED_DP, "total": 7.5,
-                              "spent": 0.0, "remaining": 7.5, "epsilon_per_query": 1.0,
-                              "queries_left": 7}  # fmt: skip
+    assert info["budget"] == {
+        "scope": "data-1",
+        "notion": ANOMALY_RESTRICTED_DP,
+        "total": 7.5,
+        "spent": 0.0,
+        "remaining": 7.5,
+        "epsilon_per_query": 1.0,
+        "queries_left": 7,
+    }
     assert "values" not in info and "anomaly_index" not in str(info)
     with RemoteOracle(srv.url, SECRET) as remote:
         assert remote.n_items == problem.n_items and remote.epsilon == 1.0
@@ -147,8 +162,9 @@ def test_concurrent_clients_never_overspend(oracles) -> None:
 def test_bad_queries_get_4xx_and_spend_nothing(oracles, problem) -> None:
     srv = oracles.start()
     n = problem.n_items
-    oid = httpx.post(srv.url + "/v1/orders", json={"permutation": list(range(n))},
-                     headers=AUTH).json()["order"]  # fmt: skip
+    oid = httpx.post(
+        srv.url + "/v1/orders", json={"permutation": list(range(n))}, headers=AUTH
+    ).json()["order"]
     cases: list[tuple[Any, int, str]] = [
         ({"indices": []}, 422, "empty"),
         ({"indices": [0, n]}, 422, f"[0, {n - 1}]"),
@@ -171,7 +187,7 @@ def test_bad_queries_get_4xx_and_spend_nothing(oracles, problem) -> None:
         r = httpx.post(srv.url + "/v1/query", json=body, headers=AUTH)
         assert r.status_code == status, (body, r.text)
         assert words in r.json()["detail"], (body, r.text)
-    for raw in (b"{\"indices\": [1, 2", b"", b"{\"indices\": [NaN]}"):
+    for raw in (b'{"indices": [1, 2', b"", b'{"indices": [NaN]}'):
         r = httpx.post(srv.url + "/v1/query", content=raw, headers=AUTH)
         assert r.status_code in (400, 422), r.text
     bad_orders = [
@@ -185,13 +201,17 @@ def test_bad_queries_get_4xx_and_spend_nothing(oracles, problem) -> None:
         assert r.status_code == 422 and words in r.json()["detail"], (body, r.text)
     r = httpx.post(srv.url + "/v1/query", json={"indices": [1, 2]})
     assert r.status_code == 401
-    r = httpx.post(srv.url + "/v1/query", json={"indices": [1, 2]},
-                   headers={"authorization": "Bearer not-a-token-0123456789"})  # fmt: skip
+    r = httpx.post(
+        srv.url + "/v1/query",
+        json={"indices": [1, 2]},
+        headers={"authorization": "Bearer not-a-token-0123456789"},
+    )
     assert r.status_code == 401
     assert _spent(srv.url) == 0.0
     # and a good query after all that is charged once
-    r = httpx.post(srv.url + "/v1/query", json={"order": oid, "size": 3, "complement": True},
-                   headers=AUTH)  # fmt: skip
+    r = httpx.post(
+        srv.url + "/v1/query", json={"order": oid, "size": 3, "complement": True}, headers=AUTH
+    )
     assert r.status_code == 200 and len(r.json()["answer"]) == 2
     assert _spent(srv.url) == 1.0
 
@@ -223,8 +243,7 @@ def test_spends_are_in_the_ledger_with_the_client_name(oracles, tmp_path, proble
         remote.query([1, 2, 3])
     with Ledger(tmp_path / "led.sqlite", create=False) as book:
         (spend,) = book.history("census")
-        assert spend.metadata == {"client": "s2", "query": 1, "size": 3,
-                                  "n_items": problem.n_items}  # fmt: skip
+        assert spend.metadata == {"client": "s2", "query": 1, "size": 3, "n_items": problem.n_items}
         assert spend.guarantee.notion == ANOMALY_RESTRICTED_DP and spend.epsilon == 1.0
         assert book.remaining("census", ANOMALY_RESTRICTED_DP) == 4.0
 
@@ -246,16 +265,21 @@ def test_one_spend_per_answer(oracles, tmp_path, kind) -> None:
 
 def test_invalid_configuration_is_refused_at_startup(tmp_path, problem) -> None:
     reg = TokenRegistry([("s1", SECRET)])
-    kw = {"values": problem.values, "t_low": problem.t_low, "t_high": problem.t_high,
-          "budget": 10.0}  # fmt: skip
+    kw = {
+        "values": problem.values,
+        "t_low": problem.t_low,
+        "t_high": problem.t_high,
+        "budget": 10.0,
+    }
     for eps in (0.0, -1.0, float("nan")):
         with pytest.raises(ParameterError, match="epsilon"):
             create_oracle_app(tmp_path / "a.sqlite", reg, epsilon=eps, **kw)
     with pytest.raises(ParameterError, match="kind"):
         create_oracle_app(tmp_path / "a.sqlite", reg, epsilon=1.0, kind="gauss", **kw)
     with pytest.raises(Exception, match="strictly between"):
-        create_oracle_app(tmp_path / "a.sqlite", reg, epsilon=1.0, **{
-            **kw, "t_low": problem.t_low / 2})  # fmt: skip
+        create_oracle_app(
+            tmp_path / "a.sqlite", reg, epsilon=1.0, **{**kw, "t_low": problem.t_low / 2}
+        )
     (tmp_path / "not-a-ledger.sqlite").write_bytes(b"hello, I am not SQLite at all" * 100)
     with pytest.raises(Exception, match="ledger"):
         create_oracle_app(tmp_path / "not-a-ledger.sqlite", reg, epsilon=1.0, **kw)
@@ -273,9 +297,27 @@ def test_spent_budget_survives_a_server_restart(tmp_path, problem, spawn_server)
     data = tmp_path / "values.npy"
     np.save(data, problem.values)
     db = tmp_path / "oracle-ledger.sqlite"
-    args = ["serve", "oracle", str(data), "--db", str(db), "--port", "0", "--epsilon", "0.5",
-            "--budget", "3", "--t-low", repr(problem.t_low), "--t-high", repr(problem.t_high),
-            "--token", f"s1={SECRET}", "--kind", "rr"]  # fmt: skip
+    args = [
+        "serve",
+        "oracle",
+        str(data),
+        "--db",
+        str(db),
+        "--port",
+        "0",
+        "--epsilon",
+        "0.5",
+        "--budget",
+        "3",
+        "--t-low",
+        repr(problem.t_low),
+        "--t-high",
+        repr(problem.t_high),
+        "--token",
+        f"s1={SECRET}",
+        "--kind",
+        "rr",
+    ]
     proc, url = spawn_server(args, "privad oracle")
     try:
         with RemoteOracle(url, SECRET) as remote:
@@ -325,13 +367,33 @@ def test_an_approximate_budget_is_spent_tightly_and_refuses_with_429(oracles) ->
 def test_serve_oracle_takes_an_approximate_budget(tmp_path, problem, spawn_server) -> None:
     data = tmp_path / "values.npy"
     np.save(data, problem.values)
-    args = ["serve", "oracle", str(data), "--db", str(tmp_path / "l.sqlite"), "--port", "0",
-            "--epsilon", "1", "--budget", "0.9", "--delta", "0.05", "--t-low",
-            repr(problem.t_low), "--t-high", repr(problem.t_high), "--token", f"s1={SECRET}"]
-    proc, url = spawn_server(args, "privad oracle")  # fmt: skip
+    args = [
+        "serve",
+        "oracle",
+        str(data),
+        "--db",
+        str(tmp_path / "l.sqlite"),
+        "--port",
+        "0",
+        "--epsilon",
+        "1",
+        "--budget",
+        "0.9",
+        "--delta",
+        "0.05",
+        "--t-low",
+        repr(problem.t_low),
+        "--t-high",
+        repr(problem.t_high),
+        "--token",
+        f"s1={SECRET}",
+    ]
+    proc, url = spawn_server(args, "privad oracle")
     try:
-        codes = [httpx.post(url + "/v1/query", json={"indices": [0]}, headers=AUTH).status_code
-                 for _ in range(2)]  # fmt: skip
+        codes = [
+            httpx.post(url + "/v1/query", json={"indices": [0]}, headers=AUTH).status_code
+            for _ in range(2)
+        ]
     finally:
         err = _stop(proc)
     assert codes == [200, 429]

@@ -55,11 +55,17 @@ class Mining:
         self.pool = pool
 
     def start(self, db: str = "mining.sqlite", **kwargs: Any) -> ThreadedServer:
-        for key, value in (("n", N), ("w", W), ("alpha", ALPHA), ("rng", 0),
-                           ("training", AANNTraining(epochs=10))):
+        for key, value in (
+            ("n", N),
+            ("w", W),
+            ("alpha", ALPHA),
+            ("rng", 0),
+            ("training", AANNTraining(epochs=10)),
+        ):
             kwargs.setdefault(key, value)
-        app = create_rmp_app(self.tmp_path / db, [("alice", USER)], operator_token=OPERATOR,
-                             **kwargs)  # fmt: skip
+        app = create_rmp_app(
+            self.tmp_path / db, [("alice", USER)], operator_token=OPERATOR, **kwargs
+        )
         srv = self.pool.start_app(app)
         srv.app = app  # type: ignore[attr-defined]
         return srv
@@ -118,8 +124,7 @@ def test_register_upload_train_download_and_score_equal_in_process(mining) -> No
     assert np.array_equal(model.T, c1.config().T)
 
     # the server trained on exactly what the participants sent, pooled in arrival order
-    local = MiningServer(model.T, ALPHA, training=AANNTraining(epochs=15), rng=7,
-                         beta=model.beta)
+    local = MiningServer(model.T, ALPHA, training=AANNTraining(epochs=15), rng=7, beta=model.beta)
     local.receive(np.hstack([*p1.batches(X1), *p2.batches(X2)]))
     expected = local.train()
     test = np.vstack([records(30, 3), np.full((1, N), 0.99)])
@@ -139,8 +144,11 @@ def test_a_retried_or_repeated_batch_is_stored_once(mining) -> None:
     again = upload_records(client, party, X)  # the same records, the same T_i: the same Z
     assert (first.stored, again.stored, again.duplicates, again.numbers) == (1, 0, 1, (1,))
     Z = next(party.batches(X))
-    r = httpx.post(srv.url + "/v1/batches", json={"z": Z.tolist()},
-                   headers={"authorization": client._client.headers["authorization"]})  # fmt: skip
+    r = httpx.post(
+        srv.url + "/v1/batches",
+        json={"z": Z.tolist()},
+        headers={"authorization": client._client.headers["authorization"]},
+    )
     assert r.status_code == 200 and r.json()["status"] == "duplicate" and r.json()["batch"] == 1
     assert count(Path(srv.app.state.store.path), "batches") == 1
 
@@ -178,8 +186,12 @@ def _bad_uploads(Z: np.ndarray, secret: str) -> list[tuple[str, dict[str, str], 
         ("too many records", good, body(np.hstack([Z] * 11)), 422),  # 330 > max batch 300
         ("body too large", good, b'{"z": [[' + b"1.0," * 40_000 + b"1.0]]}", 413),
         ("no token", {"content-type": "application/json"}, body(Z), 401),
-        ("wrong token", {**good, "authorization": "Bearer not-a-real-token-0123456789"},
-         body(Z), 401),
+        (
+            "wrong token",
+            {**good, "authorization": "Bearer not-a-real-token-0123456789"},
+            body(Z),
+            401,
+        ),
         ("end-user token", {**good, "authorization": f"Bearer {USER}"}, body(Z), 403),
         ("operator token", {**good, "authorization": f"Bearer {OPERATOR}"}, body(Z), 403),
     ]
@@ -200,8 +212,12 @@ def test_bad_uploads_get_4xx_with_a_json_error_and_store_nothing(mining) -> None
         assert count(db, "batches") == before[0], what
     assert client.batches()["n_records"] == 30
     # the good batch itself is fine
-    assert httpx.post(srv.url + "/v1/batches", json={"z": Z.tolist()},
-                      headers=bearer(secret)).status_code == 201  # fmt: skip
+    assert (
+        httpx.post(
+            srv.url + "/v1/batches", json={"z": Z.tolist()}, headers=bearer(secret)
+        ).status_code
+        == 201
+    )
 
 
 def test_error_messages_say_what_is_wrong(mining) -> None:
@@ -247,16 +263,22 @@ def test_participants_see_only_their_own_batches_and_cannot_change_any(mining) -
         assert r.status_code == 405, method
     # and the database refuses it too
     with sqlite3.connect(db) as conn:
-        for sql in ("DELETE FROM batches", "UPDATE batches SET z = x'00'",
-                    "UPDATE config SET alpha = 0.5", "DELETE FROM participants"):  # fmt: skip
+        for sql in (
+            "DELETE FROM batches",
+            "UPDATE batches SET z = x'00'",
+            "UPDATE config SET alpha = 0.5",
+            "DELETE FROM participants",
+        ):
             with pytest.raises(sqlite3.IntegrityError, match="append-only|never"):
                 conn.execute(sql)
     assert count(db, "batches") == before
     # participants' lists are for the operator only
     assert httpx.get(srv.url + "/v1/participants", headers=hb).status_code == 403
     listed = httpx.get(srv.url + "/v1/participants", headers=bearer(OPERATOR)).json()
-    assert [(p["participant"], p["n_batches"], p["n_records"]) for p in
-            listed["participants"]] == [("a", 2, 60), ("b", 1, 30)]  # fmt: skip
+    assert [(p["participant"], p["n_batches"], p["n_records"]) for p in listed["participants"]] == [
+        ("a", 2, 60),
+        ("b", 1, 30),
+    ]
 
 
 def test_tokens_are_stored_only_as_digests_and_registration_rules(mining) -> None:
@@ -269,8 +291,7 @@ def test_tokens_are_stored_only_as_digests_and_registration_rules(mining) -> Non
     assert r.status_code == 201 and r.json()["participant"] == "p1"
     token = r.json()["token"]
     assert httpx.post(url, json={"name": "p1"}, headers=bearer(OPERATOR)).status_code == 409
-    assert httpx.post(url, json={"name": "bad name!"}, headers=bearer(REGISTRAR)
-                      ).status_code == 422  # fmt: skip
+    assert httpx.post(url, json={"name": "bad name!"}, headers=bearer(REGISTRAR)).status_code == 422
     assert httpx.post(url, json={"colour": "x"}, headers=bearer(REGISTRAR)).status_code == 422
     auto = httpx.post(url, headers=bearer(OPERATOR))
     assert auto.status_code == 201 and auto.json()["participant"] == "participant-2"
@@ -373,11 +394,22 @@ def test_configuration_is_fixed_at_creation(tmp_path: Path) -> None:
         AnalystStore(tmp_path / "c.sqlite")
 
 
-def test_killed_server_restarts_with_batches_t_and_model(tmp_path: Path, spawn,
-                                                         run_cli) -> None:  # fmt: skip
+def test_killed_server_restarts_with_batches_t_and_model(tmp_path: Path, spawn, run_cli) -> None:
     db = tmp_path / "rmp.sqlite"
-    common = ["serve", "rmp", "--db", str(db), "--port", "0", "--token", f"alice={USER}",
-              "--operator-token", OPERATOR, "--epochs", "5"]  # fmt: skip
+    common = [
+        "serve",
+        "rmp",
+        "--db",
+        str(db),
+        "--port",
+        "0",
+        "--token",
+        f"alice={USER}",
+        "--operator-token",
+        OPERATOR,
+        "--epochs",
+        "5",
+    ]
     first = spawn(*common, "--n", str(N), "--w", str(W), "--alpha", str(ALPHA), "--seed", "4")
     T = RMPClient(first.url).config().T
     X = records(45, 20)

@@ -26,20 +26,39 @@ def test_stream_on_stdin_matches_in_process_protocol(servers, ring, run_cli, sec
     X = ring.data[:1300]
     rs = ",".join(repr(v) for v in ring.rs.tolist())
     code, out, err = run_cli(
-        "sensor", "send", "-", "--analyst", analyst.url, "--correction", cs.url,
-        "--token", secrets["s2"], "--epsilon", "0.5", "--window", "500", "--first-window", "4",
-        "--relaxed-sensitivity", rs, "--seed", "21", stdin=_csv(X),
+        "sensor",
+        "send",
+        "-",
+        "--analyst",
+        analyst.url,
+        "--correction",
+        cs.url,
+        "--token",
+        secrets["s2"],
+        "--epsilon",
+        "0.5",
+        "--window",
+        "500",
+        "--first-window",
+        "4",
+        "--relaxed-sensitivity",
+        rs,
+        "--seed",
+        "21",
+        stdin=_csv(X),
     )
     assert code == 0, err
     assert out.count("record(s) sent") == 3 and "(windows 4..6)" in out
-    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
-                           secrets["s2"], "--format", "json")  # fmt: skip
+    code, out, _ = run_cli(
+        "sensor", "result", "--analyst", analyst.url, "--token", secrets["s2"], "--format", "json"
+    )
     got = json.loads(out)
     assert [(r["window"], r["n"]) for r in got] == [(4, 500), (5, 500), (6, 300)]
     sensor = Sensor(0.5, ring.rs, rng=Randomness(21))
     for r, lo in zip(got, (0, 500, 1000), strict=True):
-        run = run_protocol(X[lo:lo + 500], sensor, Analyst(ring.detector()),
-                           CorrectionServer(ring.w_o))  # fmt: skip
+        run = run_protocol(
+            X[lo : lo + 500], sensor, Analyst(ring.detector()), CorrectionServer(ring.w_o)
+        )
         assert r["outliers"] == run.outliers.tolist()
 
 
@@ -47,58 +66,133 @@ def test_no_close_and_partial_drop(servers, ring, run_cli, secrets) -> None:
     analyst, cs = servers.pair()
     rs = ",".join(repr(v) for v in ring.rs.tolist())
     code, out, err = run_cli(
-        "sensor", "send", "-", "--analyst", analyst.url, "--correction", cs.url,
-        "--token", secrets["s3"], "--epsilon", "1", "--window", "400", "--no-close",
-        "--partial", "drop", "--relaxed-sensitivity", rs, stdin=_csv(ring.data[:1000]),
+        "sensor",
+        "send",
+        "-",
+        "--analyst",
+        analyst.url,
+        "--correction",
+        cs.url,
+        "--token",
+        secrets["s3"],
+        "--epsilon",
+        "1",
+        "--window",
+        "400",
+        "--no-close",
+        "--partial",
+        "drop",
+        "--relaxed-sensitivity",
+        rs,
+        stdin=_csv(ring.data[:1000]),
     )
     assert code == 0, err
     assert "window 1: 400 record(s) uploaded" in out and "window 2" not in out
-    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
-                           secrets["s3"])  # fmt: skip
+    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token", secrets["s3"])
     assert out == "window,index\n"  # nothing closed yet
-    code, _, err = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
-                           secrets["s3"], "--window", "0")  # fmt: skip
+    code, _, err = run_cli(
+        "sensor", "result", "--analyst", analyst.url, "--token", secrets["s3"], "--window", "0"
+    )
     assert code == 2 and "not closed yet" in _one_error_line(err)
     for _ in range(2):  # closing is idempotent
-        code, out, err = run_cli("sensor", "close", "--analyst", analyst.url, "--token",
-                                 secrets["s3"], "--window", "0")  # fmt: skip
+        code, out, err = run_cli(
+            "sensor", "close", "--analyst", analyst.url, "--token", secrets["s3"], "--window", "0"
+        )
         assert code == 0 and out.startswith("window 0: 400 record(s); "), err
-    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
-                           secrets["s3"], "--format", "json")  # fmt: skip
+    code, out, _ = run_cli(
+        "sensor", "result", "--analyst", analyst.url, "--token", secrets["s3"], "--format", "json"
+    )
     assert [r["window"] for r in json.loads(out)] == [0]
-    code, _, err = run_cli("sensor", "close", "--analyst", analyst.url, "--token",
-                           secrets["s3"], "--window", "7")  # fmt: skip
+    code, _, err = run_cli(
+        "sensor", "close", "--analyst", analyst.url, "--token", secrets["s3"], "--window", "7"
+    )
     assert code == 2 and "(404)" in _one_error_line(err)
 
 
-def test_sensor_errors_are_one_line(servers, ring, run_cli, secrets, tmp_path: Path,
-                                    monkeypatch) -> None:  # fmt: skip
+def test_sensor_errors_are_one_line(
+    servers, ring, run_cli, secrets, tmp_path: Path, monkeypatch
+) -> None:
     analyst, cs = servers.pair()
     data = tmp_path / "d.csv"
     data.write_text(_csv(ring.data[:50]))
-    base = ["sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
-            "--epsilon", "1", "--window", "10", "--retries", "0"]  # fmt: skip
+    base = [
+        "sensor",
+        "send",
+        str(data),
+        "--analyst",
+        analyst.url,
+        "--correction",
+        cs.url,
+        "--epsilon",
+        "1",
+        "--window",
+        "10",
+        "--retries",
+        "0",
+    ]
     monkeypatch.delenv("PRIVAD_SENSOR_TOKEN", raising=False)
     cases = [
         (base, "--token is required"),
         (base + ["--token", "wrong-secret-0123456789abcdef"], "(401): unknown token"),
         (base + ["--token", secrets["s0"], "--exchange", "open"], "--exchange must be one of"),
-        (base + ["--token", secrets["s0"], "--exchange", "unprotected", "--cs-epsilon", "1"],
-         "--cs-epsilon applies to --exchange protected only"),
-        (base + ["--token", secrets["s0"], "--history", str(data), "--relaxed-sensitivity",
-                 "1,1"], "not both"),
+        (
+            base + ["--token", secrets["s0"], "--exchange", "unprotected", "--cs-epsilon", "1"],
+            "--cs-epsilon applies to --exchange protected only",
+        ),
+        (
+            base
+            + ["--token", secrets["s0"], "--history", str(data), "--relaxed-sensitivity", "1,1"],
+            "not both",
+        ),
         (base + ["--token", secrets["s0"], "--epsilon", "-1"], "--epsilon must be"),
         (base + ["--token", secrets["s0"], "--window", "0"], "--window must be"),
         (base + ["--token", secrets["s0"], "--scaling", "log"], "--scaling must be one of"),
-        (base + ["--token", secrets["s0"], "--relaxed-sensitivity", "1,1,1"],
-         "3 relaxed sensitivities"),
-        (["sensor", "send", str(tmp_path / "none.csv")] + base[3:] + ["--token", secrets["s0"]],
-         "no such file"),
-        (["sensor", "send", str(data), "--analyst", "http://127.0.0.1:9", "--correction",
-          cs.url, "--epsilon", "1", "--window", "10", "--retries", "0", "--token",
-          secrets["s0"]], "cannot reach the analyst"),
-        (["sensor", "send", str(data), "--analyst", "ftp://x", "--correction", cs.url,
-          "--epsilon", "1", "--window", "10", "--token", secrets["s0"]], "must start with"),
+        (
+            base + ["--token", secrets["s0"], "--relaxed-sensitivity", "1,1,1"],
+            "3 relaxed sensitivities",
+        ),
+        (
+            ["sensor", "send", str(tmp_path / "none.csv")] + base[3:] + ["--token", secrets["s0"]],
+            "no such file",
+        ),
+        (
+            [
+                "sensor",
+                "send",
+                str(data),
+                "--analyst",
+                "http://127.0.0.1:9",
+                "--correction",
+                cs.url,
+                "--epsilon",
+                "1",
+                "--window",
+                "10",
+                "--retries",
+                "0",
+                "--token",
+                secrets["s0"],
+            ],
+            "cannot reach the analyst",
+        ),
+        (
+            [
+                "sensor",
+                "send",
+                str(data),
+                "--analyst",
+                "ftp://x",
+                "--correction",
+                cs.url,
+                "--epsilon",
+                "1",
+                "--window",
+                "10",
+                "--token",
+                secrets["s0"],
+            ],
+            "must start with",
+        ),
     ]
     for args, words in cases:
         code, out, err = run_cli(*args)
@@ -109,8 +203,9 @@ def test_sensor_errors_are_one_line(servers, ring, run_cli, secrets, tmp_path: P
     code, _, err = run_cli("sensor", "send", str(empty), *base[3:], "--token", secrets["s0"])
     assert code == 2 and "no records" in _one_error_line(err)
     # nothing was stored by any of these
-    code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
-                           secrets["s0"], "--format", "json")  # fmt: skip
+    code, out, _ = run_cli(
+        "sensor", "result", "--analyst", analyst.url, "--token", secrets["s0"], "--format", "json"
+    )
     assert json.loads(out) == []
 
 
@@ -134,21 +229,49 @@ def test_json_documents(servers, ring, run_cli, secrets, to_csv, tmp_path: Path)
     analyst, cs = servers.pair()
     rs = ",".join(repr(v) for v in ring.rs.tolist())
     code, out, err = run_cli(
-        "sensor", "send", "-", "--analyst", analyst.url, "--correction", cs.url, "--token",
-        secrets["s4"], "--epsilon", "0.5", "--window", "500", "--relaxed-sensitivity", rs,
-        "--seed", "5", "--json", stdin=_csv(ring.data[:1000]),
+        "sensor",
+        "send",
+        "-",
+        "--analyst",
+        analyst.url,
+        "--correction",
+        cs.url,
+        "--token",
+        secrets["s4"],
+        "--epsilon",
+        "0.5",
+        "--window",
+        "500",
+        "--relaxed-sensitivity",
+        rs,
+        "--seed",
+        "5",
+        "--json",
+        stdin=_csv(ring.data[:1000]),
     )
     assert code == 0, err
     sent = json.loads(out)
     assert [(w["window"], w["records"], w["status"]) for w in sent["windows"]] == [
-        (0, 500, "sent"), (1, 500, "sent")]
+        (0, 500, "sent"),
+        (1, 500, "sent"),
+    ]
     assert sent["records"] == 1000 and sent["counts"]["sent"] == 2
-    code, out, err = run_cli("sensor", "result", "--analyst", analyst.url, "--token",
-                             secrets["s4"], "--json")  # fmt: skip
+    code, out, err = run_cli(
+        "sensor", "result", "--analyst", analyst.url, "--token", secrets["s4"], "--json"
+    )
     assert code == 0, err
     assert [r["outliers"] for r in json.loads(out)] == [w["outliers"] for w in sent["windows"]]
-    code, out, err = run_cli("sensor", "close", "--analyst", analyst.url, "--token",
-                             secrets["s4"], "--window", "1", "--json")  # fmt: skip
+    code, out, err = run_cli(
+        "sensor",
+        "close",
+        "--analyst",
+        analyst.url,
+        "--token",
+        secrets["s4"],
+        "--window",
+        "1",
+        "--json",
+    )
     assert code == 0, err
     assert json.loads(out)["outliers"] == sent["windows"][1]["outliers"]
     history = to_csv(tmp_path / "h.csv", ring.history)
@@ -158,8 +281,9 @@ def test_json_documents(servers, ring, run_cli, secrets, to_csv, tmp_path: Path)
     # an extra column left out with --exclude gives the same parameters
     wide = tmp_path / "wide.csv"
     lines = history.read_text().splitlines()
-    wide.write_text("\n".join([lines[0] + ",site"] + [f"{row},{i}" for i, row in
-                                                       enumerate(lines[1:])]) + "\n")
+    wide.write_text(
+        "\n".join([lines[0] + ",site"] + [f"{row},{i}" for i, row in enumerate(lines[1:])]) + "\n"
+    )
     code, out2, err = run_cli("sensor", "calibrate", str(wide), "--json", "--exclude", "site")
     assert code == 0, err
     assert json.loads(out2) == json.loads(out)

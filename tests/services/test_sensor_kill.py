@@ -50,8 +50,9 @@ def _wait_for(journal: Path, sql: str, want: int, proc: Any, timeout: float = 60
             except sqlite3.OperationalError:  # not created yet, or busy
                 pass
         time.sleep(0.05)
-    raise AssertionError(f"the journal never showed {want} for {sql!r}: "
-                         f"{proc.err.read_text()[-2000:]}")  # fmt: skip
+    raise AssertionError(
+        f"the journal never showed {want} for {sql!r}: {proc.err.read_text()[-2000:]}"
+    )
 
 
 def test_killed_sender_resumes_and_every_row_reaches_the_servers_once(
@@ -59,38 +60,79 @@ def test_killed_sender_resumes_and_every_row_reaches_the_servers_once(
 ) -> None:
     tokens = tmp_path / "tokens.txt"
     tokens.write_text(f"s0={secrets['s0']}\n")
-    cs = spawn("serve", "correction", "--db", str(tmp_path / "cs.sqlite"), "--port", "0",
-               "--tokens", str(tokens), "--analyst-token", secrets["analyst"],
-               "--outlier-layer-width", "1.0")  # fmt: skip
-    analyst = spawn("serve", "analyst", "--db", str(tmp_path / "a.sqlite"), "--port", "0",
-                    "--tokens", str(tokens), "--correction-url", cs.url,
-                    "--correction-token", secrets["analyst"], "--eps", "2.0",
-                    "--min-samples", "3")  # fmt: skip
+    cs = spawn(
+        "serve",
+        "correction",
+        "--db",
+        str(tmp_path / "cs.sqlite"),
+        "--port",
+        "0",
+        "--tokens",
+        str(tokens),
+        "--analyst-token",
+        secrets["analyst"],
+        "--outlier-layer-width",
+        "1.0",
+    )
+    analyst = spawn(
+        "serve",
+        "analyst",
+        "--db",
+        str(tmp_path / "a.sqlite"),
+        "--port",
+        "0",
+        "--tokens",
+        str(tokens),
+        "--correction-url",
+        cs.url,
+        "--correction-token",
+        secrets["analyst"],
+        "--eps",
+        "2.0",
+        "--min-samples",
+        "3",
+    )
     journal, ledger = tmp_path / "journal.sqlite", tmp_path / "ledger.sqlite"
-    common = ["--analyst", analyst.url, "--correction", cs.url, "--token", secrets["s0"],
-              "--epsilon", EPSILON, "--relaxed-sensitivity", "1,1",
-              "--global-sensitivity", "2000", "--journal", str(journal),
-              "--ledger", str(ledger)]  # fmt: skip
+    common = [
+        "--analyst",
+        analyst.url,
+        "--correction",
+        cs.url,
+        "--token",
+        secrets["s0"],
+        "--epsilon",
+        EPSILON,
+        "--relaxed-sensitivity",
+        "1,1",
+        "--global-sensitivity",
+        "2000",
+        "--journal",
+        str(journal),
+        "--ledger",
+        str(ledger),
+    ]
     X = _rows()
 
     sender = cli_process("sensor", "send", "-", "--window", str(FIRST_WINDOW), *common)
     assert sender.stdin is not None
-    sender.stdin.write(_csv(X[:2 * FIRST_WINDOW]).encode())
+    sender.stdin.write(_csv(X[: 2 * FIRST_WINDOW]).encode())
     sender.stdin.flush()
     _wait_for(journal, "SELECT COUNT(*) FROM releases WHERE status = 'closed'", 2, sender)
     os.kill(analyst.proc.pid, signal.SIGSTOP)  # the next upload to the analyst hangs
     try:
-        sender.stdin.write(_csv(X[2 * FIRST_WINDOW:3 * FIRST_WINDOW + 50]).encode())
+        sender.stdin.write(_csv(X[2 * FIRST_WINDOW : 3 * FIRST_WINDOW + 50]).encode())
         sender.stdin.flush()
-        _wait_for(journal, "SELECT COUNT(*) FROM releases WHERE status = 'partial'", 1,
-                  sender)  # fmt: skip
+        _wait_for(journal, "SELECT COUNT(*) FROM releases WHERE status = 'partial'", 1, sender)
         sender.send_signal(signal.SIGKILL)
         sender.wait(10)
     finally:
         os.kill(analyst.proc.pid, signal.SIGCONT)
     with sqlite3.connect(journal) as conn:
         assert conn.execute("SELECT win, status FROM releases ORDER BY id").fetchall() == [
-            (0, "closed"), (1, "closed"), (2, "partial")]
+            (0, "closed"),
+            (1, "closed"),
+            (2, "partial"),
+        ]
 
     data = tmp_path / "stream.csv"
     data.write_text("x1,x2\n" + _csv(X))
@@ -99,27 +141,39 @@ def test_killed_sender_resumes_and_every_row_reaches_the_servers_once(
     out = rerun.out.read_text()
     assert "window 2: 200 record(s) sent (completed from the journal: an identical copy)" in out
     assert "rows 0..599: already released (window(s) 0..2); skipped" in out
-    assert "sent 4 window(s), 600 record(s) (windows 2..5); 600 record(s) already " \
-           "released, skipped" in out  # fmt: skip
+    assert (
+        "sent 4 window(s), 600 record(s) (windows 2..5); 600 record(s) already "
+        "released, skipped" in out
+    )
 
     # the analyst's store: every row once (T' rounds back to column 0), every window closed
     with sqlite3.connect(tmp_path / "a.sqlite") as conn:
         stored = conn.execute("SELECT win, n, d, perturbed FROM windows ORDER BY win").fetchall()
         closed = [w for (w,) in conn.execute("SELECT win FROM results ORDER BY win")]
-    ids = {w: np.rint(np.frombuffer(blob, "<f8").reshape(n, d)[:, 0]).astype(int)
-           for w, n, d, blob in stored}  # fmt: skip
-    assert [(w, len(v)) for w, v in ids.items()] == [(0, 200), (1, 200), (2, 200), (3, 150),
-                                                      (4, 150), (5, 100)]  # fmt: skip
+    ids = {
+        w: np.rint(np.frombuffer(blob, "<f8").reshape(n, d)[:, 0]).astype(int)
+        for w, n, d, blob in stored
+    }
+    assert [(w, len(v)) for w, v in ids.items()] == [
+        (0, 200),
+        (1, 200),
+        (2, 200),
+        (3, 150),
+        (4, 150),
+        (5, 100),
+    ]
     assert sorted(np.concatenate(list(ids.values())).tolist()) == list(range(N))
     assert closed == list(ids)
     # the correction server holds d_diff for the same windows, and corrected each
     with sqlite3.connect(tmp_path / "cs.sqlite") as conn:
         assert conn.execute("SELECT win, n FROM differences ORDER BY win").fetchall() == [
-            (w, len(v)) for w, v in ids.items()]
+            (w, len(v)) for w, v in ids.items()
+        ]
         assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == len(ids)
     # the ledger: one spend per window (none pending or cancelled), on exactly its rows
     with Ledger(ledger, create=False) as book:
         history = book.history()
     assert [s.status for s in history] == ["committed"] * len(ids)
     assert sorted((s.metadata["window"], s.metadata["digest"]) for s in history) == [
-        (w, rows_digest(X[v])) for w, v in ids.items()]
+        (w, rows_digest(X[v])) for w, v in ids.items()
+    ]

@@ -53,19 +53,20 @@ def _setup(servers, ring, secrets, tmp_path: Path):  # type: ignore[no-untyped-d
 
 def _uploader(ring, a, c, book, journal) -> SensorUploader:  # type: ignore[no-untyped-def]
     # a new sensor per run: new noise for new windows
-    return SensorUploader(Sensor(1.0, ring.rs, global_sensitivity=400), a, c, ledger=book,
-                          journal=journal)  # fmt: skip
+    return SensorUploader(
+        Sensor(1.0, ring.rs, global_sensitivity=400), a, c, ledger=book, journal=journal
+    )
 
 
-def test_interrupted_sender_resumes_with_another_window_size(servers, ring, secrets,
-                                                             tmp_path: Path) -> None:  # fmt: skip
+def test_interrupted_sender_resumes_with_another_window_size(
+    servers, ring, secrets, tmp_path: Path
+) -> None:
     a, c, book, journal = _setup(servers, ring, secrets, tmp_path)
     X = ring.data[:2000]
     up = _uploader(ring, a, c, book, journal)
     events = up.send_stream(X.tolist(), 400)
     first = [next(events), next(events)]  # windows 0 and 1
-    assert [(r.window, r.first_row, r.status) for r in first] == [(0, 0, "sent"),
-                                                                 (1, 400, "sent")]
+    assert [(r.window, r.first_row, r.status) for r in first] == [(0, 0, "sent"), (1, 400, "sent")]
     # "kill" window 2 after it was journalled and charged, before anything was sent
     real = c.put_differences
     c.put_differences = lambda *args: (_ for _ in ()).throw(Killed())  # type: ignore[method-assign]
@@ -77,26 +78,39 @@ def test_interrupted_sender_resumes_with_another_window_size(servers, ring, secr
     got = list(_uploader(ring, a, c, book, journal).send_stream(X.tolist(), 300))
     assert isinstance(got[1], SkippedRows)
     assert (got[1].first_row, got[1].n, got[1].windows) == (0, 1200, (0, 1, 2))
-    windows = [(r.window, r.n, r.first_row, r.status) for r in got if not isinstance(
-        r, SkippedRows)]  # fmt: skip
-    assert windows == [(2, 400, 800, "resumed"), (3, 300, 1200, "sent"), (4, 300, 1500, "sent"),
-                       (5, 200, 1800, "sent")]  # fmt: skip
+    windows = [
+        (r.window, r.n, r.first_row, r.status) for r in got if not isinstance(r, SkippedRows)
+    ]
+    assert windows == [
+        (2, 400, 800, "resumed"),
+        (3, 300, 1200, "sent"),
+        (4, 300, 1500, "sent"),
+        (5, 200, 1800, "sent"),
+    ]
     stored = a.windows()
     assert [(x["window"], x["n"], x["status"]) for x in stored] == [
-        (0, 400, "closed"), (1, 400, "closed"), (2, 400, "closed"), (3, 300, "closed"),
-        (4, 300, "closed"), (5, 200, "closed")]  # fmt: skip
+        (0, 400, "closed"),
+        (1, 400, "closed"),
+        (2, 400, "closed"),
+        (3, 300, "closed"),
+        (4, 300, "closed"),
+        (5, 200, "closed"),
+    ]
     # every row once: the windows' digests are those of consecutive row ranges
     bounds = [0, 400, 800, 1200, 1500, 1800, 2000]
     spends = [s for s in book.history() if s.status == "committed"]
     assert [s.metadata["digest"] for s in spends] == [
-        rows_digest(X[lo:hi]) for lo, hi in zip(bounds, bounds[1:], strict=False)]
+        rows_digest(X[lo:hi]) for lo, hi in zip(bounds, bounds[1:], strict=False)
+    ]
     with sqlite3.connect(journal.path) as conn:
-        assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT key) FROM released_rows"
-                            ).fetchone() == (2000, 2000)  # fmt: skip
+        assert conn.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT key) FROM released_rows"
+        ).fetchone() == (2000, 2000)
     assert all(r.status == "closed" and r.to_analyst is None for r in journal.releases())
     # a third run has nothing left to send
-    assert [type(r).__name__ for r in _uploader(ring, a, c, book, journal).send_stream(
-        X.tolist(), 1000)] == ["SkippedRows"]  # fmt: skip
+    assert [
+        type(r).__name__ for r in _uploader(ring, a, c, book, journal).send_stream(X.tolist(), 1000)
+    ] == ["SkippedRows"]
     for x in (a, c, journal, book):
         x.close()
 
@@ -116,16 +130,20 @@ def test_released_rows_are_refused_or_forced_whatever_the_window(
     with pytest.raises(AlreadyReleased, match=r"100 of the 200 records of window 9"):
         up.send_window(9, X[500:700], keys=keys[500:700])
     got = list(up.send_stream(X.tolist(), 250))  # skip: rows 600..999 in windows of 250
-    assert [(type(r).__name__, r.n) for r in got] == [("SkippedRows", 600), ("WindowReport", 250),
-                                                      ("WindowReport", 150)]  # fmt: skip
+    assert [(type(r).__name__, r.n) for r in got] == [
+        ("SkippedRows", 600),
+        ("WindowReport", 250),
+        ("WindowReport", 150),
+    ]
     assert [r.window for r in got[1:]] == [2, 3]  # after the journal's windows 0, 1
     n_spends = len(book.history())
     forced = list(up.send_stream(X[:500].tolist(), 500, on_released="force"))
     assert [(r.window, r.status) for r in forced] == [(4, "forced")]
     assert len(book.history()) == n_spends + 1  # a forced re-release is charged
     with sqlite3.connect(journal.path) as conn:  # rows 0..499 now have two releases
-        assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT key) FROM released_rows"
-                            ).fetchone() == (1500, 1000)  # fmt: skip
+        assert conn.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT key) FROM released_rows"
+        ).fetchone() == (1500, 1000)
     for x in (a, c, journal, book):
         x.close()
 

@@ -25,33 +25,43 @@ def test_tp_noise_is_stored_and_added_to_d_tp(servers, auth) -> None:
     put = "/v1/windows/{}/differences"
     r = httpx.put(cs.url + put.format(0), json={**DIFF, "tp_noise": 0.75}, headers=auth("s0"))
     assert r.status_code == 201
-    again = httpx.put(cs.url + put.format(0), json={**DIFF, "tp_noise": 0.75},
-                      headers=auth("s0"))  # fmt: skip
+    again = httpx.put(cs.url + put.format(0), json={**DIFF, "tp_noise": 0.75}, headers=auth("s0"))
     assert again.status_code == 200 and again.json()["status"] == "duplicate"
     # the same d_diff with other d_TP noise is another release of the window: refused
-    other = httpx.put(cs.url + put.format(0), json={**DIFF, "tp_noise": 0.5},
-                      headers=auth("s0"))  # fmt: skip
+    other = httpx.put(cs.url + put.format(0), json={**DIFF, "tp_noise": 0.5}, headers=auth("s0"))
     assert other.status_code == 409
     assert httpx.put(cs.url + put.format(1), json=DIFF, headers=auth("s0")).status_code == 201
     answers = {}
     for w in (0, 1):
-        r = httpx.post(cs.url + f"/v1/sensors/s0/windows/{w}/presumed-outliers",
-                       json=PRESUMED, headers=auth("analyst"))  # fmt: skip
+        r = httpx.post(
+            cs.url + f"/v1/sensors/s0/windows/{w}/presumed-outliers",
+            json=PRESUMED,
+            headers=auth("analyst"),
+        )
         assert r.status_code == 200, r.text
         answers[w] = r.json()["d_tp"]
     assert answers == {0: 1.25, 1: 0.5}  # 0.5 + 0.75, and no noise without the field
     # the layers step replays the stored noise: FN_L2 = {i ∉ O' : 0 < d_diff < d_TP}
-    r = httpx.post(cs.url + "/v1/sensors/s0/windows/0/layers",
-                   json={"i_l2": [0, 1, 2, 3], "i_l3": []}, headers=auth("analyst"))
+    r = httpx.post(
+        cs.url + "/v1/sensors/s0/windows/0/layers",
+        json={"i_l2": [0, 1, 2, 3], "i_l3": []},
+        headers=auth("analyst"),
+    )
     assert r.status_code == 200 and r.json()["outliers"] == [0, 1, 2]  # TP, FN_L1 = {1}
-    for bad, words in (("true", "number"), ('"0.5"', "number"), ("null", "number"),
-                       ("1e400", "finite"), ("NaN", "NaN")):  # fmt: skip
-        body = '{"indices": [0], "d_diff": [1.0], "tp_noise": ' + bad + '}'
+    for bad, words in (
+        ("true", "number"),
+        ('"0.5"', "number"),
+        ("null", "number"),
+        ("1e400", "finite"),
+        ("NaN", "NaN"),
+    ):
+        body = '{"indices": [0], "d_diff": [1.0], "tp_noise": ' + bad + "}"
         r = httpx.put(cs.url + put.format(5), content=body, headers=auth("s0"))
         assert r.status_code == 422 and words in r.json()["detail"], (bad, r.text)
     spec = httpx.get(cs.url + "/v1/openapi.json").json()
-    schema = spec["paths"]["/v1/windows/{window}/differences"]["put"]["requestBody"][
-        "content"]["application/json"]["schema"]
+    schema = spec["paths"]["/v1/windows/{window}/differences"]["put"]["requestBody"]["content"][
+        "application/json"
+    ]["schema"]
     assert "tp_noise" in schema["properties"] and "tp_noise" not in schema["required"]
 
 
@@ -64,7 +74,8 @@ def test_a_file_from_before_tp_noise_gets_the_column(tmp_path: Path) -> None:
             "CREATE TABLE differences (sensor TEXT NOT NULL, win INTEGER NOT NULL, "
             "n INTEGER NOT NULL, d_diff BLOB NOT NULL, received_at TEXT NOT NULL, "
             "PRIMARY KEY (sensor, win));"
-            "INSERT INTO differences VALUES ('s0', 0, 1, x'000000000000f03f', 'then');")
+            "INSERT INTO differences VALUES ('s0', 0, 1, x'000000000000f03f', 'then');"
+        )
     store = CorrectionStore(db)
     store.close()
     with sqlite3.connect(db) as conn:
@@ -77,9 +88,26 @@ def test_send_with_tp_epsilon(servers, ring, run_cli, secrets, to_csv, tmp_path:
     rs = ",".join(repr(v) for v in ring.rs.tolist())
     ledger = tmp_path / "ledger.sqlite"
     code, out, err = run_cli(
-        "sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
-        "--token", secrets["s0"], "--epsilon", "1", "--window", "500",
-        "--relaxed-sensitivity", rs, "--tp-epsilon", "0.5", "--ledger", str(ledger))
+        "sensor",
+        "send",
+        str(data),
+        "--analyst",
+        analyst.url,
+        "--correction",
+        cs.url,
+        "--token",
+        secrets["s0"],
+        "--epsilon",
+        "1",
+        "--window",
+        "500",
+        "--relaxed-sensitivity",
+        rs,
+        "--tp-epsilon",
+        "0.5",
+        "--ledger",
+        str(ledger),
+    )
     assert code == 0, err
     # the statement: ε_CS defaults to dε = 2; d_TP alone min(0.5, 2); each view ε_T + ε_CS = 4
     assert "exchange: protected (ε_CS = 2, ε_TP = 0.5)" in out
@@ -94,9 +122,27 @@ def test_send_with_tp_epsilon(servers, ring, run_cli, secrets, to_csv, tmp_path:
         noise = [v for (v,) in conn.execute("SELECT tp_noise FROM differences")]
     assert len(noise) == 2 and all(v != 0.0 for v in noise)
     code, _, err = run_cli(
-        "sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url,
-        "--token", secrets["s0"], "--epsilon", "1", "--window", "500",
-        "--relaxed-sensitivity", rs, "--exchange", "unprotected", "--tp-epsilon", "0.5")
+        "sensor",
+        "send",
+        str(data),
+        "--analyst",
+        analyst.url,
+        "--correction",
+        cs.url,
+        "--token",
+        secrets["s0"],
+        "--epsilon",
+        "1",
+        "--window",
+        "500",
+        "--relaxed-sensitivity",
+        rs,
+        "--exchange",
+        "unprotected",
+        "--tp-epsilon",
+        "0.5",
+    )
     lines = [x for x in err.strip().splitlines() if not x.startswith("privad: warning")]
-    assert code == 2 and len(lines) == 1 and "--tp-epsilon applies to --exchange protected" \
-        in lines[0]
+    assert (
+        code == 2 and len(lines) == 1 and "--tp-epsilon applies to --exchange protected" in lines[0]
+    )

@@ -45,8 +45,9 @@ class CapturingSensor(Sensor):
     def perturb(self, data: Any):  # type: ignore[no-untyped-def]
         to_a, to_cs = super().perturb(data)
         T = self.scale(data)
-        self.sent.append((T, np.asarray(to_a.perturbed), to_a.perturbed - T,
-                          np.asarray(to_cs.d_diff)))  # fmt: skip
+        self.sent.append(
+            (T, np.asarray(to_a.perturbed), to_a.perturbed - T, np.asarray(to_cs.d_diff))
+        )
         return to_a, to_cs
 
 
@@ -83,14 +84,17 @@ def _has_matrix(obj: Any) -> bool:
     return False
 
 
-def test_correction_server_never_sees_records_and_analyst_never_sees_noise(servers, ring,
-                                                                           secrets) -> None:
+def test_correction_server_never_sees_records_and_analyst_never_sees_noise(
+    servers, ring, secrets
+) -> None:
     log = Log()
-    analyst, cs = servers.pair(cs_recorder=log.recorder("correction"),
-                               analyst_recorder=log.recorder("analyst"))  # fmt: skip
+    analyst, cs = servers.pair(
+        cs_recorder=log.recorder("correction"), analyst_recorder=log.recorder("analyst")
+    )
     sensor = CapturingSensor(0.5, ring.rs, rng=Randomness(11))
-    up = SensorUploader(sensor, AnalystClient(analyst.url, secrets["s0"]),
-                        CorrectionClient(cs.url, secrets["s0"]))  # fmt: skip
+    up = SensorUploader(
+        sensor, AnalystClient(analyst.url, secrets["s0"]), CorrectionClient(cs.url, secrets["s0"])
+    )
     reports = up.send([(0, ring.window(0)), (1, ring.window(1)[:1200])])
     assert [r.n for r in reports] == [2000, 1200]
     # the sensor also reads its result
@@ -102,8 +106,7 @@ def test_correction_server_never_sees_records_and_analyst_never_sees_noise(serve
     noise = np.concatenate([s[2].ravel() for s in sensor.sent])
     d_diff = np.concatenate([s[3] for s in sensor.sent])
     secret_of_cs = set(T.tolist()) | set(T_raw.tolist()) | set(T_prime.tolist())
-    secret_of_a = set(noise.tolist()) | set(d_diff.tolist()) | set(T.tolist()) | set(
-        T_raw.tolist())
+    secret_of_a = set(noise.tolist()) | set(d_diff.tolist()) | set(T.tolist()) | set(T_raw.tolist())
 
     # --- correction server: only d_diff with indices and index sets, never 𝒯 or 𝒯'
     cs_log = log.of("correction")

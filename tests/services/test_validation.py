@@ -8,8 +8,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-GOOD = {"perturbed": [[0.5, 1.5], [2.0, -1.0], [0.0, 0.25]], "divisors": [1.0, 2.0],
-        "noise_scale": [1.0, 1.0], "epsilon": 1.0}  # fmt: skip
+GOOD = {
+    "perturbed": [[0.5, 1.5], [2.0, -1.0], [0.0, 0.25]],
+    "divisors": [1.0, 2.0],
+    "noise_scale": [1.0, 1.0],
+    "epsilon": 1.0,
+}
 GOOD_DIFF = {"indices": [2, 0, 1], "d_diff": [0.5, -0.25, 1.0]}
 
 
@@ -19,18 +23,32 @@ def _body(**changes: object) -> dict:
 
 ANALYST_BAD = [
     # (raw body, expected status, words in the message)
-    (b'{"perturbed": [[NaN, 1.0]], "divisors": [1, 1], "noise_scale": [1, 1], "epsilon": 1}',
-     422, "NaN"),
-    (b'{"perturbed": [[Infinity, 1.0]], "divisors": [1, 1], "noise_scale": [1, 1], '
-     b'"epsilon": 1}', 422, "Infinity"),
-    (b'{"perturbed": [[1e999, 1.0]], "divisors": [1, 1], "noise_scale": [1, 1], "epsilon": 1}',
-     422, "infinite"),
-    (b'{"perturbed": [[-Infinity, 1.0]], "divisors": [1, 1], "noise_scale": [1, 1], '
-     b'"epsilon": 1}', 422, "Infinity"),
-    (_body(perturbed=[1.0, 2.0]), 422, "list of rows"),          # 1-D: wrong shape
+    (
+        b'{"perturbed": [[NaN, 1.0]], "divisors": [1, 1], "noise_scale": [1, 1], "epsilon": 1}',
+        422,
+        "NaN",
+    ),
+    (
+        b'{"perturbed": [[Infinity, 1.0]], "divisors": [1, 1], "noise_scale": [1, 1], '
+        b'"epsilon": 1}',
+        422,
+        "Infinity",
+    ),
+    (
+        b'{"perturbed": [[1e999, 1.0]], "divisors": [1, 1], "noise_scale": [1, 1], "epsilon": 1}',
+        422,
+        "infinite",
+    ),
+    (
+        b'{"perturbed": [[-Infinity, 1.0]], "divisors": [1, 1], "noise_scale": [1, 1], '
+        b'"epsilon": 1}',
+        422,
+        "Infinity",
+    ),
+    (_body(perturbed=[1.0, 2.0]), 422, "list of rows"),  # 1-D: wrong shape
     (_body(perturbed=[[[1.0]], [[2.0]]]), 422, "non-numbers"),  # 3-D
     (_body(perturbed=[[1.0, 2.0], [3.0]]), 422, "different lengths"),
-    (_body(divisors=[1.0, 2.0, 3.0]), 422, "one per column"),   # wrong column count
+    (_body(divisors=[1.0, 2.0, 3.0]), 422, "one per column"),  # wrong column count
     (_body(noise_scale=[1.0]), 422, "one per column"),
     (_body(perturbed=[]), 422, "non-empty"),
     (_body(perturbed=[[], []]), 422, "empty"),
@@ -85,15 +103,21 @@ def test_analyst_rejects_bad_records_and_stores_nothing(pair, auth, tmp_path: Pa
 def test_column_count_must_match_earlier_windows_and_configuration(servers, auth) -> None:
     cs = servers.correction()
     analyst = servers.analyst(cs.url, columns=2, db="a2.sqlite")
-    r = _send(analyst.url, "/v1/windows/0/records",
-              _body(perturbed=[[1.0, 2.0, 3.0]], divisors=[1, 1, 1], noise_scale=[1, 1, 1]),
-              auth("s0"))  # fmt: skip
+    r = _send(
+        analyst.url,
+        "/v1/windows/0/records",
+        _body(perturbed=[[1.0, 2.0, 3.0]], divisors=[1, 1, 1], noise_scale=[1, 1, 1]),
+        auth("s0"),
+    )
     assert r.status_code == 422 and "takes 2" in r.json()["detail"]
     free = servers.analyst(cs.url, db="a3.sqlite")
     assert _send(free.url, "/v1/windows/0/records", GOOD, auth("s0")).status_code == 201
-    r = _send(free.url, "/v1/windows/1/records",
-              _body(perturbed=[[1.0, 2.0, 3.0]], divisors=[1, 1, 1], noise_scale=[1, 1, 1]),
-              auth("s0"))  # fmt: skip
+    r = _send(
+        free.url,
+        "/v1/windows/1/records",
+        _body(perturbed=[[1.0, 2.0, 3.0]], divisors=[1, 1, 1], noise_scale=[1, 1, 1]),
+        auth("s0"),
+    )
     assert r.status_code == 422 and "earlier windows have 2" in r.json()["detail"]
     windows = httpx.get(free.url + "/v1/windows", headers=auth("s0")).json()["windows"]
     assert [w["window"] for w in windows] == [0]
@@ -125,8 +149,7 @@ CS_BAD = [
 ]
 
 
-def test_correction_rejects_bad_differences_and_stores_nothing(pair, auth, tmp_path: Path
-                                                               ) -> None:  # fmt: skip
+def test_correction_rejects_bad_differences_and_stores_nothing(pair, auth, tmp_path: Path) -> None:
     _, cs = pair
     for body, status, words in CS_BAD:
         r = _send(cs.url, "/v1/windows/0/differences", body, auth("s0"))
@@ -136,8 +159,7 @@ def test_correction_rejects_bad_differences_and_stores_nothing(pair, auth, tmp_p
     assert httpx.get(cs.url + "/v1/windows", headers=auth("s0")).json()["windows"] == []
 
 
-def test_duplicates_identical_is_acknowledged_different_is_409(pair, auth, tmp_path: Path
-                                                               ) -> None:  # fmt: skip
+def test_duplicates_identical_is_acknowledged_different_is_409(pair, auth, tmp_path: Path) -> None:
     analyst, cs = pair
     assert _send(analyst.url, "/v1/windows/3/records", GOOD, auth("s0")).status_code == 201
     again = _send(analyst.url, "/v1/windows/3/records", GOOD, auth("s0"))
@@ -151,15 +173,20 @@ def test_duplicates_identical_is_acknowledged_different_is_409(pair, auth, tmp_p
     same = {"indices": [0, 1, 2], "d_diff": [-0.25, 1.0, 0.5]}
     r = _send(cs.url, "/v1/windows/3/differences", same, auth("s0"))
     assert r.status_code == 200 and r.json()["status"] == "duplicate"
-    r = _send(cs.url, "/v1/windows/3/differences", {"indices": [0, 1, 2],
-              "d_diff": [-0.25, 1.0, 0.75]}, auth("s0"))  # fmt: skip
+    r = _send(
+        cs.url,
+        "/v1/windows/3/differences",
+        {"indices": [0, 1, 2], "d_diff": [-0.25, 1.0, 0.75]},
+        auth("s0"),
+    )
     assert r.status_code == 409
     assert _rows(tmp_path / "analyst.sqlite", "windows") == 1
     assert _rows(tmp_path / "cs.sqlite", "differences") == 1
 
 
-def test_analyst_steps_at_the_correction_server_are_checked(pair, auth, ring, tmp_path: Path
-                                                             ) -> None:  # fmt: skip
+def test_analyst_steps_at_the_correction_server_are_checked(
+    pair, auth, ring, tmp_path: Path
+) -> None:
     _, cs = pair
     base = cs.url + "/v1/sensors/s0/windows/0"
     a = auth("analyst")
@@ -174,16 +201,21 @@ def test_analyst_steps_at_the_correction_server_are_checked(pair, auth, ring, tm
     assert r.status_code == 422 and "duplicate" in r.json()["detail"]
     r = httpx.post(base + "/presumed-outliers?n=4", json={"presumed_outliers": [1]}, headers=a)
     assert r.status_code == 409 and "holds 4 record(s)" in r.json()["detail"]
-    r = httpx.post(cs.url + "/v1/sensors/bad%20name/windows/0/presumed-outliers",
-                   json={"presumed_outliers": [1]}, headers=a)  # fmt: skip
+    r = httpx.post(
+        cs.url + "/v1/sensors/bad%20name/windows/0/presumed-outliers",
+        json={"presumed_outliers": [1]},
+        headers=a,
+    )
     assert r.status_code == 422
     assert _rows(tmp_path / "cs.sqlite", "presumed") == 0
     r = httpx.post(base + "/presumed-outliers?n=3", json={"presumed_outliers": [2]}, headers=a)
     assert r.status_code == 200
     assert r.json() == {"type": "CorrectionToAnalyst", "d_tp": 0.5, "w_o": ring.w_o}  # record 2
     # idempotent for the same O', 409 for another
-    assert httpx.post(base + "/presumed-outliers", json={"presumed_outliers": [2]},
-                      headers=a).json() == r.json()  # fmt: skip
+    assert (
+        httpx.post(base + "/presumed-outliers", json={"presumed_outliers": [2]}, headers=a).json()
+        == r.json()
+    )
     r2 = httpx.post(base + "/presumed-outliers", json={"presumed_outliers": [1]}, headers=a)
     assert r2.status_code == 409
     r = httpx.post(base + "/layers", json={"i_l2": [0, 7], "i_l3": []}, headers=a)
@@ -191,10 +223,13 @@ def test_analyst_steps_at_the_correction_server_are_checked(pair, auth, ring, tm
     assert _rows(tmp_path / "cs.sqlite", "results") == 0
     r = httpx.post(base + "/layers", json={"i_l2": [0, 2], "i_l3": [2]}, headers=a)
     assert r.status_code == 200 and r.json()["type"] == "CorrectionToAnalyst2"
-    assert httpx.post(base + "/layers", json={"i_l2": [0, 2], "i_l3": [2]},
-                      headers=a).json() == r.json()  # fmt: skip
-    assert httpx.post(base + "/layers", json={"i_l2": [2], "i_l3": [2]},
-                      headers=a).status_code == 409  # fmt: skip
+    assert (
+        httpx.post(base + "/layers", json={"i_l2": [0, 2], "i_l3": [2]}, headers=a).json()
+        == r.json()
+    )
+    assert (
+        httpx.post(base + "/layers", json={"i_l2": [2], "i_l3": [2]}, headers=a).status_code == 409
+    )
 
 
 def test_close_without_differences_is_a_clear_409(pair, auth, tmp_path: Path) -> None:

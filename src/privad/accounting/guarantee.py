@@ -20,7 +20,13 @@ from privad.errors import ParameterError
 from privad.validation import check_choice, check_epsilon, check_int, check_positive
 
 _FIELDS = (
-    "notion", "epsilon", "neighbouring", "k", "epsilon_outlier", "description", "components",
+    "notion",
+    "epsilon",
+    "neighbouring",
+    "k",
+    "epsilon_outlier",
+    "description",
+    "components",
 )
 
 

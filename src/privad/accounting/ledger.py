@@ -204,9 +204,7 @@ def _metadata_json(metadata: Mapping[str, Any] | None) -> str:
     if not isinstance(metadata, Mapping):
         raise ParameterError(f"metadata must be a mapping (dict) or None, got {metadata!r}")
     try:
-        return json.dumps(
-            dict(metadata), sort_keys=True, allow_nan=False, default=_json_default
-        )
+        return json.dumps(dict(metadata), sort_keys=True, allow_nan=False, default=_json_default)
     except (TypeError, ValueError) as exc:
         raise ParameterError(f"metadata must be JSON-serialisable: {exc}") from None
 
@@ -235,8 +233,21 @@ _SPEND_COLUMNS = (
 
 
 def _spend_from_row(row: tuple) -> Spend:
-    (sid, created_at, committed_at, status, scope, label, epsilon, guarantee, metadata,
-     tight, delta, answers, block_id) = row
+    (
+        sid,
+        created_at,
+        committed_at,
+        status,
+        scope,
+        label,
+        epsilon,
+        guarantee,
+        metadata,
+        tight,
+        delta,
+        answers,
+        block_id,
+    ) = row
     try:
         g = Guarantee.from_dict(json.loads(guarantee))
         meta = json.loads(metadata)
@@ -275,9 +286,13 @@ def per_answer(guarantee: Guarantee) -> tuple[Guarantee, int]:
     (c,) = parts
     one = replace(c, count=1)
     return Guarantee(
-        guarantee.notion, one.epsilon, guarantee.neighbouring, k=guarantee.k,
-        description=guarantee.description, components=(one,),
-    ), c.count  # fmt: skip
+        guarantee.notion,
+        one.epsilon,
+        guarantee.neighbouring,
+        k=guarantee.k,
+        description=guarantee.description,
+        components=(one,),
+    ), c.count
 
 
 def _stream_key(one: Guarantee) -> tuple:
@@ -350,14 +365,22 @@ class Ledger:
             if self._closed:
                 raise LedgerError(f"ledger {self._name} is closed and cannot be pickled")
             image = self._conn.serialize() if self._name == MEMORY else None
-        return {"path": self._name, "image": image, "default_budget": self.default_budget,
-                "busy_timeout": self._busy_timeout, "unbudgeted": self.unbudgeted}  # fmt: skip
+        return {
+            "path": self._name,
+            "image": image,
+            "default_budget": self.default_budget,
+            "busy_timeout": self._busy_timeout,
+            "unbudgeted": self.unbudgeted,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(  # type: ignore[misc]
-            state["path"], create=False, default_budget=state["default_budget"],
-            busy_timeout=state["busy_timeout"], unbudgeted=state["unbudgeted"],
-        )  # fmt: skip
+            state["path"],
+            create=False,
+            default_budget=state["default_budget"],
+            busy_timeout=state["busy_timeout"],
+            unbudgeted=state["unbudgeted"],
+        )
         if state["image"] is not None:
             self._conn.deserialize(state["image"])
 
@@ -492,16 +515,31 @@ class Ledger:
             if old is None:
                 conn.execute(
                     f"INSERT INTO budgets ({_BUDGET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (scope, notion, epsilon_text(total_epsilon), fraction_text(spent),
-                     now.isoformat(), now.isoformat(), delta_text, fraction_text(used)),
+                    (
+                        scope,
+                        notion,
+                        epsilon_text(total_epsilon),
+                        fraction_text(spent),
+                        now.isoformat(),
+                        now.isoformat(),
+                        delta_text,
+                        fraction_text(used),
+                    ),
                 )
                 detail = f"total {fmt(total)}{kind}"
             else:
                 conn.execute(
                     "UPDATE budgets SET total = ?, spent = ?, delta = ?, delta_spent = ?, "
                     "updated_at = ? WHERE scope = ? AND notion = ?",
-                    (epsilon_text(total_epsilon), fraction_text(spent), delta_text,
-                     fraction_text(used), now.isoformat(), scope, notion),
+                    (
+                        epsilon_text(total_epsilon),
+                        fraction_text(spent),
+                        delta_text,
+                        fraction_text(used),
+                        now.isoformat(),
+                        scope,
+                        notion,
+                    ),
                 )
                 was = "" if old.delta is None else f", δ {fmt(old.delta)}"
                 detail = f"total {fmt(total)}{kind} (was {fmt(old.total)}{was})"
@@ -600,8 +638,12 @@ class Ledger:
                     raise self._no_budget(scope, notion)
                 now = _now()
                 budget = Budget(
-                    scope, notion, to_fraction(self.default_budget),
-                    live_spent(conn, scope, notion), now, now,
+                    scope,
+                    notion,
+                    to_fraction(self.default_budget),
+                    live_spent(conn, scope, notion),
+                    now,
+                    now,
                 )
             budgets.append((budget, is_new))
         tight, spend_delta = self._tight_charge(
@@ -620,7 +662,9 @@ class Ledger:
 
     @staticmethod
     def _tight_charge(
-        guarantee: Guarantee, approximate: list[Budget], delta: float | None,
+        guarantee: Guarantee,
+        approximate: list[Budget],
+        delta: float | None,
         coarse: bool = False,
     ) -> tuple[Fraction | None, Fraction]:
         """The (ε, δ) charged to (ε, δ) budgets: at ``delta``, or by default at the least δ
@@ -675,7 +719,11 @@ class Ledger:
         )
 
     def check(
-        self, scope: str, guarantee: Guarantee, *, delta: float | None = None,
+        self,
+        scope: str,
+        guarantee: Guarantee,
+        *,
+        delta: float | None = None,
         stream: bool = False,
     ) -> Budget | None:
         """Raise as :meth:`spend` would, without spending anything.
@@ -721,9 +769,14 @@ class Ledger:
         return [self._budget_row(conn, scope, name) for name in _charged_notions(notion)]
 
     def _block_size(
-        self, conn: sqlite3.Connection, scope: str, one: Guarantee, n: int,
-        label: str | None, delta: float | None,
-    ) -> tuple[int, _Plan]:  # fmt: skip
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        one: Guarantee,
+        n: int,
+        label: str | None,
+        delta: float | None,
+    ) -> tuple[int, _Plan]:
         """The most answers of ``one`` (at least ``n``) the budgets admit, and the plan that
         charges them. Raises the refusal when not even ``n`` fit.
 
@@ -749,8 +802,15 @@ class Ledger:
                 size -= 1  # the coarse accountant is never below the exact one; a safety net
         return n, first
 
-    def _search_size(self, conn: sqlite3.Connection, scope: str, one: Guarantee, n: int,
-                     delta: float | None, state: tuple) -> int:  # fmt: skip
+    def _search_size(
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        one: Guarantee,
+        n: int,
+        delta: float | None,
+        state: tuple,
+    ) -> int:
         def fits(k: int) -> bool:
             try:
                 self._charge_plan(conn, scope, scaled(one, k), None, delta, coarse=True)
@@ -776,9 +836,14 @@ class Ledger:
         return lo
 
     def _stream_draw(
-        self, conn: sqlite3.Connection, scope: str, guarantee: Guarantee, label: str | None,
-        delta: float | None, now: datetime | None,
-    ) -> tuple[int, int] | None:  # fmt: skip
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        guarantee: Guarantee,
+        label: str | None,
+        delta: float | None,
+        now: datetime | None,
+    ) -> tuple[int, int] | None:
         """(block id, answers) to draw a stream request from, opening a block if needed
         (only when ``now`` is given; a check passes 0 as the id), or None: the request is
         an ordinary spend (no (ε, δ) budget applies, or a block would gain nothing)."""
@@ -798,20 +863,31 @@ class Ledger:
         if plan.tight is None:
             return None  # no gain from δ: ordinary spends, charged as they come
         block = scaled(
-            one, size,
+            one,
+            size,
             description=f"prepaid block of {size} stream answers, each {one.summary()} "
             f"({one.description})",
-        )  # fmt: skip
+        )
         cursor = conn.execute(
             "INSERT INTO spends (created_at, committed_at, status, scope, notion, label, "
             "epsilon, k, guarantee, metadata, tight_epsilon, delta, answers) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (now.isoformat(), now.isoformat(), COMMITTED, scope, one.notion,
-             f"prepaid block: {size} answers of the stream of {label!r}",
-             epsilon_text(block.cost), one.k, json.dumps(block.to_dict(), sort_keys=True),
-             json.dumps({"prepaid_for": label}), fraction_text(plan.tight),  # type: ignore[arg-type]
-             fraction_text(plan.delta), size),
-        )  # fmt: skip
+            (
+                now.isoformat(),
+                now.isoformat(),
+                COMMITTED,
+                scope,
+                one.notion,
+                f"prepaid block: {size} answers of the stream of {label!r}",
+                epsilon_text(block.cost),
+                one.k,
+                json.dumps(block.to_dict(), sort_keys=True),
+                json.dumps({"prepaid_for": label}),
+                fraction_text(plan.tight),  # type: ignore[arg-type]
+                fraction_text(plan.delta),
+                size,
+            ),
+        )
         for charge in plan.charges:
             self._apply(conn, charge, now)
         return int(cursor.lastrowid), n  # type: ignore[arg-type]
@@ -860,10 +936,12 @@ class Ledger:
         eps_out = guarantee.epsilon_outlier
         with self._transaction(write=True) as conn:
             now = _now()
-            draw = self._stream_draw(conn, scope, guarantee, label, delta, now) if stream \
-                else None  # fmt: skip
-            plan = _Plan([], None, ZERO) if draw else self._charge_plan(
-                conn, scope, guarantee, label, delta)  # fmt: skip
+            draw = self._stream_draw(conn, scope, guarantee, label, delta, now) if stream else None
+            plan = (
+                _Plan([], None, ZERO)
+                if draw
+                else self._charge_plan(conn, scope, guarantee, label, delta)
+            )
             block_id, answers = draw or (None, None)
             tight_text = None if plan.tight is None else fraction_text(plan.tight)
             cursor = conn.execute(
@@ -924,7 +1002,11 @@ class Ledger:
                 ),
             )
             self._event(
-                conn, now, "default-budget", budget.scope, budget.notion,
+                conn,
+                now,
+                "default-budget",
+                budget.scope,
+                budget.notion,
                 f"total {fmt(budget.total)} (default_budget, created by a spend)",
             )
         else:
@@ -938,8 +1020,13 @@ class Ledger:
         conn.execute(
             "UPDATE budgets SET spent = ?, delta_spent = ?, updated_at = ? "
             "WHERE scope = ? AND notion = ?",
-            (fraction_text(live_spent(conn, budget.scope, budget.notion, tight=tight)),
-             fraction_text(used), now.isoformat(), budget.scope, budget.notion),
+            (
+                fraction_text(live_spent(conn, budget.scope, budget.notion, tight=tight)),
+                fraction_text(used),
+                now.isoformat(),
+                budget.scope,
+                budget.notion,
+            ),
         )
 
     def _give_back(self, conn: sqlite3.Connection, spend: Spend, now: datetime) -> None:
@@ -949,8 +1036,7 @@ class Ledger:
             if budget is None:
                 if name == spend.notion and self.unbudgeted == "refuse":
                     raise LedgerError(
-                        f"ledger {self._name} is inconsistent: spend #{spend.id} has no "
-                        "budget row"
+                        f"ledger {self._name} is inconsistent: spend #{spend.id} has no budget row"
                     )
                 continue  # an implied notion that still has no budget
             self._refresh(conn, budget, now)
@@ -1094,8 +1180,9 @@ class Ledger:
         if spend.is_draw:
             one, answers = per_answer(actual)
             if _stream_key(one) != _stream_key(per_answer(reserved)[0]):
-                raise LedgerError(f"spend #{spend.id} drew answers of another mechanism than "
-                                  f"{actual.summary()}")  # fmt: skip
+                raise LedgerError(
+                    f"spend #{spend.id} drew answers of another mechanism than {actual.summary()}"
+                )
         conn.execute(
             "UPDATE spends SET epsilon = ?, epsilon_outlier = ?, guarantee = ?, answers = ? "
             "WHERE id = ?",
@@ -1110,7 +1197,11 @@ class Ledger:
         if actual.spends_budget:
             self._give_back(conn, spend, now)
         self._event(
-            conn, now, "commit-partial", spend.scope, spend.notion,
+            conn,
+            now,
+            "commit-partial",
+            spend.scope,
+            spend.notion,
             f"reservation #{spend.id} ({spend.label!r}) committed at ε = {fmt(actual.cost)} "
             f"of the {fmt(spend.epsilon)} reserved",
         )
@@ -1134,7 +1225,11 @@ class Ledger:
                 if spend.guarantee.spends_budget:
                     self._give_back(conn, spend, now)
                 self._event(
-                    conn, now, "cancel", spend.scope, spend.notion,
+                    conn,
+                    now,
+                    "cancel",
+                    spend.scope,
+                    spend.notion,
                     f"reservation #{spend_id} ({spend.label!r}, ε = {fmt(spend.epsilon)}) "
                     "given back",
                 )
@@ -1242,16 +1337,19 @@ class Ledger:
             }
             deltas = {
                 (b.scope, b.notion): live_delta(conn, b.scope, b.notion)
-                for b in budgets if b.is_approximate
+                for b in budgets
+                if b.is_approximate
             }
             blocks = conn.execute(
                 "SELECT id, answers, status FROM spends WHERE block_id IS NULL AND answers IS "
                 "NOT NULL"
             ).fetchall()
-            drawn = dict(conn.execute(
-                f"SELECT block_id, SUM(answers) FROM spends WHERE block_id IS NOT NULL AND "
-                f"{_LIVE} GROUP BY block_id"
-            ).fetchall())  # fmt: skip
+            drawn = dict(
+                conn.execute(
+                    f"SELECT block_id, SUM(answers) FROM spends WHERE block_id IS NOT NULL AND "
+                    f"{_LIVE} GROUP BY block_id"
+                ).fetchall()
+            )
             placeholders = ",".join("?" for _ in LIVE_STATUSES)
             spent_keys = conn.execute(
                 f"SELECT DISTINCT scope, notion FROM spends WHERE status IN ({placeholders})",
@@ -1260,8 +1358,11 @@ class Ledger:
         for scope, notion in spent_keys:
             if NOTIONS.get(notion) is None:
                 problems.append(f"unknown notion {notion!r} in scope {scope!r}")
-            elif (NOTIONS[notion].has_epsilon and (scope, notion) not in sums
-                  and self.unbudgeted == "refuse"):
+            elif (
+                NOTIONS[notion].has_epsilon
+                and (scope, notion) not in sums
+                and self.unbudgeted == "refuse"
+            ):
                 problems.append(f"spends of scope {scope!r}, {notion!r} have no budget")
         for b in budgets:
             total = sums[(b.scope, b.notion)]
@@ -1272,8 +1373,7 @@ class Ledger:
                 )
             if b.spent > b.total:
                 problems.append(
-                    f"scope {b.scope!r}, {b.notion!r}: spent {fmt(b.spent)} > total "
-                    f"{fmt(b.total)}"
+                    f"scope {b.scope!r}, {b.notion!r}: spent {fmt(b.spent)} > total {fmt(b.total)}"
                 )
             if b.is_approximate and (
                 b.delta_spent != deltas[(b.scope, b.notion)] or b.delta_spent > b.delta  # type: ignore[operator]
@@ -1285,8 +1385,10 @@ class Ledger:
         sizes = {bid: size for bid, size, status in blocks if status in LIVE_STATUSES}
         for bid, used in drawn.items():
             if bid not in sizes or used > sizes[bid]:
-                problems.append(f"draws of {used} answer(s) from prepaid block #{bid}, which "
-                                f"prepaid {sizes.get(bid, 0)}")  # fmt: skip
+                problems.append(
+                    f"draws of {used} answer(s) from prepaid block #{bid}, which "
+                    f"prepaid {sizes.get(bid, 0)}"
+                )
         if problems:
             raise LedgerError(f"ledger {self._name} is inconsistent: " + "; ".join(problems))
 

@@ -39,10 +39,12 @@ class CompositionCosts:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: floats (the optimal ε is a multiple of 10⁻⁶, rounded up)."""
         return {
-            "epsilon_per_answer": self.epsilon, "answers": self.n, "delta": self.delta,
+            "epsilon_per_answer": self.epsilon,
+            "answers": self.n,
+            "delta": self.delta,
             "linear_epsilon": float(self.linear),
             "optimal_epsilon": None if self.optimal is None else float(self.optimal),
-        }  # fmt: skip
+        }
 
 
 def composition_costs(epsilon: float, n: int, delta: float | None) -> CompositionCosts:

@@ -243,9 +243,7 @@ def open_ledger_db(
 
     mode = "rwc" if create else "rw"
     try:
-        conn = _connect(
-            f"{p.resolve().as_uri()}?mode={mode}", uri=True, busy_timeout=busy_timeout
-        )
+        conn = _connect(f"{p.resolve().as_uri()}?mode={mode}", uri=True, busy_timeout=busy_timeout)
     except sqlite3.Error as exc:
         raise LedgerError(f"cannot open ledger {name}: {exc}") from None
     try:

@@ -44,8 +44,9 @@ def spent_text(notion: str, parts: Mapping[str, Fraction]) -> str:
         implied.
     """
     total = sum(parts.values(), ZERO)
-    implied = [f"{fmt(eps)} implied by {name}" for name, eps in parts.items()
-               if name != notion and eps]
+    implied = [
+        f"{fmt(eps)} implied by {name}" for name, eps in parts.items() if name != notion and eps
+    ]
     if not implied:
         return fmt(total)
     own = parts.get(notion, ZERO)
@@ -97,8 +98,10 @@ class NotionAccount:
     def tight_spent(self) -> Fraction:
         """What an (ε, δ) budget is charged: each spend's tight ε, or its pure ε."""
         return sum(
-            (to_fraction(s.epsilon if s.tight_epsilon is None else s.tight_epsilon)
-             for s in self.charged),
+            (
+                to_fraction(s.epsilon if s.tight_epsilon is None else s.tight_epsilon)
+                for s in self.charged
+            ),
             ZERO,
         )
 
@@ -170,8 +173,11 @@ def per_record_lines(summary: Mapping[str, Any]) -> list[str]:
     """The statement's lines for a spend's per-record exposure (metadata ``"per_record"``,
     :meth:`privad.sensitive.RecordExposure.summary`): curator-only information."""
     eps, delta = float(summary["epsilon"]), summary.get("delta")
-    at_m = "" if delta is None else (
-        f", optimal {_short(summary['loss_optimal_m'])} at δ {fmt(delta)}")
+    at_m = (
+        ""
+        if delta is None
+        else (f", optimal {_short(summary['loss_optimal_m'])} at δ {fmt(delta)}")
+    )
     at_max = "" if delta is None else f", optimal {_short(summary['loss_optimal_max'])}"
     bins = "; ".join(f"{lo if lo == hi else f'{lo}–{hi}'}: {n}" for lo, hi, n in summary["bins"])
     return [
@@ -236,9 +242,7 @@ def _block(account: NotionAccount) -> list[str]:
     if outlier:
         # An implied ε-DP spend gives its ε to the outliers too (ε' = ε).
         outlier += [to_fraction(s.epsilon) for s in account.implied]
-        lines.append(
-            f"  outliers: ε' {fmt(sum(outlier, ZERO))} in total (recorded, not budgeted)"
-        )
+        lines.append(f"  outliers: ε' {fmt(sum(outlier, ZERO))} in total (recorded, not budgeted)")
     return lines
 
 
@@ -248,7 +252,8 @@ def render_statement(
     """The text of :meth:`Ledger.statement`: one block per scope and notion."""
     implications = "; ".join(
         f"a {name} spend of ε is also one under {', '.join(info.implies)}"
-        for name, info in NOTIONS.items() if info.implies
+        for name, info in NOTIONS.items()
+        if info.implies
     )
     lines = [
         f"Privacy statement of ledger {ledger_name} (as of {when(now)} UTC)",

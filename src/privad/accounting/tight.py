@@ -158,9 +158,7 @@ class Component:
     def from_dict(cls, data: Any) -> Component:
         """Rebuild (and re-validate) a component from :meth:`to_dict` output."""
         if not isinstance(data, dict) or data.get("kind") not in KINDS:
-            raise ParameterError(
-                f"a component is a mapping with kind one of {KINDS}, got {data!r}"
-            )
+            raise ParameterError(f"a component is a mapping with kind one of {KINDS}, got {data!r}")
         try:
             if data["kind"] == "pure":
                 return cls.pure(data["epsilon"], data["count"])
@@ -312,19 +310,26 @@ def _pld(c: Component, interval: float) -> Any:
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     if c.kind == "pure":
-        one = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(c.epsilon, 0.0),
-                                          value_discretization_interval=interval)  # fmt: skip
+        one = pld.from_privacy_parameters(
+            common.DifferentialPrivacyParameters(c.epsilon, 0.0),
+            value_discretization_interval=interval,
+        )
     elif c.kind == "laplace":
-        one = pld.from_laplace_mechanism(c.scale, sensitivity=c.sensitivity,
-                                         value_discretization_interval=interval)  # fmt: skip
+        one = pld.from_laplace_mechanism(
+            c.scale, sensitivity=c.sensitivity, value_discretization_interval=interval
+        )
     else:
-        one = pld.from_randomized_response(2.0 * c.flip, 2,  # type: ignore[operator]
-                                           value_discretization_interval=interval)  # fmt: skip
+        one = pld.from_randomized_response(
+            2.0 * c.flip,
+            2,  # type: ignore[operator]
+            value_discretization_interval=interval,
+        )
     return one.self_compose(c.count) if c.count > 1 else one
 
 
-def pld_epsilon(components: Sequence[Component], delta: float, *,
-                interval: float = PLD_INTERVAL) -> float:  # fmt: skip
+def pld_epsilon(
+    components: Sequence[Component], delta: float, *, interval: float = PLD_INTERVAL
+) -> float:
     """ε at δ by ``dp-accounting``'s privacy-loss distributions (pessimistic), at 0.99·δ,
     the loss discretised to ``interval`` (:data:`PLD_INTERVAL`, or :data:`COARSE_INTERVAL`
     for a quick upper bound)."""
@@ -358,8 +363,9 @@ def rdp_epsilon(components: Sequence[Component], delta: float) -> float:
     return float(acc.get_epsilon(delta))
 
 
-def tight_epsilon(components: Sequence[Component], delta: float, *,
-                  coarse: bool = False) -> Fraction:  # fmt: skip
+def tight_epsilon(
+    components: Sequence[Component], delta: float, *, coarse: bool = False
+) -> Fraction:
     """The ε the accountant charges for ``components`` at ``delta``: an upper bound, exact.
 
     Homogeneous pure (or RR) answers: :func:`optimal_epsilon`. Anything else:

@@ -44,8 +44,7 @@ def _completion(install: bool) -> Any:
             return
         shell = value.strip().lower()
         if shell not in SHELLS:
-            raise PrivadError(f"{param.opts[0]} must be one of {', '.join(SHELLS)}, "
-                              f"got {value!r}")  # fmt: skip
+            raise PrivadError(f"{param.opts[0]} must be one of {', '.join(SHELLS)}, got {value!r}")
         (install_callback if install else show_callback)(ctx, param, shell)
 
     return callback
@@ -54,12 +53,20 @@ def _completion(install: bool) -> Any:
 @app.callback()
 def _root(
     install_completion: str | None = typer.Option(
-        None, "--install-completion", metavar="SHELL", is_eager=True, expose_value=False,
+        None,
+        "--install-completion",
+        metavar="SHELL",
+        is_eager=True,
+        expose_value=False,
         callback=_completion(install=True),
         help="Install tab completion of privad for SHELL (bash, zsh, fish, powershell).",
     ),
     show_completion: str | None = typer.Option(
-        None, "--show-completion", metavar="SHELL", is_eager=True, expose_value=False,
+        None,
+        "--show-completion",
+        metavar="SHELL",
+        is_eager=True,
+        expose_value=False,
         callback=_completion(install=False),
         help="Print the completion script for SHELL (bash, zsh, fish, powershell), e.g. "
         "privad --show-completion bash >> ~/.bashrc.",

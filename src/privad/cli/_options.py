@@ -53,27 +53,43 @@ MAX_INT = 2**62
 """The largest integer an option takes (ids, counts, seeds): larger ones are refused."""
 
 
-def parse_int(text: str | None, option: str, *, minimum: int | None = None,
-              maximum: int = MAX_INT, what: str = "an integer") -> int:  # fmt: skip
+def parse_int(
+    text: str | None,
+    option: str,
+    *,
+    minimum: int | None = None,
+    maximum: int = MAX_INT,
+    what: str = "an integer",
+) -> int:
     """``text`` as an int in [``minimum``, ``maximum``], or a one-line ParameterError
     naming ``option`` (``maximum`` defaults to 2^62: no option needs more, and SQLite and
     NumPy overflow beyond 2^63)."""
     value = _convert(text, option, int, what)
     if value > maximum:
-        raise ParameterError(f"{option} must be {what} (at most {maximum}), got "
-                             f"{str(text)[:40]!r}")  # fmt: skip
+        raise ParameterError(f"{option} must be {what} (at most {maximum}), got {str(text)[:40]!r}")
     if minimum is not None and value < minimum:
         raise ParameterError(f"{option} must be {what}, got {text!r}")
     return value
 
 
-def parse_float(text: str | None, option: str, *, minimum: float = 0.0, strict: bool = False,
-                maximum: float | None = None, what: str = "a number") -> float:  # fmt: skip
+def parse_float(
+    text: str | None,
+    option: str,
+    *,
+    minimum: float = 0.0,
+    strict: bool = False,
+    maximum: float | None = None,
+    what: str = "a number",
+) -> float:
     """``text`` as a finite float ≥ (``strict``: >) ``minimum`` and ≤ ``maximum``, or a
     one-line ParameterError naming ``option``."""
     value = _convert(text, option, float, what)
-    if (not math.isfinite(value) or value < minimum or (strict and value == minimum)
-            or (maximum is not None and value > maximum)):  # fmt: skip
+    if (
+        not math.isfinite(value)
+        or value < minimum
+        or (strict and value == minimum)
+        or (maximum is not None and value > maximum)
+    ):
         raise ParameterError(f"{option} must be {what}, got {text!r}")
     return value
 
@@ -143,8 +159,9 @@ def required_secret(value: str | None, option: str, env: str) -> str:
     return value.strip()
 
 
-def parse_bounds(values: Sequence[str] | None,
-                 path: str | None) -> dict[str, tuple[float, float]] | None:  # fmt: skip
+def parse_bounds(
+    values: Sequence[str] | None, path: str | None
+) -> dict[str, tuple[float, float]] | None:
     """``--bounds FILE`` and repeated ``--bound COL=LO:HI``: public bounds by column, or
     None when neither is given (a column may be bounded once)."""
     from privad.datasets import read_bounds
@@ -157,21 +174,28 @@ def parse_bounds(values: Sequence[str] | None,
         name, eq, span = str(text).rpartition("=")
         lo, colon, hi = span.partition(":")
         if not (eq and colon and name.strip()):
-            raise ParameterError(f"--bound must be COL=LO:HI (e.g. --bound proline=0:2000), "
-                                 f"got {text!r}")  # fmt: skip
+            raise ParameterError(
+                f"--bound must be COL=LO:HI (e.g. --bound proline=0:2000), got {text!r}"
+            )
         what = "COL=LO:HI with finite numbers LO < HI"
-        pair = (parse_float(lo, "--bound", minimum=-math.inf, what=what),
-                parse_float(hi, "--bound", minimum=-math.inf, what=what))  # fmt: skip
+        pair = (
+            parse_float(lo, "--bound", minimum=-math.inf, what=what),
+            parse_float(hi, "--bound", minimum=-math.inf, what=what),
+        )
         column = name.strip()
         if column in out:
-            raise ParameterError(f"column {column!r} has bounds twice (--bounds file and "
-                                 "--bound, or --bound repeated); give them once")  # fmt: skip
+            raise ParameterError(
+                f"column {column!r} has bounds twice (--bounds file and "
+                "--bound, or --bound repeated); give them once"
+            )
         out.update(check_bounds({column: pair}, "--bound"))
     return out
 
 
 DELTA_OPTION: Any = typer.Option(
-    None, "--delta", metavar="D",
+    None,
+    "--delta",
+    metavar="D",
     help="Make the budget an (ε, δ) budget with this δ in (0, 1), e.g. 1e-6: answers are then "
     "charged their tight ε (optimal composition, or the privacy-loss distribution), a "
     "service's answers from a prepaid block (see docs/accounting.md). Default: a pure-ε "

@@ -42,11 +42,15 @@ def _emit(payload: dict[str, Any], table: Table, as_json: bool, extra: list[str]
 
 
 def _cost_lines(costs: Any) -> list[str]:
-    lines = [f"{costs.n} answer(s) of ε = {costs.epsilon:g} that may touch one record cost: "
-             f"ε = {float(costs.linear):g} by linear composition (pure ε-DP)"]
+    lines = [
+        f"{costs.n} answer(s) of ε = {costs.epsilon:g} that may touch one record cost: "
+        f"ε = {float(costs.linear):g} by linear composition (pure ε-DP)"
+    ]
     if costs.optimal is not None:
-        lines.append(f"  and (ε = {float(costs.optimal):g}, δ = {costs.delta:g}) by the optimal "
-                     "composition theorem")
+        lines.append(
+            f"  and (ε = {float(costs.optimal):g}, δ = {costs.delta:g}) by the optimal "
+            "composition theorem"
+        )
     return lines
 
 
@@ -70,39 +74,68 @@ def _cost_axis(ax: Any, epsilon: float, n: int, delta: float | None) -> None:
     ax.legend()
 
 
-def sp_plan(beta: str | None, epsilon: str | None, k: str, queries: str | None,
-            delta: str | None, max_ball: str | None, as_json: bool,
-            figure: str | None) -> None:  # fmt: skip
+def sp_plan(
+    beta: str | None,
+    epsilon: str | None,
+    k: str,
+    queries: str | None,
+    delta: str | None,
+    max_ball: str | None,
+    as_json: bool,
+    figure: str | None,
+) -> None:
     """The body of ``privad sp plan`` (see :func:`privad.cli.sp.plan`)."""
     b = parse_int(beta, "--beta", minimum=1, what="an integer >= 1 (e.g. --beta 18)")
     eps = _epsilon(epsilon)
     k_v = parse_int(k, "--k", minimum=1, what="an integer >= 1")
-    n = None if queries is None else parse_int(queries, "--queries", minimum=1,
-                                               what="an integer >= 1")  # fmt: skip
+    n = (
+        None
+        if queries is None
+        else parse_int(queries, "--queries", minimum=1, what="an integer >= 1")
+    )
     d = _delta(delta)
-    top = (2 * b + 20) if max_ball is None else parse_int(
-        max_ball, "--max-ball", minimum=1, what="an integer >= 1")  # fmt: skip
+    top = (
+        (2 * b + 20)
+        if max_ball is None
+        else parse_int(max_ball, "--max-ball", minimum=1, what="an integer >= 1")
+    )
     curve = flag_curve(b, eps, k_v, np.arange(1, top + 1))
     costs = None if n is None else composition_costs(eps, n, d)
     payload: dict[str, Any] = {
-        "beta": b, "epsilon": eps, "k": k_v,
+        "beta": b,
+        "epsilon": eps,
+        "k": k_v,
         "flag_probability": [
             {"ball": int(x), "anomaly": bool(a), "sp": float(s), "dp": float(p)}
-            for x, a, s, p in zip(curve["ball"], curve["anomaly"], curve["sp"], curve["dp"],
-                                  strict=True)
+            for x, a, s, p in zip(
+                curve["ball"], curve["anomaly"], curve["sp"], curve["dp"], strict=True
+            )
         ],
         "cost": None if costs is None else costs.to_dict(),
-    }  # fmt: skip
-    table = Table(title=f"P(labelled anomaly) by ball count B (β = {b}, ε = {eps:g}, k = {k_v};"
-                  " multiplicity 1)", title_justify="left")
+    }
+    table = Table(
+        title=f"P(labelled anomaly) by ball count B (β = {b}, ε = {eps:g}, k = {k_v};"
+        " multiplicity 1)",
+        title_justify="left",
+    )
     for col in ("B", "anomaly?", "sp (U_λk)", "dp (U_ΔG)"):
         table.add_column(col, justify="right")
-    show = sorted({1, *range(max(1, b - 3), min(top, b + 4) + 1), top,
-                   *np.linspace(1, top, 8).astype(int).tolist()})
+    show = sorted(
+        {
+            1,
+            *range(max(1, b - 3), min(top, b + 4) + 1),
+            top,
+            *np.linspace(1, top, 8).astype(int).tolist(),
+        }
+    )
     for row in payload["flag_probability"]:
         if row["ball"] in show:
-            table.add_row(str(row["ball"]), "yes" if row["anomaly"] else "no",
-                          f"{row['sp']:.4g}", f"{row['dp']:.4g}")
+            table.add_row(
+                str(row["ball"]),
+                "yes" if row["anomaly"] else "no",
+                f"{row['sp']:.4g}",
+                f"{row['dp']:.4g}",
+            )
     if figure is not None:
         import matplotlib
 
@@ -122,9 +155,16 @@ def sp_plan(beta: str | None, epsilon: str | None, k: str, queries: str | None,
     _emit(payload, table, as_json, [] if costs is None else _cost_lines(costs))
 
 
-def search_plan(epsilon: str | None, t_low: str | None, t_high: str | None,
-                items: str | None, error: str, delta: str | None, as_json: bool,
-                figure: str | None) -> None:  # fmt: skip
+def search_plan(
+    epsilon: str | None,
+    t_low: str | None,
+    t_high: str | None,
+    items: str | None,
+    error: str,
+    delta: str | None,
+    as_json: bool,
+    figure: str | None,
+) -> None:
     """The body of ``privad search plan`` (see :func:`privad.cli.search.plan`)."""
     from privad.search.theory import (
         binarized_error_probability,
@@ -148,15 +188,22 @@ def search_plan(epsilon: str | None, t_low: str | None, t_high: str | None,
     expected = expected_queries_bound(n_items, p, err)
     costs = composition_costs(eps, max(1, int(np.ceil(expected))), d)
     payload = {
-        "epsilon": eps, "threshold_ratio": ratio, "error_probability": p, "items": n_items,
-        "search_error": err, "expected_queries_bound": expected, "cost": costs.to_dict(),
-    }  # fmt: skip
+        "epsilon": eps,
+        "threshold_ratio": ratio,
+        "error_probability": p,
+        "items": n_items,
+        "search_error": err,
+        "expected_queries_bound": expected,
+        "cost": costs.to_dict(),
+    }
     table = Table(title="Noisy binary search plan (binarized oracle)", title_justify="left")
     table.add_column("quantity")
     table.add_column("value", justify="right")
-    for name, value in (("threshold ratio R = (t_h − t_ℓ)/t_ℓ", f"{ratio:.4g}"),
-                        ("answer error p (eq. 24)", f"{p:.4g}"),
-                        ("E[T] bound (eq. 26)", f"{expected:.1f}")):
+    for name, value in (
+        ("threshold ratio R = (t_h − t_ℓ)/t_ℓ", f"{ratio:.4g}"),
+        ("answer error p (eq. 24)", f"{p:.4g}"),
+        ("E[T] bound (eq. 26)", f"{expected:.1f}"),
+    ):
         table.add_row(name, value)
     if figure is not None:
         import matplotlib

@@ -49,10 +49,11 @@ __all__ = [
 ]
 
 JSON_OPTION: Any = typer.Option(
-    False, "--json",
+    False,
+    "--json",
     help="Print the result as one JSON document on standard output (for scripts); progress "
     "and warnings stay on standard error, and errors are one line there with exit status 2.",
-)  # fmt: skip
+)
 QUIET_OPTION: Any = typer.Option(
     False, "--quiet", "-q", help="No progress lines on standard error."
 )
@@ -134,8 +135,9 @@ def jsonable(value: Any) -> Any:
 
 def print_json(payload: Any) -> None:
     """Write ``payload`` to standard output as one JSON document (and a newline)."""
-    sys.stdout.write(json.dumps(jsonable(payload), indent=2, ensure_ascii=False,
-                                allow_nan=False) + "\n")  # fmt: skip
+    sys.stdout.write(
+        json.dumps(jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    )
     sys.stdout.flush()
 
 
@@ -210,17 +212,22 @@ class StepProgress:
             )
 
             self._bar = Progress(
-                SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                MofNCompleteColumn(), TimeElapsedColumn(), console=self.console,
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
                 transient=True,
-            )  # fmt: skip
+            )
 
     def __enter__(self) -> StepProgress:
         if self._bar is not None:
             self._bar.__enter__()
         elif not self.quiet and math.isfinite(self._delay):
-            self._thread = threading.Thread(target=self._heartbeat, name="privad-progress",
-                                            daemon=True)  # fmt: skip
+            self._thread = threading.Thread(
+                target=self._heartbeat, name="privad-progress", daemon=True
+            )
             self._thread.start()
         return self
 
@@ -237,8 +244,9 @@ class StepProgress:
         while not self._stop.wait(wait):
             with self._lock:
                 latest = self._tasks.get(len(self._tasks) - 1)
-                if latest is not None and (latest["total"] is None
-                                           or latest["completed"] < latest["total"]):  # fmt: skip
+                if latest is not None and (
+                    latest["total"] is None or latest["completed"] < latest["total"]
+                ):
                     self._line(len(self._tasks) - 1, force=False)
             wait = 1.0
 
@@ -248,18 +256,33 @@ class StepProgress:
             return int(self._bar.add_task(description, total=total))
         with self._lock:
             task = len(self._tasks)
-            self._tasks[task] = {"description": description, "completed": 0.0,
-                                 "total": total, "printed": -math.inf}  # fmt: skip
+            self._tasks[task] = {
+                "description": description,
+                "completed": 0.0,
+                "total": total,
+                "printed": -math.inf,
+            }
             self._line(task, force=True)
         return task
 
-    def update(self, task: int, *, description: str | None = None,
-               completed: float | None = None, total: float | None = None,
-               advance: float | None = None) -> None:  # fmt: skip
+    def update(
+        self,
+        task: int,
+        *,
+        description: str | None = None,
+        completed: float | None = None,
+        total: float | None = None,
+        advance: float | None = None,
+    ) -> None:
         """Change a task like :meth:`rich.progress.Progress.update`."""
         if self._bar is not None:
-            self._bar.update(task, description=description, completed=completed, total=total,  # type: ignore[arg-type]
-                             advance=advance)  # fmt: skip
+            self._bar.update(
+                task,
+                description=description,
+                completed=completed,
+                total=total,  # type: ignore[arg-type]
+                advance=advance,
+            )
             return
         with self._lock:
             state = self._tasks[task]
@@ -300,6 +323,6 @@ class StepProgress:
             return
         state["printed"] = now
         count = "" if state["total"] is None else f"{state['completed']:g}/{state['total']:g}, "
-        self.console.print(f"privad: {state['description']} [{count}"
-                           f"{now - self._start:.0f} s]", markup=False)  # fmt: skip
-
+        self.console.print(
+            f"privad: {state['description']} [{count}{now - self._start:.0f} s]", markup=False
+        )

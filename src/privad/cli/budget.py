@@ -68,11 +68,15 @@ def _open(ledger: str | None, *, create: bool) -> Ledger:
 def show(
     ledger: str | None = _ledger_option(),
     scope: str | None = typer.Option(
-        None, "--scope", metavar="SCOPE",
+        None,
+        "--scope",
+        metavar="SCOPE",
         help="Show only this scope (a non-empty name). Default: every scope.",
     ),
     last: str = typer.Option(
-        "50", "--last", metavar="N",
+        "50",
+        "--last",
+        metavar="N",
         help="Show only the N most recent spends (an integer >= 0; 0 shows all).",
     ),
     as_json: bool = JSON_OPTION,
@@ -91,9 +95,13 @@ def show(
     where = f" (scope {scope!r})" if scope is not None else ""
     rows = [a for a in accounts(budgets, spends) if NOTIONS[a.notion].has_epsilon]
     shown = spends if limit == 0 else spends[-limit:]
-    payload = {"ledger": name, "scope": scope, "budgets": [_account_dict(a) for a in rows],
-               "spends": [s.to_dict() for s in shown], "spends_not_shown":
-               len(spends) - len(shown)}  # fmt: skip
+    payload = {
+        "ledger": name,
+        "scope": scope,
+        "budgets": [_account_dict(a) for a in rows],
+        "spends": [s.to_dict() for s in shown],
+        "spends_not_shown": len(spends) - len(shown),
+    }
 
     def render(console: Any) -> None:
         if not budgets and not spends:
@@ -121,14 +129,17 @@ def _account_dict(a: Any) -> dict[str, Any]:
     """One scope and notion of ``budget show --json``."""
     approx = a.budget is not None and a.budget.delta is not None
     return {
-        "scope": a.scope, "notion": a.notion,
+        "scope": a.scope,
+        "notion": a.notion,
         "total": None if a.budget is None else a.budget.total,
         "spent": a.tight_spent if approx else a.spent,
-        "spent_by_notion": a.parts, "pure_spent": a.spent,
-        "remaining": _remaining(a), "spends": len(a.own),
+        "spent_by_notion": a.parts,
+        "pure_spent": a.spent,
+        "remaining": _remaining(a),
+        "spends": len(a.own),
         "delta": None if a.budget is None else a.budget.delta,
         "delta_spent": a.delta_spent if approx else None,
-    }  # fmt: skip
+    }
 
 
 def _budgets_table(title: str, rows: list[Any], budgets: list[Any]) -> Table:
@@ -146,11 +157,13 @@ def _budgets_table(title: str, rows: list[Any], budgets: list[Any]) -> Table:
         approx = a.budget is not None and a.budget.delta is not None
         remaining = _remaining(a)
         cells = [
-            a.scope, a.notion, "—" if a.budget is None else fmt(a.budget.total),
-            (f"{fmt(a.tight_spent)} tight (pure {a.spent_text()})" if approx
-             else a.spent_text()),
-            "—" if remaining is None else fmt(remaining), str(len(a.own)),
-        ]  # fmt: skip
+            a.scope,
+            a.notion,
+            "—" if a.budget is None else fmt(a.budget.total),
+            (f"{fmt(a.tight_spent)} tight (pure {a.spent_text()})" if approx else a.spent_text()),
+            "—" if remaining is None else fmt(remaining),
+            str(len(a.own)),
+        ]
         if with_delta:
             cells.append(f"{fmt(a.budget.delta)}; {fmt(a.delta_spent)}" if approx else "")  # type: ignore[union-attr]
         table.add_row(*cells)
@@ -176,7 +189,11 @@ def _spends_table(shown: list[Any]) -> Table:
         table.add_column("status")
     for s in shown:
         row = [
-            str(s.id), when(s.timestamp), s.scope, s.label, s.notion,
+            str(s.id),
+            when(s.timestamp),
+            s.scope,
+            s.label,
+            s.notion,
             fmt(s.epsilon) if s.guarantee.epsilon is not None else "— (0)",
             "" if s.k is None else str(s.k),
         ]
@@ -193,18 +210,23 @@ def _spends_table(shown: list[Any]) -> Table:
 @budget_app.command("set")
 def set_(
     scope: str = typer.Argument(
-        ..., metavar="SCOPE",
+        ...,
+        metavar="SCOPE",
         help="The scope to budget: any non-empty name (a dataset, a user, a deployment).",
     ),
     epsilon: str = typer.Option(
-        ..., "--epsilon", metavar="E",
+        ...,
+        "--epsilon",
+        metavar="E",
         help=(
             "Total ε of the budget: a finite number > 0. It may not be below what the scope "
             "has already spent under the notion (reset first)."
         ),
     ),
     notion: str = typer.Option(
-        PURE_DP, "--notion", metavar="N",
+        PURE_DP,
+        "--notion",
+        metavar="N",
         help=f"Privacy notion the budget is for, one of: {_NOTIONS}.",
     ),
     delta: str | None = DELTA_OPTION,
@@ -219,30 +241,46 @@ def set_(
         b = book.set_budget(scope, notion, total, delta=d)
         name = book.path
     kind = "" if b.delta is None else f", δ {fmt(b.delta)} (spent δ {fmt(b.delta_spent)})"
-    payload = {"ledger": name, "scope": b.scope, "notion": b.notion, "total": b.total,
-               "spent": b.spent, "remaining": b.remaining, "delta": b.delta,
-               "delta_spent": b.delta_spent if b.delta is not None else None}  # fmt: skip
-    emit(payload, as_json, lambda console: console.print(
-        f"Budget of scope {b.scope!r} under {b.notion}: total ε {fmt(b.total)}{kind}, "
-        f"spent {fmt(b.spent)}, remaining {fmt(b.remaining)} (ledger {name})",
-        markup=False,
-    ))
+    payload = {
+        "ledger": name,
+        "scope": b.scope,
+        "notion": b.notion,
+        "total": b.total,
+        "spent": b.spent,
+        "remaining": b.remaining,
+        "delta": b.delta,
+        "delta_spent": b.delta_spent if b.delta is not None else None,
+    }
+    emit(
+        payload,
+        as_json,
+        lambda console: console.print(
+            f"Budget of scope {b.scope!r} under {b.notion}: total ε {fmt(b.total)}{kind}, "
+            f"spent {fmt(b.spent)}, remaining {fmt(b.remaining)} (ledger {name})",
+            markup=False,
+        ),
+    )
 
 
 @budget_app.command("reset")
 def reset(
     scope: str | None = typer.Option(
-        None, "--scope", metavar="SCOPE",
+        None,
+        "--scope",
+        metavar="SCOPE",
         help="Reset only this scope (a non-empty name). Default: every scope.",
     ),
     ledger: str | None = _ledger_option(),
     yes: bool = typer.Option(
-        False, "--yes", "-y",
+        False,
+        "--yes",
+        "-y",
         help="Do not ask for confirmation. Without it the command asks, and refuses when "
         "there is no one to answer (no standard input).",
     ),
     drop_budgets: bool = typer.Option(
-        False, "--drop-budgets",
+        False,
+        "--drop-budgets",
         help="Also delete the budgets. Default: keep them, with nothing spent.",
     ),
     as_json: bool = JSON_OPTION,
@@ -257,17 +295,34 @@ def reset(
         what = f"scope {scope!r}" if scope is not None else "every scope"
         kept = "and delete" if drop_budgets else "keeping"
         if as_json and not yes:
-            raise PrivadError("refusing to reset without confirmation: with --json, pass "
-                              "--yes (a script cannot answer the question)")  # fmt: skip
-        _confirm(f"Delete {n_spends} spend(s) of {what} from ledger {book.path}, {kept} "
-                 f"{n_budgets} budget(s)?", yes, "reset", "reset")  # fmt: skip
+            raise PrivadError(
+                "refusing to reset without confirmation: with --json, pass "
+                "--yes (a script cannot answer the question)"
+            )
+        _confirm(
+            f"Delete {n_spends} spend(s) of {what} from ledger {book.path}, {kept} "
+            f"{n_budgets} budget(s)?",
+            yes,
+            "reset",
+            "reset",
+        )
         deleted = book.reset(scope, drop_budgets=drop_budgets)
         name = book.path
     after = "budgets dropped" if drop_budgets else "budgets kept"
-    payload = {"ledger": name, "scope": scope, "reset": True, "spends_deleted": deleted,
-               "budgets_dropped": drop_budgets}  # fmt: skip
-    emit(payload, as_json, lambda console: console.print(
-        f"Reset {what}: {deleted} spend(s) deleted, {after} (ledger {name}).", markup=False))
+    payload = {
+        "ledger": name,
+        "scope": scope,
+        "reset": True,
+        "spends_deleted": deleted,
+        "budgets_dropped": drop_budgets,
+    }
+    emit(
+        payload,
+        as_json,
+        lambda console: console.print(
+            f"Reset {what}: {deleted} spend(s) deleted, {after} (ledger {name}).", markup=False
+        ),
+    )
 
 
 def _confirm(prompt: str, yes: bool, verb: str, done: str) -> None:
@@ -278,8 +333,10 @@ def _confirm(prompt: str, yes: bool, verb: str, done: str) -> None:
     try:
         confirmed = typer.confirm(prompt, default=False)
     except typer.Abort:  # end of input: nobody to answer
-        raise PrivadError(f"refusing to {verb} without confirmation: no answer on standard "
-                          "input; pass --yes to confirm") from None  # fmt: skip
+        raise PrivadError(
+            f"refusing to {verb} without confirmation: no answer on standard "
+            "input; pass --yes to confirm"
+        ) from None
     if not confirmed:
         out_console().print(f"Nothing was {done}.", markup=False)
         raise typer.Exit(1)
@@ -288,12 +345,16 @@ def _confirm(prompt: str, yes: bool, verb: str, done: str) -> None:
 @budget_app.command("cancel")
 def cancel(
     spend_id: str = typer.Argument(
-        ..., metavar="ID", help="The reservation's id: the id column of 'privad budget show', "
+        ...,
+        metavar="ID",
+        help="The reservation's id: the id column of 'privad budget show', "
         "where its status is reserved.",
     ),
     ledger: str | None = _ledger_option(),
     yes: bool = typer.Option(
-        False, "--yes", "-y",
+        False,
+        "--yes",
+        "-y",
         help="Do not ask for confirmation. Without it the command asks, and refuses when "
         "there is no one to answer (no standard input).",
     ),
@@ -310,24 +371,42 @@ def cancel(
     number = parse_int(spend_id, "ID", minimum=1, what="a spend id (an integer >= 1)")
     with _open(ledger, create=False) as book:
         spend = book.get_spend(number)
-        what = (f"reservation #{spend.id} ({spend.label!r}, scope {spend.scope!r}, "
-                f"{spend.notion}, ε = {fmt(spend.epsilon)}, {when(spend.timestamp)} UTC)")
+        what = (
+            f"reservation #{spend.id} ({spend.label!r}, scope {spend.scope!r}, "
+            f"{spend.notion}, ε = {fmt(spend.epsilon)}, {when(spend.timestamp)} UTC)"
+        )
         already = spend.status == CANCELLED
         if spend.status == RESERVED:
             if as_json and not yes:
-                raise PrivadError("refusing to cancel without confirmation: with --json, pass "
-                                  "--yes (a script cannot answer the question)")  # fmt: skip
-            _confirm(f"Give back the ε of {what} in ledger {book.path}? Only if nothing it "
-                     "computed was released.", yes, "cancel", "cancelled")  # fmt: skip
+                raise PrivadError(
+                    "refusing to cancel without confirmation: with --json, pass "
+                    "--yes (a script cannot answer the question)"
+                )
+            _confirm(
+                f"Give back the ε of {what} in ledger {book.path}? Only if nothing it "
+                "computed was released.",
+                yes,
+                "cancel",
+                "cancelled",
+            )
         if not already:
             spend = book.cancel(number)  # a committed spend: LedgerError, one line
         remaining = {b.notion: b.remaining for b in book.budgets(spend.scope)}
         name = book.path
-    payload = {"ledger": name, "spend": spend.id, "scope": spend.scope, "cancelled": True,
-               "already_cancelled": already, "remaining": remaining}  # fmt: skip
+    payload = {
+        "ledger": name,
+        "spend": spend.id,
+        "scope": spend.scope,
+        "cancelled": True,
+        "already_cancelled": already,
+        "remaining": remaining,
+    }
     left = ", ".join(f"{k} {fmt(v)}" for k, v in remaining.items()) or "no budget"
-    text = (f"{what[0].upper()}{what[1:]} was already cancelled." if already else
-            f"Cancelled {what}; remaining ε of scope {spend.scope!r}: {left} (ledger {name}).")
+    text = (
+        f"{what[0].upper()}{what[1:]} was already cancelled."
+        if already
+        else f"Cancelled {what}; remaining ε of scope {spend.scope!r}: {left} (ledger {name})."
+    )
     emit(payload, as_json, lambda console: console.print(text, markup=False))
 
 
@@ -335,7 +414,9 @@ def cancel(
 def statement(
     ledger: str | None = _ledger_option(),
     scope: str | None = typer.Option(
-        None, "--scope", metavar="SCOPE",
+        None,
+        "--scope",
+        metavar="SCOPE",
         help="Only this scope (a non-empty name). Default: every scope.",
     ),
     as_json: bool = JSON_OPTION,
@@ -350,9 +431,13 @@ def statement(
         budgets = book.budgets(scope)
         spends = book.history(scope, include_cancelled=False)
         name = book.path
-    payload = {"ledger": name, "scope": scope, "statement": text,
-               "accounts": [_account_dict(a) for a in accounts(budgets, spends)],
-               "spends": [s.to_dict() for s in spends]}  # fmt: skip
+    payload = {
+        "ledger": name,
+        "scope": scope,
+        "statement": text,
+        "accounts": [_account_dict(a) for a in accounts(budgets, spends)],
+        "spends": [s.to_dict() for s in spends],
+    }
     emit(payload, as_json, lambda console: console.print(text, markup=False))
 
 

@@ -43,7 +43,9 @@ def _when(stamp: np.datetime64) -> str:
 @datasets_app.command("list")
 def list_command(
     kind: str | None = typer.Option(
-        None, "--kind", metavar="KIND",
+        None,
+        "--kind",
+        metavar="KIND",
         help="Show only one kind: embedded, generated or external. Default: all.",
     ),
     as_json: bool = JSON_OPTION,
@@ -62,8 +64,13 @@ def list_command(
         table.add_column("anomalies", justify="right", no_wrap=True)
         table.add_column("licence")
         for entry in entries:
-            table.add_row(entry.name, entry.kind, entry.shape_text, entry.anomalies_text,
-                          entry.licence_short or entry.licence)
+            table.add_row(
+                entry.name,
+                entry.kind,
+                entry.shape_text,
+                entry.anomalies_text,
+                entry.licence_short or entry.licence,
+            )
         console.print(table)
         console.print(
             "Load one with privad.datasets.load(NAME); 'privad datasets describe NAME' for "
@@ -77,12 +84,18 @@ def list_command(
 def _entry_dict(entry: DatasetInfo) -> dict[str, Any]:
     """A catalogue entry as JSON data."""
     return {
-        "name": entry.name, "kind": entry.kind,
+        "name": entry.name,
+        "kind": entry.kind,
         "shape": None if entry.shape is None else list(entry.shape),
-        "anomalies": entry.n_anomalies, "anomalies_text": entry.anomalies_text,
-        "series": entry.series, "description": entry.description, "source": entry.source,
-        "licence": entry.licence, "usage": entry.usage, "files": list(entry.files),
-    }  # fmt: skip
+        "anomalies": entry.n_anomalies,
+        "anomalies_text": entry.anomalies_text,
+        "series": entry.series,
+        "description": entry.description,
+        "source": entry.source,
+        "licence": entry.licence,
+        "usage": entry.usage,
+        "files": list(entry.files),
+    }
 
 
 def _load_for_stats(entry: DatasetInfo, path: str | None, seed: int) -> Dataset | TimeSeries:
@@ -104,15 +117,21 @@ def _fmt(value: float) -> str:
 def _stats_table(data: Dataset) -> Table:
     X = data.X
     table = Table(title="summary statistics", title_justify="left")
-    for column, justify in (("feature", "left"), ("min", "right"), ("mean", "right"),
-                            ("sd", "right"), ("max", "right")):
+    for column, justify in (
+        ("feature", "left"),
+        ("min", "right"),
+        ("mean", "right"),
+        ("sd", "right"),
+        ("max", "right"),
+    ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     shown = min(X.shape[1], _MAX_FEATURES)
     mins, maxs = X[:, :shown].min(axis=0), X[:, :shown].max(axis=0)
     means, sds = X[:, :shown].mean(axis=0), X[:, :shown].std(axis=0)
     for j in range(shown):
-        table.add_row(data.feature_names[j], _fmt(mins[j]), _fmt(means[j]), _fmt(sds[j]),
-                      _fmt(maxs[j]))
+        table.add_row(
+            data.feature_names[j], _fmt(mins[j]), _fmt(means[j]), _fmt(sds[j]), _fmt(maxs[j])
+        )
     if X.shape[1] > shown:
         table.add_row(f"... {X.shape[1] - shown} more", "", "", "", "")
     return table
@@ -133,14 +152,17 @@ def describe_command(
         ..., metavar="NAME", help="A dataset name from 'privad datasets list', e.g. thyroid."
     ),
     path: str | None = typer.Option(
-        None, "--path", metavar="PATH",
+        None,
+        "--path",
+        metavar="PATH",
         help="File (or folder) of an external dataset: gas, creditcard, yahoo.",
     ),
     seed: int = typer.Option(
         0, "--seed", help="Seed of a generated dataset, so the statistics are repeatable."
     ),
     stats: bool = typer.Option(
-        True, "--stats/--no-stats",
+        True,
+        "--stats/--no-stats",
         help="Load the data and print summary statistics (default), or only the entry.",
     ),
     as_json: bool = JSON_OPTION,
@@ -176,47 +198,73 @@ def describe_command(
     emit(payload, as_json, render)
 
 
-def _data_summary(entry: DatasetInfo, path: str | None,
-                  seed: int) -> tuple[dict[str, Any], list[Any]]:  # fmt: skip
+def _data_summary(
+    entry: DatasetInfo, path: str | None, seed: int
+) -> tuple[dict[str, Any], list[Any]]:
     """The loaded data's summary as JSON data and as what the table view prints."""
     try:
         data = _load_for_stats(entry, path, seed)
     except DatasetNotFoundError as exc:
         if entry.kind == "external" and path is None:
-            return ({"available": False, "reason": str(exc)},
-                    [f"data: not available here ({exc})"])  # fmt: skip
+            return ({"available": False, "reason": str(exc)}, [f"data: not available here ({exc})"])
         raise
     if isinstance(data, TimeSeries):
         values = data.values
         info: dict[str, Any] = {
-            "available": True, "points": len(data), "from": _when(data.timestamps[0]),
-            "to": _when(data.timestamps[-1]), "anomalous_points": data.n_anomalies,
+            "available": True,
+            "points": len(data),
+            "from": _when(data.timestamps[0]),
+            "to": _when(data.timestamps[-1]),
+            "anomalous_points": data.n_anomalies,
             "windows": [[_when(s), _when(e)] for s, e in data.windows],
-            "values": {"min": values.min(), "mean": values.mean(), "sd": values.std(),
-                       "max": values.max()},
-        }  # fmt: skip
-        return info, [_fields_table([
-            ("points", len(data)),
-            ("from", info["from"]),
-            ("to", info["to"]),
-            ("anomalous points", data.n_anomalies),
-            ("windows", "; ".join(f"{s} .. {e}" for s, e in info["windows"]) or "-"),
-            ("values", f"min {_fmt(values.min())}, mean {_fmt(values.mean())},"
-                       f" sd {_fmt(values.std())}, max {_fmt(values.max())}"),
-        ])]  # fmt: skip
+            "values": {
+                "min": values.min(),
+                "mean": values.mean(),
+                "sd": values.std(),
+                "max": values.max(),
+            },
+        }
+        return info, [
+            _fields_table(
+                [
+                    ("points", len(data)),
+                    ("from", info["from"]),
+                    ("to", info["to"]),
+                    ("anomalous points", data.n_anomalies),
+                    ("windows", "; ".join(f"{s} .. {e}" for s, e in info["windows"]) or "-"),
+                    (
+                        "values",
+                        f"min {_fmt(values.min())}, mean {_fmt(values.mean())},"
+                        f" sd {_fmt(values.std())}, max {_fmt(values.max())}",
+                    ),
+                ]
+            )
+        ]
     n, d = data.shape
     X = data.X
     info = {
-        "available": True, "records": n, "features": d, "anomalies": data.n_anomalies,
+        "available": True,
+        "records": n,
+        "features": d,
+        "anomalies": data.n_anomalies,
         "anomaly_share": None if data.y is None else float(data.y.mean()),
         "seed": seed if entry.kind == "generated" else None,
-        "statistics": [{"feature": f, "min": lo, "mean": mu, "sd": sd, "max": hi}
-                       for f, lo, mu, sd, hi in zip(data.feature_names, X.min(axis=0),
-                                                    X.mean(axis=0), X.std(axis=0),
-                                                    X.max(axis=0), strict=True)],
-    }  # fmt: skip
-    summary = [("loaded", f"{n} x {d}"),
-               ("labelled anomalies", "unlabelled" if data.y is None else data.n_anomalies)]
+        "statistics": [
+            {"feature": f, "min": lo, "mean": mu, "sd": sd, "max": hi}
+            for f, lo, mu, sd, hi in zip(
+                data.feature_names,
+                X.min(axis=0),
+                X.mean(axis=0),
+                X.std(axis=0),
+                X.max(axis=0),
+                strict=True,
+            )
+        ],
+    }
+    summary = [
+        ("loaded", f"{n} x {d}"),
+        ("labelled anomalies", "unlabelled" if data.y is None else data.n_anomalies),
+    ]
     if data.y is not None:
         summary.append(("anomaly share", f"{data.y.mean():.4%}"))
     if data.classes is not None:

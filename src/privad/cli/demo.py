@@ -40,17 +40,20 @@ def _datasets_section(console: Console) -> None:
 def _noise_section(console: Console, ledger: Ledger, rng: Randomness) -> None:
     data = load("thyroid")
     true_count = float(np.sum(data.y))
-    mechanism = LaplaceMechanism(sensitivity=1.0, epsilon=0.5,
-                                 neighbouring="add or remove one record")
+    mechanism = LaplaceMechanism(
+        sensitivity=1.0, epsilon=0.5, neighbouring="add or remove one record"
+    )
     ledger.set_budget("thyroid-counts", "pure-dp", 1.0)
     ledger.spend("thyroid-counts", mechanism.guarantee, "noisy count of labelled anomalies")
     noisy = float(mechanism.release([true_count], rng)[0])
-    console.print(Panel.fit(
-        f"Thyroid has {int(true_count)} labelled anomalies; the ε = 0.5 Laplace mechanism "
-        f"releases {noisy:.4f}\n(scale {mechanism.scale:.6g}, outputs on a 2^k grid of step "
-        f"{mechanism.grid:.3g}: snapped, exact discrete noise, safe against Mironov's attack)",
-        title="privad.noise: a floating-point-safe noisy count",
-    ))
+    console.print(
+        Panel.fit(
+            f"Thyroid has {int(true_count)} labelled anomalies; the ε = 0.5 Laplace mechanism "
+            f"releases {noisy:.4f}\n(scale {mechanism.scale:.6g}, outputs on a 2^k grid of step "
+            f"{mechanism.grid:.3g}: snapped, exact discrete noise, safe against Mironov's attack)",
+            title="privad.noise: a floating-point-safe noisy count",
+        )
+    )
 
 
 def _sensitive_section(console: Console, ledger: Ledger, rng: Randomness) -> None:
@@ -58,10 +61,12 @@ def _sensitive_section(console: Console, ledger: Ledger, rng: Randomness) -> Non
 
     data = load("thyroid")
     epsilon = 0.1
-    table = Table(title=(
-        f"privad.sensitive on Thyroid ({data.X.shape[0]} records): "
-        f"(β, r) = ({THYROID_BETA}, {THYROID_R}), ε = {epsilon} per answer"
-    ))
+    table = Table(
+        title=(
+            f"privad.sensitive on Thyroid ({data.X.shape[0]} records): "
+            f"(β, r) = ({THYROID_BETA}, {THYROID_R}), ε = {epsilon} per answer"
+        )
+    )
     table.add_column("mechanism")
     table.add_column("guarantee (whole batch)")
     for column in ("anomalies flagged", "false alarms", "error: anomalies", "error: normal"):
@@ -114,10 +119,14 @@ def _curator_section(console: Console, rng: Randomness) -> None:
     secret = "demo-querier-" + "0123456789abcdef"
     with tempfile.TemporaryDirectory() as tmp:
         app = create_curator_app(
-            data.X, SPMechanism(THYROID_BETA, THYROID_R, 0.1), db=Path(tmp) / "c.sqlite",
-            ledger=Path(tmp) / "l.sqlite", tokens=TokenRegistry([("analyst", secret)]),
-            budget=1.0, rng=rng,
-        )  # fmt: skip
+            data.X,
+            SPMechanism(THYROID_BETA, THYROID_R, 0.1),
+            db=Path(tmp) / "c.sqlite",
+            ledger=Path(tmp) / "l.sqlite",
+            tokens=TokenRegistry([("analyst", secret)]),
+            budget=1.0,
+            rng=rng,
+        )
         ids = [int(i) for i in np.flatnonzero(data.y == 1)[:3]] + [0, 1]
         with ThreadedServer(app) as srv, CuratorClient(srv.url, secret) as client:
             first = client.ask_ids(ids)
@@ -126,10 +135,17 @@ def _curator_section(console: Console, rng: Randomness) -> None:
     table = Table(title=f"privad serve sp: a querier asks the curator over HTTP ({srv.url})")
     for column in ("request", "answers (1 = anomaly, noisy)", "charged ε", "remaining"):
         table.add_column(column)
-    for what, reply in ((f"ids {ids}", first), ("the same ids again", again),
-                        ("2 feature vectors (far apart)", far)):  # fmt: skip
-        table.add_row(what, str(reply["answers"]), f"{reply['charged']:g}",
-                      f"{reply['budget']['remaining']:g}")  # fmt: skip
+    for what, reply in (
+        (f"ids {ids}", first),
+        ("the same ids again", again),
+        ("2 feature vectors (far apart)", far),
+    ):
+        table.add_row(
+            what,
+            str(reply["answers"]),
+            f"{reply['charged']:g}",
+            f"{reply['budget']['remaining']:g}",
+        )
     console.print(table)
     console.print(
         "The querier sees noisy bits and its own budget, nothing else. Ids cost ε each, "
@@ -143,21 +159,34 @@ def _relaxed_section(console: Console, rng: Randomness) -> None:
     from privad.relaxed import run_pipeline
 
     ring = make_sensor_ring(20_000, separation=220.0, rng=rng)
-    table = Table(title=(
-        "privad.relaxed: 20,000 sensor readings perturbed at the source (ring, separation "
-        "220); outliers found by DBSCAN on the noisy data, then corrected"
-    ))
-    for column in ("ε", "outliers found, uncorrected", "share flagged", "outliers found, corrected",
-                   "share flagged (corrected)"):
+    table = Table(
+        title=(
+            "privad.relaxed: 20,000 sensor readings perturbed at the source (ring, separation "
+            "220); outliers found by DBSCAN on the noisy data, then corrected"
+        )
+    )
+    for column in (
+        "ε",
+        "outliers found, uncorrected",
+        "share flagged",
+        "outliers found, corrected",
+        "share flagged (corrected)",
+    ):
         table.add_column(column, justify="right")
     for epsilon in (0.5, 1.0):
         result = run_pipeline(ring.X, epsilon=epsilon, p_o=10, rng=rng).summary()
-        table.add_row(f"{epsilon:g}", f"{result['baseline_accuracy']:.1%}",
-                      f"{result['baseline_subset_size']:.1%}", f"{result['accuracy']:.1%}",
-                      f"{result['subset_size']:.1%}")
+        table.add_row(
+            f"{epsilon:g}",
+            f"{result['baseline_accuracy']:.1%}",
+            f"{result['baseline_subset_size']:.1%}",
+            f"{result['accuracy']:.1%}",
+            f"{result['subset_size']:.1%}",
+        )
     console.print(table)
-    console.print("The analyst never sees a raw reading; the correction server sees only "
-                  "distance differences. Services: privad serve analyst|correction.")
+    console.print(
+        "The analyst never sees a raw reading; the correction server sees only "
+        "distance differences. Services: privad serve analyst|correction."
+    )
 
 
 SEARCH_SERIES = "nab:ec2_request_latency_system_failure"
@@ -202,8 +231,9 @@ def _search_section(console: Console, rng: Randomness) -> None:
     if ok:
         oracle_rng, search_rng = rng.spawn(2)  # the data holder's noise, the searcher's σ
         oracle = problem.oracle("laplace", SEARCH_EPSILON, rng=oracle_rng, budget=SEARCH_BUDGET)
-        result = search(oracle, budget=SEARCH_BUDGET,
-                        halting=PosteriorThreshold(SEARCH_ALPHA), rng=search_rng)  # fmt: skip
+        result = search(
+            oracle, budget=SEARCH_BUDGET, halting=PosteriorThreshold(SEARCH_ALPHA), rng=search_rng
+        )
         found = problem.anomaly_index in set(np.asarray(result.top).tolist())
         lines.append(
             f"{SEARCH_SERIES}: {problem.n_items} values after the reduction, threshold ratio "
@@ -228,10 +258,12 @@ def _rmp_section(console: Console, ledger: Ledger, rng: Randomness) -> None:
     from privad.rmp import AANNDetector, RMPDetector
 
     data = inject_uniform_anomalies(load_abalone(), 0.05, n_first=300, rng=rng)
-    table = Table(title=(
-        f"privad.rmp on Abalone ({data.X.shape[0]} records, 5% U(0,1) anomalies): AANN on "
-        "raw records vs. RMP, participants of 30 records each with a private T_i"
-    ))
+    table = Table(
+        title=(
+            f"privad.rmp on Abalone ({data.X.shape[0]} records, 5% U(0,1) anomalies): AANN on "
+            "raw records vs. RMP, participants of 30 records each with a private T_i"
+        )
+    )
     for column in ("data the server sees", "AUC", "flagged anomalies", "false alarms"):
         table.add_column(column, justify="right")
     detectors = [("raw records (no privacy)", AANNDetector(epochs=100, random_state=rng))]
@@ -243,18 +275,21 @@ def _rmp_section(console: Console, ledger: Ledger, rng: Randomness) -> None:
         detector.fit(data.X)
         labels = detector.predict(data.X)
         table.add_row(
-            name, f"{roc_auc_score(data.y, detector.decision_function(data.X)):.3f}",
+            name,
+            f"{roc_auc_score(data.y, detector.decision_function(data.X)):.3f}",
             f"{int(labels[data.y == 1].sum())} of {int(data.y.sum())}",
             str(int(labels[data.y == 0].sum())),
         )
         if isinstance(detector, RMPDetector):
             ledger.spend("abalone-rmp", detector.guarantee, f"perturbed records ({name})")
     console.print(table)
-    console.print("The server trains on Z_i = T_i · dlog(X_i) only (w = n − 1 = 7); end-users "
-                  "score their own records with the public T. RMP spends no ε and is not "
-                  "differential privacy; privad measures how well it resists reconstruction "
-                  "(docs/rmp_privacy.md: at w = n − 1 a MAP attacker who knows α recovers "
-                  "most values within ±0.05).")
+    console.print(
+        "The server trains on Z_i = T_i · dlog(X_i) only (w = n − 1 = 7); end-users "
+        "score their own records with the public T. RMP spends no ε and is not "
+        "differential privacy; privad measures how well it resists reconstruction "
+        "(docs/rmp_privacy.md: at w = n − 1 a MAP attacker who knows α recovers "
+        "most values within ±0.05)."
+    )
 
 
 def demo(

@@ -76,20 +76,35 @@ def sp(
     seed_v = parse_int(seed, "--seed", minimum=0, what="an integer >= 0")
     samples_v = parse_optional_int(samples, "--samples", 1)
     directory = _output_folder(out)
-    command = _command("sp", ["--out", out] + (["--quick"] if quick else [])
-                       + ["--seed", str(seed_v)]
-                       + (["--samples", str(samples_v)] if samples_v else []))  # fmt: skip
+    command = _command(
+        "sp",
+        ["--out", out]
+        + (["--quick"] if quick else [])
+        + ["--seed", str(seed_v)]
+        + (["--samples", str(samples_v)] if samples_v else []),
+    )
     result, elapsed = _with_progress(
-        lambda progress: sensitive.reproduce(directory, quick=quick, seed=seed_v,
-                                             samples=samples_v, progress=progress,
-                                             command=command), quiet or as_json)  # fmt: skip
+        lambda progress: sensitive.reproduce(
+            directory,
+            quick=quick,
+            seed=seed_v,
+            samples=samples_v,
+            progress=progress,
+            command=command,
+        ),
+        quiet or as_json,
+    )
     t1 = result.tables["table1"]
     t2 = result.tables["table2"]
-    what = (f"{'quick' if quick else 'full'} run, seed {seed_v}, {result.settings.samples} "
-            "sampled run(s)")  # fmt: skip
-    payload = {**_files_payload(result.files, directory, elapsed, what),
-               "table1": t1.to_dict(orient="records"),
-               "table2": t2.to_dict(orient="records")}  # fmt: skip
+    what = (
+        f"{'quick' if quick else 'full'} run, seed {seed_v}, {result.settings.samples} "
+        "sampled run(s)"
+    )
+    payload = {
+        **_files_payload(result.files, directory, elapsed, what),
+        "table1": t1.to_dict(orient="records"),
+        "table2": t2.to_dict(orient="records"),
+    }
 
     def render(console: Any) -> None:
         table = Table(title="Table 1: true (β,r)-anomalies, ours vs paper", title_justify="left")
@@ -98,18 +113,28 @@ def sp(
         for name, part in t1.groupby("dataset", sort=False):
             by = dict(zip(part["convention"], part["true_br_anomalies"], strict=True))
             first = part.iloc[0]
-            table.add_row(str(name), str(first["beta"]), f"{first['r']:g}",
-                          str(by["self counted"]), str(by["self not counted"]),
-                          str(first["paper_true_br_anomalies"]))  # fmt: skip
+            table.add_row(
+                str(name),
+                str(first["beta"]),
+                f"{first['r']:g}",
+                str(by["self counted"]),
+                str(by["self not counted"]),
+                str(first["paper_true_br_anomalies"]),
+            )
         console.print(table)
-        table = Table(title="Table 2: mean error over random queries (ε = 0.1)",
-                      title_justify="left")  # fmt: skip
+        table = Table(
+            title="Table 2: mean error over random queries (ε = 0.1)", title_justify="left"
+        )
         for col in ("dataset", "SP", "paper SP", "DP", "paper DP"):
             table.add_column(col, justify="left" if col == "dataset" else "right")
         for row in t2.itertuples(index=False):
-            table.add_row(row.dataset, format_number(row.mean_error_sp),
-                          format_number(row.paper_mean_error_sp),
-                          f"{row.mean_error_dp:.4f}", f"{row.paper_mean_error_dp:.4f}")  # fmt: skip
+            table.add_row(
+                row.dataset,
+                format_number(row.mean_error_sp),
+                format_number(row.paper_mean_error_sp),
+                f"{row.mean_error_dp:.4f}",
+                f"{row.paper_mean_error_dp:.4f}",
+            )
         console.print(table)
         _print_files(console, payload)
 
@@ -139,18 +164,26 @@ def _with_progress(run: Callable[..., Any], quiet: bool) -> tuple[Any, float]:
 
 
 def _files_payload(files: Any, directory: Path, elapsed: float, what: str) -> dict[str, Any]:
-    return {"out": directory, "index": directory / "index.html", "files": list(files),
-            "seconds": round(elapsed, 3), "run": what}  # fmt: skip
+    return {
+        "out": directory,
+        "index": directory / "index.html",
+        "files": list(files),
+        "seconds": round(elapsed, 3),
+        "run": what,
+    }
 
 
 def _print_files(console: Any, payload: dict[str, Any]) -> None:
-    console.print(f"Wrote {len(payload['files'])} files to {payload['out']} in "
-                  f"{payload['seconds']:.1f} s ({payload['run']}). Open {payload['index']}.",
-                  markup=False)  # fmt: skip
+    console.print(
+        f"Wrote {len(payload['files'])} files to {payload['out']} in "
+        f"{payload['seconds']:.1f} s ({payload['run']}). Open {payload['index']}.",
+        markup=False,
+    )
 
 
-def _run_with_progress(run: Callable[..., Any], directory: Path, what: str, *, quiet: bool,
-                       as_json: bool) -> None:  # fmt: skip
+def _run_with_progress(
+    run: Callable[..., Any], directory: Path, what: str, *, quiet: bool, as_json: bool
+) -> None:
     """Run ``run(progress=...)`` with its steps shown and report the files it wrote."""
     files, elapsed = _with_progress(run, quiet or as_json)
     payload = _files_payload(files, directory, elapsed, what)
@@ -163,8 +196,12 @@ _SEED_HELP = "Seed (an integer >= 0) for the data and the noise (default 0)."
 
 def _out_option(name: str) -> Any:
     """``--out`` with the default folder ``privad-reproduction/NAME``."""
-    return typer.Option(f"privad-reproduction/{name}", "--out", metavar="DIR",
-                        help="Output folder (created if missing; files in it are replaced).")
+    return typer.Option(
+        f"privad-reproduction/{name}",
+        "--out",
+        metavar="DIR",
+        help="Output folder (created if missing; files in it are replaced).",
+    )
 
 
 @reproduce_app.command("relaxed")
@@ -172,9 +209,12 @@ def relaxed(
     out: str = _out_option("relaxed"),
     quick: bool = typer.Option(False, "--quick", help=_QUICK_HELP + " 4,000 points, 1 run."),
     seed: str = typer.Option("0", "--seed", metavar="S", help=_SEED_HELP),
-    runs: str = typer.Option("5", "--runs", metavar="N",
-                             help="Runs per (separation, ε) cell, averaged (integer >= 1; "
-                                  "the paper uses 5)."),
+    runs: str = typer.Option(
+        "5",
+        "--runs",
+        metavar="N",
+        help="Runs per (separation, ε) cell, averaged (integer >= 1; the paper uses 5).",
+    ),
     quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -185,10 +225,13 @@ def relaxed(
     runs_v = parse_int(runs, "--runs", minimum=1, what="an integer >= 1")
     directory = _output_folder(out)
     _run_with_progress(
-        lambda progress: experiment.reproduce(directory, quick=quick, seed=seed_v, runs=runs_v,
-                                              progress=progress),
-        directory, f"{'quick' if quick else 'full'} run, seed {seed_v}, {runs_v} run(s)",
-        quiet=quiet, as_json=as_json,
+        lambda progress: experiment.reproduce(
+            directory, quick=quick, seed=seed_v, runs=runs_v, progress=progress
+        ),
+        directory,
+        f"{'quick' if quick else 'full'} run, seed {seed_v}, {runs_v} run(s)",
+        quiet=quiet,
+        as_json=as_json,
     )
 
 
@@ -197,21 +240,33 @@ def search(
     out: str = _out_option("search"),
     quick: bool = typer.Option(False, "--quick", help=_QUICK_HELP),
     seed: str = typer.Option("0", "--seed", metavar="S", help=_SEED_HELP),
-    runs: str = typer.Option("100", "--runs", metavar="N",
-                             help="Searches per setting, c in the paper (integer >= 1; "
-                                  "default 100)."),
+    runs: str = typer.Option(
+        "100",
+        "--runs",
+        metavar="N",
+        help="Searches per setting, c in the paper (integer >= 1; default 100).",
+    ),
     nab_root: str | None = typer.Option(
-        None, "--nab-root", metavar="DIR",
+        None,
+        "--nab-root",
+        metavar="DIR",
         help="A folder holding the whole NAB corpus (data/ and labels/); default: the five "
-             "embedded NAB series."),
+        "embedded NAB series.",
+    ),
     yahoo_root: str | None = typer.Option(
-        None, "--yahoo-root", metavar="DIR",
+        None,
+        "--yahoo-root",
+        metavar="DIR",
         help="Your copy of the Yahoo S5 A1 series (real_N.csv): all join Figure 1, and "
-             "Figures 2-4 run on real_6 and real_8 (the paper's datasets 6 and 8)."),
+        "Figures 2-4 run on real_6 and real_8 (the paper's datasets 6 and 8).",
+    ),
     other_anomalies: str = typer.Option(
-        "drop", "--other-anomalies", metavar="drop|keep",
+        "drop",
+        "--other-anomalies",
+        metavar="drop|keep",
         help="Reduction of real series to one anomaly: drop the other labelled points "
-             "(the paper's section 6.1, default) or keep them (the earlier reading)."),
+        "(the paper's section 6.1, default) or keep them (the earlier reading).",
+    ),
     quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -226,18 +281,28 @@ def search(
     if other_anomalies not in ("drop", "keep"):
         raise ParameterError(f"--other-anomalies must be drop or keep, got {other_anomalies!r}")
     directory = _output_folder(out)
-    command = _command("search", ["--out", out, "--seed", str(seed_v), "--runs", str(runs_v)]
-                       + (["--quick"] if quick else [])
-                       + ([] if other_anomalies == "drop"
-                          else ["--other-anomalies", other_anomalies]))  # fmt: skip
+    command = _command(
+        "search",
+        ["--out", out, "--seed", str(seed_v), "--runs", str(runs_v)]
+        + (["--quick"] if quick else [])
+        + ([] if other_anomalies == "drop" else ["--other-anomalies", other_anomalies]),
+    )
     _run_with_progress(
         lambda progress: experiment.reproduce(
-            directory, quick=quick, seed=seed_v, runs=runs_v, progress=progress,
+            directory,
+            quick=quick,
+            seed=seed_v,
+            runs=runs_v,
+            progress=progress,
             nab_root=None if nab_root is None else Path(nab_root).expanduser(),
             yahoo_root=None if yahoo_root is None else Path(yahoo_root).expanduser(),
-            other_anomalies=other_anomalies, command=command),
-        directory, f"{'quick' if quick else 'full'} run, seed {seed_v}, {runs_v} run(s)",
-        quiet=quiet, as_json=as_json,
+            other_anomalies=other_anomalies,
+            command=command,
+        ),
+        directory,
+        f"{'quick' if quick else 'full'} run, seed {seed_v}, {runs_v} run(s)",
+        quiet=quiet,
+        as_json=as_json,
     )
 
 
@@ -245,22 +310,33 @@ def search(
 def rmp(
     out: str = _out_option("rmp"),
     gas: str | None = typer.Option(
-        None, "--gas", metavar="PATH",
+        None,
+        "--gas",
+        metavar="PATH",
         help="The Gas Sensor Array Drift subset (gas-drift.npz or its folder). Default: "
-             "$PRIVAD_DATA/gas or [../]shared/datasets/gas; Gas is skipped with a note when "
-             "it is not found there."),
-    seeds: str = typer.Option("5", "--seeds", metavar="N",
-                              help="Repetitions with different seeds, averaged (integer >= 1; "
-                                   "default 5)."),
+        "$PRIVAD_DATA/gas or [../]shared/datasets/gas; Gas is skipped with a note when "
+        "it is not found there.",
+    ),
+    seeds: str = typer.Option(
+        "5",
+        "--seeds",
+        metavar="N",
+        help="Repetitions with different seeds, averaged (integer >= 1; default 5).",
+    ),
     epochs: str | None = typer.Option(
-        None, "--epochs", metavar="E",
+        None,
+        "--epochs",
+        metavar="E",
         help="AANN training epochs (integer >= 1; default 300, the estimators' default; the "
-             "paper's range is 300-1000; 15 with --quick)."),
+        "paper's range is 300-1000; 15 with --quick).",
+    ),
     seed: str = typer.Option("0", "--seed", metavar="S", help="First seed (an integer >= 0)."),
-    quick: bool = typer.Option(False, "--quick",
-                               help=_QUICK_HELP + " 1 seed, 300 records, 15 epochs."),
-    skip_privacy: bool = typer.Option(False, "--skip-privacy",
-                                      help="Do not run the attack evaluation (section 5)."),
+    quick: bool = typer.Option(
+        False, "--quick", help=_QUICK_HELP + " 1 seed, 300 records, 15 epochs."
+    ),
+    skip_privacy: bool = typer.Option(
+        False, "--skip-privacy", help="Do not run the attack evaluation (section 5)."
+    ),
     quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -275,18 +351,31 @@ def rmp(
     if gas is not None:
         gas_path = Path(gas).expanduser()
         if not gas_path.exists():
-            raise ParameterError(f"--gas {gas!r} does not exist (give gas-drift.npz or its "
-                                 "folder)")  # fmt: skip
-    command = _command("rmp", ["--out", out, "--seeds", str(seeds_v), "--seed", str(seed_v)]
-                       + (["--epochs", str(epochs_v)] if epochs_v else [])
-                       + (["--gas", gas] if gas else []) + (["--quick"] if quick else [])
-                       + (["--skip-privacy"] if skip_privacy else []))  # fmt: skip
+            raise ParameterError(f"--gas {gas!r} does not exist (give gas-drift.npz or its folder)")
+    command = _command(
+        "rmp",
+        ["--out", out, "--seeds", str(seeds_v), "--seed", str(seed_v)]
+        + (["--epochs", str(epochs_v)] if epochs_v else [])
+        + (["--gas", gas] if gas else [])
+        + (["--quick"] if quick else [])
+        + (["--skip-privacy"] if skip_privacy else []),
+    )
     _run_with_progress(
         lambda progress: experiment.reproduce(
-            directory, seeds=seeds_v, seed=seed_v, epochs=epochs_v, gas_path=gas_path,
-            quick=quick, privacy=not skip_privacy, progress=progress, command=command),
-        directory, f"{'quick' if quick else 'full'} run, seeds from {seed_v}",
-        quiet=quiet, as_json=as_json,
+            directory,
+            seeds=seeds_v,
+            seed=seed_v,
+            epochs=epochs_v,
+            gas_path=gas_path,
+            quick=quick,
+            privacy=not skip_privacy,
+            progress=progress,
+            command=command,
+        ),
+        directory,
+        f"{'quick' if quick else 'full'} run, seeds from {seed_v}",
+        quiet=quiet,
+        as_json=as_json,
     )
 
 

@@ -67,12 +67,16 @@ SERVER_OPTION: Any = typer.Option(
     ..., "--server", metavar="URL", help="The mining server, e.g. http://127.0.0.1:8704."
 )
 COLUMNS_OPTION: Any = typer.Option(
-    None, "--columns", metavar="COLS",
+    None,
+    "--columns",
+    metavar="COLS",
     help="Attribute columns, by name or 0-based position; repeat or separate with commas. "
     "Default: every column except --label. Their number must be the server's n.",
 )
 LABEL_OPTION: Any = typer.Option(
-    None, "--label", metavar="COL",
+    None,
+    "--label",
+    metavar="COL",
     help="Where the 0/1 labels are (never sent; score reports the ROC AUC against them), "
     "the rule of every command: a column by name or 0-based position, left out of the "
     "attributes; in a .npz or .mat file first an array stored beside the data. Default: "
@@ -85,7 +89,9 @@ DATA_HELP = (
 )
 TIMEOUT_OPTION: Any = typer.Option("60", "--timeout", metavar="S", help="Seconds per request.")
 RETRIES_OPTION: Any = typer.Option(
-    "3", "--retries", metavar="N",
+    "3",
+    "--retries",
+    metavar="N",
     help="Extra attempts after a connection failure or 502/503/504 (uploads are safe to "
     "retry: the server never stores an identical batch twice).",
 )
@@ -94,28 +100,40 @@ CA_CERT_OPTION: Any = typer.Option(
 )
 
 
-def _client(server: str, token: str | None, timeout: str, retries: str,
-            ca_cert: str | None) -> Any:  # fmt: skip
+def _client(server: str, token: str | None, timeout: str, retries: str, ca_cert: str | None) -> Any:
     from privad.services.rmp_client import RMPClient
 
     return RMPClient(
-        server, token,
+        server,
+        token,
         timeout=parse_float(timeout, "--timeout", strict=True, what="seconds > 0"),
         retries=parse_int(retries, "--retries", minimum=0, what="an integer >= 0"),
         verify=existing_file(ca_cert, "--ca-cert") or True,
-    )  # fmt: skip
+    )
 
 
-def _load(data: str, columns: list[str] | None, label: str | None, exclude: list[str] | None,
-          id_column: str | None, bounds: dict[str, tuple[float, float]] | None
-          ) -> tuple[Any, Any]:  # fmt: skip
+def _load(
+    data: str,
+    columns: list[str] | None,
+    label: str | None,
+    exclude: list[str] | None,
+    id_column: str | None,
+    bounds: dict[str, tuple[float, float]] | None,
+) -> tuple[Any, Any]:
     """DATA's records with the column roles, scaled with the public bounds (if any)."""
     from privad.cli.sp import load_table, scale_features
 
-    return scale_features(load_table(data, columns=parse_columns(columns), label=label,
-                                     id_column=id_column,
-                                     exclude=parse_columns(exclude, "--exclude")),
-                          bounds, check=False)  # fmt: skip
+    return scale_features(
+        load_table(
+            data,
+            columns=parse_columns(columns),
+            label=label,
+            id_column=id_column,
+            exclude=parse_columns(exclude, "--exclude"),
+        ),
+        bounds,
+        check=False,
+    )
 
 
 def _check_width(ds: Any, n: int, data: str) -> np.ndarray:
@@ -131,9 +149,11 @@ def _check_width(ds: Any, n: int, data: str) -> np.ndarray:
         )
     outside = int(np.count_nonzero(np.abs(X) > 1.0))
     if outside:
-        warn(f"{outside} value(s) of {data} lie outside [-1, 1]; RMP expects records scaled "
-             "to [0, 1] with bounds all parties share (the double logistic saturates beyond): "
-             "give them with --bounds FILE or --bound COL=LO:HI")  # fmt: skip
+        warn(
+            f"{outside} value(s) of {data} lie outside [-1, 1]; RMP expects records scaled "
+            "to [0, 1] with bounds all parties share (the double logistic saturates beyond): "
+            "give them with --bounds FILE or --bound COL=LO:HI"
+        )
     return X
 
 
@@ -143,20 +163,25 @@ def _default_dir(server: str) -> Path:
     return Path.home() / ".privad" / "rmp" / safe
 
 
-def _save_token(path: Path, server: str, t_sha256: str, secret: str, name: str | None,
-                participant: str | None) -> dict[str, Any]:  # fmt: skip
+def _save_token(
+    path: Path, server: str, t_sha256: str, secret: str, name: str | None, participant: str | None
+) -> dict[str, Any]:
     """Write a participant's token file (mode 0600); ``participant`` None: not registered
     yet (the next run repeats the registration with the same secret)."""
     from privad.services.rmp_client import write_private
 
-    record = {"server": server, "participant": participant, "name": name, "token": secret,
-              "t_sha256": t_sha256}  # fmt: skip
+    record = {
+        "server": server,
+        "participant": participant,
+        "name": name,
+        "token": secret,
+        "t_sha256": t_sha256,
+    }
     write_private(path, (json.dumps(record, indent=2) + "\n").encode())
     return record
 
 
-def _register(client: Any, name: str | None, registration_token: str | None,
-              secret: str) -> str:  # fmt: skip
+def _register(client: Any, name: str | None, registration_token: str | None, secret: str) -> str:
     """Register ``secret``'s digest (idempotent); the participant name."""
     from privad.services.errors import ServiceError
 
@@ -186,38 +211,52 @@ def participate(
     label: str | None = LABEL_OPTION,
     exclude: list[str] | None = EXCLUDE_OPTION,
     id_column: str | None = typer.Option(
-        None, "--id", metavar="COL",
-        help="The column that identifies records (numbers or text): not an attribute, never "
-        "sent.",
+        None,
+        "--id",
+        metavar="COL",
+        help="The column that identifies records (numbers or text): not an attribute, never sent.",
     ),
     bounds_file: str | None = BOUNDS_OPTION,
     bound: list[str] | None = BOUND_OPTION,
     batch_size: str = typer.Option(
-        "30", "--batch-size", metavar="M",
+        "30",
+        "--batch-size",
+        metavar="M",
         help="Records per uploaded batch (default 30, as in the paper; at most the server's "
         "max batch).",
     ),
     key_file: str | None = typer.Option(
-        None, "--key-file", metavar="PATH",
+        None,
+        "--key-file",
+        metavar="PATH",
         help="This participant's private T_i (created with mode 0600 if missing, reused "
         "otherwise; never sent). Default: ~/.privad/rmp/HOST_PORT/key.npz.",
     ),
     token_file: str | None = typer.Option(
-        None, "--token-file", metavar="PATH",
+        None,
+        "--token-file",
+        metavar="PATH",
         help="This participant's token (saved with mode 0600 at registration, reused "
         "otherwise). Default: ~/.privad/rmp/HOST_PORT/token.json.",
     ),
     name: str | None = typer.Option(
-        None, "--name", metavar="NAME",
+        None,
+        "--name",
+        metavar="NAME",
         help="The participant name to register under (default: assigned by the server).",
     ),
     registration_token: str | None = typer.Option(
-        None, "--registration-token", metavar="SECRET", envvar="PRIVAD_RMP_REGISTRATION_TOKEN",
+        None,
+        "--registration-token",
+        metavar="SECRET",
+        envvar="PRIVAD_RMP_REGISTRATION_TOKEN",
         help="The server's registration token, if it has one. Default: "
         "$PRIVAD_RMP_REGISTRATION_TOKEN.",
     ),
     seed: str | None = typer.Option(
-        None, "--seed", metavar="S",
+        None,
+        "--seed",
+        metavar="S",
         help="Seed of a new T_i, FOR TESTS ONLY: whoever knows it can rebuild T_i. Default: OS "
         "entropy.",
     ),
@@ -251,8 +290,10 @@ def participate(
         remote = client.config()
         X = _check_width(ds, remote.n, data)
         if size > remote.max_batch:
-            raise ParameterError(f"--batch-size {size} is more than the server accepts per "
-                                 f"batch ({remote.max_batch})")  # fmt: skip
+            raise ParameterError(
+                f"--batch-size {size} is more than the server accepts per "
+                f"batch ({remote.max_batch})"
+            )
         folder = _default_dir(client.base_url)
         key_path = Path(key_file).expanduser() if key_file else folder / "key.npz"
         token_path = Path(token_file).expanduser() if token_file else folder / "token.json"
@@ -262,8 +303,9 @@ def participate(
         if saved is not None and "participant" in saved and saved["participant"] is None:
             # a registration whose answer never came: repeat it with the same secret
             who = _register(client, saved.get("name"), registration_token, saved["token"])
-            saved = _save_token(token_path, client.base_url, remote.t_sha256, saved["token"],
-                                saved.get("name"), who)  # fmt: skip
+            saved = _save_token(
+                token_path, client.base_url, remote.t_sha256, saved["token"], saved.get("name"), who
+            )
             notes.append(f"registration of {who} completed (token from {token_path})")
         if saved is not None:
             client.set_token(saved["token"])
@@ -295,8 +337,9 @@ def participate(
                     "(perturbing the same records again with a new T_i would give the server "
                     "a second view of them)"
                 )
-            participant = Participant(remote.T, remote.config.alpha, seed_v,
-                                      beta=remote.config.beta)  # fmt: skip
+            participant = Participant(
+                remote.T, remote.config.alpha, seed_v, beta=remote.config.beta
+            )
             write_private(key_path, participant.to_key_bytes())
             notes.append(f"new private T_i saved to {key_path} (mode 0600; never sent)")
         if saved is None:
@@ -306,24 +349,44 @@ def participate(
             _save_token(token_path, client.base_url, remote.t_sha256, secret, name, None)
             who = _register(client, name, registration_token, secret)
             _save_token(token_path, client.base_url, remote.t_sha256, secret, name, who)
-            notes.append(f"registered as participant {who}; token saved to {token_path} "
-                         "(mode 0600)")  # fmt: skip
+            notes.append(
+                f"registered as participant {who}; token saved to {token_path} (mode 0600)"
+            )
         with StepProgress(quiet=as_json) as progress:
             task = progress.add_task("uploading batches", total=X.shape[0])
             report = upload_records(
-                client, participant, X, batch_size=size,
+                client,
+                participant,
+                X,
+                batch_size=size,
                 on_batch=lambda _answer, m: progress.update(task, advance=m),
-            )  # fmt: skip
+            )
     again = f", {report.duplicates} already stored" if report.duplicates else ""
-    payload = {"server": client.base_url, "participant": who, "records": report.records,
-               "attributes": remote.n, "batches": report.batches, "stored": report.stored,
-               "duplicates": report.duplicates, "notes": notes,
-               "scaling": None if scaling is None else scaling.to_dict()}  # fmt: skip
+    payload = {
+        "server": client.base_url,
+        "participant": who,
+        "records": report.records,
+        "attributes": remote.n,
+        "batches": report.batches,
+        "stored": report.stored,
+        "duplicates": report.duplicates,
+        "notes": notes,
+        "scaling": None if scaling is None else scaling.to_dict(),
+    }
     if scaling is not None:
         notes.append(f"feature scaling: {scaling_text(scaling)}")
-    emit(payload, as_json, lambda console: print_lines(console, [
-        *notes, f"uploaded {report.records} record(s) of {remote.n} attributes in "
-        f"{report.batches} batch(es) to {client.base_url}: {report.stored} new{again}"]))
+    emit(
+        payload,
+        as_json,
+        lambda console: print_lines(
+            console,
+            [
+                *notes,
+                f"uploaded {report.records} record(s) of {remote.n} attributes in "
+                f"{report.batches} batch(es) to {client.base_url}: {report.stored} new{again}",
+            ],
+        ),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -335,7 +398,10 @@ def participate(
 def train(
     server: str = SERVER_OPTION,
     token: str | None = typer.Option(
-        None, "--token", metavar="SECRET", envvar="PRIVAD_RMP_OPERATOR_TOKEN",
+        None,
+        "--token",
+        metavar="SECRET",
+        envvar="PRIVAD_RMP_OPERATOR_TOKEN",
         help="The operator's token (the server's --operator-token). Default: "
         "$PRIVAD_RMP_OPERATOR_TOKEN.",
     ),
@@ -366,12 +432,16 @@ def train(
     limit = parse_float(max_wait, "--max-wait", strict=True, what="seconds > 0")
     secret = required_secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")
     meta = final = None
-    with _client(server, secret, timeout, retries, ca_cert) as client, \
-            StepProgress(quiet=as_json) as progress:  # fmt: skip
+    with (
+        _client(server, secret, timeout, retries, ca_cert) as client,
+        StepProgress(quiet=as_json) as progress,
+    ):
         job = client.train(epochs=epochs_v, hidden=hidden_v, seed=seed_v)
-        started = (f"training job {job['job']} started on {job['n_records']} record(s) from "
-                   f"{job['n_batches']} batch(es) of {job['n_participants']} participant(s), "
-                   f"{job['options']['epochs']} epochs")  # fmt: skip
+        started = (
+            f"training job {job['job']} started on {job['n_records']} record(s) from "
+            f"{job['n_batches']} batch(es) of {job['n_participants']} participant(s), "
+            f"{job['options']['epochs']} epochs"
+        )
         if wait:
             task = progress.add_task("training", total=job["options"]["epochs"])
 
@@ -382,17 +452,21 @@ def train(
 
             final = client.wait(int(job["job"]), timeout=limit, on_poll=show)
             if final["status"] != "done":
-                raise PrivadError(f"training job {final['job']} {final['status']}: "
-                                  f"{final.get('error') or 'no reason given'}")  # fmt: skip
+                raise PrivadError(
+                    f"training job {final['job']} {final['status']}: "
+                    f"{final.get('error') or 'no reason given'}"
+                )
             meta = next((m for m in client.models() if m["id"] == final["model"]), None)
     lines = [started]
     if final is not None and meta is None:
         lines.append(f"model {final['model']} stored")
     elif meta is not None:
         threshold = "n/a" if meta["threshold"] is None else f"{meta['threshold']:.6g}"
-        lines.append(f"model {meta['id']}: {meta['n_records']} record(s), {meta['n_batches']} "
-                     f"batch(es), {meta['n_participants']} participant(s); threshold "
-                     f"{threshold}; trained in {meta['train_seconds']:.2f} s")  # fmt: skip
+        lines.append(
+            f"model {meta['id']}: {meta['n_records']} record(s), {meta['n_batches']} "
+            f"batch(es), {meta['n_participants']} participant(s); threshold "
+            f"{threshold}; trained in {meta['train_seconds']:.2f} s"
+        )
     payload = {"job": job, "result": final, "model": meta}
     emit(payload, as_json, lambda console: print_lines(console, lines))
 
@@ -402,15 +476,21 @@ def train(
 # --------------------------------------------------------------------------------------------
 
 
-def _write_scores(out: Path, scores: np.ndarray, labels: np.ndarray,
-                  ids: np.ndarray | None) -> None:  # fmt: skip
+def _write_scores(
+    out: Path, scores: np.ndarray, labels: np.ndarray, ids: np.ndarray | None
+) -> None:
     import pandas as pd
 
     from privad.io import atomic_write
 
-    frame = pd.DataFrame({"index": np.arange(scores.size, dtype=np.int64),
-                          **({} if ids is None else {"id": ids}), "score": scores,
-                          "label": labels.astype(np.int64)})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "index": np.arange(scores.size, dtype=np.int64),
+            **({} if ids is None else {"id": ids}),
+            "score": scores,
+            "label": labels.astype(np.int64),
+        }
+    )
     try:
         if out.suffix.lower() == ".csv":
             with atomic_write(out, "w", newline="", encoding="utf-8") as handle:
@@ -427,11 +507,16 @@ def score(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
     server: str = SERVER_OPTION,
     token: str | None = typer.Option(
-        None, "--token", metavar="SECRET", envvar="PRIVAD_RMP_TOKEN",
+        None,
+        "--token",
+        metavar="SECRET",
+        envvar="PRIVAD_RMP_TOKEN",
         help="An end-user, participant or operator token. Default: $PRIVAD_RMP_TOKEN.",
     ),
     token_file: str | None = typer.Option(
-        None, "--token-file", metavar="PATH",
+        None,
+        "--token-file",
+        metavar="PATH",
         help="Read the token from this file instead (a participant's token file works).",
     ),
     columns: list[str] | None = COLUMNS_OPTION,
@@ -444,7 +529,10 @@ def score(
         "latest", "--model", metavar="ID", help="The model: its id, or latest (default)."
     ),
     output: str | None = typer.Option(
-        None, "--output", "-o", metavar="FILE",
+        None,
+        "--output",
+        "-o",
+        metavar="FILE",
         help="Write index,score,label per record (label 1 = anomaly; index,id,score,label with "
         "--id): .csv, or .parquet/.pq.",
     ),
@@ -466,8 +554,7 @@ def score(
         secret = read_token_file(token_file)["token"]
     else:
         secret = required_secret(token, "--token", "PRIVAD_RMP_TOKEN")
-    ds, scaling = _load(data, columns, label, exclude, id_column,
-                        parse_bounds(bound, bounds_file))  # fmt: skip
+    ds, scaling = _load(data, columns, label, exclude, id_column, parse_bounds(bound, bounds_file))
     with _client(server, secret, timeout, retries, ca_cert) as client:
         public = client.config()
         meta, fitted = client.model(ref)
@@ -483,10 +570,11 @@ def score(
     if out is not None:
         _write_scores(out, scores, labels, ds.ids)
     flagged = int(labels.sum())
-    lines = [f"model {meta['id']} ({meta['n_records']} training record(s), created "
-             f"{meta['created_at']}): threshold {fitted.threshold:.6g}",
-             f"records {X.shape[0]}, flagged {flagged} "
-             f"({100.0 * flagged / X.shape[0]:.1f} %)"]  # fmt: skip
+    lines = [
+        f"model {meta['id']} ({meta['n_records']} training record(s), created "
+        f"{meta['created_at']}): threshold {fitted.threshold:.6g}",
+        f"records {X.shape[0]}, flagged {flagged} ({100.0 * flagged / X.shape[0]:.1f} %)",
+    ]
     y = getattr(ds, "y", None)
     auc = None
     if y is not None and np.unique(np.asarray(y)).size == 2:
@@ -498,9 +586,15 @@ def score(
         lines.append(f"feature scaling: {scaling_text(scaling)}")
     if out is not None:
         lines.append(f"wrote {out}")
-    payload = {"model": meta, "threshold": fitted.threshold, "records": X.shape[0],
-               "flagged": flagged, "roc_auc": auc, "output": out,
-               "scaling": None if scaling is None else scaling.to_dict()}  # fmt: skip
+    payload = {
+        "model": meta,
+        "threshold": fitted.threshold,
+        "records": X.shape[0],
+        "flagged": flagged,
+        "roc_auc": auc,
+        "output": out,
+        "scaling": None if scaling is None else scaling.to_dict(),
+    }
     emit(payload, as_json, lambda console: print_lines(console, lines))
 
 

@@ -69,25 +69,32 @@ DATA_HELP = (
 
 # Options shared with 'privad serve oracle'
 COLUMN_OPTION: Any = typer.Option(
-    None, "--column", metavar="COL",
+    None,
+    "--column",
+    metavar="COL",
     help="CSV: the value column, by name or 0-based position. Default: 'value' if present, "
     "else the only column besides the labels.",
 )
 LABELS_OPTION: Any = typer.Option(
-    None, "--labels-column", metavar="COL",
+    None,
+    "--labels-column",
+    metavar="COL",
     help="The 0/1 anomaly labels (1 = anomaly), used by --derive-thresholds (implied when "
     "given without --t-low/--t-high), by the rule of every data file: a column, by name or "
     "0-based position; in a .npz first an array stored beside the values, whose array y is "
     "the default. NAB and Yahoo series carry labels. See docs/data.md.",
 )
 DERIVE_OPTION: Any = typer.Option(
-    False, "--derive-thresholds",
+    False,
+    "--derive-thresholds",
     help="t_l, t_h from the labels as in section 6.1 (largest labelled anomaly x*, next "
     "largest value x_j; t_h = x* - 0.1(x* - x_j), t_l = x_j + 0.1(x* - x_j)). This reads the "
     "data and is NOT private: in a deployment set --t-low/--t-high from domain knowledge.",
 )
 T_LOW_OPTION: Any = typer.Option(
-    None, "--t-low", metavar="L",
+    None,
+    "--t-low",
+    metavar="L",
     help="t_l > 0: every non-anomalous value is <= t_l (eq. 1); also the sensitivity of the "
     "max query (Lemma 1). With --t-high.",
 )
@@ -96,7 +103,9 @@ T_HIGH_OPTION: Any = typer.Option(
 )
 
 HALTING_OPTION: Any = typer.Option(
-    None, "--halting", metavar="RULE",
+    None,
+    "--halting",
+    metavar="RULE",
     help="Stopping rule, repeatable (any stops): budget (only b), posterior[:ALPHA] "
     "(max f > α; default posterior:0.5), log-odds:DELTA (eq. 25), ben-or-hassidim, "
     "max-queries:N. The budget b always applies.",
@@ -126,8 +135,10 @@ def _is_yahoo(path: Path) -> bool:
     except OSError:
         return False
     names = {h.strip().lower() for h in header.split(",")}
-    return "value" in names and bool(names & {"is_anomaly", "anomaly"}) and bool(
-        names & {"timestamp", "timestamps"}
+    return (
+        "value" in names
+        and bool(names & {"is_anomaly", "anomaly"})
+        and bool(names & {"timestamp", "timestamps"})
     )
 
 
@@ -144,8 +155,9 @@ def _one_column(ds: Any, column: str | None, source: str) -> np.ndarray:
     )
 
 
-def load_series(source: str, *, column: str | None = None,
-                labels_column: str | None = None) -> SeriesData:  # fmt: skip
+def load_series(
+    source: str, *, column: str | None = None, labels_column: str | None = None
+) -> SeriesData:
     """Read DATA for an oracle: the values (1-D) and the labels if the source has them."""
     from privad import datasets
 
@@ -168,8 +180,10 @@ def load_series(source: str, *, column: str | None = None,
                 if arr.dtype.kind not in "biuf":
                     raise DataError(f"{source!r} must hold numbers, got dtype {arr.dtype}")
                 return SeriesData(path.stem, arr.reshape(-1).astype(np.float64), None)
-            raise DataError(f"{source!r} holds an array of shape {arr.shape}; the oracle needs "
-                            "a vector of values")  # fmt: skip
+            raise DataError(
+                f"{source!r} holds an array of shape {arr.shape}; the oracle needs "
+                "a vector of values"
+            )
         options: dict[str, Any] = {}
         if suffix in (".csv", ".parquet", ".pq"):
             options = {"label": labels_column}
@@ -189,7 +203,10 @@ def load_series(source: str, *, column: str | None = None,
 
 
 def resolve_thresholds(
-    data: SeriesData, t_low: str | None, t_high: str | None, derive: bool,
+    data: SeriesData,
+    t_low: str | None,
+    t_high: str | None,
+    derive: bool,
     labels_column: str | None,
 ) -> tuple[float, float, str]:
     """(t_ℓ, t_h, how): from ``--t-low/--t-high``, or derived from the labels (section 6.1)."""
@@ -218,8 +235,10 @@ def resolve_thresholds(
             "--labels-column COL, or --t-low/--t-high"
         )
     th = single_anomaly_thresholds(data.values, data.labels)
-    how = (f"derived from the labels (section 6.1; reads the data, not private): anomaly at "
-           f"index {th.anomaly_index}, threshold ratio {th.threshold_ratio:.4g}")  # fmt: skip
+    how = (
+        f"derived from the labels (section 6.1; reads the data, not private): anomaly at "
+        f"index {th.anomaly_index}, threshold ratio {th.threshold_ratio:.4g}"
+    )
     return th.t_low, th.t_high, how
 
 
@@ -254,24 +273,39 @@ def parse_halting(specs: list[str] | None, budget: float, *, linear: bool = True
         if name == "budget" and not arg:
             rules.append(PrivacyBudget(budget) if linear else MaxQueries(DEFAULT_MAX_QUERIES))
         elif name in ("posterior", "alpha"):
-            alpha = 0.5 if not arg else parse_float(
-                arg, "--halting posterior:ALPHA", strict=True, maximum=1.0,
-                what="α in (0, 1), e.g. posterior:0.9",
+            alpha = (
+                0.5
+                if not arg
+                else parse_float(
+                    arg,
+                    "--halting posterior:ALPHA",
+                    strict=True,
+                    maximum=1.0,
+                    what="α in (0, 1), e.g. posterior:0.9",
+                )
             )
             if alpha >= 1.0:
                 raise ParameterError(f"--halting posterior:ALPHA needs α < 1, got {arg!r}")
             rules.append(PosteriorThreshold(alpha))
         elif name == "log-odds" and arg:
-            delta = parse_float(arg, "--halting log-odds:DELTA", strict=True, maximum=1.0,
-                                what="δ in (0, 1), e.g. log-odds:0.05")  # fmt: skip
+            delta = parse_float(
+                arg,
+                "--halting log-odds:DELTA",
+                strict=True,
+                maximum=1.0,
+                what="δ in (0, 1), e.g. log-odds:0.05",
+            )
             if delta >= 1.0:
                 raise ParameterError(f"--halting log-odds:DELTA needs δ < 1, got {arg!r}")
             rules.append(LogOddsThreshold(delta))
         elif name in ("ben-or-hassidim", "boh") and not arg:
             rules.append(BenOrHassidim())
         elif name == "max-queries" and arg:
-            rules.append(MaxQueries(parse_int(arg, "--halting max-queries:N", minimum=1,
-                                              what="an integer >= 1")))  # fmt: skip
+            rules.append(
+                MaxQueries(
+                    parse_int(arg, "--halting max-queries:N", minimum=1, what="an integer >= 1")
+                )
+            )
         else:
             raise ParameterError(
                 f"--halting must be budget, posterior[:ALPHA], log-odds:DELTA, ben-or-hassidim "
@@ -296,8 +330,9 @@ def _write_posterior(out: Path, posterior: np.ndarray) -> None:
         writer.writerows((i, repr(float(p))) for i, p in enumerate(posterior))
 
 
-def _open_ledger(path: str, scope: str, notion: str, budget: float,
-                 delta: float | None) -> tuple[Any, str | None]:  # fmt: skip
+def _open_ledger(
+    path: str, scope: str, notion: str, budget: float, delta: float | None
+) -> tuple[Any, str | None]:
     from privad.accounting import Ledger, NoBudgetError
 
     book = Ledger(Path(path).expanduser(), create=True)
@@ -316,27 +351,38 @@ def _open_ledger(path: str, scope: str, notion: str, budget: float,
 @search_app.command("run")
 def run(
     oracle: str = typer.Option(
-        ..., "--oracle", metavar="URL|DATA",
+        ...,
+        "--oracle",
+        metavar="URL|DATA",
         help="An oracle server (http://host:port, see 'privad serve oracle') or a local data "
         "file / series name. " + DATA_HELP,
     ),
     token: str | None = typer.Option(
-        None, "--token", metavar="SECRET", envvar="PRIVAD_ORACLE_TOKEN",
+        None,
+        "--token",
+        metavar="SECRET",
+        envvar="PRIVAD_ORACLE_TOKEN",
         help="The token for the oracle server (default: $PRIVAD_ORACLE_TOKEN).",
     ),
     epsilon: str | None = typer.Option(
-        None, "--epsilon", metavar="E",
+        None,
+        "--epsilon",
+        metavar="E",
         help="ε per query, > 0. Required with local data; a server fixes its own ε (if given, "
         "it must match).",
     ),
     budget: str | None = typer.Option(
-        None, "--budget", metavar="B",
+        None,
+        "--budget",
+        metavar="B",
         help="Required. The privacy budget b: stop when (T + 1)ε > b, so Tε <= b (with "
         "--delta: when one more answer would not fit (b, δ) composed tightly).",
     ),
     delta: str | None = DELTA_OPTION,
     kind: str | None = typer.Option(
-        None, "--kind", metavar="K",
+        None,
+        "--kind",
+        metavar="K",
         help=KIND_HELP + " A server fixes its own (if given, it must match).",
     ),
     halting: list[str] | None = HALTING_OPTION,
@@ -344,19 +390,25 @@ def run(
         "4", "--top", metavar="K", help="|S|: how many of the most probable items to list (4)."
     ),
     selection: str = typer.Option(
-        "fixed", "--selection", metavar="S",
+        "fixed",
+        "--selection",
+        metavar="S",
         help="fixed (default: median prefixes of one random order, section 4.1) or fresh (a "
         "new random order per query, Algorithm 1 verbatim; sends n integers per query to a "
         "server).",
     ),
     seed: str | None = typer.Option(
-        None, "--seed", metavar="S",
+        None,
+        "--seed",
+        metavar="S",
         help="Seed (an integer >= 0) of the searcher's random order and, with local data, of "
         "the oracle's noise (tests only: anyone who knows it can remove the noise). Default: "
         "OS entropy.",
     ),
     out: str | None = typer.Option(
-        None, "--out", metavar="FILE",
+        None,
+        "--out",
+        metavar="FILE",
         help="Write the posterior f_T as CSV (item,posterior), atomically.",
     ),
     column: str | None = COLUMN_OPTION,
@@ -365,7 +417,9 @@ def run(
     t_low: str | None = T_LOW_OPTION,
     t_high: str | None = T_HIGH_OPTION,
     ledger: str | None = typer.Option(
-        None, "--ledger", metavar="PATH",
+        None,
+        "--ledger",
+        metavar="PATH",
         help="Charge each query (ε, before it is answered) to this ledger file, in --scope: "
         "with local data the oracle records its answers there (the search stops when the "
         "scope's budget has no query left); with a server, this is the searcher's own account "
@@ -373,7 +427,9 @@ def run(
         "created with total b if it has none.",
     ),
     scope: str | None = typer.Option(
-        None, "--scope", metavar="NAME",
+        None,
+        "--scope",
+        metavar="NAME",
         help="The ledger scope (default: search/<data name> or search/<server host:port>).",
     ),
     timeout: str = typer.Option(
@@ -403,8 +459,11 @@ def run(
     if budget is None:
         raise ParameterError("--budget is required: the privacy budget b (e.g. --budget 50)")
     b = parse_float(budget, "--budget", strict=True, what="a finite number > 0 (e.g. 50)")
-    eps = None if epsilon is None else parse_float(epsilon, "--epsilon", strict=True,
-                                                   what="a finite number > 0 (e.g. 1)")  # fmt: skip
+    eps = (
+        None
+        if epsilon is None
+        else parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0 (e.g. 1)")
+    )
     kind_v = None if kind is None else parse_kind(kind)
     delta_v = parse_delta(delta)
     rule = parse_halting(halting, b, linear=delta_v is None)
@@ -417,28 +476,36 @@ def run(
     if ledger is not None:
         check_output_path(ledger, "--ledger", "store")
     if out_path is not None:
-        if not remote and Path(oracle).expanduser().exists() and \
-                out_path.resolve() == Path(oracle).expanduser().resolve():  # fmt: skip
+        if (
+            not remote
+            and Path(oracle).expanduser().exists()
+            and out_path.resolve() == Path(oracle).expanduser().resolve()
+        ):
             raise ParameterError(f"--out {out!r} would overwrite the input {oracle!r}")
     if remote:
-        for flag, value in (("--column", column), ("--labels-column", labels_column),
-                            ("--t-low", t_low), ("--t-high", t_high)):  # fmt: skip
+        for flag, value in (
+            ("--column", column),
+            ("--labels-column", labels_column),
+            ("--t-low", t_low),
+            ("--t-high", t_high),
+        ):
             if value is not None:
                 raise ParameterError(f"{flag} applies to local data; the server holds the data")
         if derive_thresholds:
-            raise ParameterError("--derive-thresholds applies to local data; the server holds "
-                                 "the data")  # fmt: skip
+            raise ParameterError(
+                "--derive-thresholds applies to local data; the server holds the data"
+            )
         if token is None or not token.strip():
-            raise ParameterError("--token is required for an oracle server (or set "
-                                 "$PRIVAD_ORACLE_TOKEN)")  # fmt: skip
+            raise ParameterError(
+                "--token is required for an oracle server (or set $PRIVAD_ORACLE_TOKEN)"
+            )
     elif eps is None:
         raise ParameterError("--epsilon is required with local data: ε per query (e.g. 1)")
 
     # 2. the oracle
     from privad.noise import as_randomness
 
-    search_rng, oracle_rng = (as_randomness(seed_v).spawn(2) if seed_v is not None
-                              else (None, None))  # fmt: skip
+    search_rng, oracle_rng = as_randomness(seed_v).spawn(2) if seed_v is not None else (None, None)
     notes: list[str] = []
     max_queries = DEFAULT_MAX_QUERIES
     server_cap = False
@@ -447,17 +514,25 @@ def run(
         if remote:
             from privad.services.clients import RemoteOracle
 
-            orc = stack.enter_context(RemoteOracle(
-                oracle, token.strip(), timeout=timeout_v,  # type: ignore[union-attr]
-                verify=existing_file(ca_cert, "--ca-cert") or True,
-            ))  # fmt: skip
+            orc = stack.enter_context(
+                RemoteOracle(
+                    oracle,
+                    token.strip(),
+                    timeout=timeout_v,  # type: ignore[union-attr]
+                    verify=existing_file(ca_cert, "--ca-cert") or True,
+                )
+            )
             info = orc.description
             if eps is not None and abs(orc.epsilon - eps) > 1e-12 * max(1.0, eps):
-                raise ParameterError(f"the oracle answers with ε = {orc.epsilon:g} per query; "
-                                     f"--epsilon {epsilon} differs (leave it out)")  # fmt: skip
+                raise ParameterError(
+                    f"the oracle answers with ε = {orc.epsilon:g} per query; "
+                    f"--epsilon {epsilon} differs (leave it out)"
+                )
             if kind_v is not None and info.get("kind") != kind_v:
-                raise ParameterError(f"the oracle is of kind {info.get('kind')!r}; --kind "
-                                     f"{kind} differs (leave it out)")  # fmt: skip
+                raise ParameterError(
+                    f"the oracle is of kind {info.get('kind')!r}; --kind "
+                    f"{kind} differs (leave it out)"
+                )
             left = int(orc.last_budget.get("queries_left", DEFAULT_MAX_QUERIES))
             if left <= 0:
                 raise BudgetExceededError(
@@ -470,15 +545,16 @@ def run(
             where = f"server {orc.base_url}"
             default_scope = f"search/{orc.base_url.split('://', 1)[-1]}"
             data_text = f"{orc.n_items} items held by the server"
-            thresholds = (f"t_l = {float(info.get('t_low', 'nan')):.6g}, "
-                          f"t_h = {float(info.get('t_high', 'nan')):.6g} (the server's)")
+            thresholds = (
+                f"t_l = {float(info.get('t_low', 'nan')):.6g}, "
+                f"t_h = {float(info.get('t_high', 'nan')):.6g} (the server's)"
+            )
             above: set[int] = set()
         else:
             from privad.search import make_oracle
 
             data = load_series(oracle, column=column, labels_column=labels_column)
-            lo, hi, how = resolve_thresholds(data, t_low, t_high, derive_thresholds,
-                                             labels_column)  # fmt: skip
+            lo, hi, how = resolve_thresholds(data, t_low, t_high, derive_thresholds, labels_column)
             where = f"local data {oracle}"
             default_scope = f"search/{data.name}"
             data_text = f"{data.name}: {data.values.size} values"
@@ -487,29 +563,45 @@ def run(
         scope_v = scope if scope is not None else default_scope
         book = None
         if ledger is not None or delta_v is not None:  # (b, δ): an account always keeps it
-            book, note = _open_ledger(ledger or ":memory:", scope_v, ANOMALY_RESTRICTED_DP, b,
-                                      delta_v)  # fmt: skip
+            book, note = _open_ledger(
+                ledger or ":memory:", scope_v, ANOMALY_RESTRICTED_DP, b, delta_v
+            )
             stack.callback(book.close)
             if note:
                 notes.append(note)
         if not remote:
             # the local oracle records every answer: in the --ledger file, else in its own
             # in-memory ledger (the searcher's side then needs no second account)
-            orc = make_oracle(kind_v or "laplace", data.values, lo, hi, eps,  # type: ignore[arg-type]
-                              rng=oracle_rng, ledger=book, scope=scope_v)  # fmt: skip
+            orc = make_oracle(
+                kind_v or "laplace",
+                data.values,
+                lo,
+                hi,
+                eps,  # type: ignore[arg-type]
+                rng=oracle_rng,
+                ledger=book,
+                scope=scope_v,
+            )
             # the search stops before the oracle's ledger would refuse (tightly, under an
             # (ε, δ) budget): reason "oracle-budget"
             oracle_left = orc.answers_left()
 
         # 3. the search (a remote oracle's answers are charged to --ledger on this side)
         with StepProgress(quiet=as_json) as progress:
-            task = progress.add_task("searching: queries answered", total=min(
-                max_queries, int(to_fraction(b) // to_fraction(orc.epsilon))))
+            task = progress.add_task(
+                "searching: queries answered",
+                total=min(max_queries, int(to_fraction(b) // to_fraction(orc.epsilon))),
+            )
             result = search(
-                orc, halting=rule, top_k=min(top_k, orc.n_items), selection=sel,
-                max_queries=max_queries, ledger=book if remote else None,
+                orc,
+                halting=rule,
+                top_k=min(top_k, orc.n_items),
+                selection=sel,
+                max_queries=max_queries,
+                ledger=book if remote else None,
                 scope=scope_v if book and remote else None,
-                label=f"privad search run against {where}", rng=search_rng,
+                label=f"privad search run against {where}",
+                rng=search_rng,
                 progress=lambda t, _p: progress.update(task, completed=t),
             )
         if out_path is not None:
@@ -530,51 +622,95 @@ def run(
         else:
             halted.append(name)
     post = result.posterior
-    top_items = [{"rank": rank, "item": int(item), "posterior": float(post[item]),
-                  "above_t_high": int(item) in above}
-                 for rank, item in enumerate(result.top, 1)]  # fmt: skip
+    top_items = [
+        {
+            "rank": rank,
+            "item": int(item),
+            "posterior": float(post[item]),
+            "above_t_high": int(item) in above,
+        }
+        for rank, item in enumerate(result.top, 1)
+    ]
     rows = [
         ("oracle", f"{where}: {orc.model.kind}, ε = {orc.epsilon:g} per query"),
         ("data", data_text),
         ("thresholds", thresholds),
         ("queries T", str(result.n_queries)),
-        ("privacy spent Tε", f"{result.epsilon_spent:g} (anomaly-restricted DP: ε-DP for every "
-                             f"non-anomalous record, sequential composition of "
-                             f"{result.n_queries} answers)"),
+        (
+            "privacy spent Tε",
+            f"{result.epsilon_spent:g} (anomaly-restricted DP: ε-DP for every "
+            f"non-anomalous record, sequential composition of "
+            f"{result.n_queries} answers)",
+        ),
         ("halted by", ", ".join(halted) or "—"),
         ("max posterior", f"{result.max_probability:.4g}"),
-    ]  # fmt: skip
+    ]
     if server_budget:
-        rows.append(("oracle budget", f"scope {server_budget.get('scope')!r}: remaining ε "
-                     f"{server_budget.get('remaining'):g} of {server_budget.get('total'):g}"))
+        rows.append(
+            (
+                "oracle budget",
+                f"scope {server_budget.get('scope')!r}: remaining ε "
+                f"{server_budget.get('remaining'):g} of {server_budget.get('total'):g}",
+            )
+        )
     ledger_account = None
     if account is not None:
         where_ledger = ledger or "an in-memory ledger"
-        ledger_account = {"scope": scope_v, "ledger": ledger, "total": float(account.total),
-                          "spent": float(account.spent), "remaining": float(account.remaining),
-                          "delta": None if account.delta is None else float(account.delta),
-                          "delta_spent": float(account.delta_spent or 0)}  # fmt: skip
+        ledger_account = {
+            "scope": scope_v,
+            "ledger": ledger,
+            "total": float(account.total),
+            "spent": float(account.spent),
+            "remaining": float(account.remaining),
+            "delta": None if account.delta is None else float(account.delta),
+            "delta_spent": float(account.delta_spent or 0),
+        }
         if account.delta is None:
-            rows.append(("ledger", f"scope {scope_v!r} in {where_ledger}: remaining ε "
-                         f"{float(account.remaining):g}"))  # fmt: skip
+            rows.append(
+                (
+                    "ledger",
+                    f"scope {scope_v!r} in {where_ledger}: remaining ε "
+                    f"{float(account.remaining):g}",
+                )
+            )
         else:
-            rows.append(("ledger", f"scope {scope_v!r} in {where_ledger}: spent (ε "
-                         f"{float(account.spent):g}, δ {float(account.delta_spent):g}) of (ε "
-                         f"{float(account.total):g}, δ {float(account.delta):g}), composed "
-                         "tightly"))  # fmt: skip
+            rows.append(
+                (
+                    "ledger",
+                    f"scope {scope_v!r} in {where_ledger}: spent (ε "
+                    f"{float(account.spent):g}, δ {float(account.delta_spent):g}) of (ε "
+                    f"{float(account.total):g}, δ {float(account.delta):g}), composed "
+                    "tightly",
+                )
+            )
     if recorded is not None:
-        rows.append(("ledger", f"the oracle's own in-memory ledger, scope {scope_v!r}: "
-                     f"{result.n_queries} answers recorded, ε {recorded:g}"))  # fmt: skip
+        rows.append(
+            (
+                "ledger",
+                f"the oracle's own in-memory ledger, scope {scope_v!r}: "
+                f"{result.n_queries} answers recorded, ε {recorded:g}",
+            )
+        )
     if out_path is not None:
         rows.append(("posterior", str(out_path)))
     payload = {
-        "oracle": where, "kind": orc.model.kind, "epsilon_per_query": orc.epsilon,
-        "data": data_text, "thresholds": thresholds, "queries": result.n_queries,
-        "epsilon_spent": result.epsilon_spent, "halted_by": halted,
-        "max_posterior": result.max_probability, "top": top_items, "scope": scope_v,
-        "ledger_account": ledger_account, "recorded_epsilon": recorded,
-        "oracle_budget": server_budget or None, "posterior_file": out_path, "notes": notes,
-    }  # fmt: skip
+        "oracle": where,
+        "kind": orc.model.kind,
+        "epsilon_per_query": orc.epsilon,
+        "data": data_text,
+        "thresholds": thresholds,
+        "queries": result.n_queries,
+        "epsilon_spent": result.epsilon_spent,
+        "halted_by": halted,
+        "max_posterior": result.max_probability,
+        "top": top_items,
+        "scope": scope_v,
+        "ledger_account": ledger_account,
+        "recorded_epsilon": recorded,
+        "oracle_budget": server_budget or None,
+        "posterior_file": out_path,
+        "notes": notes,
+    }
 
     def render(console: Any) -> None:
         console.print(summary_table("privad search run", rows))
@@ -592,8 +728,12 @@ def run(
     emit(payload, as_json, render)
 
 
-KINDS = {"laplace": "laplace", "binarized": "binarized", "rr": "randomized-response",
-         "randomized-response": "randomized-response"}  # fmt: skip
+KINDS = {
+    "laplace": "laplace",
+    "binarized": "binarized",
+    "rr": "randomized-response",
+    "randomized-response": "randomized-response",
+}
 """--kind values and the oracle names (:data:`privad.search.ORACLE_KINDS`) they stand for."""
 
 
@@ -610,16 +750,25 @@ def parse_kind(text: str) -> str:
 @search_app.command("plan")
 def plan(
     epsilon: str | None = typer.Option(
-        None, "--epsilon", metavar="E", help="Required. ε per query.",
+        None,
+        "--epsilon",
+        metavar="E",
+        help="Required. ε per query.",
     ),
     t_low: str | None = typer.Option(None, "--t-low", metavar="L", help="Required. t_ℓ > 0."),
     t_high: str | None = typer.Option(None, "--t-high", metavar="H", help="Required. t_h > t_ℓ."),
     items: str | None = typer.Option(
-        None, "--items", metavar="N", help="Required. Items searched.",
+        None,
+        "--items",
+        metavar="N",
+        help="Required. Items searched.",
     ),
     error: str = typer.Option("0.1", "--error", metavar="P", help="Target search error δ_s."),
     delta: str | None = typer.Option(
-        None, "--delta", metavar="D", help="Privacy δ: also show the optimal composition.",
+        None,
+        "--delta",
+        metavar="D",
+        help="Privacy δ: also show the optimal composition.",
     ),
     as_json: bool = JSON_OPTION,
     figure: str | None = typer.Option(None, "--figure", metavar="PATH", help="Draw the cost."),
@@ -634,4 +783,3 @@ def plan(
 def register(app: typer.Typer) -> None:
     """Add the ``search`` group to the ``privad`` command."""
     app.add_typer(search_app, name="search")
-

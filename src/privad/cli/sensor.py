@@ -91,36 +91,48 @@ P_O_OPTION: Any = typer.Option(
     "10", "--p-o", metavar="P", help="Outlier percentage for eq. (1), in (0, 100)."
 )
 RS_OPTION: Any = typer.Option(
-    None, "--relaxed-sensitivity", metavar="RS",
+    None,
+    "--relaxed-sensitivity",
+    metavar="RS",
     help="RS_j per column (comma-separated, measurement units) instead of --history.",
-)  # fmt: skip
+)
 SCALING_OPTION: Any = typer.Option(
-    "relaxed-sensitivity", "--scaling", metavar="S",
+    "relaxed-sensitivity",
+    "--scaling",
+    metavar="S",
     help="Step 1a (reconstruction): relaxed-sensitivity (default), isotropic or none.",
-)  # fmt: skip
+)
 SEED_OPTION: Any = typer.Option(
-    None, "--seed", metavar="S",
+    None,
+    "--seed",
+    metavar="S",
     help="Reproducible noise, FOR TESTS ONLY: whoever knows the seed can remove the noise.",
-)  # fmt: skip
+)
 GS_OPTION: Any = typer.Option(
-    None, "--global-sensitivity", metavar="GS",
+    None,
+    "--global-sensitivity",
+    metavar="GS",
     help="Domain width GS_j per column (comma-separated, or one for all) for the outliers' "
     "ε' = ε·GS/RS.",
-)  # fmt: skip
+)
 UNIT_OPTION: Any = typer.Option(
-    "record", "--guarantee-unit", metavar="U",
+    "record",
+    "--guarantee-unit",
+    metavar="U",
     help="Neighbouring records differ in a whole record (record, default: d·ε) or one "
     "value (column: ε).",
-)  # fmt: skip
+)
 
 
 def _parse_p_o(text: str) -> float:
-    return parse_float(text, "--p-o", strict=True, maximum=99.999999,
-                       what="a percentage in (0, 100), e.g. 10")  # fmt: skip
+    return parse_float(
+        text, "--p-o", strict=True, maximum=99.999999, what="a percentage in (0, 100), e.g. 10"
+    )
 
 
-def _guarantee_options(global_sensitivity: str | None, budget: str | None, ledger: str | None,
-                       what: str) -> tuple[Any, float | None]:  # fmt: skip
+def _guarantee_options(
+    global_sensitivity: str | None, budget: str | None, ledger: str | None, what: str
+) -> tuple[Any, float | None]:
     """``--global-sensitivity`` (one value: every column) and ``--budget``. Every release is
     charged to a ledger, and a guarantee for outliers needs a domain width, so the former
     is required."""
@@ -128,8 +140,11 @@ def _guarantee_options(global_sensitivity: str | None, budget: str | None, ledge
     if global_sensitivity is not None:
         gs = parse_floats(global_sensitivity, "--global-sensitivity", what="domain widths > 0")
         gs = gs[0] if len(gs) == 1 else gs  # one value: the same width for every column
-    budget_v = None if budget is None else parse_float(budget, "--budget", strict=True,
-                                                       what="a finite number > 0")  # fmt: skip
+    budget_v = (
+        None
+        if budget is None
+        else parse_float(budget, "--budget", strict=True, what="a finite number > 0")
+    )
     if gs is None:
         raise ParameterError(
             f"--global-sensitivity is required: {what} release is charged to a privacy "
@@ -142,13 +157,18 @@ def _guarantee_options(global_sensitivity: str | None, budget: str | None, ledge
 
 
 def _optional_epsilon(text: str | None, option: str) -> float | None:
-    return None if text is None else parse_float(text, option, strict=True,
-                                                 what="a finite number > 0")
+    return (
+        None if text is None else parse_float(text, option, strict=True, what="a finite number > 0")
+    )
 
 
-def _relaxed_sensitivities(relaxed_sensitivity: str | None, history: str | None,
-                           columns: list[str] | None, exclude: list[str] | None,
-                           p_o: float) -> Any:  # fmt: skip
+def _relaxed_sensitivities(
+    relaxed_sensitivity: str | None,
+    history: str | None,
+    columns: list[str] | None,
+    exclude: list[str] | None,
+    p_o: float,
+) -> Any:
     """RS from ``--relaxed-sensitivity`` or from ``--history`` (eq. 1); None without both."""
     from privad.relaxed import relaxed_sensitivity as estimate_rs
     from privad.services.streams import read_csv_array
@@ -156,18 +176,25 @@ def _relaxed_sensitivities(relaxed_sensitivity: str | None, history: str | None,
     if relaxed_sensitivity is not None and history is not None:
         raise ParameterError("give --relaxed-sensitivity or --history, not both")
     if relaxed_sensitivity is not None:
-        return parse_floats(relaxed_sensitivity, "--relaxed-sensitivity",
-                            what="relaxed sensitivities > 0")  # fmt: skip
+        return parse_floats(
+            relaxed_sensitivity, "--relaxed-sensitivity", what="relaxed sensitivities > 0"
+        )
     if history is not None:
-        return estimate_rs(read_csv_array(existing_file(history, "--history"), columns=columns,
-                                          exclude=exclude, source=history), p_o)  # fmt: skip
+        return estimate_rs(
+            read_csv_array(
+                existing_file(history, "--history"),
+                columns=columns,
+                exclude=exclude,
+                source=history,
+            ),
+            p_o,
+        )
     return None
 
 
 def _warn_seed(seed: int | None) -> None:
     if seed is not None:
-        warn("--seed makes the noise reproducible; use it for tests only, "
-                "never for a real release")  # fmt: skip
+        warn("--seed makes the noise reproducible; use it for tests only, never for a real release")
 
 
 def _token(value: str | None, option: str, env: str) -> str:
@@ -179,7 +206,8 @@ def _token(value: str | None, option: str, env: str) -> str:
 @sensor_app.command("send")
 def send(
     data: str = typer.Argument(
-        ..., metavar="DATA",
+        ...,
+        metavar="DATA",
         help="CSV of measurements (one record per line, header optional), or - to read a stream "
         "from standard input; windows are sent as soon as they are complete.",
     ),
@@ -188,18 +216,25 @@ def send(
         ..., "--correction", metavar="URL", help="The correction server."
     ),
     token: str | None = typer.Option(
-        None, "--token", metavar="SECRET", envvar="PRIVAD_SENSOR_TOKEN",
+        None,
+        "--token",
+        metavar="SECRET",
+        envvar="PRIVAD_SENSOR_TOKEN",
         help="This sensor's token (its name at the servers is the sensor id). Default: "
         "$PRIVAD_SENSOR_TOKEN.",
     ),
     correction_token: str | None = typer.Option(
-        None, "--correction-token", metavar="SECRET",
+        None,
+        "--correction-token",
+        metavar="SECRET",
         help="This sensor's token at the correction server, if it differs from --token.",
     ),
     epsilon: str = typer.Option(..., "--epsilon", metavar="E", help="ε > 0 per column value."),
     window: str = typer.Option(..., "--window", metavar="N", help="Records per window."),
     history: str | None = typer.Option(
-        None, "--history", metavar="FILE",
+        None,
+        "--history",
+        metavar="FILE",
         help="Historical data (CSV, same columns) for the relaxed sensitivities (eq. 1). "
         "Without it and without --relaxed-sensitivity the first window is used (as in the "
         "paper's experiments; a deployment should use past data).",
@@ -208,52 +243,69 @@ def send(
     relaxed_sensitivity: str | None = RS_OPTION,
     scaling: str = SCALING_OPTION,
     d_diff_centres: str = typer.Option(
-        "separate", "--d-diff-centres", metavar="C",
+        "separate",
+        "--d-diff-centres",
+        metavar="C",
         help="Step 1c (reconstruction): separate (default: c for T, c' for T') or original.",
     ),
     columns: list[str] | None = COLUMNS_OPTION,
     exclude: list[str] | None = EXCLUDE_OPTION,
     first_window: str = typer.Option(
-        "0", "--first-window", metavar="W",
+        "0",
+        "--first-window",
+        metavar="W",
         help="Number of the first new window (default 0, or after the last window the journal "
         "sent to these servers with this token).",
     ),
     partial: str = typer.Option(
-        "send", "--partial", metavar="P",
+        "send",
+        "--partial",
+        metavar="P",
         help="A last window with fewer than N records: send (default) or drop.",
     ),
     seed: str | None = SEED_OPTION,
     ledger: str | None = typer.Option(
-        None, "--ledger", metavar="PATH",
+        None,
+        "--ledger",
+        metavar="PATH",
         help="Privacy ledger (SQLite) charged with each window's release before it is sent, "
         "in scope SCOPE/rows-DIGEST (the content digest of the window's records). Default: "
         "$PRIVAD_LEDGER or ~/.privad/ledger.sqlite.",
     ),
     journal: str | None = typer.Option(
-        None, "--journal", metavar="PATH",
+        None,
+        "--journal",
+        metavar="PATH",
         help="The sensor's record of released rows (SQLite, keyed by row, so whatever "
         "--window): a rerun skips rows already released and completes an interrupted window "
         "with its journalled messages. Default: $PRIVAD_SENSOR_JOURNAL or "
         "~/.privad/sensor-journal.sqlite.",
     ),
     force_rerelease: bool = typer.Option(
-        False, "--force-rerelease",
+        False,
+        "--force-rerelease",
         help="Release records that were released before again, with new noise (charged "
         "again: their protection adds up).",
     ),
     exchange: str = typer.Option(
-        "protected", "--exchange", metavar="X",
+        "protected",
+        "--exchange",
+        metavar="X",
         help="protected (default: d_diff with Laplace noise under ε_CS, so the correction "
         "server's view and the corrected output have a guarantee) or unprotected (the "
         "paper's exchange: no guarantee for them).",
     ),
     cs_epsilon: str | None = typer.Option(
-        None, "--cs-epsilon", metavar="E",
+        None,
+        "--cs-epsilon",
+        metavar="E",
         help="ε_CS of the d_diff noise, in the guarantee unit. Default: the perturbation's ε "
         "in that unit.",
     ),
     tp_epsilon: str | None = typer.Option(
-        None, "--tp-epsilon", metavar="E",
+        None,
+        "--tp-epsilon",
+        metavar="E",
         help="ε_TP: Laplace noise on the one value d_TP the analyst learns, in the guarantee "
         "unit (protected exchange only). d_TP alone is then min(ε_TP, ε_CS)-DP; the "
         "analyst's whole view stays bounded by ε_T + ε_CS, and nothing more is charged. "
@@ -263,7 +315,9 @@ def send(
         "relaxed-sensor", "--scope", metavar="SCOPE", help="Base name of the ledger scopes."
     ),
     budget: str | None = typer.Option(
-        None, "--budget", metavar="E",
+        None,
+        "--budget",
+        metavar="E",
         help="Total ε of each window's scope when it has no budget yet. Default: one "
         "release (the window's ε), so the same records are never released twice unless "
         "forced.",
@@ -272,7 +326,9 @@ def send(
     guarantee_unit: str = UNIT_OPTION,
     timeout: str = typer.Option("60", "--timeout", metavar="S", help="Seconds per request."),
     retries: str = typer.Option(
-        "3", "--retries", metavar="N",
+        "3",
+        "--retries",
+        metavar="N",
         help="Extra attempts after a connection failure or 502/503/504 (uploads are "
         "idempotent, so a retry never stores twice).",
     ),
@@ -324,8 +380,10 @@ def send(
     tp_eps = _optional_epsilon(tp_epsilon, "--tp-epsilon")
     for value, option in ((cs_eps, "--cs-epsilon"), (tp_eps, "--tp-epsilon")):
         if exchange_v == "unprotected" and value is not None:
-            raise ParameterError(f"{option} applies to --exchange protected only (the "
-                                 "unprotected exchange sends d_diff and d_TP exact)")
+            raise ParameterError(
+                f"{option} applies to --exchange protected only (the "
+                "unprotected exchange sends d_diff and d_TP exact)"
+            )
     verify = existing_file(ca_cert, "--ca-cert") or True
 
     rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, excl, p_o_v)
@@ -347,10 +405,16 @@ def send(
         label = data
     a_client = c_client = None
     try:
-        a_client = AnalystClient(analyst, secret, timeout=timeout_v, retries=retries_v,
-                                 verify=verify)  # fmt: skip
-        c_client = CorrectionClient(correction, correction_token or secret, timeout=timeout_v,
-                                    retries=retries_v, verify=verify)  # fmt: skip
+        a_client = AnalystClient(
+            analyst, secret, timeout=timeout_v, retries=retries_v, verify=verify
+        )
+        c_client = CorrectionClient(
+            correction,
+            correction_token or secret,
+            timeout=timeout_v,
+            retries=retries_v,
+            verify=verify,
+        )
         # fail before any privacy is spent: both servers reachable, both tokens accepted
         a_client.windows()
         c_client.windows()
@@ -359,22 +423,34 @@ def send(
         if not head:
             raise DataError(f"{label}: no records to send")
         if rs is None:
-            warn("no --history: the relaxed sensitivities are estimated from the first "
-                 f"window ({len(head)} records), so the noise scale depends on the data it "
-                 "protects (as in the paper's experiments)")
+            warn(
+                "no --history: the relaxed sensitivities are estimated from the first "
+                f"window ({len(head)} records), so the noise scale depends on the data it "
+                "protects (as in the paper's experiments)"
+            )
             rs = estimate_rs(np.array(head), p_o_v)
-        sensor = Sensor(eps, rs, scaling=scaling_v, d_diff_centres=centres,  # type: ignore[arg-type]
-                        global_sensitivity=gs, guarantee_unit=unit,  # type: ignore[arg-type]
-                        exchange=exchange_v, cs_epsilon=cs_eps,  # type: ignore[arg-type]
-                        tp_epsilon=tp_eps,
-                        rng=None if seed_v is None else Randomness(seed_v))  # fmt: skip
+        sensor = Sensor(
+            eps,
+            rs,
+            scaling=scaling_v,
+            d_diff_centres=centres,  # type: ignore[arg-type]
+            global_sensitivity=gs,
+            guarantee_unit=unit,  # type: ignore[arg-type]
+            exchange=exchange_v,
+            cs_epsilon=cs_eps,  # type: ignore[arg-type]
+            tp_epsilon=tp_eps,
+            rng=None if seed_v is None else Randomness(seed_v),
+        )
         from privad.accounting import Ledger, default_ledger_path
         from privad.relaxed.journal import ReleaseJournal
 
         views = sensor.views()
         g = views.release
-        book = Ledger(ledger if ledger is not None else default_ledger_path(), create=True,
-                      default_budget=budget_v if budget_v is not None else g.epsilon)
+        book = Ledger(
+            ledger if ledger is not None else default_ledger_path(),
+            create=True,
+            default_budget=budget_v if budget_v is not None else g.epsilon,
+        )
         try:
             book_journal = ReleaseJournal(journal)
         except BaseException:
@@ -385,37 +461,54 @@ def send(
         n_records = 0
         sent_windows: list[int] = []
         try:
-            uploader = SensorUploader(sensor, a_client, c_client, ledger=book, scope=scope,
-                                      close=not no_close, journal=book_journal)  # fmt: skip
+            uploader = SensorUploader(
+                sensor,
+                a_client,
+                c_client,
+                ledger=book,
+                scope=scope,
+                close=not no_close,
+                journal=book_journal,
+            )
             say("each window: " + "; ".join(views.lines()))
-            say(f"charged to scope {scope}/rows-DIGEST in {book.path}; journal "
-                f"{book_journal.path}")  # fmt: skip
-            elsewhere = [r.window for r in book_journal.releases()
-                         if r.destination != uploader.destination
-                         and r.status in ("pending", "partial")]  # fmt: skip
+            say(f"charged to scope {scope}/rows-DIGEST in {book.path}; journal {book_journal.path}")
+            elsewhere = [
+                r.window
+                for r in book_journal.releases()
+                if r.destination != uploader.destination and r.status in ("pending", "partial")
+            ]
             if elsewhere:
-                warn(f"{len(elsewhere)} interrupted release(s) in the journal were for other "
-                     "servers or another token; their records count as released (rerun "
-                     "against those servers to complete them)")
+                warn(
+                    f"{len(elsewhere)} interrupted release(s) in the journal were for other "
+                    "servers or another token; their records count as released (rerun "
+                    "against those servers to complete them)"
+                )
             events = uploader.send_stream(
-                itertools.chain(head, rows), size, first=first, partial=keep_partial,
+                itertools.chain(head, rows),
+                size,
+                first=first,
+                partial=keep_partial,
                 source=label if data == "-" else str(Path(label).resolve()),
-                on_released="force" if force_rerelease else "skip")  # fmt: skip
+                on_released="force" if force_rerelease else "skip",
+            )
             while True:
                 try:
                     report = next(events, None)
                 except Conflict as exc:
                     if isinstance(exc, AlreadyReleased):
                         raise
-                    raise Conflict(f"{exc}; {_next_hint(a_client, c_client, book_journal)}"
-                                   ) from None  # fmt: skip
+                    raise Conflict(
+                        f"{exc}; {_next_hint(a_client, c_client, book_journal)}"
+                    ) from None
                 if report is None:
                     break
                 if isinstance(report, SkippedRows):
                     skipped.append(report)
-                    say(f"rows {report.first_row}..{report.first_row + report.n - 1}: already "
+                    say(
+                        f"rows {report.first_row}..{report.first_row + report.n - 1}: already "
                         f"released (window(s) {_span(report.windows)}); skipped "
-                        "(--force-rerelease to release them again, charged)")  # fmt: skip
+                        "(--force-rerelease to release them again, charged)"
+                    )
                     continue
                 reports.append(report)
                 if report.status != "closed":  # "closed": its records were counted before
@@ -427,20 +520,39 @@ def send(
             book_journal.close()
         n_skipped = sum(r.n for r in skipped)
         span = f" (windows {_span(sent_windows)})" if sent_windows else ""
-        summary = (f"sent {len(sent_windows)} window(s), {n_records} record(s){span}; "
-                   f"{n_skipped} record(s) already released, skipped")  # fmt: skip
+        summary = (
+            f"sent {len(sent_windows)} window(s), {n_records} record(s){span}; "
+            f"{n_skipped} record(s) already released, skipped"
+        )
         payload = {
-            "windows": [{"window": r.window, "records": r.n, "status": r.status,
-                         "presumed_outliers": r.n_presumed, "outliers": r.outliers,
-                         "spend": r.spend_id, "digest": r.digest} for r in reports],
-            "skipped": [{"first_row": r.first_row, "records": r.n,
-                         "released_as": list(r.windows)} for r in skipped],
-            "records": n_records, "skipped_records": n_skipped,
-            "counts": {status: sum(r.status == status for r in reports)
-                       for status in ("sent", "forced", "resumed", "closed")},
-        }  # fmt: skip
-        emit(payload, as_json, lambda console: None if quiet else console.print(
-            summary, markup=False))
+            "windows": [
+                {
+                    "window": r.window,
+                    "records": r.n,
+                    "status": r.status,
+                    "presumed_outliers": r.n_presumed,
+                    "outliers": r.outliers,
+                    "spend": r.spend_id,
+                    "digest": r.digest,
+                }
+                for r in reports
+            ],
+            "skipped": [
+                {"first_row": r.first_row, "records": r.n, "released_as": list(r.windows)}
+                for r in skipped
+            ],
+            "records": n_records,
+            "skipped_records": n_skipped,
+            "counts": {
+                status: sum(r.status == status for r in reports)
+                for status in ("sent", "forced", "resumed", "closed")
+            },
+        }
+        emit(
+            payload,
+            as_json,
+            lambda console: None if quiet else console.print(summary, markup=False),
+        )
     finally:
         for client in (a_client, c_client):
             if client is not None:
@@ -457,43 +569,57 @@ def _span(numbers: Any) -> str:
 
 def _window_line(report: Any) -> str:
     """The line ``privad sensor send`` prints for one window's report."""
-    how = {"sent": "sent", "forced": "sent (forced re-release, charged again)",
-           "resumed": "sent (completed from the journal: an identical copy)",
-           "closed": "closed (uploaded before an interruption)"}[report.status]  # fmt: skip
+    how = {
+        "sent": "sent",
+        "forced": "sent (forced re-release, charged again)",
+        "resumed": "sent (completed from the journal: an identical copy)",
+        "closed": "closed (uploaded before an interruption)",
+    }[report.status]
     if report.outliers is None:
         return f"window {report.window}: {report.n} record(s) {how.replace('sent', 'uploaded', 1)}"
-    return (f"window {report.window}: {report.n} record(s) {how}; {report.n_presumed} presumed "
-            f"outlier(s) before correction, {report.outliers.size} corrected outlier(s)")
+    return (
+        f"window {report.window}: {report.n} record(s) {how}; {report.n_presumed} presumed "
+        f"outlier(s) before correction, {report.outliers.size} corrected outlier(s)"
+    )
 
 
 def _next_hint(a_client: Any, c_client: Any, journal: Any) -> str:
     """What to do after a 409: the servers hold a window number this journal did not
     send."""
     try:
-        seen = [w["window"] for w in a_client.windows()] + [
-            w["window"] for w in c_client.windows()]
+        seen = [w["window"] for w in a_client.windows()] + [w["window"] for w in c_client.windows()]
     except Exception:  # only a hint
         seen = []
-    nxt = f"--first-window {max(seen) + 1} (the next free number)" if seen else \
-        "--first-window N (a number the servers do not hold)"  # fmt: skip
-    return (f"the servers hold this window number of this sensor, and the journal "
-            f"{journal.path} did not send it: if another journal sent these records, rerun "
-            "with that --journal (sending them again would release them twice); if they are "
-            f"new records, give {nxt}")
+    nxt = (
+        f"--first-window {max(seen) + 1} (the next free number)"
+        if seen
+        else "--first-window N (a number the servers do not hold)"
+    )
+    return (
+        f"the servers hold this window number of this sensor, and the journal "
+        f"{journal.path} did not send it: if another journal sent these records, rerun "
+        "with that --journal (sending them again would release them twice); if they are "
+        f"new records, give {nxt}"
+    )
 
 
 @sensor_app.command("result")
 def result(
     analyst: str = typer.Option(..., "--analyst", metavar="URL", help="The analyst server."),
     token: str | None = typer.Option(
-        None, "--token", metavar="SECRET", envvar="PRIVAD_SENSOR_TOKEN",
+        None,
+        "--token",
+        metavar="SECRET",
+        envvar="PRIVAD_SENSOR_TOKEN",
         help="This sensor's token. Default: $PRIVAD_SENSOR_TOKEN.",
     ),
     window: str | None = typer.Option(
         None, "--window", metavar="W", help="One window. Default: every closed window."
     ),
     output_format: str = typer.Option(
-        "csv", "--format", metavar="F",
+        "csv",
+        "--format",
+        metavar="F",
         help="csv (default: 'window,index' lines, indices within the window) or json (full "
         "results; the same as --json).",
     ),
@@ -513,16 +639,19 @@ def result(
     fmt = _format(output_format, as_json, ("csv", "json"))
     w = parse_optional_int(window, "--window", 0)
     target = None if out is None else check_output_path(out, "--out")
-    client = AnalystClient(analyst, _token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
-                           timeout=parse_float(timeout, "--timeout", strict=True,
-                                               what="seconds > 0"),
-                           verify=existing_file(ca_cert, "--ca-cert") or True)  # fmt: skip
+    client = AnalystClient(
+        analyst,
+        _token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
+        timeout=parse_float(timeout, "--timeout", strict=True, what="seconds > 0"),
+        verify=existing_file(ca_cert, "--ca-cert") or True,
+    )
     with client:
         if w is not None:
             results = [client.outliers(w)]
         else:
-            results = [client.outliers(x["window"]) for x in client.windows()
-                       if x["status"] == "closed"]  # fmt: skip
+            results = [
+                client.outliers(x["window"]) for x in client.windows() if x["status"] == "closed"
+            ]
     if fmt == "json":
         text = json.dumps(jsonable(results if w is None else results[0]), indent=1) + "\n"
     else:
@@ -540,7 +669,10 @@ def result(
 def close(
     analyst: str = typer.Option(..., "--analyst", metavar="URL", help="The analyst server."),
     token: str | None = typer.Option(
-        None, "--token", metavar="SECRET", envvar="PRIVAD_SENSOR_TOKEN",
+        None,
+        "--token",
+        metavar="SECRET",
+        envvar="PRIVAD_SENSOR_TOKEN",
         help="This sensor's token. Default: $PRIVAD_SENSOR_TOKEN.",
     ),
     window: str = typer.Option(..., "--window", metavar="W", help="The window to close."),
@@ -557,15 +689,23 @@ def close(
     from privad.services.clients import AnalystClient
 
     w = parse_int(window, "--window", minimum=0, what="an integer >= 0")
-    client = AnalystClient(analyst, _token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
-                           timeout=parse_float(timeout, "--timeout", strict=True,
-                                               what="seconds > 0"),
-                           verify=existing_file(ca_cert, "--ca-cert") or True)  # fmt: skip
+    client = AnalystClient(
+        analyst,
+        _token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
+        timeout=parse_float(timeout, "--timeout", strict=True, what="seconds > 0"),
+        verify=existing_file(ca_cert, "--ca-cert") or True,
+    )
     with client:
         r = client.close_window(w)
-    emit(r, as_json, lambda console: console.print(
-        f"window {w}: {r['n']} record(s); {r['n_presumed_outliers']} presumed outlier(s) "
-        f"before correction, {len(r['outliers'])} corrected outlier(s)", markup=False))
+    emit(
+        r,
+        as_json,
+        lambda console: console.print(
+            f"window {w}: {r['n']} record(s); {r['n_presumed_outliers']} presumed outlier(s) "
+            f"before correction, {len(r['outliers'])} corrected outlier(s)",
+            markup=False,
+        ),
+    )
 
 
 @sensor_app.command("calibrate")
@@ -577,16 +717,22 @@ def calibrate(
     columns: list[str] | None = COLUMNS_OPTION,
     exclude: list[str] | None = EXCLUDE_OPTION,
     scaling: str = typer.Option(
-        "relaxed-sensitivity", "--scaling", metavar="S",
+        "relaxed-sensitivity",
+        "--scaling",
+        metavar="S",
         help="Step 1a: relaxed-sensitivity (default), isotropic or none (as for send).",
     ),
     min_samples: str | None = typer.Option(
-        None, "--min-samples", metavar="M",
+        None,
+        "--min-samples",
+        metavar="M",
         help="DBSCAN minPts. Default: 0.5% of the history's records (at least 2); use a "
         "history of one window's size.",
     ),
     output_format: str = typer.Option(
-        "text", "--format", metavar="F",
+        "text",
+        "--format",
+        metavar="F",
         help="text (default), json (the same as --json), or env (NAME=VALUE lines for a "
         "shell's eval).",
     ),
@@ -610,9 +756,12 @@ def calibrate(
     fmt = _format(output_format, as_json, ("text", "json", "env"))
     scaling_v = parse_choice(scaling, "--scaling", SCALING_CHOICES)
     ms = parse_optional_int(min_samples, "--min-samples", 1)
-    H = read_csv_array(existing_file(history, "HISTORY"), columns=parse_columns(columns),
-                       exclude=parse_columns(exclude, "--exclude"),
-                       source=history)  # fmt: skip
+    H = read_csv_array(
+        existing_file(history, "HISTORY"),
+        columns=parse_columns(columns),
+        exclude=parse_columns(exclude, "--exclude"),
+        source=history,
+    )
     rs = relaxed_sensitivity(H, p_o_v)
     divisors = column_divisors(scaling_v, rs)
     Hs = H / divisors
@@ -641,27 +790,35 @@ def calibrate(
         rs_text = ", ".join(f"{v:.6g}" for v in rs.tolist())
         typer.echo(f"history: {params['n']} record(s), p_o = {p_o_v:g}%, scaling {scaling_v}")
         typer.echo(f"relaxed sensitivity RS (sensor --relaxed-sensitivity): {rs_text}")
-        typer.echo(f"DBSCAN eps, minPts (analyst --eps, --min-samples): {eps!r}, {ms_v} "
-                   f"({outliers.size} historical outliers)")  # fmt: skip
+        typer.echo(
+            f"DBSCAN eps, minPts (analyst --eps, --min-samples): {eps!r}, {ms_v} "
+            f"({outliers.size} historical outliers)"
+        )
         typer.echo(f"w_O (correction --outlier-layer-width): {w_o!r}")
 
 
 @sensor_app.command("perturb")
 def perturb(
     archive: str = typer.Argument(
-        ..., metavar="ARCHIVE",
+        ...,
+        metavar="ARCHIVE",
         help="A sensor archive: a Parquet folder or file, or CSV files (a glob like "
         "'archive/*.csv'); each file is a partition.",
     ),
     out: str = typer.Option(
-        ..., "--out", "--output", metavar="DIR",
+        ...,
+        "--out",
+        "--output",
+        metavar="DIR",
         help="A new folder for the perturbed archive: one Parquet part per input partition "
         "(part-00000.parquet, ...; columns index and the perturbed columns, in the scaled "
         "space of step 1a), written by the workers, renamed into place when complete.",
     ),
     epsilon: str = typer.Option(..., "--epsilon", metavar="E", help="ε > 0 per column value."),
     history: str | None = typer.Option(
-        None, "--history", metavar="FILE",
+        None,
+        "--history",
+        metavar="FILE",
         help="Historical data (CSV, same columns) for the relaxed sensitivities (eq. 1).",
     ),
     p_o: str = P_O_OPTION,
@@ -674,17 +831,23 @@ def perturb(
     worker_timeout: str | None = WORKER_TIMEOUT_OPTION,
     seed: str | None = SEED_OPTION,
     ledger: str | None = typer.Option(
-        None, "--ledger", metavar="PATH",
+        None,
+        "--ledger",
+        metavar="PATH",
         help="Privacy ledger charged (once per partition, in scope SCOPE/rows-DIGEST keyed by "
         "the content digest of the partition's records) before the output appears. Default: "
         "$PRIVAD_LEDGER or ~/.privad/ledger.sqlite.",
     ),
     scope: str | None = typer.Option(
-        None, "--scope", metavar="SCOPE",
+        None,
+        "--scope",
+        metavar="SCOPE",
         help="Base name of the ledger scopes. Default: relaxed-sensor.",
     ),
     budget: str | None = typer.Option(
-        None, "--budget", metavar="E",
+        None,
+        "--budget",
+        metavar="E",
         help="Total ε of each partition's scope when it has no budget yet. Default: one "
         "release, so the same records (in a copy of the archive too) are never perturbed "
         "and released twice.",
@@ -719,18 +882,21 @@ def perturb(
     scope = parse_scope(scope)
     rs = _relaxed_sensitivities(relaxed_sensitivity, history, cols, excl, p_o_v)
     if rs is None:
-        raise ParameterError("give --relaxed-sensitivity or --history: the noise scale must "
-                             "not be estimated from the archive it protects")
+        raise ParameterError(
+            "give --relaxed-sensitivity or --history: the noise scale must "
+            "not be estimated from the archive it protects"
+        )
     source = open_partitioned(archive, columns=cols, exclude=excl)
     target = check_new_folder(out, "--out")
     rs_v = np.asarray(rs, dtype=np.float64)
     if rs_v.size == 1:  # one value for every column
         rs_v = np.full(len(source.feature_names), rs_v[0])
-    sensor = Sensor(eps, rs_v, scaling=scaling_v, global_sensitivity=gs,
-                    guarantee_unit=unit)  # type: ignore[arg-type]  # fmt: skip
+    sensor = Sensor(eps, rs_v, scaling=scaling_v, global_sensitivity=gs, guarantee_unit=unit)  # type: ignore[arg-type]
     if sensor.n_columns != len(source.feature_names):
-        raise DataError(f"{archive} has {len(source.feature_names)} column(s) but "
-                        f"{sensor.n_columns} relaxed sensitivities were given")  # fmt: skip
+        raise DataError(
+            f"{archive} has {len(source.feature_names)} column(s) but "
+            f"{sensor.n_columns} relaxed sensitivities were given"
+        )
     _warn_seed(seed_v)
     from contextlib import ExitStack
 
@@ -741,8 +907,11 @@ def perturb(
 
     base = scope if scope is not None else "relaxed-sensor"
     g = sensor.guarantee()
-    book = Ledger(ledger if ledger is not None else default_ledger_path(), create=True,
-                  default_budget=budget_v if budget_v is not None else g.epsilon)
+    book = Ledger(
+        ledger if ledger is not None else default_ledger_path(),
+        create=True,
+        default_budget=budget_v if budget_v is not None else g.epsilon,
+    )
     try:
         with StepProgress(quiet=as_json) as progress, ExitStack() as stack:
             with progress.step("starting the Dask cluster"):
@@ -755,22 +924,37 @@ def perturb(
             for k, sc in enumerate(scopes):  # refused before any noise is drawn
                 book.check(sc, g)
                 if scopes.index(sc) != k and budget_v is None:
-                    raise DataError(f"partitions {scopes.index(sc)} and {k} of {archive} hold "
-                                    "identical records: two noisy copies would release them "
-                                    "twice (give --budget to allow it, charged twice)")
+                    raise DataError(
+                        f"partitions {scopes.index(sc)} and {k} of {archive} hold "
+                        "identical records: two noisy copies would release them "
+                        "twice (give --budget to allow it, charged twice)"
+                    )
             job = perturb_partitions(sensor, table.records, rng=Randomness(seed_v))
-            with progress.step(f"perturbing {table.n_partitions} partition(s) and writing "
-                               f"{target}"), release_folder(target) as tmp, \
-                    ExitStack() as spends:  # fmt: skip
+            with (
+                progress.step(f"perturbing {table.n_partitions} partition(s) and writing {target}"),
+                release_folder(target) as tmp,
+                ExitStack() as spends,
+            ):
                 for k, (sc, d) in enumerate(zip(scopes, digests, strict=True)):
-                    spends.enter_context(book.reserve(
-                        sc, g, f"relaxed-DP perturbation of partition {k} of {archive} "
-                        f"({table.lengths[k]} records)",
-                        {"command": "privad sensor perturb", "archive": archive,
-                         "partition": k, "n": table.lengths[k], "digest": d,
-                         "out": str(target)}))  # fmt: skip
-                perturbed = {name: job.perturbed[:, j]
-                             for j, name in enumerate(table.feature_names)}  # fmt: skip
+                    spends.enter_context(
+                        book.reserve(
+                            sc,
+                            g,
+                            f"relaxed-DP perturbation of partition {k} of {archive} "
+                            f"({table.lengths[k]} records)",
+                            {
+                                "command": "privad sensor perturb",
+                                "archive": archive,
+                                "partition": k,
+                                "n": table.lengths[k],
+                                "digest": d,
+                                "out": str(target),
+                            },
+                        )
+                    )
+                perturbed = {
+                    name: job.perturbed[:, j] for j, name in enumerate(table.feature_names)
+                }
                 write_columns(tmp, perturbed, table.lengths)
                 # leaving the ExitStack commits every spend before the folder is renamed
     finally:
@@ -786,11 +970,16 @@ def perturb(
         f"output: {target}",
     ]
     payload = {
-        "records": table.n_records, "columns": list(table.feature_names),
-        "partitions": table.n_partitions, "divisors": sensor.divisors,
-        "noise_scale": sensor.noise_scale, "guarantee": g.to_dict(),
-        "scopes": scopes, "ledger": book.path, "output": target,
-    }  # fmt: skip
+        "records": table.n_records,
+        "columns": list(table.feature_names),
+        "partitions": table.n_partitions,
+        "divisors": sensor.divisors,
+        "noise_scale": sensor.noise_scale,
+        "guarantee": g.to_dict(),
+        "scopes": scopes,
+        "ledger": book.path,
+        "output": target,
+    }
     emit(payload, as_json, lambda console: print_lines(console, lines))
 
 

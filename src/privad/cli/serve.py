@@ -81,31 +81,43 @@ LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 # --------------------------------------------------------------------------------------------
 
 DB_OPTION: Any = typer.Option(
-    ..., "--db", metavar="PATH",
+    ...,
+    "--db",
+    metavar="PATH",
     help="SQLite file of this server (created if missing; WAL, synchronous=FULL). Each server "
     "needs its own file.",
 )
 HOST_OPTION: Any = typer.Option(
-    "127.0.0.1", "--host", metavar="HOST",
+    "127.0.0.1",
+    "--host",
+    metavar="HOST",
     help="Address to listen on (default 127.0.0.1). Beyond loopback use TLS "
     "(--ssl-certfile/--ssl-keyfile or a TLS proxy): tokens travel in every request.",
 )
 TOKENS_OPTION: Any = typer.Option(
-    None, "--tokens", metavar="FILE",
+    None,
+    "--tokens",
+    metavar="FILE",
     help="Sensor tokens: one NAME=SECRET per line (# comments). NAME is the sensor id; each "
     "SECRET at least 16 characters.",
 )
 TOKEN_OPTION: Any = typer.Option(
-    None, "--token", metavar="NAME=SECRET",
+    None,
+    "--token",
+    metavar="NAME=SECRET",
     help="A sensor token (repeatable), in addition to --tokens. Secrets on the command line "
     "are visible to other local users: prefer --tokens.",
 )
 MAX_BODY_OPTION: Any = typer.Option(
-    "16777216", "--max-body-bytes", metavar="N",
+    "16777216",
+    "--max-body-bytes",
+    metavar="N",
     help="Largest request body accepted (bytes, default 16 MiB); larger ones get 413.",
 )
 LOG_LEVEL_OPTION: Any = typer.Option(
-    "warning", "--log-level", metavar="LEVEL",
+    "warning",
+    "--log-level",
+    metavar="LEVEL",
     help="Server log level: critical, error, warning (default), info (with access log), debug.",
 )
 SSL_CERT_OPTION: Any = typer.Option(
@@ -119,7 +131,9 @@ SSL_KEY_OPTION: Any = typer.Option(
 def port_option(default: int) -> Any:
     """``--port`` with a per-server default."""
     return typer.Option(
-        str(default), "--port", metavar="N",
+        str(default),
+        "--port",
+        metavar="N",
         help=f"TCP port (default {default}; 0 picks a free one, printed at start).",
     )
 
@@ -138,9 +152,18 @@ class ServeOptions:
     ssl_keyfile: str | None
 
     @classmethod
-    def parse(cls, db: str, host: str, port: str, tokens_file: str | None,
-              token: Sequence[str] | None, max_body_bytes: str, log_level: str,
-              ssl_certfile: str | None, ssl_keyfile: str | None) -> ServeOptions:  # fmt: skip
+    def parse(
+        cls,
+        db: str,
+        host: str,
+        port: str,
+        tokens_file: str | None,
+        token: Sequence[str] | None,
+        max_body_bytes: str,
+        log_level: str,
+        ssl_certfile: str | None,
+        ssl_keyfile: str | None,
+    ) -> ServeOptions:
         """Parse and check the shared options (one-line ParameterError on a mistake)."""
         from privad.services.auth import load_token_file, parse_token_spec
 
@@ -163,8 +186,9 @@ class ServeOptions:
             host=str(host).strip(),
             port=port_v,
             tokens=pairs,
-            max_body_bytes=parse_int(max_body_bytes, "--max-body-bytes", minimum=1024,
-                                     what="a number of bytes >= 1024"),  # fmt: skip
+            max_body_bytes=parse_int(
+                max_body_bytes, "--max-body-bytes", minimum=1024, what="a number of bytes >= 1024"
+            ),
             log_level=parse_choice(log_level, "--log-level", LOG_LEVELS),
             ssl_certfile=existing_file(ssl_certfile, "--ssl-certfile"),
             ssl_keyfile=existing_file(ssl_keyfile, "--ssl-keyfile"),
@@ -184,8 +208,13 @@ class ServeOptions:
             print(f"{name}: {line}", file=sys.stderr, flush=True)
 
         run_service(
-            app, name=name, host=self.host, port=self.port, log_level=self.log_level,
-            ssl_certfile=self.ssl_certfile, ssl_keyfile=self.ssl_keyfile,
+            app,
+            name=name,
+            host=self.host,
+            port=self.port,
+            log_level=self.log_level,
+            ssl_certfile=self.ssl_certfile,
+            ssl_keyfile=self.ssl_keyfile,
             announce=lambda line: print(line, flush=True),
         )
 
@@ -203,29 +232,41 @@ def analyst(
     tokens: str | None = TOKENS_OPTION,
     token: list[str] | None = TOKEN_OPTION,
     correction_url: str = typer.Option(
-        ..., "--correction-url", metavar="URL",
+        ...,
+        "--correction-url",
+        metavar="URL",
         help="The correction server, e.g. http://127.0.0.1:8702.",
     ),
     correction_token: str | None = typer.Option(
-        None, "--correction-token", metavar="SECRET", envvar="PRIVAD_CORRECTION_TOKEN",
+        None,
+        "--correction-token",
+        metavar="SECRET",
+        envvar="PRIVAD_CORRECTION_TOKEN",
         help="The analyst's token at the correction server (its --analyst-token). Default: "
         "$PRIVAD_CORRECTION_TOKEN.",
     ),
     eps: str = typer.Option(
-        ..., "--eps", metavar="E",
-        help="DBSCAN radius in the sensors' scaled space (step 1a); see 'privad sensor "
-        "calibrate'.",
+        ...,
+        "--eps",
+        metavar="E",
+        help="DBSCAN radius in the sensors' scaled space (step 1a); see 'privad sensor calibrate'.",
     ),
     min_samples: str = typer.Option(
-        ..., "--min-samples", metavar="M",
+        ...,
+        "--min-samples",
+        metavar="M",
         help="DBSCAN minPts (the point itself included), an integer >= 1.",
     ),
     backend: str = typer.Option(
-        "auto", "--backend", metavar="B",
+        "auto",
+        "--backend",
+        metavar="B",
         help="Exact DBSCAN engine: auto (default), dbscan, geometry or sklearn.",
     ),
     columns: str | None = typer.Option(
-        None, "--columns", metavar="D",
+        None,
+        "--columns",
+        metavar="D",
         help="Accept only windows with D columns. Default: any, the same for all windows of "
         "one sensor.",
     ),
@@ -233,7 +274,9 @@ def analyst(
         "60", "--timeout", metavar="S", help="Seconds per request to the correction server."
     ),
     ca_cert: str | None = typer.Option(
-        None, "--ca-cert", metavar="FILE",
+        None,
+        "--ca-cert",
+        metavar="FILE",
         help="CA bundle to verify an https correction server.",
     ),
     max_body_bytes: str = MAX_BODY_OPTION,
@@ -250,8 +293,9 @@ def analyst(
     from privad.services.analyst import create_analyst_app
     from privad.services.auth import TokenRegistry
 
-    common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
-                                ssl_certfile, ssl_keyfile)  # fmt: skip
+    common = ServeOptions.parse(
+        db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
+    )
     detector = DBSCANDetector(
         parse_float(eps, "--eps", strict=True, what="a radius > 0"),
         parse_int(min_samples, "--min-samples", minimum=1, what="an integer >= 1"),
@@ -261,8 +305,9 @@ def analyst(
         common.db,
         TokenRegistry(common.tokens),
         correction_url=correction_url,
-        correction_token=required_secret(correction_token, "--correction-token",
-                                 "PRIVAD_CORRECTION_TOKEN"),  # fmt: skip
+        correction_token=required_secret(
+            correction_token, "--correction-token", "PRIVAD_CORRECTION_TOKEN"
+        ),
         detector=detector,
         columns=parse_optional_int(columns, "--columns", 1),
         max_body_bytes=common.max_body_bytes,
@@ -280,21 +325,30 @@ def correction(
     tokens: str | None = TOKENS_OPTION,
     token: list[str] | None = TOKEN_OPTION,
     outlier_layer_width: str = typer.Option(
-        ..., "--outlier-layer-width", metavar="W",
+        ...,
+        "--outlier-layer-width",
+        metavar="W",
         help="w_O >= 0, the outlier layer width in the sensors' scaled space, fixed from "
         "historical data (see 'privad sensor calibrate').",
     ),
     analyst_token: str | None = typer.Option(
-        None, "--analyst-token", metavar="SECRET", envvar="PRIVAD_ANALYST_TOKEN",
+        None,
+        "--analyst-token",
+        metavar="SECRET",
+        envvar="PRIVAD_ANALYST_TOKEN",
         help="The token the analyst uses here (at least 16 characters). Default: "
         "$PRIVAD_ANALYST_TOKEN.",
     ),
     min_gap: str = typer.Option(
-        "0", "--min-gap", metavar="G",
+        "0",
+        "--min-gap",
+        metavar="G",
         help="Step 3 (reconstruction): split O' only at a gap > G (default 0).",
     ),
     max_fp_share: str = typer.Option(
-        "0.5", "--max-fp-share", metavar="F",
+        "0.5",
+        "--max-fp-share",
+        metavar="F",
         help="Step 3 (reconstruction): at most this share of O' may become FP (default 0.5).",
     ),
     max_body_bytes: str = MAX_BODY_OPTION,
@@ -306,21 +360,23 @@ def correction(
     from privad.services.auth import TokenRegistry
     from privad.services.correction import ANALYST_ROLE, create_correction_app
 
-    common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
-                                ssl_certfile, ssl_keyfile)  # fmt: skip
+    common = ServeOptions.parse(
+        db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
+    )
     registry = TokenRegistry(
         common.tokens,
-        {ANALYST_ROLE: required_secret(analyst_token, "--analyst-token",
-                                       "PRIVAD_ANALYST_TOKEN")},
+        {ANALYST_ROLE: required_secret(analyst_token, "--analyst-token", "PRIVAD_ANALYST_TOKEN")},
     )
     app = create_correction_app(
         common.db,
         registry,
-        outlier_layer_width=parse_float(outlier_layer_width, "--outlier-layer-width",
-                                        what="a width >= 0"),  # fmt: skip
+        outlier_layer_width=parse_float(
+            outlier_layer_width, "--outlier-layer-width", what="a width >= 0"
+        ),
         min_gap=parse_float(min_gap, "--min-gap", what="a number >= 0"),
-        max_fp_share=parse_float(max_fp_share, "--max-fp-share", maximum=1.0,
-                                 what="a share in [0, 1]"),  # fmt: skip
+        max_fp_share=parse_float(
+            max_fp_share, "--max-fp-share", maximum=1.0, what="a share in [0, 1]"
+        ),
         max_body_bytes=common.max_body_bytes,
     )
     common.run(app, "privad correction")
@@ -352,13 +408,17 @@ _ORACLE = _oracle_options()
 def oracle(
     data: str = typer.Argument(..., metavar="DATA", help=_ORACLE["data_help"]),
     db: str = typer.Option(
-        ..., "--db", metavar="PATH",
+        ...,
+        "--db",
+        metavar="PATH",
         help="The oracle's privacy ledger (a privad ledger SQLite file, created if missing; "
         "see 'privad budget show --ledger PATH'). Spent budget survives restarts.",
     ),
     epsilon: str = typer.Option(..., "--epsilon", metavar="E", help="ε per answer, > 0."),
     budget: str = typer.Option(
-        ..., "--budget", metavar="B",
+        ...,
+        "--budget",
+        metavar="B",
         help="Total ε of the scope: queries past it are refused (429). Set in the ledger if "
         "the scope has none or another total (never below what was spent).",
     ),
@@ -370,11 +430,15 @@ def oracle(
     t_low: str | None = _ORACLE["t_low"],
     t_high: str | None = _ORACLE["t_high"],
     scope: str | None = typer.Option(
-        None, "--scope", metavar="NAME",
+        None,
+        "--scope",
+        metavar="NAME",
         help="The ledger scope answers are charged to (default: oracle/<data name>).",
     ),
     seed: str | None = typer.Option(
-        None, "--seed", metavar="S",
+        None,
+        "--seed",
+        metavar="S",
         help="Seed of the oracle's noise, for tests only (anyone who knows it can remove the "
         "noise). Default: OS entropy.",
     ),
@@ -395,8 +459,9 @@ def oracle(
     from privad.services.auth import TokenRegistry
     from privad.services.oracle import create_oracle_app
 
-    common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
-                                ssl_certfile, ssl_keyfile)  # fmt: skip
+    common = ServeOptions.parse(
+        db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
+    )
     eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0 (e.g. 1)")
     total = parse_float(budget, "--budget", strict=True, what="a finite number > 0 (e.g. 100)")
     delta_v = parse_delta(delta)
@@ -406,18 +471,31 @@ def oracle(
     scope = parse_scope(scope)
     series = load_series(data, column=column, labels_column=labels_column)
     lo, hi, how = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
-    notes = [f"{series.name}: {series.values.size} values, t_l = {lo:.6g}, t_h = {hi:.6g} "
-             f"({how}); {kind_v} oracle, ε = {eps:g} per answer"]  # fmt: skip
+    notes = [
+        f"{series.name}: {series.values.size} values, t_l = {lo:.6g}, t_h = {hi:.6g} "
+        f"({how}); {kind_v} oracle, ε = {eps:g} per answer"
+    ]
     above = int((series.values >= hi).sum())
     if above != 1:  # the operator holds the data; this line is for them only
-        notes.append(f"note: {above} values are >= t_h; the search assumes exactly one anomaly "
-                     "(several: search disjoint groups, section 7, privad.search.multiple)")
+        notes.append(
+            f"note: {above} values are >= t_h; the search assumes exactly one anomaly "
+            "(several: search disjoint groups, section 7, privad.search.multiple)"
+        )
     app = create_oracle_app(
-        common.db, TokenRegistry(common.tokens),
-        values=series.values, t_low=lo, t_high=hi, epsilon=eps, budget=total, delta=delta_v,
+        common.db,
+        TokenRegistry(common.tokens),
+        values=series.values,
+        t_low=lo,
+        t_high=hi,
+        epsilon=eps,
+        budget=total,
+        delta=delta_v,
         kind=kind_v,
         scope=scope if scope is not None else f"oracle/{series.name}",
-        rng=seed_v, max_orders=orders, max_body_bytes=common.max_body_bytes, notes=notes,
+        rng=seed_v,
+        max_orders=orders,
+        max_body_bytes=common.max_body_bytes,
+        notes=notes,
     )
     common.run(app, "privad oracle", notes)
 
@@ -435,9 +513,14 @@ def register(app: typer.Typer) -> None:
 def _sp_options() -> dict[str, Any]:
     from privad.cli import sp as sp_cli
 
-    return {"data_help": sp_cli.DATA_HELP, "columns": sp_cli.COLUMNS_OPTION,
-            "mechanism": sp_cli.MECHANISM_OPTION, "metric": sp_cli.METRIC_OPTION,
-            "k": sp_cli.K_OPTION, "count_cap": sp_cli.COUNT_CAP_OPTION}  # fmt: skip
+    return {
+        "data_help": sp_cli.DATA_HELP,
+        "columns": sp_cli.COLUMNS_OPTION,
+        "mechanism": sp_cli.MECHANISM_OPTION,
+        "metric": sp_cli.METRIC_OPTION,
+        "k": sp_cli.K_OPTION,
+        "count_cap": sp_cli.COUNT_CAP_OPTION,
+    }
 
 
 _SP = _sp_options()
@@ -450,19 +533,25 @@ def sp(
     r: str = typer.Option(..., "--r", metavar="R", help="The radius r: a finite number >= 0."),
     epsilon: str = typer.Option(..., "--epsilon", metavar="E", help="ε per answer, > 0."),
     budget: str = typer.Option(
-        ..., "--budget", metavar="B",
+        ...,
+        "--budget",
+        metavar="B",
         help="Each querier's total ε (its own ledger scope <scope>/<querier>): a request past "
         "it is refused (429) with nothing spent.",
     ),
     delta: str | None = DELTA_OPTION,
     db: str = typer.Option(
-        ..., "--db", metavar="PATH",
+        ...,
+        "--db",
+        metavar="PATH",
         help="The curator's store (SQLite, created if missing): recorded answers and every "
         "querier's questions, so that a repeated question gets its recorded answer after a "
         "restart too. Tied to DATA and the mechanism's parameters.",
     ),
     ledger: str = typer.Option(
-        ..., "--ledger", metavar="PATH",
+        ...,
+        "--ledger",
+        metavar="PATH",
         help="The ledger file holding the queriers' budgets (created if missing; 'privad "
         "budget show --ledger PATH').",
     ),
@@ -472,11 +561,15 @@ def sp(
     count_cap: str = _SP["count_cap"],
     columns: list[str] | None = _SP["columns"],
     scope: str | None = typer.Option(
-        None, "--scope", metavar="NAME",
+        None,
+        "--scope",
+        metavar="NAME",
         help="Prefix of the queriers' ledger scopes (default: curator/<data name>).",
     ),
     seed: str | None = typer.Option(
-        None, "--seed", metavar="S",
+        None,
+        "--seed",
+        metavar="S",
         help="Seed of the noise, for tests only (anyone who knows it can remove the noise). "
         "Default: OS entropy.",
     ),
@@ -494,8 +587,9 @@ def sp(
     from privad.services.auth import TokenRegistry
     from privad.services.curator import create_curator_app
 
-    common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
-                                ssl_certfile, ssl_keyfile)  # fmt: skip
+    common = ServeOptions.parse(
+        db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
+    )
     mech = parse_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
     total = parse_float(budget, "--budget", strict=True, what="a finite number > 0 (e.g. 10)")
     delta_v = parse_delta(delta)
@@ -504,18 +598,28 @@ def sp(
     check_output_path(ledger, "--ledger", "store")
     ds = load_table(data, columns=parse_columns(columns), seed=seed_v)
     app = create_curator_app(
-        ds.X, mech, db=common.db, ledger=ledger, tokens=TokenRegistry(common.tokens),
-        budget=total, delta=delta_v,
+        ds.X,
+        mech,
+        db=common.db,
+        ledger=ledger,
+        tokens=TokenRegistry(common.tokens),
+        budget=total,
+        delta=delta_v,
         scope=scope_v if scope_v is not None else f"curator/{ds.name}",
-        rng=seed_v, max_body_bytes=common.max_body_bytes,
-    )  # fmt: skip
-    notes = [f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features; "
-             f"{mech.guarantee.summary()} per answer; {total:g}"
-             f"{'' if delta_v is None else f', δ {delta_v:g}'} per querier; "
-             f"{len(common.tokens)} querier token(s)"]  # fmt: skip
+        rng=seed_v,
+        max_body_bytes=common.max_body_bytes,
+    )
+    notes = [
+        f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features; "
+        f"{mech.guarantee.summary()} per answer; {total:g}"
+        f"{'' if delta_v is None else f', δ {delta_v:g}'} per querier; "
+        f"{len(common.tokens)} querier token(s)"
+    ]
     if common.host not in ("127.0.0.1", "localhost", "::1") and common.ssl_certfile is None:
-        notes.append(f"warning: listening on {common.host} without TLS: tokens and answers "
-                     "travel in clear text")  # fmt: skip
+        notes.append(
+            f"warning: listening on {common.host} without TLS: tokens and answers "
+            "travel in clear text"
+        )
     common.run(app, "privad curator", notes)
 
 
@@ -525,12 +629,16 @@ def sp(
 
 
 RMP_TOKENS_OPTION: Any = typer.Option(
-    None, "--tokens", metavar="FILE",
+    None,
+    "--tokens",
+    metavar="FILE",
     help="End-user tokens: one NAME=SECRET per line (# comments); end-users download the "
     "model. At least one end-user token (--tokens or --token) is required.",
 )
 RMP_TOKEN_OPTION: Any = typer.Option(
-    None, "--token", metavar="NAME=SECRET",
+    None,
+    "--token",
+    metavar="NAME=SECRET",
     help="An end-user token (repeatable), in addition to --tokens.",
 )
 
@@ -538,12 +646,16 @@ RMP_TOKEN_OPTION: Any = typer.Option(
 @serve_app.command("rmp")
 def rmp(
     db: str = typer.Option(
-        ..., "--db", metavar="PATH",
+        ...,
+        "--db",
+        metavar="PATH",
         help="SQLite file of the mining server: T and its parameters, participants, batches, "
         "models (created if missing). On restart T and n, w, alpha, beta are kept.",
     ),
     n: str | None = typer.Option(
-        None, "--n", metavar="N",
+        None,
+        "--n",
+        metavar="N",
         help="Attributes per record (required for a new --db; on restart it must match).",
     ),
     w: str | None = typer.Option(
@@ -553,39 +665,56 @@ def rmp(
         None, "--r", metavar="R", help="r = n - w >= 1, instead of --w (the paper uses r = 1)."
     ),
     alpha: str | None = typer.Option(
-        None, "--alpha", metavar="A",
+        None,
+        "--alpha",
+        metavar="A",
         help="0 < alpha < 1: each participant's T_i = T + U(-alpha, alpha) (eq. 1).",
     ),
     beta: str | None = typer.Option(
-        None, "--beta", metavar="B",
+        None,
+        "--beta",
+        metavar="B",
         help="beta of the double logistic (eq. 2). Default: beta* (about 2.8124).",
     ),
     seed: str | None = typer.Option(
-        None, "--seed", metavar="S",
+        None,
+        "--seed",
+        metavar="S",
         help="Seed of the public T (for tests; T is public). Default: OS entropy. Ignored "
         "when --db already holds T.",
     ),
     hidden: str | None = typer.Option(
-        None, "--hidden", metavar="H",
+        None,
+        "--hidden",
+        metavar="H",
         help="Hidden units of the AANN (default: privad.rmp's default for w inputs).",
     ),
     epochs: str = typer.Option(
-        "500", "--epochs", metavar="E",
+        "500",
+        "--epochs",
+        metavar="E",
         help="Training epochs (default 500; the paper uses 300-1000). A train request may "
         "override it.",
     ),
     max_batch: str = typer.Option(
-        "30", "--max-batch", metavar="M",
-        help="Most records (columns) one uploaded batch may hold (default 30, as in the "
-        "paper).",
+        "30",
+        "--max-batch",
+        metavar="M",
+        help="Most records (columns) one uploaded batch may hold (default 30, as in the paper).",
     ),
     operator_token: str | None = typer.Option(
-        None, "--operator-token", metavar="SECRET", envvar="PRIVAD_RMP_OPERATOR_TOKEN",
+        None,
+        "--operator-token",
+        metavar="SECRET",
+        envvar="PRIVAD_RMP_OPERATOR_TOKEN",
         help="The operator's token: starts training, sees jobs and participants (at least 16 "
         "characters). Default: $PRIVAD_RMP_OPERATOR_TOKEN.",
     ),
     registration_token: str | None = typer.Option(
-        None, "--registration-token", metavar="SECRET", envvar="PRIVAD_RMP_REGISTRATION_TOKEN",
+        None,
+        "--registration-token",
+        metavar="SECRET",
+        envvar="PRIVAD_RMP_REGISTRATION_TOKEN",
         help="If set, registering a participant needs this token. Default: "
         "$PRIVAD_RMP_REGISTRATION_TOKEN, else registration is open.",
     ),
@@ -603,30 +732,41 @@ def rmp(
     from privad.services.rmp import create_rmp_app
 
     if tokens is None and not token:
-        raise ParameterError("no end-user tokens: give --tokens FILE (NAME=SECRET lines) or "
-                             "--token NAME=SECRET (end-users download the model with them)")
-    common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
-                                ssl_certfile, ssl_keyfile)  # fmt: skip
+        raise ParameterError(
+            "no end-user tokens: give --tokens FILE (NAME=SECRET lines) or "
+            "--token NAME=SECRET (end-users download the model with them)"
+        )
+    common = ServeOptions.parse(
+        db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
+    )
     notes: list[str] = []
     app = create_rmp_app(
-        common.db, common.tokens,
-        operator_token=required_secret(operator_token, "--operator-token",
-                                       "PRIVAD_RMP_OPERATOR_TOKEN"),
-        registration_token=None if registration_token is None or not registration_token.strip()
+        common.db,
+        common.tokens,
+        operator_token=required_secret(
+            operator_token, "--operator-token", "PRIVAD_RMP_OPERATOR_TOKEN"
+        ),
+        registration_token=None
+        if registration_token is None or not registration_token.strip()
         else registration_token.strip(),
         n=parse_optional_int(n, "--n", 2),
         w=parse_optional_int(w, "--w", 1),
         r=parse_optional_int(r, "--r", 1),
-        alpha=None if alpha is None else parse_float(alpha, "--alpha", strict=True, maximum=1.0,
-                                                     what="a number with 0 < alpha < 1"),
-        beta=None if beta is None else parse_float(beta, "--beta", strict=True,
-                                                   what="a number > 0"),
+        alpha=None
+        if alpha is None
+        else parse_float(
+            alpha, "--alpha", strict=True, maximum=1.0, what="a number with 0 < alpha < 1"
+        ),
+        beta=None
+        if beta is None
+        else parse_float(beta, "--beta", strict=True, what="a number > 0"),
         rng=parse_seed(seed),
-        training=AANNTraining(epochs=parse_int(epochs, "--epochs", minimum=1,
-                                               what="an integer >= 1"),
-                              hidden=parse_optional_int(hidden, "--hidden", 1)),
+        training=AANNTraining(
+            epochs=parse_int(epochs, "--epochs", minimum=1, what="an integer >= 1"),
+            hidden=parse_optional_int(hidden, "--hidden", 1),
+        ),
         max_batch=parse_int(max_batch, "--max-batch", minimum=1, what="an integer >= 1"),
         max_body_bytes=common.max_body_bytes,
         notes=notes,
-    )  # fmt: skip
+    )
     common.run(app, "privad rmp", notes)

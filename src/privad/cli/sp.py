@@ -62,9 +62,15 @@ from privad.errors import (
 )
 
 __all__ = [
-    "SCHEDULER_OPTION", "WORKERS_OPTION", "WORKER_TIMEOUT_OPTION", "Cluster", "load_table",
-    "parse_cluster", "register", "sp_app",
-]  # fmt: skip
+    "SCHEDULER_OPTION",
+    "WORKERS_OPTION",
+    "WORKER_TIMEOUT_OPTION",
+    "Cluster",
+    "load_table",
+    "parse_cluster",
+    "register",
+    "sp_app",
+]
 
 sp_app = typer.Typer(
     name="sp",
@@ -103,45 +109,59 @@ LABEL_HELP = (
 METRIC_HELP = "Distance between records: euclidean (default), manhattan or chebyshev."
 COLUMNS_OPTION = typer.Option(None, "--columns", metavar="COLS", help=COLUMNS_HELP)
 EXCLUDE_OPTION: Any = typer.Option(
-    None, "--exclude", metavar="COL",
+    None,
+    "--exclude",
+    metavar="COL",
     help="A column that is not a feature (a timestamp, a free-text field, ...), by name or "
     "0-based position; repeat the option or separate with commas. Dropped before any "
     "distance is computed.",
-)  # fmt: skip
+)
 BOUNDS_OPTION: Any = typer.Option(
-    None, "--bounds", metavar="FILE",
+    None,
+    "--bounds",
+    metavar="FILE",
     help="Public per-column bounds: CSV with the columns column,lower,upper, or JSON "
-    "{\"col\": \\[lower, upper]}. Bounded features are scaled to [0, 1] as (x − lo)/(hi − lo), "
+    '{"col": \\[lower, upper]}. Bounded features are scaled to [0, 1] as (x − lo)/(hi − lo), '
     "values outside clipped (both use only the bounds, so the guarantee holds). Never "
     "computed from the data: see docs/scaling.md.",
-)  # fmt: skip
+)
 BOUND_OPTION: Any = typer.Option(
-    None, "--bound", metavar="COL=LO:HI",
+    None,
+    "--bound",
+    metavar="COL=LO:HI",
     help="A public bound of one column, e.g. --bound proline=0:2000 (repeatable; with or "
     "without --bounds). Scaled like --bounds.",
-)  # fmt: skip
+)
 ID_OPTION: Any = typer.Option(
-    None, "--id", metavar="COL",
+    None,
+    "--id",
+    metavar="COL",
     help="The column that identifies records (numbers or text): not a feature; its values "
     "are carried into the output (an id column beside index).",
-)  # fmt: skip
+)
 LEDGER_HELP = "Ledger file (SQLite). Default: $PRIVAD_LEDGER if set, else ~/.privad/ledger.sqlite."
 SCHEDULER_OPTION: Any = typer.Option(
-    None, "--scheduler", metavar="ADDR",
+    None,
+    "--scheduler",
+    metavar="ADDR",
     help="With Dask: the address of a running Dask scheduler (e.g. tcp://10.0.0.5:8786). "
     "Default: start a local cluster (see --workers).",
-)  # fmt: skip
+)
 WORKERS_OPTION: Any = typer.Option(
-    None, "--workers", metavar="N",
+    None,
+    "--workers",
+    metavar="N",
     help="With Dask and no --scheduler: worker processes of the local cluster (default: one "
     "per core).",
-)  # fmt: skip
+)
 WORKER_TIMEOUT_OPTION: Any = typer.Option(
-    None, "--worker-timeout", metavar="S",
+    None,
+    "--worker-timeout",
+    metavar="S",
     help="With Dask: seconds the cluster may have no worker before the job fails (its "
     "reservation cancelled, no output). Default: 120; raise it for a cluster that starts "
     "its workers on demand.",
-)  # fmt: skip
+)
 
 
 BETA_OPTION: Any = typer.Option(
@@ -150,7 +170,7 @@ BETA_OPTION: Any = typer.Option(
     metavar="B",
     help="Required. β of the (β, r)-anomaly: an integer >= 1. A record is an anomaly when "
     "at most β records (itself and its duplicates included) lie within distance r.",
-)  # fmt: skip
+)
 
 R_OPTION: Any = typer.Option(
     None,
@@ -158,7 +178,7 @@ R_OPTION: Any = typer.Option(
     metavar="R",
     help="Required. The radius r: a finite number >= 0, in the units of the features "
     "(balls are closed: distance <= r).",
-)  # fmt: skip
+)
 
 EPSILON_OPTION: Any = typer.Option(
     None,
@@ -166,7 +186,7 @@ EPSILON_OPTION: Any = typer.Option(
     metavar="E",
     help="Required. ε of each answer: a finite number > 0 (smaller = more private; the "
     "paper uses 0.01 to 1). The batch costs min(n, m)·ε (Claim 5).",
-)  # fmt: skip
+)
 
 K_OPTION: Any = typer.Option(
     "1",
@@ -175,7 +195,7 @@ K_OPTION: Any = typer.Option(
     help="k of the k-sensitive neighbourhood graph: an integer >= 1 (default 1). Records "
     "that are normal, or would be after adding/removing k records, are protected; "
     "k >= β + 1 protects everyone (then sp = dp). Ignored by --mechanism dp.",
-)  # fmt: skip
+)
 
 MECHANISM_OPTION: Any = typer.Option(
     "sp",
@@ -184,7 +204,7 @@ MECHANISM_OPTION: Any = typer.Option(
     help="sp (default): U_λk, (ε, k)-sensitively private (Theorem 4.6); dp: the optimal "
     "ε-DP mechanism U_ΔG (Theorem 4.4); compiled: Construction 2 on the ε/2-DP mechanism, "
     "(ε, k)-SP (Theorem 4.7).",
-)  # fmt: skip
+)
 
 METRIC_OPTION: Any = typer.Option("euclidean", "--metric", metavar="METRIC", help=METRIC_HELP)
 
@@ -195,18 +215,26 @@ COUNT_CAP_OPTION: Any = typer.Option(
     help="none (default): exact ball counts. auto, or an integer >= β + 2: stop counting "
     "at C (faster on dense data; same guarantee; records with at least C neighbours get "
     "error e^(-ε(C-β-1))/(1+e^ε) instead of a smaller one; auto makes that <= 1e-30).",
-)  # fmt: skip
+)
 
 
-def parse_mechanism(beta: str | None, r: str | None, epsilon: str | None, k: str,
-                    mechanism: str, metric: str, count_cap: str) -> Any:  # fmt: skip
+def parse_mechanism(
+    beta: str | None,
+    r: str | None,
+    epsilon: str | None,
+    k: str,
+    mechanism: str,
+    metric: str,
+    count_cap: str,
+) -> Any:
     """The mechanism object of the options ``--beta --r --epsilon --k --mechanism --metric
     --count-cap`` (one-line ParameterError on a mistake)."""
     from privad.sensitive import aiq_mechanism, auto_count_cap
 
     beta_v = parse_int(beta, "--beta", minimum=1, what="an integer >= 1 (e.g. --beta 18)")
-    eps_v = parse_float(epsilon, "--epsilon", strict=True,
-                        what="a finite number > 0 (e.g. --epsilon 0.1)")  # fmt: skip
+    eps_v = parse_float(
+        epsilon, "--epsilon", strict=True, what="a finite number > 0 (e.g. --epsilon 0.1)"
+    )
     mech = parse_choice(mechanism, "--mechanism", MECHANISM_CHOICES)
     cap_text = count_cap.strip().lower()
     if cap_text == "none":
@@ -214,14 +242,21 @@ def parse_mechanism(beta: str | None, r: str | None, epsilon: str | None, k: str
     elif cap_text == "auto":
         cap = auto_count_cap(beta_v, eps_v, mechanism=mech)
     else:
-        cap = parse_int(count_cap, "--count-cap", minimum=beta_v + 2,
-                        what=f"none, auto or an integer >= β + 2 = {beta_v + 2}")  # fmt: skip
+        cap = parse_int(
+            count_cap,
+            "--count-cap",
+            minimum=beta_v + 2,
+            what=f"none, auto or an integer >= β + 2 = {beta_v + 2}",
+        )
     return aiq_mechanism(
-        mech, beta=beta_v, epsilon=eps_v, count_cap=cap,
+        mech,
+        beta=beta_v,
+        epsilon=eps_v,
+        count_cap=cap,
         r=parse_float(r, "--r", strict=False, what="a finite number >= 0 (e.g. --r 0.1)"),
         k=parse_int(k, "--k", minimum=1, what="an integer >= 1"),
         metric=parse_choice(metric, "--metric", METRIC_CHOICES),
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -242,27 +277,34 @@ class Cluster:
         """:func:`privad.distributed.dask_client` for these options."""
         from privad.distributed import dask_client
 
-        return dask_client(self.scheduler, workers=self.workers,
-                           worker_timeout=self.worker_timeout)  # fmt: skip
+        return dask_client(self.scheduler, workers=self.workers, worker_timeout=self.worker_timeout)
 
 
-def parse_cluster(scheduler: str | None, workers: str | None,
-                  worker_timeout: str | None = None) -> Cluster:  # fmt: skip
+def parse_cluster(
+    scheduler: str | None, workers: str | None, worker_timeout: str | None = None
+) -> Cluster:
     """``--scheduler`` (an address) and ``--workers`` (an integer >= 1), not both;
     ``--worker-timeout`` (seconds > 0)."""
     from privad.distributed import check_scheduler_address
 
     if scheduler is not None and workers is not None:
-        raise ParameterError("give --scheduler (an existing cluster) or --workers (a local "
-                             "cluster), not both")  # fmt: skip
-    timeout = None if worker_timeout is None else parse_float(
-        worker_timeout, "--worker-timeout", strict=True, what="seconds > 0 (e.g. 120)")
+        raise ParameterError(
+            "give --scheduler (an existing cluster) or --workers (a local cluster), not both"
+        )
+    timeout = (
+        None
+        if worker_timeout is None
+        else parse_float(
+            worker_timeout, "--worker-timeout", strict=True, what="seconds > 0 (e.g. 120)"
+        )
+    )
     return Cluster(
         scheduler=None if scheduler is None else check_scheduler_address(scheduler),
-        workers=None if workers is None else parse_int(workers, "--workers", minimum=1,
-                                                       what="an integer >= 1"),
+        workers=None
+        if workers is None
+        else parse_int(workers, "--workers", minimum=1, what="an integer >= 1"),
         worker_timeout=timeout,
-    )  # fmt: skip
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -276,9 +318,15 @@ def _as_dataset(obj: Any) -> Any:
     return obj.to_dataset() if isinstance(obj, TimeSeries) else obj
 
 
-def load_table(source: str, *, columns: list[str] | None = None, label: str | None = None,
-               exclude: list[str] | None = None, id_column: str | None = None,
-               seed: int | None = None) -> Any:  # fmt: skip
+def load_table(
+    source: str,
+    *,
+    columns: list[str] | None = None,
+    label: str | None = None,
+    exclude: list[str] | None = None,
+    id_column: str | None = None,
+    seed: int | None = None,
+) -> Any:
     """Load DATA (a catalogue name, a file or a Parquet folder) as a
     :class:`privad.datasets.Dataset` with the column roles of
     :func:`privad.datasets.tables.plan_columns` (features, label, excluded, id)."""
@@ -300,8 +348,9 @@ def load_table(source: str, *, columns: list[str] | None = None, label: str | No
     return select_columns(_as_dataset(loaded), label=label, **roles)
 
 
-def scale_features(ds: Any, bounds: dict[str, tuple[float, float]] | None, *,
-                   check: bool = True) -> tuple[Any, Any]:  # fmt: skip
+def scale_features(
+    ds: Any, bounds: dict[str, tuple[float, float]] | None, *, check: bool = True
+) -> tuple[Any, Any]:
     """DATA's features scaled with the public ``bounds`` (if any), then the warning when one
     column dominates the distances (``check``); (dataset, :class:`BoundsScaling` or None)."""
     from dataclasses import replace
@@ -323,9 +372,11 @@ def scaling_text(scaling: Any) -> str:
     if scaling is None:
         return "none (the features in their own units)"
     left = f"; {len(scaling.unscaled)} column(s) in their own units" if scaling.unscaled else ""
-    return (f"public bounds on {len(scaling.scaled)} column(s), (x − lo)/(hi − lo){left}; "
-            f"{scaling.clipped} value(s) outside the bounds clipped (clipping uses only the "
-            "bounds, so the guarantee holds; this count is for you, not released)")
+    return (
+        f"public bounds on {len(scaling.scaled)} column(s), (x − lo)/(hi − lo){left}; "
+        f"{scaling.clipped} value(s) outside the bounds clipped (clipping uses only the "
+        "bounds, so the guarantee holds; this count is for you, not released)"
+    )
 
 
 def _align_queries(Q: Any, data: Any) -> np.ndarray:
@@ -351,9 +402,16 @@ _BLOCK_WORK = 20_000_000  # query x record pairs per block before the work is sp
 
 
 def ball_statistics_with_progress(
-    X: np.ndarray, r: float, *, queries: np.ndarray | None, metric: str, add: bool,
-    cap: int | None, progress: StepProgress, what: str = "counting balls",
-) -> Any:  # fmt: skip
+    X: np.ndarray,
+    r: float,
+    *,
+    queries: np.ndarray | None,
+    metric: str,
+    add: bool,
+    cap: int | None,
+    progress: StepProgress,
+    what: str = "counting balls",
+) -> Any:
     """:func:`privad.sensitive.ball_statistics`, split into blocks of queries with progress."""
     from privad.sensitive import ball_statistics
     from privad.sensitive.anomaly import BallStatistics
@@ -363,22 +421,32 @@ def ball_statistics_with_progress(
     n_blocks = max(1, min(50, (q * n) // _BLOCK_WORK))
     task = progress.add_task(what, total=q)
     if n_blocks == 1:
-        stats = ball_statistics(X, r, queries=queries, metric=metric,
-                                add_query_to_data=add, cap=cap)  # fmt: skip
+        stats = ball_statistics(
+            X, r, queries=queries, metric=metric, add_query_to_data=add, cap=cap
+        )
         progress.update(task, completed=q)
         return stats
     size = math.ceil(q / n_blocks)
     parts = []
     for s in range(0, q, size):
-        parts.append(ball_statistics(X, r, queries=Q[s:s + size], metric=metric,
-                                     add_query_to_data=add and queries is not None,
-                                     cap=cap))  # fmt: skip
+        parts.append(
+            ball_statistics(
+                X,
+                r,
+                queries=Q[s : s + size],
+                metric=metric,
+                add_query_to_data=add and queries is not None,
+                cap=cap,
+            )
+        )
         progress.update(task, advance=min(size, q - s))
     return BallStatistics(
-        x_i=np.concatenate([p.x_i for p in parts]), ball=np.concatenate([p.ball for p in parts]),
-        capped=np.concatenate([p.capped for p in parts]), cap=cap,
+        x_i=np.concatenate([p.x_i for p in parts]),
+        ball=np.concatenate([p.ball for p in parts]),
+        capped=np.concatenate([p.capped for p in parts]),
+        cap=cap,
         added_query=add and queries is not None,
-    )  # fmt: skip
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -415,8 +483,10 @@ def _ensure_budget(book: Any, scope: str, notion: str, budget: float | None) -> 
         book.set_budget(scope, notion, budget)
         return f"created the {notion} budget of scope {scope!r}: total ε {budget:g}"
     if budget is not None:
-        return (f"--budget ignored: scope {scope!r} already has a {notion} budget (total ε "
-                f"{float(current.total):g}); change it with 'privad budget set'")  # fmt: skip
+        return (
+            f"--budget ignored: scope {scope!r} already has a {notion} budget (total ε "
+            f"{float(current.total):g}); change it with 'privad budget set'"
+        )
     return None
 
 
@@ -511,15 +581,31 @@ def identify(
     # 1. every option, before anything is read or written
     m = parse_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
     job = _Identify(
-        data=data, beta=m.beta, eps=m.epsilon, mech=m.name, cap=m.count_cap, r=m.r, k=m.k,
-        metric=m.metric, seed=parse_seed(seed), columns=parse_columns(columns), label=label,
-        exclude=parse_columns(exclude, "--exclude"), id_column=id_column,
+        data=data,
+        beta=m.beta,
+        eps=m.epsilon,
+        mech=m.name,
+        cap=m.count_cap,
+        r=m.r,
+        k=m.k,
+        metric=m.metric,
+        seed=parse_seed(seed),
+        columns=parse_columns(columns),
+        label=label,
+        exclude=parse_columns(exclude, "--exclude"),
+        id_column=id_column,
         bounds=parse_bounds(bound, bounds_file),
-        scope=parse_scope(scope), ledger=ledger, out=out,
-        budget=None if budget is None else parse_float(
-            budget, "--budget", strict=True, what="a finite number > 0 (the scope's total ε)"),
-        errors=with_error_probabilities, quiet=as_json,
-    )  # fmt: skip
+        scope=parse_scope(scope),
+        ledger=ledger,
+        out=out,
+        budget=None
+        if budget is None
+        else parse_float(
+            budget, "--budget", strict=True, what="a finite number > 0 (the scope's total ε)"
+        ),
+        errors=with_error_probabilities,
+        quiet=as_json,
+    )
     engine_v = parse_choice(engine, "--engine", ENGINE_CHOICES)
     cluster = parse_cluster(scheduler, workers, worker_timeout)
     if out is not None:
@@ -530,16 +616,20 @@ def identify(
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
     if engine_v == "dask":
         if id_column is not None:
-            raise ParameterError("--id applies with --engine numba (the Dask output parts are "
-                                 "keyed by index)")  # fmt: skip
+            raise ParameterError(
+                "--id applies with --engine numba (the Dask output parts are keyed by index)"
+            )
         if job.bounds is not None:
-            raise ParameterError("--bound and --bounds apply with --engine numba; scale the "
-                                 "partitions with the public bounds first")  # fmt: skip
+            raise ParameterError(
+                "--bound and --bounds apply with --engine numba; scale the "
+                "partitions with the public bounds first"
+            )
         outcome = _identify_dask(job, cluster, queries, add_query_to_data)
     else:
         if cluster.given:
-            raise ParameterError("--scheduler, --workers and --worker-timeout apply only with "
-                                 "--engine dask")  # fmt: skip
+            raise ParameterError(
+                "--scheduler, --workers and --worker-timeout apply only with --engine dask"
+            )
         outcome = _identify_local(job, queries, add_query_to_data)
     _print_summary(job, outcome, as_json)
 
@@ -573,8 +663,15 @@ class _Identify:
         """The mechanism object (its guarantee is what one answer costs)."""
         from privad.sensitive import aiq_mechanism
 
-        return aiq_mechanism(self.mech, beta=self.beta, r=self.r, epsilon=self.eps, k=self.k,
-                             metric=self.metric, count_cap=self.cap)  # fmt: skip
+        return aiq_mechanism(
+            self.mech,
+            beta=self.beta,
+            r=self.r,
+            epsilon=self.eps,
+            k=self.k,
+            metric=self.metric,
+            count_cap=self.cap,
+        )
 
     @property
     def notion(self) -> str:
@@ -586,9 +683,17 @@ class _Identify:
         from privad.sensitive import SensitiveAnomalyIdentifier
 
         return SensitiveAnomalyIdentifier(
-            self.beta, self.r, self.eps, k=self.k, mechanism=self.mech, metric=self.metric,
-            add_query_to_data=bool(add), count_cap=self.cap, engine=engine, rng=self.seed,
-        )  # fmt: skip
+            self.beta,
+            self.r,
+            self.eps,
+            k=self.k,
+            mechanism=self.mech,
+            metric=self.metric,
+            add_query_to_data=bool(add),
+            count_cap=self.cap,
+            engine=engine,
+            rng=self.seed,
+        )
 
 
 @dataclass(frozen=True)
@@ -615,12 +720,21 @@ def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
     from privad.datasets import scale_to_bounds
     from privad.sensitive.release import CsvLabels
 
-    ds, scaling = scale_features(load_table(
-        job.data, columns=job.columns, label=job.label, exclude=job.exclude,
-        id_column=job.id_column, seed=job.seed), job.bounds)  # fmt: skip
+    ds, scaling = scale_features(
+        load_table(
+            job.data,
+            columns=job.columns,
+            label=job.label,
+            exclude=job.exclude,
+            id_column=job.id_column,
+            seed=job.seed,
+        ),
+        job.bounds,
+    )
     scope_v = job.scope or ds.name
-    out_path = check_output_path(job.out if job.out is not None
-                                 else f"{scope_v}-{job.mech}-labels.csv", "--out")  # fmt: skip
+    out_path = check_output_path(
+        job.out if job.out is not None else f"{scope_v}-{job.mech}-labels.csv", "--out"
+    )
     for source in (job.data, queries):
         if (
             source is not None
@@ -639,21 +753,41 @@ def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
         what_q = f"the {ds.X.shape[0]} record(s) of the data"
     with StepProgress(quiet=job.quiet) as progress, _open_ledger(job.ledger, job.budget) as book:
         note = _ensure_budget(book, scope_v, job.notion, job.budget)
-        rel = job.estimator(add, "numba").fit(ds.X).release(
-            Q, ledger=book, scope=scope_v, output=CsvLabels(out_path, job.errors, ids),
-            context={"command": "privad sp identify", "data": job.data, "out": str(out_path),
-                     "engine": "numba", "queries": queries},
-            step=progress.step,
-        )  # fmt: skip
+        rel = (
+            job.estimator(add, "numba")
+            .fit(ds.X)
+            .release(
+                Q,
+                ledger=book,
+                scope=scope_v,
+                output=CsvLabels(out_path, job.errors, ids),
+                context={
+                    "command": "privad sp identify",
+                    "data": job.data,
+                    "out": str(out_path),
+                    "engine": "numba",
+                    "queries": queries,
+                },
+                step=progress.step,
+            )
+        )
         remaining = book.remaining(scope_v, job.notion)
         ledger_name = book.path
     added = " (each added to the data, footnote 1)" if add else ""
     return _Outcome(
         data_text=f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features",
-        queries_text=what_q + added, n_q=int(rel.answers.size), bound=rel.bound,
-        guarantee=rel.guarantee, flagged=int(rel.answers.sum()), scope=scope_v,
-        remaining=remaining, ledger=ledger_name, out=out_path, note=note, scaling=scaling,
-    )  # fmt: skip
+        queries_text=what_q + added,
+        n_q=int(rel.answers.size),
+        bound=rel.bound,
+        guarantee=rel.guarantee,
+        flagged=int(rel.answers.sum()),
+        scope=scope_v,
+        remaining=remaining,
+        ledger=ledger_name,
+        out=out_path,
+        note=note,
+        scaling=scaling,
+    )
 
 
 def _check_partitioned_path(source: str, option: str) -> None:
@@ -661,9 +795,11 @@ def _check_partitioned_path(source: str, option: str) -> None:
     if Path(source).suffix.lower() in (".npy", ".npz", ".mat") or not (
         any(ch in source for ch in "*?[") or Path(source).expanduser().exists()
     ):
-        raise DataError(f"--engine dask reads partitioned files: give {option} as a Parquet "
-                        f"folder or file, or CSV files (a file or a glob like 'data/*.csv'), "
-                        f"got {source!r}")  # fmt: skip
+        raise DataError(
+            f"--engine dask reads partitioned files: give {option} as a Parquet "
+            f"folder or file, or CSV files (a file or a glob like 'data/*.csv'), "
+            f"got {source!r}"
+        )
 
 
 def _open_queries(queries: str, data: Any) -> Any:
@@ -684,8 +820,9 @@ def _open_queries(queries: str, data: Any) -> Any:
     return source
 
 
-def _identify_dask(job: _Identify, cluster: Cluster, queries: str | None = None,
-                   add: bool = False) -> _Outcome:  # fmt: skip
+def _identify_dask(
+    job: _Identify, cluster: Cluster, queries: str | None = None, add: bool = False
+) -> _Outcome:
     """``--engine dask``: partitioned input counted on a Dask cluster, partitioned output.
 
     Order (docs/distributed.md, "Privacy accounting on a cluster"): options, columns, output
@@ -707,20 +844,22 @@ def _identify_dask(job: _Identify, cluster: Cluster, queries: str | None = None,
     _check_partitioned_path(job.data, "DATA")
     if queries is not None:
         _check_partitioned_path(queries, "--queries")
-    source = open_partitioned(job.data, columns=job.columns, label=job.label,
-                              exclude=job.exclude)  # fmt: skip
+    source = open_partitioned(job.data, columns=job.columns, label=job.label, exclude=job.exclude)
     q_source = None if queries is None else _open_queries(queries, source)
     scope_v = job.scope or source.name
     out_path = check_new_folder(
-        job.out if job.out is not None else f"{scope_v}-{job.mech}-labels", "--out")
+        job.out if job.out is not None else f"{scope_v}-{job.mech}-labels", "--out"
+    )
     with StepProgress(quiet=job.quiet) as progress, _open_ledger(job.ledger, job.budget) as book:
         note = _ensure_budget(book, scope_v, job.notion, job.budget)
         est = job.estimator(add, "dask")
         try:  # before any worker starts: a budget that cannot pay for one answer
             book.check(scope_v, job.mechanism().guarantee)
         except BudgetExceededError as exc:
-            raise BudgetExceededError(f"{exc} (checked before starting the Dask cluster: the "
-                                      f"job costs at least ε = {job.eps:g})") from None
+            raise BudgetExceededError(
+                f"{exc} (checked before starting the Dask cluster: the "
+                f"job costs at least ε = {job.eps:g})"
+            ) from None
         with contextlib.ExitStack() as stack:
             with progress.step("starting the Dask cluster"):
                 client = stack.enter_context(cluster.client())
@@ -734,77 +873,128 @@ def _identify_dask(job: _Identify, cluster: Cluster, queries: str | None = None,
                     q_table = q_source.load()
                 Q = q_table.records
             context: dict[str, Any] = {
-                "command": "privad sp identify", "data": job.data, "out": str(out_path),
-                "engine": "dask", "queries": queries, "partitions": table.n_partitions,
+                "command": "privad sp identify",
+                "data": job.data,
+                "out": str(out_path),
+                "engine": "dask",
+                "queries": queries,
+                "partitions": table.n_partitions,
                 "query_partitions": q_table.n_partitions,
-            }  # fmt: skip
+            }
             rel = est.fit(table.records).release(
-                Q, ledger=book, scope=scope_v,
+                Q,
+                ledger=book,
+                scope=scope_v,
                 output=ParquetLabels(out_path, tuple(q_table.lengths), job.errors),
-                context=context, step=progress.step,
-            )  # fmt: skip
+                context=context,
+                step=progress.step,
+            )
         remaining = book.remaining(scope_v, job.notion)
         ledger_name = book.path
         n_q = int(rel.answers.size)
     where = f"scheduler {cluster.scheduler}" if cluster.scheduler else "a local cluster"
     return _Outcome(
         data_text=f"{table.name}: {n_q} records x {len(table.feature_names)} features in "
-                  f"{table.n_partitions} partition(s)",
-        queries_text=(f"the {n_q} record(s) of the data" if queries is None else
-                      f"{n_q} record(s) of {queries} in {q_table.n_partitions} partition(s)"
-                      + (" (each added to the data, footnote 1)" if add else "")),
-        n_q=n_q, bound=rel.bound, guarantee=rel.guarantee,
-        flagged=int(rel.answers.sum()), scope=scope_v, remaining=remaining, ledger=ledger_name,
-        out=out_path, note=note,
+        f"{table.n_partitions} partition(s)",
+        queries_text=(
+            f"the {n_q} record(s) of the data"
+            if queries is None
+            else f"{n_q} record(s) of {queries} in {q_table.n_partitions} partition(s)"
+            + (" (each added to the data, footnote 1)" if add else "")
+        ),
+        n_q=n_q,
+        bound=rel.bound,
+        guarantee=rel.guarantee,
+        flagged=int(rel.answers.sum()),
+        scope=scope_v,
+        remaining=remaining,
+        ledger=ledger_name,
+        out=out_path,
+        note=note,
         engine_text=f"dask on {where} ({n_workers} worker(s)); answers sampled on this "
-                    "machine from the gathered counts (identical to --engine numba)",
-    )  # fmt: skip
+        "machine from the gathered counts (identical to --engine numba)",
+    )
 
 
 def _print_summary(job: _Identify, o: _Outcome, as_json: bool) -> None:
     """The result (everything in it is the released answers or public parameters)."""
     bound = o.bound
     per_query = "ε-DP" if job.mech == "dp" else f"(ε, k = {job.k})-sensitive privacy"
-    warning = ("the error-probability columns are NOT PRIVATE (computed from the exact "
-               "counts); use them for evaluation only, never release them."
-               if job.errors else None)  # fmt: skip
+    warning = (
+        "the error-probability columns are NOT PRIVATE (computed from the exact "
+        "counts); use them for evaluation only, never release them."
+        if job.errors
+        else None
+    )
     payload = {
-        "command": "sp identify", "data": job.data, "dataset": o.data_text,
-        "queries": o.queries_text, "engine": o.engine_text or "numba",
-        "parameters": {"beta": job.beta, "r": job.r, "k": job.k, "metric": job.metric,
-                       "mechanism": job.mech, "count_cap": job.cap, "epsilon": job.eps},
+        "command": "sp identify",
+        "data": job.data,
+        "dataset": o.data_text,
+        "queries": o.queries_text,
+        "engine": o.engine_text or "numba",
+        "parameters": {
+            "beta": job.beta,
+            "r": job.r,
+            "k": job.k,
+            "metric": job.metric,
+            "mechanism": job.mech,
+            "count_cap": job.cap,
+            "epsilon": job.eps,
+        },
         "mechanism": job.mechanism().guarantee.description,
-        "answers": o.n_q, "flagged": o.flagged,
-        "guarantee": {"notion": o.guarantee.notion, "epsilon_per_query": job.eps,
-                      "epsilon": o.guarantee.epsilon, "m": min(bound.m, o.n_q),
-                      "m_exact": bool(bound.exact)},
-        "scope": o.scope, "ledger": o.ledger, "remaining_epsilon": o.remaining,
-        "output": o.out, "id_column": job.id_column,
+        "answers": o.n_q,
+        "flagged": o.flagged,
+        "guarantee": {
+            "notion": o.guarantee.notion,
+            "epsilon_per_query": job.eps,
+            "epsilon": o.guarantee.epsilon,
+            "m": min(bound.m, o.n_q),
+            "m_exact": bool(bound.exact),
+        },
+        "scope": o.scope,
+        "ledger": o.ledger,
+        "remaining_epsilon": o.remaining,
+        "output": o.out,
+        "id_column": job.id_column,
         "scaling": None if o.scaling is None else o.scaling.to_dict(),
-        "note": o.note, "warning": warning,
-    }  # fmt: skip
+        "note": o.note,
+        "warning": warning,
+    }
 
     def render(console: Any) -> None:
         k_text = f"k = {job.k}" + (" (unused by dp)" if job.mech == "dp" else "")
         cap_note = "" if job.cap is None else f", count cap {job.cap}"
         exact = "exact" if bound.exact else f"between {bound.lower} and {bound.upper}"
-        console.print(summary_table("privad sp identify", [
-            ("data", o.data_text),
-            ("queries", o.queries_text),
-            *([("engine", o.engine_text)] if o.engine_text else []),
-            ("parameters", f"β = {job.beta}, r = {job.r:g}, {k_text}, metric {job.metric}"
-                           f"{cap_note}"),
-            ("feature scaling", scaling_text(o.scaling)),
-            ("mechanism", job.mechanism().guarantee.description),
-            ("flagged as anomalies", f"{o.flagged} of {o.n_q} (noisy labels)"),
-            ("guarantee", f"{per_query}: ε = {job.eps:g} per query"),
-            ("composed", f"ε = {o.guarantee.epsilon:g} = min(n = {o.n_q}, m = "
-                         f"{min(bound.m, o.n_q)}) × ε (Claim 5: at most m queries in any ball "
-                         f"of radius r; m {exact})"),
-            ("ledger", f"scope {o.scope!r} ({o.guarantee.notion}) in {o.ledger}: "
-                       f"remaining ε {o.remaining:g}"),
-            ("output", str(o.out)),
-        ]))  # fmt: skip
+        console.print(
+            summary_table(
+                "privad sp identify",
+                [
+                    ("data", o.data_text),
+                    ("queries", o.queries_text),
+                    *([("engine", o.engine_text)] if o.engine_text else []),
+                    (
+                        "parameters",
+                        f"β = {job.beta}, r = {job.r:g}, {k_text}, metric {job.metric}{cap_note}",
+                    ),
+                    ("feature scaling", scaling_text(o.scaling)),
+                    ("mechanism", job.mechanism().guarantee.description),
+                    ("flagged as anomalies", f"{o.flagged} of {o.n_q} (noisy labels)"),
+                    ("guarantee", f"{per_query}: ε = {job.eps:g} per query"),
+                    (
+                        "composed",
+                        f"ε = {o.guarantee.epsilon:g} = min(n = {o.n_q}, m = "
+                        f"{min(bound.m, o.n_q)}) × ε (Claim 5: at most m queries in any ball "
+                        f"of radius r; m {exact})",
+                    ),
+                    (
+                        "ledger",
+                        f"scope {o.scope!r} ({o.guarantee.notion}) in {o.ledger}: "
+                        f"remaining ε {o.remaining:g}",
+                    ),
+                    ("output", str(o.out)),
+                ],
+            )
+        )
         if o.note:
             console.print(o.note, markup=False)
         if warning:
@@ -842,7 +1032,9 @@ def params(
     label: str | None = typer.Option(None, "--label", metavar="COL", help=LABEL_HELP),
     exclude: list[str] | None = EXCLUDE_OPTION,
     id_column: str | None = typer.Option(
-        None, "--id", metavar="COL",
+        None,
+        "--id",
+        metavar="COL",
         help="The column that identifies records (numbers or text): not a feature.",
     ),
     bounds_file: str | None = BOUNDS_OPTION,
@@ -855,61 +1047,105 @@ def params(
     """Propose (β, r) for DATA: our reconstruction of the paper's missing Appendix A.2."""
     from privad.sensitive import propose_parameters
 
-    frac = parse_float(beta_fraction, "--beta-fraction", strict=False,
-                       what="a number in [0, 1) (e.g. 0.005)")  # fmt: skip
+    frac = parse_float(
+        beta_fraction, "--beta-fraction", strict=False, what="a number in [0, 1) (e.g. 0.005)"
+    )
     if frac >= 1:
         raise ParameterError(f"--beta-fraction must be a number in [0, 1), got {beta_fraction!r}")
-    share = parse_float(anomaly_share, "--anomaly-share", strict=False,
-                        what="a number in [0, 1) (e.g. 0.01)")  # fmt: skip
+    share = parse_float(
+        anomaly_share, "--anomaly-share", strict=False, what="a number in [0, 1) (e.g. 0.01)"
+    )
     if share >= 1:
         raise ParameterError(f"--anomaly-share must be a number in [0, 1), got {anomaly_share!r}")
     metric_v = parse_choice(metric, "--metric", METRIC_CHOICES)
     seed_v = parse_seed(seed)
     bounds = parse_bounds(bound, bounds_file)
-    ds, scaling = scale_features(load_table(
-        data, columns=parse_columns(columns), label=label, seed=seed_v,
-        exclude=parse_columns(exclude, "--exclude"), id_column=id_column), bounds)  # fmt: skip
+    ds, scaling = scale_features(
+        load_table(
+            data,
+            columns=parse_columns(columns),
+            label=label,
+            seed=seed_v,
+            exclude=parse_columns(exclude, "--exclude"),
+            id_column=id_column,
+        ),
+        bounds,
+    )
     with StepProgress(quiet=as_json) as progress:
         with progress.step("k-th neighbour distances"):
             beta_v, r_v = propose_parameters(ds.X, frac, share, metric=metric_v)
-        stats = ball_statistics_with_progress(ds.X, r_v, queries=None, metric=metric_v,
-                                              add=False, cap=None, progress=progress)  # fmt: skip
+        stats = ball_statistics_with_progress(
+            ds.X, r_v, queries=None, metric=metric_v, add=False, cap=None, progress=progress
+        )
     br = stats.ball <= beta_v
     n, d = ds.X.shape
     true_br = None if ds.y is None else int((br & (ds.y == 1)).sum())
-    how = ("β is a fixed share of n (Table 1 has β/n ≈ 0.005) and r a quantile of the "
-           "distance to the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers). Not "
-           "private: it reads the raw data; use it on public or held-out data, or account for "
-           "it separately.")  # fmt: skip
-    given = [("--columns", ",".join(columns or []) or None), ("--label", label),
-             ("--exclude", ",".join(exclude or []) or None), ("--id", id_column),
-             ("--bounds", bounds_file), *(("--bound", b) for b in bound or [])]
-    next_command = (f"privad sp identify {shlex.quote(data)} --beta {beta_v} --r {r_v:.6g} "
-                    "--epsilon 0.1" + "".join(f" {option} {shlex.quote(value)}"
-                                              for option, value in given if value))  # fmt: skip
+    how = (
+        "β is a fixed share of n (Table 1 has β/n ≈ 0.005) and r a quantile of the "
+        "distance to the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers). Not "
+        "private: it reads the raw data; use it on public or held-out data, or account for "
+        "it separately."
+    )
+    given = [
+        ("--columns", ",".join(columns or []) or None),
+        ("--label", label),
+        ("--exclude", ",".join(exclude or []) or None),
+        ("--id", id_column),
+        ("--bounds", bounds_file),
+        *(("--bound", b) for b in bound or []),
+    ]
+    next_command = (
+        f"privad sp identify {shlex.quote(data)} --beta {beta_v} --r {r_v:.6g} "
+        "--epsilon 0.1"
+        + "".join(f" {option} {shlex.quote(value)}" for option, value in given if value)
+    )
     payload = {
-        "command": "sp params", "data": data, "dataset": ds.name, "records": n,
-        "features": list(ds.feature_names), "metric": metric_v, "beta_fraction": frac,
-        "anomaly_share": share, "beta": beta_v, "r": r_v, "br_anomalies": int(br.sum()),
-        "labelled_anomalies": ds.n_anomalies, "labelled_br_anomalies": true_br,
+        "command": "sp params",
+        "data": data,
+        "dataset": ds.name,
+        "records": n,
+        "features": list(ds.feature_names),
+        "metric": metric_v,
+        "beta_fraction": frac,
+        "anomaly_share": share,
+        "beta": beta_v,
+        "r": r_v,
+        "br_anomalies": int(br.sum()),
+        "labelled_anomalies": ds.n_anomalies,
+        "labelled_br_anomalies": true_br,
         "scaling": None if scaling is None else scaling.to_dict(),
-        "private": False, "how": how, "next": next_command,
-    }  # fmt: skip
+        "private": False,
+        "how": how,
+        "next": next_command,
+    }
 
     def render(console: Any) -> None:
-        labelled = ("the data has no labels (use --label COL)" if ds.y is None else
-                    f"{ds.n_anomalies}; {true_br} of them are (β, r)-anomalies")  # fmt: skip
-        console.print(summary_table(
-            "privad sp params (reconstruction of Appendix A.2, not the paper's protocol)", [
-                ("data", f"{ds.name}: {n} records x {d} features"),
-                ("feature scaling", scaling_text(scaling)),
-                ("proposed β", f"{beta_v} (= max(1, round({frac:g} × n)))"),
-                ("proposed r", f"{r_v:.6g} ({metric_v}; smallest r leaving at most "
-                               f"{share:g}·n records with B_x(i, r) <= β)"),
-                ("(β, r)-anomalies", f"{int(br.sum())} of {n} records (ball counts include "
-                                     "the record itself, Definition 2.2)"),
-                ("labelled anomalies", labelled),
-            ]))  # fmt: skip
+        labelled = (
+            "the data has no labels (use --label COL)"
+            if ds.y is None
+            else f"{ds.n_anomalies}; {true_br} of them are (β, r)-anomalies"
+        )
+        console.print(
+            summary_table(
+                "privad sp params (reconstruction of Appendix A.2, not the paper's protocol)",
+                [
+                    ("data", f"{ds.name}: {n} records x {d} features"),
+                    ("feature scaling", scaling_text(scaling)),
+                    ("proposed β", f"{beta_v} (= max(1, round({frac:g} × n)))"),
+                    (
+                        "proposed r",
+                        f"{r_v:.6g} ({metric_v}; smallest r leaving at most "
+                        f"{share:g}·n records with B_x(i, r) <= β)",
+                    ),
+                    (
+                        "(β, r)-anomalies",
+                        f"{int(br.sum())} of {n} records (ball counts include "
+                        "the record itself, Definition 2.2)",
+                    ),
+                    ("labelled anomalies", labelled),
+                ],
+            )
+        )
         console.print(f"How: {how}", markup=False)
         console.print(f"Next: {next_command}", markup=False)
 
@@ -930,7 +1166,9 @@ def _parse_ids(values: list[str] | None) -> list[int] | None:
 
 
 IDS_OPTION: Any = typer.Option(
-    None, "--ids", metavar="IDS",
+    None,
+    "--ids",
+    metavar="IDS",
     help="Ask about these records of the curator's data: ids 0 .. n-1, repeat the option or "
     "separate with commas. Charged ε per id this querier has not asked before.",
 )
@@ -938,25 +1176,37 @@ IDS_OPTION: Any = typer.Option(
 
 @sp_app.command("ask")
 def ask(
-    server: str = typer.Option(..., "--server", metavar="URL",
-                               help="The curator's URL (privad serve sp), http(s)://host:port."),
+    server: str = typer.Option(
+        ...,
+        "--server",
+        metavar="URL",
+        help="The curator's URL (privad serve sp), http(s)://host:port.",
+    ),
     token: str | None = typer.Option(
-        None, "--token", metavar="SECRET", envvar="PRIVAD_CURATOR_TOKEN",
+        None,
+        "--token",
+        metavar="SECRET",
+        envvar="PRIVAD_CURATOR_TOKEN",
         help="This querier's token (default: $PRIVAD_CURATOR_TOKEN).",
     ),
     ids: list[str] | None = IDS_OPTION,
     queries: str | None = typer.Option(
-        None, "--queries", metavar="FILE",
+        None,
+        "--queries",
+        metavar="FILE",
         help="Ask about these feature vectors (records not in the data): a data file with the "
         "curator's number of features. Charged online by Claim 5 (the rise of m·ε).",
     ),
     add_query_to_data: bool = typer.Option(
-        False, "--add-query-to-data",
+        False,
+        "--add-query-to-data",
         help="With --queries: judge each vector as if it were added to the data (footnote 1).",
     ),
     columns: list[str] | None = COLUMNS_OPTION,
     out: str | None = typer.Option(
-        None, "--out", metavar="FILE",
+        None,
+        "--out",
+        metavar="FILE",
         help="Also write the answers as CSV (question,label; 1 = anomaly), atomically.",
     ),
     timeout: str = typer.Option("60", "--timeout", metavar="S", help="Seconds per request."),
@@ -974,15 +1224,17 @@ def ask(
         raise ParameterError("--token is required (or set $PRIVAD_CURATOR_TOKEN)")
     id_list = _parse_ids(ids)
     if (id_list is None) == (queries is None):
-        raise ParameterError("give --ids (record ids) or --queries FILE (feature vectors), "
-                             "one of them")  # fmt: skip
+        raise ParameterError(
+            "give --ids (record ids) or --queries FILE (feature vectors), one of them"
+        )
     if add_query_to_data and queries is None:
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
     out_path = None if out is None else check_output_path(out, "--out")
     timeout_v = parse_float(timeout, "--timeout", strict=True, what="seconds > 0")
     Q = None if queries is None else load_table(queries, columns=parse_columns(columns)).X
-    with CuratorClient(server, token.strip(), timeout=timeout_v,
-                       verify=existing_file(ca_cert, "--ca-cert") or True) as client:  # fmt: skip
+    with CuratorClient(
+        server, token.strip(), timeout=timeout_v, verify=existing_file(ca_cert, "--ca-cert") or True
+    ) as client:
         if id_list is not None:
             reply = client.ask_ids(id_list)
             names = [str(i) for i in id_list]
@@ -997,10 +1249,13 @@ def ask(
     answers = list(zip(names, reply["answers"], strict=True))
     b = reply["budget"]
     payload = {
-        "command": "sp ask", "server": server,
+        "command": "sp ask",
+        "server": server,
         "answers": [{"question": q, "label": int(a)} for q, a in answers],
-        "charged": reply["charged"], "budget": b, "output": out_path,
-    }  # fmt: skip
+        "charged": reply["charged"],
+        "budget": b,
+        "output": out_path,
+    }
 
     def render(console: Any) -> None:
         table = Table(title="privad sp ask", title_justify="left")
@@ -1010,11 +1265,15 @@ def ask(
             table.add_row(name, str(answer))
         console.print(table)
         if len(names) > 50:
-            console.print(f"... {len(names) - 50} more" + (f" in {out}" if out else
-                                                           " (use --out)"), markup=False)
-        console.print(f"charged ε {reply['charged']:g}; budget: spent {b['spent']:g} of "
-                      f"{b['total']:g}, remaining {b['remaining']:g} ({b['notion']})",
-                      markup=False)  # fmt: skip
+            console.print(
+                f"... {len(names) - 50} more" + (f" in {out}" if out else " (use --out)"),
+                markup=False,
+            )
+        console.print(
+            f"charged ε {reply['charged']:g}; budget: spent {b['spent']:g} of "
+            f"{b['total']:g}, remaining {b['remaining']:g} ({b['notion']})",
+            markup=False,
+        )
 
     emit(payload, as_json, render)
 
@@ -1025,20 +1284,30 @@ def plan(
     epsilon: str | None = EPSILON_OPTION,
     k: str = K_OPTION,
     queries: str | None = typer.Option(
-        None, "--queries", metavar="N",
+        None,
+        "--queries",
+        metavar="N",
         help="Answers that may touch one record (Claim 5's m; n for a batch of n queries): "
         "show their total cost.",
     ),
     delta: str | None = typer.Option(
-        None, "--delta", metavar="D",
+        None,
+        "--delta",
+        metavar="D",
         help="δ in (0, 1): also show the optimal composition's ε at this δ.",
     ),
     max_ball: str | None = typer.Option(
-        None, "--max-ball", metavar="B", help="Largest ball count shown (default 2β + 20).",
+        None,
+        "--max-ball",
+        metavar="B",
+        help="Largest ball count shown (default 2β + 20).",
     ),
     as_json: bool = JSON_OPTION,
     figure: str | None = typer.Option(
-        None, "--figure", metavar="PATH", help="Also draw the curves to PATH (.png, .pdf, .svg).",
+        None,
+        "--figure",
+        metavar="PATH",
+        help="Also draw the curves to PATH (.png, .pdf, .svg).",
     ),
 ) -> None:
     """Plan ε before spending it: reads no data, spends nothing.

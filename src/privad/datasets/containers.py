@@ -109,9 +109,7 @@ class Dataset:
             self.feature_names = [f"x{j}" for j in range(d)]
         self.feature_names = [str(f) for f in self.feature_names]
         if len(self.feature_names) != d:
-            raise DataError(
-                f"{self.name}: {len(self.feature_names)} feature names for {d} columns"
-            )
+            raise DataError(f"{self.name}: {len(self.feature_names)} feature names for {d} columns")
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -176,9 +174,7 @@ class TimeSeries:
         n = self.values.shape[0]
         self.timestamps = _as_datetimes(self.timestamps, self.name)
         if self.timestamps.shape != (n,):
-            raise DataError(
-                f"{self.name}: {self.timestamps.shape[0]} timestamps for {n} values"
-            )
+            raise DataError(f"{self.name}: {self.timestamps.shape[0]} timestamps for {n} values")
         self.labels = as_labels(self.labels, n, f"{self.name}: labels")
         self.windows = [
             (np.datetime64(start, "ns"), np.datetime64(end, "ns")) for start, end in self.windows

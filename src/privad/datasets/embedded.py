@@ -48,8 +48,9 @@ def _read_manifest() -> dict[str, str]:
     try:
         text = manifest.read_text(encoding="utf-8")
     except OSError as exc:
-        raise DataError(f"the embedded data manifest {manifest} cannot be read ({exc});"
-                        " reinstall privad") from None
+        raise DataError(
+            f"the embedded data manifest {manifest} cannot be read ({exc}); reinstall privad"
+        ) from None
     sums: dict[str, str] = {}
     for line in text.splitlines():
         line = line.strip()

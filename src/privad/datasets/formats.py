@@ -90,8 +90,9 @@ DEFAULT_LABELS = "y"
 """The array read as the labels of a ``.npz`` or ``.mat`` file when none is named."""
 
 
-def _label_array(arrays: Sequence[str], data_key: str | None, label: ColumnSpec | None
-                 ) -> str | None:  # fmt: skip
+def _label_array(
+    arrays: Sequence[str], data_key: str | None, label: ColumnSpec | None
+) -> str | None:
     """The stored array holding the labels: ``label`` when it names an array other than the
     data, else (no ``label``) :data:`DEFAULT_LABELS` when present beside the data."""
     if isinstance(label, str) and label in arrays and label != data_key:
@@ -101,9 +102,15 @@ def _label_array(arrays: Sequence[str], data_key: str | None, label: ColumnSpec 
     return None
 
 
-def _matrix_dataset(X: np.ndarray, names: list[str], labels: np.ndarray | None,
-                    columns: Sequence[ColumnSpec] | None, label: ColumnSpec | None,
-                    arrays: Sequence[str], **fields: Any) -> Dataset:  # fmt: skip
+def _matrix_dataset(
+    X: np.ndarray,
+    names: list[str],
+    labels: np.ndarray | None,
+    columns: Sequence[ColumnSpec] | None,
+    label: ColumnSpec | None,
+    arrays: Sequence[str],
+    **fields: Any,
+) -> Dataset:
     """The Dataset of a stored matrix, its labels and the column selection (a ``label`` that
     named a stored array has been read into ``labels`` and is no longer a column)."""
     data = Dataset(X=X, y=labels, feature_names=names, **fields)
@@ -181,10 +188,17 @@ def load_odds(
         y = as_labels(np.asarray(mat[stored]), X.shape[0], f"{stored} in {str(p)!r}")
         label = None
     return _matrix_dataset(
-        X, feature_names, y, columns, label, keys, name=name or _stem(p),
+        X,
+        feature_names,
+        y,
+        columns,
+        label,
+        keys,
+        name=name or _stem(p),
         description=description or f"ODDS-format data from {p.name}",
-        source=source or str(p), licence=licence,
-    )  # fmt: skip
+        source=source or str(p),
+        licence=licence,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -192,8 +206,7 @@ def load_odds(
 # --------------------------------------------------------------------------------------------
 
 
-def _file_table(frame: pd.DataFrame, p: Path, kind: str, name: str | None,
-                **roles: Any) -> Dataset:  # fmt: skip
+def _file_table(frame: pd.DataFrame, p: Path, kind: str, name: str | None, **roles: Any) -> Dataset:
     """The table ``frame`` read from file ``p`` as a Dataset named after the file; ``roles``
     are the ``columns``, ``label``, ``exclude`` and ``id_column`` of :func:`frame_to_dataset`."""
     return frame_to_dataset(
@@ -262,8 +275,9 @@ def load_csv(
     """
     p = existing_file(path, "CSV file")
     frame = _read_csv(p, header, sep=delimiter, skipinitialspace=True)
-    return _file_table(frame, p, "CSV", name, columns=columns, label=label, exclude=exclude,
-                       id_column=id_column)
+    return _file_table(
+        frame, p, "CSV", name, columns=columns, label=label, exclude=exclude, id_column=id_column
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -310,8 +324,16 @@ def load_parquet(
     for column in frame.columns:
         if isinstance(frame[column].dtype, pd.CategoricalDtype):  # partition keys
             frame[column] = frame[column].astype(object)
-    return _file_table(frame, p, "Parquet", name, columns=columns, label=label, exclude=exclude,
-                       id_column=id_column)
+    return _file_table(
+        frame,
+        p,
+        "Parquet",
+        name,
+        columns=columns,
+        label=label,
+        exclude=exclude,
+        id_column=id_column,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -356,8 +378,10 @@ def load_numpy(
     try:
         loaded = np.load(p, allow_pickle=False)
     except ValueError as exc:
-        raise DataError(f"{str(p)!r} cannot be loaded without unpickling objects ({exc});"
-                        " save plain numeric arrays") from None
+        raise DataError(
+            f"{str(p)!r} cannot be loaded without unpickling objects ({exc});"
+            " save plain numeric arrays"
+        ) from None
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(f"{str(p)!r} is not a readable .npy/.npz file: {exc}") from None
     y, arrays = None, []
@@ -374,8 +398,9 @@ def load_numpy(
             if not keys:
                 raise DataError(f"the archive {str(p)!r} holds no arrays")
             if key is not None and key not in keys:
-                raise DatasetNotFoundError(f"key {key!r} is not in {str(p)!r}; its arrays are "
-                                           f"{keys}")  # fmt: skip
+                raise DatasetNotFoundError(
+                    f"key {key!r} is not in {str(p)!r}; its arrays are {keys}"
+                )
             stored = _label_array(keys, key, label) if len(keys) > 1 else None
             if key is None:
                 others = [k for k in keys if k != stored]
@@ -393,12 +418,20 @@ def load_numpy(
             try:
                 X, names = _matrix_from_array(archive[key], f"array {key!r} in {str(p)!r}")
                 if stored is not None:
-                    y = as_labels(archive[stored], X.shape[0],
-                                  f"labels {stored!r} in {str(p)!r}")  # fmt: skip
+                    y = as_labels(archive[stored], X.shape[0], f"labels {stored!r} in {str(p)!r}")
                     label = None
             except ValueError as exc:  # object arrays inside an npz
                 if isinstance(exc, DataError):
                     raise
                 raise DataError(f"{str(p)!r}: {exc}") from None
-    return _matrix_dataset(X, names, y, columns, label, arrays, name=name or _stem(p),
-                           description=f"NumPy data from {p.name}", source=str(p))  # fmt: skip
+    return _matrix_dataset(
+        X,
+        names,
+        y,
+        columns,
+        label,
+        arrays,
+        name=name or _stem(p),
+        description=f"NumPy data from {p.name}",
+        source=str(p),
+    )

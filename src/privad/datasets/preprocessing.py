@@ -242,11 +242,14 @@ def check_bounds(bounds: Bounds, what: str = "bounds") -> dict[str, tuple[float,
         try:
             lower, upper = (float(v) for v in pair)
         except (TypeError, ValueError):
-            raise ParameterError(f"{what}: column {column!r} needs two numbers (lower, upper), "
-                                 f"got {pair!r}") from None  # fmt: skip
+            raise ParameterError(
+                f"{what}: column {column!r} needs two numbers (lower, upper), got {pair!r}"
+            ) from None
         if not (math.isfinite(lower) and math.isfinite(upper)) or lower >= upper:
-            raise ParameterError(f"{what}: column {column!r} needs finite bounds with lower < "
-                                 f"upper, got {lower:g}:{upper:g}")  # fmt: skip
+            raise ParameterError(
+                f"{what}: column {column!r} needs finite bounds with lower < "
+                f"upper, got {lower:g}:{upper:g}"
+            )
         out[column] = (lower, upper)
     return out
 
@@ -288,8 +291,13 @@ def read_bounds(path: str | Path) -> dict[str, tuple[float, float]]:
             raise DataError(f"{where} is not valid JSON: {exc}") from None
         if not isinstance(raw, dict):
             raise DataError(f"{where} must hold an object {{column: [lower, upper]}}")
-        return check_bounds({k: (v.get("lower"), v.get("upper")) if isinstance(v, dict) else v
-                             for k, v in raw.items()}, where)  # fmt: skip
+        return check_bounds(
+            {
+                k: (v.get("lower"), v.get("upper")) if isinstance(v, dict) else v
+                for k, v in raw.items()
+            },
+            where,
+        )
     rows = list(csv.DictReader(text.splitlines()))
     header = {h.strip().lower(): h for h in (rows[0].keys() if rows else [])}
     if not {"column", "lower", "upper"} <= set(header):
@@ -335,15 +343,20 @@ class BoundsScaling:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return {
-            "bounds": {k: list(v) for k, v in self.bounds.items()}, "scaled": self.scaled,
-            "unscaled": self.unscaled, "clipped": self.clipped,
-            "clipped_by_column": {c: {"below": self.clipped_below[c],
-                                      "above": self.clipped_above[c]} for c in self.scaled},
-        }  # fmt: skip
+            "bounds": {k: list(v) for k, v in self.bounds.items()},
+            "scaled": self.scaled,
+            "unscaled": self.unscaled,
+            "clipped": self.clipped,
+            "clipped_by_column": {
+                c: {"below": self.clipped_below[c], "above": self.clipped_above[c]}
+                for c in self.scaled
+            },
+        }
 
 
-def scale_to_bounds(X: Any, bounds: Bounds, feature_names: Sequence[str]
-                    ) -> tuple[np.ndarray, BoundsScaling]:  # fmt: skip
+def scale_to_bounds(
+    X: Any, bounds: Bounds, feature_names: Sequence[str]
+) -> tuple[np.ndarray, BoundsScaling]:
     """Scale features to [0, 1] with public bounds: x ↦ (clip(x, lo, hi) − lo) / (hi − lo).
 
     A record's scaled value depends only on that record and the bounds, never on the other
@@ -381,8 +394,10 @@ def scale_to_bounds(X: Any, bounds: Bounds, feature_names: Sequence[str]
     unknown = [c for c in bounds if c not in names]
     if unknown:
         shown = ", ".join(repr(n) for n in names[:12]) + (" ..." if len(names) > 12 else "")
-        raise DatasetNotFoundError(f"bounds given for {', '.join(map(repr, unknown))}, which "
-                                   f"is not a feature column; the features are {shown}")
+        raise DatasetNotFoundError(
+            f"bounds given for {', '.join(map(repr, unknown))}, which "
+            f"is not a feature column; the features are {shown}"
+        )
     out = X.copy()
     below: dict[str, int] = {}
     above: dict[str, int] = {}
@@ -395,9 +410,11 @@ def scale_to_bounds(X: Any, bounds: Bounds, feature_names: Sequence[str]
         out[:, j] = (np.clip(X[:, j], lo, hi) - lo) / (hi - lo)
     return out, BoundsScaling(
         bounds={n: bounds[n] for n in names if n in bounds},
-        scaled=[n for n in names if n in bounds], unscaled=[n for n in names if n not in bounds],
-        clipped_below=below, clipped_above=above,
-    )  # fmt: skip
+        scaled=[n for n in names if n in bounds],
+        unscaled=[n for n in names if n not in bounds],
+        clipped_below=below,
+        clipped_above=above,
+    )
 
 
 DOMINANT_SHARE = 0.9
@@ -431,10 +448,14 @@ def check_feature_scales(
     if share <= threshold:
         return None
     name = str(feature_names[j])
-    warnings.warn(FeatureScaleWarning(
-        f"column {name!r} carries {share:.1%} of the variance of the {X.shape[1]} features, "
-        "so distances (and r) are essentially in its units; scale the features with public "
-        "bounds (--bound COL=LO:HI or --bounds FILE; privad.datasets.scale_to_bounds) - never "
-        "from the data (docs/scaling.md). This share is computed from the data for this "
-        "warning only and is not released."), stacklevel=2)  # fmt: skip
+    warnings.warn(
+        FeatureScaleWarning(
+            f"column {name!r} carries {share:.1%} of the variance of the {X.shape[1]} features, "
+            "so distances (and r) are essentially in its units; scale the features with public "
+            "bounds (--bound COL=LO:HI or --bounds FILE; privad.datasets.scale_to_bounds) - never "
+            "from the data (docs/scaling.md). This share is computed from the data for this "
+            "warning only and is not released."
+        ),
+        stacklevel=2,
+    )
     return name, share

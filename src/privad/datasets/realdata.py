@@ -253,7 +253,8 @@ def load_banana(path: PathLike | None = None) -> Dataset:
     if zipfile.is_zipfile(p):
         with zipfile.ZipFile(p) as archive:
             members = [
-                m for m in archive.namelist()
+                m
+                for m in archive.namelist()
                 if m.endswith(".txt") and not m.startswith("__MACOSX") and "/._" not in m
             ]
             preferred = [m for m in members if Path(m).name == "banana.all.txt"]

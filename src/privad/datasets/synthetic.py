@@ -233,7 +233,7 @@ def make_sensor_ring(
     offset = X - center
     radius = np.hypot(offset[:, 0], offset[:, 1])
     order = np.argsort(radius, kind="stable")
-    outliers, core = order[n - k:], order[: n - k]
+    outliers, core = order[n - k :], order[: n - k]
     core_radius = float(radius[core].max())
     shift = separation - (float(radius[outliers].min()) - core_radius)
     new_radius = radius[outliers] + shift
@@ -512,11 +512,12 @@ def make_banana_8d(
     anomaly_share = check_probability(anomaly_share, "anomaly_share", high_open=True)
     gen = _rng(rng)
     banana = np.zeros(n, dtype=np.int64)
-    banana[np.asarray(gen.permutation(n), dtype=np.int64)[n // 2:]] = 1
+    banana[np.asarray(gen.permutation(n), dtype=np.int64)[n // 2 :]] = 1
     n_angles = 1 if layout == "phased" else d // 2
     u = _arr(gen.uniform(0.0, 1.0, (n, n_angles)))
-    theta = np.where(banana[:, None] == 0, 0.125 * np.pi + 1.25 * np.pi * u,
-                     0.375 * np.pi - 1.25 * np.pi * u)
+    theta = np.where(
+        banana[:, None] == 0, 0.125 * np.pi + 1.25 * np.pi * u, 0.375 * np.pi - 1.25 * np.pi * u
+    )
     if layout == "phased":
         X = radius * np.sin(theta + np.arange(d) * np.pi / d)
     else:

@@ -41,14 +41,16 @@ __all__ = [
     "select_columns",
 ]
 
+
 def _ids(values: Any, column: Hashable, source: str) -> np.ndarray:
     """An id column's values: integers when every value is a whole number, else as given."""
     arr = np.asarray(values)
     if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
         return arr.astype(np.int64)
     if arr.dtype.kind == "O" and any(v is None or v != v for v in arr.tolist()):
-        raise DataError(f"the id column {column!r} of {source} has missing values; every "
-                        "record needs an id")  # fmt: skip
+        raise DataError(
+            f"the id column {column!r} of {source} has missing values; every record needs an id"
+        )
     return arr
 
 
@@ -73,21 +75,32 @@ def frame_to_dataset(
     """
     if len(frame.columns) == 0:
         raise DataError(f"{source} has no columns")
-    plan = plan_columns(list(frame.columns), columns=columns, label=label, exclude=exclude,
-                        id_column=id_column, source=source)  # fmt: skip
+    plan = plan_columns(
+        list(frame.columns),
+        columns=columns,
+        label=label,
+        exclude=exclude,
+        id_column=id_column,
+        source=source,
+    )
     if len(frame) == 0:
         raise DataError(f"{source} has a header but no data rows")
     X = np.column_stack([numeric_column(frame[c], c, source) for c in plan.features])
     y = None
     if plan.label is not None:
-        y = as_labels(numeric_column(frame[plan.label], plan.label, source), len(frame),
-                      f"label column {plan.label!r} of {source}")
+        y = as_labels(
+            numeric_column(frame[plan.label], plan.label, source),
+            len(frame),
+            f"label column {plan.label!r} of {source}",
+        )
     ids = None
     if plan.id is not None:
         column = frame[plan.id]
         if column.isna().any():
-            raise DataError(f"the id column {plan.id!r} of {source} has missing values; every "
-                            "record needs an id")  # fmt: skip
+            raise DataError(
+                f"the id column {plan.id!r} of {source} has missing values; every "
+                "record needs an id"
+            )
         ids = _ids(column.to_numpy(), plan.id, source)
     return Dataset(
         X=X,
@@ -119,8 +132,14 @@ def select_columns(
     if columns is None and label is None and exclude is None and id_column is None:
         return dataset
     names = list(dataset.feature_names)
-    plan = plan_columns(names, columns=columns, label=label, exclude=exclude,
-                        id_column=id_column, source=repr(dataset.name))  # fmt: skip
+    plan = plan_columns(
+        names,
+        columns=columns,
+        label=label,
+        exclude=exclude,
+        id_column=id_column,
+        source=repr(dataset.name),
+    )
     X = dataset.X
 
     def col(c: Hashable) -> np.ndarray:
@@ -129,8 +148,9 @@ def select_columns(
     return replace(
         dataset,
         X=np.column_stack([col(c) for c in plan.features]),
-        y=dataset.y if plan.label is None else as_labels(
-            col(plan.label), len(X), f"label column {plan.label!r} of {dataset.name!r}"),
+        y=dataset.y
+        if plan.label is None
+        else as_labels(col(plan.label), len(X), f"label column {plan.label!r} of {dataset.name!r}"),
         feature_names=[str(c) for c in plan.features],
         ids=dataset.ids if plan.id is None else _ids(col(plan.id), plan.id, repr(dataset.name)),
     )

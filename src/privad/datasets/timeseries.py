@@ -198,7 +198,8 @@ def load_yahoo(path: PathLike) -> TimeSeries:
     raw_int = raw.astype(np.int64)
     values = numeric_column(frame[columns["value"]], "value", str(p))
     labels = as_labels(
-        numeric_column(frame[label_col], str(label_col), str(p)), len(frame),
+        numeric_column(frame[label_col], str(label_col), str(p)),
+        len(frame),
         f"column {str(label_col)!r} of {str(p)!r}",
     )
     return TimeSeries(

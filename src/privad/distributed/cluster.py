@@ -42,8 +42,12 @@ from privad.errors import ParameterError, PrivadError
 from privad.validation import check_int, check_positive
 
 __all__ = [
-    "WORKER_TIMEOUT", "ClusterError", "check_scheduler_address", "dask_client", "default_workers",
-]  # fmt: skip
+    "WORKER_TIMEOUT",
+    "ClusterError",
+    "check_scheduler_address",
+    "dask_client",
+    "default_workers",
+]
 
 _PROTOCOLS = ("tcp", "tls", "ucx", "ws", "wss", "inproc")
 
@@ -142,12 +146,12 @@ def dask_client(
     from distributed import Client, LocalCluster
 
     timeout = check_positive(CONNECT_TIMEOUT if timeout is None else timeout, "timeout")
-    worker_timeout = check_positive(WORKER_TIMEOUT if worker_timeout is None
-                                    else worker_timeout, "worker_timeout")  # fmt: skip
+    worker_timeout = check_positive(
+        WORKER_TIMEOUT if worker_timeout is None else worker_timeout, "worker_timeout"
+    )
     if scheduler is not None and workers is not None:
         raise ParameterError(
-            "give a scheduler address (an existing cluster) or a number of local workers, "
-            "not both"
+            "give a scheduler address (an existing cluster) or a number of local workers, not both"
         )
     with contextlib.ExitStack() as stack:
         if scheduler is not None:
@@ -166,21 +170,29 @@ def dask_client(
             extra = {"env": _numba_env(n)} if processes else {}
             try:
                 cluster = LocalCluster(
-                    n_workers=n, threads_per_worker=threads, processes=bool(processes),
-                    memory_limit=memory_limit, dashboard_address=None,
+                    n_workers=n,
+                    threads_per_worker=threads,
+                    processes=bool(processes),
+                    memory_limit=memory_limit,
+                    dashboard_address=None,
                     # no dashboard, and the scheduler's HTTP routes on a free port: the
                     # default 8787 may be taken (another job), which Dask warns about
                     scheduler_kwargs={"dashboard_address": ":0"},
-                    silence_logs=logging.CRITICAL, **extra,
-                )  # fmt: skip
+                    silence_logs=logging.CRITICAL,
+                    **extra,
+                )
             except (OSError, TimeoutError, RuntimeError, ValueError) as exc:
-                raise ClusterError(f"could not start a local Dask cluster of {n} worker(s): "
-                                   f"{exc}") from None  # fmt: skip
+                raise ClusterError(
+                    f"could not start a local Dask cluster of {n} worker(s): {exc}"
+                ) from None
             stack.callback(cluster.close)
             client = Client(cluster, set_as_default=True)
         stack.callback(client.close)
-        where = (f"the Dask cluster at {address!r}" if scheduler is not None
-                 else "the local Dask cluster")  # fmt: skip
+        where = (
+            f"the Dask cluster at {address!r}"
+            if scheduler is not None
+            else "the local Dask cluster"
+        )
         watchdog = _Watchdog(client, worker_timeout, where)
         stack.callback(watchdog.stop)
         try:
@@ -238,8 +250,7 @@ class _Watchdog:
         self.where = where
         self.message: str | None = None
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="privad-dask-watchdog",
-                                        daemon=True)  # fmt: skip
+        self._thread = threading.Thread(target=self._run, name="privad-dask-watchdog", daemon=True)
         self._thread.start()
 
     def _workers(self, wait: float) -> int:

@@ -101,16 +101,25 @@ def _open_frame(source: str) -> tuple[Any, str, str]:
         if not files:
             raise DatasetNotFoundError(f"no file matches {source!r}")
         suffixes = {Path(f).suffix.lower() for f in files}
-        kind = "csv" if suffixes == {".csv"} else "parquet" if suffixes <= set(
-            PARQUET_SUFFIXES) else None  # fmt: skip
+        kind = (
+            "csv"
+            if suffixes == {".csv"}
+            else "parquet"
+            if suffixes <= set(PARQUET_SUFFIXES)
+            else None
+        )
         if kind is None:
-            raise DataError(f"{source!r} matches files of several kinds ({sorted(suffixes)}); "
-                            "a glob must match only .csv or only .parquet files")  # fmt: skip
+            raise DataError(
+                f"{source!r} matches files of several kinds ({sorted(suffixes)}); "
+                "a glob must match only .csv or only .parquet files"
+            )
         target: Any = files
         name = Path(files[0]).parent.name or "data"
     elif not path.exists():
-        raise DatasetNotFoundError(f"{source!r} does not exist; give a Parquet folder or "
-                                   "file, or CSV files (a file or a glob like 'data/*.csv')")
+        raise DatasetNotFoundError(
+            f"{source!r} does not exist; give a Parquet folder or "
+            "file, or CSV files (a file or a glob like 'data/*.csv')"
+        )
     elif path.is_dir():
         hidden = (".", "_")
         if not any(f.is_file() and not f.name.startswith(hidden) for f in path.rglob("*")):
@@ -131,8 +140,9 @@ def _open_frame(source: str) -> tuple[Any, str, str]:
     return frame, kind, name
 
 
-def _float_partition(part: Any, selected: list[Any], source: str, partition_info: Any = None
-                     ) -> Any:  # fmt: skip
+def _float_partition(
+    part: Any, selected: list[Any], source: str, partition_info: Any = None
+) -> Any:
     """One partition's selected columns as finite float64 (the single-machine checks)."""
     import pandas as pd
 
@@ -180,12 +190,20 @@ class PartitionedSource:
         if sum(lengths) == 0:
             raise DataError(f"{self.source!r} has no data rows")
         records = frame.to_dask_array(lengths=lengths)
-        return PartitionedTable(records=records, feature_names=self.feature_names,
-                                lengths=lengths, name=self.name, source=self.source)  # fmt: skip
+        return PartitionedTable(
+            records=records,
+            feature_names=self.feature_names,
+            lengths=lengths,
+            name=self.name,
+            source=self.source,
+        )
 
 
 def open_partitioned(
-    source: str, *, columns: Sequence[Any] | None = None, label: Any = None,
+    source: str,
+    *,
+    columns: Sequence[Any] | None = None,
+    label: Any = None,
     exclude: Sequence[Any] | None = None,
 ) -> PartitionedSource:
     """Open ``source`` on the driver (see the module docstring); read nothing yet.
@@ -211,12 +229,14 @@ def open_partitioned(
     names = list(frame.columns)
     if not names:
         raise DataError(f"{source!r} has no columns")
-    selected = plan_columns(names, columns=columns, label=label, exclude=exclude,
-                            source=source).features  # fmt: skip
+    selected = plan_columns(
+        names, columns=columns, label=label, exclude=exclude, source=source
+    ).features
     meta = {str(c): np.float64 for c in selected}
     checked = frame[selected].map_partitions(_float_partition, selected, source, meta=meta)
-    return PartitionedSource(frame=checked, feature_names=[str(c) for c in selected],
-                             name=name, source=source)  # fmt: skip
+    return PartitionedSource(
+        frame=checked, feature_names=[str(c) for c in selected], name=name, source=source
+    )
 
 
 def read_partitioned(
@@ -248,8 +268,9 @@ def write_part(folder: Path, index: int, frame: Any) -> Path:
     return path
 
 
-def _write_block(folder: Path, index: int, start: int, names: list[str], *values: np.ndarray
-                 ) -> str:  # fmt: skip
+def _write_block(
+    folder: Path, index: int, start: int, names: list[str], *values: np.ndarray
+) -> str:
     """One output part: the global record numbers from ``start``, then the named columns."""
     import pandas as pd
 
@@ -278,12 +299,17 @@ def write_columns(folder: Path, columns: dict[str, Any], lengths: Sequence[int])
     if not any(isinstance(v, da.Array) for v in columns.values()):
         cuts = np.cumsum(lengths)[:-1]
         split = [np.split(np.asarray(columns[name]), cuts) for name in names]
-        return [_write_block(folder, i, start, names, *(parts[i] for parts in split))
-                for i, start in enumerate(starts)]  # fmt: skip
-    blocks = [da.asarray(columns[name]).rechunk((tuple(lengths),)).to_delayed().ravel()
-              for name in names]  # fmt: skip
-    tasks = [dask.delayed(_write_block)(folder, i, start, names, *(b[i] for b in blocks))
-             for i, start in enumerate(starts)]  # fmt: skip
+        return [
+            _write_block(folder, i, start, names, *(parts[i] for parts in split))
+            for i, start in enumerate(starts)
+        ]
+    blocks = [
+        da.asarray(columns[name]).rechunk((tuple(lengths),)).to_delayed().ravel() for name in names
+    ]
+    tasks = [
+        dask.delayed(_write_block)(folder, i, start, names, *(b[i] for b in blocks))
+        for i, start in enumerate(starts)
+    ]
     return list(dask.compute(*tasks))
 
 

@@ -99,13 +99,13 @@ P_O = 10.0
 
 PAPER_FIGURE3: dict[str, str] = {
     "accuracy_eps_0.1": "≈ 75 % for separation ≥ 220 ('meaningful accuracy'); lower for 50, 120 "
-                        "(not stated)",
+    "(not stated)",
     "accuracy_eps_0.5": "95–100 % for all separations",
     "accuracy_eps_1": "not stated; 'the correction algorithm is not always needed since the "
-                      "separation ... is preserved even after perturbation'",
+    "separation ... is preserved even after perturbation'",
     "subset_size": "always below 20 % (Figure 3b)",
     "abstract": "80 % of outliers in a subset of 10 % of all points at ε = 0.1 on well "
-                "separated data",
+    "separated data",
     "runtime": "correction 30–40 ms for 100,000 points (R 3.3.1, Core i7-4870HQ)",
 }
 """What the paper says about Figure 3 (the figure itself is not in the text)."""
@@ -165,8 +165,9 @@ class RingCache:
         """The prepared data set (generated and calibrated on first use)."""
         key = (int(n), float(separation), int(run), int(seed))
         if key not in self._items:
-            X = make_sensor_ring(n, separation=separation,
-                                 rng=_seed(seed, "data", separation, run)).X
+            X = make_sensor_ring(
+                n, separation=separation, rng=_seed(seed, "data", separation, run)
+            ).X
             rs = relaxed_sensitivity(X, self.p_o)
             T = Sensor(1.0, rs).scale(X)
             t0 = time.perf_counter()
@@ -270,12 +271,16 @@ def figure3(
                 progress(f"Figure 3: separation {sep:g}, run {run + 1}/{runs}", done, total)
             prep = cache.get(n, sep, run, seed)
             kw = dict(pipeline_options)
-            if ("detector" not in kw and kw.get("dbscan_calibration", "adaptive") == "adaptive"
-                    and "dbscan_candidates" not in kw):
+            if (
+                "detector" not in kw
+                and kw.get("dbscan_calibration", "adaptive") == "adaptive"
+                and "dbscan_candidates" not in kw
+            ):
                 kw["dbscan_candidates"] = prep.candidates
             for eps in epsilons:
-                res = run_pipeline(prep.X, eps, p_o=cache.p_o,
-                                   rng=_seed(seed, "noise", sep, run, eps), **kw)
+                res = run_pipeline(
+                    prep.X, eps, p_o=cache.p_o, rng=_seed(seed, "noise", sep, run, eps), **kw
+                )
                 rows.append(_row(float(sep), float(eps), run, res, prep))
             done += 1
     return pd.DataFrame(rows)
@@ -283,8 +288,15 @@ def figure3(
 
 def figure3_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Mean over runs per (separation, epsilon), with the paper's claims beside."""
-    cols = ["accuracy", "subset_size", "baseline_accuracy", "baseline_subset_size",
-            "noise_scale", "noise_to_separation", "time_correction_s"]
+    cols = [
+        "accuracy",
+        "subset_size",
+        "baseline_accuracy",
+        "baseline_subset_size",
+        "noise_scale",
+        "noise_to_separation",
+        "time_correction_s",
+    ]
     g = df.groupby(["epsilon", "separation"], sort=True)
     out = g[cols].mean().reset_index()
     out.insert(2, "runs", g.size().to_numpy())
@@ -306,22 +318,38 @@ def draw_figure3(df: pd.DataFrame, path: str | Path | None = None) -> Any:
     fig = new_figure(10.0, 4.0)
     ax_a, ax_b = fig.subplots(1, 2)
     means = df.groupby(["epsilon", "separation"], sort=True)[
-        ["accuracy", "subset_size", "baseline_accuracy", "baseline_subset_size"]].mean()
+        ["accuracy", "subset_size", "baseline_accuracy", "baseline_subset_size"]
+    ].mean()
     colours = ["tab:red", "tab:blue", "tab:green", "tab:purple", "tab:orange"]
     for k, eps in enumerate(sorted(df["epsilon"].unique())):
         m = means.loc[eps]
         c = colours[k % len(colours)]
         ax_a.plot(m.index, 100 * m["accuracy"], "o-", color=c, label=f"ε = {eps:g}")
-        ax_a.plot(m.index, 100 * m["baseline_accuracy"], "x--", color=c, alpha=0.6,
-                  label=f"ε = {eps:g}, uncorrected")
+        ax_a.plot(
+            m.index,
+            100 * m["baseline_accuracy"],
+            "x--",
+            color=c,
+            alpha=0.6,
+            label=f"ε = {eps:g}, uncorrected",
+        )
         ax_b.plot(m.index, 100 * m["subset_size"], "o-", color=c, label=f"ε = {eps:g}")
-        ax_b.plot(m.index, 100 * m["baseline_subset_size"], "x--", color=c, alpha=0.6,
-                  label=f"ε = {eps:g}, uncorrected")
+        ax_b.plot(
+            m.index,
+            100 * m["baseline_subset_size"],
+            "x--",
+            color=c,
+            alpha=0.6,
+            label=f"ε = {eps:g}, uncorrected",
+        )
     ax_b.axhline(20, color="grey", lw=0.8, ls=":")
-    ax_b.text(ax_b.get_xlim()[0], 20.5, " paper: always < 20 %", color="grey", fontsize=8,
-              va="bottom")
-    for ax, title in ((ax_a, "(a) accuracy: outliers found [%]"),
-                      (ax_b, "(b) subset size [% of n]")):
+    ax_b.text(
+        ax_b.get_xlim()[0], 20.5, " paper: always < 20 %", color="grey", fontsize=8, va="bottom"
+    )
+    for ax, title in (
+        (ax_a, "(a) accuracy: outliers found [%]"),
+        (ax_b, "(b) subset size [% of n]"),
+    ):
         ax.set_xlabel("separation")
         ax.set_title(title)
         ax.set_ylim(0, 105)
@@ -341,8 +369,11 @@ def noise_table(df: pd.DataFrame) -> pd.DataFrame:
     one Laplace coordinate: the chance that noise alone carries a point across the gap
     along one axis. From a :func:`figure3` table (means over runs).
     """
-    g = df.groupby(["separation", "epsilon"], sort=True)[["relaxed_sensitivity",
-                                                           "noise_scale"]].mean().reset_index()
+    g = (
+        df.groupby(["separation", "epsilon"], sort=True)[["relaxed_sensitivity", "noise_scale"]]
+        .mean()
+        .reset_index()
+    )
     g["noise_to_separation"] = g["noise_scale"] / g["separation"]
     g["p_coordinate_exceeds_separation"] = np.exp(-g["separation"] / g["noise_scale"])
     g["noise_exceeds_separation"] = g["noise_scale"] > g["separation"]
@@ -372,46 +403,78 @@ class ReconstructionOption:
 
 OPTIONS: tuple[ReconstructionOption, ...] = (
     ReconstructionOption(
-        "notes", "docs/papers.md literally: I_L2 = {d ≥ d_TP}, I_L3 = {d ≥ d_TP + w_O}, d_TP = min "
-        "over TP (previous default)", {"reduction": "notes"}, {},
-        "section 6.2 as printed: A learns d_TP and w_O"),
+        "notes",
+        "docs/papers.md literally: I_L2 = {d ≥ d_TP}, I_L3 = {d ≥ d_TP + w_O}, d_TP = min "
+        "over TP (previous default)",
+        {"reduction": "notes"},
+        {},
+        "section 6.2 as printed: A learns d_TP and w_O",
+    ),
     ReconstructionOption(
-        "notes, d_TP ≥ 0", "as notes, d_TP clipped below at 0 (option b)",
-        {"reduction": "notes"}, {"d_tp_floor": 0.0},
-        "as notes (A learns max(0, d_TP))"),
+        "notes, d_TP ≥ 0",
+        "as notes, d_TP clipped below at 0 (option b)",
+        {"reduction": "notes"},
+        {"d_tp_floor": 0.0},
+        "as notes (A learns max(0, d_TP))",
+    ),
     ReconstructionOption(
-        "notes, d_TP = p5", "as notes, d_TP = 5th percentile of d_diff over TP (option b)",
-        {"reduction": "notes"}, {"d_tp_percentile": 5.0},
-        "as notes (A learns a percentile of d_diff over TP instead of the minimum)"),
+        "notes, d_TP = p5",
+        "as notes, d_TP = 5th percentile of d_diff over TP (option b)",
+        {"reduction": "notes"},
+        {"d_tp_percentile": 5.0},
+        "as notes (A learns a percentile of d_diff over TP instead of the minimum)",
+    ),
     ReconstructionOption(
-        "notes, d_FP = d_TP + w_O", "as notes, FN_L3's upper bound d_TP + w_O instead of "
+        "notes, d_FP = d_TP + w_O",
+        "as notes, FN_L3's upper bound d_TP + w_O instead of "
         "min FP ('more precise is the outlier layer width', section 6.1; option c)",
-        {"reduction": "notes"}, {"d_fp_rule": "layer"}, "as notes"),
+        {"reduction": "notes"},
+        {"d_fp_rule": "layer"},
+        "as notes",
+    ),
     ReconstructionOption(
-        "radius, ρ history", "default: I_L2 = {d ≥ ρ}, I_L3 = {d ≥ ρ + max(0, d_TP)}, ρ = "
+        "radius, ρ history",
+        "default: I_L2 = {d ≥ ρ}, I_L3 = {d ≥ ρ + max(0, d_TP)}, ρ = "
         "inner radius of the historical outlier layer (option a, core distance)",
-        {"reduction": "radius", "radius": "history"}, {},
-        "as notes, plus A holds ρ, a public constant about past outliers"),
+        {"reduction": "radius", "radius": "history"},
+        {},
+        "as notes, plus A holds ρ, a public constant about past outliers",
+    ),
     ReconstructionOption(
-        "radius, ρ presumed", "as radius, ρ = median d_{c'}(𝒯') over O' − w_O, estimated by "
-        "A alone (option a)", {"reduction": "radius", "radius": "presumed"}, {},
-        "exactly section 6.2's messages; A uses only 𝒯', O', d_TP, w_O"),
+        "radius, ρ presumed",
+        "as radius, ρ = median d_{c'}(𝒯') over O' − w_O, estimated by A alone (option a)",
+        {"reduction": "radius", "radius": "presumed"},
+        {},
+        "exactly section 6.2's messages; A uses only 𝒯', O', d_TP, w_O",
+    ),
     ReconstructionOption(
-        "radius, d_TP = p5", "radius (ρ history) with d_TP = 5th percentile over TP (a+b)",
-        {"reduction": "radius", "radius": "history"}, {"d_tp_percentile": 5.0},
-        "as radius, ρ history"),
+        "radius, d_TP = p5",
+        "radius (ρ history) with d_TP = 5th percentile over TP (a+b)",
+        {"reduction": "radius", "radius": "history"},
+        {"d_tp_percentile": 5.0},
+        "as radius, ρ history",
+    ),
     ReconstructionOption(
-        "radius, d_FP = p5", "radius (ρ history) with d_FP = 5th percentile of d_diff over FP "
-        "(a+c)", {"reduction": "radius", "radius": "history"},
-        {"d_fp_rule": "percentile", "d_fp_percentile": 5.0}, "as radius, ρ history"),
+        "radius, d_FP = p5",
+        "radius (ρ history) with d_FP = 5th percentile of d_diff over FP (a+c)",
+        {"reduction": "radius", "radius": "history"},
+        {"d_fp_rule": "percentile", "d_fp_percentile": 5.0},
+        "as radius, ρ history",
+    ),
     ReconstructionOption(
-        "radius, d_FP = d_TP + w_O", "radius (ρ history) with FN_L3's upper bound d_TP + w_O "
-        "(a+c)", {"reduction": "radius", "radius": "history"}, {"d_fp_rule": "layer"},
-        "as radius, ρ history"),
+        "radius, d_FP = d_TP + w_O",
+        "radius (ρ history) with FN_L3's upper bound d_TP + w_O (a+c)",
+        {"reduction": "radius", "radius": "history"},
+        {"d_fp_rule": "layer"},
+        "as radius, ρ history",
+    ),
     ReconstructionOption(
-        "radius, no d_FP", "radius (ρ history) without the upper bound d_FP (a+c)",
-        {"reduction": "radius", "radius": "history"}, {"d_fp_rule": "none"},
-        "as radius, ρ history"),
+        "radius, no d_FP",
+        "radius (ρ history) without the upper bound d_FP (a+c)",
+        {"reduction": "radius", "radius": "history"},
+        {"d_fp_rule": "none"},
+        "as radius, ρ history",
+    ),
 )
 """The options evaluated by :func:`reconstruction_options`; ``"radius, ρ history"`` is the
 default of :func:`privad.relaxed.run_pipeline`."""
@@ -433,8 +496,12 @@ class _Fixed:
         return self.noise
 
 
-def _replay(to_analyst: SensorToAnalyst, to_correction: SensorToCorrection,
-            analyst: Analyst, server: CorrectionServer) -> np.ndarray:  # fmt: skip
+def _replay(
+    to_analyst: SensorToAnalyst,
+    to_correction: SensorToCorrection,
+    analyst: Analyst,
+    server: CorrectionServer,
+) -> np.ndarray:
     """The message sequence of :func:`privad.relaxed.run_protocol` from given step-2 messages."""
     server.receive_differences(to_correction)
     presumed = analyst.receive_data(to_analyst)
@@ -483,15 +550,24 @@ def reconstruction_options(
             # family (any member's noise) for the adaptive mode
             hist = {
                 "history": prep.outliers_of(base),
-                "adaptive": np.unique(np.concatenate(
-                    [prep.outliers_of(c) for c in prep.candidates])),
+                "adaptive": np.unique(
+                    np.concatenate([prep.outliers_of(c) for c in prep.candidates])
+                ),
             }
-            layer = {mode: (estimate_outlier_layer_width(prep.T, o),
-                            estimate_outlier_layer_radius(prep.T, o))
-                     for mode, o in hist.items()}
+            layer = {
+                mode: (
+                    estimate_outlier_layer_width(prep.T, o),
+                    estimate_outlier_layer_radius(prep.T, o),
+                )
+                for mode, o in hist.items()
+            }
             for eps in epsilons:
-                sensor = Sensor(eps, prep.rs, exchange="unprotected",  # the paper's exchange
-                                rng=_seed(seed, "noise", sep, run, eps))
+                sensor = Sensor(
+                    eps,
+                    prep.rs,
+                    exchange="unprotected",  # the paper's exchange
+                    rng=_seed(seed, "noise", sep, run, eps),
+                )
                 to_a, to_c = sensor.perturb(prep.X)
                 adaptive = AdaptiveDBSCANDetector(prep.candidates, cache.p_o)
                 chosen, _ = adaptive.select(to_a.perturbed)
@@ -503,12 +579,22 @@ def reconstruction_options(
                 for mode, (det, o_prime) in modes.items():
                     o_true = prep.outliers_of(det)
                     w_o, rho = layer[mode]
-                    common = {"separation": float(sep), "epsilon": float(eps), "run": run,
-                              "dbscan": mode, "dbscan_eps": det.eps,
-                              "dbscan_min_samples": det.min_samples}
-                    rows.append({"option": "uncorrected", **common,
-                                 "accuracy": accuracy(o_prime, o_true, n_rec),
-                                 "subset_size": subset_size(o_prime, n_rec)})
+                    common = {
+                        "separation": float(sep),
+                        "epsilon": float(eps),
+                        "run": run,
+                        "dbscan": mode,
+                        "dbscan_eps": det.eps,
+                        "dbscan_min_samples": det.min_samples,
+                    }
+                    rows.append(
+                        {
+                            "option": "uncorrected",
+                            **common,
+                            "accuracy": accuracy(o_prime, o_true, n_rec),
+                            "subset_size": subset_size(o_prime, n_rec),
+                        }
+                    )
                     for opt in options:
                         a_kw = dict(opt.analyst)
                         source = a_kw.pop("radius", None)
@@ -517,9 +603,14 @@ def reconstruction_options(
                         analyst = Analyst(_Fixed(o_prime, n_rec), **a_kw)
                         server = CorrectionServer(w_o, **opt.server)
                         out = _replay(to_a, to_c, analyst, server)
-                        rows.append({"option": opt.name, **common,
-                                     "accuracy": accuracy(out, o_true, n_rec),
-                                     "subset_size": subset_size(out, n_rec)})
+                        rows.append(
+                            {
+                                "option": opt.name,
+                                **common,
+                                "accuracy": accuracy(out, o_true, n_rec),
+                                "subset_size": subset_size(out, n_rec),
+                            }
+                        )
             done += 1
     return pd.DataFrame(rows)
 
@@ -528,11 +619,11 @@ def options_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Mean accuracy and subset size over runs: one row per (option, dbscan, ε), one column
     pair per separation (``acc_50``, ``sub_50``, …)."""
     m = df.groupby(["option", "dbscan", "epsilon", "separation"], sort=False)[
-        ["accuracy", "subset_size"]].mean()
+        ["accuracy", "subset_size"]
+    ].mean()
     wide = m.unstack("separation")
     wide.columns = [f"{'acc' if a == 'accuracy' else 'sub'}_{s:g}" for a, s in wide.columns]
-    order = [c for s in sorted(df["separation"].unique())
-             for c in (f"acc_{s:g}", f"sub_{s:g}")]
+    order = [c for s in sorted(df["separation"].unique()) for c in (f"acc_{s:g}", f"sub_{s:g}")]
     return wide[order].reset_index()
 
 
@@ -566,8 +657,9 @@ def streaming_example(
     """
     windows = check_int(windows, "windows", minimum=1)
     window_size = check_int(window_size, "window_size", minimum=10)
-    history = make_sensor_ring(window_size, separation=separation,
-                               rng=_seed(seed, "stream-history")).X
+    history = make_sensor_ring(
+        window_size, separation=separation, rng=_seed(seed, "stream-history")
+    ).X
     rs = relaxed_sensitivity(history, P_O)
     sensor = Sensor(epsilon, rs, rng=_seed(seed, "stream-noise"))
     H = sensor.scale(history)
@@ -577,27 +669,30 @@ def streaming_example(
     rho = estimate_outlier_layer_radius(H, hist_o)
     rows = []
     for w in range(windows):
-        X = make_sensor_ring(window_size, separation=separation,
-                             rng=_seed(seed, "stream-window", w)).X
+        X = make_sensor_ring(
+            window_size, separation=separation, rng=_seed(seed, "stream-window", w)
+        ).X
         detector = AdaptiveDBSCANDetector(cands, P_O)
         analyst = Analyst(detector, outlier_radius=rho)
         run = run_protocol(X, sensor, analyst, CorrectionServer(w_o))
         assert detector.selected is not None
         o_true = detector.selected(sensor.scale(X))
-        rows.append({
-            "window": w,
-            "n": window_size,
-            "accuracy": accuracy(run.outliers, o_true, window_size),
-            "subset_size": subset_size(run.outliers, window_size),
-            "baseline_accuracy": accuracy(run.presumed_outliers, o_true, window_size),
-            "baseline_subset_size": subset_size(run.presumed_outliers, window_size),
-            "n_true_outliers": int(o_true.size),
-            "n_presumed": int(run.presumed_outliers.size),
-            "n_output": int(run.outliers.size),
-            "dbscan_min_samples": detector.selected.min_samples,
-            "time_detection_ms": 1000 * run.timings["detection"],
-            "time_correction_ms": 1000 * run.timings["correction"],
-        })
+        rows.append(
+            {
+                "window": w,
+                "n": window_size,
+                "accuracy": accuracy(run.outliers, o_true, window_size),
+                "subset_size": subset_size(run.outliers, window_size),
+                "baseline_accuracy": accuracy(run.presumed_outliers, o_true, window_size),
+                "baseline_subset_size": subset_size(run.presumed_outliers, window_size),
+                "n_true_outliers": int(o_true.size),
+                "n_presumed": int(run.presumed_outliers.size),
+                "n_output": int(run.outliers.size),
+                "dbscan_min_samples": detector.selected.min_samples,
+                "time_detection_ms": 1000 * run.timings["detection"],
+                "time_correction_ms": 1000 * run.timings["correction"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -689,83 +784,118 @@ def reproduce(
         report.write_csv("figure3.csv", df)
         report.write_csv("figure3_summary.csv", summary)
         report.save_figure("figure3.png", draw_figure3(df))
-        show = summary[["epsilon", "separation", "runs", "accuracy", "paper_accuracy",
-                        "subset_size", "paper_subset_size", "baseline_accuracy",
-                        "baseline_subset_size", "noise_to_separation"]]
-        report.add(Section(
-            "Figure 3a/3b: accuracy and subset size",
-            text=[
-                f"{n:,} points per data set, {runs_used} run(s) per cell, p_o = 10 %. "
-                "Defaults of privad.relaxed.run_pipeline: RS by eq. (1), DBSCAN from the "
-                "adaptive family calibrated on the data itself (the paper's experiments use "
-                "the data as history), the 'radius' reduction with ρ = inner radius of the "
-                "historical outlier layer, d_TP and d_FP as the paper's minima.",
-                "Accuracy: share of O = f_outlier(𝒯) in the corrected output; subset size: "
-                "its size as a share of n; baseline: O' = f_outlier(𝒯') without correction. "
-                "The paper gives Figure 3 only in prose (paper_* columns).",
-            ],
-            tables=[("Mean over runs, beside the paper", show)],
-            figures=[("figure3.png", "Figure 3a (accuracy) and 3b (subset size); dashed: "
-                      "uncorrected O'")],
-            files=[("figure3.csv", "one row per separation, ε and run, with timings"),
-                   ("figure3_summary.csv", "means over runs")],
-        ))
+        show = summary[
+            [
+                "epsilon",
+                "separation",
+                "runs",
+                "accuracy",
+                "paper_accuracy",
+                "subset_size",
+                "paper_subset_size",
+                "baseline_accuracy",
+                "baseline_subset_size",
+                "noise_to_separation",
+            ]
+        ]
+        report.add(
+            Section(
+                "Figure 3a/3b: accuracy and subset size",
+                text=[
+                    f"{n:,} points per data set, {runs_used} run(s) per cell, p_o = 10 %. "
+                    "Defaults of privad.relaxed.run_pipeline: RS by eq. (1), DBSCAN from the "
+                    "adaptive family calibrated on the data itself (the paper's experiments use "
+                    "the data as history), the 'radius' reduction with ρ = inner radius of the "
+                    "historical outlier layer, d_TP and d_FP as the paper's minima.",
+                    "Accuracy: share of O = f_outlier(𝒯) in the corrected output; subset size: "
+                    "its size as a share of n; baseline: O' = f_outlier(𝒯') without correction. "
+                    "The paper gives Figure 3 only in prose (paper_* columns).",
+                ],
+                tables=[("Mean over runs, beside the paper", show)],
+                figures=[
+                    (
+                        "figure3.png",
+                        "Figure 3a (accuracy) and 3b (subset size); dashed: uncorrected O'",
+                    )
+                ],
+                files=[
+                    ("figure3.csv", "one row per separation, ε and run, with timings"),
+                    ("figure3_summary.csv", "means over runs"),
+                ],
+            )
+        )
 
     def step_noise() -> None:
         t = noise_table(state["figure3"])
         report.write_csv("noise.csv", t)
-        report.add(Section(
-            "Noise scale against separation",
-            text=[
-                "RS = ρ_95 − ρ_5 per column (eq. 1) is about 12–14 for every separation "
-                "(the outliers are 10 % of the points, so the 5th and 95th percentiles fall "
-                "at the core's edge). The Laplace scale RS/ε is therefore ≈ 125 at ε = 0.1: "
-                "larger than the separations 50 and 120 and half of 220. "
-                "p_coordinate_exceeds_separation = exp(−separation/b) is the chance that one "
-                "coordinate's noise alone spans the gap.",
-            ],
-            tables=[("Noise scale b = RS/ε (measurement units)", t)],
-            files=[("noise.csv", "the table")],
-        ))
+        report.add(
+            Section(
+                "Noise scale against separation",
+                text=[
+                    "RS = ρ_95 − ρ_5 per column (eq. 1) is about 12–14 for every separation "
+                    "(the outliers are 10 % of the points, so the 5th and 95th percentiles fall "
+                    "at the core's edge). The Laplace scale RS/ε is therefore ≈ 125 at ε = 0.1: "
+                    "larger than the separations 50 and 120 and half of 220. "
+                    "p_coordinate_exceeds_separation = exp(−separation/b) is the chance that one "
+                    "coordinate's noise alone spans the gap.",
+                ],
+                tables=[("Noise scale b = RS/ε (measurement units)", t)],
+                files=[("noise.csv", "the table")],
+            )
+        )
 
     def step_options() -> None:
-        df = reconstruction_options(n=n, runs=runs_used, seed=seed, cache=cache,
-                                    progress=sub())
+        df = reconstruction_options(n=n, runs=runs_used, seed=seed, cache=cache, progress=sub())
         summary = options_summary(df)
         report.write_csv("options.csv", df)
         report.write_csv("options_summary.csv", summary)
         report.save_figure("options.png", _draw_options(summary))
-        flows = pd.DataFrame([{"option": o.name, "description": o.description,
-                               "information flow": o.information_flow} for o in OPTIONS])
-        report.add(Section(
-            "Reconstruction options of the correction (Fig. 2)",
-            text=[
-                "Each option corrects the same perturbed data (same seeds as Figure 3); "
-                "'history' DBSCAN is the single calibration (minPts = 0.5 % of n), "
-                "'adaptive' the family from which the analyst picks on 𝒯' (default). "
-                "acc_S / sub_S: mean accuracy / subset size at separation S. See "
-                "docs/relaxed_reproduction.md for the reasoning.",
-            ],
-            tables=[("Options", flows), ("Mean over runs", summary)],
-            figures=[("options.png", "Subset size per option (adaptive DBSCAN), log scale")],
-            files=[("options.csv", "one row per option, DBSCAN mode, separation, ε and run"),
-                   ("options_summary.csv", "means over runs")],
-        ))
+        flows = pd.DataFrame(
+            [
+                {
+                    "option": o.name,
+                    "description": o.description,
+                    "information flow": o.information_flow,
+                }
+                for o in OPTIONS
+            ]
+        )
+        report.add(
+            Section(
+                "Reconstruction options of the correction (Fig. 2)",
+                text=[
+                    "Each option corrects the same perturbed data (same seeds as Figure 3); "
+                    "'history' DBSCAN is the single calibration (minPts = 0.5 % of n), "
+                    "'adaptive' the family from which the analyst picks on 𝒯' (default). "
+                    "acc_S / sub_S: mean accuracy / subset size at separation S. See "
+                    "docs/relaxed_reproduction.md for the reasoning.",
+                ],
+                tables=[("Options", flows), ("Mean over runs", summary)],
+                figures=[("options.png", "Subset size per option (adaptive DBSCAN), log scale")],
+                files=[
+                    ("options.csv", "one row per option, DBSCAN mode, separation, ε and run"),
+                    ("options_summary.csv", "means over runs"),
+                ],
+            )
+        )
 
     def step_stream() -> None:
-        t = streaming_example(windows=3 if quick else 8, window_size=1_000 if quick else 2_000,
-                              seed=seed)
+        t = streaming_example(
+            windows=3 if quick else 8, window_size=1_000 if quick else 2_000, seed=seed
+        )
         report.write_csv("streaming.csv", t)
-        report.add(Section(
-            "A sensor stream: one protocol run per window",
-            text=[
-                "Separation 220, ε = 0.5, windows of a stream; RS, the DBSCAN family, w_O "
-                "and ρ fixed once from a separate historical window of the same size, fresh "
-                "noise and fresh parties per window (as privad sensor send does).",
-            ],
-            tables=[("Per window", t)],
-            files=[("streaming.csv", "the table")],
-        ))
+        report.add(
+            Section(
+                "A sensor stream: one protocol run per window",
+                text=[
+                    "Separation 220, ε = 0.5, windows of a stream; RS, the DBSCAN family, w_O "
+                    "and ρ fixed once from a separate historical window of the same size, fresh "
+                    "noise and fresh parties per window (as privad sensor send does).",
+                ],
+                tables=[("Per window", t)],
+                files=[("streaming.csv", "the table")],
+            )
+        )
 
     steps: list[tuple[str, Callable[[], None]]] = [
         ("Figure 3", step_figure3),
@@ -798,7 +928,13 @@ def reproduce(
 
 
 PROTECTED_VARIANTS: tuple[tuple[float | None, float | None], ...] = (
-    (None, None), (0.5, None), (1.0, None), (2.0, None), (4.0, None), (1.0, 0.5), (1.0, 1.0),
+    (None, None),
+    (0.5, None),
+    (1.0, None),
+    (2.0, None),
+    (4.0, None),
+    (1.0, 0.5),
+    (1.0, 1.0),
 )
 """The exchanges :func:`protected_exchange_grid` compares, as ``(ε_CS, ε_TP)`` factors of the
 perturbation's ε per record (dε): ``(None, None)`` is the paper's unprotected exchange,
@@ -857,11 +993,15 @@ def protected_exchange_grid(
     """
     runs = check_int(runs, "runs", minimum=1)
     n = check_int(n, "n", minimum=10)
-    variants = [(None if cs is None else float(cs), None if tp is None else float(tp))
-                for cs, tp in variants]  # fmt: skip
+    variants = [
+        (None if cs is None else float(cs), None if tp is None else float(tp))
+        for cs, tp in variants
+    ]
     if any(cs is None and tp is not None for cs, tp in variants):
-        raise ParameterError("ε_TP applies to the protected exchange only: give an ε_CS factor "
-                             "with every ε_TP factor")  # fmt: skip
+        raise ParameterError(
+            "ε_TP applies to the protected exchange only: give an ε_CS factor "
+            "with every ε_TP factor"
+        )
     cache = cache if cache is not None else RingCache()
     rows: list[dict[str, Any]] = []
     total = len(separations) * runs
@@ -869,8 +1009,9 @@ def protected_exchange_grid(
     for sep in separations:
         for run in range(runs):
             if progress is not None:
-                progress(f"protected exchange: separation {sep:g}, run {run + 1}/{runs}", done,
-                         total)  # fmt: skip
+                progress(
+                    f"protected exchange: separation {sep:g}, run {run + 1}/{runs}", done, total
+                )
             prep = cache.get(n, sep, run, seed)
             n_rec, d = prep.X.shape
             # as run_pipeline: w_O and ρ from the records any member of the family labels as
@@ -881,9 +1022,15 @@ def protected_exchange_grid(
             for eps in epsilons:
                 o_prime = chosen = None
                 for cs, tp in variants:
-                    kw: dict[str, Any] = {"exchange": "unprotected"} if cs is None else {
-                        "exchange": "protected", "cs_epsilon": cs * d * eps,
-                        "tp_epsilon": None if tp is None else tp * d * eps}
+                    kw: dict[str, Any] = (
+                        {"exchange": "unprotected"}
+                        if cs is None
+                        else {
+                            "exchange": "protected",
+                            "cs_epsilon": cs * d * eps,
+                            "tp_epsilon": None if tp is None else tp * d * eps,
+                        }
+                    )
                     sensor = Sensor(eps, prep.rs, rng=_seed(seed, "noise", sep, run, eps), **kw)
                     to_a, to_c = sensor.perturb(prep.X)  # 𝒯' first: the same for every variant
                     if o_prime is None:
@@ -892,18 +1039,25 @@ def protected_exchange_grid(
                     analyst = Analyst(_Fixed(o_prime, n_rec), outlier_radius=rho)
                     out = _replay(to_a, to_c, analyst, CorrectionServer(w_o))
                     o_true = prep.outliers_of(chosen)
-                    rows.append({
-                        "separation": float(sep), "epsilon": float(eps), "run": run,
-                        "n": n_rec, "exchange": _variant_label(cs, tp),
-                        "cs_factor": cs, "tp_factor": tp,
-                        "cs_epsilon": kw.get("cs_epsilon"), "tp_epsilon": kw.get("tp_epsilon"),
-                        "charged_epsilon": d * eps + (kw.get("cs_epsilon") or 0.0),
-                        "accuracy": accuracy(out, o_true, n_rec),
-                        "subset_size": subset_size(out, n_rec),
-                        "baseline_accuracy": accuracy(o_prime, o_true, n_rec),
-                        "baseline_subset_size": subset_size(o_prime, n_rec),
-                        "n_output": int(out.size),
-                    })  # fmt: skip
+                    rows.append(
+                        {
+                            "separation": float(sep),
+                            "epsilon": float(eps),
+                            "run": run,
+                            "n": n_rec,
+                            "exchange": _variant_label(cs, tp),
+                            "cs_factor": cs,
+                            "tp_factor": tp,
+                            "cs_epsilon": kw.get("cs_epsilon"),
+                            "tp_epsilon": kw.get("tp_epsilon"),
+                            "charged_epsilon": d * eps + (kw.get("cs_epsilon") or 0.0),
+                            "accuracy": accuracy(out, o_true, n_rec),
+                            "subset_size": subset_size(out, n_rec),
+                            "baseline_accuracy": accuracy(o_prime, o_true, n_rec),
+                            "baseline_subset_size": subset_size(o_prime, n_rec),
+                            "n_output": int(out.size),
+                        }
+                    )
             done += 1
     return pd.DataFrame(rows)
 

@@ -195,8 +195,15 @@ def _legends_outside(figure: Any) -> None:
             continue
         handles, labels = ax.get_legend_handles_labels()
         title = legend.get_title().get_text() or None
-        ax.legend(handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.02, 1.0),
-                  borderaxespad=0.0, fontsize="small")  # fmt: skip
+        ax.legend(
+            handles,
+            labels,
+            title=title,
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            borderaxespad=0.0,
+            fontsize="small",
+        )
 
 
 def human_header(name: Any) -> str:
@@ -210,8 +217,12 @@ def _integral_columns(frame: pd.DataFrame) -> set[Any]:
     for column in frame.columns:
         values = pd.to_numeric(frame[column], errors="coerce")
         finite = values[values.notna() & (values.abs() != float("inf"))]
-        if frame[column].dtype.kind == "f" and len(finite) and (finite == finite.round()).all() \
-                and (finite.abs() < 1e12).all():  # fmt: skip
+        if (
+            frame[column].dtype.kind == "f"
+            and len(finite)
+            and (finite == finite.round()).all()
+            and (finite.abs() < 1e12).all()
+        ):
             out.add(column)
     return out
 

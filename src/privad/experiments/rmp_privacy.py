@@ -170,17 +170,21 @@ class AttackData:
 def _split(name: str, data: np.ndarray, victim: int, known: int, description: str) -> AttackData:
     if data.shape[1] < victim + known:
         raise ParameterError(
-            f"victim + known must be <= {data.shape[1]} records for {name}, got "
-            f"{victim} + {known}"
+            f"victim + known must be <= {data.shape[1]} records for {name}, got {victim} + {known}"
         )
-    return AttackData(name, data[:, :victim].copy(), data[:, victim:victim + known].copy(),
-                      description)  # fmt: skip
+    return AttackData(
+        name, data[:, :victim].copy(), data[:, victim : victim + known].copy(), description
+    )
 
 
 def gaussian_data(
-    n: int = 8, *, rho: float = 0.7, victim: int = 1000, known: int = 1000,
+    n: int = 8,
+    *,
+    rho: float = 0.7,
+    victim: int = 1000,
+    known: int = 1000,
     rng: Any = None,
-) -> AttackData:  # fmt: skip
+) -> AttackData:
     """n correlated Gaussian attributes (correlation ρ^|i−j|), jointly min-max scaled to
     [0, 1]. Data where eq. (5)'s Gaussian prior is right (our choice of covariance)."""
     n = check_int(n, "n", minimum=2)
@@ -207,8 +211,7 @@ def abalone_data(*, victim: int = 1000, known: int = 1000, rng: Any = None) -> A
     known = check_int(known, "known", minimum=2)
     X = minmax_scale(load_abalone().X)
     X = X[as_randomness(rng).permutation(X.shape[0])].T
-    return _split("abalone", X, victim, known, "UCI Abalone, 8 numeric attributes, min-max "
-                  "scaled")  # fmt: skip
+    return _split("abalone", X, victim, known, "UCI Abalone, 8 numeric attributes, min-max scaled")
 
 
 def attack_datasets(*, seed: int = 0, victim: int = 1000, known: int = 1000) -> list[AttackData]:
@@ -246,10 +249,19 @@ def _check_clip_arg(clip: Any) -> tuple[float, float] | None:
 
 
 def _attack_rows(
-    data: AttackData, *, w: int, alpha: float, kinds: Sequence[str], dls: Sequence[bool],
-    priors: Sequence[str], repeats: int, tolerance: float, clip: tuple[float, float] | None,
-    seed: int, tag: str,
-) -> list[dict[str, Any]]:  # fmt: skip
+    data: AttackData,
+    *,
+    w: int,
+    alpha: float,
+    kinds: Sequence[str],
+    dls: Sequence[bool],
+    priors: Sequence[str],
+    repeats: int,
+    tolerance: float,
+    clip: tuple[float, float] | None,
+    seed: int,
+    tag: str,
+) -> list[dict[str, Any]]:
     """Rows of one (data set, w, α) for every kind (attacker or scenario), dl and prior."""
     n = data.n
     acc: dict[tuple[bool, str, str], list[Any]] = {}
@@ -278,27 +290,47 @@ def _attack_rows(
                     victim_matrix = mats["public"] if kind == "common" else mats["exact"]
                     Z = Z_common if kind == "common" else Z_rmp
                     var = matrix_error_variance(alpha, guess) if guess != "exact" else 0.0
-                    X_hat = reconstruct(Z, T_guess, p, matrix_var=var, double_logistic_applied=dl,
-                                        clip=clip)  # fmt: skip
+                    X_hat = reconstruct(
+                        Z, T_guess, p, matrix_var=var, double_logistic_applied=dl, clip=clip
+                    )
                     e = reconstruction_error(data.victim, X_hat, tolerance=tolerance)
                     diff = T_guess - victim_matrix
-                    acc.setdefault((dl, prior, kind), []).append((
-                        e.rmse, e.mae, e.within_tolerance, float(np.sqrt(np.mean(diff * diff))),
-                        float(np.mean(np.abs(diff) >= lemma1_quantile(alpha))),
-                    ))  # fmt: skip
+                    acc.setdefault((dl, prior, kind), []).append(
+                        (
+                            e.rmse,
+                            e.mae,
+                            e.within_tolerance,
+                            float(np.sqrt(np.mean(diff * diff))),
+                            float(np.mean(np.abs(diff) >= lemma1_quantile(alpha))),
+                        )
+                    )
     rows = []
     for (dl, prior, kind), vals in acc.items():
         a = np.asarray(vals)
         base = prepared[(dl, prior)][2]
-        rows.append({
-            "dataset": data.name, "n": n, "w": w, "r": n - w, "alpha": alpha,
-            "double_logistic": dl, "prior": prior, "kind": kind, "repeats": repeats,
-            "rmse": a[:, 0].mean(), "rmse_sd": a[:, 0].std(ddof=1) if repeats > 1 else np.nan,
-            "mae": a[:, 1].mean(), "within_tolerance": a[:, 2].mean(), "tolerance": tolerance,
-            "baseline_rmse": base.rmse, "baseline_within_tolerance": base.within_tolerance,
-            "relative_rmse": a[:, 0].mean() / base.rmse,
-            "matrix_rms_error": a[:, 3].mean(), "share_elements_off": a[:, 4].mean(),
-        })  # fmt: skip
+        rows.append(
+            {
+                "dataset": data.name,
+                "n": n,
+                "w": w,
+                "r": n - w,
+                "alpha": alpha,
+                "double_logistic": dl,
+                "prior": prior,
+                "kind": kind,
+                "repeats": repeats,
+                "rmse": a[:, 0].mean(),
+                "rmse_sd": a[:, 0].std(ddof=1) if repeats > 1 else np.nan,
+                "mae": a[:, 1].mean(),
+                "within_tolerance": a[:, 2].mean(),
+                "tolerance": tolerance,
+                "baseline_rmse": base.rmse,
+                "baseline_within_tolerance": base.within_tolerance,
+                "relative_rmse": a[:, 0].mean() / base.rmse,
+                "matrix_rms_error": a[:, 3].mean(),
+                "share_elements_off": a[:, 4].mean(),
+            }
+        )
     return rows
 
 
@@ -355,18 +387,28 @@ def map_vs_alpha(
     clip: tuple[float, float] | None = (0.0, 1.0),
     seed: int = 0,
 ) -> pd.DataFrame:
-    """MAP reconstruction error (eq. 5) against α at w = n − r (default r = 1, the paper's).
-    """
-    repeats, tolerance, clip, dls, priors = _check_common(repeats, tolerance, clip,
-                                                          double_logistic, priors)  # fmt: skip
+    """MAP reconstruction error (eq. 5) against α at w = n − r (default r = 1, the paper's)."""
+    repeats, tolerance, clip, dls, priors = _check_common(
+        repeats, tolerance, clip, double_logistic, priors
+    )
     kinds = _check_kinds(attackers, ATTACKERS, "attacker")
     rows: list[dict[str, Any]] = []
     for data in datasets:
         w = _check_w(data.n - check_int(r, "r", minimum=1), data.n)
         for alpha in alphas:
-            rows += _attack_rows(data, w=w, alpha=check_alpha(alpha), kinds=kinds, dls=dls,
-                                 priors=priors, repeats=repeats, tolerance=tolerance, clip=clip,
-                                 seed=seed, tag="map")  # fmt: skip
+            rows += _attack_rows(
+                data,
+                w=w,
+                alpha=check_alpha(alpha),
+                kinds=kinds,
+                dls=dls,
+                priors=priors,
+                repeats=repeats,
+                tolerance=tolerance,
+                clip=clip,
+                seed=seed,
+                tag="map",
+            )
     return pd.DataFrame(rows)
 
 
@@ -390,16 +432,27 @@ def map_vs_w(
 
     ``ws`` default: every w from 1 to n − 1.
     """
-    repeats, tolerance, clip, dls, priors = _check_common(repeats, tolerance, clip,
-                                                          double_logistic, priors)  # fmt: skip
+    repeats, tolerance, clip, dls, priors = _check_common(
+        repeats, tolerance, clip, double_logistic, priors
+    )
     kinds = _check_kinds(attackers, ATTACKERS, "attacker")
     a = check_alpha(alpha)
     rows: list[dict[str, Any]] = []
     for data in datasets:
-        for w in (range(1, data.n) if ws is None else ws):
-            rows += _attack_rows(data, w=_check_w(w, data.n), alpha=a, kinds=kinds, dls=dls,
-                                 priors=priors, repeats=repeats, tolerance=tolerance, clip=clip,
-                                 seed=seed, tag="map")  # fmt: skip
+        for w in range(1, data.n) if ws is None else ws:
+            rows += _attack_rows(
+                data,
+                w=_check_w(w, data.n),
+                alpha=a,
+                kinds=kinds,
+                dls=dls,
+                priors=priors,
+                repeats=repeats,
+                tolerance=tolerance,
+                clip=clip,
+                seed=seed,
+                tag="map",
+            )
     return pd.DataFrame(rows)
 
 
@@ -435,17 +488,28 @@ def collusion_vs_alpha(
     with ``kind`` the scenario; ``share_elements_off`` is Lemma 1's Pr[|D| >= (2 − √2)α]
     (1/2) for ``colluder*`` and 1 − (2 − √2) ≈ 0.414 for ``public-aware``.
     """
-    repeats, tolerance, clip, dls, _ = _check_common(repeats, tolerance, clip,
-                                                     double_logistic, ("sample",))  # fmt: skip
+    repeats, tolerance, clip, dls, _ = _check_common(
+        repeats, tolerance, clip, double_logistic, ("sample",)
+    )
     kinds = _check_kinds(scenarios, SCENARIOS, "scenario")
     rows: list[dict[str, Any]] = []
     for data in datasets:
         w = _check_w(data.n - check_int(r, "r", minimum=1), data.n)
         for alpha in alphas:
             a = check_alpha(alpha)
-            rows += _attack_rows(data, w=w, alpha=a, kinds=kinds, dls=dls, priors=("sample",),
-                                 repeats=repeats, tolerance=tolerance, clip=clip, seed=seed,
-                                 tag="collusion")  # fmt: skip
+            rows += _attack_rows(
+                data,
+                w=w,
+                alpha=a,
+                kinds=kinds,
+                dls=dls,
+                priors=("sample",),
+                repeats=repeats,
+                tolerance=tolerance,
+                clip=clip,
+                seed=seed,
+                tag="collusion",
+            )
     return pd.DataFrame(rows)
 
 
@@ -507,8 +571,14 @@ def known_io_vs_k(
                     P = Ykn @ np.linalg.pinv(Ykn)
                     Q = np.eye(n) - P
                 var = (a * a / 3.0) * float(np.trace(Q @ m2) / np.trace(m2))
-                X_hat = reconstruct(mats["exact"] @ Yv, T_hat, prior, matrix_var=max(var, 0.0),
-                                    double_logistic_applied=dl, clip=clip)  # fmt: skip
+                X_hat = reconstruct(
+                    mats["exact"] @ Yv,
+                    T_hat,
+                    prior,
+                    matrix_var=max(var, 0.0),
+                    double_logistic_applied=dl,
+                    clip=clip,
+                )
                 e = reconstruction_error(Xv, X_hat, tolerance=tolerance)
                 diff = T_hat - mats["exact"]
                 vals.append((float(np.sqrt(np.mean(diff * diff))), e.rmse, e.within_tolerance))
@@ -516,14 +586,24 @@ def known_io_vs_k(
             v = np.asarray(vals)
             guess = np.repeat(data.known.mean(axis=1)[:, None], data.victim.shape[1], axis=1)
             base = reconstruction_error(data.victim, guess, tolerance=tolerance)
-            rows.append({
-                "dataset": data.name, "n": n, "w": w, "alpha": a, "double_logistic": dl,
-                "k": k, "rank": int(np.median(ranks)), "repeats": repeats,
-                "matrix_rms_error": v[:, 0].mean(), "rmse": v[:, 1].mean(),
-                "rmse_sd": v[:, 1].std(ddof=1) if repeats > 1 else np.nan,
-                "within_tolerance": v[:, 2].mean(), "baseline_rmse": base.rmse,
-                "relative_rmse": v[:, 1].mean() / base.rmse,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "dataset": data.name,
+                    "n": n,
+                    "w": w,
+                    "alpha": a,
+                    "double_logistic": dl,
+                    "k": k,
+                    "rank": int(np.median(ranks)),
+                    "repeats": repeats,
+                    "matrix_rms_error": v[:, 0].mean(),
+                    "rmse": v[:, 1].mean(),
+                    "rmse_sd": v[:, 1].std(ddof=1) if repeats > 1 else np.nan,
+                    "within_tolerance": v[:, 2].mean(),
+                    "baseline_rmse": base.rmse,
+                    "relative_rmse": v[:, 1].mean() / base.rmse,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -602,23 +682,41 @@ def ica_vs_w(
                 match = match_components(res.sources, X)
                 raw = match_components(Z, X)
                 bound = linear_filter_correlation(Z, X)
-                acc.append((
-                    match.mean_abs_corr, float(match.abs_corr.min()),
-                    float(np.sum(match.abs_corr >= thr)), raw.mean_abs_corr,
-                    float(bound.mean()), float(bound.max()), float(res.converged),
-                    float(bound[match.attribute].mean()),
-                ))  # fmt: skip
+                acc.append(
+                    (
+                        match.mean_abs_corr,
+                        float(match.abs_corr.min()),
+                        float(np.sum(match.abs_corr >= thr)),
+                        raw.mean_abs_corr,
+                        float(bound.mean()),
+                        float(bound.max()),
+                        float(res.converged),
+                        float(bound[match.attribute].mean()),
+                    )
+                )
             v = np.asarray(acc)
-            rows.append({
-                "source": kind, "n": n, "w": w, "regime": _regime(w, n), "alpha": a,
-                "double_logistic": dl, "m": m, "repeats": repeats,
-                "ica_mean_abs_corr": v[:, 0].mean(),
-                "ica_sd": v[:, 0].std(ddof=1) if repeats > 1 else np.nan,
-                "ica_min_abs_corr": v[:, 1].mean(), "recovered": v[:, 2].mean(),
-                "recovered_at": thr, "raw_mean_abs_corr": v[:, 3].mean(),
-                "filter_bound_mean": v[:, 4].mean(), "filter_bound_max": v[:, 5].mean(),
-                "filter_bound_matched": v[:, 7].mean(), "converged_share": v[:, 6].mean(),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "source": kind,
+                    "n": n,
+                    "w": w,
+                    "regime": _regime(w, n),
+                    "alpha": a,
+                    "double_logistic": dl,
+                    "m": m,
+                    "repeats": repeats,
+                    "ica_mean_abs_corr": v[:, 0].mean(),
+                    "ica_sd": v[:, 0].std(ddof=1) if repeats > 1 else np.nan,
+                    "ica_min_abs_corr": v[:, 1].mean(),
+                    "recovered": v[:, 2].mean(),
+                    "recovered_at": thr,
+                    "raw_mean_abs_corr": v[:, 3].mean(),
+                    "filter_bound_mean": v[:, 4].mean(),
+                    "filter_bound_max": v[:, 5].mean(),
+                    "filter_bound_matched": v[:, 7].mean(),
+                    "converged_share": v[:, 6].mean(),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -664,14 +762,25 @@ def lemma1_table(
             pv = binomial_p_value(count, samples, p_lemma)
             pw = binomial_p_value(count, samples, p_centre)
             pc = binomial_p_value(c_count, samples, p_centre)
-            rows.append({
-                "alpha": a, "d": d, "d_over_alpha": float(frac), "samples": samples,
-                "count": count, "empirical": count / samples, "lemma1": p_lemma,
-                "p_value": pv, "consistent": pv >= false_alarm,
-                "p_value_wrong": pw, "wrong_rejected": pw < false_alarm,
-                "centre_empirical": c_count / samples, "centre_probability": p_centre,
-                "centre_p_value": pc, "centre_consistent": pc >= false_alarm,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "alpha": a,
+                    "d": d,
+                    "d_over_alpha": float(frac),
+                    "samples": samples,
+                    "count": count,
+                    "empirical": count / samples,
+                    "lemma1": p_lemma,
+                    "p_value": pv,
+                    "consistent": pv >= false_alarm,
+                    "p_value_wrong": pw,
+                    "wrong_rejected": pw < false_alarm,
+                    "centre_empirical": c_count / samples,
+                    "centre_probability": p_centre,
+                    "centre_p_value": pc,
+                    "centre_consistent": pc >= false_alarm,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -680,8 +789,14 @@ def lemma1_table(
 # --------------------------------------------------------------------------------------------
 
 _DL_STYLE = {True: "-", False: "--"}
-_COLOURS = {"exact": "C0", "public": "C3", "public-aware": "C2", "common": "C0",
-            "colluder": "C3", "colluder-aware": "C1"}  # fmt: skip
+_COLOURS = {
+    "exact": "C0",
+    "public": "C3",
+    "public-aware": "C2",
+    "common": "C0",
+    "colluder": "C3",
+    "colluder-aware": "C1",
+}
 
 
 def _panels(table: pd.DataFrame, width: float = 11.0, height: float = 4.0) -> tuple[Any, list]:
@@ -693,8 +808,9 @@ def _panels(table: pd.DataFrame, width: float = 11.0, height: float = 4.0) -> tu
     return fig, list(zip(names, axes, strict=True))
 
 
-def _draw_error(table: pd.DataFrame, x: str, xlabel: str, title: str,
-                labels: dict[str, str]) -> Any:  # fmt: skip
+def _draw_error(
+    table: pd.DataFrame, x: str, xlabel: str, title: str, labels: dict[str, str]
+) -> Any:
     fig, panels = _panels(table)
     t = table[table["prior"] == "sample"] if "prior" in table else table
     for name, ax in panels:
@@ -703,11 +819,24 @@ def _draw_error(table: pd.DataFrame, x: str, xlabel: str, title: str,
             g = g.sort_values(x)
             space = " + double logistic" if dl else ", no double logistic"
             label = f"{labels.get(kind, kind)}{space}"
-            ax.plot(g[x], g["relative_rmse"], _DL_STYLE[bool(dl)], marker="o", ms=3,
-                    color=_COLOURS.get(kind, "grey"), label=label)  # fmt: skip
+            ax.plot(
+                g[x],
+                g["relative_rmse"],
+                _DL_STYLE[bool(dl)],
+                marker="o",
+                ms=3,
+                color=_COLOURS.get(kind, "grey"),
+                label=label,
+            )
         ax.axhline(1.0, color="grey", lw=0.8, ls=":")
-        ax.text(ax.get_xlim()[0], 1.0, " trivial guess (attribute means)", fontsize=7,
-                color="grey", va="bottom")  # fmt: skip
+        ax.text(
+            ax.get_xlim()[0],
+            1.0,
+            " trivial guess (attribute means)",
+            fontsize=7,
+            color="grey",
+            va="bottom",
+        )
         ax.set_xlabel(xlabel)
         ax.set_ylabel("RMSE / RMSE of the trivial guess")
         ax.set_ylim(bottom=0.0)
@@ -723,23 +852,33 @@ def draw_map_vs_alpha(table: pd.DataFrame) -> Any:
     """Relative RMSE of the MAP attackers against α (sample prior); solid: with the double
     logistic, dashed: without."""
     w = int(table["w"].iloc[0]) if len(table) else 0
-    return _draw_error(table, "alpha", "α (noise on the victim's matrix, eq. 1)",
-                       f"MAP reconstruction (eq. 5) against α, r = n − w = "
-                       f"{int(table['r'].iloc[0]) if len(table) else 0} (w = {w})",
-                       ATTACKERS)  # fmt: skip
+    return _draw_error(
+        table,
+        "alpha",
+        "α (noise on the victim's matrix, eq. 1)",
+        f"MAP reconstruction (eq. 5) against α, r = n − w = "
+        f"{int(table['r'].iloc[0]) if len(table) else 0} (w = {w})",
+        ATTACKERS,
+    )
 
 
 def draw_map_vs_w(table: pd.DataFrame) -> Any:
     """Relative RMSE of the MAP attackers against w (sample prior)."""
     a = float(table["alpha"].iloc[0]) if len(table) else 0.0
-    return _draw_error(table, "w", "w (rows of T; r = n − w)",
-                       f"MAP reconstruction (eq. 5) against w, α = {a:g}", ATTACKERS)  # fmt: skip
+    return _draw_error(
+        table,
+        "w",
+        "w (rows of T; r = n − w)",
+        f"MAP reconstruction (eq. 5) against w, α = {a:g}",
+        ATTACKERS,
+    )
 
 
 def draw_collusion(table: pd.DataFrame) -> Any:
     """Relative RMSE of the victim's records under collusion, per scenario, against α."""
-    return _draw_error(table, "alpha", "α", "A server colluding with one participant: common T "
-                       "vs RMP", SCENARIOS)  # fmt: skip
+    return _draw_error(
+        table, "alpha", "α", "A server colluding with one participant: common T vs RMP", SCENARIOS
+    )
 
 
 def draw_known_io(table: pd.DataFrame) -> Any:
@@ -766,8 +905,7 @@ def draw_known_io(table: pd.DataFrame) -> Any:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     a = float(table["alpha"].iloc[0]) if len(table) else 0.0
-    fig.suptitle(f"Known input-output attack (α = {a:g}): least squares from k pairs",
-                 fontsize=10)  # fmt: skip
+    fig.suptitle(f"Known input-output attack (α = {a:g}): least squares from k pairs", fontsize=10)
     return fig
 
 
@@ -781,12 +919,26 @@ def draw_ica_vs_w(table: pd.DataFrame) -> Any:
         ax = fig.add_subplot(1, len(kinds), k + 1)
         g = table[table["source"] == kind].sort_values("w")
         ax.plot(g["w"], g["ica_mean_abs_corr"], marker="o", ms=3, label="FastICA (matched)")
-        ax.plot(g["w"], g["raw_mean_abs_corr"], marker="s", ms=3, ls="--",
-                label="rows of Z (no attack)")  # fmt: skip
-        ax.plot(g["w"], g["filter_bound_matched"], marker="^", ms=3, ls=":",
-                label="best linear filter, same attributes (oracle)")  # fmt: skip
-        ax.plot(g["w"], g["filter_bound_mean"], marker="v", ms=3, ls=":", color="grey",
-                label="best linear filter, all n attributes (oracle)")  # fmt: skip
+        ax.plot(
+            g["w"], g["raw_mean_abs_corr"], marker="s", ms=3, ls="--", label="rows of Z (no attack)"
+        )
+        ax.plot(
+            g["w"],
+            g["filter_bound_matched"],
+            marker="^",
+            ms=3,
+            ls=":",
+            label="best linear filter, same attributes (oracle)",
+        )
+        ax.plot(
+            g["w"],
+            g["filter_bound_mean"],
+            marker="v",
+            ms=3,
+            ls=":",
+            color="grey",
+            label="best linear filter, all n attributes (oracle)",
+        )
         if len(g):
             n = int(g["n"].iloc[0])
             ax.axvline(n - 0.5, color="grey", lw=0.8)
@@ -811,13 +963,25 @@ def draw_lemma1(table: pd.DataFrame) -> Any:
     ax = fig.add_subplot(1, 1, 1)
     u = np.linspace(0.0, 2.0, 201)
     ax.plot(u, (2.0 - u) ** 2 / 4.0, color="C0", label="Lemma 1: (2α − d)²/4α² (guess T + U)")
-    ax.plot(u, np.maximum(0.0, 1.0 - u), color="C2", ls="--",
-            label="guess T: max(0, 1 − d/α) (our addition)")  # fmt: skip
+    ax.plot(
+        u,
+        np.maximum(0.0, 1.0 - u),
+        color="C2",
+        ls="--",
+        label="guess T: max(0, 1 − d/α) (our addition)",
+    )
     if len(table):
-        ax.scatter(table["d_over_alpha"], table["empirical"], color="C0", s=14, zorder=3,
-                   label="empirical, all α")  # fmt: skip
-        ax.scatter(table["d_over_alpha"], table["centre_empirical"], color="C2", s=14,
-                   marker="x", zorder=3)  # fmt: skip
+        ax.scatter(
+            table["d_over_alpha"],
+            table["empirical"],
+            color="C0",
+            s=14,
+            zorder=3,
+            label="empirical, all α",
+        )
+        ax.scatter(
+            table["d_over_alpha"], table["centre_empirical"], color="C2", s=14, marker="x", zorder=3
+        )
     q = 2.0 - math.sqrt(2.0)
     ax.axvline(q, color="grey", lw=0.8, ls=":")
     ax.axhline(0.5, color="grey", lw=0.8, ls=":")
@@ -859,16 +1023,35 @@ def privacy_settings(*, quick: bool = False, seed: int = 0) -> PrivacySettings:
     seed = check_int(seed, "seed", minimum=0)
     if quick:
         return PrivacySettings(
-            quick=True, seed=seed, victim=300, known=300, repeats=2, alphas=(0.01, 0.2, 0.6),
-            w_alpha=0.1, ica_ws=(3, 7, 8), ica_m=1000, ica_repeats=1,
-            known_io_ks=(0, 4, 8), known_io_alpha=0.2, lemma1_samples=100_000,
-        )  # fmt: skip
+            quick=True,
+            seed=seed,
+            victim=300,
+            known=300,
+            repeats=2,
+            alphas=(0.01, 0.2, 0.6),
+            w_alpha=0.1,
+            ica_ws=(3, 7, 8),
+            ica_m=1000,
+            ica_repeats=1,
+            known_io_ks=(0, 4, 8),
+            known_io_alpha=0.2,
+            lemma1_samples=100_000,
+        )
     return PrivacySettings(
-        quick=False, seed=seed, victim=1000, known=1000, repeats=20, alphas=PAPER_ALPHAS,
-        w_alpha=0.1, ica_ws=(2, 3, 4, 5, 6, 7, 8, 10, 12), ica_m=2000, ica_repeats=10,
-        known_io_ks=(0, 1, 2, 4, 6, 7, 8, 12, 16), known_io_alpha=0.2,
+        quick=False,
+        seed=seed,
+        victim=1000,
+        known=1000,
+        repeats=20,
+        alphas=PAPER_ALPHAS,
+        w_alpha=0.1,
+        ica_ws=(2, 3, 4, 5, 6, 7, 8, 10, 12),
+        ica_m=2000,
+        ica_repeats=10,
+        known_io_ks=(0, 1, 2, 4, 6, 7, 8, 12, 16),
+        known_io_alpha=0.2,
         lemma1_samples=1_000_000,
-    )  # fmt: skip
+    )
 
 
 TABLES: tuple[str, ...] = ("map_alpha", "map_w", "ica_w", "collusion", "known_io", "lemma1")
@@ -902,8 +1085,7 @@ def privacy_evaluation(
     say("collusion", 4)
     out["collusion"] = collusion_vs_alpha(data, alphas=cfg.alphas, **common)
     say("known input-output", 5)
-    out["known_io"] = known_io_vs_k(data, ks=cfg.known_io_ks, alpha=cfg.known_io_alpha,
-                                    **common)  # fmt: skip
+    out["known_io"] = known_io_vs_k(data, ks=cfg.known_io_ks, alpha=cfg.known_io_alpha, **common)
     say("Lemma 1", 6)
     out["lemma1"] = lemma1_table(alphas=cfg.alphas, samples=cfg.lemma1_samples, seed=cfg.seed)
     say("done", total)
@@ -913,8 +1095,9 @@ def privacy_evaluation(
 def _wide(table: pd.DataFrame, x: str, kinds: dict[str, str]) -> pd.DataFrame:
     """A compact view: relative RMSE (sample prior) per data set, data space and kind."""
     t = table[table["prior"] == "sample"] if "prior" in table else table
-    wide = t.pivot_table(index=["dataset", "double_logistic", "kind"], columns=x,
-                         values="relative_rmse", sort=False).reset_index()  # fmt: skip
+    wide = t.pivot_table(
+        index=["dataset", "double_logistic", "kind"], columns=x, values="relative_rmse", sort=False
+    ).reset_index()
     wide.columns = [c if isinstance(c, str) else f"{x}={c:g}" for c in wide.columns]
     return wide
 
@@ -947,9 +1130,13 @@ def reproduce_privacy(
     out = Path(out_dir).expanduser()
     report = Report(out, "RMP (Erfani et al.): privacy evaluation of section 5")
     drawers = {
-        "map_alpha": draw_map_vs_alpha, "map_w": draw_map_vs_w, "ica_w": draw_ica_vs_w,
-        "collusion": draw_collusion, "known_io": draw_known_io, "lemma1": draw_lemma1,
-    }  # fmt: skip
+        "map_alpha": draw_map_vs_alpha,
+        "map_w": draw_map_vs_w,
+        "ica_w": draw_ica_vs_w,
+        "collusion": draw_collusion,
+        "known_io": draw_known_io,
+        "lemma1": draw_lemma1,
+    }
     for key in TABLES:
         report.write_csv(f"privacy_{key}.csv", tables[key])
         report.save_figure(f"privacy_{key}.png", drawers[key](tables[key]))
@@ -967,16 +1154,24 @@ def reproduce_privacy(
         "docs/rmp_privacy.md.",
     ]
     path = report.write_html(page) if page is not None else None
-    return {"tables": tables, "files": list(report.written), "sections": sections,
-            "page": path, "elapsed_s": time.perf_counter() - t0}  # fmt: skip
+    return {
+        "tables": tables,
+        "files": list(report.written),
+        "sections": sections,
+        "page": path,
+        "elapsed_s": time.perf_counter() - t0,
+    }
 
 
 def _dl_effect(table: pd.DataFrame) -> pd.DataFrame:
     """Exact-T̃ attacker, sample prior: RMSE and share within tolerance without/with eq. 2,
     averaged over α, per data set."""
     t = table[(table["kind"] == "exact") & (table["prior"] == "sample")]
-    return (t.groupby(["dataset", "double_logistic"], sort=False)[["rmse", "within_tolerance"]]
-            .mean().reset_index())  # fmt: skip
+    return (
+        t.groupby(["dataset", "double_logistic"], sort=False)[["rmse", "within_tolerance"]]
+        .mean()
+        .reset_index()
+    )
 
 
 def _dl_effect_text(table: pd.DataFrame) -> Any:
@@ -1011,11 +1206,22 @@ def _sections(tables: dict[str, pd.DataFrame], cfg: PrivacySettings, Section: An
     lemma = tables["lemma1"]
     half = lemma[np.isclose(lemma["d_over_alpha"], 2.0 - math.sqrt(2.0))]
     ica = tables["ica_w"]
-    show_ica = ica[["source", "w", "regime", "ica_mean_abs_corr", "recovered",
-                    "raw_mean_abs_corr", "filter_bound_matched", "filter_bound_mean",
-                    "converged_share"]]  # fmt: skip
-    kio = tables["known_io"][["dataset", "k", "rank", "matrix_rms_error", "rmse",
-                              "relative_rmse", "within_tolerance"]]  # fmt: skip
+    show_ica = ica[
+        [
+            "source",
+            "w",
+            "regime",
+            "ica_mean_abs_corr",
+            "recovered",
+            "raw_mean_abs_corr",
+            "filter_bound_matched",
+            "filter_bound_mean",
+            "converged_share",
+        ]
+    ]
+    kio = tables["known_io"][
+        ["dataset", "k", "rank", "matrix_rms_error", "rmse", "relative_rmse", "within_tolerance"]
+    ]
     return [_dl_effect_text(tables["map_alpha"])] + [
         Section(
             "MAP estimation (eq. 5) against α",
@@ -1028,12 +1234,17 @@ def _sections(tables: dict[str, pd.DataFrame], cfg: PrivacySettings, Section: An
                 "the RMSE of the trivial guess (attribute means); below 1 the attack learns "
                 "something. Reconstructions clipped to [0, 1] (the range is public).",
             ],
-            tables=[("Relative RMSE (sample prior)",
-                     _wide(tables["map_alpha"], "alpha", ATTACKERS))],
-            figures=[("privacy_map_alpha.png", "Relative RMSE against α; solid: double "
-                      "logistic applied, dashed: not")],
+            tables=[
+                ("Relative RMSE (sample prior)", _wide(tables["map_alpha"], "alpha", ATTACKERS))
+            ],
+            figures=[
+                (
+                    "privacy_map_alpha.png",
+                    "Relative RMSE against α; solid: double logistic applied, dashed: not",
+                )
+            ],
             files=[("privacy_map_alpha.csv", "all columns, both priors")],
-        ),  # fmt: skip
+        ),
         Section(
             "MAP estimation (eq. 5) against w",
             text=[f"α = {cfg.w_alpha:g}; w from 1 to n − 1 (r = n − w)."],
@@ -1090,10 +1301,26 @@ def _sections(tables: dict[str, pd.DataFrame], cfg: PrivacySettings, Section: An
                 + " (paper: 50 %). The attacker who guesses the public T itself errs less: "
                 "Pr[|Δ| ≥ d] = 1 − d/α (median α/2).",
             ],
-            tables=[("Lemma 1", lemma[["alpha", "d", "empirical", "lemma1", "p_value",
-                                       "consistent", "p_value_wrong", "wrong_rejected",
-                                       "centre_empirical", "centre_probability"]])],
+            tables=[
+                (
+                    "Lemma 1",
+                    lemma[
+                        [
+                            "alpha",
+                            "d",
+                            "empirical",
+                            "lemma1",
+                            "p_value",
+                            "consistent",
+                            "p_value_wrong",
+                            "wrong_rejected",
+                            "centre_empirical",
+                            "centre_probability",
+                        ]
+                    ],
+                )
+            ],
             figures=[("privacy_lemma1.png", "Pr[|D| ≥ d] against d/α")],
             files=[("privacy_lemma1.csv", "all columns")],
-        ),  # fmt: skip
+        ),
     ]

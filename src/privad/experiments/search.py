@@ -142,9 +142,15 @@ class Settings:
     other_anomalies: str = "drop"
 
 
-def settings(*, quick: bool = False, seed: int = 0, runs: int = 100,
-             nab_root: str | Path | None = None, yahoo_root: str | Path | None = None,
-             other_anomalies: str = "drop") -> Settings:  # fmt: skip
+def settings(
+    *,
+    quick: bool = False,
+    seed: int = 0,
+    runs: int = 100,
+    nab_root: str | Path | None = None,
+    yahoo_root: str | Path | None = None,
+    other_anomalies: str = "drop",
+) -> Settings:
     """The full run (c = ``runs`` per setting, n = 1,420) or the quick one (at most 4 runs,
     n = 300, coarse grids; for tests).
 
@@ -160,14 +166,25 @@ def settings(*, quick: bool = False, seed: int = 0, runs: int = 100,
     common = {"nab_root": root, "yahoo_root": yahoo, "other_anomalies": mode}
     if quick:
         return Settings(
-            quick=True, seed=seed, runs=min(runs, 4), n=300,
-            figure1_ratios=(0.1, 0.7, 3.0), figure1_budget=100.0,
-            figure2_epsilons=(0.5, 2.0), figure3_epsilons=(1.0, 4.0),
-            figure3_budgets=(2.0, 10.0, 50.0), figure4_epsilons=(1.0,),
-            figure4_alphas=(0.3, 0.5, 0.9), max_queries=2_000, **common,
-        )  # fmt: skip
+            quick=True,
+            seed=seed,
+            runs=min(runs, 4),
+            n=300,
+            figure1_ratios=(0.1, 0.7, 3.0),
+            figure1_budget=100.0,
+            figure2_epsilons=(0.5, 2.0),
+            figure3_epsilons=(1.0, 4.0),
+            figure3_budgets=(2.0, 10.0, 50.0),
+            figure4_epsilons=(1.0,),
+            figure4_alphas=(0.3, 0.5, 0.9),
+            max_queries=2_000,
+            **common,
+        )
     return Settings(
-        quick=False, seed=seed, runs=runs, n=1420,
+        quick=False,
+        seed=seed,
+        runs=runs,
+        n=1420,
         figure1_ratios=(0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.65, 0.8, 1.0, 1.5, 2.0, 3.0, 5.0),
         figure1_budget=1000.0,
         figure2_epsilons=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
@@ -175,8 +192,9 @@ def settings(*, quick: bool = False, seed: int = 0, runs: int = 100,
         figure3_budgets=(2.0, 5.0, 10.0, 20.0, 50.0, 100.0),
         figure4_epsilons=(0.5, 1.0, 2.0),
         figure4_alphas=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99),
-        max_queries=20_000, **common,
-    )  # fmt: skip
+        max_queries=20_000,
+        **common,
+    )
 
 
 def _seed(seed: int, *parts: Any) -> int:
@@ -184,8 +202,9 @@ def _seed(seed: int, *parts: Any) -> int:
     return zlib.crc32("/".join([str(seed), *map(str, parts)]).encode("utf-8"))
 
 
-def regime_problems(n: int = 1420, *, seed: int = 0,
-                    ratios: Sequence[float] | None = None) -> list[SearchProblem]:  # fmt: skip
+def regime_problems(
+    n: int = 1420, *, seed: int = 0, ratios: Sequence[float] | None = None
+) -> list[SearchProblem]:
     """The two regimes of section 6.1 as synthetic problems with one planted anomaly.
 
     With ``ratios`` None: one problem per regime at the paper's ratio (0.647, 0.701); else one
@@ -193,21 +212,33 @@ def regime_problems(n: int = 1420, *, seed: int = 0,
     """
     out = []
     for title, kind, _paper, paper_ratio in REGIMES:
-        for ratio in ([paper_ratio] if ratios is None else ratios):
-            ds = make_search_mixture(n=n, kind=kind, threshold_ratio=float(ratio),
-                                     rng=_seed(seed, "data", kind, ratio))  # fmt: skip
+        for ratio in [paper_ratio] if ratios is None else ratios:
+            ds = make_search_mixture(
+                n=n, kind=kind, threshold_ratio=float(ratio), rng=_seed(seed, "data", kind, ratio)
+            )
             p = problem_from_dataset(ds)
             name = f"{title}" if ratios is None else f"{kind} R={float(ratio):g}"
-            out.append(SearchProblem(name, p.values, p.t_low, p.t_high, p.anomaly_index,
-                                     p.threshold_ratio))  # fmt: skip
+            out.append(
+                SearchProblem(name, p.values, p.t_low, p.t_high, p.anomaly_index, p.threshold_ratio)
+            )
     return out
 
 
 Problems = tuple[list[SearchProblem], pd.DataFrame]
 """The usable problems and the table of every series with its fate."""
 
-_TABLE_COLUMNS = ["series", "n", "labelled_points", "used", "n_reduced", "threshold_ratio",
-                  "threshold_ratio_other_reading", "t_low", "t_high", "reason"]
+_TABLE_COLUMNS = [
+    "series",
+    "n",
+    "labelled_points",
+    "used",
+    "n_reduced",
+    "threshold_ratio",
+    "threshold_ratio_other_reading",
+    "t_low",
+    "t_high",
+    "reason",
+]
 
 
 def _series_problems(
@@ -216,27 +247,41 @@ def _series_problems(
     """Reduce loaded series; a table of every series (and of those that failed to load)."""
     problems, skipped = prepare_series(loaded, other_anomalies=other_anomalies)
     other = "keep" if other_anomalies == "drop" else "drop"
-    compare = {p.name: p.threshold_ratio
-               for p in prepare_series(loaded, other_anomalies=other)[0]}  # fmt: skip
+    compare = {p.name: p.threshold_ratio for p in prepare_series(loaded, other_anomalies=other)[0]}
     why = {s.name: s.reason for s in skipped}
     by_name = {p.name: p for p in problems}
     rows: list[dict[str, Any]] = []
     for ts in loaded:
         p = by_name.get(ts.name)
-        rows.append({
-            "series": ts.name, "n": int(ts.values.size), "labelled_points": int(ts.labels.sum()),
-            "used": p is not None, "n_reduced": 0 if p is None else p.n_items,
-            "threshold_ratio": np.nan if p is None else p.threshold_ratio,
-            "threshold_ratio_other_reading": compare.get(ts.name, np.nan),
-            "t_low": np.nan if p is None else p.t_low,
-            "t_high": np.nan if p is None else p.t_high,
-            "reason": why.get(ts.name, ""),
-        })  # fmt: skip
+        rows.append(
+            {
+                "series": ts.name,
+                "n": int(ts.values.size),
+                "labelled_points": int(ts.labels.sum()),
+                "used": p is not None,
+                "n_reduced": 0 if p is None else p.n_items,
+                "threshold_ratio": np.nan if p is None else p.threshold_ratio,
+                "threshold_ratio_other_reading": compare.get(ts.name, np.nan),
+                "t_low": np.nan if p is None else p.t_low,
+                "t_high": np.nan if p is None else p.t_high,
+                "reason": why.get(ts.name, ""),
+            }
+        )
     for name, reason in failed.items():
-        rows.append({"series": name, "n": 0, "labelled_points": 0, "used": False,
-                     "n_reduced": 0, "threshold_ratio": np.nan,
-                     "threshold_ratio_other_reading": np.nan, "t_low": np.nan,
-                     "t_high": np.nan, "reason": reason})  # fmt: skip
+        rows.append(
+            {
+                "series": name,
+                "n": 0,
+                "labelled_points": 0,
+                "used": False,
+                "n_reduced": 0,
+                "threshold_ratio": np.nan,
+                "threshold_ratio_other_reading": np.nan,
+                "t_low": np.nan,
+                "t_high": np.nan,
+                "reason": reason,
+            }
+        )
     return problems, pd.DataFrame(rows, columns=_TABLE_COLUMNS)
 
 
@@ -265,7 +310,7 @@ def nab_problems(root: str | Path | None = None, *, other_anomalies: str = "drop
 def _natural_key(path: Path) -> tuple[str, int, str]:
     stem = path.stem
     head = stem.rstrip("0123456789")
-    digits = stem[len(head):]
+    digits = stem[len(head) :]
     return (head, int(digits) if digits else -1, stem)
 
 
@@ -300,7 +345,8 @@ def yahoo_problems(root: str | Path, *, other_anomalies: str = "drop") -> Proble
 
 
 YAHOO_FIGURE_SERIES: tuple[tuple[str, str], ...] = (
-    ("yahoo:real_6", "dataset 6"), ("yahoo:real_8", "dataset 8"),
+    ("yahoo:real_6", "dataset 6"),
+    ("yahoo:real_8", "dataset 8"),
 )
 """The A1 series the paper's Figures 2–4 use (section 6.1)."""
 
@@ -384,15 +430,29 @@ def _summary(runs: _Runs, epsilon: float) -> dict[str, Any]:
 
 
 def _trials(
-    problem: SearchProblem, *, kind: str, epsilon: float, runs: int, rng_parts: tuple,
-    seed: int, halting: HaltingRule, budget: float | None, max_queries: int,
+    problem: SearchProblem,
+    *,
+    kind: str,
+    epsilon: float,
+    runs: int,
+    rng_parts: tuple,
+    seed: int,
+    halting: HaltingRule,
+    budget: float | None,
+    max_queries: int,
 ) -> _Runs:
     oracle_rng, search_rng = _streams(seed, *rng_parts)
     oracle = problem.oracle(kind, epsilon, rng=oracle_rng)
     out = _Runs()
     for _ in range(runs):
-        res = search(oracle, halting=halting, budget=budget, top_k=TOP_K,
-                     max_queries=max_queries, rng=search_rng)  # fmt: skip
+        res = search(
+            oracle,
+            halting=halting,
+            budget=budget,
+            top_k=TOP_K,
+            max_queries=max_queries,
+            rng=search_rng,
+        )
         out.success.append(res.contains(problem.anomaly_index))
         out.queries.append(res.n_queries)
         out.halted.append(res.halted_by)
@@ -402,8 +462,12 @@ def _trials(
 Progress = Callable[[str], None] | None
 
 
-def _run_tasks(fn: Callable[..., list[dict[str, Any]]], tasks: list[tuple[tuple, str]],
-               workers: int, tick: Progress) -> list[dict[str, Any]]:  # fmt: skip
+def _run_tasks(
+    fn: Callable[..., list[dict[str, Any]]],
+    tasks: list[tuple[tuple, str]],
+    workers: int,
+    tick: Progress,
+) -> list[dict[str, Any]]:
     """``fn(*args)`` for every ``(args, label)`` in order, in ``workers`` processes if > 1;
     ``tick(label)`` as each finishes. The rows come back in task order."""
     workers = check_int(workers, "workers", minimum=1)
@@ -421,8 +485,7 @@ def _run_tasks(fn: Callable[..., list[dict[str, Any]]], tasks: list[tuple[tuple,
         # the caller's main module, which breaks scripts without a __main__ guard)
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        with ProcessPoolExecutor(max_workers=min(workers, len(tasks)),
-                                 mp_context=context) as pool:  # fmt: skip
+        with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
             futures = {pool.submit(fn, *args): k for k, (args, _) in enumerate(tasks)}
             for future in as_completed(futures):
                 k = futures[future]
@@ -449,18 +512,42 @@ def _log_axis(ax: Any, values: Any, which: str = "x") -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _figure1_task(p: SearchProblem, src: str, epsilon: float, alpha: float, budget: float,
-                  max_queries: int, seed: int, runs: int) -> list[dict[str, Any]]:  # fmt: skip
-    r = _trials(p, kind="laplace", epsilon=epsilon, runs=runs, seed=seed,
-                rng_parts=("figure1", p.name), halting=PosteriorThreshold(alpha),
-                budget=budget, max_queries=max_queries)  # fmt: skip
+def _figure1_task(
+    p: SearchProblem,
+    src: str,
+    epsilon: float,
+    alpha: float,
+    budget: float,
+    max_queries: int,
+    seed: int,
+    runs: int,
+) -> list[dict[str, Any]]:
+    r = _trials(
+        p,
+        kind="laplace",
+        epsilon=epsilon,
+        runs=runs,
+        seed=seed,
+        rng_parts=("figure1", p.name),
+        halting=PosteriorThreshold(alpha),
+        budget=budget,
+        max_queries=max_queries,
+    )
     capped = sum(1 for h in r.halted if "posterior" not in h)
-    return [{
-        "dataset": p.name, "source": src, "n": p.n_items,
-        "threshold_ratio": p.threshold_ratio, "epsilon": epsilon, "alpha": alpha,
-        "budget_cap": budget, **_summary(r, epsilon), "share_capped": capped / runs,
-        "p_binarized": binarized_error_probability(epsilon, p.threshold_ratio),
-    }]  # fmt: skip
+    return [
+        {
+            "dataset": p.name,
+            "source": src,
+            "n": p.n_items,
+            "threshold_ratio": p.threshold_ratio,
+            "epsilon": epsilon,
+            "alpha": alpha,
+            "budget_cap": budget,
+            **_summary(r, epsilon),
+            "share_capped": capped / runs,
+            "p_binarized": binarized_error_probability(epsilon, p.threshold_ratio),
+        }
+    ]
 
 
 def figure1(
@@ -485,8 +572,10 @@ def figure1(
     problems in that many processes (same numbers: every setting has its own seed).
     """
     sources = [source] * len(problems) if isinstance(source, str) else list(source)
-    tasks = [((p, src, epsilon, alpha, budget, max_queries, seed, runs), p.name)
-             for p, src in zip(problems, sources, strict=True)]  # fmt: skip
+    tasks = [
+        ((p, src, epsilon, alpha, budget, max_queries, seed, runs), p.name)
+        for p, src in zip(problems, sources, strict=True)
+    ]
     return pd.DataFrame(_run_tasks(_figure1_task, tasks, workers, tick))
 
 
@@ -504,14 +593,27 @@ def draw_figure1(table: pd.DataFrame) -> Any:
         part = part.sort_values("threshold_ratio")
         if src in _REAL_MARKERS:
             marker, color, label = _REAL_MARKERS[str(src)]
-            ax.scatter(part["threshold_ratio"], part["error_rate"], marker=marker, s=36,
-                       color=color, zorder=3, label=label)  # fmt: skip
+            ax.scatter(
+                part["threshold_ratio"],
+                part["error_rate"],
+                marker=marker,
+                s=36,
+                color=color,
+                zorder=3,
+                label=label,
+            )
         else:
             ax.plot(part["threshold_ratio"], part["error_rate"], marker="o", ms=4, label=src)
     for ratio in PAPER_RATIOS.values():
         ax.axvline(ratio, color="grey", ls=":", lw=0.8)
-    ax.text(min(PAPER_RATIOS.values()), 0.55, "paper's datasets 6, 8 ", ha="right",
-            fontsize=7, color="grey")  # fmt: skip
+    ax.text(
+        min(PAPER_RATIOS.values()),
+        0.55,
+        "paper's datasets 6, 8 ",
+        ha="right",
+        fontsize=7,
+        color="grey",
+    )
     ratios = table["threshold_ratio"].to_numpy(dtype=np.float64)
     ticks = [10.0**k for k in range(-6, 2)] + [0.2, 0.5, 2.0, 5.0]
     lo, hi = (np.nanmin(ratios), np.nanmax(ratios)) if ratios.size else (0.01, 10.0)
@@ -520,8 +622,7 @@ def draw_figure1(table: pd.DataFrame) -> Any:
     ax.set_xlabel("threshold ratio (t_h − t_ℓ)/t_ℓ")
     ax.set_ylabel("error rate (i* ∉ S, |S| = 4)")
     eps = table["epsilon"].iloc[0] if len(table) else 1.0
-    ax.set_title(f"Figure 1: error vs threshold ratio, noisy-max oracle, ε = {eps:g}",
-                 fontsize=10)  # fmt: skip
+    ax.set_title(f"Figure 1: error vs threshold ratio, noisy-max oracle, ε = {eps:g}", fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     return fig
@@ -532,11 +633,20 @@ def draw_figure1(table: pd.DataFrame) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-def _figure2_task(p: SearchProblem, kind: str, eps: float, runs: int, alpha: float,
-                  max_queries: int, seed: int) -> list[dict[str, Any]]:  # fmt: skip
-    r = _trials(p, kind=kind, epsilon=eps, runs=runs, seed=seed,
-                rng_parts=("figure2", p.name, kind, eps), halting=PosteriorThreshold(alpha),
-                budget=None, max_queries=max_queries)  # fmt: skip
+def _figure2_task(
+    p: SearchProblem, kind: str, eps: float, runs: int, alpha: float, max_queries: int, seed: int
+) -> list[dict[str, Any]]:
+    r = _trials(
+        p,
+        kind=kind,
+        epsilon=eps,
+        runs=runs,
+        seed=seed,
+        rng_parts=("figure2", p.name, kind, eps),
+        halting=PosteriorThreshold(alpha),
+        budget=None,
+        max_queries=max_queries,
+    )
     if kind == "binarized":
         p_or = binarized_error_probability(eps, p.threshold_ratio)
     elif kind == "randomized-response":
@@ -544,9 +654,17 @@ def _figure2_task(p: SearchProblem, kind: str, eps: float, runs: int, alpha: flo
     else:
         p_or = np.nan
     capped = sum(1 for h in r.halted if "posterior" not in h)
-    return [{"dataset": p.name, "threshold_ratio": p.threshold_ratio, "kind": kind,
-             "epsilon": eps, **_summary(r, eps), "share_capped": capped / runs,
-             "p_oracle": p_or}]  # fmt: skip
+    return [
+        {
+            "dataset": p.name,
+            "threshold_ratio": p.threshold_ratio,
+            "kind": kind,
+            "epsilon": eps,
+            **_summary(r, eps),
+            "share_capped": capped / runs,
+            "p_oracle": p_or,
+        }
+    ]
 
 
 def figure2(
@@ -567,8 +685,12 @@ def figure2(
     ``p_oracle`` (the binary oracles' error probability: eq. 24 for binarized, 1/(1 + e^ε)
     for randomized response; NaN for the noisy maxima) and ``share_capped``.
     """
-    tasks = [((p, kind, eps, runs, alpha, max_queries, seed), f"{p.name} {kind} ε={eps:g}")
-             for p in problems for kind in kinds for eps in epsilons]  # fmt: skip
+    tasks = [
+        ((p, kind, eps, runs, alpha, max_queries, seed), f"{p.name} {kind} ε={eps:g}")
+        for p in problems
+        for kind in kinds
+        for eps in epsilons
+    ]
     return pd.DataFrame(_run_tasks(_figure2_task, tasks, workers, tick))
 
 
@@ -598,8 +720,10 @@ def draw_figure2(table: pd.DataFrame) -> Any:
         axes[row, 1].yaxis.set_major_formatter(lambda v, _pos: f"{v:g}")
         axes[row, 1].yaxis.set_minor_formatter(lambda v, _pos: f"{v:g}")
     axes[0, 0].legend(fontsize=7)
-    fig.suptitle("Figure 2: error and total privacy risk vs ε for the three oracles "
-                 "(τ = 1(max f > 0.5))", fontsize=10)  # fmt: skip
+    fig.suptitle(
+        "Figure 2: error and total privacy risk vs ε for the three oracles (τ = 1(max f > 0.5))",
+        fontsize=10,
+    )
     return fig
 
 
@@ -608,8 +732,9 @@ def draw_figure2(table: pd.DataFrame) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-def _figure3_task(p: SearchProblem, eps: float, budgets: Sequence[float], kind: str,
-                  runs: int, seed: int) -> list[dict[str, Any]]:  # fmt: skip
+def _figure3_task(
+    p: SearchProblem, eps: float, budgets: Sequence[float], kind: str, runs: int, seed: int
+) -> list[dict[str, Any]]:
     oracle_rng, search_rng = _streams(seed, "figure3", p.name, kind, eps)
     oracle = p.oracle(kind, eps, rng=oracle_rng)
     hits = np.zeros(len(budgets), dtype=np.int64)
@@ -619,10 +744,21 @@ def _figure3_task(p: SearchProblem, eps: float, budgets: Sequence[float], kind: 
         search(oracle, halting=rule, top_k=TOP_K, max_queries=None, rng=search_rng)
         hits += [h for h, _ in rule.hits]
         queries = np.asarray([t for _, t in rule.hits])
-    return [{"dataset": p.name, "threshold_ratio": p.threshold_ratio, "kind": kind,
-             "epsilon": eps, "budget": b, "queries": int(t), "privacy": float(t) * eps,
-             "runs": runs, "successes": int(h), "error_rate": 1.0 - int(h) / runs}
-            for b, h, t in zip(sorted(budgets), hits, queries, strict=True)]  # fmt: skip
+    return [
+        {
+            "dataset": p.name,
+            "threshold_ratio": p.threshold_ratio,
+            "kind": kind,
+            "epsilon": eps,
+            "budget": b,
+            "queries": int(t),
+            "privacy": float(t) * eps,
+            "runs": runs,
+            "successes": int(h),
+            "error_rate": 1.0 - int(h) / runs,
+        }
+        for b, h, t in zip(sorted(budgets), hits, queries, strict=True)
+    ]
 
 
 def figure3(
@@ -642,8 +778,11 @@ def figure3(
     read from the belief a run with budget b would return. One row per (dataset, ε, b):
     ``queries`` = ⌊b/ε⌋ (the same for every run), ``error_rate``, ``privacy`` = queries·ε.
     """
-    tasks = [((p, eps, tuple(budgets), kind, runs, seed), f"{p.name} ε={eps:g}")
-             for p in problems for eps in epsilons]  # fmt: skip
+    tasks = [
+        ((p, eps, tuple(budgets), kind, runs, seed), f"{p.name} ε={eps:g}")
+        for p in problems
+        for eps in epsilons
+    ]
     return pd.DataFrame(_run_tasks(_figure3_task, tasks, workers, tick))
 
 
@@ -666,8 +805,9 @@ def draw_figure3(table: pd.DataFrame) -> Any:
         ax.set_title(name, fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("Figure 3: error at budget checkpoints b (τ removed; T = ⌊b/ε⌋ queries)",
-                 fontsize=10)  # fmt: skip
+    fig.suptitle(
+        "Figure 3: error at budget checkpoints b (τ removed; T = ⌊b/ε⌋ queries)", fontsize=10
+    )
     return fig
 
 
@@ -676,8 +816,15 @@ def draw_figure3(table: pd.DataFrame) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-def _figure4_task(p: SearchProblem, eps: float, levels: Sequence[float], kind: str,
-                  runs: int, max_queries: int, seed: int) -> list[dict[str, Any]]:  # fmt: skip
+def _figure4_task(
+    p: SearchProblem,
+    eps: float,
+    levels: Sequence[float],
+    kind: str,
+    runs: int,
+    max_queries: int,
+    seed: int,
+) -> list[dict[str, Any]]:
     oracle_rng, search_rng = _streams(seed, "figure4", p.name, kind, eps)
     oracle = p.oracle(kind, eps, rng=oracle_rng)
     hits = np.zeros(len(levels), dtype=np.int64)
@@ -685,19 +832,29 @@ def _figure4_task(p: SearchProblem, eps: float, levels: Sequence[float], kind: s
     total_q = np.zeros(len(levels), dtype=np.float64)
     for _ in range(runs):
         rule = _AlphaCheckpoints(levels, p.anomaly_index, TOP_K)
-        res = search(oracle, halting=rule, top_k=TOP_K, max_queries=max_queries,
-                     rng=search_rng)  # fmt: skip
+        res = search(oracle, halting=rule, top_k=TOP_K, max_queries=max_queries, rng=search_rng)
         got = list(rule.hits)
         reached[: len(got)] += 1
         final = (res.contains(p.anomaly_index), res.n_queries)
         got += [final] * (len(levels) - len(got))
         hits += [h for h, _ in got]
         total_q += [t for _, t in got]
-    return [{"dataset": p.name, "threshold_ratio": p.threshold_ratio, "kind": kind,
-             "epsilon": eps, "alpha": a, "runs": runs, "successes": int(h),
-             "error_rate": 1.0 - int(h) / runs, "mean_queries": q / runs,
-             "mean_privacy": q / runs * eps, "share_reached": int(r) / runs}
-            for a, h, r, q in zip(levels, hits, reached, total_q, strict=True)]  # fmt: skip
+    return [
+        {
+            "dataset": p.name,
+            "threshold_ratio": p.threshold_ratio,
+            "kind": kind,
+            "epsilon": eps,
+            "alpha": a,
+            "runs": runs,
+            "successes": int(h),
+            "error_rate": 1.0 - int(h) / runs,
+            "mean_queries": q / runs,
+            "mean_privacy": q / runs * eps,
+            "share_reached": int(r) / runs,
+        }
+        for a, h, r, q in zip(levels, hits, reached, total_q, strict=True)
+    ]
 
 
 def figure4(
@@ -719,8 +876,11 @@ def figure4(
     ``share_reached`` (runs that reached α before the cap; the others are read at the cap).
     """
     levels = tuple(sorted(float(a) for a in alphas))
-    tasks = [((p, eps, levels, kind, runs, max_queries, seed), f"{p.name} ε={eps:g}")
-             for p in problems for eps in epsilons]  # fmt: skip
+    tasks = [
+        ((p, eps, levels, kind, runs, max_queries, seed), f"{p.name} ε={eps:g}")
+        for p in problems
+        for eps in epsilons
+    ]
     return pd.DataFrame(_run_tasks(_figure4_task, tasks, workers, tick))
 
 
@@ -736,8 +896,7 @@ def draw_figure4(table: pd.DataFrame) -> Any:
         for eps, k in part.groupby("epsilon", sort=True):
             k = k.sort_values("alpha")
             axes[row, 0].plot(k["alpha"], k["error_rate"], marker="o", ms=4, label=f"ε = {eps:g}")
-            axes[row, 1].plot(k["alpha"], k["mean_privacy"], marker="o", ms=4,
-                              label=f"ε = {eps:g}")  # fmt: skip
+            axes[row, 1].plot(k["alpha"], k["mean_privacy"], marker="o", ms=4, label=f"ε = {eps:g}")
         axes[row, 0].set_ylabel("error rate")
         axes[row, 0].set_ylim(-0.02, 1.02)
         axes[row, 1].set_ylabel("mean total privacy risk Tε")
@@ -746,8 +905,9 @@ def draw_figure4(table: pd.DataFrame) -> Any:
             ax.set_title(name, fontsize=9)
             ax.grid(alpha=0.3)
         axes[row, 0].legend(fontsize=7)
-    fig.suptitle("Figure 4: error and total privacy risk vs halting level α (no budget)",
-                 fontsize=10)  # fmt: skip
+    fig.suptitle(
+        "Figure 4: error and total privacy risk vs halting level α (no budget)", fontsize=10
+    )
     return fig
 
 
@@ -785,8 +945,14 @@ def reproduce(
     from privad import __version__
     from privad.experiments.report import Report, Section
 
-    cfg = settings(quick=quick, seed=seed, runs=runs, nab_root=nab_root,
-                   yahoo_root=yahoo_root, other_anomalies=other_anomalies)
+    cfg = settings(
+        quick=quick,
+        seed=seed,
+        runs=runs,
+        nab_root=nab_root,
+        yahoo_root=yahoo_root,
+        other_anomalies=other_anomalies,
+    )
     if workers is None:
         workers = 1 if quick else max(1, min(2, os.cpu_count() or 1))
     workers = check_int(workers, "workers", minimum=1)
@@ -813,27 +979,42 @@ def reproduce(
         if all(p is not None for p in paper):
             state["regimes"] = [p for p in paper if p is not None]
             ratios = [PAPER_RATIOS[d] for _, d in YAHOO_FIGURE_SERIES]
-            figures_on = ("the Yahoo A1 series real_6 and real_8 themselves (the paper's "
-                          "datasets 6 and 8)")  # fmt: skip
+            figures_on = (
+                "the Yahoo A1 series real_6 and real_8 themselves (the paper's datasets 6 and 8)"
+            )
         else:
             state["regimes"] = regime_problems(cfg.n, seed=cfg.seed)
             ratios = [ratio for *_, ratio in REGIMES]
-            figures_on = ("the two regimes of section 6.1 as synthetic series with one "
-                          f"planted anomaly (privad.datasets.make_search_mixture, n = {cfg.n}): "
-                          "a mixture of normals at the threshold ratio of the paper's dataset 6 "
-                          "(0.647) and values skewed toward 0 at that of dataset 8 (0.701); "
-                          "the distributions are our reading, the paper gives only the regime "
-                          "and the ratio")  # fmt: skip
-        regimes = pd.DataFrame([{
-            "dataset": p.name, "n": p.n_items, "anomaly_index": p.anomaly_index,
-            "t_low": p.t_low, "t_high": p.t_high, "threshold_ratio": p.threshold_ratio,
-            "paper_threshold_ratio": ratio,
-        } for p, ratio in zip(state["regimes"], ratios, strict=True)])  # fmt: skip
+            figures_on = (
+                "the two regimes of section 6.1 as synthetic series with one "
+                f"planted anomaly (privad.datasets.make_search_mixture, n = {cfg.n}): "
+                "a mixture of normals at the threshold ratio of the paper's dataset 6 "
+                "(0.647) and values skewed toward 0 at that of dataset 8 (0.701); "
+                "the distributions are our reading, the paper gives only the regime "
+                "and the ratio"
+            )
+        regimes = pd.DataFrame(
+            [
+                {
+                    "dataset": p.name,
+                    "n": p.n_items,
+                    "anomaly_index": p.anomaly_index,
+                    "t_low": p.t_low,
+                    "t_high": p.t_high,
+                    "threshold_ratio": p.threshold_ratio,
+                    "paper_threshold_ratio": ratio,
+                }
+                for p, ratio in zip(state["regimes"], ratios, strict=True)
+            ]
+        )
         report.write_csv("datasets.csv", table)
         report.write_csv("regimes.csv", regimes)
         used = int(table["used"].sum())
-        where = (f"every labelled series of the NAB checkout {cfg.nab_root}" if cfg.nab_root
-                 else "the NAB series embedded in privad")  # fmt: skip
+        where = (
+            f"every labelled series of the NAB checkout {cfg.nab_root}"
+            if cfg.nab_root
+            else "the NAB series embedded in privad"
+        )
         if cfg.yahoo_root is not None:
             where += f" and the Yahoo S5 series in {cfg.yahoo_root}"
         reduction = (
@@ -841,132 +1022,223 @@ def reproduce(
             "labelled point; every other labelled point is dropped (for NAB, whose labels "
             "are windows, all points of every window except i*); x_j = the largest value "
             "left, t_h = x* − 0.1(x* − x_j), t_ℓ = x_j + 0.1(x* − x_j)."
-            if cfg.other_anomalies == "drop" else
-            "Reduction with other_anomalies='keep' (NOT the paper's reading): i* = the "
+            if cfg.other_anomalies == "drop"
+            else "Reduction with other_anomalies='keep' (NOT the paper's reading): i* = the "
             "largest labelled point, x_j = the largest other value, labelled or not."
-        )  # fmt: skip
-        report.add(Section(
-            "Data",
-            text=[
-                f"Figure 1: {where} ({used} of {len(table)} usable after the reduction; the "
-                "others are listed with the reason) and synthetic series over a grid of "
-                f"ratios. Figures 2–4: {figures_on}.",
-                reduction + " A series whose largest labelled point is not above every "
-                "value left has t_h ≤ t_ℓ and is skipped. threshold_ratio_other_reading is "
-                "the ratio under the other reading, for comparison.",
-            ],
-            tables=[("Real series", table), ("Figures 2–4 datasets (6 and 8)", regimes)],
-            files=[("datasets.csv", "real series and skip reasons"),
-                   ("regimes.csv", "the two problems of Figures 2–4")],
-        ))  # fmt: skip
+        )
+        report.add(
+            Section(
+                "Data",
+                text=[
+                    f"Figure 1: {where} ({used} of {len(table)} usable after the reduction; the "
+                    "others are listed with the reason) and synthetic series over a grid of "
+                    f"ratios. Figures 2–4: {figures_on}.",
+                    reduction + " A series whose largest labelled point is not above every "
+                    "value left has t_h ≤ t_ℓ and is skipped. threshold_ratio_other_reading is "
+                    "the ratio under the other reading, for comparison.",
+                ],
+                tables=[("Real series", table), ("Figures 2–4 datasets (6 and 8)", regimes)],
+                files=[
+                    ("datasets.csv", "real series and skip reasons"),
+                    ("regimes.csv", "the two problems of Figures 2–4"),
+                ],
+            )
+        )
 
     def step_fig1(tick: Progress) -> None:
         synth = regime_problems(cfg.n, seed=cfg.seed, ratios=cfg.figure1_ratios)
         problems = list(state["real"]) + synth
         sources = state["real_sources"] + [p.name.split(" ")[0] for p in synth]
-        t = figure1(problems, runs=c, budget=cfg.figure1_budget, max_queries=cfg.max_queries,
-                    seed=cfg.seed, source=sources, workers=workers, tick=tick)  # fmt: skip
+        t = figure1(
+            problems,
+            runs=c,
+            budget=cfg.figure1_budget,
+            max_queries=cfg.max_queries,
+            seed=cfg.seed,
+            source=sources,
+            workers=workers,
+            tick=tick,
+        )
         state["figure1"] = t
         report.write_csv("figure1.csv", t)
         report.save_figure("figure1.png", draw_figure1(t))
-        report.add(Section(
-            "Figure 1: error rate vs threshold ratio (ε = 1)",
-            text=[
-                f"Noisy-max oracle (eq. 9, likelihood eq. 11), ε = 1 per query, τ = 1(max f > "
-                f"0.5), c = {c} runs per series, success = i* among the 4 most probable items. "
-                f"b = {cfg.figure1_budget:g} is only a safety cap (reconstruction; "
-                "share_capped = runs it stopped). Paper: error falls steeply as the ratio "
-                "grows ('the steep improvement in error rate for small changes in the "
-                "threshold ratio'): the sensitivity is t_ℓ, so a gap t_h − t_ℓ small against "
-                "t_ℓ drowns in the noise.",
-            ],
-            tables=[("One row per series", t[["dataset", "source", "n", "threshold_ratio",
-                                                "error_rate", "mean_queries", "mean_privacy",
-                                                "share_capped", "p_binarized"]])],
-            figures=[("figure1.png", "Error rate against (t_h − t_ℓ)/t_ℓ (log scale)")],
-            files=[("figure1.csv", "all columns")],
-        ))  # fmt: skip
+        report.add(
+            Section(
+                "Figure 1: error rate vs threshold ratio (ε = 1)",
+                text=[
+                    f"Noisy-max oracle (eq. 9, likelihood eq. 11), ε = 1 per query, τ = 1(max f > "
+                    f"0.5), c = {c} runs per series, success = i* among the 4 most probable items. "
+                    f"b = {cfg.figure1_budget:g} is only a safety cap (reconstruction; "
+                    "share_capped = runs it stopped). Paper: error falls steeply as the ratio "
+                    "grows ('the steep improvement in error rate for small changes in the "
+                    "threshold ratio'): the sensitivity is t_ℓ, so a gap t_h − t_ℓ small against "
+                    "t_ℓ drowns in the noise.",
+                ],
+                tables=[
+                    (
+                        "One row per series",
+                        t[
+                            [
+                                "dataset",
+                                "source",
+                                "n",
+                                "threshold_ratio",
+                                "error_rate",
+                                "mean_queries",
+                                "mean_privacy",
+                                "share_capped",
+                                "p_binarized",
+                            ]
+                        ],
+                    )
+                ],
+                figures=[("figure1.png", "Error rate against (t_h − t_ℓ)/t_ℓ (log scale)")],
+                files=[("figure1.csv", "all columns")],
+            )
+        )
 
     def step_fig2(tick: Progress) -> None:
-        t = figure2(state["regimes"], epsilons=cfg.figure2_epsilons, runs=c,
-                    max_queries=cfg.max_queries, seed=cfg.seed, workers=workers,
-                    tick=tick)  # fmt: skip
+        t = figure2(
+            state["regimes"],
+            epsilons=cfg.figure2_epsilons,
+            runs=c,
+            max_queries=cfg.max_queries,
+            seed=cfg.seed,
+            workers=workers,
+            tick=tick,
+        )
         state["figure2"] = t
         report.write_csv("figure2.csv", t)
         report.save_figure("figure2.png", draw_figure2(t))
         p6 = binarized_error_probability(1.0, 0.647)
         p8 = binarized_error_probability(1.0, 0.701)
-        report.add(Section(
-            "Figure 2: the three oracles, error and total privacy risk vs ε",
-            text=[
-                f"τ = 1(max f > 0.5), no budget (cap {cfg.max_queries} queries), c = {c}. "
-                "Paper: randomized response has the worst error (its error probability is "
-                "fixed), the noisy maxima the best; the binarized oracle uses a lower bound on "
-                "the likelihood (eq. 14), needs more queries and so has the greatest total "
-                "privacy risk; total risk against ε is concave upward (falls, then rises as "
-                "the error probability stops improving).",
-                f"Check of eq. (24): p = {p6:.3f} at ε = 1 for ratio 0.647 and "
-                f"{p8:.3f} for 0.701 (expected for the paper's datasets: 0.347 and 0.335).",
-            ],
-            tables=[("Summary", t[["dataset", "kind", "epsilon", "error_rate", "mean_privacy",
-                                   "mean_queries", "share_capped", "p_oracle"]])],
-            figures=[("figure2.png", "Error rate and mean Tε against ε per oracle")],
-            files=[("figure2.csv", "all columns")],
-        ))  # fmt: skip
+        report.add(
+            Section(
+                "Figure 2: the three oracles, error and total privacy risk vs ε",
+                text=[
+                    f"τ = 1(max f > 0.5), no budget (cap {cfg.max_queries} queries), c = {c}. "
+                    "Paper: randomized response has the worst error (its error probability is "
+                    "fixed), the noisy maxima the best; the binarized oracle uses a lower bound on "
+                    "the likelihood (eq. 14), needs more queries and so has the greatest total "
+                    "privacy risk; total risk against ε is concave upward (falls, then rises as "
+                    "the error probability stops improving).",
+                    f"Check of eq. (24): p = {p6:.3f} at ε = 1 for ratio 0.647 and "
+                    f"{p8:.3f} for 0.701 (expected for the paper's datasets: 0.347 and 0.335).",
+                ],
+                tables=[
+                    (
+                        "Summary",
+                        t[
+                            [
+                                "dataset",
+                                "kind",
+                                "epsilon",
+                                "error_rate",
+                                "mean_privacy",
+                                "mean_queries",
+                                "share_capped",
+                                "p_oracle",
+                            ]
+                        ],
+                    )
+                ],
+                figures=[("figure2.png", "Error rate and mean Tε against ε per oracle")],
+                files=[("figure2.csv", "all columns")],
+            )
+        )
 
     def step_fig3(tick: Progress) -> None:
-        t = figure3(state["regimes"], epsilons=cfg.figure3_epsilons, budgets=cfg.figure3_budgets,
-                    runs=c, seed=cfg.seed, workers=workers, tick=tick)  # fmt: skip
+        t = figure3(
+            state["regimes"],
+            epsilons=cfg.figure3_epsilons,
+            budgets=cfg.figure3_budgets,
+            runs=c,
+            seed=cfg.seed,
+            workers=workers,
+            tick=tick,
+        )
         state["figure3"] = t
         report.write_csv("figure3.csv", t)
         report.save_figure("figure3.png", draw_figure3(t))
-        wide = t.pivot_table(index=["dataset", "budget"], columns="epsilon",
-                             values="error_rate").reset_index()  # fmt: skip
+        wide = t.pivot_table(
+            index=["dataset", "budget"], columns="epsilon", values="error_rate"
+        ).reset_index()
         wide.columns = [c_ if isinstance(c_, str) else f"ε={c_:g}" for c_ in wide.columns]
-        report.add(Section(
-            "Figure 3: budget checkpoints (τ removed)",
-            text=[
-                f"Noisy-max oracle, no posterior halting; S is read whenever the total risk "
-                f"passes a checkpoint b (the belief a run with budget b returns: T = ⌊b/ε⌋ "
-                f"queries), then the run continues. c = {c}. Paper: a small b forces early "
-                "halts with excessive errors, and at a fixed b a larger ε errs more (fewer "
-                "queries); with b large enough, larger ε errs less.",
-            ],
-            tables=[("Error rate per dataset and b (columns: ε)", wide)],
-            figures=[("figure3.png", "Error rate against ε for each budget b")],
-            files=[("figure3.csv", "one row per dataset, ε and b")],
-        ))  # fmt: skip
+        report.add(
+            Section(
+                "Figure 3: budget checkpoints (τ removed)",
+                text=[
+                    f"Noisy-max oracle, no posterior halting; S is read whenever the total risk "
+                    f"passes a checkpoint b (the belief a run with budget b returns: T = ⌊b/ε⌋ "
+                    f"queries), then the run continues. c = {c}. Paper: a small b forces early "
+                    "halts with excessive errors, and at a fixed b a larger ε errs more (fewer "
+                    "queries); with b large enough, larger ε errs less.",
+                ],
+                tables=[("Error rate per dataset and b (columns: ε)", wide)],
+                figures=[("figure3.png", "Error rate against ε for each budget b")],
+                files=[("figure3.csv", "one row per dataset, ε and b")],
+            )
+        )
 
     def step_fig4(tick: Progress) -> None:
-        t = figure4(state["regimes"], epsilons=cfg.figure4_epsilons, alphas=cfg.figure4_alphas,
-                    runs=c, max_queries=cfg.max_queries, seed=cfg.seed, workers=workers,
-                    tick=tick)  # fmt: skip
+        t = figure4(
+            state["regimes"],
+            epsilons=cfg.figure4_epsilons,
+            alphas=cfg.figure4_alphas,
+            runs=c,
+            max_queries=cfg.max_queries,
+            seed=cfg.seed,
+            workers=workers,
+            tick=tick,
+        )
         state["figure4"] = t
         report.write_csv("figure4.csv", t)
         report.save_figure("figure4.png", draw_figure4(t))
-        report.add(Section(
-            "Figure 4: halting level α (budget removed)",
-            text=[
-                f"Noisy-max oracle, τ = 1(max f > α), no budget (safety cap "
-                f"{cfg.max_queries} queries; share_reached = runs that got to α before it). "
-                f"S is read when max f first exceeds each α. c = {c}. Paper: a larger α "
-                "steadily lowers the error and costs more total privacy risk.",
-            ],
-            tables=[("Summary", t[["dataset", "epsilon", "alpha", "error_rate",
-                                   "mean_privacy", "share_reached"]])],
-            figures=[("figure4.png", "Error rate and mean Tε against α")],
-            files=[("figure4.csv", "all columns")],
-        ))  # fmt: skip
+        report.add(
+            Section(
+                "Figure 4: halting level α (budget removed)",
+                text=[
+                    f"Noisy-max oracle, τ = 1(max f > α), no budget (safety cap "
+                    f"{cfg.max_queries} queries; share_reached = runs that got to α before it). "
+                    f"S is read when max f first exceeds each α. c = {c}. Paper: a larger α "
+                    "steadily lowers the error and costs more total privacy risk.",
+                ],
+                tables=[
+                    (
+                        "Summary",
+                        t[
+                            [
+                                "dataset",
+                                "epsilon",
+                                "alpha",
+                                "error_rate",
+                                "mean_privacy",
+                                "share_reached",
+                            ]
+                        ],
+                    )
+                ],
+                figures=[("figure4.png", "Error rate and mean Tε against α")],
+                files=[("figure4.csv", "all columns")],
+            )
+        )
 
     if progress is not None:
         progress("load the series", 0, 1)
     t0 = time.perf_counter()
     step_data()
     timings["data"] = time.perf_counter() - t0
-    total = 2 + len(REGIMES) * (
-        len(cfg.figure1_ratios) + len(KINDS) * len(cfg.figure2_epsilons)
-        + len(cfg.figure3_epsilons) + len(cfg.figure4_epsilons)
-    ) + len(state["real"])
+    total = (
+        2
+        + len(REGIMES)
+        * (
+            len(cfg.figure1_ratios)
+            + len(KINDS) * len(cfg.figure2_epsilons)
+            + len(cfg.figure3_epsilons)
+            + len(cfg.figure4_epsilons)
+        )
+        + len(state["real"])
+    )
     done = 1
 
     def say(text: str) -> None:
@@ -1005,12 +1277,15 @@ def reproduce(
         "(anomaly-restricted DP, sequential composition). Reconstructions are named in each "
         "section and in docs/search.md.",
         f"Skipped real series: {len(skipped)}"
-        + ("" if skipped.empty else " (" + "; ".join(
-            f"{r.series}: {r.reason}" for r in skipped.itertuples()) + ")") + ".",
-    ]  # fmt: skip
+        + (
+            ""
+            if skipped.empty
+            else " (" + "; ".join(f"{r.series}: {r.reason}" for r in skipped.itertuples()) + ")"
+        )
+        + ".",
+    ]
     say("index.html")
     report.write_html("index.html")
     if progress is not None:
         progress("done", total, total)
     return list(report.written)
-

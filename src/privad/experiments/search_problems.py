@@ -108,8 +108,7 @@ def single_anomaly_series(series: TimeSeries, *, other_anomalies: str = "drop") 
         name=series.name,
         source=series.source,
         licence=series.licence,
-        metadata={**series.metadata, "source_index": keep,
-                  "other_anomalies": mode},  # fmt: skip
+        metadata={**series.metadata, "source_index": keep, "other_anomalies": mode},
     )
 
 
@@ -169,8 +168,7 @@ def prepare_series(
     skipped: list[SkippedSeries] = []
     for ts in series:
         try:
-            problems.append(problem_from_series(ts, margin=margin,
-                                                other_anomalies=other_anomalies))  # fmt: skip
+            problems.append(problem_from_series(ts, margin=margin, other_anomalies=other_anomalies))
         except DataError as exc:
             skipped.append(SkippedSeries(getattr(ts, "name", "?"), str(exc)))
     return problems, skipped
@@ -222,8 +220,14 @@ def run_trials(
     spent: list[float] = []
     for _ in range(runs):
         res = search(
-            oracle, halting=halting, budget=budget, top_k=top_k, selection=selection,
-            max_queries=max_queries, rng=search_rng, **search_options,
+            oracle,
+            halting=halting,
+            budget=budget,
+            top_k=top_k,
+            selection=selection,
+            max_queries=max_queries,
+            rng=search_rng,
+            **search_options,
         )
         successes += res.contains(problem.anomaly_index)
         queries.append(res.n_queries)

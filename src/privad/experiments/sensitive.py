@@ -102,8 +102,13 @@ LN10 = math.log(10.0)
 DATASETS: tuple[str, ...] = ("thyroid", "mammography", "synthetic")
 """The datasets we can reproduce offline, in the paper's table order (reversed)."""
 
-TITLES = {"thyroid": "Thyroid", "mammography": "Mammography", "synthetic": "Synthetic",
-          "credit-fraud": "Credit Fraud", "aps-trucks": "APS Trucks"}  # fmt: skip
+TITLES = {
+    "thyroid": "Thyroid",
+    "mammography": "Mammography",
+    "synthetic": "Synthetic",
+    "credit-fraud": "Credit Fraud",
+    "aps-trucks": "APS Trucks",
+}
 
 PAPER_TABLE1: dict[str, dict[str, Any]] = {
     "credit-fraud": {"n": 284_807, "d": 28, "beta": 1022, "r": 6.7, "true_br_anomalies": 103},
@@ -126,17 +131,37 @@ the anomalous ones."""
 
 PAPER_TABLE3: dict[str, dict[str, tuple[float, float, float]]] = {
     # dataset -> mechanism -> (precision, recall, F1); ε = 0.1
-    "credit-fraud": {"B1": (0.0101, 1.0000, 0.0199), "B2": (0.0230, 0.0498, 0.0315),
-                     "DP": (0.9930, 0.5250, 0.6868), "SP": (0.9963, 0.9968, 0.9966)},
-    "aps-trucks": {"B1": (0.0115, 1.0000, 0.0227), "B2": (0.0165, 0.0753, 0.0271),
-                   "DP": (0.9870, 0.5263, 0.6865), "SP": (0.9931, 0.9954, 0.9943)},
-    "synthetic": {"B1": (0.0101, 1.0000, 0.0199), "B2": (0.0114, 0.1189, 0.0208),
-                  "DP": (0.9930, 0.5250, 0.6868), "SP": (0.9963, 0.9968, 0.9966)},
-    "mammography": {"B1": (0.0070, 0.8244, 0.0138), "B2": (0.0081, 0.1000, 0.0149),
-                    "DP": (0.0211, 0.5250, 0.0435), "SP": (0.2004, 0.9977, 0.3337)},
-    "thyroid": {"B1": (0.0174, 0.6656, 0.0339), "B2": (0.0191, 0.2918, 0.0358),
-                "DP": (0.1427, 0.5250, 0.2244), "SP": (0.3100, 0.8993, 0.4610)},
-}  # fmt: skip
+    "credit-fraud": {
+        "B1": (0.0101, 1.0000, 0.0199),
+        "B2": (0.0230, 0.0498, 0.0315),
+        "DP": (0.9930, 0.5250, 0.6868),
+        "SP": (0.9963, 0.9968, 0.9966),
+    },
+    "aps-trucks": {
+        "B1": (0.0115, 1.0000, 0.0227),
+        "B2": (0.0165, 0.0753, 0.0271),
+        "DP": (0.9870, 0.5263, 0.6865),
+        "SP": (0.9931, 0.9954, 0.9943),
+    },
+    "synthetic": {
+        "B1": (0.0101, 1.0000, 0.0199),
+        "B2": (0.0114, 0.1189, 0.0208),
+        "DP": (0.9930, 0.5250, 0.6868),
+        "SP": (0.9963, 0.9968, 0.9966),
+    },
+    "mammography": {
+        "B1": (0.0070, 0.8244, 0.0138),
+        "B2": (0.0081, 0.1000, 0.0149),
+        "DP": (0.0211, 0.5250, 0.0435),
+        "SP": (0.2004, 0.9977, 0.3337),
+    },
+    "thyroid": {
+        "B1": (0.0174, 0.6656, 0.0339),
+        "B2": (0.0191, 0.2918, 0.0358),
+        "DP": (0.1427, 0.5250, 0.2244),
+        "SP": (0.3100, 0.8993, 0.4610),
+    },
+}
 """Table 3 of the paper (ε = 0.1): precision, recall, F1 of B1, B2, DP and SP."""
 
 GROUP_ANOMALIES = "true (β,r)-anomalies"
@@ -239,9 +264,17 @@ def load_dataset(
     assert ds.y is not None
     stats = ball_statistics(ds.X, r, metric=metric)
     return SPData(
-        key=key, title=TITLES[key], X=ds.X, y=np.asarray(ds.y, dtype=np.int64), beta=beta, r=r,
-        params_source=source, note=note, d_original=d_original, stats=stats,
-    )  # fmt: skip
+        key=key,
+        title=TITLES[key],
+        X=ds.X,
+        y=np.asarray(ds.y, dtype=np.int64),
+        beta=beta,
+        r=r,
+        params_source=source,
+        note=note,
+        d_original=d_original,
+        stats=stats,
+    )
 
 
 def load_datasets(
@@ -298,14 +331,25 @@ def table1(data: Sequence[SPData]) -> pd.DataFrame:
             ("self not counted", ds.stats.ball - 1),
         ):
             br = ball <= ds.beta
-            rows.append({
-                "dataset": ds.title, "convention": convention, "n": ds.n, "d": ds.d_original,
-                "beta": ds.beta, "r": ds.r, "params_source": ds.params_source,
-                "anomalies": int(ds.y.sum()), "br_anomalies": int(br.sum()),
-                "true_br_anomalies": int((br & (ds.y == 1)).sum()),
-                "paper_n": paper["n"], "paper_d": paper["d"], "paper_beta": paper["beta"],
-                "paper_r": paper["r"], "paper_true_br_anomalies": paper["true_br_anomalies"],
-            })  # fmt: skip
+            rows.append(
+                {
+                    "dataset": ds.title,
+                    "convention": convention,
+                    "n": ds.n,
+                    "d": ds.d_original,
+                    "beta": ds.beta,
+                    "r": ds.r,
+                    "params_source": ds.params_source,
+                    "anomalies": int(ds.y.sum()),
+                    "br_anomalies": int(br.sum()),
+                    "true_br_anomalies": int((br & (ds.y == 1)).sum()),
+                    "paper_n": paper["n"],
+                    "paper_d": paper["d"],
+                    "paper_beta": paper["beta"],
+                    "paper_r": paper["r"],
+                    "paper_true_br_anomalies": paper["true_br_anomalies"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -339,9 +383,13 @@ def figure6_7(
                 for group, mask in groups.items():
                     v = le[mask] / LN10
                     row: dict[str, Any] = {
-                        "dataset": ds.title, "group": group, "epsilon": eps, "mechanism": mech,
-                        "k": k, "n_records": int(v.size),
-                    }  # fmt: skip
+                        "dataset": ds.title,
+                        "group": group,
+                        "epsilon": eps,
+                        "mechanism": mech,
+                        "k": k,
+                        "n_records": int(v.size),
+                    }
                     row.update(_box_stats(le[mask]))
                     rows.append(row)
     return pd.DataFrame(rows)
@@ -361,7 +409,7 @@ def _box_stats(log_err: np.ndarray) -> dict[str, float]:
             "log10_max",
             "share_below_1e-15",
         )
-        return dict.fromkeys(keys, math.nan)  # fmt: skip
+        return dict.fromkeys(keys, math.nan)
     v = log_err / LN10
     q1, med, q3 = (float(x) for x in np.percentile(v, [25, 50, 75]))
     iqr = q3 - q1
@@ -369,11 +417,17 @@ def _box_stats(log_err: np.ndarray) -> dict[str, float]:
     hi = float(v[v <= q3 + 1.5 * iqr].max())
     lm = _log_mean(log_err)
     return {
-        "mean_error": math.exp(lm), "log10_mean_error": lm / LN10, "log10_min": float(v.min()),
-        "log10_whislo": lo, "log10_q1": q1, "log10_median": med, "log10_q3": q3,
-        "log10_whishi": hi, "log10_max": float(v.max()),
+        "mean_error": math.exp(lm),
+        "log10_mean_error": lm / LN10,
+        "log10_min": float(v.min()),
+        "log10_whislo": lo,
+        "log10_q1": q1,
+        "log10_median": med,
+        "log10_q3": q3,
+        "log10_whishi": hi,
+        "log10_max": float(v.max()),
         "share_below_1e-15": float(np.mean(v < -15.0)),
-    }  # fmt: skip
+    }
 
 
 def draw_figure6_7(table: pd.DataFrame) -> Any:
@@ -396,11 +450,17 @@ def draw_figure6_7(table: pd.DataFrame) -> Any:
                 r = rec._asdict()
                 if not r["n_records"]:
                     continue
-                stats.append({
-                    "med": r["log10_median"], "q1": r["log10_q1"], "q3": r["log10_q3"],
-                    "whislo": r["log10_whislo"], "whishi": r["log10_whishi"], "fliers": [],
-                    "mean": r["log10_mean_error"],
-                })  # fmt: skip
+                stats.append(
+                    {
+                        "med": r["log10_median"],
+                        "q1": r["log10_q1"],
+                        "q3": r["log10_q3"],
+                        "whislo": r["log10_whislo"],
+                        "whishi": r["log10_whishi"],
+                        "fliers": [],
+                        "mean": r["log10_mean_error"],
+                    }
+                )
                 labels.append(f"{r['mechanism']}\nε={r['epsilon']:g}")
                 cols.append(colours[r["mechanism"]])
             if stats:
@@ -414,8 +474,11 @@ def draw_figure6_7(table: pd.DataFrame) -> Any:
             ax.set_ylabel("log10 P(error)", fontsize=8)
             ax.axhline(math.log10(1 / (1 + math.e**0.1)), color="grey", lw=0.6, ls=":")
             ax.grid(axis="y", alpha=0.3)
-    fig.suptitle("Figures 6–8: exact error of SP (blue) and DP (red) per record "
-                 "(boxes 1.5 IQR, triangle = log10 of the mean error)", fontsize=10)  # fmt: skip
+    fig.suptitle(
+        "Figures 6–8: exact error of SP (blue) and DP (red) per record "
+        "(boxes 1.5 IQR, triangle = log10 of the mean error)",
+        fontsize=10,
+    )
     return fig
 
 
@@ -470,9 +533,13 @@ def table2(
         st = ball_statistics(ds.X, ds.r, queries=Q, add_query_to_data=add_query_to_data)
         anomalous = (st.ball + (0 if add_query_to_data else 1)) <= ds.beta
         out: dict[str, Any] = {
-            "dataset": ds.title, "epsilon": epsilon, "k": k, "n_queries": q,
-            "share_absent": float(np.mean(st.x_i == 0)), "n_anomalous": int(anomalous.sum()),
-        }  # fmt: skip
+            "dataset": ds.title,
+            "epsilon": epsilon,
+            "k": k,
+            "n_queries": q,
+            "share_absent": float(np.mean(st.x_i == 0)),
+            "n_anomalous": int(anomalous.sum()),
+        }
         for mech in ("sp", "dp"):
             le = _mechanism(ds, mech, epsilon, k).log_error_probability(st.x_i, st.ball)
             out[f"mean_error_{mech}"] = math.exp(_log_mean(le))
@@ -548,8 +615,13 @@ def table3(
         truth = ds.br_anomaly  # g(i, x) for the records of the data
         o_x = int(truth.sum())
         paper = PAPER_TABLE3[ds.key]
-        base = {"dataset": ds.title, "epsilon": epsilon, "k": k, "n_queries": ds.n,
-                "n_positives": int(positive.sum())}  # fmt: skip
+        base = {
+            "dataset": ds.title,
+            "epsilon": epsilon,
+            "k": k,
+            "n_queries": ds.n,
+            "n_positives": int(positive.sum()),
+        }
         # exact
         for mech in ("B1", "B2", "DP", "SP"):
             t_best: float = math.nan
@@ -571,19 +643,41 @@ def table3(
                 err = np.exp(le)
                 p_flag = np.where(truth, -np.expm1(le), err)
                 prec, rec, f1, fp = _expected_scores(p_flag, positive)
-            rows.append({**base, "mechanism": mech, "estimate": "exact", "precision": prec,
-                         "recall": rec, "f1": f1, "precision_sd": 0.0, "recall_sd": 0.0,
-                         "f1_sd": 0.0, "false_positives": fp, "threshold": t_best, "runs": 1,
-                         "paper_precision": paper[mech][0], "paper_recall": paper[mech][1],
-                         "paper_f1": paper[mech][2]})  # fmt: skip
+            rows.append(
+                {
+                    **base,
+                    "mechanism": mech,
+                    "estimate": "exact",
+                    "precision": prec,
+                    "recall": rec,
+                    "f1": f1,
+                    "precision_sd": 0.0,
+                    "recall_sd": 0.0,
+                    "f1_sd": 0.0,
+                    "false_positives": fp,
+                    "threshold": t_best,
+                    "runs": 1,
+                    "paper_precision": paper[mech][0],
+                    "paper_recall": paper[mech][1],
+                    "paper_f1": paper[mech][2],
+                }
+            )
         # sampled
         for mech in ("B1", "B2", "DP", "SP"):
             rng = as_randomness(_seed(seed, "table3", ds.key, mech))
             scores, chosen, fps = [], [], []
             for _ in range(samples):
                 if mech in ("B1", "B2"):
-                    sel = select_threshold(positive, o_x, ds.n, epsilon=epsilon, beta=ds.beta,
-                                           family=mech, thresholds=ts, rng=rng)  # fmt: skip
+                    sel = select_threshold(
+                        positive,
+                        o_x,
+                        ds.n,
+                        epsilon=epsilon,
+                        beta=ds.beta,
+                        family=mech,
+                        thresholds=ts,
+                        rng=rng,
+                    )
                     ans = sel.answers
                     scores.append((sel.precision, sel.recall, sel.f1))
                     chosen.append(sel.t)
@@ -595,16 +689,29 @@ def table3(
                 fps.append(int(np.count_nonzero((np.asarray(ans) == 1) & ~positive)))
             arr = np.asarray(scores, dtype=np.float64)
             sd = arr.std(axis=0, ddof=1) if samples > 1 else np.zeros(3)
-            rows.append({**base, "mechanism": mech, "estimate": "sampled",
-                         "precision": arr[:, 0].mean(), "recall": arr[:, 1].mean(),
-                         "f1": arr[:, 2].mean(), "precision_sd": sd[0], "recall_sd": sd[1],
-                         "f1_sd": sd[2], "false_positives": float(np.mean(fps)),
-                         "threshold": float(np.median(chosen)) if chosen else math.nan,
-                         "runs": samples, "paper_precision": paper[mech][0],
-                         "paper_recall": paper[mech][1], "paper_f1": paper[mech][2]})  # fmt: skip
+            rows.append(
+                {
+                    **base,
+                    "mechanism": mech,
+                    "estimate": "sampled",
+                    "precision": arr[:, 0].mean(),
+                    "recall": arr[:, 1].mean(),
+                    "f1": arr[:, 2].mean(),
+                    "precision_sd": sd[0],
+                    "recall_sd": sd[1],
+                    "f1_sd": sd[2],
+                    "false_positives": float(np.mean(fps)),
+                    "threshold": float(np.median(chosen)) if chosen else math.nan,
+                    "runs": samples,
+                    "paper_precision": paper[mech][0],
+                    "paper_recall": paper[mech][1],
+                    "paper_f1": paper[mech][2],
+                }
+            )
     frame = pd.DataFrame(rows)
-    p_pos = frame["dataset"].map({TITLES[k]: v["true_br_anomalies"] for k, v in
-                                  PAPER_TABLE1.items()})  # fmt: skip
+    p_pos = frame["dataset"].map(
+        {TITLES[k]: v["true_br_anomalies"] for k, v in PAPER_TABLE1.items()}
+    )
     frame["paper_implied_false_positives"] = (
         frame["paper_recall"] * p_pos * (1.0 / frame["paper_precision"] - 1.0)
     )
@@ -641,12 +748,20 @@ def figure9(
             order = np.argsort(-le_sp, kind="stable")
             sens = np.asarray(is_sensitive(ds.stats.ball[idx], ds.beta, k), dtype=bool)
             for rank, j in enumerate(order, start=1):
-                rows.append({
-                    "dataset": ds.title, "fraction": frac, "k": k, "rank": rank,
-                    "record": int(idx[j]), "ball": int(ds.stats.ball[idx[j]]),
-                    "x_i": int(ds.stats.x_i[idx[j]]), "log10_error_sp": float(le_sp[j]),
-                    "log10_error_dp": float(le_dp[j]), "sensitive": bool(sens[j]),
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "dataset": ds.title,
+                        "fraction": frac,
+                        "k": k,
+                        "rank": rank,
+                        "record": int(idx[j]),
+                        "ball": int(ds.stats.ball[idx[j]]),
+                        "x_i": int(ds.stats.x_i[idx[j]]),
+                        "log10_error_sp": float(le_sp[j]),
+                        "log10_error_dp": float(le_dp[j]),
+                        "sensitive": bool(sens[j]),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -697,14 +812,25 @@ def per_record_loss(
         e = RecordExposure(d.stats.ball, epsilon, m, delta)
         grid = np.unique(np.r_[np.geomspace(1, max(1, e.worst), points).round(), e.worst])
         for c in grid.astype(int):
-            rows.append({
-                "dataset": d.title, "beta": d.beta, "r": d.r, "epsilon": epsilon,
-                "delta": delta, "n": d.n, "answers": c,
-                "share_of_records": float(np.mean(d.stats.ball <= c)),
-                "linear_loss": c * epsilon, "optimal_loss": e.optimal_loss(c),
-                "max_answers": e.worst, "median_answers": e.summary()["median"], "m": m,
-                "charged_linear": m * epsilon, "charged_optimal": e.optimal_loss(m),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "dataset": d.title,
+                    "beta": d.beta,
+                    "r": d.r,
+                    "epsilon": epsilon,
+                    "delta": delta,
+                    "n": d.n,
+                    "answers": c,
+                    "share_of_records": float(np.mean(d.stats.ball <= c)),
+                    "linear_loss": c * epsilon,
+                    "optimal_loss": e.optimal_loss(c),
+                    "max_answers": e.worst,
+                    "median_answers": e.summary()["median"],
+                    "m": m,
+                    "charged_linear": m * epsilon,
+                    "charged_optimal": e.optimal_loss(m),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -718,22 +844,32 @@ def draw_per_record_loss(table: pd.DataFrame) -> Any:
     for ax, name in zip(axes, names, strict=True):
         part = table[table["dataset"] == name]
         first = part.iloc[0]
-        for col, colour, what in (("linear_loss", "tab:red", "linear (c·ε)"),
-                                  ("optimal_loss", "tab:blue", "optimal, δ = "
-                                   f"{first['delta']:g}")):  # fmt: skip
-            ax.step(part[col], part["share_of_records"], where="post", color=colour,
-                    label=f"record's loss, {what}")  # fmt: skip
+        for col, colour, what in (
+            ("linear_loss", "tab:red", "linear (c·ε)"),
+            ("optimal_loss", "tab:blue", f"optimal, δ = {first['delta']:g}"),
+        ):
+            ax.step(
+                part[col],
+                part["share_of_records"],
+                where="post",
+                color=colour,
+                label=f"record's loss, {what}",
+            )
             charged = first["charged_linear" if col == "linear_loss" else "charged_optimal"]
             ax.axvline(charged, color=colour, ls="--", lw=1, label=f"charged (m = {first['m']})")
         ax.set_xscale("log")
-        ax.set_title(f"{name} (β = {first['beta']}, r = {first['r']:g}, ε = "
-                     f"{first['epsilon']:g})", fontsize=9)  # fmt: skip
+        ax.set_title(
+            f"{name} (β = {first['beta']}, r = {first['r']:g}, ε = {first['epsilon']:g})",
+            fontsize=9,
+        )
         ax.set_xlabel("privacy loss ε of a record", fontsize=8)
         ax.set_ylabel("share of records with at most that loss", fontsize=8)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("Per-record privacy loss of labelling every record once (curator-only "
-                 "information)", fontsize=10)  # fmt: skip
+    fig.suptitle(
+        "Per-record privacy loss of labelling every record once (curator-only information)",
+        fontsize=10,
+    )
     return fig
 
 
@@ -779,13 +915,26 @@ def figure5(
         compiled = compile_mechanism(mech, beta=beta, k=k)
         le_in = mech.evaluate(a, b)
         le_out = np.asarray(compiled.log_error_probability(a, b), dtype=np.float64)
-        frames.append(pd.DataFrame({
-            "input": name, "beta": beta, "epsilon_m": epsilon_m, "epsilon_sp": compiled.epsilon,
-            "k": k, "x_i": a, "ball": b, "anomaly": g, "sensitive": sens,
-            "delta": np.asarray(compiled.delta(a, b)), "input_error": np.exp(le_in),
-            "compiled_error": np.exp(le_out), "log10_input_error": le_in / LN10,
-            "log10_compiled_error": le_out / LN10,
-        }))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "input": name,
+                    "beta": beta,
+                    "epsilon_m": epsilon_m,
+                    "epsilon_sp": compiled.epsilon,
+                    "k": k,
+                    "x_i": a,
+                    "ball": b,
+                    "anomaly": g,
+                    "sensitive": sens,
+                    "delta": np.asarray(compiled.delta(a, b)),
+                    "input_error": np.exp(le_in),
+                    "compiled_error": np.exp(le_out),
+                    "log10_input_error": le_in / LN10,
+                    "log10_compiled_error": le_out / LN10,
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -813,8 +962,7 @@ def draw_figure5(table: pd.DataFrame) -> Any:
             grid = np.full((top + 1, top + 1), np.nan)
             grid[part["x_i"].to_numpy(), part["ball"].to_numpy()] = part[col].to_numpy()
             ax = axes[i][j]
-            im = ax.imshow(grid, origin="lower", aspect="auto", vmin=vmin, vmax=0.0,
-                           cmap="viridis")  # fmt: skip
+            im = ax.imshow(grid, origin="lower", aspect="auto", vmin=vmin, vmax=0.0, cmap="viridis")
             ax.axvline(beta + 0.5, color="white", lw=0.8, ls="--")
             ax.set_xlabel("B_x(i, r)", fontsize=8)
             ax.set_ylabel("x_i", fontsize=8)
@@ -824,16 +972,17 @@ def draw_figure5(table: pd.DataFrame) -> Any:
         ax = axes[i][2]
         line = part[part["x_i"] == 1].sort_values("ball")
         ax.plot(line["ball"], line["log10_input_error"], label="input (DP)", color="tab:red")
-        ax.plot(line["ball"], line["log10_compiled_error"], label="compiled (SP)",
-                color="tab:blue")  # fmt: skip
+        ax.plot(line["ball"], line["log10_compiled_error"], label="compiled (SP)", color="tab:blue")
         ax.axvline(beta, color="grey", lw=0.8, ls="--")
         ax.set_xlabel("B_x(i, r) (x_i = 1)", fontsize=8)
         ax.set_ylabel("log10 P(error)", fontsize=8)
         ax.set_title(f"{name}: along x_i = 1 (β = {beta})", fontsize=9)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-    fig.suptitle("Figure 5: compiling DP mechanisms into SP mechanisms "
-                 "(δ = λ_1 − Δ_G; dashed line: B = β)", fontsize=10)  # fmt: skip
+    fig.suptitle(
+        "Figure 5: compiling DP mechanisms into SP mechanisms (δ = λ_1 − Δ_G; dashed line: B = β)",
+        fontsize=10,
+    )
     return fig
 
 
@@ -886,21 +1035,33 @@ def figure3(
     if data.ndim != 2 or data.shape[1] != 2:
         raise ParameterError(f"Figure 3 needs 2-D data, got shape {data.shape}")
     if r is None:
-        beta_used, r = propose_parameters(data, beta_fraction=beta / data.shape[0],
-                                          anomaly_share=anomaly_share)  # fmt: skip
+        beta_used, r = propose_parameters(
+            data, beta_fraction=beta / data.shape[0], anomaly_share=anomaly_share
+        )
         beta = beta_used
     stats = ball_statistics(data, r)
     frames = []
     for k in ks:
         k = check_int(k, "k", minimum=1)
         loss = per_record_privacy_loss(data, r, beta=beta, epsilon=epsilon, mechanism="sp", k=k)
-        frames.append(pd.DataFrame({
-            "k": k, "record": np.arange(data.shape[0]), "x1": data[:, 0], "x2": data[:, 1],
-            "beta": beta, "r": r, "epsilon": epsilon, "ball": stats.ball,
-            "anomaly": stats.ball <= beta,
-            "sensitive": np.asarray(is_sensitive(stats.ball, beta, k), dtype=bool),
-            "loss": loss, "privacy_level": np.exp(-loss),
-        }))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "k": k,
+                    "record": np.arange(data.shape[0]),
+                    "x1": data[:, 0],
+                    "x2": data[:, 1],
+                    "beta": beta,
+                    "r": r,
+                    "epsilon": epsilon,
+                    "ball": stats.ball,
+                    "anomaly": stats.ball <= beta,
+                    "sensitive": np.asarray(is_sensitive(stats.ball, beta, k), dtype=bool),
+                    "loss": loss,
+                    "privacy_level": np.exp(-loss),
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -914,8 +1075,9 @@ def draw_figure3(table: pd.DataFrame) -> Any:
     sc = None
     for ax, k in zip(axes, ks, strict=True):
         part = table[table["k"] == k].sort_values("privacy_level", ascending=False)
-        sc = ax.scatter(part["x1"], part["x2"], c=part["privacy_level"], s=6, cmap="viridis",
-                        vmin=0.0, vmax=1.0)  # fmt: skip
+        sc = ax.scatter(
+            part["x1"], part["x2"], c=part["privacy_level"], s=6, cmap="viridis", vmin=0.0, vmax=1.0
+        )
         n_sens = int(part["sensitive"].sum())
         ax.set_title(f"k = {k}: {n_sens} of {len(part)} records {k}-sensitive", fontsize=9)
         ax.set_aspect("equal")
@@ -925,8 +1087,10 @@ def draw_figure3(table: pd.DataFrame) -> Any:
         fig.colorbar(sc, ax=list(axes), label="privacy level e^(−loss)")
     first = table.iloc[0]
     eps, beta, r = float(first["epsilon"]), int(first["beta"]), float(first["r"])
-    fig.suptitle(f"Figure 3: privacy map, {eps:g}-SP AIQ on every record "
-                 f"(β = {beta}, r = {r:.3g})", fontsize=10)  # fmt: skip
+    fig.suptitle(
+        f"Figure 3: privacy map, {eps:g}-SP AIQ on every record (β = {beta}, r = {r:.3g})",
+        fontsize=10,
+    )
     return fig
 
 
@@ -1013,194 +1177,319 @@ def reproduce(
     def step_table1() -> None:
         t = table1(state["data"])
         keep("table1", t)
-        paper_rows = pd.DataFrame([
-            {"dataset": TITLES[key], **PAPER_TABLE1[key]} for key in ("credit-fraud",
-                                                                     "aps-trucks")
-        ])  # fmt: skip
-        report.add(Section(
-            "Table 1: datasets and (β, r)",
-            text=[
-                "(β,r)-anomalies: records with at most β records within distance r, "
-                "Euclidean distance on the raw features (synthetic: after PCA to 9). 'self "
-                "counted' is the paper's Definition 2.2 (d(i,i) = 0, so i is in its own ball) "
-                "and the default everywhere else; 'self not counted' subtracts 1. True "
-                "(β,r)-anomalies are labelled anomalies that are also (β,r)-anomalies.",
-                "Mammography reproduces the paper's 75 only when the record itself is not "
-                "counted (74 when it is). Thyroid gives 84 with either convention; the paper "
-                "has 61 and we do not know why (reported, not adjusted). The synthetic set is "
-                "random (seed in the note); its count depends on the seed.",
-            ],
-            tables=[("Our numbers beside the paper's (paper_* columns)", _fmt_cols(t, [
-                "dataset", "convention", "n", "d", "beta", "r", "anomalies", "br_anomalies",
-                "true_br_anomalies", "paper_true_br_anomalies", "params_source"])),
-                ("Paper rows we cannot reproduce offline (data not available)", paper_rows)],
-            files=[("table1.csv", "all columns")],
-        ))  # fmt: skip
+        paper_rows = pd.DataFrame(
+            [
+                {"dataset": TITLES[key], **PAPER_TABLE1[key]}
+                for key in ("credit-fraud", "aps-trucks")
+            ]
+        )
+        report.add(
+            Section(
+                "Table 1: datasets and (β, r)",
+                text=[
+                    "(β,r)-anomalies: records with at most β records within distance r, "
+                    "Euclidean distance on the raw features (synthetic: after PCA to 9). 'self "
+                    "counted' is the paper's Definition 2.2 (d(i,i) = 0, so i is in its own ball) "
+                    "and the default everywhere else; 'self not counted' subtracts 1. True "
+                    "(β,r)-anomalies are labelled anomalies that are also (β,r)-anomalies.",
+                    "Mammography reproduces the paper's 75 only when the record itself is not "
+                    "counted (74 when it is). Thyroid gives 84 with either convention; the paper "
+                    "has 61 and we do not know why (reported, not adjusted). The synthetic set is "
+                    "random (seed in the note); its count depends on the seed.",
+                ],
+                tables=[
+                    (
+                        "Our numbers beside the paper's (paper_* columns)",
+                        _fmt_cols(
+                            t,
+                            [
+                                "dataset",
+                                "convention",
+                                "n",
+                                "d",
+                                "beta",
+                                "r",
+                                "anomalies",
+                                "br_anomalies",
+                                "true_br_anomalies",
+                                "paper_true_br_anomalies",
+                                "params_source",
+                            ],
+                        ),
+                    ),
+                    ("Paper rows we cannot reproduce offline (data not available)", paper_rows),
+                ],
+                files=[("table1.csv", "all columns")],
+            )
+        )
 
     def step_fig67() -> None:
         t = figure6_7(state["data"])
         keep("figure6_7", t, draw_figure6_7)
         show = t[(t["group"] == GROUP_ANOMALIES) | (t["epsilon"] == 0.1)]
-        report.add(Section(
-            "Figures 6–8: exact error per record, SP vs DP",
-            text=[
-                "Exact P(error) of every record (Claim 2, log space), k = 1, for ε = 0.01, "
-                "0.1, 1. Paper: Figure 6 = SP on the true (β,r)-anomalies for the three ε; "
-                "Figure 7 = SP and DP on them at ε = 0.1 (DP concentrated at 1/(1+e^ε), SP "
-                "near 0); Figure 8 = mean error over the normal records at ε = 0.1 (SP and DP "
-                "equal). The dotted line is 1/(1+e^0.1) = 0.4750.",
-            ],
-            tables=[("Box statistics of log10 P(error) (anomalies: all ε; normal: ε = 0.1)",
-                     _fmt_cols(show, ["dataset", "group", "epsilon", "mechanism", "n_records",
-                                      "mean_error", "log10_q1", "log10_median", "log10_q3",
-                                      "log10_max", "share_below_1e-15"]))],
-            figures=[("figure6_7.png", "Box plots of log10 P(error): true (β,r)-anomalies "
-                      "(Figures 6–7) and normal records (Figure 8)")],
-            files=[("figure6_7.csv", "all statistics")],
-        ))  # fmt: skip
+        report.add(
+            Section(
+                "Figures 6–8: exact error per record, SP vs DP",
+                text=[
+                    "Exact P(error) of every record (Claim 2, log space), k = 1, for ε = 0.01, "
+                    "0.1, 1. Paper: Figure 6 = SP on the true (β,r)-anomalies for the three ε; "
+                    "Figure 7 = SP and DP on them at ε = 0.1 (DP concentrated at 1/(1+e^ε), SP "
+                    "near 0); Figure 8 = mean error over the normal records at ε = 0.1 (SP and DP "
+                    "equal). The dotted line is 1/(1+e^0.1) = 0.4750.",
+                ],
+                tables=[
+                    (
+                        "Box statistics of log10 P(error) (anomalies: all ε; normal: ε = 0.1)",
+                        _fmt_cols(
+                            show,
+                            [
+                                "dataset",
+                                "group",
+                                "epsilon",
+                                "mechanism",
+                                "n_records",
+                                "mean_error",
+                                "log10_q1",
+                                "log10_median",
+                                "log10_q3",
+                                "log10_max",
+                                "share_below_1e-15",
+                            ],
+                        ),
+                    )
+                ],
+                figures=[
+                    (
+                        "figure6_7.png",
+                        "Box plots of log10 P(error): true (β,r)-anomalies "
+                        "(Figures 6–7) and normal records (Figure 8)",
+                    )
+                ],
+                files=[("figure6_7.csv", "all statistics")],
+            )
+        )
 
     def step_table2() -> None:
         t = table2(state["data"], seed=cfg.seed)
         keep("table2", t)
-        report.add(Section(
-            "Table 2: future queries (ε = 0.1)",
-            text=[
-                "Queries: 20% of n, uniform over the data's bounding box (our reading of 'the "
-                "space of possible records'), answered on the data as it is; exact mean "
-                "error. 'Anomalous' queries would be (β,r)-anomalies if added (B + 1 ≤ β).",
-                "Why DP is 0.4750: a query absent from the data (x_i = 0) with B < β has "
-                "Δ_G = 1 (adding one copy of it makes it an anomaly), so the optimal ε-DP "
-                "mechanism errs with 1/(1 + e^ε) = 0.4750 at ε = 0.1, Claim 1's lower bound. "
-                "SP uses λ_1 = β − B there, error e^{−ε(β−B−1)}/(1+e^ε): 0.0868 for β = 18, "
-                "0.00214 for β = 55 and 3.2173E-5 for β = 97 at B = 0.",
-            ],
-            tables=[("Our numbers beside the paper's", _fmt_cols(t, [
-                "dataset", "n_queries", "share_absent", "n_anomalous", "mean_error_sp",
-                "paper_mean_error_sp", "mean_error_dp", "paper_mean_error_dp",
-                "mean_error_sp_anomalous", "paper_mean_error_sp_anomalous",
-                "dp_error_absent_theory"]))],
-            files=[("table2.csv", "all columns")],
-        ))  # fmt: skip
+        report.add(
+            Section(
+                "Table 2: future queries (ε = 0.1)",
+                text=[
+                    "Queries: 20% of n, uniform over the data's bounding box (our reading of 'the "
+                    "space of possible records'), answered on the data as it is; exact mean "
+                    "error. 'Anomalous' queries would be (β,r)-anomalies if added (B + 1 ≤ β).",
+                    "Why DP is 0.4750: a query absent from the data (x_i = 0) with B < β has "
+                    "Δ_G = 1 (adding one copy of it makes it an anomaly), so the optimal ε-DP "
+                    "mechanism errs with 1/(1 + e^ε) = 0.4750 at ε = 0.1, Claim 1's lower bound. "
+                    "SP uses λ_1 = β − B there, error e^{−ε(β−B−1)}/(1+e^ε): 0.0868 for β = 18, "
+                    "0.00214 for β = 55 and 3.2173E-5 for β = 97 at B = 0.",
+                ],
+                tables=[
+                    (
+                        "Our numbers beside the paper's",
+                        _fmt_cols(
+                            t,
+                            [
+                                "dataset",
+                                "n_queries",
+                                "share_absent",
+                                "n_anomalous",
+                                "mean_error_sp",
+                                "paper_mean_error_sp",
+                                "mean_error_dp",
+                                "paper_mean_error_dp",
+                                "mean_error_sp_anomalous",
+                                "paper_mean_error_sp_anomalous",
+                                "dp_error_absent_theory",
+                            ],
+                        ),
+                    )
+                ],
+                files=[("table2.csv", "all columns")],
+            )
+        )
 
     def step_table3() -> None:
         ts = np.linspace(0.0, 1.0, cfg.thresholds)
         t = table3(state["data"], samples=cfg.samples, seed=cfg.seed, thresholds=ts)
         keep("table3", t)
-        report.add(Section(
-            "Table 3: precision, recall, F1 (ε = 0.1)",
-            text=[
-                "Every record is queried; positives are the true (β,r)-anomalies (our reading: "
-                "it is the one that gives the paper's DP recall 1 − 1/(1+e^0.1) = 0.5250 and "
-                "B1 precision ≈ their share). 'exact': from the closed-form probabilities "
-                "(precision and F1 as ratios of expected counts); 'sampled': mean over "
-                f"{cfg.samples} seeded runs. B1/B2 thresholds t ∈ [0, 1] ({cfg.thresholds} "
-                "values) chosen by F1 with the true labels, as in the paper (non-private).",
-                "Consistency check: SP and DP give every record that is not a (β,r)-anomaly "
-                "the same probabilities (it is 1-sensitive) and SP flags the (β,r)-anomalies "
-                "at least as often, so SP never has fewer expected false positives than DP. "
-                "The paper's Mammography and Thyroid rows imply the opposite "
-                "(paper_implied_false_positives), so its DP precision there cannot come from "
-                "the same queries as its SP precision.",
-            ],
-            tables=[("Our numbers beside the paper's", _fmt_cols(t, [
-                "dataset", "mechanism", "estimate", "precision", "paper_precision", "recall",
-                "paper_recall", "f1", "paper_f1", "false_positives",
-                "paper_implied_false_positives", "threshold"]))],
-            files=[("table3.csv", "all columns, with standard deviations of the sampled runs")],
-        ))  # fmt: skip
+        report.add(
+            Section(
+                "Table 3: precision, recall, F1 (ε = 0.1)",
+                text=[
+                    "Every record is queried; positives are the true (β,r)-anomalies (our reading: "
+                    "it is the one that gives the paper's DP recall 1 − 1/(1+e^0.1) = 0.5250 and "
+                    "B1 precision ≈ their share). 'exact': from the closed-form probabilities "
+                    "(precision and F1 as ratios of expected counts); 'sampled': mean over "
+                    f"{cfg.samples} seeded runs. B1/B2 thresholds t ∈ [0, 1] ({cfg.thresholds} "
+                    "values) chosen by F1 with the true labels, as in the paper (non-private).",
+                    "Consistency check: SP and DP give every record that is not a (β,r)-anomaly "
+                    "the same probabilities (it is 1-sensitive) and SP flags the (β,r)-anomalies "
+                    "at least as often, so SP never has fewer expected false positives than DP. "
+                    "The paper's Mammography and Thyroid rows imply the opposite "
+                    "(paper_implied_false_positives), so its DP precision there cannot come from "
+                    "the same queries as its SP precision.",
+                ],
+                tables=[
+                    (
+                        "Our numbers beside the paper's",
+                        _fmt_cols(
+                            t,
+                            [
+                                "dataset",
+                                "mechanism",
+                                "estimate",
+                                "precision",
+                                "paper_precision",
+                                "recall",
+                                "paper_recall",
+                                "f1",
+                                "paper_f1",
+                                "false_positives",
+                                "paper_implied_false_positives",
+                                "threshold",
+                            ],
+                        ),
+                    )
+                ],
+                files=[("table3.csv", "all columns, with standard deviations of the sampled runs")],
+            )
+        )
 
     def step_fig9() -> None:
         t = figure9(state["data"])
         keep("figure9", t, draw_figure9)
-        summary = (t.groupby(["dataset", "fraction", "k"], sort=False)
-                   .agg(records=("rank", "size"), sensitive=("sensitive", "sum"),
-                        median_log10_error_sp=("log10_error_sp", "median"),
-                        max_log10_error_sp=("log10_error_sp", "max"),
-                        median_log10_error_dp=("log10_error_dp", "median"))
-                   .reset_index())  # fmt: skip
-        report.add(Section(
-            "Figure 9: SP error for k = ⌊0.1β⌋, ⌊0.2β⌋, ⌊0.3β⌋ (ε = 1)",
-            text=["Exact SP error over the true (β,r)-anomalies, ranked by SP error; DP for "
-                  "reference. k-sensitive anomalies (B ≥ β + 1 − k) get the DP error."],
-            tables=[("Summary per dataset and k", summary)],
-            figures=[("figure9.png", "log10 P(error) against AIQ rank")],
-            files=[("figure9.csv", "one row per record and k")],
-        ))  # fmt: skip
+        summary = (
+            t.groupby(["dataset", "fraction", "k"], sort=False)
+            .agg(
+                records=("rank", "size"),
+                sensitive=("sensitive", "sum"),
+                median_log10_error_sp=("log10_error_sp", "median"),
+                max_log10_error_sp=("log10_error_sp", "max"),
+                median_log10_error_dp=("log10_error_dp", "median"),
+            )
+            .reset_index()
+        )
+        report.add(
+            Section(
+                "Figure 9: SP error for k = ⌊0.1β⌋, ⌊0.2β⌋, ⌊0.3β⌋ (ε = 1)",
+                text=[
+                    "Exact SP error over the true (β,r)-anomalies, ranked by SP error; DP for "
+                    "reference. k-sensitive anomalies (B ≥ β + 1 − k) get the DP error."
+                ],
+                tables=[("Summary per dataset and k", summary)],
+                figures=[("figure9.png", "log10 P(error) against AIQ rank")],
+                files=[("figure9.csv", "one row per record and k")],
+            )
+        )
 
     def step_fig5() -> None:
         t = figure5(beta=cfg.figure5_beta)
         keep("figure5", t, draw_figure5)
         rows = t[(t["x_i"] == 1) & t["ball"].isin([1, 2, 5, 9, 10, 11, 20])]
-        report.add(Section(
-            "Figure 5: the compiler (Construction 2)",
-            text=[
-                "Input mechanisms of the paper's Figure 5, both 0.25-DP: (a) constant error "
-                "1/(1+e^0.25) ≈ 0.44; (b) the optimal DP mechanism, error "
-                "≈ 0.56/e^{0.25Δ_G}. Compiled with δ = λ_1 − Δ_G into 0.5-SP mechanisms "
-                "(Theorem 4.7: error multiplied by e^{−(ε/4)δ}); validity and DP of the inputs "
-                f"are checked by compile_mechanism. β = {cfg.figure5_beta} (not given in the "
-                "paper). The gain is on the non-sensitive anomalies (B well below β).",
-            ],
-            tables=[("Errors along x_i = 1", _fmt_cols(rows, [
-                "input", "x_i", "ball", "anomaly", "sensitive", "delta", "input_error",
-                "compiled_error"]))],
-            figures=[("figure5.png", "log10 P(error) over states (x_i, B)")],
-            files=[("figure5.csv", "every state")],
-        ))  # fmt: skip
+        report.add(
+            Section(
+                "Figure 5: the compiler (Construction 2)",
+                text=[
+                    "Input mechanisms of the paper's Figure 5, both 0.25-DP: (a) constant error "
+                    "1/(1+e^0.25) ≈ 0.44; (b) the optimal DP mechanism, error "
+                    "≈ 0.56/e^{0.25Δ_G}. Compiled with δ = λ_1 − Δ_G into 0.5-SP mechanisms "
+                    "(Theorem 4.7: error multiplied by e^{−(ε/4)δ}); validity and DP of the inputs "
+                    f"are checked by compile_mechanism. β = {cfg.figure5_beta} (not given in the "
+                    "paper). The gain is on the non-sensitive anomalies (B well below β).",
+                ],
+                tables=[
+                    (
+                        "Errors along x_i = 1",
+                        _fmt_cols(
+                            rows,
+                            [
+                                "input",
+                                "x_i",
+                                "ball",
+                                "anomaly",
+                                "sensitive",
+                                "delta",
+                                "input_error",
+                                "compiled_error",
+                            ],
+                        ),
+                    )
+                ],
+                figures=[("figure5.png", "log10 P(error) over states (x_i, B)")],
+                files=[("figure5.csv", "every state")],
+            )
+        )
 
     def step_fig3() -> None:
         t = figure3(n=cfg.figure3_n, seed=cfg.seed)
         keep("figure3", t, draw_figure3)
         eps = float(t["epsilon"].iloc[0])
-        summary = (t.assign(protected=t["loss"] <= eps * (1 + 1e-9))
-                   .groupby("k", sort=True)
-                   .agg(records=("record", "size"), anomalies=("anomaly", "sum"),
-                        sensitive=("sensitive", "sum"), loss_at_most_eps=("protected", "sum"),
-                        min_privacy_level=("privacy_level", "min"),
-                        median_privacy_level=("privacy_level", "median"))
-                   .reset_index())  # fmt: skip
-        report.add(Section(
-            "Figure 3: privacy map for k = 1, 7, 14 (ε = 0.25)",
-            text=[
-                "Per-record privacy loss of answering the SP anomaly query for every record "
-                "(the largest log-ratio, over the answers, between the data with and without "
-                "the record), shown as the level e^{−loss}. Sensitive records keep loss ≤ ε "
-                "(level ≥ e^{−0.25} = 0.78); the more isolated a record, the less privacy it "
-                "keeps, and a larger k protects more records. Data: our reconstruction "
-                "(Gaussian core, 5% uniform background; Appendix A.1 is missing).",
-            ],
-            tables=[("Summary per k", summary)],
-            figures=[("figure3.png", "privacy level e^(−loss) per record")],
-            files=[("figure3.csv", "one row per record and k")],
-        ))  # fmt: skip
+        summary = (
+            t.assign(protected=t["loss"] <= eps * (1 + 1e-9))
+            .groupby("k", sort=True)
+            .agg(
+                records=("record", "size"),
+                anomalies=("anomaly", "sum"),
+                sensitive=("sensitive", "sum"),
+                loss_at_most_eps=("protected", "sum"),
+                min_privacy_level=("privacy_level", "min"),
+                median_privacy_level=("privacy_level", "median"),
+            )
+            .reset_index()
+        )
+        report.add(
+            Section(
+                "Figure 3: privacy map for k = 1, 7, 14 (ε = 0.25)",
+                text=[
+                    "Per-record privacy loss of answering the SP anomaly query for every record "
+                    "(the largest log-ratio, over the answers, between the data with and without "
+                    "the record), shown as the level e^{−loss}. Sensitive records keep loss ≤ ε "
+                    "(level ≥ e^{−0.25} = 0.78); the more isolated a record, the less privacy it "
+                    "keeps, and a larger k protects more records. Data: our reconstruction "
+                    "(Gaussian core, 5% uniform background; Appendix A.1 is missing).",
+                ],
+                tables=[("Summary per k", summary)],
+                figures=[("figure3.png", "privacy level e^(−loss) per record")],
+                files=[("figure3.csv", "one row per record and k")],
+            )
+        )
 
     def step_per_record() -> None:
         t = per_record_loss(state["data"])
         keep("per_record_loss", t, draw_per_record_loss)
-        summary = (t.groupby("dataset", sort=False)
-                   .agg(records=("n", "first"), m=("m", "first"),
-                        max_answers=("max_answers", "first"),
-                        median_answers=("median_answers", "first"),
-                        charged_linear=("charged_linear", "first"),
-                        charged_optimal=("charged_optimal", "first"),
-                        worst_record_linear=("linear_loss", "max"),
-                        worst_record_optimal=("optimal_loss", "max"))
-                   .reset_index())  # fmt: skip
-        report.add(Section(
-            "Per-record privacy loss of one batch (ε = 0.1, δ = 10⁻⁶)",
-            text=[
-                "Labelling every record in one batch: record j can move the answers of the "
-                "records within r of it (its ball count c_j), so it loses at most c_j·ε, or "
-                "the optimal composition of c_j answers at δ (Kairouz, Oh, Viswanath 2015). "
-                "The batch is charged Claim 5's m, the worst case over every possible record "
-                "(an upper bound through balls of radius 2r), which no stored record "
-                "reaches. The distribution depends on the data: it is for the curator, never "
-                "for a querier (privad keeps it in the ledger's statement only).",
-            ],
-            tables=[("Charged against the stored records' worst case", summary)],
-            figures=[("per_record_loss.png", "share of records with at most a given loss")],
-            files=[("per_record_loss.csv", "the curves, one row per dataset and count")],
-        ))  # fmt: skip
+        summary = (
+            t.groupby("dataset", sort=False)
+            .agg(
+                records=("n", "first"),
+                m=("m", "first"),
+                max_answers=("max_answers", "first"),
+                median_answers=("median_answers", "first"),
+                charged_linear=("charged_linear", "first"),
+                charged_optimal=("charged_optimal", "first"),
+                worst_record_linear=("linear_loss", "max"),
+                worst_record_optimal=("optimal_loss", "max"),
+            )
+            .reset_index()
+        )
+        report.add(
+            Section(
+                "Per-record privacy loss of one batch (ε = 0.1, δ = 10⁻⁶)",
+                text=[
+                    "Labelling every record in one batch: record j can move the answers of the "
+                    "records within r of it (its ball count c_j), so it loses at most c_j·ε, or "
+                    "the optimal composition of c_j answers at δ (Kairouz, Oh, Viswanath 2015). "
+                    "The batch is charged Claim 5's m, the worst case over every possible record "
+                    "(an upper bound through balls of radius 2r), which no stored record "
+                    "reaches. The distribution depends on the data: it is for the curator, never "
+                    "for a querier (privad keeps it in the ledger's statement only).",
+                ],
+                tables=[("Charged against the stored records' worst case", summary)],
+                figures=[("per_record_loss.png", "share of records with at most a given loss")],
+                files=[("per_record_loss.csv", "the curves, one row per dataset and count")],
+            )
+        )
 
     steps: list[tuple[str, Callable[[], None]]] = [
         ("load data and count balls", step_data),

@@ -225,6 +225,7 @@ class BallIndex:
             self._tree = build_tree(self.data)
         other = build_tree(np.ascontiguousarray(P))
         qtree, dtree = (self._tree, other) if around else (other, self._tree)
-        counts = dualtree.count_cross_trees(qtree, dtree, threshold(r, self.metric),
-                                            self.metric, cap)  # fmt: skip
+        counts = dualtree.count_cross_trees(
+            qtree, dtree, threshold(r, self.metric), self.metric, cap
+        )
         return np.asarray(counts, dtype=np.int64)

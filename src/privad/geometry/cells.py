@@ -36,8 +36,9 @@ def term(gap: np.ndarray, metric: str) -> np.ndarray:
     return gap * gap if metric == "euclidean" else gap
 
 
-def point_box_bounds(rows: np.ndarray, lo: np.ndarray, hi: np.ndarray, metric: str
-                     ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def point_box_bounds(
+    rows: np.ndarray, lo: np.ndarray, hi: np.ndarray, metric: str
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact lower and upper bounds of the pair values between each row and a box.
 
     The float64 operations, in order, of the compiled ``kernels.points_box_bounds``: per
@@ -99,8 +100,10 @@ def _best_split(x: np.ndarray, w: np.ndarray, r: float) -> tuple[int, float] | N
             value = v[int(np.searchsorted(v, value, side="right"))]
         left = cw[int(np.searchsorted(v, value, side="left"))]
         share = min(left, total - left) / total
-        near = (cw[np.searchsorted(v, value + r, side="right")]
-                - cw[np.searchsorted(v, value - r, side="left")]) / total  # fmt: skip
+        near = (
+            cw[np.searchsorted(v, value + r, side="right")]
+            - cw[np.searchsorted(v, value - r, side="left")]
+        ) / total
         even = share >= EVEN_SHARE
         key = (not even, near if even else -share, -(v[-1] - v[0]))
         if best_key is None or key < best_key:
@@ -175,8 +178,9 @@ def relevance(tree: TopTree, thr: float, metric: str) -> np.ndarray:
     return s <= thr
 
 
-def near_estimates(tree: TopTree, sample: np.ndarray, weights: np.ndarray, thr: float,
-                   metric: str, rel: np.ndarray) -> np.ndarray:  # fmt: skip
+def near_estimates(
+    tree: TopTree, sample: np.ndarray, weights: np.ndarray, thr: float, metric: str, rel: np.ndarray
+) -> np.ndarray:
     """(K, K): sample estimate of the rows of cell j that may be within ``r`` of cell k.
 
     Row ``[k, k]`` is the estimated size of cell k (every row of a cell is near it).
@@ -232,8 +236,15 @@ class Task:
     estimated_rows: float  # query rows plus data rows it receives, as the sample predicts
 
 
-def plan_tasks(data: Layout, queries: Layout, near: np.ndarray, query_rows: np.ndarray,
-               rel: np.ndarray, limit: float, self_counts: bool) -> list[Task]:  # fmt: skip
+def plan_tasks(
+    data: Layout,
+    queries: Layout,
+    near: np.ndarray,
+    query_rows: np.ndarray,
+    rel: np.ndarray,
+    limit: float,
+    self_counts: bool,
+) -> list[Task]:
     """For every query block, the data blocks of the relevant cells packed into groups of
     about ``limit`` estimated rows (at least one block per group)."""
     tasks = []

@@ -164,8 +164,9 @@ def _summarise(block: Any, sample_rows: int) -> _Summary:
     s = min(n, sample_rows)
     idx = ((np.arange(s) + 0.5) * (n / s)).astype(np.int64)
     scan = scan_columns(arr)
-    return _Summary(None, arr.shape, 0, scan.lo, scan.hi, small_values(arr, scan),
-                    arr[idx].copy(), n / s)  # fmt: skip
+    return _Summary(
+        None, arr.shape, 0, scan.lo, scan.hi, small_values(arr, scan), arr[idx].copy(), n / s
+    )
 
 
 def _source(x: Any, name: str, partitions: int | None, min_rows: int) -> _Source:
@@ -387,8 +388,9 @@ def _plan_sample(c: _Checked, limit: int) -> tuple[np.ndarray, np.ndarray]:
     return c.sample[idx], w * (c.weights.sum() / w.sum())
 
 
-def _plan(X: _Checked, Q: _Checked | None, r: float, metric: str, cap: int | None,
-          k_req: int) -> BallCountPlan:  # fmt: skip
+def _plan(
+    X: _Checked, Q: _Checked | None, r: float, metric: str, cap: int | None, k_req: int
+) -> BallCountPlan:
     thr = threshold(r, metric)
     limit = max(PLAN_SAMPLE, 64 * k_req)
     xs, xw = _plan_sample(X, limit)
@@ -487,8 +489,9 @@ def _gather(pieces: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(np.concatenate(pieces)), sizes
 
 
-def _filter(rows: np.ndarray, box: tuple[np.ndarray, np.ndarray] | None, thr: float,
-            metric: str) -> tuple[np.ndarray, int]:  # fmt: skip
+def _filter(
+    rows: np.ndarray, box: tuple[np.ndarray, np.ndarray] | None, thr: float, metric: str
+) -> tuple[np.ndarray, int]:
     """The rows that may be within ``r`` of some query of the box, and how many rows are
     within ``r`` of all of them (those are counted, not shipped)."""
     if box is None or rows.shape[0] == 0:
@@ -499,8 +502,15 @@ def _filter(rows: np.ndarray, box: tuple[np.ndarray, np.ndarray] | None, thr: fl
     return np.ascontiguousarray(rows[keep]), int(np.count_nonzero(everywhere))
 
 
-def _count_task(q: np.ndarray, identity: bool, thr: float, metric: str, cap: int | None,
-                filtered: list[tuple[np.ndarray, int]], n_tasks: int) -> np.ndarray:  # fmt: skip
+def _count_task(
+    q: np.ndarray,
+    identity: bool,
+    thr: float,
+    metric: str,
+    cap: int | None,
+    filtered: list[tuple[np.ndarray, int]],
+    n_tasks: int,
+) -> np.ndarray:
     """Partial ball counts of a query block against one group of (filtered) data blocks
     (``n_tasks``: how many counting tasks the graph has)."""
     nq = q.shape[0]
@@ -517,9 +527,15 @@ def _count_task(q: np.ndarray, identity: bool, thr: float, metric: str, cap: int
     return counts
 
 
-def _count_rows(q: np.ndarray, identity: bool, thr: float, metric: str, cap: int | None,
-                filtered: list[tuple[np.ndarray, int]], n_tasks: int
-                ) -> tuple[int, int]:  # fmt: skip
+def _count_rows(
+    q: np.ndarray,
+    identity: bool,
+    thr: float,
+    metric: str,
+    cap: int | None,
+    filtered: list[tuple[np.ndarray, int]],
+    n_tasks: int,
+) -> tuple[int, int]:
     """Diagnostic stand-in for :func:`_count_task`: its query rows and the data rows
     shipped to it (in a task that counts a block against itself, the query rows are data
     rows too and are not counted again)."""
@@ -546,8 +562,9 @@ def _unroute(labels: np.ndarray, pieces: list[np.ndarray]) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 
 
-def _routed(dsk: dict, prefix: str, c: _Checked, layout: Layout
-            ) -> tuple[list[tuple], list[tuple], list[tuple]]:  # fmt: skip
+def _routed(
+    dsk: dict, prefix: str, c: _Checked, layout: Layout
+) -> tuple[list[tuple], list[tuple], list[tuple]]:
     """Add the shuffle of one input to ``dsk``: per partition the key of its block labels;
     per block the keys of its gathered rows and of its piece sizes."""
     offsets = np.concatenate([[0], np.cumsum(c.lengths)[:-1]])
@@ -573,9 +590,17 @@ def _build(plan: BallCountPlan, count: Callable, assemble: bool = True) -> Any:
     X, Q = plan.data, plan.queries
     inputs = list(X.source.parts) + ([] if Q is None else list(Q.source.parts))
     name = "ball-counts-" + tokenize(
-        [p.key for p in inputs], Q is None, plan.r, plan.metric, plan.cap, count.__name__,
-        plan.tree.feature, plan.tree.value, plan.data_layout.blocks, plan.query_layout.blocks,
-    )  # fmt: skip
+        [p.key for p in inputs],
+        Q is None,
+        plan.r,
+        plan.metric,
+        plan.cap,
+        count.__name__,
+        plan.tree.feature,
+        plan.tree.value,
+        plan.data_layout.blocks,
+        plan.query_layout.blocks,
+    )
     dsk: dict = {}
     d_labels, d_rows, d_sizes = _routed(dsk, f"{name}-data", X, plan.data_layout)
     if Q is None:
@@ -594,8 +619,16 @@ def _build(plan: BallCountPlan, count: Callable, assemble: bool = True) -> Any:
             key = (f"{name}-filter", b, qb)
             dsk.setdefault(key, (_filter, d_rows[b], (f"{name}-box", qb), plan.thr, plan.metric))
             filtered.append(key)
-        dsk[(f"{name}-count", i)] = (count, q_rows[qb], task.identity, plan.thr, plan.metric,
-                                     plan.cap, filtered, len(plan.tasks))  # fmt: skip
+        dsk[(f"{name}-count", i)] = (
+            count,
+            q_rows[qb],
+            task.identity,
+            plan.thr,
+            plan.metric,
+            plan.cap,
+            filtered,
+            len(plan.tasks),
+        )
         partials.setdefault(qb, []).append((f"{name}-count", i))
     if not assemble:
         dsk[f"{name}-tasks"] = (list, [(f"{name}-count", i) for i in range(len(plan.tasks))])
@@ -725,9 +758,12 @@ def _unique_rows(block: Any, n_buckets: int) -> tuple:
     bucket = (_row_hash(uniq) % np.uint64(n_buckets)).astype(np.int64)
     order = np.argsort(bucket, kind="stable")
     cuts = np.cumsum(np.bincount(bucket, minlength=n_buckets))[:-1]
-    pieces = [(np.ascontiguousarray(u), c) for u, c in zip(
-        np.split(uniq[order], cuts), np.split(counts[order].astype(np.int64), cuts), strict=True
-    )]  # fmt: skip
+    pieces = [
+        (np.ascontiguousarray(u), c)
+        for u, c in zip(
+            np.split(uniq[order], cuts), np.split(counts[order].astype(np.int64), cuts), strict=True
+        )
+    ]
     back = (inverse.reshape(-1), order)
     return (back, *pieces)
 
@@ -747,8 +783,7 @@ def _bucket_totals(n_data: int, pieces: list[tuple[np.ndarray, np.ndarray]]) -> 
     return np.split(totals[inverse], np.cumsum(lengths)[:-1])
 
 
-def _unroute_unique(back: tuple[np.ndarray, np.ndarray], pieces: list[np.ndarray]
-                    ) -> np.ndarray:  # fmt: skip
+def _unroute_unique(back: tuple[np.ndarray, np.ndarray], pieces: list[np.ndarray]) -> np.ndarray:
     """A partition's multiplicities in record order from its distinct rows' totals."""
     inverse, order = back
     totals = np.empty(order.shape[0], np.int64)

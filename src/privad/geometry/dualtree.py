@@ -74,9 +74,28 @@ def _workspace(d, width):
 
 @njit(cache=True)
 def _leaf_pair(
-    qX, qXT, qs, qe, a, q_lo, q_hi, dXT, ds, de, b, d_lo, d_hi,
-    thr, metric, sym, row_limit, q_pt, d_node_add, d_pt, ws,
-):  # fmt: skip
+    qX,
+    qXT,
+    qs,
+    qe,
+    a,
+    q_lo,
+    q_hi,
+    dXT,
+    ds,
+    de,
+    b,
+    d_lo,
+    d_hi,
+    thr,
+    metric,
+    sym,
+    row_limit,
+    q_pt,
+    d_node_add,
+    d_pt,
+    ws,
+):
     """Count pairs between query leaf ``a`` and data leaf ``b`` (distinct nodes).
 
     Before any pair is computed, points are sorted out with exact box bounds:
@@ -233,8 +252,29 @@ def _traverse_sym(a0, b0, X, XT, tree, thr, metric, node_add, pt, ws):
             if a == b:
                 _leaf_self(X, XT, start[a], end[a], thr, metric, pt, ws[6])
             else:
-                _leaf_pair(X, XT, start[a], end[a], a, lo, hi, XT, start[b], end[b], b, lo, hi,
-                           thr, metric, True, _BIG, pt, node_add, pt, ws)  # fmt: skip
+                _leaf_pair(
+                    X,
+                    XT,
+                    start[a],
+                    end[a],
+                    a,
+                    lo,
+                    hi,
+                    XT,
+                    start[b],
+                    end[b],
+                    b,
+                    lo,
+                    hi,
+                    thr,
+                    metric,
+                    True,
+                    _BIG,
+                    pt,
+                    node_add,
+                    pt,
+                    ws,
+                )
             continue
         if a == b:
             la = left[a]
@@ -273,8 +313,9 @@ def _mark_capped(a, top, parent, left, right, capped):
 
 
 @njit(cache=True)
-def _traverse_cross(a0, qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, use_cap,
-                    node_add, pt, capped, ws):  # fmt: skip
+def _traverse_cross(
+    a0, qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, use_cap, node_add, pt, capped, ws
+):
     """Counts of the query points under query node ``a0`` against the whole data tree.
 
     The task owns ``a0``'s subtree (its counters and ``capped`` flags). With ``use_cap``,
@@ -310,8 +351,29 @@ def _traverse_cross(a0, qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, us
             limit = _BIG
             if use_cap:
                 limit = cap - _path_add(parent, node_add, a)
-            _leaf_pair(qX, qXT, q_start[a], q_end[a], a, q_lo, q_hi, dXT, d_start[b], d_end[b],
-                       b, d_lo, d_hi, thr, metric, False, limit, pt, node_add, pt, ws)  # fmt: skip
+            _leaf_pair(
+                qX,
+                qXT,
+                q_start[a],
+                q_end[a],
+                a,
+                q_lo,
+                q_hi,
+                dXT,
+                d_start[b],
+                d_end[b],
+                b,
+                d_lo,
+                d_hi,
+                thr,
+                metric,
+                False,
+                limit,
+                pt,
+                node_add,
+                pt,
+                ws,
+            )
             if use_cap:
                 done = True
                 for i in range(q_start[a], q_end[a]):
@@ -374,21 +436,81 @@ def _sym_serial(task_a, task_b, X, XT, tree, thr, metric, node_add, pt, width):
 
 
 @njit(cache=True, parallel=True)
-def _cross_parallel(tasks, qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, use_cap,
-                    node_add, pt, capped, width):  # fmt: skip
+def _cross_parallel(
+    tasks,
+    qX,
+    qXT,
+    qtree,
+    parent,
+    dXT,
+    dtree,
+    thr,
+    metric,
+    cap,
+    use_cap,
+    node_add,
+    pt,
+    capped,
+    width,
+):
     for t in prange(tasks.shape[0]):
         ws = _workspace(qX.shape[1], width)
-        _traverse_cross(tasks[t], qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, use_cap,
-                        node_add[0], pt[0], capped, ws)  # fmt: skip
+        _traverse_cross(
+            tasks[t],
+            qX,
+            qXT,
+            qtree,
+            parent,
+            dXT,
+            dtree,
+            thr,
+            metric,
+            cap,
+            use_cap,
+            node_add[0],
+            pt[0],
+            capped,
+            ws,
+        )
 
 
 @njit(cache=True)
-def _cross_serial(tasks, qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, use_cap,
-                  node_add, pt, capped, width):  # fmt: skip
+def _cross_serial(
+    tasks,
+    qX,
+    qXT,
+    qtree,
+    parent,
+    dXT,
+    dtree,
+    thr,
+    metric,
+    cap,
+    use_cap,
+    node_add,
+    pt,
+    capped,
+    width,
+):
     ws = _workspace(qX.shape[1], width)
     for t in range(tasks.shape[0]):
-        _traverse_cross(tasks[t], qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, use_cap,
-                        node_add[0], pt[0], capped, ws)  # fmt: skip
+        _traverse_cross(
+            tasks[t],
+            qX,
+            qXT,
+            qtree,
+            parent,
+            dXT,
+            dtree,
+            thr,
+            metric,
+            cap,
+            use_cap,
+            node_add[0],
+            pt[0],
+            capped,
+            ws,
+        )
 
 
 def _totals(tree: KDTree, node_add: np.ndarray, pt: np.ndarray) -> np.ndarray:
@@ -450,8 +572,18 @@ def count_self_tree(tree: KDTree, thr: float, metric: str) -> np.ndarray:
     ta, tb = ta[order], tb[order]
     node_add = np.zeros((n_rows, tree.n_nodes), np.int64)
     pt = np.zeros((n_rows, n), np.int64)
-    args = (ta, tb, tree.points, tree.points_t, tree.arrays(), thr, code, node_add, pt,
-            _width(tree))  # fmt: skip
+    args = (
+        ta,
+        tb,
+        tree.points,
+        tree.points_t,
+        tree.arrays(),
+        thr,
+        code,
+        node_add,
+        pt,
+        _width(tree),
+    )
     if n_rows > 1:
         with numba.parallel_chunksize(1):
             _sym_parallel(*args)
@@ -460,8 +592,9 @@ def count_self_tree(tree: KDTree, thr: float, metric: str) -> np.ndarray:
     return _inverse(tree.perm, _totals(tree, node_add, pt))
 
 
-def count_cross_trees(qtree: KDTree, dtree: KDTree, thr: float, metric: str,
-                      cap: int | None) -> np.ndarray:  # fmt: skip
+def count_cross_trees(
+    qtree: KDTree, dtree: KDTree, thr: float, metric: str, cap: int | None
+) -> np.ndarray:
     """Ball counts of the points of ``qtree`` against those of ``dtree`` (query row order).
 
     With ``cap``, counts are ``min(true, cap)`` and capped query nodes are skipped.
@@ -476,9 +609,23 @@ def count_cross_trees(qtree: KDTree, dtree: KDTree, thr: float, metric: str,
     node_add = np.zeros((1, qtree.n_nodes), np.int64)
     pt = np.zeros((1, nq), np.int64)
     capped = np.zeros(qtree.n_nodes, np.bool_)
-    args = (tasks, qtree.points, qtree.points_t, qtree.arrays(), parent, dtree.points_t,
-            dtree.arrays(), thr, code, cap_value, use_cap, node_add, pt, capped,
-            _width(qtree, dtree))  # fmt: skip
+    args = (
+        tasks,
+        qtree.points,
+        qtree.points_t,
+        qtree.arrays(),
+        parent,
+        dtree.points_t,
+        dtree.arrays(),
+        thr,
+        code,
+        cap_value,
+        use_cap,
+        node_add,
+        pt,
+        capped,
+        _width(qtree, dtree),
+    )
     if parallel:
         with numba.parallel_chunksize(1):
             _cross_parallel(*args)
@@ -490,8 +637,14 @@ def count_cross_trees(qtree: KDTree, dtree: KDTree, thr: float, metric: str,
     return _inverse(qtree.perm, counts)
 
 
-def count_self(data: np.ndarray, thr: float, metric: str, cap: int | None,
-               leaf_size: int | None = None, strategy: str = "auto") -> np.ndarray:  # fmt: skip
+def count_self(
+    data: np.ndarray,
+    thr: float,
+    metric: str,
+    cap: int | None,
+    leaf_size: int | None = None,
+    strategy: str = "auto",
+) -> np.ndarray:
     """Self ball counts (each record counts itself) in the original row order.
 
     ``strategy``: ``"sym"`` visits each pair of points once (best when few counts reach the
@@ -525,9 +678,16 @@ def _pick_strategy(tree: KDTree, thr: float, metric: str, cap: int) -> str:
     return "cross" if np.mean(counts >= cap) >= _CROSS_SHARE else "sym"
 
 
-def count_queries(data: np.ndarray, queries: np.ndarray, thr: float, metric: str,
-                  cap: int | None, leaf_size: int | None = None) -> np.ndarray:  # fmt: skip
+def count_queries(
+    data: np.ndarray,
+    queries: np.ndarray,
+    thr: float,
+    metric: str,
+    cap: int | None,
+    leaf_size: int | None = None,
+) -> np.ndarray:
     """Ball counts of query points against the data (original query order)."""
     size = {} if leaf_size is None else {"leaf_size": leaf_size}
-    return count_cross_trees(build_tree(queries, **size), build_tree(data, **size), thr, metric,
-                             cap)  # fmt: skip
+    return count_cross_trees(
+        build_tree(queries, **size), build_tree(data, **size), thr, metric, cap
+    )

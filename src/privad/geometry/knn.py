@@ -194,16 +194,60 @@ def _kth_range(q0, q1, Q, full, sample, k, j, metric, out, leaf_max):
     st_bound = np.empty(_STACK, np.float64)
     exact = s_pts_t.shape[1] == n and j == k  # the "sample" is every record
     for i in range(q0, q1):
-        t = _kth_one(Q, i, s_pts_t, s_start, s_end, s_left, s_right, s_lo, s_hi, j, metric,
-                     heap, buf, st_node, st_bound)  # fmt: skip
+        t = _kth_one(
+            Q,
+            i,
+            s_pts_t,
+            s_start,
+            s_end,
+            s_left,
+            s_right,
+            s_lo,
+            s_hi,
+            j,
+            metric,
+            heap,
+            buf,
+            st_node,
+            st_bound,
+        )
         if not exact:
-            m = _collect(Q, i, f_pts_t, f_start, f_end, f_left, f_right, f_lo, f_hi, t, metric,
-                         vals, buf, st_node)  # fmt: skip
+            m = _collect(
+                Q,
+                i,
+                f_pts_t,
+                f_start,
+                f_end,
+                f_left,
+                f_right,
+                f_lo,
+                f_hi,
+                t,
+                metric,
+                vals,
+                buf,
+                st_node,
+            )
             if m >= k:
                 t = _select(vals, m, k)
             else:  # the estimate held fewer than k records: search all of them
-                t = _kth_one(Q, i, f_pts_t, f_start, f_end, f_left, f_right, f_lo, f_hi, k,
-                             metric, heap, buf, st_node, st_bound)  # fmt: skip
+                t = _kth_one(
+                    Q,
+                    i,
+                    f_pts_t,
+                    f_start,
+                    f_end,
+                    f_left,
+                    f_right,
+                    f_lo,
+                    f_hi,
+                    k,
+                    metric,
+                    heap,
+                    buf,
+                    st_node,
+                    st_bound,
+                )
         out[i] = t
 
 
@@ -249,12 +293,10 @@ def kth_values(X: np.ndarray, k: int, metric: str) -> np.ndarray:
     full_args = (full.points, *_arrays(full))
     if accumulator_rows(n) > 1:
         bounds = np.linspace(0, n, 64 * 4 + 1).astype(np.int64)  # chunks of nearby records
-        _kth_parallel(bounds, full.points, full_args, _arrays(sample), k, j, code, values,
-                      leaf_max)  # fmt: skip
+        _kth_parallel(bounds, full.points, full_args, _arrays(sample), k, j, code, values, leaf_max)
     else:
         bounds = np.array([0, n], np.int64)
-        _kth_serial(bounds, full.points, full_args, _arrays(sample), k, j, code, values,
-                    leaf_max)  # fmt: skip
+        _kth_serial(bounds, full.points, full_args, _arrays(sample), k, j, code, values, leaf_max)
     out = np.empty(n, np.float64)
     out[full.perm] = values
     return out

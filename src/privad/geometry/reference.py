@@ -31,8 +31,9 @@ def _band(r: float, d: int) -> tuple[float, float]:
     return r_lo, r_hi
 
 
-def count(data: np.ndarray, queries: np.ndarray | None, r: float, thr: float, metric: str,
-          cap: int | None) -> np.ndarray:  # fmt: skip
+def count(
+    data: np.ndarray, queries: np.ndarray | None, r: float, thr: float, metric: str, cap: int | None
+) -> np.ndarray:
     """Ball counts of ``queries`` (default: the data) with the canonical predicate."""
     q = data if queries is None else queries
     if q.shape[0] == 0:
@@ -40,11 +41,13 @@ def count(data: np.ndarray, queries: np.ndarray | None, r: float, thr: float, me
     tree = cKDTree(data)
     p = _P[metric]
     r_lo, r_hi = _band(r, data.shape[1])
-    hi = np.asarray(tree.query_ball_point(q, r_hi, p=p, return_length=True, workers=-1),
-                    dtype=np.int64)  # fmt: skip
+    hi = np.asarray(
+        tree.query_ball_point(q, r_hi, p=p, return_length=True, workers=-1), dtype=np.int64
+    )
     if r_lo > 0:
-        lo = np.asarray(tree.query_ball_point(q, r_lo, p=p, return_length=True, workers=-1),
-                        dtype=np.int64)  # fmt: skip
+        lo = np.asarray(
+            tree.query_ball_point(q, r_lo, p=p, return_length=True, workers=-1), dtype=np.int64
+        )
     else:
         lo = np.full_like(hi, -1)
     counts = hi.copy()
@@ -70,8 +73,14 @@ def count(data: np.ndarray, queries: np.ndarray | None, r: float, thr: float, me
     return counts
 
 
-def count_brute(data: np.ndarray, queries: np.ndarray | None, thr: float, metric: str,
-                cap: int | None, block: int = 1024) -> np.ndarray:  # fmt: skip
+def count_brute(
+    data: np.ndarray,
+    queries: np.ndarray | None,
+    thr: float,
+    metric: str,
+    cap: int | None,
+    block: int = 1024,
+) -> np.ndarray:
     """Brute-force counts with the canonical predicate, O(n m) time, O(block n) memory."""
     q = data if queries is None else queries
     out = np.empty(q.shape[0], np.int64)

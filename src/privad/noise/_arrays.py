@@ -61,8 +61,9 @@ def broadcast(
         else:
             target = (shape,) if isinstance(shape, int) else tuple(shape)
         flat = [
-            np.ascontiguousarray(a.reshape(1) if a.size == 1 else np.broadcast_to(a, target))
-            .ravel()
+            np.ascontiguousarray(
+                a.reshape(1) if a.size == 1 else np.broadcast_to(a, target)
+            ).ravel()
             for a in arrays
         ]
         if np.broadcast_shapes(target, *(a.shape for a in arrays)) != tuple(target):
@@ -81,4 +82,3 @@ def _show(arr: np.ndarray) -> str:
         return repr(arr.item())
     bad = arr.ravel()[:3].tolist()
     return f"an array of shape {arr.shape} starting {bad}"
-

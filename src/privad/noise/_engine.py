@@ -45,6 +45,7 @@ def _words(generator: np.random.Generator, m: int) -> np.ndarray:
         return bit_generator.random_raw(m).view(np.int64)
     return generator.integers(0, 2**64, size=m, dtype=np.uint64).view(np.int64)
 
+
 _kernels: ModuleType | None = None
 
 

@@ -77,7 +77,9 @@ _NOISE_LIMIT = 2**53
 
 def _check_granularity(granularity_bits: Any) -> int:
     return check_int(
-        granularity_bits, "granularity_bits", minimum=MIN_GRANULARITY_BITS,
+        granularity_bits,
+        "granularity_bits",
+        minimum=MIN_GRANULARITY_BITS,
         maximum=MAX_GRANULARITY_BITS,
     )
 

@@ -185,8 +185,12 @@ class Randomness:
     def multivariate_normal(self, mean: Any, cov: Any, size: Size = None) -> np.ndarray:
         """Multivariate normal draws (``cov`` symmetric positive semi-definite)."""
         return self._call(
-            self._generator.multivariate_normal, "multivariate_normal", mean, cov,
-            _check_size(size), check_valid="raise",
+            self._generator.multivariate_normal,
+            "multivariate_normal",
+            mean,
+            cov,
+            _check_size(size),
+            check_valid="raise",
         )
 
     def standard_t(self, df: Any, size: Size = None) -> Any:
@@ -217,8 +221,13 @@ class Randomness:
     ) -> Any:
         """Uniform integers in [low, high) (``[0, low)`` if ``high`` is None), as int64."""
         return self._call(
-            self._generator.integers, "integers", low, high, _check_size(size),
-            dtype=np.int64, endpoint=endpoint,
+            self._generator.integers,
+            "integers",
+            low,
+            high,
+            _check_size(size),
+            dtype=np.int64,
+            endpoint=endpoint,
         )
 
     def permutation(self, x: int | Sequence[Any] | np.ndarray) -> np.ndarray:
@@ -244,9 +253,7 @@ class Randomness:
             parr = np.asarray(p, dtype=float)
             if not np.isfinite(parr).all() or np.any(parr < 0):
                 raise ParameterError("choice: p must contain finite probabilities >= 0")
-        return self._call(
-            self._generator.choice, "choice", a, _check_size(size), bool(replace), p
-        )
+        return self._call(self._generator.choice, "choice", a, _check_size(size), bool(replace), p)
 
 
 RandomnessLike: TypeAlias = (

@@ -261,8 +261,9 @@ def split_presumed_outliers(
             d_fp = float(np.percentile(s[n_tp:], d_fp_percentile))
         else:
             d_fp = float("inf")
-    d_tp = float(s[0]) if d_tp_percentile == 0.0 else float(
-        np.percentile(s[:n_tp], d_tp_percentile))
+    d_tp = (
+        float(s[0]) if d_tp_percentile == 0.0 else float(np.percentile(s[:n_tp], d_tp_percentile))
+    )
     if d_tp_floor is not None:
         d_tp = max(d_tp_floor, d_tp)
     if d_fp_rule == "layer":
@@ -369,11 +370,16 @@ def analyst_layers(
         distances = centre_distances(perturbed, c)
     if reduction == "radius" and outlier_radius is None:
         if presumed_outliers is None:
-            raise ParameterError("the 'radius' reduction needs outlier_radius or the presumed "
-                                 "outliers O' to estimate it from")
+            raise ParameterError(
+                "the 'radius' reduction needs outlier_radius or the presumed "
+                "outliers O' to estimate it from"
+            )
         outlier_radius = presumed_radius(
-            distances, np.asarray(presumed_outliers, dtype=np.int64), w_o,
-            check_percentile(radius_percentile, "radius_percentile"))
+            distances,
+            np.asarray(presumed_outliers, dtype=np.int64),
+            w_o,
+            check_percentile(radius_percentile, "radius_percentile"),
+        )
         if outlier_radius is None:
             return empty, empty.copy()
     t2, t3 = reduction_thresholds(d_tp, w_o, reduction=reduction, outlier_radius=outlier_radius)
@@ -440,8 +446,7 @@ def false_negative_layers(
     in_l3 &= outside
     in_l3 &= d_diff >= d_tp
     in_l3 &= d_diff <= d_fp
-    return CorrectionLayers(fn_l1=fn_l1, fn_l2=np.flatnonzero(in_l2),
-                            fn_l3=np.flatnonzero(in_l3))
+    return CorrectionLayers(fn_l1=fn_l1, fn_l2=np.flatnonzero(in_l2), fn_l3=np.flatnonzero(in_l3))
 
 
 def _as_mask(indices: np.ndarray, n: int) -> np.ndarray:
@@ -559,8 +564,7 @@ def estimate_outlier_layer_radius(
     percentile = check_percentile(percentile, "percentile")
     idx = _outlier_indices(outliers, D.shape[0])
     if idx.size == 0:
-        raise DataError("estimating the outlier layer radius needs at least one historical "
-                        "outlier")
+        raise DataError("estimating the outlier layer radius needs at least one historical outlier")
     c = column_means(D) if centre is None else check_array(centre, "centre", ndim=1)
     if c.shape != (D.shape[1],):
         raise DataError(f"centre must have {D.shape[1]} coordinate(s), got shape {c.shape}")

@@ -160,9 +160,7 @@ def dbscan_noise(
         return candidates.astype(np.int64)
     if not core.any():
         return candidates.astype(np.int64)
-    near_core = (
-        ball_counts(X[core], eps, queries=X[candidates], cap=1, engine=geometry_engine) >= 1
-    )
+    near_core = ball_counts(X[core], eps, queries=X[candidates], cap=1, engine=geometry_engine) >= 1
     return candidates[~near_core].astype(np.int64)
 
 
@@ -367,8 +365,9 @@ def dbscan_parameters(
     p_o = check_p_o(p_o)
     n = X.shape[0]
     if min_samples is None:
-        share = check_probability(min_samples_share, "min_samples_share", low_open=True,
-                                  high_open=True)
+        share = check_probability(
+            min_samples_share, "min_samples_share", low_open=True, high_open=True
+        )
         min_samples = max(2, math.ceil(share * n))
     min_samples = check_int(min_samples, "min_samples", minimum=1)
     tolerance = check_probability(tolerance, "tolerance", high_open=True)
@@ -380,11 +379,14 @@ def dbscan_parameters(
         grid = np.geomspace(1e-3, 10.0, 41) * width
     else:
         grid = np.asarray(eps_grid, dtype=np.float64).reshape(-1)
-        if grid.size == 0 or not (np.isfinite(grid).all() and (grid > 0).all()) or (
-            np.diff(grid) <= 0
-        ).any():
-            raise ParameterError("eps_grid must be a non-empty increasing vector of finite "
-                                 "values > 0")
+        if (
+            grid.size == 0
+            or not (np.isfinite(grid).all() and (grid > 0).all())
+            or (np.diff(grid) <= 0).any()
+        ):
+            raise ParameterError(
+                "eps_grid must be a non-empty increasing vector of finite values > 0"
+            )
     target = (1.0 - tolerance) * p_o / 100.0
 
     def enough_noise(eps: float) -> bool:
@@ -433,8 +435,10 @@ def dbscan_candidates(
         In the order of ``shares``.
     """
     if "min_samples" in options or "min_samples_share" in options:
-        raise ParameterError("dbscan_candidates takes minPts from shares; do not pass "
-                             "min_samples or min_samples_share")
+        raise ParameterError(
+            "dbscan_candidates takes minPts from shares; do not pass "
+            "min_samples or min_samples_share"
+        )
     share_list = [float(s) for s in np.asarray(shares, dtype=np.float64).reshape(-1)]
     if not share_list:
         raise ParameterError("shares must hold at least one minPts share")

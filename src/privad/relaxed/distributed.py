@@ -66,8 +66,9 @@ class PartitionedPerturbation:
     n_partitions: int
 
 
-def _perturb_block(block: np.ndarray, divisors: np.ndarray, scales: np.ndarray,
-                   rng: Any) -> np.ndarray:  # fmt: skip
+def _perturb_block(
+    block: np.ndarray, divisors: np.ndarray, scales: np.ndarray, rng: Any
+) -> np.ndarray:
     """Steps 1a and 1b on one partition, with that partition's own stream.
 
     The stream is copied first, so a task that runs again (a retry, or a second
@@ -84,8 +85,9 @@ def _scaled_block(block: np.ndarray, divisors: np.ndarray) -> np.ndarray:
     return scale_columns(np.asarray(block, dtype=np.float64), divisors)
 
 
-def _difference_block(T: np.ndarray, Tp: np.ndarray, c: np.ndarray, c_prime: np.ndarray
-                      ) -> np.ndarray:  # fmt: skip
+def _difference_block(
+    T: np.ndarray, Tp: np.ndarray, c: np.ndarray, c_prime: np.ndarray
+) -> np.ndarray:
     """Step 1c on one partition, with the archive's centres."""
     if T.shape[0] == 0:
         return np.empty(0, dtype=np.float64)
@@ -124,13 +126,17 @@ def perturb_partitions(
     import dask.array as da
 
     if not isinstance(sensor, Sensor):
-        raise ParameterError(f"sensor must be a privad.relaxed.Sensor, got "
-                             f"{type(sensor).__name__}")  # fmt: skip
-    X = data if isinstance(data, da.Array) else da.from_array(check_array(data, "data"),
-                                                              chunks=(-1, -1))  # fmt: skip
+        raise ParameterError(f"sensor must be a privad.relaxed.Sensor, got {type(sensor).__name__}")
+    X = (
+        data
+        if isinstance(data, da.Array)
+        else da.from_array(check_array(data, "data"), chunks=(-1, -1))
+    )
     if X.ndim != 2 or X.shape[1] != sensor.n_columns:
-        raise DataError(f"data must be an n × {sensor.n_columns} array (one column per relaxed "
-                        f"sensitivity), got shape {X.shape}")  # fmt: skip
+        raise DataError(
+            f"data must be an n × {sensor.n_columns} array (one column per relaxed "
+            f"sensitivity), got shape {X.shape}"
+        )
     if any(np.isnan(c) for c in X.chunks[0]):
         X = X.compute_chunk_sizes()
     X = X.astype(np.float64).rechunk({1: -1})
@@ -141,8 +147,11 @@ def perturb_partitions(
     divisors, scales = sensor.divisors, sensor.noise_scale
     perturbed = da.concatenate(
         [
-            da.from_delayed(dask.delayed(_perturb_block, pure=False)(b, divisors, scales, s),
-                            shape=(n, d), dtype=np.float64)  # fmt: skip
+            da.from_delayed(
+                dask.delayed(_perturb_block, pure=False)(b, divisors, scales, s),
+                shape=(n, d),
+                dtype=np.float64,
+            )
             for b, n, s in zip(blocks, X.chunks[0], streams, strict=True)
         ],
         axis=0,
@@ -157,7 +166,20 @@ def perturb_partitions(
         T = X.map_blocks(_scaled_block, divisors, dtype=np.float64)
         c = T.sum(axis=0) / n
         c_prime = perturbed.sum(axis=0) / n if sensor.d_diff_centres == "separate" else c
-        diff = da.map_blocks(_difference_block, T, perturbed, c, c_prime, drop_axis=1,
-                             dtype=np.float64, chunks=(X.chunks[0],))  # fmt: skip
-    return PartitionedPerturbation(perturbed=perturbed, differences=diff, divisors=divisors,
-                                   noise_scale=scales, n_partitions=len(blocks))  # fmt: skip
+        diff = da.map_blocks(
+            _difference_block,
+            T,
+            perturbed,
+            c,
+            c_prime,
+            drop_axis=1,
+            dtype=np.float64,
+            chunks=(X.chunks[0],),
+        )
+    return PartitionedPerturbation(
+        perturbed=perturbed,
+        differences=diff,
+        divisors=divisors,
+        noise_scale=scales,
+        n_partitions=len(blocks),
+    )

@@ -230,14 +230,13 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
                 "sensitivities unless given, DBSCAN's calibration, w_O and ρ) are computed "
                 "from the data they protect, as in the paper's experiments; they are not "
                 "private. Pass history= (past data) for a deployment",
-                PrivacyWarning, stacklevel=3,
-            )  # fmt: skip
+                PrivacyWarning,
+                stacklevel=3,
+            )
             return data
         H = check_array(self.history, "history")
         if H.shape[1] != data.shape[1]:
-            raise DataError(
-                f"history has {H.shape[1]} column(s) but X has {data.shape[1]}"
-            )
+            raise DataError(f"history has {H.shape[1]} column(s) but X has {data.shape[1]}")
         return H
 
     def fit(self, X: Any, y: Any = None) -> RelaxedDPDetector:
@@ -262,22 +261,38 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
             raise ParameterError(f"scope must be a non-empty string, got {self.scope!r}")
         data = self._validate(X, reset=True, min_rows=2)
         H = self._history(data)
-        rs = (relaxed_sensitivity(H, p_o) if self.relaxed_sensitivity is None
-              else check_relaxed_sensitivity(self.relaxed_sensitivity, data.shape[1]))
+        rs = (
+            relaxed_sensitivity(H, p_o)
+            if self.relaxed_sensitivity is None
+            else check_relaxed_sensitivity(self.relaxed_sensitivity, data.shape[1])
+        )
         self.rng_ = as_randomness(self.rng)
         sensor_rng, analyst_rng = self.rng_.spawn(2)
         sensor = Sensor(
-            epsilon, rs, scaling=self.scaling, global_sensitivity=self.global_sensitivity,
-            guarantee_unit=self.guarantee_unit, exchange=self.exchange,  # type: ignore[arg-type]
-            cs_epsilon=self.cs_epsilon, tp_epsilon=self.tp_epsilon, rng=sensor_rng,
-        )  # fmt: skip
-        detector = (None if self.detector is None
-                    else ScoringOutlierDetector(self.detector, p_o, rng=analyst_rng))
+            epsilon,
+            rs,
+            scaling=self.scaling,
+            global_sensitivity=self.global_sensitivity,
+            guarantee_unit=self.guarantee_unit,
+            exchange=self.exchange,  # type: ignore[arg-type]
+            cs_epsilon=self.cs_epsilon,
+            tp_epsilon=self.tp_epsilon,
+            rng=sensor_rng,
+        )
+        detector = (
+            None
+            if self.detector is None
+            else ScoringOutlierDetector(self.detector, p_o, rng=analyst_rng)
+        )
         self.calibration_: Calibration = calibrate(
-            sensor.scale(H), p_o, detector=detector,
-            outlier_layer_width=self.outlier_layer_width, reduction=self._reduction,
-            outlier_radius=self.outlier_radius, dbscan_calibration=self.dbscan_calibration,
-        )  # fmt: skip
+            sensor.scale(H),
+            p_o,
+            detector=detector,
+            outlier_layer_width=self.outlier_layer_width,
+            reduction=self._reduction,
+            outlier_radius=self.outlier_radius,
+            dbscan_calibration=self.dbscan_calibration,
+        )
         self.sensor_ = sensor
         self.relaxed_sensitivity_ = rs
         self.views_: ProtocolViews = sensor.views()
@@ -298,14 +313,17 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
     def _window(self, data: np.ndarray) -> _Window:
         """One window through the protocol, its guarantee reserved first (see the module)."""
         cal = self.calibration_
-        analyst = Analyst(cal.detector, reduction=self._reduction,
-                          outlier_radius=cal.outlier_radius)  # fmt: skip
+        analyst = Analyst(
+            cal.detector, reduction=self._reduction, outlier_radius=cal.outlier_radius
+        )
         server = CorrectionServer(cal.w_o)
         n = int(data.shape[0])
         with self.ledger_.reserve(
-            self.scope_, self.guarantee_, f"relaxed-DP window ({n} records)",
+            self.scope_,
+            self.guarantee_,
+            f"relaxed-DP window ({n} records)",
             metadata={"n": n, "views": self.views_.to_dict()},
-        ) as reservation:  # fmt: skip
+        ) as reservation:
             run = run_protocol(data, self.sensor_, analyst, server)
         if isinstance(cal.detector, ScoringOutlierDetector):
             assert cal.detector.scores is not None
@@ -315,9 +333,11 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         return _Window(
             labels=_indicator(run.outliers, n),
             presumed_labels=_indicator(run.presumed_outliers, n),
-            scores=np.array(scores, dtype=np.float64), threshold=theta, run=run,
+            scores=np.array(scores, dtype=np.float64),
+            threshold=theta,
+            run=run,
             spend_id=reservation.id,
-        )  # fmt: skip
+        )
 
     def _answers(self, X: Any) -> tuple[_Window, np.ndarray]:
         """The release of the records ``X`` as one window, and where each row of ``X`` is

@@ -157,8 +157,9 @@ class ReleaseJournal:
             self._conn = sqlite3.connect(str(target), isolation_level=None, timeout=30.0)
             self._conn.execute("PRAGMA synchronous=FULL")
             version = self._conn.execute("PRAGMA user_version").fetchone()[0]
-            old = self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'releases'"
-                                     ).fetchone()  # fmt: skip
+            old = self._conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'releases'"
+            ).fetchone()
         except (OSError, sqlite3.Error) as exc:
             raise LedgerError(f"cannot open the sensor journal {target}: {exc}") from None
         if old is not None and version < _VERSION:
@@ -189,12 +190,26 @@ class ReleaseJournal:
     def _rows(self, where: str, args: tuple[Any, ...]) -> list[Release]:
         rows = self._conn.execute(
             "SELECT id, digest, win, source, first_row, n, destination, status, to_analyst, "
-            f"to_correction, spend_id, forced FROM releases WHERE {where} ORDER BY id", args,
+            f"to_correction, spend_id, forced FROM releases WHERE {where} ORDER BY id",
+            args,
         ).fetchall()
-        return [Release(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7],
-                        None if r[8] is None else json.loads(r[8]),
-                        None if r[9] is None else json.loads(r[9]), r[10], bool(r[11]))
-                for r in rows]  # fmt: skip
+        return [
+            Release(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                r[6],
+                r[7],
+                None if r[8] is None else json.loads(r[8]),
+                None if r[9] is None else json.loads(r[9]),
+                r[10],
+                bool(r[11]),
+            )
+            for r in rows
+        ]
 
     def releases(self, destination: str | None = None) -> list[Release]:
         """Every release (to ``destination`` only, if given), oldest first."""
@@ -211,24 +226,37 @@ class ReleaseJournal:
         found: dict[bytes, int] = {}
         keys = list(keys)
         for lo in range(0, len(keys), _LOOKUP_CHUNK):
-            part = keys[lo:lo + _LOOKUP_CHUNK]
+            part = keys[lo : lo + _LOOKUP_CHUNK]
             marks = ",".join("?" * len(part))
             for key, win in self._conn.execute(
                 "SELECT k.key, r.win FROM released_rows k JOIN releases r ON r.id = k.release "
-                f"WHERE k.key IN ({marks}) ORDER BY r.id", part,
-            ):  # fmt: skip
+                f"WHERE k.key IN ({marks}) ORDER BY r.id",
+                part,
+            ):
                 found[bytes(key)] = int(win)
         return found
 
     def next_window(self, destination: str) -> int:
         """1 + the largest window number journalled for ``destination`` (0 if none)."""
-        row = self._conn.execute("SELECT MAX(win) FROM releases WHERE destination = ?",
-                                 (destination,)).fetchone()  # fmt: skip
+        row = self._conn.execute(
+            "SELECT MAX(win) FROM releases WHERE destination = ?", (destination,)
+        ).fetchone()
         return 0 if row[0] is None else int(row[0]) + 1
 
-    def begin(self, digest: str, window: int, n: int, *, keys: Iterable[bytes], source: str,
-              first_row: int | None, destination: str, to_analyst: dict[str, Any],
-              to_correction: dict[str, Any], forced: bool = False) -> int:  # fmt: skip
+    def begin(
+        self,
+        digest: str,
+        window: int,
+        n: int,
+        *,
+        keys: Iterable[bytes],
+        source: str,
+        first_row: int | None,
+        destination: str,
+        to_analyst: dict[str, Any],
+        to_correction: dict[str, Any],
+        forced: bool = False,
+    ) -> int:
         """Journal a release and its row keys, in one transaction, before it leaves (status
         ``pending``); returns its id."""
         now = _now()
@@ -239,20 +267,34 @@ class ReleaseJournal:
                 "INSERT INTO releases (digest, win, source, first_row, n, destination, status, "
                 "to_analyst, to_correction, forced, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
-                (digest, int(window), source, first_row, int(n), destination,
-                 json.dumps(to_analyst), json.dumps(to_correction), int(forced), now, now),
-            )  # fmt: skip
+                (
+                    digest,
+                    int(window),
+                    source,
+                    first_row,
+                    int(n),
+                    destination,
+                    json.dumps(to_analyst),
+                    json.dumps(to_correction),
+                    int(forced),
+                    now,
+                    now,
+                ),
+            )
             release_id = int(cur.lastrowid)  # type: ignore[arg-type]
-            conn.executemany("INSERT INTO released_rows (key, release) VALUES (?, ?)",
-                             ((k, release_id) for k in keys))  # fmt: skip
+            conn.executemany(
+                "INSERT INTO released_rows (key, release) VALUES (?, ?)",
+                ((k, release_id) for k in keys),
+            )
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
         return release_id
 
-    def update(self, release_id: int, *, status: str | None = None,
-               spend_id: int | None = None) -> None:  # fmt: skip
+    def update(
+        self, release_id: int, *, status: str | None = None, spend_id: int | None = None
+    ) -> None:
         """Record progress; ``status="sent"`` (or later) also drops the stored messages (the
         noise)."""
         sets, args = ["updated_at = ?"], [_now()]
@@ -265,5 +307,6 @@ class ReleaseJournal:
             args.append(status)
             if STATUSES.index(status) >= STATUSES.index("sent"):
                 sets.append("to_analyst = NULL, to_correction = NULL")
-        self._conn.execute(f"UPDATE releases SET {', '.join(sets)} WHERE id = ?",
-                           (*args, int(release_id)))  # fmt: skip
+        self._conn.execute(
+            f"UPDATE releases SET {', '.join(sets)} WHERE id = ?", (*args, int(release_id))
+        )

@@ -162,8 +162,9 @@ class SensorToAnalyst(Message):
         noise_scale = _frozen_float_vector(self.noise_scale, "noise_scale")
         for name, vec in (("divisors", divisors), ("noise_scale", noise_scale)):
             if vec.size != d or not (vec > 0).all():
-                raise DataError(f"{name} must hold {d} value(s) > 0 (one per column), got "
-                                f"{vec.tolist()}")
+                raise DataError(
+                    f"{name} must hold {d} value(s) > 0 (one per column), got {vec.tolist()}"
+                )
         object.__setattr__(self, "perturbed", perturbed)
         object.__setattr__(self, "divisors", divisors)
         object.__setattr__(self, "noise_scale", noise_scale)
@@ -199,8 +200,9 @@ class SensorToCorrection(Message):
         d_diff = _frozen_float_vector(self.d_diff, "d_diff")
         n = indices.size
         if d_diff.size != n or n == 0:
-            raise DataError(f"indices and d_diff must have the same length >= 1, got {n} and "
-                            f"{d_diff.size}")
+            raise DataError(
+                f"indices and d_diff must have the same length >= 1, got {n} and {d_diff.size}"
+            )
         seen = np.zeros(n, dtype=bool)
         if indices.max() >= n:
             raise DataError(

@@ -78,8 +78,7 @@ from privad.validation import (
     check_probability,
 )
 
-__all__ = ["ANALYST_CENTRES", "DEFAULT_CS_EPSILON_FACTOR", "Analyst", "CorrectionServer",
-           "Sensor"]
+__all__ = ["ANALYST_CENTRES", "DEFAULT_CS_EPSILON_FACTOR", "Analyst", "CorrectionServer", "Sensor"]
 
 DEFAULT_CS_EPSILON_FACTOR: float = 1.0
 """Default ε_CS as a multiple of the perturbation's ε (in the guarantee unit): the d_diff
@@ -162,10 +161,10 @@ class Sensor:
             else check_global_sensitivity(global_sensitivity, self.relaxed_sensitivity)
         )
         self.guarantee_unit = check_choice(guarantee_unit, "guarantee_unit", GUARANTEE_UNITS)
-        self.exchange, cs_eps, self.tp_epsilon = check_exchange(exchange, cs_epsilon,
-                                                                tp_epsilon)
-        self.diameters = neighbour_diameters(self.relaxed_sensitivity, self.divisors,
-                                             self.global_sensitivity, self.guarantee_unit)
+        self.exchange, cs_eps, self.tp_epsilon = check_exchange(exchange, cs_epsilon, tp_epsilon)
+        self.diameters = neighbour_diameters(
+            self.relaxed_sensitivity, self.divisors, self.global_sensitivity, self.guarantee_unit
+        )
         unit_epsilon = self.epsilon * (self.n_columns if self.guarantee_unit == "record" else 1)
         self.cs_epsilon = cs_eps
         if self.exchange == "protected" and cs_eps is None:
@@ -200,9 +199,14 @@ class Sensor:
         See :mod:`privad.relaxed.views` for the derivation (eqs. V1, V2)."""
         d_n, d_g = self.diameters
         assert d_g is not None or self.global_sensitivity is None
-        return released_guarantee(self.guarantee(), exchange=self.exchange,
-                                  cs_epsilon=self.cs_epsilon, tp_epsilon=self.tp_epsilon,
-                                  d_n=d_n, d_g=d_g if d_g is not None else d_n)  # fmt: skip
+        return released_guarantee(
+            self.guarantee(),
+            exchange=self.exchange,
+            cs_epsilon=self.cs_epsilon,
+            tp_epsilon=self.tp_epsilon,
+            d_n=d_n,
+            d_g=d_g if d_g is not None else d_n,
+        )
 
     def release_guarantee(self) -> Guarantee:
         """The guarantee of everything one window releases (𝒯', d_diff, d_TP): what a
@@ -216,8 +220,7 @@ class Sensor:
         d_n, _ = self.diameters
         l1, linf = d_diff_sensitivity(d_n, n, self.d_diff_centres)
         cs = None if self.cs_epsilon is None else float(laplace_scale_for(l1, self.cs_epsilon))
-        tp = None if self.tp_epsilon is None else float(laplace_scale_for(linf,
-                                                                          self.tp_epsilon))
+        tp = None if self.tp_epsilon is None else float(laplace_scale_for(linf, self.tp_epsilon))
         return cs, tp
 
     def check_data(self, data: Any) -> np.ndarray:
@@ -248,8 +251,7 @@ class Sensor:
         cs_scale, tp_scale = self.d_diff_noise_scales(T.shape[0])
         if cs_scale is not None:
             d_diff = laplace(d_diff, cs_scale, self._rng)
-        tp_noise = 0.0 if tp_scale is None else float(laplace(np.zeros(1), tp_scale,
-                                                              self._rng)[0])
+        tp_noise = 0.0 if tp_scale is None else float(laplace(np.zeros(1), tp_scale, self._rng)[0])
         to_analyst = SensorToAnalyst(
             perturbed=T_prime,
             divisors=self.divisors,
@@ -306,8 +308,7 @@ class Analyst:
         self.detector = as_detector(detector)
         self.reduction = check_choice(reduction, "reduction", REDUCTIONS)
         self.outlier_radius = (
-            None if outlier_radius is None else check_nonnegative(outlier_radius,
-                                                                  "outlier_radius")
+            None if outlier_radius is None else check_nonnegative(outlier_radius, "outlier_radius")
         )
         self.radius_percentile = check_percentile(radius_percentile, "radius_percentile")
         self.thresholds: tuple[float, float] | None = None
@@ -376,8 +377,9 @@ class Analyst:
         distances = self.distances()
         rho = self.outlier_radius
         if self.reduction == "radius" and rho is None:
-            rho = presumed_radius(distances, self.presumed_outliers, message.w_o,
-                                  self.radius_percentile)
+            rho = presumed_radius(
+                distances, self.presumed_outliers, message.w_o, self.radius_percentile
+            )
         self.thresholds = reduction_thresholds(
             message.d_tp, message.w_o, reduction=self.reduction, outlier_radius=rho
         )
@@ -521,9 +523,7 @@ class CorrectionServer:
 
 def _expect(message: Any, kind: type[Message]) -> None:
     if not isinstance(message, kind):
-        raise ProtocolError(
-            f"expected a {kind.__name__} message, got {type(message).__name__}"
-        )
+        raise ProtocolError(f"expected a {kind.__name__} message, got {type(message).__name__}")
 
 
 def _finite(value: Any, name: str) -> float:

@@ -246,11 +246,11 @@ def calibrate(
     """
     H = check_array(history, "history")
     reduction = check_choice(reduction, "reduction", REDUCTIONS)
-    dbscan_calibration = check_choice(dbscan_calibration, "dbscan_calibration",
-                                      DBSCAN_CALIBRATIONS)
+    dbscan_calibration = check_choice(dbscan_calibration, "dbscan_calibration", DBSCAN_CALIBRATIONS)
     rho_source = _radius_source(outlier_radius)
-    outlier_radius_percentile = check_percentile(outlier_radius_percentile,
-                                                 "outlier_radius_percentile")
+    outlier_radius_percentile = check_percentile(
+        outlier_radius_percentile, "outlier_radius_percentile"
+    )
     opts = dict(dbscan_options or {})
     if detector is None:
         if dbscan_calibration == "history":
@@ -268,22 +268,28 @@ def calibrate(
                     "calibration: use dbscan_calibration='history' (the adaptive family "
                     "takes its minPts from dbscan_shares)"
                 )
-            cands = (tuple(dbscan_candidates) if dbscan_candidates is not None
-                     else dbscan_candidates_for(H, p_o, shares=dbscan_shares, **opts))
+            cands = (
+                tuple(dbscan_candidates)
+                if dbscan_candidates is not None
+                else dbscan_candidates_for(H, p_o, shares=dbscan_shares, **opts)
+            )
             detector = AdaptiveDBSCANDetector(cands, p_o)
     detector = as_detector(detector)
     need_rho = reduction == "radius" and rho_source == "history"
     hist_sets: list[tuple[Any, np.ndarray]] = []
     hist_outliers = np.zeros(0, dtype=np.int64)
     if outlier_layer_width is None or need_rho:
-        family = (detector.candidates if isinstance(detector, AdaptiveDBSCANDetector)
-                  else (detector,))
+        family = (
+            detector.candidates if isinstance(detector, AdaptiveDBSCANDetector) else (detector,)
+        )
         for member in family:
             hist_sets.append((member, np.unique(np.asarray(member(H), dtype=np.int64))))
         hist_outliers = np.unique(np.concatenate([o for _, o in hist_sets]))
-    w_o = (estimate_outlier_layer_width(H, hist_outliers, quantiles=w_o_quantiles)
-           if outlier_layer_width is None
-           else check_nonnegative(outlier_layer_width, "outlier_layer_width"))
+    w_o = (
+        estimate_outlier_layer_width(H, hist_outliers, quantiles=w_o_quantiles)
+        if outlier_layer_width is None
+        else check_nonnegative(outlier_layer_width, "outlier_layer_width")
+    )
     rho: float | None = None
     if reduction == "radius" and not isinstance(rho_source, str):
         rho = rho_source
@@ -293,8 +299,7 @@ def calibrate(
                 "the history has no outliers under f_outlier, so the outlier layer radius "
                 "cannot be estimated; give outlier_radius or use outlier_radius='presumed'"
             )
-        rho = estimate_outlier_layer_radius(H, hist_outliers,
-                                            percentile=outlier_radius_percentile)
+        rho = estimate_outlier_layer_radius(H, hist_outliers, percentile=outlier_radius_percentile)
     return Calibration(detector, w_o, rho, tuple(hist_sets))
 
 
@@ -423,11 +428,11 @@ def run_pipeline(
     p_o = check_p_o(p_o)
     H = X if history is None else check_array(history, "history")
     reduction = check_choice(reduction, "reduction", REDUCTIONS)
-    dbscan_calibration = check_choice(dbscan_calibration, "dbscan_calibration",
-                                      DBSCAN_CALIBRATIONS)
+    dbscan_calibration = check_choice(dbscan_calibration, "dbscan_calibration", DBSCAN_CALIBRATIONS)
     _radius_source(outlier_radius)  # checked before any expensive step
-    outlier_radius_percentile = check_percentile(outlier_radius_percentile,
-                                                 "outlier_radius_percentile")
+    outlier_radius_percentile = check_percentile(
+        outlier_radius_percentile, "outlier_radius_percentile"
+    )
     timings: dict[str, float] = {}
 
     t0 = clock()
@@ -459,12 +464,19 @@ def run_pipeline(
 
     t0 = clock()
     cal = calibrate(
-        H_scaled, p_o, detector=detector, outlier_layer_width=outlier_layer_width,
-        w_o_quantiles=w_o_quantiles, reduction=reduction, outlier_radius=outlier_radius,
+        H_scaled,
+        p_o,
+        detector=detector,
+        outlier_layer_width=outlier_layer_width,
+        w_o_quantiles=w_o_quantiles,
+        reduction=reduction,
+        outlier_radius=outlier_radius,
         outlier_radius_percentile=outlier_radius_percentile,
-        dbscan_calibration=dbscan_calibration, dbscan_shares=dbscan_shares,
-        dbscan_candidates=dbscan_candidates, dbscan_options=dbscan_options,
-    )  # fmt: skip
+        dbscan_calibration=dbscan_calibration,
+        dbscan_shares=dbscan_shares,
+        dbscan_candidates=dbscan_candidates,
+        dbscan_options=dbscan_options,
+    )
     detector, rho, server.w_o = cal.detector, cal.outlier_radius, cal.w_o
     timings["calibration"] = clock() - t0
 
@@ -526,8 +538,10 @@ def run_pipeline(
         reduction=reduction,
         outlier_radius=None if reduction == "notes" else rho_used,
         thresholds=analyst.thresholds,
-        dbscan_candidates=(detector.candidates if isinstance(detector, AdaptiveDBSCANDetector)
-                           else ()),
-        dbscan_noise_shares=(detector.noise_shares or ()
-                             if isinstance(detector, AdaptiveDBSCANDetector) else ()),
+        dbscan_candidates=(
+            detector.candidates if isinstance(detector, AdaptiveDBSCANDetector) else ()
+        ),
+        dbscan_noise_shares=(
+            detector.noise_shares or () if isinstance(detector, AdaptiveDBSCANDetector) else ()
+        ),
     )

@@ -140,11 +140,13 @@ def check_relaxed_sensitivity(
         else:
             arr = np.full(n_columns, float(arr))
     if arr.ndim != 1 or arr.size == 0:
-        raise ParameterError(f"{name} must be a non-empty 1-D vector (one value per column), "
-                             f"got shape {arr.shape}")
+        raise ParameterError(
+            f"{name} must be a non-empty 1-D vector (one value per column), got shape {arr.shape}"
+        )
     if n_columns is not None and arr.size != n_columns:
-        raise ParameterError(f"{name} has {arr.size} value(s) but the data has {n_columns} "
-                             "column(s)")
+        raise ParameterError(
+            f"{name} has {arr.size} value(s) but the data has {n_columns} column(s)"
+        )
     if not (np.isfinite(arr).all() and (arr > 0).all()):
         raise ParameterError(f"{name} must be finite and > 0 in every column, got {arr.tolist()}")
     return arr

@@ -164,11 +164,14 @@ class PartyView:
             "guarantee": None if g is None else g.to_dict(),
             "basis": self.basis,
             "components": [
-                {"name": c.name, "guarantee": None if c.guarantee is None
-                 else c.guarantee.to_dict(), "note": c.note}
+                {
+                    "name": c.name,
+                    "guarantee": None if c.guarantee is None else c.guarantee.to_dict(),
+                    "note": c.note,
+                }
                 for c in self.components
             ],
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -202,25 +205,35 @@ class ProtocolViews:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for ledger metadata and ``--format json``)."""
-        return {"exchange": self.exchange, "cs_epsilon": self.cs_epsilon,
-                "tp_epsilon": self.tp_epsilon, "analyst": self.analyst.to_dict(),
-                "correction": self.correction.to_dict(),
-                "release": self.release.to_dict()}  # fmt: skip
+        return {
+            "exchange": self.exchange,
+            "cs_epsilon": self.cs_epsilon,
+            "tp_epsilon": self.tp_epsilon,
+            "analyst": self.analyst.to_dict(),
+            "correction": self.correction.to_dict(),
+            "release": self.release.to_dict(),
+        }
 
 
 def _short(g: Guarantee) -> str:
     return g.summary()
 
 
-def _scaled_guarantee(epsilon: float, d_n: float, d_g: float, neighbouring: str,
-                      description: str) -> Guarantee:  # fmt: skip
-    return Guarantee(notion=RELAXED_DP, epsilon=epsilon, neighbouring=neighbouring,
-                     epsilon_outlier=epsilon * max(d_g / d_n, 1.0),
-                     description=description)  # fmt: skip
+def _scaled_guarantee(
+    epsilon: float, d_n: float, d_g: float, neighbouring: str, description: str
+) -> Guarantee:
+    return Guarantee(
+        notion=RELAXED_DP,
+        epsilon=epsilon,
+        neighbouring=neighbouring,
+        epsilon_outlier=epsilon * max(d_g / d_n, 1.0),
+        description=description,
+    )
 
 
-def check_exchange(exchange: str, cs_epsilon: float | None, tp_epsilon: float | None
-                   ) -> tuple[str, float | None, float | None]:  # fmt: skip
+def check_exchange(
+    exchange: str, cs_epsilon: float | None, tp_epsilon: float | None
+) -> tuple[str, float | None, float | None]:
     """Validate an exchange with its ε_CS and ε_TP: ``(exchange, ε_CS, ε_TP)``.
 
     Both ε apply to the protected exchange only: in the unprotected one the corrected
@@ -273,40 +286,77 @@ def released_guarantee(
     rel = perturbation.neighbouring
     t_view = ViewComponent("T'", perturbation, "Theorem 2")
     if exchange == "unprotected":
-        analyst = PartyView("analyst", (
-            t_view,
-            ViewComponent("d_TP", None, "exact: ‖T'[i]−c'‖ − d_TP is a raw distance ‖T[i]−c‖"),
-            ViewComponent("corrected outliers", None,
-                          "FN_L1 reveals the sign of the exact d_diff"),
-        ), None, "the paper's exchange: d_TP and the outliers are exact functions of T")
-        correction = PartyView("correction server", (
-            ViewComponent("d_diff", None, "exact: a deterministic function of T given T'"),
-            ViewComponent("O', I_L2, I_L3", perturbation, "functions of T' and d_TP"),
-        ), None, "the paper's exchange: d_diff is exact")  # fmt: skip
+        analyst = PartyView(
+            "analyst",
+            (
+                t_view,
+                ViewComponent("d_TP", None, "exact: ‖T'[i]−c'‖ − d_TP is a raw distance ‖T[i]−c‖"),
+                ViewComponent(
+                    "corrected outliers", None, "FN_L1 reveals the sign of the exact d_diff"
+                ),
+            ),
+            None,
+            "the paper's exchange: d_TP and the outliers are exact functions of T",
+        )
+        correction = PartyView(
+            "correction server",
+            (
+                ViewComponent("d_diff", None, "exact: a deterministic function of T given T'"),
+                ViewComponent("O', I_L2, I_L3", perturbation, "functions of T' and d_TP"),
+            ),
+            None,
+            "the paper's exchange: d_diff is exact",
+        )
         return ProtocolViews(exchange, analyst, correction, perturbation)
     if cs_eps is None:
         raise ParameterError("the protected exchange needs cs_epsilon (ε_CS > 0)")
-    cs = _scaled_guarantee(cs_eps, d_n, d_g, rel,
-                           "Laplace noise on d_diff, L1 sensitivity given T' (V2)")
+    cs = _scaled_guarantee(
+        cs_eps, d_n, d_g, rel, "Laplace noise on d_diff, L1 sensitivity given T' (V2)"
+    )
     if tp_eps is None:
         d_tp = ViewComponent("d_TP", cs, "a function of the noisy d_diff")
     else:
         d_tp = ViewComponent(
-            "d_TP", _scaled_guarantee(min(tp_eps, cs_eps), d_n, d_g, rel,
-                                      "d_TP: its own Laplace noise (ε_TP, ∞-norm sensitivity "
-                                      "V2) on a function of the noisy d_diff (ε_CS)"),
+            "d_TP",
+            _scaled_guarantee(
+                min(tp_eps, cs_eps),
+                d_n,
+                d_g,
+                rel,
+                "d_TP: its own Laplace noise (ε_TP, ∞-norm sensitivity "
+                "V2) on a function of the noisy d_diff (ε_CS)",
+            ),
             f"min(ε_TP, ε_CS): its own Laplace noise under ε_TP = {tp_eps:g}, on a function "
-            "of the noisy d_diff")  # fmt: skip
-    release = sequential([perturbation, cs], neighbouring=rel,
-                         description="T' and the noisy d_diff (adaptive composition); d_TP "
-                         "and the corrected outliers are post-processing")  # fmt: skip
-    analyst = PartyView("analyst", (
-        t_view, d_tp,
-        ViewComponent("corrected outliers", cs, "a function of the noisy d_diff"),
-    ), release, "a post-processing of (T', noisy d_diff, noise independent of the data)")
-    correction = PartyView("correction server", (
-        ViewComponent("d_diff", cs, "Laplace noise, L1 sensitivity given T'" + (
-            "; with the d_TP noise, drawn independently of the data" if tp_eps else "")),
-        ViewComponent("O', I_L2, I_L3", perturbation, "functions of T' and d_TP"),
-    ), release, "a post-processing of (T', noisy d_diff, noise independent of the data)")
+            "of the noisy d_diff",
+        )
+    release = sequential(
+        [perturbation, cs],
+        neighbouring=rel,
+        description="T' and the noisy d_diff (adaptive composition); d_TP "
+        "and the corrected outliers are post-processing",
+    )
+    analyst = PartyView(
+        "analyst",
+        (
+            t_view,
+            d_tp,
+            ViewComponent("corrected outliers", cs, "a function of the noisy d_diff"),
+        ),
+        release,
+        "a post-processing of (T', noisy d_diff, noise independent of the data)",
+    )
+    correction = PartyView(
+        "correction server",
+        (
+            ViewComponent(
+                "d_diff",
+                cs,
+                "Laplace noise, L1 sensitivity given T'"
+                + ("; with the d_TP noise, drawn independently of the data" if tp_eps else ""),
+            ),
+            ViewComponent("O', I_L2, I_L3", perturbation, "functions of T' and d_TP"),
+        ),
+        release,
+        "a post-processing of (T', noisy d_diff, noise independent of the data)",
+    )
     return ProtocolViews(exchange, analyst, correction, release, cs_eps, tp_eps)

@@ -180,8 +180,7 @@ class AANNTraining:
         if not momentum < 1.0:
             raise ParameterError(f"momentum must satisfy 0 <= momentum < 1, got {momentum!r}")
         checked = {
-            "hidden": None if self.hidden is None else check_int(self.hidden, "hidden",
-                                                                 minimum=1),  # fmt: skip
+            "hidden": None if self.hidden is None else check_int(self.hidden, "hidden", minimum=1),
             "epochs": check_int(self.epochs, "epochs", minimum=1),
             "learning_rate": check_positive(self.learning_rate, "learning_rate"),
             "momentum": momentum,
@@ -197,7 +196,6 @@ class AANNTraining:
     def as_dict(self) -> dict[str, Any]:
         """The parameters as plain JSON values (what a model file and a job record keep)."""
         return asdict(self)
-
 
 
 def _activate(name: str, a: np.ndarray) -> np.ndarray:
@@ -271,8 +269,14 @@ class AANN:
                     f"AANN {what} has shape {got}; with a first weight matrix of shape "
                     f"{w1.shape} it must be {want}"
                 )
-        for what, arr in (("weights", w1), ("weights", w2), ("biases", b1), ("biases", b2),
-                          ("input_offset", offset), ("input_scale", scale)):
+        for what, arr in (
+            ("weights", w1),
+            ("weights", w2),
+            ("biases", b1),
+            ("biases", b2),
+            ("input_offset", offset),
+            ("input_scale", scale),
+        ):
             if not np.isfinite(arr).all():
                 raise DataError(f"AANN {what} contain NaN or infinite values")
         if not (scale > 0).all():
@@ -520,4 +524,3 @@ def train_aann(
             f"{DIVERGENCE_FACTOR:g} times {baseline:.3g}, that of the column means",
         )
     return aann
-

@@ -408,9 +408,13 @@ def ica_attack(
     tol = check_positive(tol, "tol")
     seed = as_randomness(rng).derive_seed()
     ica = FastICA(
-        n_components=k, whiten="unit-variance", fun=fun, max_iter=max_iter, tol=tol,
+        n_components=k,
+        whiten="unit-variance",
+        fun=fun,
+        max_iter=max_iter,
+        tol=tol,
         random_state=seed,
-    )  # fmt: skip
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         S = ica.fit_transform(Z.T).T
@@ -470,9 +474,11 @@ def match_components(S_hat: Any, X_true: Any) -> ComponentMatch:
     rows, cols = optimize.linear_sum_assignment(C, maximize=True)
     vals = C[rows, cols]
     return ComponentMatch(
-        component=rows.astype(np.int64), attribute=cols.astype(np.int64), abs_corr=vals,
+        component=rows.astype(np.int64),
+        attribute=cols.astype(np.int64),
+        abs_corr=vals,
         mean_abs_corr=float(vals.mean()),
-    )  # fmt: skip
+    )
 
 
 def linear_filter_correlation(Z: Any, X_true: Any) -> np.ndarray:
@@ -673,6 +679,13 @@ def lemma1_check(
         raise ParameterError(f"formula must return a probability in [0, 1], got {expected!r}")
     p = binomial_p_value(count, samples, expected)
     return Lemma1Check(
-        alpha=a, d=dd, samples=samples, count=count, empirical=count / samples,
-        expected=expected, p_value=p, false_alarm=level, consistent=p >= level,
-    )  # fmt: skip
+        alpha=a,
+        d=dd,
+        samples=samples,
+        count=count,
+        empirical=count / samples,
+        expected=expected,
+        p_value=p,
+        false_alarm=level,
+        consistent=p >= level,
+    )

@@ -69,10 +69,15 @@ class _AANNEstimator(OutlierMixin, PrivadEstimator):
         """The flat AANN parameters as the one :class:`~privad.rmp.aann.AANNTraining` (which
         validates them; ``sgd_batch_size`` is its ``batch_size``)."""
         return AANNTraining(
-            hidden=self.hidden, epochs=self.epochs, learning_rate=self.learning_rate,
-            momentum=self.momentum, init_range=self.init_range,
+            hidden=self.hidden,
+            epochs=self.epochs,
+            learning_rate=self.learning_rate,
+            momentum=self.momentum,
+            init_range=self.init_range,
             batch_size=check_int(self.sgd_batch_size, "sgd_batch_size", minimum=1),
-            activation=self.activation, input_scaling=self.input_scaling, loss=self.loss,
+            activation=self.activation,
+            input_scaling=self.input_scaling,
+            loss=self.loss,
         )
 
     def _check_X(self, X: Any) -> np.ndarray:
@@ -143,7 +148,6 @@ class RMPDetector(_AANNEstimator):
     matrix), ``threshold_`` (θ), ``n_features_in_`` (n), ``w_``, ``n_participants_``.
     """
 
-
     def __init__(
         self,
         alpha: float = 0.01,
@@ -196,13 +200,20 @@ class RMPDetector(_AANNEstimator):
         n = data.shape[1]
         if n < 2:
             raise DataError(
-                f"RMP needs at least 2 features (w = n - r >= 1 with r >= 1), got "
-                f"n_features = {n}"
+                f"RMP needs at least 2 features (w = n - r >= 1 with r >= 1), got n_features = {n}"
             )
         r = check_int(self.r, "r", minimum=1, maximum=n - 1)
         model = run_scheme(
-            data, alpha, r=r, batch_size=batch, shuffle=bool(self.shuffle), training=training,
-            beta=beta, rng=self.random_state, progress=progress, detector=detector,
+            data,
+            alpha,
+            r=r,
+            batch_size=batch,
+            shuffle=bool(self.shuffle),
+            training=training,
+            beta=beta,
+            rng=self.random_state,
+            progress=progress,
+            detector=detector,
         )
         self.model_ = model
         self.T_ = model.T
@@ -247,7 +258,6 @@ class AANNDetector(_AANNEstimator):
     Fitted attributes: ``aann_`` (:class:`~privad.rmp.aann.AANN`), ``threshold_``,
     ``n_features_in_``.
     """
-
 
     def __init__(
         self,

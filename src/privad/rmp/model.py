@@ -91,9 +91,16 @@ MAX_MODEL_BYTES = 1 << 30
 accepts (1 GiB; a guard against decompression bombs)."""
 
 _ARRAY_KEYS = (
-    "T", "beta", "threshold", "coef_0", "coef_1", "intercept_0", "intercept_1",
-    "input_offset", "input_scale",
-)  # fmt: skip
+    "T",
+    "beta",
+    "threshold",
+    "coef_0",
+    "coef_1",
+    "intercept_0",
+    "intercept_1",
+    "input_offset",
+    "input_scale",
+)
 _KEYS = frozenset((*_ARRAY_KEYS, "metadata"))
 
 
@@ -113,8 +120,7 @@ def transform_records(T: np.ndarray, beta: float, X_rows: Any) -> np.ndarray:
     n = int(T.shape[1])
     if X.shape[1] != n:
         raise DataError(
-            f"X_rows must have n = {n} columns (attributes; records are rows), got shape "
-            f"{X.shape}"
+            f"X_rows must have n = {n} columns (attributes; records are rows), got shape {X.shape}"
         )
     return (T @ double_logistic(X.T, beta)).T
 
@@ -262,8 +268,7 @@ class RMPModel(EndUserPath):
         scaling = aann_meta.get("input_scaling")
         if activation not in ACTIVATIONS:
             raise DataError(
-                f"model metadata: aann.activation must be one of {ACTIVATIONS}, got "
-                f"{activation!r}"
+                f"model metadata: aann.activation must be one of {ACTIVATIONS}, got {activation!r}"
             )
         if scaling not in INPUT_SCALINGS:
             raise DataError(

@@ -41,7 +41,9 @@ def beta_star() -> float:
     by adaptive quadrature. The paper prints "≈ 2.81".
     """
     result = optimize.minimize_scalar(
-        _integrated_squared_gap, bounds=(0.1, 20.0), method="bounded",
+        _integrated_squared_gap,
+        bounds=(0.1, 20.0),
+        method="bounded",
         options={"xatol": 1e-10},
     )
     return float(result.x)

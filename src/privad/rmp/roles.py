@@ -76,8 +76,7 @@ def _check_rows(X_rows: Any, n: int, name: str = "X_rows") -> np.ndarray:
     X = check_array(X_rows, name, min_rows=1)
     if X.shape[1] != n:
         raise DataError(
-            f"{name} must have n = {n} columns (attributes; records are rows), got shape "
-            f"{X.shape}"
+            f"{name} must have n = {n} columns (attributes; records are rows), got shape {X.shape}"
         )
     return X
 
@@ -374,16 +373,21 @@ class MiningServer:
         :func:`privad.rmp.detectors.fit_detector_model` with a ``detector``; ``progress``
         is then not called)."""
         if self.n_records < 2:
-            raise DataError(
-                f"the server needs at least 2 records to train, has {self.n_records}"
-            )
+            raise DataError(f"the server needs at least 2 records to train, has {self.n_records}")
         Z_all = np.hstack(self._received)
         if self.detector is not None:
             return fit_detector_model(
                 self.T, Z_all, self.detector, alpha=self.alpha, beta=self.beta, rng=self._rng
             )
-        return fit_model(self.T, Z_all, alpha=self.alpha, beta=self.beta,
-                         training=self.training, rng=self._rng, progress=progress)  # fmt: skip
+        return fit_model(
+            self.T,
+            Z_all,
+            alpha=self.alpha,
+            beta=self.beta,
+            training=self.training,
+            rng=self._rng,
+            progress=progress,
+        )
 
 
 class EndUser:
@@ -475,8 +479,7 @@ def run_scheme(
     if T.shape[1] != n:
         raise DataError(f"T must be w x n with n = {n} (columns of X_rows), got {T.shape}")
     size = check_int(batch_size, "batch_size", minimum=1)
-    server = MiningServer(T, alpha, training=training, rng=randomness, beta=beta,
-                          detector=detector)  # fmt: skip
+    server = MiningServer(T, alpha, training=training, rng=randomness, beta=beta, detector=detector)
     if shuffle:
         X = X[randomness.permutation(X.shape[0])]
     for start in range(0, X.shape[0], size):

@@ -198,13 +198,27 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
                     f"answer (ε {p['epsilon']:g}): no search is possible"
                 )
         oracle_rng, search_rng = self.rng_.spawn(2)
-        oracle = make_oracle(p["oracle"], data[:, 0], p["t_low"], p["t_high"], p["epsilon"],
-                             rng=oracle_rng, ledger=self.ledger_, scope=self.scope_)  # fmt: skip
+        oracle = make_oracle(
+            p["oracle"],
+            data[:, 0],
+            p["t_low"],
+            p["t_high"],
+            p["epsilon"],
+            rng=oracle_rng,
+            ledger=self.ledger_,
+            scope=self.scope_,
+        )
         return search(
-            oracle, halting=PosteriorThreshold(p["alpha"]), budget=left, top_k=p["top_k"],
-            selection=p["selection"], split=p["split"], absent_prior=p["absent_prior"],
-            max_queries=p["max_queries"], rng=search_rng,
-        )  # fmt: skip
+            oracle,
+            halting=PosteriorThreshold(p["alpha"]),
+            budget=left,
+            top_k=p["top_k"],
+            selection=p["selection"],
+            split=p["split"],
+            absent_prior=p["absent_prior"],
+            max_queries=p["max_queries"],
+            rng=search_rng,
+        )
 
     def decision_function(self, X: Any) -> np.ndarray:
         """PRIVATE. f_T over the items of the series ``X``: each item's posterior probability

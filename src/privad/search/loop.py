@@ -177,7 +177,8 @@ def _halting_rule(
 
 def _sequential(g: Guarantee, n: int, what: str) -> Guarantee:
     return scaled(
-        g, n,
+        g,
+        n,
         description=f"{what}: sequential composition (Definition 4) of {n} queries, "
         f"each {g.summary()} ({g.description})",
     )
@@ -282,8 +283,11 @@ def search(
     reservation = None
     if ledger is not None and mode == "reserve" and limit:
         reservation = ledger.reserve(
-            scope, _sequential(per_query, limit, f"{label} (reserved worst case)"),  # type: ignore[arg-type]
-            label, metadata={"n_items": n, "query_limit": limit}, on_error="commit",
+            scope,
+            _sequential(per_query, limit, f"{label} (reserved worst case)"),  # type: ignore[arg-type]
+            label,
+            metadata={"n_items": n, "query_limit": limit},
+            on_error="commit",
         )
 
     posterior = selector.start(n, gen, absent_prior)
@@ -301,7 +305,9 @@ def search(
             if ledger is not None and mode == "per-query":
                 try:
                     ledger.spend(
-                        scope, per_query, label,  # type: ignore[arg-type]
+                        scope,
+                        per_query,
+                        label,  # type: ignore[arg-type]
                         metadata={"query": n_queries + 1, "n_items": n, "size": group.n_in},
                         stream=True,
                     )

@@ -90,8 +90,9 @@ def groups_needed(n_items: int, max_anomalies: int, failure_probability: float =
     into different groups with probability >= 1 - ``failure_probability``."""
     n = check_int(n_items, "n_items", minimum=2)
     k = check_int(max_anomalies, "max_anomalies", minimum=1)
-    eta = check_probability(failure_probability, "failure_probability", low_open=True,
-                            high_open=True)
+    eta = check_probability(
+        failure_probability, "failure_probability", low_open=True, high_open=True
+    )
     for g in range(max(k, 1), n // 2 + 1):
         if probability_distinct_groups(n, g, k) >= 1.0 - eta:
             return g
@@ -272,8 +273,13 @@ def pruned_search(
     items = np.arange(oracle.n_items, dtype=np.int64)
     epochs: list[tuple[np.ndarray, SearchResult]] = []
     common = dict(
-        top_k=top_k, absent_prior=absent_prior, max_queries=max_queries, ledger=ledger,
-        scope=scope, label=label, rng=gen,
+        top_k=top_k,
+        absent_prior=absent_prior,
+        max_queries=max_queries,
+        ledger=ledger,
+        scope=scope,
+        label=label,
+        rng=gen,
     )
 
     def run(rule: HaltingRule) -> SearchResult | None:
@@ -372,7 +378,8 @@ def search_groups(
     worst = None
     if limit:
         worst = scaled(
-            oracle.guarantee, limit,
+            oracle.guarantee,
+            limit,
             description=f"{label}: parallel composition (Definition 5) over {len(parts)} "
             f"disjoint groups of at most {limit} queries each",
         )
@@ -385,7 +392,10 @@ def search_groups(
         if not isinstance(scope, str) or not scope.strip():
             raise ParameterError("a ledger needs a scope")
         reservation = ledger.reserve(
-            scope, worst, label, metadata={"groups": len(parts), "query_limit": limit},
+            scope,
+            worst,
+            label,
+            metadata={"groups": len(parts), "query_limit": limit},
             on_error="commit",
         )
     outcomes: list[GroupOutcome] = []
@@ -395,15 +405,28 @@ def search_groups(
             result: SearchResult | PrunedSearchResult
             if pruning:
                 result = pruned_search(
-                    sub, halting=rule, budget=budget, top_k=top_k, absent_prior=absent_prior,
-                    max_queries=max_queries, label=label, rng=gen, **pruning_options,
+                    sub,
+                    halting=rule,
+                    budget=budget,
+                    top_k=top_k,
+                    absent_prior=absent_prior,
+                    max_queries=max_queries,
+                    label=label,
+                    rng=gen,
+                    **pruning_options,
                 )
                 final = result.final
                 top_local = result.top
             else:
                 result = search(
-                    sub, halting=rule, budget=budget, top_k=top_k, absent_prior=absent_prior,
-                    max_queries=max_queries, label=label, rng=gen,
+                    sub,
+                    halting=rule,
+                    budget=budget,
+                    top_k=top_k,
+                    absent_prior=absent_prior,
+                    max_queries=max_queries,
+                    label=label,
+                    rng=gen,
                 )
                 final = result
                 top_local = result.top
@@ -418,15 +441,21 @@ def search_groups(
         raise
     per_group = [o.result.guarantee for o in outcomes if o.result.guarantee is not None]
     guarantee = (
-        parallel(per_group, description=f"{label}: parallel composition (Definition 5) of "
-                 f"{len(per_group)} group searches")
-        if per_group else None
+        parallel(
+            per_group,
+            description=f"{label}: parallel composition (Definition 5) of "
+            f"{len(per_group)} group searches",
+        )
+        if per_group
+        else None
     )
     if reservation is not None:
         settle(reservation, guarantee)
     found_items = np.array(sorted(o.found for o in outcomes if o.found is not None), dtype=np.int64)
     return MultiSearchResult(
-        groups=tuple(outcomes), found=found_items, guarantee=guarantee,
+        groups=tuple(outcomes),
+        found=found_items,
+        guarantee=guarantee,
         worst_case_guarantee=worst,
     )
 
@@ -478,4 +507,3 @@ def find_anomalies(
     )
     gen = as_randomness(rng)
     return search_groups(oracle, random_partition(n, g, gen), rng=gen, **options)
-

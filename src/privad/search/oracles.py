@@ -216,7 +216,9 @@ class BinaryModel(AnswerModel):
     @property
     def guarantee(self) -> Guarantee:
         return Guarantee(
-            ANOMALY_RESTRICTED_DP, self._epsilon, NEIGHBOURING,
+            ANOMALY_RESTRICTED_DP,
+            self._epsilon,
+            NEIGHBOURING,
             description=self._description,
         )
 
@@ -291,7 +293,9 @@ class LaplaceMaxModel(AnswerModel):
         # allowance (laplace_scale_for), so the declared mechanism is never tighter than
         # the real one (Lemma 1: one coordinate of the pair changes).
         return Guarantee(
-            ANOMALY_RESTRICTED_DP, self._epsilon, NEIGHBOURING,
+            ANOMALY_RESTRICTED_DP,
+            self._epsilon,
+            NEIGHBOURING,
             description=(
                 "noisy group maxima (eq. 9): max over Q and over its complement, each plus "
                 f"floating-point-safe Laplace noise of scale {self.scale!r} (sensitivity "
@@ -361,7 +365,10 @@ def model_from_description(data: Mapping[str, Any]) -> AnswerModel:
     try:
         if kind == "laplace":
             return LaplaceMaxModel(
-                data["epsilon"], data["t_low"], data["t_high"], data.get("scale"),
+                data["epsilon"],
+                data["t_low"],
+                data["t_high"],
+                data.get("scale"),
                 granularity_bits=data.get("granularity_bits", GRANULARITY_BITS),
             )
         return BinaryModel(data["p"], data["epsilon"], kind=kind)  # type: ignore[arg-type]
@@ -491,11 +498,17 @@ class _Account:
         nothing. The answers are a stream: under an (ε, δ) budget they are drawn from a
         prepaid block (:meth:`~privad.accounting.Ledger.spend`)."""
         spend = self.ledger.spend(
-            self.scope, self.guarantee, self.label,
-            metadata={**(metadata or {}), "query": self.released + 1, "size": size,
-                      "n_items": n_items},
+            self.scope,
+            self.guarantee,
+            self.label,
+            metadata={
+                **(metadata or {}),
+                "query": self.released + 1,
+                "size": size,
+                "n_items": n_items,
+            },
             stream=True,
-        )  # fmt: skip
+        )
         self.released += 1
         self.last = spend
         return spend
@@ -690,8 +703,9 @@ class RandomizedResponseOracle(Oracle):
     ) -> RandomizedResponseOracle:
         """From data satisfying eq. (1): the anomalous items are those with x >= t_h."""
         x, _, hi = check_search_data(values, t_low, t_high)
-        return cls(x >= hi, epsilon=epsilon, p=p, rng=rng, ledger=ledger, scope=scope,
-                   budget=budget)  # fmt: skip
+        return cls(
+            x >= hi, epsilon=epsilon, p=p, rng=rng, ledger=ledger, scope=scope, budget=budget
+        )
 
     @property
     def model(self) -> BinaryModel:
@@ -728,9 +742,7 @@ class RandomizedResponseOracle(Oracle):
         """The noisy bit for ``group``, recorded in :attr:`ledger` (with ``metadata``) first."""
         resolved = resolve_group(group, self.n_items)
         truth = self._truth(resolved)
-        return self._release(
-            _group_size(resolved), lambda r: truth != self._flip(r), rng, metadata
-        )
+        return self._release(_group_size(resolved), lambda r: truth != self._flip(r), rng, metadata)
 
     def _flip(self, r: Randomness) -> bool:
         if self._flip_logit is not None:
@@ -889,8 +901,15 @@ class BinarizedOracle(Oracle):
         """Binarize a local :class:`LaplaceMaxOracle` built from these arguments."""
         return cls(
             LaplaceMaxOracle(
-                values, t_low, t_high, epsilon, rng=rng, granularity_bits=granularity_bits,
-                ledger=ledger, scope=scope, budget=budget,
+                values,
+                t_low,
+                t_high,
+                epsilon,
+                rng=rng,
+                granularity_bits=granularity_bits,
+                ledger=ledger,
+                scope=scope,
+                budget=budget,
             )
         )
 
@@ -946,11 +965,13 @@ def make_oracle(
     """
     kind = check_choice(kind, "kind", ORACLE_KINDS)
     if kind == "laplace":
-        return LaplaceMaxOracle(values, t_low, t_high, epsilon, rng=rng, ledger=ledger,
-                                scope=scope, budget=budget)  # fmt: skip
+        return LaplaceMaxOracle(
+            values, t_low, t_high, epsilon, rng=rng, ledger=ledger, scope=scope, budget=budget
+        )
     if kind == "binarized":
-        return BinarizedOracle.from_values(values, t_low, t_high, epsilon, rng=rng,
-                                           ledger=ledger, scope=scope, budget=budget)  # fmt: skip
+        return BinarizedOracle.from_values(
+            values, t_low, t_high, epsilon, rng=rng, ledger=ledger, scope=scope, budget=budget
+        )
     return RandomizedResponseOracle.from_values(
         values, t_low, t_high, epsilon=epsilon, rng=rng, ledger=ledger, scope=scope, budget=budget
     )

@@ -287,9 +287,7 @@ class DensePosterior(_LogWeightPosterior):
 
     def top(self, k: int) -> np.ndarray:
         k = check_int(k, "k", minimum=1, maximum=self.n_items)
-        key = (
-            np.arange(self.n_items) if self.tiebreak is None else self.tiebreak.positions
-        )
+        key = np.arange(self.n_items) if self.tiebreak is None else self.tiebreak.positions
         w = self._logw
         if k < self.n_items:
             kth = np.partition(w, self.n_items - k)[self.n_items - k]

@@ -21,6 +21,7 @@ from privad.validation import check_int
 
 __all__ = ["SearchProblem"]
 
+
 @dataclass(frozen=True, eq=False)
 class SearchProblem:
     """Values with one anomaly and the thresholds of eq. (1)."""
@@ -44,9 +45,7 @@ class SearchProblem:
         if self.source_index is not None:
             src = np.asarray(self.source_index, dtype=np.int64).reshape(-1)
             if src.shape != x.shape:
-                raise ParameterError(
-                    f"source_index has {src.size} entries for {x.size} values"
-                )
+                raise ParameterError(f"source_index has {src.size} entries for {x.size} values")
             object.__setattr__(self, "source_index", src)
 
     @property
@@ -54,12 +53,19 @@ class SearchProblem:
         """Number of values."""
         return int(self.values.size)
 
-    def oracle(self, kind: str = "laplace", epsilon: float = 1.0, *,
-               rng: RandomnessLike = None, **ledger_options: Any) -> Oracle:
+    def oracle(
+        self,
+        kind: str = "laplace",
+        epsilon: float = 1.0,
+        *,
+        rng: RandomnessLike = None,
+        **ledger_options: Any,
+    ) -> Oracle:
         """A local oracle over these values (:func:`~privad.search.make_oracle`).
 
         ``ledger_options``: ``ledger``, ``scope``, ``budget`` of
         :func:`~privad.search.make_oracle` (default: the oracle's own in-memory ledger).
         """
-        return make_oracle(kind, self.values, self.t_low, self.t_high, epsilon, rng=rng,
-                           **ledger_options)  # fmt: skip
+        return make_oracle(
+            kind, self.values, self.t_low, self.t_high, epsilon, rng=rng, **ledger_options
+        )

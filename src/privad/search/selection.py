@@ -97,9 +97,7 @@ def _pick(
     return min(max(size, 1), n - 1)
 
 
-def median_split_size(
-    masses: Any, split: str = "nearest", rng: RandomnessLike = None
-) -> int:
+def median_split_size(masses: Any, split: str = "nearest", rng: RandomnessLike = None) -> int:
     """|Q_t| for masses listed in query order, by the rule ``split`` (see :data:`SPLITS`).
 
     ``"lower"`` is eq. (10) verbatim, max(M(f), 1); ``"nearest"`` takes M or M + 1,

@@ -212,14 +212,21 @@ class RecordExposure:
         c = self.counts
         q = (lambda p: int(np.quantile(c, p, method="higher"))) if c.size else (lambda p: 0)
         return {
-            "records": int(c.size), "epsilon": float(self.epsilon), "m": int(self.m),
-            "max": self.worst, "median": q(0.5), "p90": q(0.9), "p99": q(0.99),
-            "untouched": int(np.count_nonzero(c == 0)), "bins": [list(b) for b in self.bins()],
-            "delta": self.delta, "loss_linear_m": float(self.m * self.epsilon),
+            "records": int(c.size),
+            "epsilon": float(self.epsilon),
+            "m": int(self.m),
+            "max": self.worst,
+            "median": q(0.5),
+            "p90": q(0.9),
+            "p99": q(0.99),
+            "untouched": int(np.count_nonzero(c == 0)),
+            "bins": [list(b) for b in self.bins()],
+            "delta": self.delta,
+            "loss_linear_m": float(self.m * self.epsilon),
             "loss_linear_max": float(self.worst * self.epsilon),
             "loss_optimal_m": self.optimal_loss(self.m),
             "loss_optimal_max": self.optimal_loss(self.worst),
-        }  # fmt: skip
+        }
 
 
 def record_exposure(

@@ -192,9 +192,7 @@ def ball_statistics(
         if Q.shape[1] != X.shape[1]:
             from privad.errors import DataError
 
-            raise DataError(
-                f"queries have {Q.shape[1]} feature(s) but the data has {X.shape[1]}"
-            )
+            raise DataError(f"queries have {Q.shape[1]} feature(s) but the data has {X.shape[1]}")
         add = bool(add_query_to_data)
     ball = np.asarray(
         geometry.ball_counts(X, r, queries=Q, metric=metric, cap=cap, engine=engine),

@@ -194,8 +194,16 @@ def select_threshold(
     best: tuple[float, float, float, float, np.ndarray] | None = None
     curve = np.empty(ts.size)
     for n, t in enumerate(ts):
-        ans = baseline_answers(n_anomalies, n_records, t=float(t), epsilon=epsilon, beta=beta,
-                               family=family, n_queries=y.size, rng=rng)  # fmt: skip
+        ans = baseline_answers(
+            n_anomalies,
+            n_records,
+            t=float(t),
+            epsilon=epsilon,
+            beta=beta,
+            family=family,
+            n_queries=y.size,
+            rng=rng,
+        )
         p, rcl, f1 = f1_score(y, ans)
         curve[n] = f1
         if best is None or f1 > best[3]:

@@ -401,7 +401,11 @@ class CompiledMechanism:
 
 
 def compile_mechanism(
-    mechanism: InputMechanism, *, beta: int, k: int = 1, check_up_to: int | None = None,
+    mechanism: InputMechanism,
+    *,
+    beta: int,
+    k: int = 1,
+    check_up_to: int | None = None,
     check: bool = True,
 ) -> CompiledMechanism:
     """Construction 2: check the input (DP and validity, see the module docstring) and compile.
@@ -436,7 +440,13 @@ def _builtin_compiled(
 
 
 def compiled_log_error_probability(
-    x_i: Any, ball: Any, *, beta: Any, epsilon: Any, k: Any = 1, input: str = "optimal-dp",
+    x_i: Any,
+    ball: Any,
+    *,
+    beta: Any,
+    epsilon: Any,
+    k: Any = 1,
+    input: str = "optimal-dp",
     cap: Any = None,
 ) -> Any:
     """log error of the compiled (ε, k)-SP mechanism built from a built-in ε/2-DP input.
@@ -450,7 +460,13 @@ def compiled_log_error_probability(
 
 
 def compiled_error_probability(
-    x_i: Any, ball: Any, *, beta: Any, epsilon: Any, k: Any = 1, input: str = "optimal-dp",
+    x_i: Any,
+    ball: Any,
+    *,
+    beta: Any,
+    epsilon: Any,
+    k: Any = 1,
+    input: str = "optimal-dp",
     cap: Any = None,
 ) -> Any:
     """P(error) of the compiled mechanism; see :func:`compiled_log_error_probability`."""

@@ -65,9 +65,7 @@ def log1mexp(log_p: np.ndarray) -> np.ndarray:
     """log(1 − e^{log_p}) for log_p ≤ 0, accurate everywhere (Mächler 2012)."""
     log_p = np.asarray(log_p, dtype=np.float64)
     with np.errstate(divide="ignore"):
-        return np.where(
-            log_p > -np.log(2.0), np.log(-np.expm1(log_p)), np.log1p(-np.exp(log_p))
-        )
+        return np.where(log_p > -np.log(2.0), np.log(-np.expm1(log_p)), np.log1p(-np.exp(log_p)))
 
 
 def claim2_log_error(lam: Any, epsilon: float) -> np.ndarray:
@@ -160,9 +158,7 @@ def log_output_probabilities(
     return np.where(truth, log_err, log_ok), np.where(truth, log_ok, log_err)
 
 
-def sample_construction1(
-    truth: Any, lam: Any, epsilon: float, rng: Any = None
-) -> np.ndarray:
+def sample_construction1(truth: Any, lam: Any, epsilon: float, rng: Any = None) -> np.ndarray:
     """Step (3) of Construction 1 with exact Bernoulli draws; returns int64 0/1 answers.
 
     ``lam`` must hold integers ≥ 1. The error event is

@@ -97,6 +97,7 @@ MAX_BATCH = 100_000
 
 _BRUTE_PAIRS = 2_000_000  # below this many pairs the online bound counts without a tree
 
+
 class OnlineClaim5:
     """Claim 5's bound m for a growing set of query vectors, updated batch by batch.
 
@@ -120,8 +121,9 @@ class OnlineClaim5:
         new_new = self._count(new, new)
         if self.points.shape[0] == 0:
             return _bound(new_new), new_new
-        counts = np.concatenate([self.counts + self._count(new, self.points),
-                                 self._count(self.points, new) + new_new])  # fmt: skip
+        counts = np.concatenate(
+            [self.counts + self._count(new, self.points), self._count(self.points, new) + new_new]
+        )
         return _bound(counts), counts
 
     def _count(self, data: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -130,8 +132,9 @@ class OnlineClaim5:
         if data.shape[0] * queries.shape[0] <= _BRUTE_PAIRS:
             thr = threshold(self.radius, self.metric)
             return (pair_values(queries, data, self.metric) <= thr).sum(axis=1).astype(np.int64)
-        return np.asarray(ball_counts(data, self.radius, queries=queries, metric=self.metric),
-                          np.int64)  # fmt: skip
+        return np.asarray(
+            ball_counts(data, self.radius, queries=queries, metric=self.metric), np.int64
+        )
 
     def add(self, new: np.ndarray, counts: np.ndarray) -> None:
         """Add ``new`` with the counts :meth:`with_new` returned."""
@@ -203,9 +206,18 @@ class Curator:
         The noise (OS entropy by default; a seed is for tests only).
     """
 
-    def __init__(self, X: Any, mechanism: AIQMechanism, *, ledger: Ledger, store: str | Path,
-                 budget: float, delta: float | None = None, scope: str = "curator",
-                 rng: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        X: Any,
+        mechanism: AIQMechanism,
+        *,
+        ledger: Ledger,
+        store: str | Path,
+        budget: float,
+        delta: float | None = None,
+        scope: str = "curator",
+        rng: Any = None,
+    ) -> None:
         if not isinstance(mechanism, AIQMechanism):
             raise ParameterError("mechanism must be a privad.sensitive.AIQMechanism")
         self.mechanism = mechanism
@@ -217,9 +229,15 @@ class Curator:
         self.ledger = ledger
         m = mechanism
         self._est = SensitiveAnomalyIdentifier(
-            m.beta, m.r, m.epsilon, k=m.k, mechanism=m.name, metric=m.metric,
-            count_cap=m.count_cap, rng=rng,
-        ).fit(X)  # fmt: skip
+            m.beta,
+            m.r,
+            m.epsilon,
+            k=m.k,
+            mechanism=m.name,
+            metric=m.metric,
+            count_cap=m.count_cap,
+            rng=rng,
+        ).fit(X)
         self.n_records = self._est.n_records_
         self.n_features = self._est.n_features_in_
         self._lock = threading.RLock()
@@ -239,9 +257,14 @@ class Curator:
     # -- identity and state -----------------------------------------------------------------
 
     def _check_identity(self, X: np.ndarray) -> None:
-        ident = json.dumps({"data": hashlib.sha256(np.ascontiguousarray(X).tobytes())
-                            .hexdigest(), "shape": list(X.shape), **self.mechanism.params()},
-                           sort_keys=True)  # fmt: skip
+        ident = json.dumps(
+            {
+                "data": hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest(),
+                "shape": list(X.shape),
+                **self.mechanism.params(),
+            },
+            sort_keys=True,
+        )
         row = self._db.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()
         if row is None:
             self._db.execute("INSERT INTO meta VALUES ('identity', ?)", (ident,))
@@ -266,8 +289,9 @@ class Curator:
         try:
             self.ledger.budget(scope, self.mechanism.notion)
         except NoBudgetError:
-            self.ledger.set_budget(scope, self.mechanism.notion, self.budget_total,
-                                   delta=self.budget_delta)  # fmt: skip
+            self.ledger.set_budget(
+                scope, self.mechanism.notion, self.budget_total, delta=self.budget_delta
+            )
         return scope
 
     def budget(self, querier: str) -> dict[str, Any]:
@@ -276,19 +300,31 @@ class Curator:
         functions of its own requests)."""
         scope = self._ensure_budget(querier)
         b = self.ledger.budget(scope, self.mechanism.notion)
-        out = {"notion": self.mechanism.notion, "total": float(b.total),
-               "spent": float(b.spent), "remaining": float(b.remaining)}  # fmt: skip
+        out = {
+            "notion": self.mechanism.notion,
+            "total": float(b.total),
+            "spent": float(b.spent),
+            "remaining": float(b.remaining),
+        }
         if b.delta is not None:
-            out.update(delta=float(b.delta), delta_spent=float(b.delta_spent),
-                       answers_left=self.ledger.answers_left(scope, self.mechanism.guarantee))
+            out.update(
+                delta=float(b.delta),
+                delta_spent=float(b.delta_spent),
+                answers_left=self.ledger.answers_left(scope, self.mechanism.guarantee),
+            )
         return out
 
     def describe(self) -> dict[str, Any]:
         """The public parameters: the mechanism, n and d, each querier's budget."""
         g = self.mechanism.guarantee
-        out = {**self.mechanism.params(), "n_records": self.n_records,
-               "n_features": self.n_features, "guarantee": g.to_dict(),
-               "budget_per_querier": self.budget_total, "max_batch": MAX_BATCH}  # fmt: skip
+        out = {
+            **self.mechanism.params(),
+            "n_records": self.n_records,
+            "n_features": self.n_features,
+            "guarantee": g.to_dict(),
+            "budget_per_querier": self.budget_total,
+            "max_batch": MAX_BATCH,
+        }
         if self.budget_delta is not None:
             out["budget_delta_per_querier"] = self.budget_delta
         return out
@@ -311,14 +347,18 @@ class Curator:
         """The querier's c_j and distinct ids so far (rebuilt from the store after a restart)."""
         state = self._exposure.get(querier)
         if state is None:
-            rows = self._db.execute("SELECT question, vector FROM asked WHERE querier = ?",
-                                    (querier,)).fetchall()  # fmt: skip
+            rows = self._db.execute(
+                "SELECT question, vector FROM asked WHERE querier = ?", (querier,)
+            ).fetchall()
             ids = [int.from_bytes(q[2:], "little") for q, v in rows if v is None]
             vectors = [np.frombuffer(v, "<f8") for _, v in rows if v is not None]
             points = [self._est.X_[np.asarray(ids, np.int64)]] if ids else []
             points += [np.vstack(vectors)] if vectors else []
-            counts = (self._index.around(np.vstack(points), self.mechanism.r) if points
-                      else np.zeros(self.n_records, np.int64))  # fmt: skip
+            counts = (
+                self._index.around(np.vstack(points), self.mechanism.r)
+                if points
+                else np.zeros(self.n_records, np.int64)
+            )
             state = self._exposure[querier] = _Exposure(counts, len(ids))
         return state
 
@@ -341,15 +381,15 @@ class Curator:
         if Q.shape[0] > MAX_BATCH:
             raise DataError(f"at most {MAX_BATCH} questions per request, got {Q.shape[0]}")
         if Q.shape[1] != self.n_features:
-            raise DataError(f"records have {Q.shape[1]} feature(s); the data has "
-                            f"{self.n_features}")  # fmt: skip
+            raise DataError(f"records have {Q.shape[1]} feature(s); the data has {self.n_features}")
         tag = b"v1" if add else b"v0"  # two bytes before the digest (read by _statistics)
         return [tag + key for key in question_keys(Q)], Q
 
     # -- asking -------------------------------------------------------------------------------
 
-    def ask(self, querier: str, *, ids: Any = None, records: Any = None,
-            add_query_to_data: bool = False) -> CuratorAnswer:  # fmt: skip
+    def ask(
+        self, querier: str, *, ids: Any = None, records: Any = None, add_query_to_data: bool = False
+    ) -> CuratorAnswer:
         """Answer ``ids`` (record ids) or ``records`` (feature vectors) for ``querier``.
 
         Raises :class:`~privad.errors.BudgetExceededError` (nothing spent, nothing answered)
@@ -369,34 +409,51 @@ class Curator:
         with self._lock:
             return self._answer(querier, keys, what, ids is not None, add_query_to_data)
 
-    def _answer(self, querier: str, keys: list[bytes], what: np.ndarray, by_id: bool,
-                add: bool) -> CuratorAnswer:  # fmt: skip
+    def _answer(
+        self, querier: str, keys: list[bytes], what: np.ndarray, by_id: bool, add: bool
+    ) -> CuratorAnswer:
         scope = self._ensure_budget(querier)
         first = _first_positions(keys)  # distinct questions of the request, in order
         asked = self._known(
             "SELECT question FROM asked WHERE querier = ? AND question IN ({})",
-            [keys[i] for i in first], querier,
+            [keys[i] for i in first],
+            querier,
         )
         new_q = [i for i in first if keys[i] not in asked]  # new for this querier: charged
         guarantee, bound, state = self._charge(querier, new_q, what, by_id)
         exposure = self._exposure_after(querier, new_q, what, by_id, bound)
-        recorded = self._known("SELECT question, answer FROM answers WHERE question IN ({})",
-                               [keys[i] for i in first])  # fmt: skip
+        recorded = self._known(
+            "SELECT question, answer FROM answers WHERE question IN ({})", [keys[i] for i in first]
+        )
         fresh = [i for i in first if keys[i] not in recorded]  # nobody asked: sampled
-        label = (f"curator: {len(new_q)} new question(s) of querier {querier!r} "
-                 f"({'record ids' if by_id else 'feature vectors'})")  # fmt: skip
-        meta = {**self.mechanism.params(), "querier": querier, "n_new": len(new_q),
-                "by": "id" if by_id else "vector"}  # fmt: skip
+        label = (
+            f"curator: {len(new_q)} new question(s) of querier {querier!r} "
+            f"({'record ids' if by_id else 'feature vectors'})"
+        )
+        meta = {
+            **self.mechanism.params(),
+            "querier": querier,
+            "n_new": len(new_q),
+            "by": "id" if by_id else "vector",
+        }
         try:
             rel = release_labels(
-                self.mechanism, ledger=self.ledger, scope=scope, rng=self._est.rng_,
+                self.mechanism,
+                ledger=self.ledger,
+                scope=scope,
+                rng=self._est.rng_,
                 statistics=lambda: self._statistics(what, keys, fresh, by_id, add),
-                charge=lambda stats: Charge(guarantee, label, meta, bound,
-                                            None if exposure is None else exposure[0],
-                                            stream=True),
+                charge=lambda stats: Charge(
+                    guarantee,
+                    label,
+                    meta,
+                    bound,
+                    None if exposure is None else exposure[0],
+                    stream=True,
+                ),
                 output=_Record(self, querier, keys, what, new_q, fresh, by_id),
                 precheck=False,
-            )  # fmt: skip
+            )
         except BudgetExceededError as exc:
             raise BudgetExceededError(f"{exc} (querier {querier!r})") from None
         if state is not None:
@@ -414,14 +471,15 @@ class Curator:
         """Rows of ``sql`` for ``keys`` (in chunks below SQLite's variable limit)."""
         out: dict[bytes, Any] = {}
         for s in range(0, len(keys), 500):
-            chunk = keys[s:s + 500]
+            chunk = keys[s : s + 500]
             rows = self._db.execute(sql.format(",".join("?" * len(chunk))), (*first, *chunk))
             for row in rows:
                 out[row[0]] = row[1] if len(row) > 1 else True
         return out
 
-    def _charge(self, querier: str, new_q: list[int], what: np.ndarray, by_id: bool
-                ) -> tuple[Guarantee | None, Claim5Bound | None, tuple | None]:  # fmt: skip
+    def _charge(
+        self, querier: str, new_q: list[int], what: np.ndarray, by_id: bool
+    ) -> tuple[Guarantee | None, Claim5Bound | None, tuple | None]:
         """The guarantee a request is charged (None: nothing new to charge), the online
         Claim 5 bound after it (vectors) and the online state to keep once it succeeds."""
         if not new_q:
@@ -437,14 +495,28 @@ class Curator:
         if rise == 0:
             return None, after, state
         g = mech.batch_guarantee(rise)
-        return Guarantee(
-            g.notion, g.epsilon, g.neighbouring, k=g.k, components=g.components,
-            description=f"online Claim 5: m rose from {_m(online.bound)} to {_m(after)} "
-            f"over {after.n} vector question(s); {rise} × ({mech.guarantee.description})",
-        ), after, state  # fmt: skip
+        return (
+            Guarantee(
+                g.notion,
+                g.epsilon,
+                g.neighbouring,
+                k=g.k,
+                components=g.components,
+                description=f"online Claim 5: m rose from {_m(online.bound)} to {_m(after)} "
+                f"over {after.n} vector question(s); {rise} × ({mech.guarantee.description})",
+            ),
+            after,
+            state,
+        )
 
-    def _exposure_after(self, querier: str, new_q: list[int], what: np.ndarray, by_id: bool,
-                        bound: Claim5Bound | None) -> tuple[RecordExposure, _Exposure] | None:
+    def _exposure_after(
+        self,
+        querier: str,
+        new_q: list[int],
+        what: np.ndarray,
+        by_id: bool,
+        bound: Claim5Bound | None,
+    ) -> tuple[RecordExposure, _Exposure] | None:
         """NOT PRIVATE. The querier's exposure once this request's new questions are answered
         (and the state to keep), or None when it asks nothing new. It is charged its
         distinct ids plus the online m of its vectors, per record."""
@@ -452,14 +524,17 @@ class Curator:
             return None
         old = self._exposure_of(querier)
         points = self._est.X_[what[new_q]] if by_id else what[new_q]
-        after = _Exposure(old.counts + self._index.around(points, self.mechanism.r),
-                          old.ids + (len(new_q) if by_id else 0))  # fmt: skip
+        after = _Exposure(
+            old.counts + self._index.around(points, self.mechanism.r),
+            old.ids + (len(new_q) if by_id else 0),
+        )
         vectors = self._online_of(querier).bound if bound is None else bound
         m = after.ids + _m(vectors)
         return RecordExposure(after.counts, self.mechanism.epsilon, m), after
 
-    def _statistics(self, what: np.ndarray, keys: list[bytes], fresh: list[int], by_id: bool,
-                    add: bool) -> BallStatistics:  # fmt: skip
+    def _statistics(
+        self, what: np.ndarray, keys: list[bytes], fresh: list[int], by_id: bool, add: bool
+    ) -> BallStatistics:
         """Counts of the questions nobody asked before (the only ones sampled). A vector's
         key is its tag and its :func:`question_keys` digest, so x_i is read from it."""
         if by_id:
@@ -468,17 +543,26 @@ class Curator:
             return BallStatistics(s.x_i[idx], s.ball[idx], s.capped[idx], s.cap, False)
         Q = what[fresh]
         m = self.mechanism
-        ball = self._index.counts(Q, m.r, cap=m.count_cap) if len(fresh) else \
-            np.zeros(0, np.int64)  # fmt: skip
-        mult = np.fromiter((self._multiplicity.get(keys[i][2:], 0) for i in fresh), np.int64,
-                           len(fresh))  # fmt: skip
+        ball = self._index.counts(Q, m.r, cap=m.count_cap) if len(fresh) else np.zeros(0, np.int64)
+        mult = np.fromiter(
+            (self._multiplicity.get(keys[i][2:], 0) for i in fresh), np.int64, len(fresh)
+        )
         return statistics_from_counts(ball, mult, add=add, cap=m.count_cap)
 
-    def _store(self, querier: str, keys: list[bytes], what: np.ndarray, new_q: list[int],
-               fresh: list[int], sampled: np.ndarray, by_id: bool) -> None:  # fmt: skip
+    def _store(
+        self,
+        querier: str,
+        keys: list[bytes],
+        what: np.ndarray,
+        new_q: list[int],
+        fresh: list[int],
+        sampled: np.ndarray,
+        by_id: bool,
+    ) -> None:
         """Record the sampled answers and the querier's new questions, in one transaction."""
-        seq0 = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM asked WHERE querier = ?",
-                                (querier,)).fetchone()[0]  # fmt: skip
+        seq0 = self._db.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM asked WHERE querier = ?", (querier,)
+        ).fetchone()[0]
         try:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.executemany(
@@ -487,10 +571,16 @@ class Curator:
             )
             self._db.executemany(
                 "INSERT INTO asked (querier, question, seq, vector) VALUES (?, ?, ?, ?)",
-                [(querier, keys[i], seq0 + 1 + j,
-                  None if by_id else np.ascontiguousarray(what[i], "<f8").tobytes())
-                 for j, i in enumerate(new_q)],
-            )  # fmt: skip
+                [
+                    (
+                        querier,
+                        keys[i],
+                        seq0 + 1 + j,
+                        None if by_id else np.ascontiguousarray(what[i], "<f8").tobytes(),
+                    )
+                    for j, i in enumerate(new_q)
+                ],
+            )
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
             self._db.execute("ROLLBACK")
@@ -522,8 +612,9 @@ class _Record:
         return contextlib.nullcontext()
 
     def write(self, _area: Any, answers: np.ndarray, _log_error: Any) -> None:
-        self.curator._store(self.querier, self.keys, self.what, self.new_q, self.fresh,
-                            answers, self.by_id)  # fmt: skip
+        self.curator._store(
+            self.querier, self.keys, self.what, self.new_q, self.fresh, answers, self.by_id
+        )
 
 
 def _first_positions(keys: list[bytes]) -> list[int]:

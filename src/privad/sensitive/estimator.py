@@ -252,9 +252,14 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         self._params = params
         self._self_stats: BallStatistics | None = None
         self.mechanism_: AIQMechanism = aiq_mechanism(
-            params["mechanism"], beta=params["beta"], r=params["r"], epsilon=params["epsilon"],
-            k=params["k"], metric=params["metric"], count_cap=params["cap"],
-        )  # fmt: skip
+            params["mechanism"],
+            beta=params["beta"],
+            r=params["r"],
+            epsilon=params["epsilon"],
+            k=params["k"],
+            metric=params["metric"],
+            count_cap=params["cap"],
+        )
         self.scope_ = self.scope.strip()
         self.ledger_ = Ledger(":memory:", unbudgeted="record")
         if self.budget is not None:
@@ -309,9 +314,14 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
                 self._query_memo = (memo[0], Qa, stats)
         else:
             stats = ball_statistics(
-                self.X_, p["r"], queries=Qa, metric=p["metric"], add_query_to_data=add,
-                cap=p["cap"], engine=self.engine,
-            )  # fmt: skip
+                self.X_,
+                p["r"],
+                queries=Qa,
+                metric=p["metric"],
+                add_query_to_data=add,
+                cap=p["cap"],
+                engine=self.engine,
+            )
         if Qa is None:
             self._self_stats = stats
         return stats
@@ -354,10 +364,17 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             )
         Qa = self._queries(Q)
         return per_record_privacy_loss(
-            self.X_, p["r"], beta=p["beta"], epsilon=p["epsilon"], mechanism=p["mechanism"],
-            k=p["k"], metric=p["metric"], queries=Qa,
-            add_query_to_data=bool(self.add_query_to_data), combine=combine,
-        )  # fmt: skip
+            self.X_,
+            p["r"],
+            beta=p["beta"],
+            epsilon=p["epsilon"],
+            mechanism=p["mechanism"],
+            k=p["k"],
+            metric=p["metric"],
+            queries=Qa,
+            add_query_to_data=bool(self.add_query_to_data),
+            combine=combine,
+        )
 
     # -- accounting ------------------------------------------------------------------------
 
@@ -395,8 +412,12 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         if self.engine_ == DASK_ENGINE:
             with _shared(self):
                 return _dask_claim5_bound(queries, p["r"], p["metric"], lower)
-        return claim5_bound(queries, p["r"], metric=p["metric"],
-                            ball_counts_at_r=None if lower is None else stats.ball)  # fmt: skip
+        return claim5_bound(
+            queries,
+            p["r"],
+            metric=p["metric"],
+            ball_counts_at_r=None if lower is None else stats.ball,
+        )
 
     def _exposure(self, Q_new: Any, kind: Any, stats: BallStatistics, m: int) -> RecordExposure:
         """NOT PRIVATE. How many of the new questions' answers can move with each fitted
@@ -406,10 +427,14 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         p = self._params
         own = kind[0] == "self" and Q_new is None and p["cap"] is None
         return record_exposure(
-            self.X_, p["r"], epsilon=p["epsilon"], m=m, metric=p["metric"],
+            self.X_,
+            p["r"],
+            epsilon=p["epsilon"],
+            m=m,
+            metric=p["metric"],
             queries=None if own else (self.X_ if Q_new is None else Q_new),
             self_counts=stats.ball if own else None,
-        )  # fmt: skip
+        )
 
     # -- private releases ------------------------------------------------------------------
 
@@ -463,16 +488,24 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         published after it. ``context`` is stored with the spend; ``step(text)`` wraps each
         stage (progress). Returns the :class:`~privad.sensitive.release.Release`.
         """
-        _, rel = self._answer(Q, ledger, scope, fresh=True, output=output, context=context,
-                              step=step)  # fmt: skip
+        _, rel = self._answer(
+            Q, ledger, scope, fresh=True, output=output, context=context, step=step
+        )
         if rel is None:
             raise DataError("no queries: a release needs at least one query")
         return rel
 
     def _answer(
-        self, Q: Any, ledger: Ledger | None, scope: str | None, *, fresh: bool,
-        output: Any = None, context: dict[str, Any] | None = None, step: Any = None,
-    ) -> tuple[np.ndarray, Release | None]:  # fmt: skip
+        self,
+        Q: Any,
+        ledger: Ledger | None,
+        scope: str | None,
+        *,
+        fresh: bool,
+        output: Any = None,
+        context: dict[str, Any] | None = None,
+        step: Any = None,
+    ) -> tuple[np.ndarray, Release | None]:
         """The recorded answers of every question of ``Q``, releasing the new ones."""
         self._check_fitted()
         if (ledger is None) != (scope is None):
@@ -485,13 +518,20 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         rel = None
         if new.size:
             rel = release_labels(
-                self.mechanism_, ledger=book, scope=scope_v, rng=self.rng_, output=output,
+                self.mechanism_,
+                ledger=book,
+                scope=scope_v,
+                rng=self.rng_,
+                output=output,
                 statistics=lambda: self._new_statistics(Qa, Q_new, kind, where),
-                charge=claim5_charge(self.mechanism_,
-                                     lambda stats: self._claim5(Q_new, stats), context,
-                                     lambda stats, m: self._exposure(Q_new, kind, stats, m)),
+                charge=claim5_charge(
+                    self.mechanism_,
+                    lambda stats: self._claim5(Q_new, stats),
+                    context,
+                    lambda stats, m: self._exposure(Q_new, kind, stats, m),
+                ),
                 step=step,
-            )  # fmt: skip
+            )
             answers[new] = rel.answers
             if keys is None:
                 recorded[new] = rel.answers
@@ -538,9 +578,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         where = recorded < 0
         return kind, recorded, keys, Qa if where.all() else Qa[where], where
 
-    def _new_statistics(
-        self, Qa: Any, Q_new: Any, kind: Any, where: np.ndarray
-    ) -> BallStatistics:
+    def _new_statistics(self, Qa: Any, Q_new: Any, kind: Any, where: np.ndarray) -> BallStatistics:
         """Counts of the new questions, in order. For fitted records they are indexed from
         the counts of all fitted records (counted once per fit); query records are counted
         (all of ``Qa`` when every question is new, so the counts are shared with
@@ -549,8 +587,9 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             s = self.statistics(None if kind[0] == "self" else Qa)
             if where.all():
                 return s
-            return BallStatistics(s.x_i[where], s.ball[where], s.capped[where], s.cap,
-                                  s.added_query)  # fmt: skip
+            return BallStatistics(
+                s.x_i[where], s.ball[where], s.capped[where], s.cap, s.added_query
+            )
         return self.statistics(Q_new)
 
 

@@ -130,15 +130,16 @@ class AIQMechanism:
             return one
         if m_used < n:
             return per_ball(
-                [one], m_used,
+                [one],
+                m_used,
                 description=f"{n} queries, at most m={m_used} in any ball of radius r "
                 f"(Claim 5): {m_used} × ({one.description})",
-            )  # fmt: skip
+            )
         return scaled(
-            sequential([one]), n,
-            description=f"{n} queries, sequential composition (Claim 3): {n} × "
-            f"({one.description})",
-        )  # fmt: skip
+            sequential([one]),
+            n,
+            description=f"{n} queries, sequential composition (Claim 3): {n} × ({one.description})",
+        )
 
     # -- answers ---------------------------------------------------------------------------
 
@@ -153,11 +154,12 @@ class AIQMechanism:
     def _sensitive(self, construction: str) -> Guarantee:
         """(ε, k)-SP on the k-sensitive graph of (β, r)-anomaly; ``construction`` names it."""
         return Guarantee(
-            "sensitive", self.epsilon,
+            "sensitive",
+            self.epsilon,
             neighbouring_relation(beta=self.beta, r=self.r, k=self.k, metric=self.metric),
             k=self.k,
             description=f"(ε, k)-SP (β={self.beta}, r={self.r!r})-AIQ, {construction}",
-        )  # fmt: skip
+        )
 
     def _lambda(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         k = None if self.name == "dp" else self.k
@@ -166,9 +168,14 @@ class AIQMechanism:
     def params(self) -> dict[str, Any]:
         """The parameters as a JSON-ready dict (with the name), for ledger metadata."""
         return {
-            "mechanism": self.name, "beta": self.beta, "r": self.r, "epsilon": self.epsilon,
-            "k": self.k, "metric": self.metric, "count_cap": self.count_cap,
-        }  # fmt: skip
+            "mechanism": self.name,
+            "beta": self.beta,
+            "r": self.r,
+            "epsilon": self.epsilon,
+            "k": self.k,
+            "metric": self.metric,
+            "count_cap": self.count_cap,
+        }
 
 
 class _Construction1Mechanism(AIQMechanism):
@@ -204,9 +211,11 @@ class DPMechanism(_Construction1Mechanism):
     @property
     def guarantee(self) -> Guarantee:
         return Guarantee(
-            "pure-dp", self.epsilon, DP_RELATION,
+            "pure-dp",
+            self.epsilon,
+            DP_RELATION,
             description=f"optimal ε-DP (β={self.beta}, r={self.r!r})-AIQ, U_ΔG (Theorem 4.4)",
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True)

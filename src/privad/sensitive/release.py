@@ -140,12 +140,21 @@ def claim5_charge(
         n = int(stats.x_i.size)
         b = bound(stats)
         metadata = {
-            **mechanism.params(), "n_queries": n, "m": b.m, "m_lower": b.lower,
-            "m_upper": b.upper, "add_query_to_data": bool(stats.added_query),
+            **mechanism.params(),
+            "n_queries": n,
+            "m": b.m,
+            "m_lower": b.lower,
+            "m_upper": b.upper,
+            "add_query_to_data": bool(stats.added_query),
             "context": dict(context or {}),
-        }  # fmt: skip
-        return Charge(mechanism.batch_guarantee(n, b.m), spend_label(mechanism, n), metadata, b,
-                      None if exposure is None else exposure(stats, min(n, b.m)))  # fmt: skip
+        }
+        return Charge(
+            mechanism.batch_guarantee(n, b.m),
+            spend_label(mechanism, n),
+            metadata,
+            b,
+            None if exposure is None else exposure(stats, min(n, b.m)),
+        )
 
     return charge
 
@@ -210,12 +219,14 @@ def release_labels(
             if output is not None:  # 7.
                 with step("writing the answers"):
                     output.write(
-                        area, answers,
+                        area,
+                        answers,
                         lambda: mechanism.log_error_probability(stats.x_i, stats.ball),
-                    )  # fmt: skip
+                    )
         # 8. leaving the reservation committed the spend; leaving the staging publishes
-    return Release(answers, c.guarantee, c.bound, None if res is None else res.spend, stats,
-                   c.exposure)  # fmt: skip
+    return Release(
+        answers, c.guarantee, c.bound, None if res is None else res.spend, stats, c.exposure
+    )
 
 
 def _scope_delta(ledger: Ledger, scope: str, notion: str) -> float | None:
@@ -230,8 +241,7 @@ def _scope_delta(ledger: Ledger, scope: str, notion: str) -> float | None:
 def _with_exposure(c: Charge, delta: float | None) -> Charge:
     """The charge with its exposure at ``delta`` and the exposure's summary in the metadata."""
     exposure = replace(c.exposure, delta=delta)  # type: ignore[type-var]
-    return replace(c, exposure=exposure, metadata={**c.metadata,
-                                                   "per_record": exposure.summary()})
+    return replace(c, exposure=exposure, metadata={**c.metadata, "per_record": exposure.summary()})
 
 
 def _reserve(ledger: Ledger, scope: str, mechanism: AIQMechanism, c: Charge) -> Any:

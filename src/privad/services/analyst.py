@@ -107,8 +107,12 @@ WindowParam = PathParam(..., ge=0, le=MAX_WINDOW, description="window number")
 def detector_description(detector: OutlierDetector) -> dict[str, Any]:
     """A JSON-ready description of f_outlier, stored with every result."""
     if isinstance(detector, DBSCANDetector):
-        return {"kind": "dbscan", "eps": detector.eps, "min_samples": detector.min_samples,
-                "backend": detector.backend}  # fmt: skip
+        return {
+            "kind": "dbscan",
+            "eps": detector.eps,
+            "min_samples": detector.min_samples,
+            "backend": detector.backend,
+        }
     return {"kind": type(detector).__name__, "repr": repr(detector)[:200]}
 
 
@@ -118,8 +122,9 @@ class AnalystStore(SQLiteStore):
     def __init__(self, path: str | Path) -> None:
         super().__init__(path, role=ROLE, schema=SCHEMA)
 
-    def put_window(self, sensor: str, window: int, message: SensorToAnalyst,
-                   columns: int | None) -> bool:  # fmt: skip
+    def put_window(
+        self, sensor: str, window: int, message: SensorToAnalyst, columns: int | None
+    ) -> bool:
         """Store 𝒯' (one write). True if stored now, False for an identical copy;
         :class:`Conflict` for a different copy, DataError for a column count that differs
         from ``columns`` or from the sensor's earlier windows."""
@@ -128,10 +133,12 @@ class AnalystStore(SQLiteStore):
         if columns is not None and d != columns:
             raise DataError(f"perturbed has {d} column(s); this analyst takes {columns}")
         row = (pack(T), pack(message.divisors), pack(message.noise_scale), message.epsilon)
+
         def tx(conn: sqlite3.Connection) -> bool:
             old = conn.execute(
                 "SELECT n, d, perturbed, divisors, noise_scale, epsilon FROM windows "
-                "WHERE sensor = ? AND win = ?", (sensor, window),
+                "WHERE sensor = ? AND win = ?",
+                (sensor, window),
             ).fetchone()
             if old is not None:
                 if (old[0], old[1]) == (n, d) and tuple(old[2:]) == row:
@@ -163,13 +170,16 @@ class AnalystStore(SQLiteStore):
         with self.reading() as conn:
             row = conn.execute(
                 "SELECT n, d, perturbed, divisors, noise_scale, epsilon FROM windows "
-                "WHERE sensor = ? AND win = ?", (sensor, window),
+                "WHERE sensor = ? AND win = ?",
+                (sensor, window),
             ).fetchone()
         if row is None:
             raise NotFound(f"sensor {sensor!r} has no window {window} at the analyst")
         n, d, T, div, scale, eps = row
         return SensorToAnalyst(
-            perturbed=unpack(T, shape=(n, d)), divisors=unpack(div), noise_scale=unpack(scale),
+            perturbed=unpack(T, shape=(n, d)),
+            divisors=unpack(div),
+            noise_scale=unpack(scale),
             epsilon=eps,
         )
 
@@ -179,7 +189,8 @@ class AnalystStore(SQLiteStore):
             row = conn.execute(
                 "SELECT r.presumed, r.outliers, r.d_tp, r.w_o, r.n_i_l2, r.n_i_l3, r.detector, "
                 "r.closed_at, w.n FROM results r JOIN windows w USING (sensor, win) "
-                "WHERE r.sensor = ? AND r.win = ?", (sensor, window),
+                "WHERE r.sensor = ? AND r.win = ?",
+                (sensor, window),
             ).fetchone()
         if row is None:
             return None
@@ -200,13 +211,31 @@ class AnalystStore(SQLiteStore):
             "closed_at": closed_at,
         }
 
-    def put_result(self, sensor: str, window: int, analyst: Analyst, d_tp: float | None,
-                   w_o: float, n_l2: int, n_l3: int, detector: dict[str, Any]) -> None:  # fmt: skip
+    def put_result(
+        self,
+        sensor: str,
+        window: int,
+        analyst: Analyst,
+        d_tp: float | None,
+        w_o: float,
+        n_l2: int,
+        n_l3: int,
+        detector: dict[str, Any],
+    ) -> None:
         """Store a closed window's result (a concurrent close of the same window that got
         there first wins; both computed the same result)."""
-        row = (sensor, window, pack(analyst.presumed_outliers, "<i8"),
-               pack(analyst.outliers, "<i8"), d_tp, w_o, n_l2, n_l3,
-               json.dumps(detector, sort_keys=True), utc_now())  # fmt: skip
+        row = (
+            sensor,
+            window,
+            pack(analyst.presumed_outliers, "<i8"),
+            pack(analyst.outliers, "<i8"),
+            d_tp,
+            w_o,
+            n_l2,
+            n_l3,
+            json.dumps(detector, sort_keys=True),
+            utc_now(),
+        )
 
         def tx(conn: sqlite3.Connection) -> None:
             conn.execute(
@@ -223,14 +252,20 @@ class AnalystStore(SQLiteStore):
             rows = conn.execute(
                 "SELECT w.win, w.n, w.d, w.received_at, r.closed_at, length(r.outliers) "
                 "FROM windows w LEFT JOIN results r USING (sensor, win) "
-                "WHERE w.sensor = ? ORDER BY w.win", (sensor,),
+                "WHERE w.sensor = ? ORDER BY w.win",
+                (sensor,),
             ).fetchall()
         return [
-            {"window": w, "n": n, "d": d, "received_at": at,
-             "status": "closed" if closed is not None else "uploaded",
-             "n_outliers": None if size is None else size // 8}
+            {
+                "window": w,
+                "n": n,
+                "d": d,
+                "received_at": at,
+                "status": "closed" if closed is not None else "uploaded",
+                "n_outliers": None if size is None else size // 8,
+            }
             for w, n, d, at, closed, size in rows
-        ]  # fmt: skip
+        ]
 
 
 def create_analyst_app(
@@ -282,9 +317,15 @@ def create_analyst_app(
     Analyst(detector, centre=centre)  # validate the centre now, not at the first close
     store = AnalystStore(db)
     try:
-        peer = CorrectionClient(correction_url, correction_token, timeout=timeout,
-                                retries=retries, verify=verify, recorder=recorder,
-                                transport=correction_transport)  # fmt: skip
+        peer = CorrectionClient(
+            correction_url,
+            correction_token,
+            timeout=timeout,
+            retries=retries,
+            verify=verify,
+            recorder=recorder,
+            transport=correction_transport,
+        )
     except BaseException:
         store.close()
         raise
@@ -293,12 +334,12 @@ def create_analyst_app(
 
     def routes(app: FastAPI) -> None:
         @app.put("/v1/windows/{window}/records", openapi_extra=message_body(RECORDS_SCHEMA))
-        async def put_records(request: Request, window: int = WindowParam,
-                              who: Principal = sensor_auth) -> JSONResponse:  # fmt: skip
+        async def put_records(
+            request: Request, window: int = WindowParam, who: Principal = sensor_auth
+        ) -> JSONResponse:
             raw = await request.body()
             stored, (n, d) = await _threaded(_put_records, who.name, window, raw)
-            return stored_response({"sensor": who.name, "window": window, "n": n, "d": d},
-                                   stored)
+            return stored_response({"sensor": who.name, "window": window, "n": n, "d": d}, stored)
 
         @app.post("/v1/windows/{window}/close")
         def close(window: int = WindowParam, who: Principal = sensor_auth) -> dict[str, Any]:
@@ -309,8 +350,10 @@ def create_analyst_app(
             result = store.get_result(who.name, window)
             if result is None:
                 store.get_window(who.name, window)  # 404 if unknown
-                raise Conflict(f"window {window} of sensor {who.name!r} is not closed yet: "
-                               f"POST /v1/windows/{window}/close")  # fmt: skip
+                raise Conflict(
+                    f"window {window} of sensor {who.name!r} is not closed yet: "
+                    f"POST /v1/windows/{window}/close"
+                )
             return result
 
         @app.get("/v1/windows")
@@ -337,8 +380,16 @@ def create_analyst_app(
             party.receive_result(answer)
         except (DataError, ParameterError) as exc:
             raise UpstreamError(f"the correction server's result is invalid: {exc}") from None
-        store.put_result(sensor, window, party, thresholds.d_tp, thresholds.w_o,
-                         int(layers.i_l2.size), int(layers.i_l3.size), described)  # fmt: skip
+        store.put_result(
+            sensor,
+            window,
+            party,
+            thresholds.d_tp,
+            thresholds.w_o,
+            int(layers.i_l2.size),
+            int(layers.i_l3.size),
+            described,
+        )
         result = store.get_result(sensor, window)
         assert result is not None
         return result

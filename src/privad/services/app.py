@@ -58,8 +58,12 @@ class BodyLimitMiddleware:
         self.max_bytes = max_bytes
         self.recorder = recorder
 
-    async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]],
-                       send: Callable[[dict], Awaitable[None]]) -> None:  # fmt: skip
+    async def __call__(
+        self,
+        scope: dict,
+        receive: Callable[[], Awaitable[dict]],
+        send: Callable[[dict], Awaitable[None]],
+    ) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -87,7 +91,8 @@ class BodyLimitMiddleware:
                     break
         if too_big:
             response = error_response(
-                413, "body_too_large",
+                413,
+                "body_too_large",
                 f"the request body exceeds the limit of {self.max_bytes} bytes; send smaller "
                 "windows or raise the server's --max-body-bytes",
                 headers={"connection": "close"},
@@ -136,8 +141,13 @@ def create_app(
             with contextlib.suppress(Exception):
                 fn()
 
-    app = FastAPI(title=title, lifespan=lifespan, docs_url=None, redoc_url=None,
-                  openapi_url="/v1/openapi.json")  # fmt: skip
+    app = FastAPI(
+        title=title,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/v1/openapi.json",
+    )
     app.state.tokens = tokens
     app.state.role = role
     for key, value in (state or {}).items():
@@ -164,8 +174,11 @@ def create_app(
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
         log.exception("internal error")
-        return error_response(500, "internal_error",
-                              f"internal error ({type(exc).__name__}); nothing was acknowledged")
+        return error_response(
+            500,
+            "internal_error",
+            f"internal error ({type(exc).__name__}); nothing was acknowledged",
+        )
 
     @app.get("/v1/health")
     def health() -> dict[str, Any]:
@@ -205,8 +218,9 @@ def _url(sock: socket.socket, scheme: str) -> str:
     return f"{scheme}://{host}:{port}"
 
 
-def _uvicorn_config(app: FastAPI, log_level: str, ssl_certfile: str | None,
-                    ssl_keyfile: str | None) -> Any:  # fmt: skip
+def _uvicorn_config(
+    app: FastAPI, log_level: str, ssl_certfile: str | None, ssl_keyfile: str | None
+) -> Any:
     import uvicorn
 
     return uvicorn.Config(
@@ -245,8 +259,12 @@ def run_service(
     sock = bind_socket(host, port)
     url = _url(sock, "https" if ssl_certfile else "http")
     if ssl_certfile is None and host not in ("127.0.0.1", "localhost", "::1"):
-        log.warning("%s listens on %s without TLS: tokens and data cross the network in "
-                    "clear; use --ssl-certfile/--ssl-keyfile or a TLS proxy", name, url)
+        log.warning(
+            "%s listens on %s without TLS: tokens and data cross the network in "
+            "clear; use --ssl-certfile/--ssl-keyfile or a TLS proxy",
+            name,
+            url,
+        )
     announce(f"{name} listening on {url}")
     server = uvicorn.Server(_uvicorn_config(app, log_level, ssl_certfile, ssl_keyfile))
     server.run(sockets=[sock])
@@ -259,15 +277,18 @@ class ThreadedServer:
     sets ``should_exit`` and joins the thread (requests in flight finish first).
     """
 
-    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0,
-                 log_level: str = "warning") -> None:  # fmt: skip
+    def __init__(
+        self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning"
+    ) -> None:
         import uvicorn
 
         self._sock = bind_socket(host, port)
         self.url = _url(self._sock, "http")
         self.server = uvicorn.Server(_uvicorn_config(app, log_level, None, None))
         self._thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True,
+            target=self.server.run,
+            kwargs={"sockets": [self._sock]},
+            daemon=True,
             name=f"uvicorn-{self.url}",
         )
 

@@ -58,8 +58,10 @@ def check_name(name: Any, what: str = "sensor name") -> str:
 
 
 def _check_secret(secret: Any, what: str) -> str:
-    if not isinstance(secret, str) or len(secret) < MIN_SECRET_LENGTH or any(
-        c.isspace() for c in secret
+    if (
+        not isinstance(secret, str)
+        or len(secret) < MIN_SECRET_LENGTH
+        or any(c.isspace() for c in secret)
     ):
         raise ParameterError(
             f"{what} must be at least {MIN_SECRET_LENGTH} characters without spaces; make one "
@@ -125,8 +127,9 @@ class TokenRegistry:
             if name in names:
                 raise ParameterError(f"token name {name!r} is given twice")
             names.add(name)
-            self._add(Principal(name, SENSOR_ROLE),
-                      _check_secret(secret, f"the secret of token {name!r}"))  # fmt: skip
+            self._add(
+                Principal(name, SENSOR_ROLE), _check_secret(secret, f"the secret of token {name!r}")
+            )
         for role, secret in (peers or {}).items():
             self._add(Principal(role, role), _check_secret(secret, f"the {role} token"))
 

@@ -96,8 +96,9 @@ def json_depth(raw: bytes) -> int:
     return int(np.cumsum(step[step != 0], dtype=np.int64).max(initial=0))
 
 
-def parse_json(raw: bytes, *, max_bytes: int = DEFAULT_MAX_BODY_BYTES,
-               max_depth: int = MAX_JSON_DEPTH) -> Any:  # fmt: skip
+def parse_json(
+    raw: bytes, *, max_bytes: int = DEFAULT_MAX_BODY_BYTES, max_depth: int = MAX_JSON_DEPTH
+) -> Any:
     """A request body as JSON, checked before it is parsed.
 
     Parameters
@@ -129,15 +130,18 @@ def parse_json(raw: bytes, *, max_bytes: int = DEFAULT_MAX_BODY_BYTES,
         raise _TooLarge(f"the request body is {len(raw)} bytes; at most {max_bytes} are allowed")
     depth = json_depth(raw)
     if depth > max_depth:
-        raise _TooLarge(f"the request body nests arrays/objects {depth} deep; at most "
-                        f"{max_depth} levels are allowed")  # fmt: skip
+        raise _TooLarge(
+            f"the request body nests arrays/objects {depth} deep; at most "
+            f"{max_depth} levels are allowed"
+        )
     try:
         return json.loads(raw, parse_constant=_reject_constant)
     except DataError:
         raise
     except RecursionError:  # unreachable after the depth check; never a 500 all the same
-        raise _TooLarge(f"the request body nests too deep; at most {max_depth} levels are "
-                        "allowed") from None  # fmt: skip
+        raise _TooLarge(
+            f"the request body nests too deep; at most {max_depth} levels are allowed"
+        ) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise _BadBody(f"the request body is not valid JSON: {exc}") from None
 
@@ -234,51 +238,65 @@ _DECODERS: dict[str, Callable[[Any, str], Any]] = {
 }
 
 
-def decode_message(cls: type[Message], body: Any, schema: Mapping[str, str],
-                   optional: Sequence[str] = ()) -> Message:  # fmt: skip
+def decode_message(
+    cls: type[Message], body: Any, schema: Mapping[str, str], optional: Sequence[str] = ()
+) -> Message:
     """Check a JSON body field by field (``schema``: field → matrix, vector, indices, number,
     optional-number), then build the message (which validates it again as a whole).
     Fields named in ``optional`` may be absent (the message's default applies)."""
     name = cls.__name__
     if not isinstance(body, dict):
-        raise DataError(f"the body must be a JSON object (a {name} message), got "
-                        f"{type(body).__name__}")  # fmt: skip
+        raise DataError(
+            f"the body must be a JSON object (a {name} message), got {type(body).__name__}"
+        )
     kind = body.get("type", name)
     if kind != name:
         raise DataError(f"expected a {name} message, got type {kind!r}")
     unknown = sorted(set(body) - set(schema) - {"type"})
     if unknown:
-        raise DataError(f"unknown field(s) {unknown} in a {name} message; allowed: "
-                        f"{sorted(schema)}")  # fmt: skip
+        raise DataError(
+            f"unknown field(s) {unknown} in a {name} message; allowed: {sorted(schema)}"
+        )
     missing = sorted(set(schema) - set(body) - set(optional))
     if missing:
         raise DataError(f"missing field(s) {missing} in a {name} message")
-    fields = {key: _DECODERS[kind_](body[key], key) for key, kind_ in schema.items()
-              if key in body}  # fmt: skip
+    fields = {key: _DECODERS[kind_](body[key], key) for key, kind_ in schema.items() if key in body}
     return cls.from_dict(fields)
 
 
 # JSON Schemas of the decode_message kinds (what a schema-driven client or fuzzer sends).
 _NUMBER_SCHEMA: dict[str, Any] = {"type": "number"}
 KIND_SCHEMAS: dict[str, dict[str, Any]] = {
-    "matrix": {"type": "array", "minItems": 1,
-               "items": {"type": "array", "minItems": 1, "items": _NUMBER_SCHEMA}},
+    "matrix": {
+        "type": "array",
+        "minItems": 1,
+        "items": {"type": "array", "minItems": 1, "items": _NUMBER_SCHEMA},
+    },
     "vector": {"type": "array", "minItems": 1, "items": _NUMBER_SCHEMA},
     "indices": {"type": "array", "items": {"type": "integer", "minimum": 0}},
     "number": _NUMBER_SCHEMA,
     "optional-number": {"type": ["number", "null"]},
-}  # fmt: skip
+}
 
 
-def json_body(properties: Mapping[str, Any], required: Sequence[str] = (), *,
-              optional_body: bool = False) -> dict[str, Any]:  # fmt: skip
+def json_body(
+    properties: Mapping[str, Any], required: Sequence[str] = (), *, optional_body: bool = False
+) -> dict[str, Any]:
     """``openapi_extra`` declaring a JSON object request body (the handlers read raw bytes,
     so FastAPI cannot infer it): ``properties`` maps each field to its JSON Schema; no other
     field is allowed. ``optional_body``: an empty body is accepted too."""
-    schema = {"type": "object", "properties": dict(properties), "required": list(required),
-              "additionalProperties": False}  # fmt: skip
-    return {"requestBody": {"required": not optional_body,
-                            "content": {"application/json": {"schema": schema}}}}  # fmt: skip
+    schema = {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(required),
+        "additionalProperties": False,
+    }
+    return {
+        "requestBody": {
+            "required": not optional_body,
+            "content": {"application/json": {"schema": schema}},
+        }
+    }
 
 
 def message_body(schema: Mapping[str, str], optional: Sequence[str] = ()) -> dict[str, Any]:
@@ -286,5 +304,6 @@ def message_body(schema: Mapping[str, str], optional: Sequence[str] = ()) -> dic
     ``schema`` (field → kind): every field required except ``optional``, plus the optional
     ``type``."""
     props = {key: KIND_SCHEMAS[kind] for key, kind in schema.items()}
-    return json_body({**props, "type": {"type": "string"}},
-                     required=[k for k in schema if k not in optional])
+    return json_body(
+        {**props, "type": {"type": "string"}}, required=[k for k in schema if k not in optional]
+    )

@@ -116,8 +116,9 @@ class ServiceClient:
     ) -> None:
         url = str(base_url).strip().rstrip("/")
         if not url.startswith(("http://", "https://")):
-            raise ParameterError(f"the {self.what} URL must start with http:// or https://, "
-                                 f"got {base_url!r}")  # fmt: skip
+            raise ParameterError(
+                f"the {self.what} URL must start with http:// or https://, got {base_url!r}"
+            )
         if not isinstance(token, str) or not token.strip():
             raise ParameterError(f"a token for the {self.what} is required")
         if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
@@ -136,8 +137,10 @@ class ServiceClient:
             transport = httpx.HTTPTransport(verify=verify, socket_options=SOCKET_OPTIONS)
         self._client = httpx.Client(
             base_url=url,
-            headers={"authorization": f"Bearer {token.strip()}",
-                     "content-type": "application/json"},
+            headers={
+                "authorization": f"Bearer {token.strip()}",
+                "content-type": "application/json",
+            },
             timeout=timeout,
             transport=transport,
         )
@@ -152,8 +155,9 @@ class ServiceClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def request(self, method: str, path: str, body: Any = None,
-                params: dict[str, Any] | None = None) -> tuple[int, Any]:  # fmt: skip
+    def request(
+        self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None
+    ) -> tuple[int, Any]:
         """Send one request; return (status, decoded JSON) for 2xx, raise otherwise.
 
         4xx/5xx raise :class:`~privad.services.errors.ServiceError` (404:
@@ -236,22 +240,24 @@ class CorrectionClient(ServiceClient):
 
     def put_differences(self, window: int, message: SensorToCorrection) -> bool:
         """``PUT /v1/windows/{w}/differences`` with indices and d_diff (sensor token)."""
-        status, _ = self.request(
-            "PUT", f"/v1/windows/{int(window)}/differences", message.to_dict()
-        )
+        status, _ = self.request("PUT", f"/v1/windows/{int(window)}/differences", message.to_dict())
         return status == 201
 
-    def presumed_outliers(self, sensor: str, window: int, message: AnalystToCorrection,
-                          n: int) -> CorrectionToAnalyst:  # fmt: skip
+    def presumed_outliers(
+        self, sensor: str, window: int, message: AnalystToCorrection, n: int
+    ) -> CorrectionToAnalyst:
         """Step 3 (analyst token): send O', receive d_TP and w_O."""
         _, data = self.request(
-            "POST", f"/v1/sensors/{sensor}/windows/{int(window)}/presumed-outliers",
-            message.to_dict(), params={"n": int(n)},
+            "POST",
+            f"/v1/sensors/{sensor}/windows/{int(window)}/presumed-outliers",
+            message.to_dict(),
+            params={"n": int(n)},
         )
         return _expect_message(CorrectionToAnalyst, data, self.what)
 
-    def layers(self, sensor: str, window: int, message: AnalystToCorrection2
-               ) -> CorrectionToAnalyst2:  # fmt: skip
+    def layers(
+        self, sensor: str, window: int, message: AnalystToCorrection2
+    ) -> CorrectionToAnalyst2:
         """Steps 4–5 (analyst token): send I_L2 and I_L3, receive the corrected outliers."""
         _, data = self.request(
             "POST", f"/v1/sensors/{sensor}/windows/{int(window)}/layers", message.to_dict()
@@ -263,8 +269,7 @@ def _expect_message(cls: Any, data: Any, what: str) -> Any:
     try:
         return cls.from_dict(data)
     except (DataError, ParameterError, TypeError) as exc:
-        raise UpstreamError(f"the {what} answered with a malformed {cls.__name__}: {exc}"
-                            ) from None  # fmt: skip
+        raise UpstreamError(f"the {what} answered with a malformed {cls.__name__}: {exc}") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -391,8 +396,9 @@ class SensorUploader:
         destination: str = "",
     ) -> None:
         if not isinstance(sensor, Sensor):
-            raise ParameterError(f"sensor must be a privad.relaxed.Sensor, got "
-                                 f"{type(sensor).__name__}")  # fmt: skip
+            raise ParameterError(
+                f"sensor must be a privad.relaxed.Sensor, got {type(sensor).__name__}"
+            )
         self.sensor = sensor
         self.analyst = analyst
         self.correction = correction
@@ -402,15 +408,17 @@ class SensorUploader:
         self.journal = journal
         self.destination = destination or (
             f"{analyst.base_url} {correction.base_url} token "
-            f"{analyst.token_fingerprint}/{correction.token_fingerprint}")
+            f"{analyst.token_fingerprint}/{correction.token_fingerprint}"
+        )
         self._guarantee = sensor.release_guarantee() if ledger is not None else None
 
     def rows_scope(self, digest: str) -> str:
         """The ledger scope of a block of records, from its content digest."""
         return f"{self.scope}/rows-{digest[:32]}"
 
-    def _charge(self, digest: str, window: int, n: int, release_id: int | None,
-                forced: bool) -> int | None:  # fmt: skip
+    def _charge(
+        self, digest: str, window: int, n: int, release_id: int | None, forced: bool
+    ) -> int | None:
         if self.ledger is None:
             return None
         from privad.accounting import RELAXED_DP
@@ -423,23 +431,36 @@ class SensorUploader:
                 if old.metadata.get("journal") == [self.journal.path, release_id]:
                     return int(old.id)
         if forced and self.ledger.budgets(scope):
-            self.ledger.set_budget(scope, RELAXED_DP,
-                                   self.ledger.spent(scope, RELAXED_DP) + g.epsilon)
+            self.ledger.set_budget(
+                scope, RELAXED_DP, self.ledger.spent(scope, RELAXED_DP) + g.epsilon
+            )
         spend = self.ledger.spend(
-            scope, g,
+            scope,
+            g,
             f"relaxed-DP window {window} ({n} records{', forced re-release' if forced else ''})",
-            metadata={"window": window, "n": n, "digest": digest, "forced": forced,
-                      "analyst": self.analyst.base_url,
-                      "correction": self.correction.base_url,
-                      "journal": None if self.journal is None
-                      else [self.journal.path, release_id],
-                      "views": self.sensor.views().to_dict()},
-        )  # fmt: skip
+            metadata={
+                "window": window,
+                "n": n,
+                "digest": digest,
+                "forced": forced,
+                "analyst": self.analyst.base_url,
+                "correction": self.correction.base_url,
+                "journal": None if self.journal is None else [self.journal.path, release_id],
+                "views": self.sensor.views().to_dict(),
+            },
+        )
         return int(spend.id)
 
-    def send_window(self, window: int, data: Any, *, keys: Sequence[bytes] | None = None,
-                    source: str = "", first_row: int | None = None,
-                    on_released: str = "refuse") -> WindowReport:  # fmt: skip
+    def send_window(
+        self,
+        window: int,
+        data: Any,
+        *,
+        keys: Sequence[bytes] | None = None,
+        source: str = "",
+        first_row: int | None = None,
+        on_released: str = "refuse",
+    ) -> WindowReport:
         """Perturb one window (n × d, measurement units), charge, journal, upload, close.
 
         ``keys``: the rows' keys in their input stream (default: the window is a stream of
@@ -469,14 +490,30 @@ class SensorUploader:
         release_id = None
         if self.journal is not None:
             release_id = self.journal.begin(
-                digest, window, n, keys=keys, source=source, first_row=first_row,
-                destination=self.destination, to_analyst=to_analyst.to_dict(),
-                to_correction=to_correction.to_dict(), forced=forced)  # fmt: skip
+                digest,
+                window,
+                n,
+                keys=keys,
+                source=source,
+                first_row=first_row,
+                destination=self.destination,
+                to_analyst=to_analyst.to_dict(),
+                to_correction=to_correction.to_dict(),
+                forced=forced,
+            )
         spend_id = self._charge(digest, window, n, release_id, forced)
         if release_id is not None and spend_id is not None:
             self.journal.update(release_id, spend_id=spend_id)  # type: ignore[union-attr]
-        return self._upload(window, to_analyst, to_correction, release_id, spend_id,
-                            "forced" if forced else "sent", digest, first_row)  # fmt: skip
+        return self._upload(
+            window,
+            to_analyst,
+            to_correction,
+            release_id,
+            spend_id,
+            "forced" if forced else "sent",
+            digest,
+            first_row,
+        )
 
     def resume(self) -> list[WindowReport]:
         """Complete what an interrupted run left to this destination (in the journal): each
@@ -489,25 +526,49 @@ class SensorUploader:
         for release in self.journal.unfinished(self.destination):
             if release.status == "sent":
                 if self.close:
-                    reports.append(self._close(release.window, release.n, release.id,
-                                               release.spend_id, "closed", release.digest,
-                                               release.first_row))  # fmt: skip
+                    reports.append(
+                        self._close(
+                            release.window,
+                            release.n,
+                            release.id,
+                            release.spend_id,
+                            "closed",
+                            release.digest,
+                            release.first_row,
+                        )
+                    )
                 continue
             spend_id = release.spend_id
             if spend_id is None:  # interrupted between the journal and the ledger
-                spend_id = self._charge(release.digest, release.window, release.n,
-                                        release.id, release.forced)  # fmt: skip
+                spend_id = self._charge(
+                    release.digest, release.window, release.n, release.id, release.forced
+                )
                 if spend_id is not None:
                     self.journal.update(release.id, spend_id=spend_id)
-            reports.append(self._upload(
-                release.window, SensorToAnalyst.from_dict(release.to_analyst),  # type: ignore[arg-type]
-                SensorToCorrection.from_dict(release.to_correction),  # type: ignore[arg-type]
-                release.id, spend_id, "resumed", release.digest, release.first_row))
+            reports.append(
+                self._upload(
+                    release.window,
+                    SensorToAnalyst.from_dict(release.to_analyst),  # type: ignore[arg-type]
+                    SensorToCorrection.from_dict(release.to_correction),  # type: ignore[arg-type]
+                    release.id,
+                    spend_id,
+                    "resumed",
+                    release.digest,
+                    release.first_row,
+                )
+            )
         return reports
 
-    def send_stream(self, rows: Iterable[Sequence[float]], size: int, *, first: int = 0,
-                    partial: bool = True, source: str = "", on_released: str = "skip",
-                    ) -> Iterator[WindowReport | SkippedRows]:  # fmt: skip
+    def send_stream(
+        self,
+        rows: Iterable[Sequence[float]],
+        size: int,
+        *,
+        first: int = 0,
+        partial: bool = True,
+        source: str = "",
+        on_released: str = "skip",
+    ) -> Iterator[WindowReport | SkippedRows]:
         """Send a stream of rows in windows of ``size`` records, as :func:`iter_windows` cuts
         them, continuing whatever an interrupted run left (:meth:`resume`).
 
@@ -542,7 +603,8 @@ class SensorUploader:
                     f"{len(earlier)} of rows {position}..{position + len(keys) - 1} were "
                     f"already released (as window(s) {_numbers(earlier.values())}); a second "
                     "noisy copy would spend their privacy again: skip them, or force a "
-                    "charged re-release")  # fmt: skip
+                    "charged re-release"
+                )
             for i, key in enumerate(keys):
                 if key in earlier and on_released == "skip":
                     if not skip:
@@ -558,25 +620,40 @@ class SensorUploader:
                 window_rows.append(block[i])
                 window_keys.append(key)
                 if len(window_rows) == size:
-                    yield self.send_window(number, np.array(window_rows), keys=window_keys,
-                                           source=source, first_row=window_first,
-                                           on_released="force" if on_released == "force"
-                                           else "refuse")  # fmt: skip
+                    yield self.send_window(
+                        number,
+                        np.array(window_rows),
+                        keys=window_keys,
+                        source=source,
+                        first_row=window_first,
+                        on_released="force" if on_released == "force" else "refuse",
+                    )
                     number += 1
                     window_rows, window_keys = [], []
             position += len(keys)
         if skip:
             yield SkippedRows(skip[0], skip[1], tuple(sorted(skip[2])))
         if window_rows and partial:
-            yield self.send_window(number, np.array(window_rows), keys=window_keys,
-                                   source=source, first_row=window_first,
-                                   on_released="force" if on_released == "force"
-                                   else "refuse")  # fmt: skip
+            yield self.send_window(
+                number,
+                np.array(window_rows),
+                keys=window_keys,
+                source=source,
+                first_row=window_first,
+                on_released="force" if on_released == "force" else "refuse",
+            )
 
-    def _upload(self, window: int, to_analyst: SensorToAnalyst,
-                to_correction: SensorToCorrection, release_id: int | None,
-                spend_id: int | None, status: str, digest: str,
-                first_row: int | None) -> WindowReport:  # fmt: skip
+    def _upload(
+        self,
+        window: int,
+        to_analyst: SensorToAnalyst,
+        to_correction: SensorToCorrection,
+        release_id: int | None,
+        spend_id: int | None,
+        status: str,
+        digest: str,
+        first_row: int | None,
+    ) -> WindowReport:
         stored_cs = self.correction.put_differences(window, to_correction)
         if release_id is not None:
             self.journal.update(release_id, status="partial")  # type: ignore[union-attr]
@@ -585,24 +662,44 @@ class SensorUploader:
             self.journal.update(release_id, status="sent")  # type: ignore[union-attr]
         n = int(to_analyst.perturbed.shape[0])
         if self.close:
-            return self._close(window, n, release_id, spend_id, status, digest, first_row,
-                               (stored_cs, stored_a))  # fmt: skip
-        return WindowReport(window, n, None, None, (stored_cs, stored_a), spend_id, status,
-                            digest, first_row)  # fmt: skip
+            return self._close(
+                window, n, release_id, spend_id, status, digest, first_row, (stored_cs, stored_a)
+            )
+        return WindowReport(
+            window, n, None, None, (stored_cs, stored_a), spend_id, status, digest, first_row
+        )
 
-    def _close(self, window: int, n: int, release_id: int | None, spend_id: int | None,
-               status: str, digest: str, first_row: int | None,
-               stored: tuple[bool, bool] = (False, False)) -> WindowReport:  # fmt: skip
+    def _close(
+        self,
+        window: int,
+        n: int,
+        release_id: int | None,
+        spend_id: int | None,
+        status: str,
+        digest: str,
+        first_row: int | None,
+        stored: tuple[bool, bool] = (False, False),
+    ) -> WindowReport:
         result = self.analyst.close_window(window)
         if release_id is not None:
             self.journal.update(release_id, status="closed")  # type: ignore[union-attr]
-        return WindowReport(window, n, np.asarray(result["outliers"], dtype=np.int64),
-                            int(result["n_presumed_outliers"]), stored, spend_id, status,
-                            digest, first_row)  # fmt: skip
+        return WindowReport(
+            window,
+            n,
+            np.asarray(result["outliers"], dtype=np.int64),
+            int(result["n_presumed_outliers"]),
+            stored,
+            spend_id,
+            status,
+            digest,
+            first_row,
+        )
 
-    def send(self, windows: Iterable[tuple[int, Any]],
-             on_window: Callable[[WindowReport], None] | None = None
-             ) -> list[WindowReport]:  # fmt: skip
+    def send(
+        self,
+        windows: Iterable[tuple[int, Any]],
+        on_window: Callable[[WindowReport], None] | None = None,
+    ) -> list[WindowReport]:
         """:meth:`send_window` for each ``(window, data)`` in order."""
         reports = []
         for window, data in windows:
@@ -681,8 +778,10 @@ class CuratorClient(ServiceClient):
 
     def ask_records(self, records: Any, *, add_query_to_data: bool = False) -> dict[str, Any]:
         """``POST /v1/ask`` about feature vectors (future queries): answers, charge, budget."""
-        body = {"records": np.asarray(records, np.float64).tolist(),
-                "add_query_to_data": bool(add_query_to_data)}  # fmt: skip
+        body = {
+            "records": np.asarray(records, np.float64).tolist(),
+            "add_query_to_data": bool(add_query_to_data),
+        }
         return self.request("POST", "/v1/ask", body)[1]
 
 
@@ -718,17 +817,24 @@ class RemoteOracle(Oracle):
         recorder: Recorder | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.client = OracleClient(base_url, token, timeout=timeout, retries=retries,
-                                   verify=verify, recorder=recorder,
-                                   transport=transport)  # fmt: skip
+        self.client = OracleClient(
+            base_url,
+            token,
+            timeout=timeout,
+            retries=retries,
+            verify=verify,
+            recorder=recorder,
+            transport=transport,
+        )
         try:
             info = self.client.model()
             self._model = model_from_description(info["model"])
             self._n_items = check_int(info["n_items"], "n_items", minimum=2)
         except (KeyError, TypeError, ParameterError, DataError) as exc:
             self.client.close()
-            raise UpstreamError(f"the oracle at {self.client.base_url} sent a malformed model "
-                                f"description: {exc}") from None  # fmt: skip
+            raise UpstreamError(
+                f"the oracle at {self.client.base_url} sent a malformed model description: {exc}"
+            ) from None
         except BaseException:
             self.client.close()
             raise
@@ -765,8 +871,9 @@ class RemoteOracle(Oracle):
         """Send one group query; the checked answer. ``rng`` cannot be given: the server
         draws its own noise."""
         if rng is not None:
-            raise ParameterError("a remote oracle draws its noise on the server; rng= cannot "
-                                 "be given")  # fmt: skip
+            raise ParameterError(
+                "a remote oracle draws its noise on the server; rng= cannot be given"
+            )
         resolved = resolve_group(group, self._n_items)
         if isinstance(resolved, PrefixGroup):
             oid = self._order_id(resolved.order)
@@ -785,8 +892,9 @@ class RemoteOracle(Oracle):
         try:
             return self._model.check_answer(data["answer"])
         except DataError as exc:
-            raise UpstreamError(f"the oracle at {self.base_url} sent a malformed answer: "
-                                f"{exc}") from None  # fmt: skip
+            raise UpstreamError(
+                f"the oracle at {self.base_url} sent a malformed answer: {exc}"
+            ) from None
 
     def budget(self) -> dict[str, Any]:
         """The server's budget now (``GET /v1/budget``)."""

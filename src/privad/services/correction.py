@@ -146,7 +146,8 @@ class CorrectionStore(SQLiteStore):
                 )
             conn.execute(
                 "INSERT INTO differences (sensor, win, n, d_diff, tp_noise, received_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)", (sensor, window, n, blob, tp_noise, utc_now()),
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (sensor, window, n, blob, tp_noise, utc_now()),
             )
             return True
 
@@ -158,13 +159,17 @@ class CorrectionStore(SQLiteStore):
             rows = conn.execute(
                 "SELECT d.win, d.n, p.win IS NOT NULL, r.win IS NOT NULL FROM differences d "
                 "LEFT JOIN presumed p USING (sensor, win) LEFT JOIN results r "
-                "USING (sensor, win) WHERE d.sensor = ? ORDER BY d.win", (sensor,),
+                "USING (sensor, win) WHERE d.sensor = ? ORDER BY d.win",
+                (sensor,),
             ).fetchall()
         return [
-            {"window": w, "n": n,
-             "status": "corrected" if done else "presumed" if pres else "differences"}
+            {
+                "window": w,
+                "n": n,
+                "status": "corrected" if done else "presumed" if pres else "differences",
+            }
             for w, n, pres, done in rows
-        ]  # fmt: skip
+        ]
 
 
 def _add_tp_noise_column(conn: sqlite3.Connection) -> None:
@@ -174,12 +179,22 @@ def _add_tp_noise_column(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE differences ADD COLUMN tp_noise REAL NOT NULL DEFAULT 0")
 
 
-def _party(w_o: float, min_gap: float, max_fp_share: float, n: int, d_diff: bytes,
-           tp_noise: float, presumed: np.ndarray) -> tuple[CorrectionServer, Any]:  # fmt: skip
+def _party(
+    w_o: float,
+    min_gap: float,
+    max_fp_share: float,
+    n: int,
+    d_diff: bytes,
+    tp_noise: float,
+    presumed: np.ndarray,
+) -> tuple[CorrectionServer, Any]:
     """The CS party replayed through steps 2–3 from stored messages."""
     party = CorrectionServer(w_o, min_gap=min_gap, max_fp_share=max_fp_share)
-    party.receive_differences(SensorToCorrection(
-        indices=np.arange(n, dtype=np.int64), d_diff=unpack(d_diff), tp_noise=tp_noise))
+    party.receive_differences(
+        SensorToCorrection(
+            indices=np.arange(n, dtype=np.int64), d_diff=unpack(d_diff), tp_noise=tp_noise
+        )
+    )
     thresholds = party.receive_presumed_outliers(AnalystToCorrection(presumed))
     return party, thresholds
 
@@ -223,8 +238,9 @@ def create_correction_app(
     analyst_auth = Depends(require_role(ANALYST_ROLE))
 
     def put_differences(sensor: str, window: int, raw: bytes) -> tuple[bool, int]:
-        message = decode_message(SensorToCorrection, parse_json(raw), DIFFERENCES_SCHEMA,
-                                 DIFFERENCES_OPTIONAL)
+        message = decode_message(
+            SensorToCorrection, parse_json(raw), DIFFERENCES_SCHEMA, DIFFERENCES_OPTIONAL
+        )
         return store.put_differences(sensor, window, message), int(message.d_diff.size)
 
     def presumed_outliers(sensor: str, window: int, n: int | None, raw: bytes) -> dict:
@@ -237,8 +253,7 @@ def create_correction_app(
                 (sensor, window),
             ).fetchone()
             if diff is None:
-                raise NotFound(f"no distance differences for window {window} of sensor "
-                               f"{sensor!r}")  # fmt: skip
+                raise NotFound(f"no distance differences for window {window} of sensor {sensor!r}")
             if n is not None and n != diff[0]:
                 raise Conflict(
                     f"window {window} of sensor {sensor!r}: the analyst holds {n} record(s) but "
@@ -246,12 +261,14 @@ def create_correction_app(
                 )
             old = conn.execute(
                 "SELECT presumed, w_o, min_gap, max_fp_share FROM presumed "
-                "WHERE sensor = ? AND win = ?", (sensor, window),
+                "WHERE sensor = ? AND win = ?",
+                (sensor, window),
             ).fetchone()
             if old is not None:
                 if old[0] != new:
-                    raise Conflict(f"window {window} of sensor {sensor!r} already has a "
-                                   "different O'")  # fmt: skip
+                    raise Conflict(
+                        f"window {window} of sensor {sensor!r} already has a different O'"
+                    )
                 params = tuple(old[1:])
             else:
                 params = (w_o, min_gap, max_fp_share)
@@ -274,11 +291,13 @@ def create_correction_app(
             row = conn.execute(
                 "SELECT d.n, d.d_diff, d.tp_noise, p.presumed, p.w_o, p.min_gap, p.max_fp_share "
                 "FROM differences d JOIN presumed p USING (sensor, win) "
-                "WHERE d.sensor = ? AND d.win = ?", (sensor, window),
+                "WHERE d.sensor = ? AND d.win = ?",
+                (sensor, window),
             ).fetchone()
             if row is None:
-                raise ProtocolError(f"window {window} of sensor {sensor!r}: I_L2/I_L3 "
-                                    "received before O'")  # fmt: skip
+                raise ProtocolError(
+                    f"window {window} of sensor {sensor!r}: I_L2/I_L3 received before O'"
+                )
             n, d_diff, tp_noise, presumed, *params = row
             old = conn.execute(
                 "SELECT i_l2, i_l3, outliers FROM results WHERE sensor = ? AND win = ?",
@@ -286,10 +305,10 @@ def create_correction_app(
             ).fetchone()
             if old is not None:
                 if tuple(old[:2]) != new:
-                    raise Conflict(f"window {window} of sensor {sensor!r} already has "
-                                   "different I_L2/I_L3")  # fmt: skip
-                return {"type": "CorrectionToAnalyst2",
-                        "outliers": unpack(old[2], "<i8").tolist()}  # fmt: skip
+                    raise Conflict(
+                        f"window {window} of sensor {sensor!r} already has different I_L2/I_L3"
+                    )
+                return {"type": "CorrectionToAnalyst2", "outliers": unpack(old[2], "<i8").tolist()}
             party, _ = _party(*params, n, d_diff, tp_noise, unpack(presumed, "<i8"))
             answer = party.receive_layers(message)
             conn.execute(
@@ -302,10 +321,13 @@ def create_correction_app(
         return store.write(tx)
 
     def routes(app: FastAPI) -> None:
-        @app.put("/v1/windows/{window}/differences",
-                 openapi_extra=message_body(DIFFERENCES_SCHEMA, DIFFERENCES_OPTIONAL))
-        async def put_diff(request: Request, window: int = WindowParam,
-                           who: Principal = sensor_auth) -> JSONResponse:  # fmt: skip
+        @app.put(
+            "/v1/windows/{window}/differences",
+            openapi_extra=message_body(DIFFERENCES_SCHEMA, DIFFERENCES_OPTIONAL),
+        )
+        async def put_diff(
+            request: Request, window: int = WindowParam, who: Principal = sensor_auth
+        ) -> JSONResponse:
             raw = await request.body()
             stored, n = await run_in_threadpool(put_differences, who.name, window, raw)
             return stored_response({"sensor": who.name, "window": window, "n": n}, stored)
@@ -314,19 +336,28 @@ def create_correction_app(
         def windows(who: Principal = sensor_auth) -> dict[str, Any]:
             return {"sensor": who.name, "windows": store.list_windows(who.name)}
 
-        @app.post("/v1/sensors/{sensor}/windows/{window}/presumed-outliers",
-                  openapi_extra=message_body(PRESUMED_SCHEMA))
-        async def post_presumed(request: Request, sensor: str, window: int = WindowParam,
-                                n: int | None = Query(None, ge=1),
-                                _who: Principal = analyst_auth) -> dict:  # fmt: skip
+        @app.post(
+            "/v1/sensors/{sensor}/windows/{window}/presumed-outliers",
+            openapi_extra=message_body(PRESUMED_SCHEMA),
+        )
+        async def post_presumed(
+            request: Request,
+            sensor: str,
+            window: int = WindowParam,
+            n: int | None = Query(None, ge=1),
+            _who: Principal = analyst_auth,
+        ) -> dict:
             check_name(sensor, "sensor")
             raw = await request.body()
             return await run_in_threadpool(presumed_outliers, sensor, window, n, raw)
 
-        @app.post("/v1/sensors/{sensor}/windows/{window}/layers",
-                  openapi_extra=message_body(LAYERS_SCHEMA))
-        async def post_layers(request: Request, sensor: str, window: int = WindowParam,
-                              _who: Principal = analyst_auth) -> dict:  # fmt: skip
+        @app.post(
+            "/v1/sensors/{sensor}/windows/{window}/layers",
+            openapi_extra=message_body(LAYERS_SCHEMA),
+        )
+        async def post_layers(
+            request: Request, sensor: str, window: int = WindowParam, _who: Principal = analyst_auth
+        ) -> dict:
             check_name(sensor, "sensor")
             raw = await request.body()
             return await run_in_threadpool(layers, sensor, window, raw)

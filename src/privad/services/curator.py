@@ -60,8 +60,10 @@ _ASK_FIELDS = {"ids", "records", "add_query_to_data"}
 def parse_ask(body: Any) -> dict[str, Any]:
     """The keyword arguments of :meth:`Curator.ask` from a request body (DataError if bad)."""
     if not isinstance(body, dict):
-        raise DataError('the body must be a JSON object: {"ids": [...]} or {"records": '
-                        '[[...], ...], "add_query_to_data": false}')  # fmt: skip
+        raise DataError(
+            'the body must be a JSON object: {"ids": [...]} or {"records": '
+            '[[...], ...], "add_query_to_data": false}'
+        )
     unknown = sorted(set(body) - _ASK_FIELDS)
     if unknown:
         raise DataError(f"unknown field(s) {unknown}; allowed: {sorted(_ASK_FIELDS)}")
@@ -73,8 +75,11 @@ def parse_ask(body: Any) -> dict[str, Any]:
         raise DataError("records must be a list of feature vectors (lists of numbers)")
     if records is not None and not records:
         raise DataError("records is empty: give at least one feature vector")
-    return {"ids": ids, "records": records,
-            "add_query_to_data": body.get("add_query_to_data", False)}  # fmt: skip
+    return {
+        "ids": ids,
+        "records": records,
+        "add_query_to_data": body.get("add_query_to_data", False),
+    }
 
 
 def create_curator_app(
@@ -107,8 +112,9 @@ def create_curator_app(
     """
     book = Ledger(ledger, create=True)
     try:
-        curator = Curator(X, mechanism, ledger=book, store=db, budget=budget, delta=delta,
-                          scope=scope, rng=rng)  # fmt: skip
+        curator = Curator(
+            X, mechanism, ledger=book, store=db, budget=budget, delta=delta, scope=scope, rng=rng
+        )
     except BaseException:
         book.close()
         raise
@@ -123,10 +129,16 @@ def create_curator_app(
         def budget_state(who: Principal = auth) -> dict[str, Any]:
             return {"querier": who.name, **curator.budget(who.name)}
 
-        @app.post("/v1/ask", openapi_extra=json_body({
-            "ids": {"type": "array", "items": {"type": "integer"}},
-            "records": KIND_SCHEMAS["matrix"],
-            "add_query_to_data": {"type": "boolean"}}))
+        @app.post(
+            "/v1/ask",
+            openapi_extra=json_body(
+                {
+                    "ids": {"type": "array", "items": {"type": "integer"}},
+                    "records": KIND_SCHEMAS["matrix"],
+                    "add_query_to_data": {"type": "boolean"},
+                }
+            ),
+        )
         async def ask(request: Request, who: Principal = auth) -> dict[str, Any]:
             from starlette.concurrency import run_in_threadpool
 
@@ -147,7 +159,12 @@ def create_curator_app(
         book.close()
 
     return create_app(
-        title="privad sensitive-privacy curator", role=ROLE, routes=routes, tokens=tokens,
-        max_body_bytes=max_body_bytes, recorder=recorder, on_shutdown=(close,),
+        title="privad sensitive-privacy curator",
+        role=ROLE,
+        routes=routes,
+        tokens=tokens,
+        max_body_bytes=max_body_bytes,
+        recorder=recorder,
+        on_shutdown=(close,),
         state={"curator": curator, "ledger": book},
-    )  # fmt: skip
+    )

@@ -78,15 +78,18 @@ def status_of(exc: PrivadError) -> tuple[int, str]:
     return 400, "bad_request"
 
 
-def error_response(status: int, code: str, detail: str, headers: Mapping[str, str] | None = None
-                   ) -> JSONResponse:  # fmt: skip
+def error_response(
+    status: int, code: str, detail: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
     """The one error body every privad service answers with."""
-    return JSONResponse({"error": code, "detail": detail}, status_code=status,
-                        headers=dict(headers or {}))  # fmt: skip
+    return JSONResponse(
+        {"error": code, "detail": detail}, status_code=status, headers=dict(headers or {})
+    )
 
 
 def stored_response(body: Mapping[str, Any], stored: bool) -> JSONResponse:
     """The answer to an idempotent upload: ``body`` with ``"status": "stored"`` and 201 when
     it was stored now, ``"duplicate"`` and 200 for a copy of what was stored before."""
-    return JSONResponse({**body, "status": "stored" if stored else "duplicate"},
-                        status_code=201 if stored else 200)  # fmt: skip
+    return JSONResponse(
+        {**body, "status": "stored" if stored else "duplicate"}, status_code=201 if stored else 200
+    )

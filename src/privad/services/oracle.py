@@ -169,8 +169,9 @@ class OracleService:
         How many stored orders are kept (least recently used are dropped first).
     """
 
-    def __init__(self, oracle: Oracle, *, kind: str, t_low: float, t_high: float,
-                 max_orders: int = 64) -> None:  # fmt: skip
+    def __init__(
+        self, oracle: Oracle, *, kind: str, t_low: float, t_high: float, max_orders: int = 64
+    ) -> None:
         if oracle.ledger is None or oracle.scope is None:
             raise ParameterError("the oracle server needs a local oracle that keeps its account")
         self.oracle = oracle
@@ -223,10 +224,10 @@ class OracleService:
     def store_order(self, body: Any) -> tuple[str, bool]:
         """Store the order of ``{"permutation": [...]}``; return (id, newly stored)."""
         if not isinstance(body, dict):
-            raise DataError("the body must be a JSON object {\"permutation\": [...]}")
+            raise DataError('the body must be a JSON object {"permutation": [...]}')
         unknown = sorted(set(body) - {"permutation"})
         if unknown:
-            raise DataError(f"unknown field(s) {unknown}; an order is {{\"permutation\": [...]}}")
+            raise DataError(f'unknown field(s) {unknown}; an order is {{"permutation": [...]}}')
         if "permutation" not in body:
             raise DataError("missing field 'permutation' (a permutation of 0..n-1)")
         perm = index_vector(body["permutation"], "permutation")
@@ -264,8 +265,10 @@ class OracleService:
         """The query group of a request body (validated; raises 4xx errors, spends nothing)."""
         n = self.oracle.n_items
         if not isinstance(body, dict):
-            raise DataError("the body must be a JSON object: {\"indices\": [...]} or "
-                            "{\"order\": ID, \"size\": k, \"complement\": false}")  # fmt: skip
+            raise DataError(
+                'the body must be a JSON object: {"indices": [...]} or '
+                '{"order": ID, "size": k, "complement": false}'
+            )
         if "indices" in body:
             unknown = sorted(set(body) - {"indices"})
             if unknown:
@@ -277,22 +280,28 @@ class OracleService:
         if "order" in body:
             unknown = sorted(set(body) - {"order", "size", "complement"})
             if unknown:
-                raise DataError(f"unknown field(s) {unknown}; a prefix query is "
-                                "{\"order\": ID, \"size\": k, \"complement\": false}")  # fmt: skip
+                raise DataError(
+                    f"unknown field(s) {unknown}; a prefix query is "
+                    '{"order": ID, "size": k, "complement": false}'
+                )
             size = body.get("size")
             if type(size) is not int:
-                raise DataError(f"size must be an integer (|Q| = the first size items), got "
-                                f"{size!r}")  # fmt: skip
+                raise DataError(
+                    f"size must be an integer (|Q| = the first size items), got {size!r}"
+                )
             complement = body.get("complement", False)
             if type(complement) is not bool:
                 raise DataError(f"complement must be true or false, got {complement!r}")
             if not 1 <= size <= n - 1:
-                raise DataError(f"size must be in 1 .. {n - 1} (both sides of the split "
-                                f"non-empty), got {size}")  # fmt: skip
+                raise DataError(
+                    f"size must be in 1 .. {n - 1} (both sides of the split non-empty), got {size}"
+                )
             order = self._order(body["order"])
             return resolve_group(PrefixGroup(order, size, complement), n)
-        raise DataError("a query needs 'indices' (Q as item indices) or 'order' and 'size' "
-                        "(Q as a prefix of a stored order)")  # fmt: skip
+        raise DataError(
+            "a query needs 'indices' (Q as item indices) or 'order' and 'size' "
+            "(Q as a prefix of a stored order)"
+        )
 
     def answer(self, group: Any, client: str) -> dict[str, Any]:
         """Answer ``group`` (already validated by :meth:`parse_group`); the oracle charges ε
@@ -307,8 +316,11 @@ class OracleService:
             answer: Any = int(raw)
         else:
             answer = [float(v) for v in raw]
-        return {"answer": answer, "query": spend.id,  # type: ignore[union-attr] "epsilon": self.oracle.epsilon,
-                "budget": self.budget()}  # fmt: skip
+        return {
+            "answer": answer,
+            "query": spend.id,  # type: ignore[union-attr] "epsilon": self.oracle.epsilon,
+            "budget": self.budget(),
+        }
 
 
 _INDICES = KIND_SCHEMAS["indices"]
@@ -403,17 +415,25 @@ def create_oracle_app(
         def budget_state(who: Principal = auth) -> dict[str, Any]:
             return service.budget()
 
-        @app.post("/v1/orders", openapi_extra=json_body(
-            {"permutation": _INDICES}, ["permutation"]))
+        @app.post("/v1/orders", openapi_extra=json_body({"permutation": _INDICES}, ["permutation"]))
         async def orders(request: Request, who: Principal = auth) -> JSONResponse:
             raw = await request.body()
             oid, new = await _threaded(lambda: service.store_order(parse_json(raw)))
-            return JSONResponse({"order": oid, "n_items": oracle.n_items},
-                                status_code=201 if new else 200)  # fmt: skip
+            return JSONResponse(
+                {"order": oid, "n_items": oracle.n_items}, status_code=201 if new else 200
+            )
 
-        @app.post("/v1/query", openapi_extra=json_body(
-            {"indices": _INDICES, "order": {"type": "string"}, "size": {"type": "integer"},
-             "complement": {"type": "boolean"}}))
+        @app.post(
+            "/v1/query",
+            openapi_extra=json_body(
+                {
+                    "indices": _INDICES,
+                    "order": {"type": "string"},
+                    "size": {"type": "integer"},
+                    "complement": {"type": "boolean"},
+                }
+            ),
+        )
         async def query(request: Request, who: Principal = auth) -> dict[str, Any]:
             raw = await request.body()
 
@@ -439,4 +459,3 @@ async def _threaded(fn: Any) -> Any:
     from starlette.concurrency import run_in_threadpool
 
     return await run_in_threadpool(fn)
-

@@ -149,8 +149,9 @@ class RMPTokens(TokenRegistry):
     """:class:`TokenRegistry` (end-users, operator, registrar) plus the participants
     registered in the store, looked up by the SHA-256 digest of their token."""
 
-    def __init__(self, users: Sequence[tuple[str, str]], peers: dict[str, str],
-                 store: RMPStore) -> None:  # fmt: skip
+    def __init__(
+        self, users: Sequence[tuple[str, str]], peers: dict[str, str], store: RMPStore
+    ) -> None:
         super().__init__(users, peers)
         self.store = store
 
@@ -190,22 +191,29 @@ class RMPTokens(TokenRegistry):
 def _batch_matrix(body: Any, config: RMPConfig, max_batch: int) -> np.ndarray:
     """The z of an upload, checked: exactly w × m, 1 <= m <= max_batch, finite, in range."""
     if not isinstance(body, dict):
-        raise DataError("the body must be a JSON object {\"z\": [[...], ...]} (w rows of m "
-                        "numbers: records are columns)")  # fmt: skip
+        raise DataError(
+            'the body must be a JSON object {"z": [[...], ...]} (w rows of m '
+            "numbers: records are columns)"
+        )
     unknown = sorted(set(body) - {"z"})
     if unknown:
-        raise DataError(f"unknown field(s) {unknown}; a batch is {{\"z\": [[...], ...]}}")
+        raise DataError(f'unknown field(s) {unknown}; a batch is {{"z": [[...], ...]}}')
     if "z" not in body:
-        raise DataError("missing field 'z' (the perturbed batch Z_i = T_i Y_i, w rows of m "
-                        "numbers)")  # fmt: skip
+        raise DataError(
+            "missing field 'z' (the perturbed batch Z_i = T_i Y_i, w rows of m numbers)"
+        )
     Z = float_matrix(body["z"], "z")
     rows, m = Z.shape
     if rows != config.w:
-        raise DataError(f"z has {rows} row(s); this server takes w = {config.w} rows (z is "
-                        f"w x m: each column is one perturbed record)")  # fmt: skip
+        raise DataError(
+            f"z has {rows} row(s); this server takes w = {config.w} rows (z is "
+            f"w x m: each column is one perturbed record)"
+        )
     if m > max_batch:
-        raise DataError(f"z holds {m} records (columns); a batch holds at most {max_batch} "
-                        "(the server's --max-batch): split it")  # fmt: skip
+        raise DataError(
+            f"z holds {m} records (columns); a batch holds at most {max_batch} "
+            "(the server's --max-batch): split it"
+        )
     top = float(np.max(np.abs(Z)))
     if not top < config.bound:
         raise DataError(
@@ -222,19 +230,24 @@ def _register_body(raw: bytes) -> tuple[str | None, bytes | None]:
     """(name or None, the token's SHA-256 digest or None) of a registration request."""
     body = parse_json(raw) if raw.strip() else {}
     if not isinstance(body, dict):
-        raise DataError("the body must be a JSON object, e.g. {\"name\": \"clinic-7\", "
-                        "\"token_sha256\": \"<64 hex digits>\"} or {}")  # fmt: skip
+        raise DataError(
+            'the body must be a JSON object, e.g. {"name": "clinic-7", '
+            '"token_sha256": "<64 hex digits>"} or {}'
+        )
     unknown = sorted(set(body) - {"name", "token_sha256"})
     if unknown:
-        raise DataError(f"unknown field(s) {unknown}; registration takes an optional 'name' "
-                        "and an optional 'token_sha256'")  # fmt: skip
+        raise DataError(
+            f"unknown field(s) {unknown}; registration takes an optional 'name' "
+            "and an optional 'token_sha256'"
+        )
     name = body.get("name")
     digest = body.get("token_sha256")
     if digest is not None and not (isinstance(digest, str) and _DIGEST_HEX.fullmatch(digest)):
-        raise DataError("token_sha256 must be the SHA-256 of your token as 64 lowercase hex "
-                        "digits")  # fmt: skip
-    return (None if name is None else check_name(name, "participant name"),
-            None if digest is None else bytes.fromhex(digest))  # fmt: skip
+        raise DataError("token_sha256 must be the SHA-256 of your token as 64 lowercase hex digits")
+    return (
+        None if name is None else check_name(name, "participant name"),
+        None if digest is None else bytes.fromhex(digest),
+    )
 
 
 def create_rmp_app(
@@ -301,8 +314,10 @@ def create_rmp_app(
             f"batch(es), {counts['records']} record(s), {counts['models']} model(s)"
         )
         if registration_token is None:
-            notes.append("registration is open: anyone who reaches the server can register "
-                         "and upload (set --registration-token to restrict it)")  # fmt: skip
+            notes.append(
+                "registration is open: anyone who reaches the server can register "
+                "and upload (set --registration-token to restrict it)"
+            )
     operator = Depends(require_role(OPERATOR_ROLE))
     participant = Depends(require_role(PARTICIPANT_ROLE))
     reader = Depends(require_role(*_MODEL_READERS))
@@ -313,9 +328,12 @@ def create_rmp_app(
         def get_config() -> dict[str, Any]:
             return config.describe(max_batch)
 
-        @app.post("/v1/participants", openapi_extra=json_body(
-            {"name": {"type": "string"}, "token_sha256": {"type": "string"}},
-            optional_body=True))
+        @app.post(
+            "/v1/participants",
+            openapi_extra=json_body(
+                {"name": {"type": "string"}, "token_sha256": {"type": "string"}}, optional_body=True
+            ),
+        )
         async def register(request: Request) -> JSONResponse:
             if registration_token is not None:
                 registrar_check(request)
@@ -323,9 +341,11 @@ def create_rmp_app(
             name, digest = _register_body(raw)
             if digest is None:  # the server makes the secret: shown once, not retryable
                 secret, digest = tokens.new_secret()
-                answer = {"participant": None, "token": secret,
-                          "note": "keep this token: it is shown only once (the server stores "
-                                  "a digest)"}  # fmt: skip
+                answer = {
+                    "participant": None,
+                    "token": secret,
+                    "note": "keep this token: it is shown only once (the server stores a digest)",
+                }
             else:  # the client made it: the same request may be repeated
                 tokens.check_new_digest(digest)
                 answer = {"participant": None}
@@ -336,9 +356,7 @@ def create_rmp_app(
         def list_participants(who: Principal = operator) -> dict[str, Any]:
             return {"participants": store.participants()}
 
-        @app.post("/v1/batches", openapi_extra=json_body(
-            {"z": KIND_SCHEMAS["matrix"]},
-            ["z"]))
+        @app.post("/v1/batches", openapi_extra=json_body({"z": KIND_SCHEMAS["matrix"]}, ["z"]))
         async def upload(request: Request, who: Principal = participant) -> JSONResponse:
             raw = await request.body()
 
@@ -348,23 +366,32 @@ def create_rmp_app(
                 return seq, stored, int(Z.shape[1])
 
             seq, stored, m = await run_in_threadpool(work)
-            return stored_response({"participant": who.name, "batch": seq, "m": m, "w": config.w},
-                                   stored)
+            return stored_response(
+                {"participant": who.name, "batch": seq, "m": m, "w": config.w}, stored
+            )
 
         @app.get("/v1/batches")
         def list_batches(who: Principal = participant) -> dict[str, Any]:
             items = store.batches(who.name)
-            return {"participant": who.name, "batches": items,
-                    "n_records": sum(b["m"] for b in items)}  # fmt: skip
+            return {
+                "participant": who.name,
+                "batches": items,
+                "n_records": sum(b["m"] for b in items),
+            }
 
         @app.get("/v1/batches/{seq}")
-        def get_batch(seq: int = PathParam(..., ge=1, le=MAX_ID),
-                      who: Principal = participant) -> dict[str, Any]:  # fmt: skip
+        def get_batch(
+            seq: int = PathParam(..., ge=1, le=MAX_ID), who: Principal = participant
+        ) -> dict[str, Any]:
             return {"participant": who.name, **store.batch(who.name, seq, config.w)}
 
-        @app.post("/v1/train", openapi_extra=json_body(
-            {k: {"type": ["integer", "null"]} for k in ("epochs", "hidden", "seed")},
-            optional_body=True))
+        @app.post(
+            "/v1/train",
+            openapi_extra=json_body(
+                {k: {"type": ["integer", "null"]} for k in ("epochs", "hidden", "seed")},
+                optional_body=True,
+            ),
+        )
         async def train(request: Request, who: Principal = operator) -> JSONResponse:
             raw = await request.body()
             body = parse_json(raw) if raw.strip() else {}
@@ -376,8 +403,9 @@ def create_rmp_app(
             return {"jobs": store.jobs()}
 
         @app.get("/v1/jobs/{job}")
-        def get_job(job: int = PathParam(..., ge=1, le=MAX_ID),
-                    who: Principal = operator) -> dict[str, Any]:  # fmt: skip
+        def get_job(
+            job: int = PathParam(..., ge=1, le=MAX_ID), who: Principal = operator
+        ) -> dict[str, Any]:
             out = store.job(job)
             if out["status"] == "running" and trainer.running == job:
                 out["progress"] = trainer.progress()
@@ -386,8 +414,11 @@ def create_rmp_app(
         @app.get("/v1/status")
         def status(who: Principal = operator) -> dict[str, Any]:
             models = store.models()
-            return {**store.counts(), "running_job": trainer.running,
-                    "latest_model": models[0] if models else None}  # fmt: skip
+            return {
+                **store.counts(),
+                "running_job": trainer.running,
+                "latest_model": models[0] if models else None,
+            }
 
         @app.get("/v1/models")
         def list_models(who: Principal = reader) -> dict[str, Any]:
@@ -401,11 +432,15 @@ def create_rmp_app(
         @app.get("/v1/models/{ref}/npz")
         def get_model_npz(ref: str, who: Principal = reader) -> Response:
             meta, npz = store.model(ref)
-            return Response(npz, media_type="application/octet-stream", headers={
-                "content-disposition": f'attachment; filename="rmp-model-{meta["id"]}.npz"',
-                "x-privad-model-id": str(meta["id"]),
-                "x-privad-model-sha256": meta["sha256"],
-            })  # fmt: skip
+            return Response(
+                npz,
+                media_type="application/octet-stream",
+                headers={
+                    "content-disposition": f'attachment; filename="rmp-model-{meta["id"]}.npz"',
+                    "x-privad-model-id": str(meta["id"]),
+                    "x-privad-model-sha256": meta["sha256"],
+                },
+            )
 
     return create_app(
         title="privad RMP mining server",

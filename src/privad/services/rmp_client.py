@@ -111,19 +111,26 @@ class RMPClient(ServiceClient):
             T = np.array(data["T"], dtype=np.float64)
             if T.shape != (w, n) or not np.isfinite(T).all():
                 raise ValueError(f"T has shape {T.shape}, expected {(w, n)}")
-            config = RMPConfig(n, w, float(data["alpha"]), float(data["beta"]), T,
-                               str(data.get("created_at", "")))  # fmt: skip
+            config = RMPConfig(
+                n, w, float(data["alpha"]), float(data["beta"]), T, str(data.get("created_at", ""))
+            )
             digest = str(data["t_sha256"])
             if digest != t_digest(T):
                 raise ValueError("T does not match its SHA-256 digest")
             max_batch = check_int(data["max_batch"], "max_batch", minimum=1)
         except (KeyError, TypeError, ValueError, ParameterError) as exc:
-            raise UpstreamError(f"the mining server at {self.base_url} sent a malformed "
-                                f"configuration: {exc}") from None  # fmt: skip
+            raise UpstreamError(
+                f"the mining server at {self.base_url} sent a malformed configuration: {exc}"
+            ) from None
         return ServerConfig(config, max_batch, digest)
 
-    def register(self, name: str | None = None, *, registration_token: str | None = None,
-                 secret: str | None = None) -> tuple[str, str]:  # fmt: skip
+    def register(
+        self,
+        name: str | None = None,
+        *,
+        registration_token: str | None = None,
+        secret: str | None = None,
+    ) -> tuple[str, str]:
         """``POST /v1/participants``: (participant name, token); the token is used from now
         on.
 
@@ -142,8 +149,9 @@ class RMPClient(ServiceClient):
         try:
             participant = str(data["participant"])
         except (KeyError, TypeError) as exc:
-            raise UpstreamError(f"the mining server answered a registration without "
-                                f"{exc}") from None  # fmt: skip
+            raise UpstreamError(
+                f"the mining server answered a registration without {exc}"
+            ) from None
         self.set_token(secret)
         return participant, secret
 
@@ -165,20 +173,29 @@ class RMPClient(ServiceClient):
 
     # -- operator -----------------------------------------------------------------------------
 
-    def train(self, *, epochs: int | None = None, hidden: int | None = None,
-              seed: int | None = None) -> dict[str, Any]:  # fmt: skip
+    def train(
+        self, *, epochs: int | None = None, hidden: int | None = None, seed: int | None = None
+    ) -> dict[str, Any]:
         """``POST /v1/train``: start a training job on the stored batches; the job."""
-        body = {k: v for k, v in (("epochs", epochs), ("hidden", hidden), ("seed", seed))
-                if v is not None}  # fmt: skip
+        body = {
+            k: v
+            for k, v in (("epochs", epochs), ("hidden", hidden), ("seed", seed))
+            if v is not None
+        }
         return self.request("POST", "/v1/train", body)[1]
 
     def job(self, job: int) -> dict[str, Any]:
         """``GET /v1/jobs/{id}``: a training job's status (and progress while running)."""
         return self.request("GET", f"/v1/jobs/{int(job)}")[1]
 
-    def wait(self, job: int, *, poll: float = 0.2, timeout: float | None = None,
-             on_poll: Callable[[dict[str, Any]], None] | None = None
-             ) -> dict[str, Any]:  # fmt: skip
+    def wait(
+        self,
+        job: int,
+        *,
+        poll: float = 0.2,
+        timeout: float | None = None,
+        on_poll: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
         """Poll a job until it is no longer running; its final state."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
@@ -188,8 +205,10 @@ class RMPClient(ServiceClient):
             if state.get("status") != "running":
                 return state
             if deadline is not None and time.monotonic() > deadline:
-                raise UpstreamError(f"training job {job} is still running after {timeout:g} s "
-                                    f"(follow it with GET /v1/jobs/{job})")  # fmt: skip
+                raise UpstreamError(
+                    f"training job {job} is still running after {timeout:g} s "
+                    f"(follow it with GET /v1/jobs/{job})"
+                )
             time.sleep(poll)
 
     def status(self) -> dict[str, Any]:
@@ -212,8 +231,9 @@ class RMPClient(ServiceClient):
         except (KeyError, TypeError, ValueError) as exc:
             raise UpstreamError(f"the mining server sent a malformed model: {exc}") from None
         if hashlib.sha256(npz).hexdigest() != digest:
-            raise UpstreamError("the model downloaded from the mining server does not match "
-                                "its SHA-256 digest")  # fmt: skip
+            raise UpstreamError(
+                "the model downloaded from the mining server does not match its SHA-256 digest"
+            )
         return data, npz
 
     def model(self, ref: str | int = "latest") -> tuple[dict[str, Any], Any]:
@@ -248,10 +268,14 @@ class UploadReport:
     numbers: tuple[int, ...]
 
 
-def upload_records(client: RMPClient, participant: Any, X_rows: np.ndarray, *,
-                   batch_size: int = 30,
-                   on_batch: Callable[[dict[str, Any], int], None] | None = None
-                   ) -> UploadReport:  # fmt: skip
+def upload_records(
+    client: RMPClient,
+    participant: Any,
+    X_rows: np.ndarray,
+    *,
+    batch_size: int = 30,
+    on_batch: Callable[[dict[str, Any], int], None] | None = None,
+) -> UploadReport:
     """Perturb ``X_rows`` (m × n) with ``participant`` and upload it in batches.
 
     ``participant`` is a :class:`privad.rmp.roles.Participant` (its ``batches`` yields the
@@ -305,7 +329,9 @@ def read_token_file(path: str | Path) -> dict[str, Any]:
         data = {"token": text}
     secret = data.get("token") if isinstance(data, dict) else None
     if not isinstance(secret, str) or not secret.strip() or len(secret.split()) != 1:
-        raise ParameterError(f"token file {str(p)!r} holds no token (a JSON object with "
-                             "'token', or the secret alone)")  # fmt: skip
+        raise ParameterError(
+            f"token file {str(p)!r} holds no token (a JSON object with "
+            "'token', or the secret alone)"
+        )
     data["token"] = secret.strip()
     return data

@@ -115,7 +115,6 @@ def _batch_digest(blob: bytes, m: int) -> str:
     return hashlib.sha256(f"{m}:".encode() + blob).hexdigest()
 
 
-
 @dataclass(frozen=True, eq=False)
 class RMPConfig:
     """The server's fixed public configuration: n, w, α, β and T (w × n)."""
@@ -193,9 +192,11 @@ class RMPStore(SQLiteStore):
         """Store the configuration unless one is there; the stored one."""
 
         def tx(conn: sqlite3.Connection) -> None:
-            conn.execute("INSERT OR IGNORE INTO config (id, n, w, alpha, beta, t, created_at) "
-                         "VALUES (1, ?, ?, ?, ?, ?, ?)",
-                         (n, w, alpha, beta, pack(T), utc_now()))  # fmt: skip
+            conn.execute(
+                "INSERT OR IGNORE INTO config (id, n, w, alpha, beta, t, created_at) "
+                "VALUES (1, ?, ?, ?, ?, ?, ?)",
+                (n, w, alpha, beta, pack(T), utc_now()),
+            )
 
         self.write(tx)
         config = self.config()
@@ -213,25 +214,33 @@ class RMPStore(SQLiteStore):
         """
 
         def tx(conn: sqlite3.Connection) -> tuple[str, bool]:
-            row = conn.execute("SELECT name FROM participants WHERE token_digest = ?",
-                               (digest,)).fetchone()  # fmt: skip
+            row = conn.execute(
+                "SELECT name FROM participants WHERE token_digest = ?", (digest,)
+            ).fetchone()
             if row is not None:
                 if name is not None and row[0] != name:
-                    raise Conflict("this token is already registered under another name; "
-                                   "make a new secret for a new participant")  # fmt: skip
+                    raise Conflict(
+                        "this token is already registered under another name; "
+                        "make a new secret for a new participant"
+                    )
                 return str(row[0]), False
             chosen = name
             if chosen is None:
                 k = conn.execute("SELECT COUNT(*) FROM participants").fetchone()[0] + 1
-                while conn.execute("SELECT 1 FROM participants WHERE name = ?",
-                                   (f"participant-{k}",)).fetchone():  # fmt: skip
+                while conn.execute(
+                    "SELECT 1 FROM participants WHERE name = ?", (f"participant-{k}",)
+                ).fetchone():
                     k += 1
                 chosen = f"participant-{k}"
             elif conn.execute("SELECT 1 FROM participants WHERE name = ?", (chosen,)).fetchone():
-                raise Conflict(f"participant name {chosen!r} is taken; choose another or omit "
-                               "'name' to get one assigned")  # fmt: skip
-            conn.execute("INSERT INTO participants (name, token_digest, registered_at) "
-                         "VALUES (?, ?, ?)", (chosen, digest, utc_now()))  # fmt: skip
+                raise Conflict(
+                    f"participant name {chosen!r} is taken; choose another or omit "
+                    "'name' to get one assigned"
+                )
+            conn.execute(
+                "INSERT INTO participants (name, token_digest, registered_at) VALUES (?, ?, ?)",
+                (chosen, digest, utc_now()),
+            )
             return chosen, True
 
         return self.write(tx)
@@ -239,8 +248,9 @@ class RMPStore(SQLiteStore):
     def participant_by_digest(self, digest: bytes) -> str | None:
         """The participant whose token has this SHA-256 digest, or None."""
         with self.reading() as conn:
-            row = conn.execute("SELECT name FROM participants WHERE token_digest = ?",
-                               (digest,)).fetchone()  # fmt: skip
+            row = conn.execute(
+                "SELECT name FROM participants WHERE token_digest = ?", (digest,)
+            ).fetchone()
         return None if row is None else str(row[0])
 
     def participants(self) -> list[dict[str, Any]]:
@@ -251,8 +261,10 @@ class RMPStore(SQLiteStore):
                 "FROM participants p LEFT JOIN batches b ON b.participant = p.name "
                 "GROUP BY p.name ORDER BY p.registered_at, p.name"
             ).fetchall()
-        return [{"participant": name, "registered_at": at, "n_batches": nb, "n_records": nr}
-                for name, at, nb, nr in rows]  # fmt: skip
+        return [
+            {"participant": name, "registered_at": at, "n_batches": nb, "n_records": nr}
+            for name, at, nb, nr in rows
+        ]
 
     # -- batches ------------------------------------------------------------------------------
 
@@ -264,15 +276,21 @@ class RMPStore(SQLiteStore):
         digest = _batch_digest(blob, m)
 
         def tx(conn: sqlite3.Connection) -> tuple[int, bool]:
-            row = conn.execute("SELECT seq FROM batches WHERE participant = ? AND digest = ?",
-                               (participant, digest)).fetchone()  # fmt: skip
+            row = conn.execute(
+                "SELECT seq FROM batches WHERE participant = ? AND digest = ?",
+                (participant, digest),
+            ).fetchone()
             if row is not None:
                 return int(row[0]), False
-            seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM batches WHERE "
-                               "participant = ?", (participant,)).fetchone()[0]  # fmt: skip
-            conn.execute("INSERT INTO batches (participant, seq, m, z, digest, received_at) "
-                         "VALUES (?, ?, ?, ?, ?, ?)",
-                         (participant, seq, m, blob, digest, utc_now()))  # fmt: skip
+            seq = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM batches WHERE participant = ?",
+                (participant,),
+            ).fetchone()[0]
+            conn.execute(
+                "INSERT INTO batches (participant, seq, m, z, digest, received_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (participant, seq, m, blob, digest, utc_now()),
+            )
             return int(seq), True
 
         return self.write(tx)
@@ -282,7 +300,8 @@ class RMPStore(SQLiteStore):
         with self.reading() as conn:
             rows = conn.execute(
                 "SELECT seq, m, digest, received_at FROM batches WHERE participant = ? "
-                "ORDER BY seq", (participant,),
+                "ORDER BY seq",
+                (participant,),
             ).fetchall()
         return [{"batch": k, "m": m, "sha256": d, "received_at": at} for k, m, d, at in rows]
 
@@ -290,14 +309,19 @@ class RMPStore(SQLiteStore):
         """The participant's batch ``seq`` with its data; :class:`NotFound` otherwise."""
         with self.reading() as conn:
             row = conn.execute(
-                "SELECT m, z, digest, received_at FROM batches WHERE participant = ? AND "
-                "seq = ?", (participant, seq),
+                "SELECT m, z, digest, received_at FROM batches WHERE participant = ? AND seq = ?",
+                (participant, seq),
             ).fetchone()
         if row is None:
             raise NotFound(f"participant {participant!r} has no batch {seq}")
         m, z, digest, at = row
-        return {"batch": seq, "m": m, "sha256": digest, "received_at": at,
-                "z": unpack(z, shape=(w, m)).tolist()}  # fmt: skip
+        return {
+            "batch": seq,
+            "m": m,
+            "sha256": digest,
+            "received_at": at,
+            "z": unpack(z, shape=(w, m)).tolist(),
+        }
 
     def counts(self) -> dict[str, int]:
         """Numbers of participants, batches, records, models."""
@@ -313,12 +337,17 @@ class RMPStore(SQLiteStore):
         with self.reading() as conn:
             rows = conn.execute("SELECT id, participant, m, z FROM batches ORDER BY id").fetchall()
         if not rows:
-            raise Conflict("no batches stored yet: participants must upload perturbed batches "
-                           "before the model can be trained")  # fmt: skip
+            raise Conflict(
+                "no batches stored yet: participants must upload perturbed batches "
+                "before the model can be trained"
+            )
         Z_all = np.concatenate([unpack(z, shape=(w, m)) for _, _, m, z in rows], axis=1)
-        stats = {"n_records": int(Z_all.shape[1]), "n_batches": len(rows),
-                 "n_participants": len({p for _, p, _, _ in rows}),
-                 "last_batch": int(rows[-1][0])}  # fmt: skip
+        stats = {
+            "n_records": int(Z_all.shape[1]),
+            "n_batches": len(rows),
+            "n_participants": len({p for _, p, _, _ in rows}),
+            "last_batch": int(rows[-1][0]),
+        }
         return Z_all, stats
 
     # -- jobs and models ----------------------------------------------------------------------
@@ -330,21 +359,37 @@ class RMPStore(SQLiteStore):
             cur = conn.execute(
                 "INSERT INTO jobs (status, requested_by, options, n_records, n_batches, "
                 "n_participants, started_at) VALUES ('running', ?, ?, ?, ?, ?, ?)",
-                (requested_by, json.dumps(options, sort_keys=True), stats["n_records"],
-                 stats["n_batches"], stats["n_participants"], utc_now()),
-            )  # fmt: skip
+                (
+                    requested_by,
+                    json.dumps(options, sort_keys=True),
+                    stats["n_records"],
+                    stats["n_batches"],
+                    stats["n_participants"],
+                    utc_now(),
+                ),
+            )
             return int(cur.lastrowid)  # type: ignore[arg-type]
 
         return self.write(tx)
 
     def fail_job(self, job: int, status: str, error: str) -> None:
         """Mark a job failed (or interrupted) with its reason."""
-        self.write(lambda conn: conn.execute(
-            "UPDATE jobs SET status = ?, finished_at = ?, error = ? WHERE id = ?",
-            (status, utc_now(), error, job)))  # fmt: skip
+        self.write(
+            lambda conn: conn.execute(
+                "UPDATE jobs SET status = ?, finished_at = ?, error = ? WHERE id = ?",
+                (status, utc_now(), error, job),
+            )
+        )
 
-    def add_model(self, job: int, npz: bytes, stats: dict[str, int], options: dict[str, Any],
-                  threshold: float | None, seconds: float) -> int:  # fmt: skip
+    def add_model(
+        self,
+        job: int,
+        npz: bytes,
+        stats: dict[str, int],
+        options: dict[str, Any],
+        threshold: float | None,
+        seconds: float,
+    ) -> int:
         """Store a trained model and mark its job done (one commit); the model id."""
 
         def tx(conn: sqlite3.Connection) -> int:
@@ -352,26 +397,63 @@ class RMPStore(SQLiteStore):
                 "INSERT INTO models (job, created_at, n_records, n_batches, n_participants, "
                 "last_batch, threshold, options, train_seconds, sha256, npz) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (job, utc_now(), stats["n_records"], stats["n_batches"],
-                 stats["n_participants"], stats["last_batch"], threshold,
-                 json.dumps(options, sort_keys=True), seconds,
-                 hashlib.sha256(npz).hexdigest(), npz),
-            )  # fmt: skip
+                (
+                    job,
+                    utc_now(),
+                    stats["n_records"],
+                    stats["n_batches"],
+                    stats["n_participants"],
+                    stats["last_batch"],
+                    threshold,
+                    json.dumps(options, sort_keys=True),
+                    seconds,
+                    hashlib.sha256(npz).hexdigest(),
+                    npz,
+                ),
+            )
             model = int(cur.lastrowid)  # type: ignore[arg-type]
-            conn.execute("UPDATE jobs SET status = 'done', finished_at = ?, model = ? "
-                         "WHERE id = ?", (utc_now(), model, job))  # fmt: skip
+            conn.execute(
+                "UPDATE jobs SET status = 'done', finished_at = ?, model = ? WHERE id = ?",
+                (utc_now(), model, job),
+            )
             return model
 
         return self.write(tx)
 
-    _JOB_COLUMNS = ("id, status, requested_by, options, n_records, n_batches, n_participants, "
-                    "started_at, finished_at, model, error")  # fmt: skip
-    _JOB_KEYS = ("job", "status", "requested_by", "options", "n_records", "n_batches",
-                 "n_participants", "started_at", "finished_at", "model", "error")  # fmt: skip
-    _MODEL_COLUMNS = ("id, job, created_at, n_records, n_batches, n_participants, threshold, "
-                      "options, train_seconds, sha256, length(npz)")  # fmt: skip
-    _MODEL_KEYS = ("id", "job", "created_at", "n_records", "n_batches", "n_participants",
-                   "threshold", "options", "train_seconds", "sha256", "size")  # fmt: skip
+    _JOB_COLUMNS = (
+        "id, status, requested_by, options, n_records, n_batches, n_participants, "
+        "started_at, finished_at, model, error"
+    )
+    _JOB_KEYS = (
+        "job",
+        "status",
+        "requested_by",
+        "options",
+        "n_records",
+        "n_batches",
+        "n_participants",
+        "started_at",
+        "finished_at",
+        "model",
+        "error",
+    )
+    _MODEL_COLUMNS = (
+        "id, job, created_at, n_records, n_batches, n_participants, threshold, "
+        "options, train_seconds, sha256, length(npz)"
+    )
+    _MODEL_KEYS = (
+        "id",
+        "job",
+        "created_at",
+        "n_records",
+        "n_batches",
+        "n_participants",
+        "threshold",
+        "options",
+        "train_seconds",
+        "sha256",
+        "size",
+    )
 
     @staticmethod
     def _row_dict(keys: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
@@ -383,8 +465,9 @@ class RMPStore(SQLiteStore):
     def job(self, job: int) -> dict[str, Any]:
         """One training job; :class:`NotFound` if unknown."""
         with self.reading() as conn:
-            row = conn.execute(f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE id = ?",
-                               (job,)).fetchone()  # fmt: skip
+            row = conn.execute(
+                f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE id = ?", (job,)
+            ).fetchone()
         if row is None:
             raise NotFound(f"no training job {job}")
         return self._row_dict(self._JOB_KEYS, row)
@@ -398,8 +481,9 @@ class RMPStore(SQLiteStore):
     def models(self) -> list[dict[str, Any]]:
         """Every stored model's metadata, newest first."""
         with self.reading() as conn:
-            rows = conn.execute(f"SELECT {self._MODEL_COLUMNS} FROM models ORDER BY id DESC"
-                                ).fetchall()  # fmt: skip
+            rows = conn.execute(
+                f"SELECT {self._MODEL_COLUMNS} FROM models ORDER BY id DESC"
+            ).fetchall()
         return [self._row_dict(self._MODEL_KEYS, r) for r in rows]
 
     def model(self, ref: str) -> tuple[dict[str, Any], bytes]:
@@ -412,15 +496,18 @@ class RMPStore(SQLiteStore):
             except ValueError:
                 number = 0
             if not 1 <= number <= MAX_ID or str(number) != ref:
-                raise NotFound(f"no model {ref[:40]!r}: give a model id (1 to 2^62) or "
-                               "'latest'")  # fmt: skip
+                raise NotFound(f"no model {ref[:40]!r}: give a model id (1 to 2^62) or 'latest'")
             where, args = "WHERE id = ?", (number,)
         with self.reading() as conn:
-            row = conn.execute(f"SELECT {self._MODEL_COLUMNS}, npz FROM models {where}",
-                               args).fetchone()  # fmt: skip
+            row = conn.execute(
+                f"SELECT {self._MODEL_COLUMNS}, npz FROM models {where}", args
+            ).fetchone()
         if row is None:
-            raise NotFound("no model has been trained yet: the operator starts training with "
-                           "POST /v1/train" if ref == "latest" else f"no model {ref}")  # fmt: skip
+            raise NotFound(
+                "no model has been trained yet: the operator starts training with POST /v1/train"
+                if ref == "latest"
+                else f"no model {ref}"
+            )
         return self._row_dict(self._MODEL_KEYS, row[:-1]), bytes(row[-1])
 
 
@@ -459,10 +546,12 @@ def open_config(
         T = public_matrix(w, n, rng=rng)
         return store.init_config(n, w, a, b, T), True
     given = {"n": n, "w": w, "r": r, "alpha": alpha, "beta": beta}
-    have = {"n": stored.n, "w": stored.w, "r": stored.r, "alpha": stored.alpha,
-            "beta": stored.beta}  # fmt: skip
-    clash = [f"--{k} {given[k]!r} (stored: {have[k]!r})" for k in given
-             if given[k] is not None and float(given[k]) != float(have[k])]  # type: ignore[arg-type]
+    have = {"n": stored.n, "w": stored.w, "r": stored.r, "alpha": stored.alpha, "beta": stored.beta}
+    clash = [
+        f"--{k} {given[k]!r} (stored: {have[k]!r})"
+        for k in given
+        if given[k] is not None and float(given[k]) != float(have[k])
+    ]  # type: ignore[arg-type]
     if clash:
         raise ParameterError(
             f"{store.path!r} already holds an RMP configuration (n={stored.n}, w={stored.w}, "
@@ -471,4 +560,3 @@ def open_config(
             "data: omit these options to keep them, or use a new --db"
         )
     return stored, False
-

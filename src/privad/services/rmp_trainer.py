@@ -54,8 +54,9 @@ class Trainer:
     :func:`privad.rmp.model.fit_model`) on Z_all.
     """
 
-    def __init__(self, store: RMPStore, config: RMPConfig, *,
-                 training: AANNTraining = DEFAULT_TRAINING) -> None:  # fmt: skip
+    def __init__(
+        self, store: RMPStore, config: RMPConfig, *, training: AANNTraining = DEFAULT_TRAINING
+    ) -> None:
         self.store = store
         self.config = config
         self.training = check_training(training)
@@ -70,8 +71,9 @@ class Trainer:
         if body is None:
             body = {}
         if not isinstance(body, dict):
-            raise DataError("the body must be a JSON object with optional 'epochs', 'hidden' "
-                            "and 'seed'")  # fmt: skip
+            raise DataError(
+                "the body must be a JSON object with optional 'epochs', 'hidden' and 'seed'"
+            )
         unknown = sorted(set(body) - {"epochs", "hidden", "seed"})
         if unknown:
             raise DataError(f"unknown field(s) {unknown}; allowed: epochs, hidden, seed")
@@ -83,8 +85,9 @@ class Trainer:
         seed = body.get("seed")
         return {
             "epochs": check_int(epochs, "epochs", minimum=1, maximum=1_000_000),
-            "hidden": None if hidden is None else check_int(hidden, "hidden", minimum=1,
-                                                            maximum=100_000),  # fmt: skip
+            "hidden": None
+            if hidden is None
+            else check_int(hidden, "hidden", minimum=1, maximum=100_000),
             "seed": None if seed is None else check_int(seed, "seed", minimum=0),
         }
 
@@ -105,19 +108,25 @@ class Trainer:
         options = self.options(body)
         with self._lock:
             if self._thread is not None and self._thread.is_alive():
-                raise Conflict(f"training job {self._job} is still running; wait for it "
-                               f"(GET /v1/jobs/{self._job})")  # fmt: skip
+                raise Conflict(
+                    f"training job {self._job} is still running; wait for it "
+                    f"(GET /v1/jobs/{self._job})"
+                )
             if self._stop.is_set():
                 raise ServiceError("the server is shutting down", status_code=503)
             Z_all, stats = self.store.pooled(self.config.w)
             if stats["n_records"] < 2:
-                raise Conflict("only 1 record is stored: training needs at least 2 (the "
-                               "threshold is mean + 3 std of their reconstruction errors)")
+                raise Conflict(
+                    "only 1 record is stored: training needs at least 2 (the "
+                    "threshold is mean + 3 std of their reconstruction errors)"
+                )
             job = self.store.start_job(requested_by, options, stats)
             self._job = job
             self._progress = {}
             self._thread = threading.Thread(
-                target=self._run, args=(job, Z_all, stats, options), daemon=True,
+                target=self._run,
+                args=(job, Z_all, stats, options),
+                daemon=True,
                 name=f"privad-rmp-train-{job}",
             )
             self._thread.start()
@@ -129,24 +138,34 @@ class Trainer:
             raise _Stopped
         self._progress = {"epoch": int(epoch), "epochs": int(epochs)}
 
-    def _run(self, job: int, Z_all: np.ndarray, stats: dict[str, int],
-             options: dict[str, Any]) -> None:  # fmt: skip
+    def _run(
+        self, job: int, Z_all: np.ndarray, stats: dict[str, int], options: dict[str, Any]
+    ) -> None:
         from privad.rmp.roles import MiningServer
 
         cfg = self.config
         started = time.perf_counter()
         try:
-            training = dataclasses.replace(self.training, epochs=options["epochs"],
-                                           hidden=options["hidden"])  # fmt: skip
-            party = MiningServer(cfg.T, cfg.alpha, training=training, rng=options["seed"],
-                                 beta=cfg.beta)  # fmt: skip
+            training = dataclasses.replace(
+                self.training, epochs=options["epochs"], hidden=options["hidden"]
+            )
+            party = MiningServer(
+                cfg.T, cfg.alpha, training=training, rng=options["seed"], beta=cfg.beta
+            )
             party.receive(Z_all)
             model = party.train(progress=self._report)
-            self.store.add_model(job, model.to_bytes(), stats, options, float(model.threshold),
-                                 time.perf_counter() - started)  # fmt: skip
+            self.store.add_model(
+                job,
+                model.to_bytes(),
+                stats,
+                options,
+                float(model.threshold),
+                time.perf_counter() - started,
+            )
         except _Stopped:
-            self._finish(job, "interrupted", "the server stopped during training; nothing was "
-                         "stored")  # fmt: skip
+            self._finish(
+                job, "interrupted", "the server stopped during training; nothing was stored"
+            )
         except PrivadError as exc:
             self._finish(job, "failed", str(exc))
         except Exception as exc:  # reported in the job, logged with the traceback
@@ -165,4 +184,3 @@ class Trainer:
         thread = self._thread
         if thread is not None:
             thread.join(timeout)
-

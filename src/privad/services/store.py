@@ -73,8 +73,15 @@ class SQLiteStore:
 
     SCHEMA_VERSION = "1"
 
-    def __init__(self, path: str | Path, *, role: str, schema: str,
-                 busy_timeout: float = 30.0, max_batch: int = 64) -> None:  # fmt: skip
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        role: str,
+        schema: str,
+        busy_timeout: float = 30.0,
+        max_batch: int = 64,
+    ) -> None:
         if str(path) == ":memory:":
             raise ParameterError(f"--db must be a file path (durable storage), got {str(path)!r}")
         p = check_output_path(path, "--db", "store")
@@ -92,14 +99,16 @@ class SQLiteStore:
         self._read_lock = threading.Lock()
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._closed = False
-        self._writer = threading.Thread(target=self._write_loop, daemon=True,
-                                        name=f"privad-{role}-writer")  # fmt: skip
+        self._writer = threading.Thread(
+            target=self._write_loop, daemon=True, name=f"privad-{role}-writer"
+        )
         self._writer.start()
 
     def _connect(self, p: Path, busy_timeout: float) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(p, isolation_level=None, check_same_thread=False,
-                                   timeout=busy_timeout)  # fmt: skip
+            conn = sqlite3.connect(
+                p, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+            )
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 conn.close()
@@ -118,12 +127,16 @@ class SQLiteStore:
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT "
-                             "NOT NULL)")  # fmt: skip
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+                )
                 row = conn.execute("SELECT value FROM meta WHERE key = 'role'").fetchone()
                 if row is None:
-                    conn.execute("INSERT INTO meta VALUES ('role', ?), ('schema_version', ?), "
-                                 "('created_at', ?)", (self.role, self.SCHEMA_VERSION, utc_now()))
+                    conn.execute(
+                        "INSERT INTO meta VALUES ('role', ?), ('schema_version', ?), "
+                        "('created_at', ?)",
+                        (self.role, self.SCHEMA_VERSION, utc_now()),
+                    )
                 elif row[0] != self.role:
                     raise ParameterError(
                         f"{self.path!r} is a privad {row[0]} database, not a {self.role} one; "
@@ -199,8 +212,9 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-            failed = ServiceError(f"the database write failed, nothing was stored: {exc}",
-                                  status_code=503)  # fmt: skip
+            failed = ServiceError(
+                f"the database write failed, nothing was stored: {exc}", status_code=503
+            )
             for _fn, done in batch:
                 if not done.done():
                     if not done.running():  # not reached before the failure

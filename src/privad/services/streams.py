@@ -64,29 +64,35 @@ def read_csv_rows(
                 continue
             picks = _pick(columns, exclude, None, width, source)
         if len(fields) != width:
-            raise DataError(f"{source}: line {lineno} has {len(fields)} field(s), expected "
-                            f"{width}")  # fmt: skip
+            raise DataError(f"{source}: line {lineno} has {len(fields)} field(s), expected {width}")
         assert picks is not None
         try:
             row = [float(fields[j]) for j in picks]
         except ValueError:
             raise DataError(f"{source}: line {lineno} holds a value that is not a number") from None
         if not all(math.isfinite(v) for v in row):
-            raise DataError(f"{source}: line {lineno} holds NaN or infinity; only finite "
-                            "values are allowed")  # fmt: skip
+            raise DataError(
+                f"{source}: line {lineno} holds NaN or infinity; only finite values are allowed"
+            )
         yield row
 
 
-def _pick(columns: Sequence[str] | None, exclude: Sequence[str] | None,
-          header: list[str] | None, width: int, source: str) -> list[int]:  # fmt: skip
+def _pick(
+    columns: Sequence[str] | None,
+    exclude: Sequence[str] | None,
+    header: list[str] | None,
+    width: int,
+    source: str,
+) -> list[int]:
     """The positions of the chosen columns (by header name or position)."""
     names: list[Any] = list(header) if header is not None else list(range(width))
     plan = plan_columns(names, columns=columns, exclude=exclude, source=source)
     return [names.index(c) for c in plan.features]
 
 
-def iter_windows(rows: Iterable[Sequence[float]], size: int, *, first: int = 0,
-                 partial: bool = True) -> Iterator[tuple[int, np.ndarray]]:  # fmt: skip
+def iter_windows(
+    rows: Iterable[Sequence[float]], size: int, *, first: int = 0, partial: bool = True
+) -> Iterator[tuple[int, np.ndarray]]:
     """Cut rows into windows of ``size`` records: ``(window number, n × d array)``.
 
     Windows are numbered from ``first``. A final window with fewer than ``size`` records
@@ -107,9 +113,13 @@ def iter_windows(rows: Iterable[Sequence[float]], size: int, *, first: int = 0,
         yield w, np.array(buf, dtype=np.float64)
 
 
-def read_csv_array(path_or_text: str, *, columns: Sequence[str] | None = None,
-                   exclude: Sequence[str] | None = None,
-                   source: str | None = None) -> np.ndarray:  # fmt: skip
+def read_csv_array(
+    path_or_text: str,
+    *,
+    columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    source: str | None = None,
+) -> np.ndarray:
     """A whole CSV file as an n × d array (for historical data)."""
     label = source or path_or_text
     try:
