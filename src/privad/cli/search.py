@@ -512,7 +512,7 @@ def run(
     oracle_left = None
     with contextlib.ExitStack() as stack:
         if remote:
-            from privad.services.clients import RemoteOracle
+            from privad.services.remote_oracle import RemoteOracle
 
             orc = stack.enter_context(
                 RemoteOracle(

@@ -349,14 +349,9 @@ def send(
     from privad.noise import Randomness
     from privad.relaxed import Sensor
     from privad.relaxed import relaxed_sensitivity as estimate_rs
-    from privad.services.clients import (
-        AlreadyReleased,
-        AnalystClient,
-        CorrectionClient,
-        SensorUploader,
-        SkippedRows,
-    )
+    from privad.services.clients import AnalystClient, CorrectionClient
     from privad.services.errors import Conflict
+    from privad.services.sensor_client import AlreadyReleased, SensorUploader, SkippedRows
     from privad.services.streams import read_csv_rows
 
     eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0")
