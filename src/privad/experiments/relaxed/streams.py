@@ -14,13 +14,11 @@ from privad.experiments.relaxed.figure3 import EPSILONS, P_O, PAPER_N, SEPARATIO
 from privad.experiments.relaxed.options import _Fixed, _replay
 from privad.relaxed import (
     AdaptiveDBSCANDetector,
-    Analyst,
-    CorrectionServer,
     RelaxedExchange,
     RelaxedReconstruction,
     Sensor,
     accuracy,
-    dbscan_candidates,
+    calibrate,
     estimate_outlier_layer_radius,
     estimate_outlier_layer_width,
     relaxed_sensitivity,
@@ -28,6 +26,9 @@ from privad.relaxed import (
     subset_size,
 )
 from privad.validation import check_int
+
+DEFAULT = RelaxedReconstruction()
+"""The reconstruction of :func:`~privad.relaxed.run_pipeline`'s defaults."""
 
 
 def streaming_example(
@@ -60,19 +61,17 @@ def streaming_example(
     ).X
     rs = relaxed_sensitivity(history, P_O)
     sensor = Sensor(epsilon, rs, rng=_seed(seed, "stream-noise"))
-    H = sensor.scale(history)
-    cands = dbscan_candidates(H, P_O)
-    hist_o = np.unique(np.concatenate([c(H) for c in cands]))
-    w_o = estimate_outlier_layer_width(H, hist_o)
-    rho = estimate_outlier_layer_radius(H, hist_o)
+    cal = calibrate(sensor.scale(history), P_O, DEFAULT)  # the family, w_O and ρ
+    assert isinstance(cal.detector, AdaptiveDBSCANDetector)
+    cands = cal.detector.candidates
     rows = []
     for w in range(windows):
         X = make_sensor_ring(
             window_size, separation=separation, rng=_seed(seed, "stream-window", w)
         ).X
         detector = AdaptiveDBSCANDetector(cands, P_O)
-        analyst = Analyst(detector, outlier_radius=rho)
-        run = run_protocol(X, sensor, analyst, CorrectionServer(w_o))
+        analyst = DEFAULT.analyst(detector, cal.outlier_radius)
+        run = run_protocol(X, sensor, analyst, DEFAULT.correction_server(cal.w_o))
         assert detector.selected is not None
         o_true = detector.selected(sensor.scale(X))
         rows.append(
@@ -93,9 +92,6 @@ def streaming_example(
         )
     return pd.DataFrame(rows)
 
-
-DEFAULT = RelaxedReconstruction()
-"""The reconstruction of :func:`~privad.relaxed.run_pipeline`'s defaults."""
 
 PROTECTED_VARIANTS: tuple[tuple[float | None, float | None], ...] = (
     (None, None),
