@@ -25,7 +25,7 @@ files except :func:`draw_figure3` (when given a path) and :func:`reproduce` (thr
 * :func:`streaming_example`: the protocol on a stream of windows with parameters fixed from
   history, as the services run it.
 
-Modules: :mod:`~privad.experiments.relaxed.figure3` (data sets, Figure 3, the noise
+Modules: :mod:`~privad.experiments.relaxed.grid` (data sets, Figure 3, the noise
 table), :mod:`~privad.experiments.relaxed.options` (the reconstruction options),
 :mod:`~privad.experiments.relaxed.streams` (the stream example and the protected exchange)
 and :mod:`~privad.experiments.relaxed.reproduction` (the page's sections).
@@ -34,7 +34,7 @@ Randomness comes from seeds derived from ``seed`` (CRC-32 of the step's name and
 coordinates), so a run is reproducible and separations, runs and ε get independent streams.
 """
 
-from privad.experiments.relaxed.figure3 import (
+from privad.experiments.relaxed.grid import (
     EPSILONS,
     PAPER_FIGURE3,
     PAPER_N,

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from privad.errors import ParameterError
-from privad.experiments.relaxed.figure3 import EPSILONS, PAPER_N, SEPARATIONS, RingCache, _seed
+from privad.experiments.relaxed.grid import EPSILONS, PAPER_N, SEPARATIONS, RingCache, _seed
 from privad.relaxed import (
     AdaptiveDBSCANDetector,
     Analyst,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from privad.experiments.relaxed.figure3 import (
+from privad.experiments.relaxed.grid import (
     PAPER_N,
     RingCache,
     draw_figure3,

@@ -10,7 +10,7 @@ import pandas as pd
 
 from privad.datasets import make_sensor_ring
 from privad.errors import ParameterError
-from privad.experiments.relaxed.figure3 import EPSILONS, P_O, PAPER_N, SEPARATIONS, RingCache, _seed
+from privad.experiments.relaxed.grid import EPSILONS, P_O, PAPER_N, SEPARATIONS, RingCache, _seed
 from privad.experiments.relaxed.options import _Fixed, _replay
 from privad.relaxed import (
     AdaptiveDBSCANDetector,
