@@ -81,6 +81,8 @@ from privad.relaxed.pipeline import (
     OUTLIER_RADIUS_SOURCES,
     Calibration,
     PipelineResult,
+    RelaxedExchange,
+    RelaxedReconstruction,
     calibrate,
     run_pipeline,
 )
@@ -116,6 +118,8 @@ __all__ = [
     "ProtocolError",
     "ProtocolRun",
     "RelaxedDPDetector",
+    "RelaxedExchange",
+    "RelaxedReconstruction",
     "ScoringOutlierDetector",
     "Sensor",
     "SensorToAnalyst",
