@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import typer
@@ -190,6 +191,79 @@ def parse_bounds(
             )
         out.update(check_bounds({column: pair}, "--bound"))
     return out
+
+
+LEDGER_HELP = "Ledger file (SQLite). Default: $PRIVAD_LEDGER if set, else ~/.privad/ledger.sqlite."
+SCHEDULER_OPTION: Any = typer.Option(
+    None,
+    "--scheduler",
+    metavar="ADDR",
+    help="With Dask: the address of a running Dask scheduler (e.g. tcp://10.0.0.5:8786). "
+    "Default: start a local cluster (see --workers).",
+)
+WORKERS_OPTION: Any = typer.Option(
+    None,
+    "--workers",
+    metavar="N",
+    help="With Dask and no --scheduler: worker processes of the local cluster (default: one "
+    "per core).",
+)
+WORKER_TIMEOUT_OPTION: Any = typer.Option(
+    None,
+    "--worker-timeout",
+    metavar="S",
+    help="With Dask: seconds the cluster may have no worker before the job fails (its "
+    "reservation cancelled, no output). Default: 120; raise it for a cluster that starts "
+    "its workers on demand.",
+)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where a Dask job runs: ``--scheduler`` or ``--workers`` (not both), and
+    ``--worker-timeout`` (None: the defaults of :func:`privad.distributed.dask_client`)."""
+
+    scheduler: str | None = None
+    workers: int | None = None
+    worker_timeout: float | None = None
+
+    @property
+    def given(self) -> bool:
+        """Whether any of the options was given (they apply only to Dask jobs)."""
+        return self != Cluster()
+
+    def client(self) -> Any:
+        """:func:`privad.distributed.dask_client` for these options."""
+        from privad.distributed import dask_client
+
+        return dask_client(self.scheduler, workers=self.workers, worker_timeout=self.worker_timeout)
+
+
+def parse_cluster(
+    scheduler: str | None, workers: str | None, worker_timeout: str | None = None
+) -> Cluster:
+    """``--scheduler`` (an address) and ``--workers`` (an integer >= 1), not both;
+    ``--worker-timeout`` (seconds > 0)."""
+    from privad.distributed import check_scheduler_address
+
+    if scheduler is not None and workers is not None:
+        raise ParameterError(
+            "give --scheduler (an existing cluster) or --workers (a local cluster), not both"
+        )
+    timeout = (
+        None
+        if worker_timeout is None
+        else parse_float(
+            worker_timeout, "--worker-timeout", strict=True, what="seconds > 0 (e.g. 120)"
+        )
+    )
+    return Cluster(
+        scheduler=None if scheduler is None else check_scheduler_address(scheduler),
+        workers=None
+        if workers is None
+        else parse_int(workers, "--workers", minimum=1, what="an integer >= 1"),
+        worker_timeout=timeout,
+    )
 
 
 DELTA_OPTION: Any = typer.Option(

@@ -31,6 +31,15 @@ from urllib.parse import urlsplit
 import numpy as np
 import typer
 
+from privad.cli._data import (
+    BOUND_OPTION,
+    BOUNDS_OPTION,
+    EXCLUDE_OPTION,
+    ID_OPTION,
+    load_table,
+    scale_features,
+    scaling_text,
+)
 from privad.cli._options import (
     check_output_path,
     existing_file,
@@ -43,7 +52,6 @@ from privad.cli._options import (
     required_secret,
 )
 from privad.cli._render import JSON_OPTION, StepProgress, emit, print_lines, warn
-from privad.cli.sp import BOUND_OPTION, BOUNDS_OPTION, EXCLUDE_OPTION, ID_OPTION, scaling_text
 from privad.errors import DataError, ParameterError, PrivadError
 
 __all__ = ["register", "rmp_app"]
@@ -121,8 +129,6 @@ def _load(
     bounds: dict[str, tuple[float, float]] | None,
 ) -> tuple[Any, Any]:
     """DATA's records with the column roles, scaled with the public bounds (if any)."""
-    from privad.cli.sp import load_table, scale_features
-
     return scale_features(
         load_table(
             data,

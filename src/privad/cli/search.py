@@ -15,15 +15,14 @@ posterior as CSV (``item,posterior``), atomically. Every option is parsed before
 is read, sent or written; a mistake is a :class:`~privad.errors.PrivadError`, printed by
 ``privad.cli.main`` on one line with exit status 2.
 
-The data and threshold options (:func:`load_series`, :func:`resolve_thresholds`) are shared
-with ``privad serve oracle`` (:mod:`privad.cli.serve`).
+The data and threshold options are shared with ``privad serve oracle``: they live in
+:mod:`privad.cli._search_options` and :mod:`privad.cli._data`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,19 +30,25 @@ import numpy as np
 import typer
 from rich.table import Table
 
+from privad.cli._data import load_series
 from privad.cli._options import DELTA_OPTION, parse_delta
 from privad.cli._render import JSON_OPTION, StepProgress, emit, summary_table
-from privad.errors import BudgetExceededError, DataError, ParameterError
+from privad.cli._search_options import (
+    COLUMN_OPTION,
+    DATA_HELP,
+    DERIVE_OPTION,
+    HALTING_OPTION,
+    KIND_HELP,
+    LABELS_OPTION,
+    T_HIGH_OPTION,
+    T_LOW_OPTION,
+    parse_halting,
+    parse_kind,
+    resolve_thresholds,
+)
+from privad.errors import BudgetExceededError, ParameterError
 
-__all__ = [
-    "SeriesData",
-    "load_series",
-    "parse_halting",
-    "parse_kind",
-    "register",
-    "resolve_thresholds",
-    "search_app",
-]
+__all__ = ["register", "search_app"]
 
 search_app = typer.Typer(
     name="search",
@@ -56,265 +61,6 @@ search_app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-
-KIND_HELP = (
-    "The oracle: laplace (noisy maxima of Q and its complement, eq. 9; default), binarized "
-    "(the bit 1(Y > Ybar), eq. 24) or rr (randomized response, eq. 5)."
-)
-DATA_HELP = (
-    "The values x_1..x_{n+1} (>= 0): a NAB series (nab:NAME), a Yahoo S5 series file "
-    "(timestamp,value,is_anomaly), a CSV file (one value column, see --column), a .npy "
-    "vector or a one-column .npz, or a catalogue name (e.g. search-mixture)."
-)
-
-# Options shared with 'privad serve oracle'
-COLUMN_OPTION: Any = typer.Option(
-    None,
-    "--column",
-    metavar="COL",
-    help="CSV: the value column, by name or 0-based position. Default: 'value' if present, "
-    "else the only column besides the labels.",
-)
-LABELS_OPTION: Any = typer.Option(
-    None,
-    "--labels-column",
-    metavar="COL",
-    help="The 0/1 anomaly labels (1 = anomaly), used by --derive-thresholds (implied when "
-    "given without --t-low/--t-high), by the rule of every data file: a column, by name or "
-    "0-based position; in a .npz first an array stored beside the values, whose array y is "
-    "the default. NAB and Yahoo series carry labels. See docs/data.md.",
-)
-DERIVE_OPTION: Any = typer.Option(
-    False,
-    "--derive-thresholds",
-    help="t_l, t_h from the labels as in section 6.1 (largest labelled anomaly x*, next "
-    "largest value x_j; t_h = x* - 0.1(x* - x_j), t_l = x_j + 0.1(x* - x_j)). This reads the "
-    "data and is NOT private: in a deployment set --t-low/--t-high from domain knowledge.",
-)
-T_LOW_OPTION: Any = typer.Option(
-    None,
-    "--t-low",
-    metavar="L",
-    help="t_l > 0: every non-anomalous value is <= t_l (eq. 1); also the sensitivity of the "
-    "max query (Lemma 1). With --t-high.",
-)
-T_HIGH_OPTION: Any = typer.Option(
-    None, "--t-high", metavar="H", help="t_h > t_l: the anomaly's value is >= t_h (eq. 1)."
-)
-
-HALTING_OPTION: Any = typer.Option(
-    None,
-    "--halting",
-    metavar="RULE",
-    help="Stopping rule, repeatable (any stops): budget (only b), posterior[:ALPHA] "
-    "(max f > α; default posterior:0.5), log-odds:DELTA (eq. 25), ben-or-hassidim, "
-    "max-queries:N. The budget b always applies.",
-)
-
-_MATRIX_SUFFIXES = (".csv", ".npy", ".npz", ".parquet", ".pq")
-
-
-# --------------------------------------------------------------------------------------------
-# Data and thresholds (shared with privad serve oracle)
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SeriesData:
-    """The values an oracle holds, their name, and labels when the source has them."""
-
-    name: str
-    values: np.ndarray
-    labels: np.ndarray | None
-
-
-def _is_yahoo(path: Path) -> bool:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            header = handle.readline()
-    except OSError:
-        return False
-    names = {h.strip().lower() for h in header.split(",")}
-    return (
-        "value" in names
-        and bool(names & {"is_anomaly", "anomaly"})
-        and bool(names & {"timestamp", "timestamps"})
-    )
-
-
-def _one_column(ds: Any, column: str | None, source: str) -> np.ndarray:
-    names = list(ds.feature_names)
-    X = np.asarray(ds.X)
-    if X.shape[1] == 1:
-        return X[:, 0]
-    if column is None and "value" in names:
-        return X[:, names.index("value")]
-    shown = ", ".join(repr(n) for n in names[:8]) + (" ..." if len(names) > 8 else "")
-    raise ParameterError(
-        f"{source} has {X.shape[1]} columns ({shown}); choose the value column with --column"
-    )
-
-
-def load_series(
-    source: str, *, column: str | None = None, labels_column: str | None = None
-) -> SeriesData:
-    """Read DATA for an oracle: the values (1-D) and the labels if the source has them."""
-    from privad import datasets
-
-    path = Path(source).expanduser()
-    suffix = path.suffix.lower()
-    if path.is_dir():
-        raise DataError(f"{source!r} is a folder; give a data file or a series name")
-    if path.is_file() or suffix in _MATRIX_SUFFIXES:
-        if suffix == ".csv" and _is_yahoo(path) and column is None and labels_column is None:
-            ts = datasets.load_yahoo(path)
-            return SeriesData(ts.name, ts.values, ts.labels)
-        if suffix == ".npy" and path.is_file():
-            try:
-                arr = np.load(path, allow_pickle=False)
-            except (ValueError, OSError, EOFError) as exc:
-                raise DataError(f"{source!r} is not a readable .npy file: {exc}") from None
-            if labels_column is not None:
-                raise ParameterError("--labels-column does not apply to a .npy file")
-            if arr.ndim == 1 or (arr.ndim == 2 and arr.shape[1] == 1):
-                if arr.dtype.kind not in "biuf":
-                    raise DataError(f"{source!r} must hold numbers, got dtype {arr.dtype}")
-                return SeriesData(path.stem, arr.reshape(-1).astype(np.float64), None)
-            raise DataError(
-                f"{source!r} holds an array of shape {arr.shape}; the oracle needs "
-                "a vector of values"
-            )
-        options: dict[str, Any] = {}
-        if suffix in (".csv", ".parquet", ".pq"):
-            options = {"label": labels_column}
-            if column is not None:
-                options["columns"] = [column]
-        elif suffix == ".npz":
-            options = {"key": column, "label": labels_column}
-        ds = datasets.load(path, **options)
-        values = _one_column(ds, column, repr(source))
-        return SeriesData(ds.name, values, ds.y)
-    if column is not None or labels_column is not None:
-        raise ParameterError("--column and --labels-column apply to data files only")
-    loaded = datasets.load(source)
-    if isinstance(loaded, datasets.TimeSeries):
-        return SeriesData(loaded.name, loaded.values, loaded.labels)
-    return SeriesData(loaded.name, _one_column(loaded, None, repr(source)), loaded.y)
-
-
-def resolve_thresholds(
-    data: SeriesData,
-    t_low: str | None,
-    t_high: str | None,
-    derive: bool,
-    labels_column: str | None,
-) -> tuple[float, float, str]:
-    """(t_ℓ, t_h, how): from ``--t-low/--t-high``, or derived from the labels (section 6.1)."""
-    from privad.cli._options import parse_float
-    from privad.datasets import single_anomaly_thresholds
-
-    given = (t_low is not None, t_high is not None)
-    if any(given):
-        if not all(given):
-            raise ParameterError("--t-low and --t-high go together")
-        if derive:
-            raise ParameterError("give either --t-low/--t-high or --derive-thresholds, not both")
-        lo = parse_float(t_low, "--t-low", strict=True, what="a finite number > 0")
-        hi = parse_float(t_high, "--t-high", strict=True, what="a finite number > t_low")
-        if not hi > lo:
-            raise ParameterError(f"--t-high must be > --t-low (eq. 1), got {t_high} <= {t_low}")
-        return lo, hi, "given (--t-low/--t-high)"
-    if not (derive or labels_column is not None):
-        raise ParameterError(
-            "the thresholds are needed: give --t-low L --t-high H (public knowledge), or "
-            "--derive-thresholds to compute them from the labels (section 6.1; not private)"
-        )
-    if data.labels is None:
-        raise ParameterError(
-            f"--derive-thresholds needs labels, and {data.name!r} has none: give "
-            "--labels-column COL, or --t-low/--t-high"
-        )
-    th = single_anomaly_thresholds(data.values, data.labels)
-    how = (
-        f"derived from the labels (section 6.1; reads the data, not private): anomaly at "
-        f"index {th.anomaly_index}, threshold ratio {th.threshold_ratio:.4g}"
-    )
-    return th.t_low, th.t_high, how
-
-
-# --------------------------------------------------------------------------------------------
-# Halting rules
-# --------------------------------------------------------------------------------------------
-
-
-def parse_halting(specs: list[str] | None, budget: float, *, linear: bool = True) -> Any:
-    """``--halting`` values → a :class:`~privad.search.HaltingRule` (any of them stops).
-
-    ``budget`` (only b), ``posterior[:ALPHA]`` (τ = 1(max f > α), default α = 0.5),
-    ``log-odds:DELTA`` (eq. 25), ``ben-or-hassidim`` (α = (24 ln n)^(-1/2)),
-    ``max-queries:N``. The budget b always applies: as the rule Tε ≤ b when ``linear``,
-    else (an (ε, δ) budget, ``--delta``) through the ledger, which stops the search tightly.
-    Default: ``posterior:0.5`` (section 6).
-    """
-    from privad.cli._options import parse_float, parse_int
-    from privad.search import (
-        DEFAULT_MAX_QUERIES,
-        AnyOf,
-        BenOrHassidim,
-        LogOddsThreshold,
-        MaxQueries,
-        PosteriorThreshold,
-        PrivacyBudget,
-    )
-
-    rules: list[Any] = []
-    for spec in specs or ["posterior:0.5"]:
-        name, _, arg = str(spec).strip().lower().partition(":")
-        if name == "budget" and not arg:
-            rules.append(PrivacyBudget(budget) if linear else MaxQueries(DEFAULT_MAX_QUERIES))
-        elif name in ("posterior", "alpha"):
-            alpha = (
-                0.5
-                if not arg
-                else parse_float(
-                    arg,
-                    "--halting posterior:ALPHA",
-                    strict=True,
-                    maximum=1.0,
-                    what="α in (0, 1), e.g. posterior:0.9",
-                )
-            )
-            if alpha >= 1.0:
-                raise ParameterError(f"--halting posterior:ALPHA needs α < 1, got {arg!r}")
-            rules.append(PosteriorThreshold(alpha))
-        elif name == "log-odds" and arg:
-            delta = parse_float(
-                arg,
-                "--halting log-odds:DELTA",
-                strict=True,
-                maximum=1.0,
-                what="δ in (0, 1), e.g. log-odds:0.05",
-            )
-            if delta >= 1.0:
-                raise ParameterError(f"--halting log-odds:DELTA needs δ < 1, got {arg!r}")
-            rules.append(LogOddsThreshold(delta))
-        elif name in ("ben-or-hassidim", "boh") and not arg:
-            rules.append(BenOrHassidim())
-        elif name == "max-queries" and arg:
-            rules.append(
-                MaxQueries(
-                    parse_int(arg, "--halting max-queries:N", minimum=1, what="an integer >= 1")
-                )
-            )
-        else:
-            raise ParameterError(
-                f"--halting must be budget, posterior[:ALPHA], log-odds:DELTA, ben-or-hassidim "
-                f"or max-queries:N, got {spec!r}"
-            )
-    if linear and not any(isinstance(r, PrivacyBudget) for r in rules):
-        rules.append(PrivacyBudget(budget))
-    return rules[0] if len(rules) == 1 else AnyOf(*rules)
-
 
 # --------------------------------------------------------------------------------------------
 # privad search run
@@ -726,25 +472,6 @@ def run(
             console.print(note, markup=False)
 
     emit(payload, as_json, render)
-
-
-KINDS = {
-    "laplace": "laplace",
-    "binarized": "binarized",
-    "rr": "randomized-response",
-    "randomized-response": "randomized-response",
-}
-"""--kind values and the oracle names (:data:`privad.search.ORACLE_KINDS`) they stand for."""
-
-
-def parse_kind(text: str) -> str:
-    """``--kind`` as an oracle name (``rr`` is randomized response)."""
-    value = str(text).strip().lower()
-    if value not in KINDS:
-        raise ParameterError(
-            f"--kind must be one of laplace, binarized, rr (randomized response), got {text!r}"
-        )
-    return KINDS[value]
 
 
 @search_app.command("plan")

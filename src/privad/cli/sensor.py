@@ -34,10 +34,15 @@ from typing import Any
 import numpy as np
 import typer
 
+from privad.cli._data import EXCLUDE_OPTION
 from privad.cli._options import (
+    SCHEDULER_OPTION,
+    WORKER_TIMEOUT_OPTION,
+    WORKERS_OPTION,
     check_output_path,
     existing_file,
     parse_choice,
+    parse_cluster,
     parse_columns,
     parse_float,
     parse_floats,
@@ -54,13 +59,6 @@ from privad.cli._render import (
     print_json,
     print_lines,
     warn,
-)
-from privad.cli.sp import (
-    EXCLUDE_OPTION,
-    SCHEDULER_OPTION,
-    WORKER_TIMEOUT_OPTION,
-    WORKERS_OPTION,
-    parse_cluster,
 )
 from privad.errors import DataError, ParameterError
 

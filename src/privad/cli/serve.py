@@ -40,6 +40,7 @@ from typing import Any
 
 import typer
 
+from privad.cli._data import COLUMNS_OPTION, DATA_HELP, load_series, load_table
 from privad.cli._options import (
     DELTA_OPTION,
     check_output_path,
@@ -53,6 +54,24 @@ from privad.cli._options import (
     parse_scope,
     parse_seed,
     required_secret,
+)
+from privad.cli._search_options import (
+    COLUMN_OPTION,
+    DERIVE_OPTION,
+    KIND_HELP,
+    LABELS_OPTION,
+    T_HIGH_OPTION,
+    T_LOW_OPTION,
+    parse_kind,
+    resolve_thresholds,
+)
+from privad.cli._search_options import DATA_HELP as ORACLE_DATA_HELP
+from privad.cli._sensitive import (
+    COUNT_CAP_OPTION,
+    K_OPTION,
+    MECHANISM_OPTION,
+    METRIC_OPTION,
+    parse_mechanism,
 )
 from privad.errors import ParameterError
 
@@ -387,26 +406,9 @@ def correction(
 # --------------------------------------------------------------------------------------------
 
 
-def _oracle_options() -> dict[str, Any]:
-    from privad.cli import search as search_cli
-
-    return {
-        "column": search_cli.COLUMN_OPTION,
-        "labels_column": search_cli.LABELS_OPTION,
-        "derive": search_cli.DERIVE_OPTION,
-        "t_low": search_cli.T_LOW_OPTION,
-        "t_high": search_cli.T_HIGH_OPTION,
-        "data_help": search_cli.DATA_HELP,
-        "kind_help": search_cli.KIND_HELP,
-    }
-
-
-_ORACLE = _oracle_options()
-
-
 @serve_app.command("oracle")
 def oracle(
-    data: str = typer.Argument(..., metavar="DATA", help=_ORACLE["data_help"]),
+    data: str = typer.Argument(..., metavar="DATA", help=ORACLE_DATA_HELP),
     db: str = typer.Option(
         ...,
         "--db",
@@ -423,12 +425,12 @@ def oracle(
         "the scope has none or another total (never below what was spent).",
     ),
     delta: str | None = DELTA_OPTION,
-    kind: str = typer.Option("laplace", "--kind", metavar="K", help=_ORACLE["kind_help"]),
-    column: str | None = _ORACLE["column"],
-    labels_column: str | None = _ORACLE["labels_column"],
-    derive_thresholds: bool = _ORACLE["derive"],
-    t_low: str | None = _ORACLE["t_low"],
-    t_high: str | None = _ORACLE["t_high"],
+    kind: str = typer.Option("laplace", "--kind", metavar="K", help=KIND_HELP),
+    column: str | None = COLUMN_OPTION,
+    labels_column: str | None = LABELS_OPTION,
+    derive_thresholds: bool = DERIVE_OPTION,
+    t_low: str | None = T_LOW_OPTION,
+    t_high: str | None = T_HIGH_OPTION,
     scope: str | None = typer.Option(
         None,
         "--scope",
@@ -455,7 +457,6 @@ def oracle(
     ssl_keyfile: str | None = SSL_KEY_OPTION,
 ) -> None:
     """Hold the values and answer only noisy group queries, within a privacy budget."""
-    from privad.cli.search import load_series, parse_kind, resolve_thresholds
     from privad.services.auth import TokenRegistry
     from privad.services.oracle import create_oracle_app
 
@@ -510,25 +511,9 @@ def register(app: typer.Typer) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _sp_options() -> dict[str, Any]:
-    from privad.cli import sp as sp_cli
-
-    return {
-        "data_help": sp_cli.DATA_HELP,
-        "columns": sp_cli.COLUMNS_OPTION,
-        "mechanism": sp_cli.MECHANISM_OPTION,
-        "metric": sp_cli.METRIC_OPTION,
-        "k": sp_cli.K_OPTION,
-        "count_cap": sp_cli.COUNT_CAP_OPTION,
-    }
-
-
-_SP = _sp_options()
-
-
 @serve_app.command("sp")
 def sp(
-    data: str = typer.Argument(..., metavar="DATA", help=_SP["data_help"]),
+    data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
     beta: str = typer.Option(..., "--beta", metavar="B", help="β: an integer >= 1."),
     r: str = typer.Option(..., "--r", metavar="R", help="The radius r: a finite number >= 0."),
     epsilon: str = typer.Option(..., "--epsilon", metavar="E", help="ε per answer, > 0."),
@@ -555,11 +540,11 @@ def sp(
         help="The ledger file holding the queriers' budgets (created if missing; 'privad "
         "budget show --ledger PATH').",
     ),
-    k: str = _SP["k"],
-    mechanism: str = _SP["mechanism"],
-    metric: str = _SP["metric"],
-    count_cap: str = _SP["count_cap"],
-    columns: list[str] | None = _SP["columns"],
+    k: str = K_OPTION,
+    mechanism: str = MECHANISM_OPTION,
+    metric: str = METRIC_OPTION,
+    count_cap: str = COUNT_CAP_OPTION,
+    columns: list[str] | None = COLUMNS_OPTION,
     scope: str | None = typer.Option(
         None,
         "--scope",
@@ -583,7 +568,6 @@ def sp(
     ssl_keyfile: str | None = SSL_KEY_OPTION,
 ) -> None:
     """Hold DATA and answer queriers' (β, r)-anomaly questions privately, per-querier budgets."""
-    from privad.cli.sp import load_table, parse_mechanism
     from privad.services.auth import TokenRegistry
     from privad.services.curator import create_curator_app
 
