@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import typer
 
+from privad.cli._options import BOUND, columns_option
 from privad.errors import DataError, ParameterError
 
 FILE_SUFFIXES = (".csv", ".parquet", ".pq", ".npy", ".npz", ".mat")
@@ -31,10 +32,9 @@ LABEL_HELP = (
     "data (a catalogue dataset's own, the array y of a .npz or .mat file); a CSV or Parquet "
     "table has none unless --label names a column. See docs/data.md."
 )
-COLUMNS_OPTION: Any = typer.Option(None, "--columns", metavar="COLS", help=COLUMNS_HELP)
-EXCLUDE_OPTION: Any = typer.Option(
-    None,
-    "--exclude",
+COLUMNS_OPTION: Any = columns_option(COLUMNS_HELP)
+EXCLUDE_OPTION: Any = columns_option(
+    option="--exclude",
     metavar="COL",
     help="A column that is not a feature (a timestamp, a free-text field, ...), by name or "
     "0-based position; repeat the option or separate with commas. Dropped before any "
@@ -53,6 +53,7 @@ BOUND_OPTION: Any = typer.Option(
     None,
     "--bound",
     metavar="COL=LO:HI",
+    parser=BOUND.bind("--bound"),
     help="A public bound of one column, e.g. --bound proline=0:2000 (repeatable; with or "
     "without --bounds). Scaled like --bounds.",
 )

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from privad.cli._data import SeriesData
+from privad.cli._options import Number, TextType
 from privad.errors import ParameterError
 
 KIND_HELP = (
@@ -49,11 +50,16 @@ T_LOW_OPTION: Any = typer.Option(
     None,
     "--t-low",
     metavar="L",
+    parser=Number("a finite number > 0", strict=True).bind("--t-low"),
     help="t_l > 0: every non-anomalous value is <= t_l (eq. 1); also the sensitivity of the "
     "max query (Lemma 1). With --t-high.",
 )
 T_HIGH_OPTION: Any = typer.Option(
-    None, "--t-high", metavar="H", help="t_h > t_l: the anomaly's value is >= t_h (eq. 1)."
+    None,
+    "--t-high",
+    metavar="H",
+    parser=Number("a finite number > t_low", strict=True).bind("--t-high"),
+    help="t_h > t_l: the anomaly's value is >= t_h (eq. 1).",
 )
 
 HALTING_OPTION: Any = typer.Option(
@@ -75,25 +81,37 @@ KINDS = {
 """--kind values and the oracle names (:data:`privad.search.ORACLE_KINDS`) they stand for."""
 
 
-def parse_kind(text: str) -> str:
-    """``--kind`` as an oracle name (``rr`` is randomized response)."""
-    value = str(text).strip().lower()
-    if value not in KINDS:
-        raise ParameterError(
-            f"--kind must be one of laplace, binarized, rr (randomized response), got {text!r}"
-        )
-    return KINDS[value]
+class _Kind(TextType):
+    """``--kind``: an oracle name (``rr`` is randomized response)."""
+
+    name = "kind"
+
+    def parse(self, text: str, option: str) -> str:
+        value = text.strip().lower()
+        if value not in KINDS:
+            raise ParameterError(
+                f"{option} must be one of laplace, binarized, rr (randomized response), "
+                f"got {text!r}"
+            )
+        return KINDS[value]
+
+
+KIND = _Kind()
+
+
+def kind_option(default: str | None, help: str) -> Any:
+    """``--kind K``: the oracle (``privad search run``, ``privad serve oracle``)."""
+    return typer.Option(default, "--kind", metavar="K", parser=KIND.bind("--kind"), help=help)
 
 
 def resolve_thresholds(
     data: SeriesData,
-    t_low: str | None,
-    t_high: str | None,
+    t_low: float | None,
+    t_high: float | None,
     derive: bool,
     labels_column: str | None,
 ) -> tuple[float, float, str]:
     """(t_ℓ, t_h, how): from ``--t-low/--t-high``, or derived from the labels (section 6.1)."""
-    from privad.cli._options import parse_float
     from privad.datasets import single_anomaly_thresholds
 
     given = (t_low is not None, t_high is not None)
@@ -102,8 +120,7 @@ def resolve_thresholds(
             raise ParameterError("--t-low and --t-high go together")
         if derive:
             raise ParameterError("give either --t-low/--t-high or --derive-thresholds, not both")
-        lo = parse_float(t_low, "--t-low", strict=True, what="a finite number > 0")
-        hi = parse_float(t_high, "--t-high", strict=True, what="a finite number > t_low")
+        lo, hi = float(t_low), float(t_high)  # type: ignore[arg-type]
         if not hi > lo:
             raise ParameterError(f"--t-high must be > --t-low (eq. 1), got {t_high} <= {t_low}")
         return lo, hi, "given (--t-low/--t-high)"

@@ -31,7 +31,17 @@ import typer
 from rich.table import Table
 
 from privad.cli._data import load_series
-from privad.cli._options import DELTA_OPTION, parse_delta
+from privad.cli._options import (
+    COUNT,
+    DELTA_OPTION,
+    Choice,
+    Number,
+    ca_cert_option,
+    check_output_path,
+    scope_option,
+    seed_option,
+    timeout_option,
+)
 from privad.cli._render import JSON_OPTION, StepProgress, emit, summary_table
 from privad.cli._search_options import (
     COLUMN_OPTION,
@@ -42,13 +52,20 @@ from privad.cli._search_options import (
     LABELS_OPTION,
     T_HIGH_OPTION,
     T_LOW_OPTION,
+    kind_option,
     parse_halting,
-    parse_kind,
     resolve_thresholds,
 )
 from privad.errors import BudgetExceededError, ParameterError
 
 __all__ = ["register", "search_app"]
+
+
+def _selections() -> tuple[str, ...]:
+    from privad.search import SELECTIONS
+
+    return SELECTIONS
+
 
 search_app = typer.Typer(
     name="search",
@@ -110,30 +127,33 @@ def run(
         envvar="PRIVAD_ORACLE_TOKEN",
         help="The token for the oracle server (default: $PRIVAD_ORACLE_TOKEN).",
     ),
-    epsilon: str | None = typer.Option(
+    epsilon: float | None = typer.Option(
         None,
         "--epsilon",
         metavar="E",
         help="ε per query, > 0. Required with local data; a server fixes its own ε (if given, "
         "it must match).",
+        parser=Number("a finite number > 0 (e.g. 1)", strict=True).bind("--epsilon"),
     ),
-    budget: str | None = typer.Option(
-        None,
+    budget: float = typer.Option(
+        ...,
         "--budget",
         metavar="B",
         help="Required. The privacy budget b: stop when (T + 1)ε > b, so Tε <= b (with "
         "--delta: when one more answer would not fit (b, δ) composed tightly).",
+        parser=Number("a finite number > 0 (e.g. 50)", strict=True).bind("--budget"),
     ),
-    delta: str | None = DELTA_OPTION,
-    kind: str | None = typer.Option(
-        None,
-        "--kind",
-        metavar="K",
-        help=KIND_HELP + " A server fixes its own (if given, it must match).",
+    delta: float | None = DELTA_OPTION,
+    kind: str | None = kind_option(
+        None, KIND_HELP + " A server fixes its own (if given, it must match)."
     ),
     halting: list[str] | None = HALTING_OPTION,
-    top: str = typer.Option(
-        "4", "--top", metavar="K", help="|S|: how many of the most probable items to list (4)."
+    top: int = typer.Option(
+        4,
+        "--top",
+        metavar="K",
+        help="|S|: how many of the most probable items to list (4).",
+        parser=COUNT.bind("--top"),
     ),
     selection: str = typer.Option(
         "fixed",
@@ -142,14 +162,12 @@ def run(
         help="fixed (default: median prefixes of one random order, section 4.1) or fresh (a "
         "new random order per query, Algorithm 1 verbatim; sends n integers per query to a "
         "server).",
+        parser=Choice(_selections).bind("--selection"),
     ),
-    seed: str | None = typer.Option(
-        None,
-        "--seed",
-        metavar="S",
-        help="Seed (an integer >= 0) of the searcher's random order and, with local data, of "
+    seed: int | None = seed_option(
+        "Seed (an integer >= 0) of the searcher's random order and, with local data, of "
         "the oracle's noise (tests only: anyone who knows it can remove the noise). Default: "
-        "OS entropy.",
+        "OS entropy."
     ),
     out: str | None = typer.Option(
         None,
@@ -160,8 +178,8 @@ def run(
     column: str | None = COLUMN_OPTION,
     labels_column: str | None = LABELS_OPTION,
     derive_thresholds: bool = DERIVE_OPTION,
-    t_low: str | None = T_LOW_OPTION,
-    t_high: str | None = T_HIGH_OPTION,
+    t_low: float | None = T_LOW_OPTION,
+    t_high: float | None = T_HIGH_OPTION,
     ledger: str | None = typer.Option(
         None,
         "--ledger",
@@ -172,52 +190,31 @@ def run(
         "beside the server's (a refused spend halts the search). The scope's budget is "
         "created with total b if it has none.",
     ),
-    scope: str | None = typer.Option(
-        None,
-        "--scope",
-        metavar="NAME",
-        help="The ledger scope (default: search/<data name> or search/<server host:port>).",
+    scope: str | None = scope_option(
+        "The ledger scope (default: search/<data name> or search/<server host:port>)."
     ),
-    timeout: str = typer.Option(
-        "60", "--timeout", metavar="S", help="Seconds per request to the oracle server."
-    ),
-    ca_cert: str | None = typer.Option(
-        None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https oracle server."
-    ),
+    timeout: float = timeout_option("Seconds per request to the oracle server."),
+    ca_cert: str | None = ca_cert_option("oracle server"),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Search for the anomaly with noisy group queries (Algorithm 1) and summarise."""
     from privad.accounting import ANOMALY_RESTRICTED_DP
     from privad.accounting.exact import to_fraction
-    from privad.cli._options import (
-        check_output_path,
-        existing_file,
-        parse_choice,
-        parse_float,
-        parse_int,
-        parse_scope,
-        parse_seed,
-    )
-    from privad.search import DEFAULT_MAX_QUERIES, SELECTIONS, search
+    from privad.search import DEFAULT_MAX_QUERIES, search
 
     # 1. every option, before anything is read or sent
     remote = oracle.strip().lower().startswith(("http://", "https://"))
-    if budget is None:
-        raise ParameterError("--budget is required: the privacy budget b (e.g. --budget 50)")
-    b = parse_float(budget, "--budget", strict=True, what="a finite number > 0 (e.g. 50)")
-    eps = (
-        None
-        if epsilon is None
-        else parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0 (e.g. 1)")
+    b, eps, kind_v, delta_v, top_k, sel, seed_v, timeout_v = (
+        budget,
+        epsilon,
+        kind,
+        delta,
+        top,
+        selection,
+        seed,
+        timeout,
     )
-    kind_v = None if kind is None else parse_kind(kind)
-    delta_v = parse_delta(delta)
     rule = parse_halting(halting, b, linear=delta_v is None)
-    top_k = parse_int(top, "--top", minimum=1, what="an integer >= 1")
-    sel = parse_choice(selection, "--selection", SELECTIONS)
-    seed_v = parse_seed(seed)
-    timeout_v = parse_float(timeout, "--timeout", strict=True, what="seconds > 0")
-    scope = parse_scope(scope)
     out_path = None if out is None else check_output_path(out, "--out")
     if ledger is not None:
         check_output_path(ledger, "--ledger", "store")
@@ -265,7 +262,7 @@ def run(
                     oracle,
                     token.strip(),
                     timeout=timeout_v,  # type: ignore[union-attr]
-                    verify=existing_file(ca_cert, "--ca-cert") or True,
+                    verify=ca_cert or True,
                 )
             )
             info = orc.description

@@ -45,19 +45,22 @@ from privad.cli._data import (
     scaling_text,
 )
 from privad.cli._options import (
+    COUNT,
     LEDGER_HELP,
     SCHEDULER_OPTION,
     WORKER_TIMEOUT_OPTION,
     WORKERS_OPTION,
+    Choice,
+    Integers,
+    Number,
+    ca_cert_option,
     check_output_path,
-    parse_bounds,
-    parse_choice,
-    parse_cluster,
-    parse_columns,
-    parse_float,
-    parse_int,
-    parse_scope,
-    parse_seed,
+    cluster_of,
+    plan_delta_option,
+    public_bounds,
+    scope_option,
+    seed_option,
+    timeout_option,
 )
 from privad.cli._render import (
     JSON_OPTION,
@@ -71,11 +74,9 @@ from privad.cli._sensitive import (
     EPSILON_OPTION,
     K_OPTION,
     MECHANISM_OPTION,
-    METRIC_CHOICES,
-    METRIC_HELP,
     METRIC_OPTION,
     R_OPTION,
-    parse_mechanism,
+    sensitive_mechanism,
 )
 from privad.cli._sp_identify import (
     Identify,
@@ -109,10 +110,10 @@ ENGINE_CHOICES = ("numba", "dask")
 @sp_app.command("identify")
 def identify(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
-    beta: str | None = BETA_OPTION,
-    r: str | None = R_OPTION,
-    epsilon: str | None = EPSILON_OPTION,
-    k: str = K_OPTION,
+    beta: int = BETA_OPTION,
+    r: float = R_OPTION,
+    epsilon: float = EPSILON_OPTION,
+    k: int = K_OPTION,
     mechanism: str = MECHANISM_OPTION,
     metric: str = METRIC_OPTION,
     queries: str | None = typer.Option(
@@ -136,7 +137,7 @@ def identify(
     exclude: list[str] | None = EXCLUDE_OPTION,
     id_column: str | None = ID_OPTION,
     bounds_file: str | None = BOUNDS_OPTION,
-    bound: list[str] | None = BOUND_OPTION,
+    bound: list[Any] | None = BOUND_OPTION,
     out: str | None = typer.Option(
         None,
         "--out",
@@ -155,47 +156,43 @@ def identify(
         "never release them.",
     ),
     ledger: str | None = typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_HELP),
-    scope: str | None = typer.Option(
-        None,
-        "--scope",
-        metavar="NAME",
-        help="Budget scope the spend is charged to (a non-empty name). Default: the dataset "
-        "name (the file name without extension for files).",
+    scope: str | None = scope_option(
+        "Budget scope the spend is charged to (a non-empty name). Default: the dataset "
+        "name (the file name without extension for files)."
     ),
-    budget: str | None = typer.Option(
+    budget: float | None = typer.Option(
         None,
         "--budget",
         metavar="E",
+        parser=Number("a finite number > 0 (the scope's total ε)", strict=True).bind("--budget"),
         help="Create the scope's budget with total ε = E (a finite number > 0) if it has none "
         "(an existing budget is never changed: use 'privad budget set'). Without it, a scope "
         "without a budget is an error.",
     ),
-    count_cap: str = COUNT_CAP_OPTION,
-    seed: str | None = typer.Option(
-        None,
-        "--seed",
-        metavar="S",
-        help="Seed (an integer >= 0) for the noise, for reproducible tests only: anyone who "
+    count_cap: Any = COUNT_CAP_OPTION,
+    seed: int | None = seed_option(
+        "Seed (an integer >= 0) for the noise, for reproducible tests only: anyone who "
         "knows the seed can undo the noise. Default: fresh OS entropy. Also seeds generated "
-        "datasets (default 0).",
+        "datasets (default 0)."
     ),
     engine: str = typer.Option(
         "numba",
         "--engine",
         metavar="ENGINE",
+        parser=Choice(ENGINE_CHOICES).bind("--engine"),
         help="numba (default): count on this machine. dask: DATA is a Parquet folder or file "
         "or CSV files (a glob), counted partition by partition on a Dask cluster; the output "
         "is a Parquet folder with one part per input partition. Same counts and, with "
         "--seed, the same labels as numba. See docs/distributed.md.",
     ),
     scheduler: str | None = SCHEDULER_OPTION,
-    workers: str | None = WORKERS_OPTION,
+    workers: int | None = WORKERS_OPTION,
     as_json: bool = JSON_OPTION,
-    worker_timeout: str | None = WORKER_TIMEOUT_OPTION,
+    worker_timeout: float | None = WORKER_TIMEOUT_OPTION,
 ) -> None:
     """Label records as (β, r)-anomalies privately, and charge the privacy budget."""
     # 1. every option, before anything is read or written
-    m = parse_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
+    m = sensitive_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
     job = Identify(
         data=data,
         beta=m.beta,
@@ -205,25 +202,21 @@ def identify(
         r=m.r,
         k=m.k,
         metric=m.metric,
-        seed=parse_seed(seed),
-        columns=parse_columns(columns),
+        seed=seed,
+        columns=columns,
         label=label,
-        exclude=parse_columns(exclude, "--exclude"),
+        exclude=exclude,
         id_column=id_column,
-        bounds=parse_bounds(bound, bounds_file),
-        scope=parse_scope(scope),
+        bounds=public_bounds(bound, bounds_file),
+        scope=scope,
         ledger=ledger,
         out=out,
-        budget=None
-        if budget is None
-        else parse_float(
-            budget, "--budget", strict=True, what="a finite number > 0 (the scope's total ε)"
-        ),
+        budget=budget,
         errors=with_error_probabilities,
         quiet=as_json,
     )
-    engine_v = parse_choice(engine, "--engine", ENGINE_CHOICES)
-    cluster = parse_cluster(scheduler, workers, worker_timeout)
+    engine_v = engine
+    cluster = cluster_of(scheduler, workers, worker_timeout)
     if out is not None:
         check_output_path(out, "--out", "folder" if engine_v == "dask" else "file")
     if ledger is not None:
@@ -255,24 +248,30 @@ def identify(
 # --------------------------------------------------------------------------------------------
 
 
+SHARE_BETA = Number("a number in [0, 1) (e.g. 0.005)", maximum=1.0, below=True)
+SHARE_ANOMALY = Number("a number in [0, 1) (e.g. 0.01)", maximum=1.0, below=True)
+
+
 @sp_app.command("params")
 def params(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
-    beta_fraction: str = typer.Option(
-        "0.005",
+    beta_fraction: float = typer.Option(
+        0.005,
         "--beta-fraction",
         metavar="F",
+        parser=SHARE_BETA.bind("--beta-fraction"),
         help="β as a share of n: β = max(1, round(F·n)); a number in [0, 1) (default 0.005, "
         "the β/n of the paper's Table 1).",
     ),
-    anomaly_share: str = typer.Option(
-        "0.01",
+    anomaly_share: float = typer.Option(
+        0.01,
         "--anomaly-share",
         metavar="S",
+        parser=SHARE_ANOMALY.bind("--anomaly-share"),
         help="Target share of records that are (β, r)-anomalies, in [0, 1) (default 0.01); "
         "r is the smallest radius that leaves at most S·n of them.",
     ),
-    metric: str = typer.Option("euclidean", "--metric", metavar="METRIC", help=METRIC_HELP),
+    metric: str = METRIC_OPTION,
     columns: list[str] | None = COLUMNS_OPTION,
     label: str | None = typer.Option(None, "--label", metavar="COL", help=LABEL_HELP),
     exclude: list[str] | None = EXCLUDE_OPTION,
@@ -283,35 +282,22 @@ def params(
         help="The column that identifies records (numbers or text): not a feature.",
     ),
     bounds_file: str | None = BOUNDS_OPTION,
-    bound: list[str] | None = BOUND_OPTION,
-    seed: str | None = typer.Option(
-        None, "--seed", metavar="S", help="Seed of a generated dataset (an integer >= 0)."
-    ),
+    bound: list[Any] | None = BOUND_OPTION,
+    seed: int | None = seed_option("Seed of a generated dataset (an integer >= 0)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Propose (β, r) for DATA: our reconstruction of the paper's missing Appendix A.2."""
     from privad.sensitive import propose_parameters
 
-    frac = parse_float(
-        beta_fraction, "--beta-fraction", strict=False, what="a number in [0, 1) (e.g. 0.005)"
-    )
-    if frac >= 1:
-        raise ParameterError(f"--beta-fraction must be a number in [0, 1), got {beta_fraction!r}")
-    share = parse_float(
-        anomaly_share, "--anomaly-share", strict=False, what="a number in [0, 1) (e.g. 0.01)"
-    )
-    if share >= 1:
-        raise ParameterError(f"--anomaly-share must be a number in [0, 1), got {anomaly_share!r}")
-    metric_v = parse_choice(metric, "--metric", METRIC_CHOICES)
-    seed_v = parse_seed(seed)
-    bounds = parse_bounds(bound, bounds_file)
+    frac, share, metric_v = beta_fraction, anomaly_share, metric
+    bounds = public_bounds(bound, bounds_file)
     ds, scaling = scale_features(
         load_table(
             data,
-            columns=parse_columns(columns),
+            columns=columns,
             label=label,
-            seed=seed_v,
-            exclude=parse_columns(exclude, "--exclude"),
+            seed=seed,
+            exclude=exclude,
             id_column=id_column,
         ),
         bounds,
@@ -337,7 +323,7 @@ def params(
         ("--exclude", ",".join(exclude or []) or None),
         ("--id", id_column),
         ("--bounds", bounds_file),
-        *(("--bound", b) for b in bound or []),
+        *(("--bound", f"{c}={lo!r}:{hi!r}") for c, (lo, hi) in bound or []),
     ]
     next_command = (
         f"privad sp identify {shlex.quote(data)} --beta {beta_v} --r {r_v:.6g} "
@@ -402,18 +388,11 @@ def params(
 # --------------------------------------------------------------------------------------------
 
 
-def _parse_ids(values: list[str] | None) -> list[int] | None:
-    """``--ids 3,5 --ids 8`` as a list of record ids (integers >= 0)."""
-    if not values:
-        return None
-    parts = [p.strip() for v in values for p in str(v).split(",")]
-    return [parse_int(p, "--ids", minimum=0, what="record ids: integers >= 0") for p in parts]
-
-
 IDS_OPTION: Any = typer.Option(
     None,
     "--ids",
     metavar="IDS",
+    parser=Integers("record ids: integers >= 0", minimum=0).bind("--ids"),
     help="Ask about these records of the curator's data: ids 0 .. n-1, repeat the option or "
     "separate with commas. Charged ε per id this querier has not asked before.",
 )
@@ -434,7 +413,7 @@ def ask(
         envvar="PRIVAD_CURATOR_TOKEN",
         help="This querier's token (default: $PRIVAD_CURATOR_TOKEN).",
     ),
-    ids: list[str] | None = IDS_OPTION,
+    ids: list[Any] | None = IDS_OPTION,
     queries: str | None = typer.Option(
         None,
         "--queries",
@@ -454,20 +433,17 @@ def ask(
         metavar="FILE",
         help="Also write the answers as CSV (question,label; 1 = anomaly), atomically.",
     ),
-    timeout: str = typer.Option("60", "--timeout", metavar="S", help="Seconds per request."),
-    ca_cert: str | None = typer.Option(
-        None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https curator."
-    ),
+    timeout: float = timeout_option(),
+    ca_cert: str | None = ca_cert_option("curator"),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Ask the curator which records are (β, r)-anomalies: noisy answers, your budget."""
-    from privad.cli._options import existing_file
     from privad.io import atomic_write
     from privad.services.clients import CuratorClient
 
     if token is None or not token.strip():
         raise ParameterError("--token is required (or set $PRIVAD_CURATOR_TOKEN)")
-    id_list = _parse_ids(ids)
+    id_list = None if not ids else [i for part in ids for i in part]
     if (id_list is None) == (queries is None):
         raise ParameterError(
             "give --ids (record ids) or --queries FILE (feature vectors), one of them"
@@ -475,11 +451,8 @@ def ask(
     if add_query_to_data and queries is None:
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
     out_path = None if out is None else check_output_path(out, "--out")
-    timeout_v = parse_float(timeout, "--timeout", strict=True, what="seconds > 0")
-    Q = None if queries is None else load_table(queries, columns=parse_columns(columns)).X
-    with CuratorClient(
-        server, token.strip(), timeout=timeout_v, verify=existing_file(ca_cert, "--ca-cert") or True
-    ) as client:
+    Q = None if queries is None else load_table(queries, columns=columns).X
+    with CuratorClient(server, token.strip(), timeout=timeout, verify=ca_cert or True) as client:
         if id_list is not None:
             reply = client.ask_ids(id_list)
             names = [str(i) for i in id_list]
@@ -525,26 +498,23 @@ def ask(
 
 @sp_app.command("plan")
 def plan(
-    beta: str | None = BETA_OPTION,
-    epsilon: str | None = EPSILON_OPTION,
-    k: str = K_OPTION,
-    queries: str | None = typer.Option(
+    beta: int = BETA_OPTION,
+    epsilon: float = EPSILON_OPTION,
+    k: int = K_OPTION,
+    queries: int | None = typer.Option(
         None,
         "--queries",
         metavar="N",
+        parser=COUNT.bind("--queries"),
         help="Answers that may touch one record (Claim 5's m; n for a batch of n queries): "
         "show their total cost.",
     ),
-    delta: str | None = typer.Option(
-        None,
-        "--delta",
-        metavar="D",
-        help="δ in (0, 1): also show the optimal composition's ε at this δ.",
-    ),
-    max_ball: str | None = typer.Option(
+    delta: float | None = plan_delta_option(),
+    max_ball: int | None = typer.Option(
         None,
         "--max-ball",
         metavar="B",
+        parser=COUNT.bind("--max-ball"),
         help="Largest ball count shown (default 2β + 20).",
     ),
     as_json: bool = JSON_OPTION,
@@ -561,7 +531,7 @@ def plan(
     anomaly, as a function of B, for the SP mechanism and the optimal DP one; with
     --queries, the total cost of N answers by linear and (with --delta) optimal composition.
     """
-    from privad.cli._plan import sp_plan
+    from privad.cli._plan import sp_plan  # matplotlib only when a plan is asked for
 
     sp_plan(beta, epsilon, k, queries, delta, max_ball, as_json, figure)
 
