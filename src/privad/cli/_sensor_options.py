@@ -143,7 +143,7 @@ def sensor_token(value: str | None, option: str, env: str) -> str:
     return value.strip()
 
 
-def output_format(text: str, as_json: bool, choices: tuple[str, ...]) -> str:
+def format_choice(text: str, as_json: bool, choices: tuple[str, ...]) -> str:
     """``--format`` (one of ``choices``), which ``--json`` sets to json."""
     fmt = parse_choice(text, "--format", choices)
     if as_json and fmt not in ("json", choices[0]):

@@ -69,6 +69,7 @@ from privad.cli._sensor_options import (
     SEED_OPTION,
     TOKEN_OPTION,
     UNIT_OPTION,
+    format_choice,
     given_sensitivities,
     guarantee_options,
     p_o_option,
@@ -319,7 +320,7 @@ def result(
     from privad.io import atomic_write
     from privad.services.clients import AnalystClient
 
-    fmt = output_format(output_format, as_json, ("csv", "json"))
+    fmt = format_choice(output_format, as_json, ("csv", "json"))
     w = window
     target = None if out is None else check_output_path(out, "--out")
     client = AnalystClient(
@@ -430,7 +431,7 @@ def calibrate(
     from privad.services.streams import read_csv_array
 
     p_o_v = p_o
-    fmt = output_format(output_format, as_json, ("text", "json", "env"))
+    fmt = format_choice(output_format, as_json, ("text", "json", "env"))
     scaling_v, ms = scaling, min_samples
     H = read_csv_array(
         existing_file(history, "HISTORY"),
