@@ -56,7 +56,7 @@ from privad.cli._search_options import (
     parse_halting,
     resolve_thresholds,
 )
-from privad.errors import BudgetExceededError, ParameterError
+from privad.errors import ParameterError
 
 __all__ = ["register", "search_app"]
 
@@ -93,22 +93,65 @@ def _write_posterior(out: Path, posterior: np.ndarray) -> None:
         writer.writerows((i, repr(float(p))) for i, p in enumerate(posterior))
 
 
-def _open_ledger(
-    path: str, scope: str, notion: str, budget: float, delta: float | None
-) -> tuple[Any, str | None]:
-    from privad.accounting import Ledger, NoBudgetError
+def _check_target(
+    oracle: str,
+    remote: bool,
+    out_path: Path | None,
+    token: str | None,
+    eps: float | None,
+    local_options: dict[str, Any],
+) -> None:
+    """The options that depend on the oracle being a server or local data."""
+    source = Path(oracle).expanduser()
+    if out_path is not None and not remote and source.exists():
+        if out_path.resolve() == source.resolve():
+            raise ParameterError(f"--out {str(out_path)!r} would overwrite the input {oracle!r}")
+    if not remote:
+        if eps is None:
+            raise ParameterError("--epsilon is required with local data: ε per query (e.g. 1)")
+        return
+    for flag, value in local_options.items():
+        if value is not None:
+            raise ParameterError(f"{flag} applies to local data; the server holds the data")
+    if token is None or not token.strip():
+        raise ParameterError(
+            "--token is required for an oracle server (or set $PRIVAD_ORACLE_TOKEN)"
+        )
 
-    book = Ledger(Path(path).expanduser(), create=True)
-    try:
-        book.budget(scope, notion)
-        return book, None
-    except NoBudgetError:
-        book.set_budget(scope, notion, budget, delta=delta)
-        kind = "" if delta is None else f", δ {delta:g}"
-        return book, f"created the {notion} budget of scope {scope!r}: total ε {budget:g}{kind}"
-    except BaseException:
-        book.close()
-        raise
+
+def _ledger_summary(
+    account: Any, recorded: float | None, scope: str, ledger: str | None, result: Any
+) -> tuple[list[tuple[str, str]], dict[str, Any] | None]:
+    """The summary rows and the ``--json`` account of the ledger the search was charged to."""
+    rows: list[tuple[str, str]] = []
+    if recorded is not None:
+        rows.append(
+            (
+                "ledger",
+                f"the oracle's own in-memory ledger, scope {scope!r}: "
+                f"{result.n_queries} answers recorded, ε {recorded:g}",
+            )
+        )
+    if account is None:
+        return rows, None
+    where = ledger or "an in-memory ledger"
+    if account.delta is None:
+        text = f"scope {scope!r} in {where}: remaining ε {float(account.remaining):g}"
+    else:
+        text = (
+            f"scope {scope!r} in {where}: spent (ε {float(account.spent):g}, δ "
+            f"{float(account.delta_spent):g}) of (ε {float(account.total):g}, δ "
+            f"{float(account.delta):g}), composed tightly"
+        )
+    return [("ledger", text), *rows], {
+        "scope": scope,
+        "ledger": ledger,
+        "total": float(account.total),
+        "spent": float(account.spent),
+        "remaining": float(account.remaining),
+        "delta": None if account.delta is None else float(account.delta),
+        "delta_spent": float(account.delta_spent or 0),
+    }
 
 
 @search_app.command("run")
@@ -198,9 +241,6 @@ def run(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Search for the anomaly with noisy group queries (Algorithm 1) and summarise."""
-    from privad.accounting import ANOMALY_RESTRICTED_DP
-    from privad.accounting.exact import to_fraction
-    from privad.search import DEFAULT_MAX_QUERIES, search
 
     # 1. every option, before anything is read or sent
     remote = oracle.strip().lower().startswith(("http://", "https://"))
@@ -218,73 +258,35 @@ def run(
     out_path = None if out is None else check_output_path(out, "--out")
     if ledger is not None:
         check_output_path(ledger, "--ledger", "store")
-    if out_path is not None:
-        if (
-            not remote
-            and Path(oracle).expanduser().exists()
-            and out_path.resolve() == Path(oracle).expanduser().resolve()
-        ):
-            raise ParameterError(f"--out {out!r} would overwrite the input {oracle!r}")
-    if remote:
-        for flag, value in (
-            ("--column", column),
-            ("--labels-column", labels_column),
-            ("--t-low", t_low),
-            ("--t-high", t_high),
-        ):
-            if value is not None:
-                raise ParameterError(f"{flag} applies to local data; the server holds the data")
-        if derive_thresholds:
-            raise ParameterError(
-                "--derive-thresholds applies to local data; the server holds the data"
-            )
-        if token is None or not token.strip():
-            raise ParameterError(
-                "--token is required for an oracle server (or set $PRIVAD_ORACLE_TOKEN)"
-            )
-    elif eps is None:
-        raise ParameterError("--epsilon is required with local data: ε per query (e.g. 1)")
+    _check_target(
+        oracle,
+        remote,
+        out_path,
+        token,
+        eps,
+        {
+            "--column": column,
+            "--labels-column": labels_column,
+            "--t-low": t_low,
+            "--t-high": t_high,
+            "--derive-thresholds": derive_thresholds or None,
+        },
+    )
 
-    # 2. the oracle
+    # 2. the oracle and the search, charged (privad.search.session)
     from privad.noise import as_randomness
+    from privad.search import ledger_search, remote_query_cap
 
     search_rng, oracle_rng = as_randomness(seed_v).spawn(2) if seed_v is not None else (None, None)
-    notes: list[str] = []
-    max_queries = DEFAULT_MAX_QUERIES
-    server_cap = False
-    oracle_left = None
     with contextlib.ExitStack() as stack:
         if remote:
             from privad.services.clients import RemoteOracle
 
             orc = stack.enter_context(
-                RemoteOracle(
-                    oracle,
-                    token.strip(),
-                    timeout=timeout_v,  # type: ignore[union-attr]
-                    verify=ca_cert or True,
-                )
+                RemoteOracle(oracle, token.strip(), timeout=timeout_v, verify=ca_cert or True)  # type: ignore[union-attr]
             )
+            cap = remote_query_cap(orc, epsilon=eps, kind=kind_v)
             info = orc.description
-            if eps is not None and abs(orc.epsilon - eps) > 1e-12 * max(1.0, eps):
-                raise ParameterError(
-                    f"the oracle answers with ε = {orc.epsilon:g} per query; "
-                    f"--epsilon {epsilon} differs (leave it out)"
-                )
-            if kind_v is not None and info.get("kind") != kind_v:
-                raise ParameterError(
-                    f"the oracle is of kind {info.get('kind')!r}; --kind "
-                    f"{kind} differs (leave it out)"
-                )
-            left = int(orc.last_budget.get("queries_left", DEFAULT_MAX_QUERIES))
-            if left <= 0:
-                raise BudgetExceededError(
-                    f"the oracle at {orc.base_url} has no budget left for a query of ε = "
-                    f"{orc.epsilon:g} (scope {orc.last_budget.get('scope')!r}: total "
-                    f"{orc.last_budget.get('total')}, spent {orc.last_budget.get('spent')})"
-                )
-            if left < max_queries:
-                max_queries, server_cap = left, True
             where = f"server {orc.base_url}"
             default_scope = f"search/{orc.base_url.split('://', 1)[-1]}"
             data_text = f"{orc.n_items} items held by the server"
@@ -293,6 +295,7 @@ def run(
                 f"t_h = {float(info.get('t_high', 'nan')):.6g} (the server's)"
             )
             above: set[int] = set()
+            make = None
         else:
             from privad.search import make_oracle
 
@@ -303,67 +306,52 @@ def run(
             data_text = f"{data.name}: {data.values.size} values"
             thresholds = f"t_l = {lo:.6g}, t_h = {hi:.6g}, {how}"
             above = set(np.flatnonzero(data.values >= hi).tolist())
-        scope_v = scope if scope is not None else default_scope
-        book = None
-        if ledger is not None or delta_v is not None:  # (b, δ): an account always keeps it
-            book, note = _open_ledger(
-                ledger or ":memory:", scope_v, ANOMALY_RESTRICTED_DP, b, delta_v
-            )
-            stack.callback(book.close)
-            if note:
-                notes.append(note)
-        if not remote:
-            # the local oracle records every answer: in the --ledger file, else in its own
-            # in-memory ledger (the searcher's side then needs no second account)
-            orc = make_oracle(
-                kind_v or "laplace",
-                data.values,
-                lo,
-                hi,
-                eps,  # type: ignore[arg-type]
-                rng=oracle_rng,
-                ledger=book,
-                scope=scope_v,
-            )
-            # the search stops before the oracle's ledger would refuse (tightly, under an
-            # (ε, δ) budget): reason "oracle-budget"
-            oracle_left = orc.answers_left()
+            orc, cap = None, None
 
-        # 3. the search (a remote oracle's answers are charged to --ledger on this side)
+            def make(book: Any, scope: str) -> Any:
+                return make_oracle(
+                    kind_v or "laplace",
+                    data.values,
+                    lo,
+                    hi,
+                    eps,
+                    rng=oracle_rng,
+                    ledger=book,
+                    scope=scope,  # type: ignore[arg-type]
+                )
+
+        scope_v = scope if scope is not None else default_scope
         with StepProgress(quiet=as_json) as progress:
-            task = progress.add_task(
-                "searching: queries answered",
-                total=min(max_queries, int(to_fraction(b) // to_fraction(orc.epsilon))),
-            )
-            result = search(
+            task = None
+
+            def advance(answered: int, planned: int) -> None:
+                nonlocal task
+                if task is None:
+                    task = progress.add_task("searching: queries answered", total=planned)
+                progress.update(task, completed=answered)
+
+            run = ledger_search(
                 orc,
+                make_oracle=make,
+                budget=b,
+                scope=scope_v,
                 halting=rule,
-                top_k=min(top_k, orc.n_items),
+                delta=delta_v,
+                ledger=ledger,
+                query_cap=cap,
+                top_k=top_k,
                 selection=sel,
-                max_queries=max_queries,
-                ledger=book if remote else None,
-                scope=scope_v if book and remote else None,
                 label=f"privad search run against {where}",
                 rng=search_rng,
-                progress=lambda t, _p: progress.update(task, completed=t),
+                progress=advance,
             )
+        orc, result, account, recorded = run.oracle, run.result, run.account, run.recorded
         if out_path is not None:
             _write_posterior(out_path, result.posterior)
-        account = None if book is None else book.budget(scope_v, ANOMALY_RESTRICTED_DP)
-        recorded = None
-        if not remote and book is None:  # the oracle's own ledger has no budget: add it up
-            recorded = sum(s.epsilon for s in orc.ledger.history(scope_v))  # type: ignore[union-attr]
         server_budget = orc.last_budget if remote else None
 
-    # 4. summary (released answers and public parameters only)
-    halted: list[str] = []
-    for name in dict.fromkeys(result.halted_by):
-        if name == "max-queries" and server_cap:
-            halted.append(f"oracle budget ({max_queries} queries were left at the server)")
-        elif name == "oracle-budget":
-            halted.append(f"ledger ({oracle_left} queries were left in scope {scope_v!r})")
-        else:
-            halted.append(name)
+    # 3. summary (released answers and public parameters only)
+    halted, notes = list(run.halted), list(run.notes)
     post = result.posterior
     top_items = [
         {
@@ -396,44 +384,8 @@ def run(
                 f"{server_budget.get('remaining'):g} of {server_budget.get('total'):g}",
             )
         )
-    ledger_account = None
-    if account is not None:
-        where_ledger = ledger or "an in-memory ledger"
-        ledger_account = {
-            "scope": scope_v,
-            "ledger": ledger,
-            "total": float(account.total),
-            "spent": float(account.spent),
-            "remaining": float(account.remaining),
-            "delta": None if account.delta is None else float(account.delta),
-            "delta_spent": float(account.delta_spent or 0),
-        }
-        if account.delta is None:
-            rows.append(
-                (
-                    "ledger",
-                    f"scope {scope_v!r} in {where_ledger}: remaining ε "
-                    f"{float(account.remaining):g}",
-                )
-            )
-        else:
-            rows.append(
-                (
-                    "ledger",
-                    f"scope {scope_v!r} in {where_ledger}: spent (ε "
-                    f"{float(account.spent):g}, δ {float(account.delta_spent):g}) of (ε "
-                    f"{float(account.total):g}, δ {float(account.delta):g}), composed "
-                    "tightly",
-                )
-            )
-    if recorded is not None:
-        rows.append(
-            (
-                "ledger",
-                f"the oracle's own in-memory ledger, scope {scope_v!r}: "
-                f"{result.n_queries} answers recorded, ε {recorded:g}",
-            )
-        )
+    ledger_rows, ledger_account = _ledger_summary(account, recorded, scope_v, ledger, result)
+    rows += ledger_rows
     if out_path is not None:
         rows.append(("posterior", str(out_path)))
     payload = {
