@@ -393,9 +393,9 @@ def plan_delta_option() -> Any:
     )
 
 
-def seed_option(help: str) -> Any:
+def seed_option(help: str, default: int | None = None) -> Any:
     """``--seed S`` (an integer >= 0) with a command's help text."""
-    return typer.Option(None, "--seed", metavar="S", parser=SEED.bind("--seed"), help=help)
+    return typer.Option(default, "--seed", metavar="S", parser=SEED.bind("--seed"), help=help)
 
 
 def timeout_option(help: str = "Seconds per request.") -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from privad.cli._options import COUNT, SEED, check_output_path
+from privad.cli._options import COUNT, SEED, check_output_path, seed_option
 from privad.cli._render import JSON_OPTION, QUIET_OPTION, StepProgress, emit
 from privad.errors import ParameterError
 
@@ -206,23 +206,18 @@ def _out_option(name: str) -> Any:
     )
 
 
+def _runs_option(default: int, help: str) -> Any:
+    """``--runs N`` (an integer >= 1)."""
+    return typer.Option(default, "--runs", metavar="N", parser=COUNT.bind("--runs"), help=help)
+
+
 @reproduce_app.command("relaxed")
 def relaxed(
     out: str = _out_option("relaxed"),
     quick: bool = typer.Option(False, "--quick", help=_QUICK_HELP + " 4,000 points, 1 run."),
-    seed: int = typer.Option(
-        0,
-        "--seed",
-        metavar="S",
-        help=_SEED_HELP,
-        parser=SEED.bind("--seed"),
-    ),
-    runs: int = typer.Option(
-        "5",
-        "--runs",
-        metavar="N",
-        help="Runs per (separation, ε) cell, averaged (integer >= 1; the paper uses 5).",
-        parser=COUNT.bind("--runs"),
+    seed: int = seed_option(_SEED_HELP, 0),
+    runs: int = _runs_option(
+        5, "Runs per (separation, ε) cell, averaged (integer >= 1; the paper uses 5)."
     ),
     quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
@@ -248,19 +243,9 @@ def relaxed(
 def search(
     out: str = _out_option("search"),
     quick: bool = typer.Option(False, "--quick", help=_QUICK_HELP),
-    seed: int = typer.Option(
-        0,
-        "--seed",
-        metavar="S",
-        help=_SEED_HELP,
-        parser=SEED.bind("--seed"),
-    ),
-    runs: int = typer.Option(
-        "100",
-        "--runs",
-        metavar="N",
-        help="Searches per setting, c in the paper (integer >= 1; default 100).",
-        parser=COUNT.bind("--runs"),
+    seed: int = seed_option(_SEED_HELP, 0),
+    runs: int = _runs_option(
+        100, "Searches per setting, c in the paper (integer >= 1; default 100)."
     ),
     nab_root: str | None = typer.Option(
         None,
@@ -348,13 +333,7 @@ def rmp(
         "paper's range is 300-1000; 15 with --quick).",
         parser=COUNT.bind("--epochs"),
     ),
-    seed: int = typer.Option(
-        0,
-        "--seed",
-        metavar="S",
-        help="First seed (an integer >= 0).",
-        parser=SEED.bind("--seed"),
-    ),
+    seed: int = seed_option("First seed (an integer >= 0).", 0),
     quick: bool = typer.Option(
         False, "--quick", help=_QUICK_HELP + " 1 seed, 300 records, 15 epochs."
     ),

@@ -155,6 +155,7 @@ def stream_sensitivities(
     """
     if given is not None and history is not None:
         raise ParameterError("give the relaxed sensitivities or a history, not both")
+    p_o = check_p_o(p_o)
     window = check_array(first_window, "first_window")
     if given is not None:
         return check_relaxed_sensitivity(given, window.shape[1])
