@@ -48,9 +48,6 @@ __all__ = [
     "parse_float",
     "parse_floats",
     "parse_int",
-    "parse_optional_int",
-    "parse_scope",
-    "parse_seed",
     "required_secret",
 ]
 
@@ -128,28 +125,6 @@ def parse_columns(values: Sequence[str] | None, option: str = "--columns") -> li
     if any(not part for part in out):
         raise ParameterError(f"{option} has an empty column name in {list(values)!r}")
     return out
-
-
-def parse_optional_int(text: str | None, option: str, minimum: int) -> int | None:
-    """None when the option is not given, else ``text`` as an int ≥ ``minimum`` (the error
-    says "an integer >= ``minimum``")."""
-    if text is None:
-        return None
-    return parse_int(text, option, minimum=minimum, what=f"an integer >= {minimum}")
-
-
-def parse_seed(text: str | None) -> int | None:
-    """``--seed``: None (fresh OS entropy) or an integer ≥ 0."""
-    return parse_optional_int(text, "--seed", 0)
-
-
-def parse_scope(text: str | None) -> str | None:
-    """``--scope``: None (the command's default scope) or a non-empty name, stripped."""
-    if text is None:
-        return None
-    if not text.strip():
-        raise ParameterError("--scope must be a non-empty name")
-    return text.strip()
 
 
 def parse_floats(text: str, option: str, *, what: str) -> list[float]:
