@@ -35,9 +35,11 @@ from privad.cli._options import (
     COUNT,
     DELTA_OPTION,
     Choice,
+    Integer,
     Number,
     ca_cert_option,
     check_output_path,
+    plan_delta_option,
     scope_option,
     seed_option,
     timeout_option,
@@ -425,27 +427,42 @@ def run(
 
 @search_app.command("plan")
 def plan(
-    epsilon: str | None = typer.Option(
-        None,
+    epsilon: float = typer.Option(
+        ...,
         "--epsilon",
         metavar="E",
+        parser=Number("a finite number > 0 (e.g. 0.1)", strict=True).bind("--epsilon"),
         help="Required. ε per query.",
     ),
-    t_low: str | None = typer.Option(None, "--t-low", metavar="L", help="Required. t_ℓ > 0."),
-    t_high: str | None = typer.Option(None, "--t-high", metavar="H", help="Required. t_h > t_ℓ."),
-    items: str | None = typer.Option(
-        None,
+    t_low: float = typer.Option(
+        ...,
+        "--t-low",
+        metavar="L",
+        parser=Number("a number > 0", strict=True).bind("--t-low"),
+        help="Required. t_ℓ > 0.",
+    ),
+    t_high: float = typer.Option(
+        ...,
+        "--t-high",
+        metavar="H",
+        parser=Number("a number > --t-low", strict=True).bind("--t-high"),
+        help="Required. t_h > t_ℓ.",
+    ),
+    items: int = typer.Option(
+        ...,
         "--items",
         metavar="N",
+        parser=Integer("an integer >= 2", minimum=2).bind("--items"),
         help="Required. Items searched.",
     ),
-    error: str = typer.Option("0.1", "--error", metavar="P", help="Target search error δ_s."),
-    delta: str | None = typer.Option(
-        None,
-        "--delta",
-        metavar="D",
-        help="Privacy δ: also show the optimal composition.",
+    error: float = typer.Option(
+        0.1,
+        "--error",
+        metavar="P",
+        parser=Number("a number in (0, 1)", strict=True, maximum=1.0, below=True).bind("--error"),
+        help="Target search error δ_s.",
     ),
+    delta: float | None = plan_delta_option(),
     as_json: bool = JSON_OPTION,
     figure: str | None = typer.Option(None, "--figure", metavar="PATH", help="Draw the cost."),
 ) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import numpy as np
 import typer
@@ -137,7 +138,7 @@ def send(
         "paper's experiments; a deployment should use past data).",
     ),
     p_o: float = P_O_OPTION,
-    relaxed_sensitivity: list[float] | None = RS_OPTION,
+    relaxed_sensitivity: Any = RS_OPTION,
     scaling: str = SCALING_OPTION,
     d_diff_centres: str = typer.Option(
         "separate",
@@ -226,7 +227,7 @@ def send(
         "forced.",
         parser=POSITIVE.bind("--budget"),
     ),
-    global_sensitivity: list[float] | None = GS_OPTION,
+    global_sensitivity: Any = GS_OPTION,
     guarantee_unit: str = UNIT_OPTION,
     timeout: float = timeout_option(),
     retries: int = retries_option(
@@ -499,7 +500,7 @@ def perturb(
         help="Historical data (CSV, same columns) for the relaxed sensitivities (eq. 1).",
     ),
     p_o: float = P_O_OPTION,
-    relaxed_sensitivity: list[float] | None = RS_OPTION,
+    relaxed_sensitivity: Any = RS_OPTION,
     scaling: str = SCALING_OPTION,
     columns: list[str] | None = COLUMNS_OPTION,
     exclude: list[str] | None = EXCLUDE_OPTION,
@@ -525,7 +526,7 @@ def perturb(
         "and released twice.",
         parser=POSITIVE.bind("--budget"),
     ),
-    global_sensitivity: list[float] | None = GS_OPTION,
+    global_sensitivity: Any = GS_OPTION,
     guarantee_unit: str = UNIT_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:

@@ -71,7 +71,9 @@ from privad.cli._sensitive import (
     K_OPTION,
     MECHANISM_OPTION,
     METRIC_OPTION,
+    beta_option,
     epsilon_option,
+    r_option,
     sensitive_mechanism,
 )
 from privad.errors import ParameterError
@@ -517,8 +519,8 @@ def register(app: typer.Typer) -> None:
 @serve_app.command("sp")
 def sp(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
-    beta: str = typer.Option(..., "--beta", metavar="B", help="β: an integer >= 1."),
-    r: str = typer.Option(..., "--r", metavar="R", help="The radius r: a finite number >= 0."),
+    beta: int = beta_option("β: an integer >= 1."),
+    r: float = r_option("The radius r: a finite number >= 0."),
     epsilon: float = epsilon_option("ε per answer, > 0."),
     budget: float = typer.Option(
         ...,
