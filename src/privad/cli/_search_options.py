@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from privad.cli._data import SeriesData
-from privad.cli._options import Number, TextType
+from privad.cli._options import COUNT, Number, TextType
 from privad.errors import ParameterError
 
 KIND_HELP = (
@@ -142,6 +142,13 @@ def resolve_thresholds(
     return th.t_low, th.t_high, how
 
 
+_OPEN_UNIT = {  # the α of posterior:ALPHA (also alpha:ALPHA) and the δ of log-odds:DELTA
+    "alpha": Number("α in (0, 1), e.g. posterior:0.9", strict=True, maximum=1.0, below=True),
+    "posterior": Number("α in (0, 1), e.g. posterior:0.9", strict=True, maximum=1.0, below=True),
+    "log-odds": Number("δ in (0, 1), e.g. log-odds:0.05", strict=True, maximum=1.0, below=True),
+}
+
+
 def parse_halting(specs: list[str] | None, budget: float, *, linear: bool = True) -> Any:
     """``--halting`` values → a :class:`~privad.search.HaltingRule` (any of them stops).
 
@@ -151,7 +158,6 @@ def parse_halting(specs: list[str] | None, budget: float, *, linear: bool = True
     else (an (ε, δ) budget, ``--delta``) through the ledger, which stops the search tightly.
     Default: ``posterior:0.5`` (section 6).
     """
-    from privad.cli._options import parse_float, parse_int
     from privad.search import (
         DEFAULT_MAX_QUERIES,
         AnyOf,
@@ -169,38 +175,17 @@ def parse_halting(specs: list[str] | None, budget: float, *, linear: bool = True
             rules.append(PrivacyBudget(budget) if linear else MaxQueries(DEFAULT_MAX_QUERIES))
         elif name in ("posterior", "alpha"):
             alpha = (
-                0.5
-                if not arg
-                else parse_float(
-                    arg,
-                    "--halting posterior:ALPHA",
-                    strict=True,
-                    maximum=1.0,
-                    what="α in (0, 1), e.g. posterior:0.9",
-                )
+                0.5 if not arg else _OPEN_UNIT["posterior"].parse(arg, "--halting posterior:ALPHA")
             )
-            if alpha >= 1.0:
-                raise ParameterError(f"--halting posterior:ALPHA needs α < 1, got {arg!r}")
             rules.append(PosteriorThreshold(alpha))
         elif name == "log-odds" and arg:
-            delta = parse_float(
-                arg,
-                "--halting log-odds:DELTA",
-                strict=True,
-                maximum=1.0,
-                what="δ in (0, 1), e.g. log-odds:0.05",
+            rules.append(
+                LogOddsThreshold(_OPEN_UNIT["log-odds"].parse(arg, "--halting log-odds:DELTA"))
             )
-            if delta >= 1.0:
-                raise ParameterError(f"--halting log-odds:DELTA needs δ < 1, got {arg!r}")
-            rules.append(LogOddsThreshold(delta))
         elif name in ("ben-or-hassidim", "boh") and not arg:
             rules.append(BenOrHassidim())
         elif name == "max-queries" and arg:
-            rules.append(
-                MaxQueries(
-                    parse_int(arg, "--halting max-queries:N", minimum=1, what="an integer >= 1")
-                )
-            )
+            rules.append(MaxQueries(COUNT.parse(arg, "--halting max-queries:N")))
         else:
             raise ParameterError(
                 f"--halting must be budget, posterior[:ALPHA], log-odds:DELTA, ben-or-hassidim "
