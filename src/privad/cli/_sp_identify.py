@@ -189,6 +189,23 @@ class Outcome:
     scaling: Any = None
 
 
+def _released(
+    rel: Any, scope: str, remaining: float, ledger: str, out: Path, note: str | None
+) -> dict[str, Any]:
+    """The fields of an :class:`Outcome` that every engine fills the same way."""
+    return {
+        "n_q": int(rel.answers.size),
+        "bound": rel.bound,
+        "guarantee": rel.guarantee,
+        "flagged": int(rel.answers.sum()),
+        "scope": scope,
+        "remaining": remaining,
+        "ledger": ledger,
+        "out": out,
+        "note": note,
+    }
+
+
 def identify_local(job: Identify, queries: str | None, add: bool) -> Outcome:
     """``--engine numba``: the data in this process, output one CSV file."""
     from privad.datasets import scale_to_bounds
@@ -251,15 +268,7 @@ def identify_local(job: Identify, queries: str | None, add: bool) -> Outcome:
     return Outcome(
         data_text=f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features",
         queries_text=what_q + added,
-        n_q=int(rel.answers.size),
-        bound=rel.bound,
-        guarantee=rel.guarantee,
-        flagged=int(rel.answers.sum()),
-        scope=scope_v,
-        remaining=remaining,
-        ledger=ledger_name,
-        out=out_path,
-        note=note,
+        **_released(rel, scope_v, remaining, ledger_name, out_path, note),
         scaling=scaling,
     )
 
@@ -376,15 +385,7 @@ def identify_dask(
             else f"{n_q} record(s) of {queries} in {q_table.n_partitions} partition(s)"
             + (" (each added to the data, footnote 1)" if add else "")
         ),
-        n_q=n_q,
-        bound=rel.bound,
-        guarantee=rel.guarantee,
-        flagged=int(rel.answers.sum()),
-        scope=scope_v,
-        remaining=remaining,
-        ledger=ledger_name,
-        out=out_path,
-        note=note,
+        **_released(rel, scope_v, remaining, ledger_name, out_path, note),
         engine_text=f"dask on {where} ({n_workers} worker(s)); answers sampled on this "
         "machine from the gathered counts (identical to --engine numba)",
     )
