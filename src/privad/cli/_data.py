@@ -33,6 +33,7 @@ LABEL_HELP = (
     "table has none unless --label names a column. See docs/data.md."
 )
 COLUMNS_OPTION: Any = columns_option(COLUMNS_HELP)
+LABEL_OPTION: Any = typer.Option(None, "--label", metavar="COL", help=LABEL_HELP)
 EXCLUDE_OPTION: Any = columns_option(
     option="--exclude",
     metavar="COL",
