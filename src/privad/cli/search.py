@@ -246,17 +246,7 @@ def run(
 
     # 1. every option, before anything is read or sent
     remote = oracle.strip().lower().startswith(("http://", "https://"))
-    b, eps, kind_v, delta_v, top_k, sel, seed_v, timeout_v = (
-        budget,
-        epsilon,
-        kind,
-        delta,
-        top,
-        selection,
-        seed,
-        timeout,
-    )
-    rule = parse_halting(halting, b, linear=delta_v is None)
+    rule = parse_halting(halting, budget, linear=delta is None)
     out_path = None if out is None else check_output_path(out, "--out")
     if ledger is not None:
         check_output_path(ledger, "--ledger", "store")
@@ -265,7 +255,7 @@ def run(
         remote,
         out_path,
         token,
-        eps,
+        epsilon,
         {
             "--column": column,
             "--labels-column": labels_column,
@@ -279,15 +269,15 @@ def run(
     from privad.noise import as_randomness
     from privad.search import ledger_search, remote_query_cap
 
-    search_rng, oracle_rng = as_randomness(seed_v).spawn(2) if seed_v is not None else (None, None)
+    search_rng, oracle_rng = as_randomness(seed).spawn(2) if seed is not None else (None, None)
     with contextlib.ExitStack() as stack:
         if remote:
             from privad.services.clients import RemoteOracle
 
             orc = stack.enter_context(
-                RemoteOracle(oracle, token.strip(), timeout=timeout_v, verify=ca_cert or True)  # type: ignore[union-attr]
+                RemoteOracle(oracle, token.strip(), timeout=timeout, verify=ca_cert or True)  # type: ignore[union-attr]
             )
-            cap = remote_query_cap(orc, epsilon=eps, kind=kind_v)
+            cap = remote_query_cap(orc, epsilon=epsilon, kind=kind)
             info = orc.description
             where = f"server {orc.base_url}"
             default_scope = f"search/{orc.base_url.split('://', 1)[-1]}"
@@ -312,14 +302,14 @@ def run(
 
             def make(book: Any, scope: str) -> Any:
                 return make_oracle(
-                    kind_v or "laplace",
+                    kind or "laplace",
                     data.values,
                     lo,
                     hi,
-                    eps,
+                    epsilon,  # type: ignore[arg-type]
                     rng=oracle_rng,
                     ledger=book,
-                    scope=scope,  # type: ignore[arg-type]
+                    scope=scope,
                 )
 
         scope_v = scope if scope is not None else default_scope
@@ -332,28 +322,28 @@ def run(
                     task = progress.add_task("searching: queries answered", total=planned)
                 progress.update(task, completed=answered)
 
-            run = ledger_search(
+            done = ledger_search(
                 orc,
                 make_oracle=make,
-                budget=b,
+                budget=budget,
                 scope=scope_v,
                 halting=rule,
-                delta=delta_v,
+                delta=delta,
                 ledger=ledger,
                 query_cap=cap,
-                top_k=top_k,
-                selection=sel,
+                top_k=top,
+                selection=selection,
                 label=f"privad search run against {where}",
                 rng=search_rng,
                 progress=advance,
             )
-        orc, result, account, recorded = run.oracle, run.result, run.account, run.recorded
+        orc, result, account, recorded = done.oracle, done.result, done.account, done.recorded
         if out_path is not None:
             _write_posterior(out_path, result.posterior)
         server_budget = orc.last_budget if remote else None
 
     # 3. summary (released answers and public parameters only)
-    halted, notes = list(run.halted), list(run.notes)
+    halted, notes = list(done.halted), list(done.notes)
     post = result.posterior
     top_items = [
         {
