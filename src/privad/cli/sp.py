@@ -18,9 +18,11 @@
   Appendix A.2 (:func:`privad.sensitive.propose_parameters`), not private.
 
 DATA is a catalogue name (``thyroid``, ``mammography``, ..., see ``privad datasets list``)
-or a file (.csv, .parquet, .npy, .npz, .mat). Every option is parsed here (with
-:mod:`privad.cli._options`), so that a bad value is a :class:`~privad.errors.PrivadError`:
+or a file (.csv, .parquet, .npy, .npz, .mat). Every option is typed
+(:mod:`privad.cli._options`), so that a bad value is a :class:`~privad.errors.PrivadError`:
 ``privad.cli.main`` prints it on one line and exits with status 2, before any file is written.
+The engine of ``identify`` is :mod:`privad.cli._sp_identify`; the options shared with
+``privad serve sp`` are in :mod:`privad.cli._sensitive` and :mod:`privad.cli._data`.
 """
 
 from __future__ import annotations
