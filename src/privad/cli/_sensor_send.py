@@ -1,5 +1,5 @@
 """The sending loop of ``privad sensor send`` (:mod:`privad.cli.sensor`): DATA window by
-window through :class:`privad.services.clients.SensorUploader` (each window charged to the
+window through :class:`privad.services.sensor_client.SensorUploader` (each window charged to the
 ledger and journalled before it leaves), one line per window, and the summary."""
 
 from __future__ import annotations
@@ -60,14 +60,9 @@ def send_windows(job: SendJob) -> None:
     """Send DATA window by window (see :func:`privad.cli.sensor.send`) and print the result."""
     from privad.noise import Randomness
     from privad.relaxed import Sensor, stream_sensitivities
-    from privad.services.clients import (
-        AlreadyReleased,
-        AnalystClient,
-        CorrectionClient,
-        SensorUploader,
-        SkippedRows,
-    )
+    from privad.services.clients import AnalystClient, CorrectionClient
     from privad.services.errors import Conflict
+    from privad.services.sensor_client import AlreadyReleased, SensorUploader, SkippedRows
     from privad.services.streams import read_csv_rows
 
     def say(text: str) -> None:

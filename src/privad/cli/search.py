@@ -1,8 +1,8 @@
 """``privad search``: the DP noisy binary search (Bittner, Sarwate, Wright) from the command line.
 
 * ``privad search run --oracle URL --token T --budget B``: search for the anomaly with an
-  oracle server (``privad serve oracle``) through :class:`privad.services.clients.
-  RemoteOracle`; the server holds the data and charges its own ledger.
+  oracle server (``privad serve oracle``) through :class:`privad.services.
+  remote_oracle.RemoteOracle`; the server holds the data and charges its own ledger.
 * ``privad search run --oracle DATA --epsilon E --budget B --t-low L --t-high H`` (or
   ``--derive-thresholds``): the same with a local oracle over a data file. The oracle
   records every answer before releasing it: in the ``--ledger`` file (scope ``--scope``;
@@ -272,7 +272,7 @@ def run(
     search_rng, oracle_rng = as_randomness(seed).spawn(2) if seed is not None else (None, None)
     with contextlib.ExitStack() as stack:
         if remote:
-            from privad.services.clients import RemoteOracle
+            from privad.services.remote_oracle import RemoteOracle
 
             orc = stack.enter_context(
                 RemoteOracle(oracle, token.strip(), timeout=timeout, verify=ca_cert or True)  # type: ignore[union-attr]

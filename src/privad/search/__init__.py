@@ -12,10 +12,11 @@ Modules, one per idea:
 * :mod:`.theory`: eq. (24) p of the binarized oracle, eq. (26) bound on E[T], ε_par,
   randomized response's ε (Proposition 1).
 * :mod:`.groups`: query groups (masks, indices, prefixes of an order).
+* :mod:`.models`: the data model of eq. (1) and the answer models carrying ε, the
+  guarantee and the likelihood (so a remote oracle can be dropped in).
 * :mod:`.oracles`: the :class:`Oracle` interface and the three oracles (randomized
-  response eq. 5, Laplace max eqs. 8-9, binarized Z_t eq. 24), with answer models carrying
-  ε, the guarantee and the likelihood (so a remote oracle can be dropped in). A local
-  oracle records every answer in its ledger (``oracle.ledger``) before releasing it.
+  response eq. 5, Laplace max eqs. 8-9, binarized Z_t eq. 24). A local oracle records
+  every answer in its ledger (``oracle.ledger``) before releasing it.
 * :mod:`.posterior`: Bayes updates in log space (eqs. 6, 11, 12), dense and run-length
   beliefs.
 * :mod:`.selection`: the median split (eq. 10), fixed or fresh permutation.
@@ -59,6 +60,16 @@ from privad.search.halting import (
     SearchState,
 )
 from privad.search.loop import DEFAULT_MAX_QUERIES, SearchResult, TraceEntry, search
+from privad.search.models import (
+    NEIGHBOURING,
+    ORACLE_KINDS,
+    AnswerModel,
+    BinaryModel,
+    LaplaceMaxModel,
+    MaxAnswer,
+    check_search_data,
+    model_from_description,
+)
 from privad.search.multiple import (
     GroupOutcome,
     MultiSearchResult,
@@ -72,19 +83,11 @@ from privad.search.multiple import (
 )
 from privad.search.oracles import (
     DEFAULT_SCOPE,
-    NEIGHBOURING,
-    ORACLE_KINDS,
-    AnswerModel,
     BinarizedOracle,
-    BinaryModel,
-    LaplaceMaxModel,
     LaplaceMaxOracle,
-    MaxAnswer,
     Oracle,
     RandomizedResponseOracle,
-    check_search_data,
     make_oracle,
-    model_from_description,
 )
 from privad.search.posterior import (
     DensePosterior,

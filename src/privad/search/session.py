@@ -72,7 +72,7 @@ def remote_query_cap(
     Parameters
     ----------
     oracle:
-        A remote oracle (:class:`privad.services.clients.RemoteOracle`): its ``epsilon``,
+        A remote oracle (:class:`privad.services.remote_oracle.RemoteOracle`): its ``epsilon``,
         ``description`` (with ``kind``) and ``last_budget`` (with ``queries_left``).
     epsilon, kind:
         ε per query and the oracle kind the caller expects, or None (take the server's).
