@@ -46,20 +46,26 @@ DERIVE_OPTION: Any = typer.Option(
     "largest value x_j; t_h = x* - 0.1(x* - x_j), t_l = x_j + 0.1(x* - x_j)). This reads the "
     "data and is NOT private: in a deployment set --t-low/--t-high from domain knowledge.",
 )
-T_LOW_OPTION: Any = typer.Option(
-    None,
-    "--t-low",
-    metavar="L",
-    parser=Number("a finite number > 0", strict=True).bind("--t-low"),
-    help="t_l > 0: every non-anomalous value is <= t_l (eq. 1); also the sensitivity of the "
+T_LOW = Number("a finite number > 0", strict=True)
+T_HIGH = Number("a finite number > t_low", strict=True)
+
+
+def thresholds_options(required: bool, low_help: str, high_help: str) -> tuple[Any, Any]:
+    """``--t-low L`` and ``--t-high H`` (t_l < t_h, eq. 1): required, or None by default."""
+    default = ... if required else None
+    return (
+        typer.Option(default, "--t-low", metavar="L", parser=T_LOW.bind("--t-low"), help=low_help),
+        typer.Option(
+            default, "--t-high", metavar="H", parser=T_HIGH.bind("--t-high"), help=high_help
+        ),
+    )
+
+
+T_LOW_OPTION, T_HIGH_OPTION = thresholds_options(
+    False,
+    "t_l > 0: every non-anomalous value is <= t_l (eq. 1); also the sensitivity of the "
     "max query (Lemma 1). With --t-high.",
-)
-T_HIGH_OPTION: Any = typer.Option(
-    None,
-    "--t-high",
-    metavar="H",
-    parser=Number("a finite number > t_low", strict=True).bind("--t-high"),
-    help="t_h > t_l: the anomaly's value is >= t_h (eq. 1).",
+    "t_h > t_l: the anomaly's value is >= t_h (eq. 1).",
 )
 
 HALTING_OPTION: Any = typer.Option(

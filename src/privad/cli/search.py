@@ -57,6 +57,7 @@ from privad.cli._search_options import (
     kind_option,
     parse_halting,
     resolve_thresholds,
+    thresholds_options,
 )
 from privad.errors import ParameterError
 
@@ -415,6 +416,9 @@ def run(
     emit(payload, as_json, render)
 
 
+_PLAN_THRESHOLDS = thresholds_options(True, "Required. t_ℓ > 0.", "Required. t_h > t_ℓ.")
+
+
 @search_app.command("plan")
 def plan(
     epsilon: float = typer.Option(
@@ -424,20 +428,8 @@ def plan(
         parser=Number("a finite number > 0 (e.g. 0.1)", strict=True).bind("--epsilon"),
         help="Required. ε per query.",
     ),
-    t_low: float = typer.Option(
-        ...,
-        "--t-low",
-        metavar="L",
-        parser=Number("a number > 0", strict=True).bind("--t-low"),
-        help="Required. t_ℓ > 0.",
-    ),
-    t_high: float = typer.Option(
-        ...,
-        "--t-high",
-        metavar="H",
-        parser=Number("a number > --t-low", strict=True).bind("--t-high"),
-        help="Required. t_h > t_ℓ.",
-    ),
+    t_low: float = _PLAN_THRESHOLDS[0],
+    t_high: float = _PLAN_THRESHOLDS[1],
     items: int = typer.Option(
         ...,
         "--items",
