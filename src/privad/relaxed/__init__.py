@@ -88,7 +88,11 @@ from privad.relaxed.pipeline import (
 )
 from privad.relaxed.protocol import ProtocolRun, Transcript, TranscriptEntry, run_protocol
 from privad.relaxed.scaling import SCALINGS, column_divisors, scale_columns, unscale_columns
-from privad.relaxed.sensitivity import relaxed_guarantee, relaxed_sensitivity
+from privad.relaxed.sensitivity import (
+    relaxed_guarantee,
+    relaxed_sensitivity,
+    stream_sensitivities,
+)
 
 __all__ = [
     "DBSCAN_BACKENDS",
@@ -146,6 +150,7 @@ __all__ = [
     "reduction_thresholds",
     "relaxed_guarantee",
     "relaxed_sensitivity",
+    "stream_sensitivities",
     "run_pipeline",
     "run_protocol",
     "scale_columns",

@@ -22,6 +22,9 @@ Modules, one per idea:
 * :mod:`.selection`: the median split (eq. 10), fixed or fresh permutation.
 * :mod:`.halting`: budget, τ = 1(max f > α), Ben-Or-Hassidim, Burnashev-Zigangirov; ``|``/``&``.
 * :mod:`.loop`: the search loop (Algorithm 1), :class:`SearchResult`, ledger charging.
+* :mod:`.session`: a search charged to a ledger file (budget created when missing, the
+  local oracle recording its answers, a remote oracle's budget as a query cap) and why it
+  stopped: :func:`ledger_search`, the body of ``privad search run``.
 * :mod:`.multiple`: several anomalies over disjoint groups, recursive pruning (section 7).
 * :mod:`.problems`: :class:`SearchProblem`, values with one anomaly and thresholds. Making
   one from data (section 6.1) and the trials of section 6.2 are in
@@ -104,6 +107,7 @@ from privad.search.selection import (
     median_index,
     median_split_size,
 )
+from privad.search.session import LedgerSearch, ledger_search, remote_query_cap
 from privad.search.theory import (
     ben_or_hassidim_level,
     binarized_error_probability,
@@ -119,6 +123,7 @@ from privad.search.theory import (
 
 __all__ = [
     "DEFAULT_MAX_QUERIES",
+    "LedgerSearch",
     "DEFAULT_SCOPE",
     "NEIGHBOURING",
     "ORACLE_KINDS",
@@ -169,6 +174,7 @@ __all__ = [
     "groups_needed",
     "laplace_difference_cdf",
     "laplace_update",
+    "ledger_search",
     "log_bayes_update",
     "make_oracle",
     "median_index",
@@ -180,6 +186,7 @@ __all__ = [
     "resolve_group",
     "randomized_response_epsilon",
     "randomized_response_p",
+    "remote_query_cap",
     "search",
     "search_groups",
     "threshold_ratio",
