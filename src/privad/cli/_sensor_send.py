@@ -98,7 +98,9 @@ def send_windows(job: SendJob) -> None:
         head = list(itertools.islice(rows, job.size))
         if not head:
             raise DataError(f"{label}: no records to send")
-        rs = stream_sensitivities(np.array(head), job.p_o, given=job.rs)
+        rs = stream_sensitivities(
+            np.array(head), job.p_o, given=job.rs, name="--relaxed-sensitivity"
+        )
         sensor = Sensor(
             job.eps,
             rs,

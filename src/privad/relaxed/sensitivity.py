@@ -121,7 +121,12 @@ def relaxed_sensitivity(history: Any, p_o: Any, *, method: str = "linear") -> np
 
 
 def stream_sensitivities(
-    first_window: Any, p_o: Any, *, given: Any = None, history: Any = None
+    first_window: Any,
+    p_o: Any,
+    *,
+    given: Any = None,
+    history: Any = None,
+    name: str = "relaxed_sensitivity",
 ) -> np.ndarray:
     """The relaxed sensitivities a sensor perturbs a stream with: the noise policy of a stream.
 
@@ -142,6 +147,8 @@ def stream_sensitivities(
         RS_j per column (or one value for every column), or None.
     history:
         Historical records with the stream's columns, or None.
+    name:
+        What ``given`` is called in an error (the CLI passes its option's name).
 
     Returns
     -------
@@ -158,7 +165,7 @@ def stream_sensitivities(
     p_o = check_p_o(p_o)
     window = check_array(first_window, "first_window")
     if given is not None:
-        return check_relaxed_sensitivity(given, window.shape[1])
+        return check_relaxed_sensitivity(given, window.shape[1], name=name)
     if history is not None:
         return relaxed_sensitivity(history, p_o)
     warnings.warn(
