@@ -754,7 +754,7 @@ def _identify_local(job: _Identify, queries: str | None, add: bool) -> _Outcome:
     with StepProgress(quiet=job.quiet) as progress, _open_ledger(job.ledger, job.budget) as book:
         note = _ensure_budget(book, scope_v, job.notion, job.budget)
         rel = (
-            job.estimator(add, "numba")
+            job.estimator(add, "auto")  # in memory: the fastest engine for the size
             .fit(ds.X)
             .release(
                 Q,
