@@ -51,9 +51,34 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+
+from privad.noise._engine import PYTHON_TWIN
+
+# Loaded as PYTHON_TWIN (by privad.noise._engine.python_kernels), this same source runs as
+# plain Python: ``njit`` is then the identity and the three intrinsics are NumPy-scalar
+# functions with the same results, so every kernel runs the same algorithm code on the same
+# words with the same (wrapping 64-bit) arithmetic, with nothing to compile.
+if __name__ == PYTHON_TWIN:
+
+    def njit(**options):  # noqa: ANN003, ANN201
+        """The identity decorator (the kernels as plain Python functions)."""
+        return lambda fn: fn
+
+    def _data_ptr(arr):  # noqa: ANN001, ANN201
+        """The array itself: indexing it reads and writes the same words."""
+        return arr
+
+    def _mul128(a, b):  # noqa: ANN001, ANN201
+        """(high, low) 64-bit halves of the exact product of uint64 ``a`` and ``b``."""
+        product = int(a) * int(b)
+        return np.uint64(product >> 64), np.uint64(product & 0xFFFFFFFFFFFFFFFF)
+
+    def _float_bits(x):  # noqa: ANN001, ANN201
+        """The IEEE 754 bit pattern of a float64, as int64."""
+        return np.float64(x).view(np.int64)
+
+else:
+    from privad.noise._intrinsics import _data_ptr, _float_bits, _mul128, njit
 
 _M32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
@@ -103,25 +128,6 @@ _HOT = {"inline": "always", **_JIT}
 # ---------------------------------------------------------------------------------------
 
 
-@intrinsic
-def _data_ptr(typingctx, arr):
-    """A raw pointer to the data of a contiguous array (no reference counting).
-
-    The helpers take the word store as this pointer, not as an array: Numba
-    reference-counts array arguments on every call (an atomic operation, ~10-20 ns here),
-    which would cost more than the sampling itself. The kernel keeps the array alive.
-    """
-    if not isinstance(arr, types.Array):
-        return None
-    sig = types.CPointer(arr.dtype)(arr)
-
-    def codegen(context, builder, signature, args):
-        ary = context.make_array(arr)(context, builder, value=args[0])
-        return ary.data
-
-    return sig, codegen
-
-
 @njit(**_INLINE)
 def _next64(ws):
     """The next uniform 64-bit word; a dummy word and the exhausted flag if none is left."""
@@ -155,37 +161,6 @@ def _next_bit(ws):
     w = np.uint64(ws[_BITS])
     ws[_BITS] = np.int64(w >> _ONE)
     return (w & _ONE) != _ZERO
-
-
-@intrinsic
-def _mul128(typingctx, a, b):
-    """(high, low) 64-bit halves of the exact 128-bit product of uint64 ``a`` and ``b``."""
-    if a != types.uint64 or b != types.uint64:
-        return None
-    sig = types.UniTuple(types.uint64, 2)(types.uint64, types.uint64)
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        i128 = ir.IntType(128)
-        prod = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
-        hi = builder.trunc(builder.lshr(prod, ir.Constant(i128, 64)), i64)
-        lo = builder.trunc(prod, i64)
-        return context.make_tuple(builder, signature.return_type, (hi, lo))
-
-    return sig, codegen
-
-
-@intrinsic
-def _float_bits(typingctx, x):
-    """The IEEE 754 bit pattern of a float64, as int64."""
-    if x != types.float64:
-        return None
-    sig = types.int64(types.float64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-
-    return sig, codegen
 
 
 @njit(**_JIT)
