@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from collections.abc import Callable
@@ -90,3 +91,26 @@ def test_small_draws_in_a_fresh_process_do_not_load_numba() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("scale", "g"),
+    [(2.5, 40), (2.0**-1000, 40), (2.0**-1060, 8), (1e300, 40), (3.0, 8), (2.0**900, 44)],
+)
+def test_laplace_is_snap_plus_the_discrete_noise_of_the_same_words(scale: float, g: int) -> None:
+    """laplace(x) = ldexp(rint(ldexp(x, -k)) + z, k) with z the discrete Laplace noise of
+    the same words (the fused kernel computes ldexp as products of powers of two, also
+    where 2**-k exceeds the largest double and where the results are subnormal)."""
+    k = noise.grid_exponent(scale, g)
+    grid = math.ldexp(1.0, k)
+    x = np.array([0.0, -0.0, 0.5, -2.5, 1.0, 1e-300, -3e-320, 5e-324, 1e300, -1.7e308])
+    x = np.concatenate([x, np.array([0.5, 1.5, 2.5, -0.5, 7.25]) * grid])  # ties on the grid
+    with np.errstate(over="ignore"):
+        x = x[np.isfinite(np.rint(np.ldexp(x, -k)))]  # the values this grid can hold
+    num, den = math.ldexp(scale, -k).as_integer_ratio()
+    for seed in (0, 5):
+        z = noise.discrete_laplace(num, den, x.size, noise.Randomness(seed))
+        with np.errstate(over="ignore"):
+            expected = np.ldexp(np.rint(np.ldexp(x, -k)) + z, k)
+        got = noise.laplace(x, scale, noise.Randomness(seed), granularity_bits=g)
+        np.testing.assert_array_equal(got.view(np.int64), expected.view(np.int64))

@@ -86,6 +86,7 @@ _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 _EXHAUSTED = np.uint64(0xFFFFFFFFFFFFFFFF)
 _TWO32 = 4294967296
+_TWO52 = 4503599627370496.0
 INT64_MAX = 9223372036854775807
 # bernoulli_exp(gamma) for gamma >= 2**62 runs 2**62 Bern(exp(-1)) trials instead of
 # floor(gamma) (and skips the fractional part): a run only gets that far with
@@ -416,16 +417,36 @@ def _bern_logistic(x, ws):
 
 @njit(inline="always", **_JIT)
 def _bern_ratio(params, ws):
-    """Exactly Bern(u/t) for integers 0 <= u < t, ``params = (u, t)``: [uniform{0..t-1} < u]."""
-    u, t = params
-    return _uniform_below(t, ws) < u
+    """Exactly Bern(u/t) for integers 0 <= u < t < 2**63 from half a word (almost always).
+
+    ``params = (t, uh, ul)``: t as uint64 and the 128-bit number 2**32 u as its high and
+    low words. A uniform U in [0, 1) is U = (x + V) / 2**32 with x a uniform 32-bit
+    integer and V uniform in [0, 1); with D = 2**32 u - x t (an integer), U < u/t iff
+    V t < D. So D <= 0 gives False, D >= t gives True, and otherwise
+    (x = floor(2**32 u / t), probability 2**-32) the answer is Bern(D/t) =
+    [uniform{0..t-1} < D]: P[True] = floor(2**32 u / t) / 2**32 + (D/t) / 2**32 = u/t.
+    (Drawing [uniform{0..t-1} < u] directly costs a whole word when t > 2**32, and the
+    discrete Laplace of :func:`privad.noise.laplace` has t > 2**40.)
+    """
+    t, uh, ul = params
+    x = _next32(ws)
+    ph, pl = _mul128(x, t)  # x t
+    if ph > uh or (ph == uh and pl >= ul):
+        return False  # D <= 0
+    borrow = _ONE if ul < pl else _ZERO
+    dh = uh - ph - borrow
+    dl = ul - pl  # D = dh 2**64 + dl > 0
+    if dh != _ZERO or dl >= t:
+        return True
+    return _uniform_below(np.int64(t), ws) < np.int64(dl)
 
 
 @njit(**_HOT)
 def _bern_exp_ratio(u, t, ws):
-    """Exactly Bern(exp(-u/t)) for integers 0 <= u < t (Algorithm 1 with gamma = u/t, with
-    Bern(u/t) drawn by ``_bern_ratio``)."""
-    return _cks_alg1(_bern_ratio, (u, t), ws)
+    """Exactly Bern(exp(-u/t)) for integers 0 <= u < t < 2**63 (Algorithm 1 with
+    gamma = u/t, with Bern(u/t) drawn by ``_bern_ratio``)."""
+    uu = np.uint64(u)
+    return _cks_alg1(_bern_ratio, (np.uint64(t), uu >> _S32, uu << _S32), ws)
 
 
 @njit(**_HOT)
@@ -532,11 +553,6 @@ def _set(out, i, r):
 
 
 @njit(inline="always", **_JIT)
-def _add(out, i, r):
-    out[i] += r
-
-
-@njit(inline="always", **_JIT)
 def _stride(x):
     """1 for a per-sample parameter array, 0 for a length-1 one (applies to every sample)."""
     return 1 if x.shape[0] > 1 else 0
@@ -546,6 +562,26 @@ def _stride(x):
 def _dlap_at(i, params, ws):
     num, den, shift, vmax, limit = params
     return _dlap_one(num, den, shift, vmax, limit, ws)
+
+
+@njit(inline="always", **_JIT)
+def _rint(v):
+    """``numpy.rint(v)`` (round half to even) for a finite float: below 2**52 in magnitude
+    by adding and subtracting 2**52, which rounds exactly so (larger doubles are integers)."""
+    a = abs(v)
+    if a < _TWO52:
+        return math.copysign((a + _TWO52) - _TWO52, v)
+    return v
+
+
+@njit(inline="always", **_JIT)
+def _laplace_at(i, params, ws):
+    """Value i snapped to the grid 2**k plus discrete Laplace noise, back in its units:
+    ``ldexp(rint(ldexp(x[i], -k)) + z, k)``, with ``ldexp(v, e)`` computed as ``v * 2**e``
+    (one correctly rounded operation, the same result; see ``laplace_kernel``)."""
+    x, down1, down2, up, num, den, shift, vmax, limit = params
+    z = _dlap_one(num, den, shift, vmax, limit, ws)
+    return (_rint(x[i] * down1 * down2) + np.float64(z)) * up
 
 
 @njit(inline="always", **_JIT)
@@ -570,13 +606,26 @@ def _bern_logistic_at(i, x, ws):
 
 
 @njit(**_JIT)
-def dlap_kernel(store, out, start, num, den, limit, add):
-    """``out[i] = z_i`` (or ``+=`` if ``add``): discrete Laplace, scale num/den, |z| <= limit."""
+def dlap_kernel(store, out, start, num, den, limit):
+    """``out[i] = z_i``: discrete Laplace, scale num/den, |z| <= limit."""
     shift, vmax = _dlap_consts(num, den)
-    params = (num, den, shift, vmax, limit)
-    if add:
-        return _fill(store, out, start, _dlap_at, params, _add)
-    return _fill(store, out, start, _dlap_at, params, _set)
+    return _fill(store, out, start, _dlap_at, (num, den, shift, vmax, limit), _set)
+
+
+@njit(**_JIT)
+def laplace_kernel(store, out, start, x, down1, down2, up, num, den, limit):
+    """``out[i] = 2**k (rint(x[i] / 2**k) + z_i)``, z_i discrete Laplace of scale num/den
+    with |z_i| <= limit: snapping, noise and scaling back in one pass over the values
+    (three NumPy passes and a kernel pass cost about 10 ns a value more at 10**7).
+
+    ``up = 2**k`` and ``down1 * down2 = 2**-k`` are powers of two (``down2 = 1`` unless
+    2**-k exceeds the largest double, and then ``down1 = 2**1023`` scales up exactly or
+    overflows), so ``v * up`` and ``x * down1 * down2`` round once, exactly as
+    ``ldexp(v, k)`` and ``ldexp(x, -k)`` do (Numba's ``ldexp`` costs ~20 ns a call).
+    """
+    shift, vmax = _dlap_consts(num, den)
+    params = (x, down1, down2, up, num, den, shift, vmax, limit)
+    return _fill(store, out, start, _laplace_at, params, _set)
 
 
 @njit(**_JIT)
