@@ -624,7 +624,8 @@ def laplace_kernel(store, out, start, x, down1, down2, up, num, den, limit):
     ``ldexp(v, k)`` and ``ldexp(x, -k)`` do (Numba's ``ldexp`` costs ~20 ns a call).
     """
     shift, vmax = _dlap_consts(num, den)
-    params = (x, down1, down2, up, num, den, shift, vmax, limit)
+    # x as a raw pointer: an array in the parameter tuple is reference-counted per sample
+    params = (_data_ptr(x), down1, down2, up, num, den, shift, vmax, limit)
     return _fill(store, out, start, _laplace_at, params, _set)
 
 
