@@ -553,9 +553,18 @@ def _set(out, i, r):
 
 
 @njit(inline="always", **_JIT)
-def _stride(x):
-    """1 for a per-sample parameter array, 0 for a length-1 one (applies to every sample)."""
-    return 1 if x.shape[0] > 1 else 0
+def _column(x):
+    """A parameter array as ``(raw pointer, stride)``: stride 1 for a per-sample array, 0
+    for a length-1 one (applies to every sample). A raw pointer, as for the word store: an
+    array among the parameters would be reference-counted for every sample (~10 ns)."""
+    return _data_ptr(x), (1 if x.shape[0] > 1 else 0)
+
+
+@njit(inline="always", **_JIT)
+def _get(column, i):
+    """Sample i's entry of a ``_column``."""
+    ptr, stride = column
+    return ptr[i * stride]
 
 
 @njit(inline="always", **_JIT)
@@ -581,28 +590,28 @@ def _laplace_at(i, params, ws):
     (one correctly rounded operation, the same result; see ``laplace_kernel``)."""
     x, down1, down2, up, num, den, shift, vmax, limit = params
     z = _dlap_one(num, den, shift, vmax, limit, ws)
-    return (_rint(x[i] * down1 * down2) + np.float64(z)) * up
+    return (_rint(_get(x, i) * down1 * down2) + np.float64(z)) * up
 
 
 @njit(inline="always", **_JIT)
 def _bern_float_at(i, p, ws):
-    return _bern_float(p[i * _stride(p)], ws)
+    return _bern_float(_get(p, i), ws)
 
 
 @njit(inline="always", **_JIT)
 def _bern_exp_at(i, gamma, ws):
-    return _bern_exp(gamma[i * _stride(gamma)], ws)
+    return _bern_exp(_get(gamma, i), ws)
 
 
 @njit(inline="always", **_JIT)
 def _bern_exp_times_at(i, params, ws):
     a, gamma = params
-    return _bern_exp_times(a[i * _stride(a)], gamma[i * _stride(gamma)], ws)
+    return _bern_exp_times(_get(a, i), _get(gamma, i), ws)
 
 
 @njit(inline="always", **_JIT)
 def _bern_logistic_at(i, x, ws):
-    return _bern_logistic(x[i * _stride(x)], ws)
+    return _bern_logistic(_get(x, i), ws)
 
 
 @njit(**_JIT)
@@ -624,30 +633,29 @@ def laplace_kernel(store, out, start, x, down1, down2, up, num, den, limit):
     ``ldexp(v, k)`` and ``ldexp(x, -k)`` do (Numba's ``ldexp`` costs ~20 ns a call).
     """
     shift, vmax = _dlap_consts(num, den)
-    # x as a raw pointer: an array in the parameter tuple is reference-counted per sample
-    params = (_data_ptr(x), down1, down2, up, num, den, shift, vmax, limit)
+    params = (_column(x), down1, down2, up, num, den, shift, vmax, limit)
     return _fill(store, out, start, _laplace_at, params, _set)
 
 
 @njit(**_JIT)
 def bern_float_kernel(store, out, start, p):
     """``out[i] ~ Bern(p[i])`` exactly."""
-    return _fill(store, out, start, _bern_float_at, p, _set)
+    return _fill(store, out, start, _bern_float_at, _column(p), _set)
 
 
 @njit(**_JIT)
 def bern_exp_kernel(store, out, start, gamma):
     """``out[i] ~ Bern(exp(-gamma[i]))`` exactly."""
-    return _fill(store, out, start, _bern_exp_at, gamma, _set)
+    return _fill(store, out, start, _bern_exp_at, _column(gamma), _set)
 
 
 @njit(**_JIT)
 def bern_exp_times_kernel(store, out, start, a, gamma):
     """``out[i] ~ Bern(exp(-a[i] gamma[i]))`` exactly, without forming the product."""
-    return _fill(store, out, start, _bern_exp_times_at, (a, gamma), _set)
+    return _fill(store, out, start, _bern_exp_times_at, (_column(a), _column(gamma)), _set)
 
 
 @njit(**_JIT)
 def bern_logistic_kernel(store, out, start, x):
     """``out[i] ~ Bern(1 / (1 + exp(x[i])))`` exactly."""
-    return _fill(store, out, start, _bern_logistic_at, x, _set)
+    return _fill(store, out, start, _bern_logistic_at, _column(x), _set)
