@@ -36,12 +36,17 @@ Algorithms
   expansion of ``p``; the first differing word decides ``U < p``.
 * Uniform integers in ``[0, n)``: Lemire's multiply-and-reject method (D. Lemire, "Fast
   random integer generation in an interval", ACM TOMACS 2019), exact.
+* ``Bern(u/t)`` for integers ``u < t``: a 32-bit uniform compared with ``2**32 u / t`` by an
+  exact 128-bit comparison; only on a tie (probability 2**-32) a uniform in ``[0, t)``
+  decides. Half a word, where ``[uniform{0..t-1} < u]`` costs a whole word for t > 2**32.
 * ``Bern(exp(-gamma))``: C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for
   Differential Privacy", NeurIPS 2020 (CKS 2020), Algorithm 1.
 * Discrete Laplace: CKS 2020, Algorithm 2.
 
-The Python functions behind each ``njit`` dispatcher (``kernel.py_func``) look up the
-helpers they call as module globals, so the tests run the same algorithm code with exact
+This source also runs as plain Python, loaded a second time under another name (see
+``PYTHON_TWIN`` below and :func:`privad.noise._engine.python_kernels`): small draws then
+need no compilation. The Python functions behind each ``njit`` dispatcher
+(``kernel.py_func``) look up the helpers they call as module globals, so the tests run the same algorithm code with exact
 rational "oracles" in place of the random primitives and compute the exact output
 distribution (see ``tests/noise/test_exactness.py``).
 """
