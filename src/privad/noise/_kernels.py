@@ -46,9 +46,9 @@ Algorithms
 This source also runs as plain Python, loaded a second time under another name (see
 ``PYTHON_TWIN`` below and :func:`privad.noise._engine.python_kernels`): small draws then
 need no compilation. The Python functions behind each ``njit`` dispatcher
-(``kernel.py_func``) look up the helpers they call as module globals, so the tests run the same algorithm code with exact
-rational "oracles" in place of the random primitives and compute the exact output
-distribution (see ``tests/noise/test_exactness.py``).
+(``kernel.py_func``) look up the helpers they call as module globals, so the tests run
+the same algorithm code with exact rational "oracles" in place of the random primitives
+and compute the exact output distribution (see ``tests/noise/test_noise_exactness.py``).
 """
 
 from __future__ import annotations
