@@ -57,13 +57,14 @@ import math
 
 import numpy as np
 
-from privad.noise._engine import PYTHON_TWIN
-
-# Loaded as PYTHON_TWIN (by privad.noise._engine.python_kernels), this same source runs as
+# Imported as itself, this module is compiled by Numba. Loaded a second time under another
+# name (``PYTHON_TWIN``, by privad.noise._engine.python_kernels), the same source runs as
 # plain Python: ``njit`` is then the identity and the three intrinsics are NumPy-scalar
 # functions with the same results, so every kernel runs the same algorithm code on the same
 # words with the same (wrapping 64-bit) arithmetic, with nothing to compile.
-if __name__ == PYTHON_TWIN:
+if __name__ == "privad.noise._kernels":
+    from privad.noise._intrinsics import _data_ptr, _float_bits, _mul128, njit
+else:
 
     def njit(**options):  # noqa: ANN003, ANN201
         """The identity decorator (the kernels as plain Python functions)."""
@@ -82,8 +83,6 @@ if __name__ == PYTHON_TWIN:
         """The IEEE 754 bit pattern of a float64, as int64."""
         return np.float64(x).view(np.int64)
 
-else:
-    from privad.noise._intrinsics import _data_ptr, _float_bits, _mul128, njit
 
 _M32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
