@@ -113,7 +113,7 @@ def installed(tmp: Path) -> None:
     print(
         f"\ninstalled wheel ({wheel.name}), NUMBA_CACHE_DIR unset: first run "
         f"{first['wall_s']:.2f} s, second {second['wall_s']:.2f} s; {len(index)} cache "
-        f"index files written under {site.name}/: {', '.join(folders)}"
+        f"index files written under {site.name}/: {', '.join(folders) or 'none'}"
     )
 
 
