@@ -202,6 +202,7 @@ def main() -> None:
     from privad.datasets import make_sensor_ring
     from privad.relaxed import (
         AdaptiveDBSCANDetector,
+        RelaxedReconstruction,
         Sensor,
         dbscan_candidates,
         relaxed_sensitivity,
@@ -279,7 +280,9 @@ def main() -> None:
                     rows.append(row)
         corr = correction_times(X, rs, eps, SEED, chosen, args.repeats)
         t0 = time.perf_counter()
-        res = run_pipeline(X, eps, rng=SEED + 1, dbscan_candidates=family)
+        res = run_pipeline(
+            X, eps, rng=SEED + 1, reconstruction=RelaxedReconstruction(dbscan_candidates=family)
+        )
         wall = time.perf_counter() - t0
         results["epsilons"][str(eps)] = {
             "selected": [chosen.eps, chosen.min_samples],

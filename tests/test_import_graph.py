@@ -133,6 +133,7 @@ def test_the_graph_is_read_from_every_module():
     inside = [e for e in EDGES if e.importer == "privad.noise.laplace" and e.scope]
     assert any(e.imported == "privad.accounting.guarantee" for e in inside)
     assert any(e.importer == "privad.cli" and e.imported == "privad.cli.serve" for e in EDGES)
+    assert any(e.importer == "privad.cli.sp" and e.imported == "privad.cli._data" for e in EDGES)
 
 
 def test_no_import_cycle_between_modules():
@@ -225,3 +226,19 @@ def test_no_command_module_is_another_ones_library_of_private_names():
         if name.startswith("_")
     ]
     assert bad == []
+
+
+def test_no_command_module_imports_another_command_module():
+    # A command module (privad.cli.sp, .serve, ...) imports only the library and the shared
+    # underscore modules of privad.cli (privad.cli._options, ._data, ...), never a sibling
+    # command module, at module level or inside a function.
+    command = re.compile(r"privad\.cli\.[a-z]\w*$")
+    bad = [
+        f"{e.importer}:{e.line} imports {e.imported}"
+        for e in EDGES
+        if command.match(e.importer) and command.match(e.imported)
+    ]
+    assert bad == []
+    # nor does a shared module import a command module
+    shared = re.compile(r"privad\.cli\._\w+$")
+    assert [e for e in EDGES if shared.match(e.importer) and command.match(e.imported)] == []

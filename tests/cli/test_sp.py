@@ -374,10 +374,12 @@ def test_help_states_the_label_rule(run) -> None:
 
 
 def test_parsers() -> None:
-    assert sp.parse_columns(["a,b", "c"]) == ["a", "b", "c"]
-    assert sp.parse_columns(None) is None
-    assert sp.parse_int("7", "--x", minimum=1) == 7
-    assert sp.parse_float("0.5", "--x", strict=True, what="w") == 0.5
+    from privad.cli._options import parse_columns, parse_float, parse_int
+
+    assert parse_columns(["a,b", "c"]) == ["a", "b", "c"]
+    assert parse_columns(None) is None
+    assert parse_int("7", "--x", minimum=1) == 7
+    assert parse_float("0.5", "--x", strict=True, what="w") == 0.5
     with pytest.raises(Exception, match="--x must be w"):
-        sp.parse_float("nan", "--x", strict=False, what="w")
-    assert np.isclose(sp.parse_float("0", "--r", strict=False, what="w"), 0.0)
+        parse_float("nan", "--x", strict=False, what="w")
+    assert np.isclose(parse_float("0", "--r", strict=False, what="w"), 0.0)

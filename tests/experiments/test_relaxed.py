@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privad.errors import ParameterError
 from privad.experiments import relaxed as ex
 
 
@@ -154,5 +155,5 @@ def test_protected_exchange_grid_pairs_with_figure3(
     s = ex.protected_exchange_summary(g)
     assert len(s) == 2 * 3 * 3 and (s["runs"] == 2).all()
     assert (s["accuracy_min"] <= s["accuracy"]).all() and (s["accuracy"] <= s["accuracy_max"]).all()
-    with pytest.raises(ex.ParameterError, match="ε_TP applies to the protected exchange"):
+    with pytest.raises(ParameterError, match="ε_TP applies to the protected exchange"):
         ex.protected_exchange_grid((50.0,), variants=((None, 1.0),), n=3_000, runs=1)

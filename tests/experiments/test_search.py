@@ -10,6 +10,7 @@ import pytest
 
 from privad.errors import ParameterError
 from privad.experiments import search as exp
+from privad.experiments.search import trials
 from privad.search import PosteriorThreshold, search
 
 
@@ -83,7 +84,7 @@ def test_budget_checkpoints_equal_separate_runs_with_that_budget(small) -> None:
     p = small[1]
     budgets = [3.0, 8.0, 20.0]
     for eps in (1.0, 2.5):
-        rule = exp._BudgetCheckpoints(budgets, p.anomaly_index, 4)
+        rule = trials._BudgetCheckpoints(budgets, p.anomaly_index, 4)
         search(p.oracle("laplace", eps, rng=7), halting=rule, max_queries=None, rng=8)
         for b, (hit, queries) in zip(budgets, rule.hits, strict=True):
             res = search(
@@ -100,7 +101,7 @@ def test_budget_checkpoints_equal_separate_runs_with_that_budget(small) -> None:
 def test_alpha_checkpoints_equal_separate_runs_with_that_alpha(small) -> None:
     p = small[0]
     alphas = [0.2, 0.5, 0.9]
-    rule = exp._AlphaCheckpoints(alphas, p.anomaly_index, 4)
+    rule = trials._AlphaCheckpoints(alphas, p.anomaly_index, 4)
     search(p.oracle("binarized", 1.0, rng=3), halting=rule, rng=4)
     assert len(rule.hits) == 3
     for a, (hit, queries) in zip(alphas, rule.hits, strict=True):

@@ -270,7 +270,7 @@ def test_the_engine_is_registered():
 
 
 def test_shared_summaries_run_the_summary_pass_once_per_input(rng, sync, monkeypatch):
-    import privad.geometry.distributed as gd
+    import privad.geometry.dask_inputs as inputs
 
     X, Q = _chunked(rng.normal(size=(600, 3))), _chunked(rng.normal(size=(600, 3)))
     want = [
@@ -279,8 +279,8 @@ def test_shared_summaries_run_the_summary_pass_once_per_input(rng, sync, monkeyp
         ball_counts_dask(X, 0.8, queries=Q).compute(),
     ]
     calls = []
-    real = gd._summarise
-    monkeypatch.setattr(gd, "_summarise", lambda *a: calls.append(1) or real(*a))
+    real = inputs._summarise
+    monkeypatch.setattr(inputs, "_summarise", lambda *a: calls.append(1) or real(*a))
     with shared_summaries() as cache:
         got = [
             ball_counts_dask(X, 0.4).compute(),

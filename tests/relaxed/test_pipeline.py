@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from privad.datasets import make_sensor_ring
 from privad.errors import DataError, ParameterError
-from privad.relaxed import AdaptiveDBSCANDetector, DBSCANDetector, run_pipeline
+from privad.relaxed import (
+    AdaptiveDBSCANDetector,
+    DBSCANDetector,
+    RelaxedExchange,
+    RelaxedReconstruction,
+    run_pipeline,
+)
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +54,7 @@ def test_pluggable_detector_and_explicit_parameters(ring: np.ndarray) -> None:
     res = run_pipeline(
         ring,
         1.0,
-        detector=det,
-        outlier_layer_width=0.5,
-        min_gap=0.1,
+        reconstruction=RelaxedReconstruction(detector=det, outlier_layer_width=0.5, min_gap=0.1),
         global_sensitivity=[1000.0, 1000.0],
         rng=4,
     )
@@ -67,7 +73,8 @@ def test_default_reconstruction_finds_the_outliers_in_a_small_subset(ring: np.nd
     assert res.outlier_radius is not None and 9.0 < res.outlier_radius < 11.0
     assert res.dbscan_candidates and len(res.dbscan_noise_shares) == len(res.dbscan_candidates)
     assert res.detector in res.dbscan_candidates
-    notes = run_pipeline(ring, 0.5, rng=12, reduction="notes", dbscan_calibration="history")
+    notes_reading = RelaxedReconstruction(reduction="notes", dbscan_calibration="history")
+    notes = run_pipeline(ring, 0.5, rng=12, reconstruction=notes_reading)
     assert notes.reduction == "notes" and notes.outlier_radius is None
     assert notes.subset_size > 0.9  # the failure mode: I_L3 is every record
     assert isinstance(notes.detector, DBSCANDetector) and notes.dbscan_candidates == ()
@@ -83,23 +90,21 @@ def test_default_reconstruction_finds_the_outliers_in_a_small_subset(ring: np.nd
 
 
 def test_radius_sources_and_step3_options(ring: np.ndarray) -> None:
-    base = run_pipeline(ring, 1.0, rng=5, dbscan_calibration="history")
+    history = RelaxedReconstruction(dbscan_calibration="history")
+    base = run_pipeline(ring, 1.0, rng=5, reconstruction=history)
     presumed = run_pipeline(
-        ring, 1.0, rng=5, dbscan_calibration="history", outlier_radius="presumed"
+        ring, 1.0, rng=5, reconstruction=replace(history, outlier_radius="presumed")
     )
     assert presumed.thresholds is not None
     assert presumed.outlier_radius == presumed.thresholds[0] != base.outlier_radius
-    given = run_pipeline(ring, 1.0, rng=5, dbscan_calibration="history", outlier_radius=7.5)
+    given = run_pipeline(ring, 1.0, rng=5, reconstruction=replace(history, outlier_radius=7.5))
     assert given.outlier_radius == 7.5 and given.thresholds is not None
     assert given.thresholds[0] == 7.5
     floored = run_pipeline(
         ring,
         1.0,
         rng=5,
-        dbscan_calibration="history",
-        d_tp_floor=0.0,
-        d_tp_percentile=5.0,
-        d_fp_rule="none",
+        reconstruction=replace(history, d_tp_floor=0.0, d_tp_percentile=5.0, d_fp_rule="none"),
     )
     assert floored.d_tp is not None and floored.d_tp >= 0.0 and floored.d_fp == float("inf")
     # the same noise: the perturbed data and O' do not depend on the correction options
@@ -108,22 +113,73 @@ def test_radius_sources_and_step3_options(ring: np.ndarray) -> None:
 
 def test_precomputed_dbscan_family_is_used(ring: np.ndarray) -> None:
     fam = (DBSCANDetector(0.05, 10), DBSCANDetector(0.8, 25))
-    res = run_pipeline(ring, 1.0, rng=6, dbscan_candidates=fam)
+    res = run_pipeline(
+        ring, 1.0, rng=6, reconstruction=RelaxedReconstruction(dbscan_candidates=fam)
+    )
     assert res.dbscan_candidates == fam and res.detector in fam
     det = AdaptiveDBSCANDetector(fam, 10)
-    res2 = run_pipeline(ring, 1.0, rng=6, detector=det)
+    res2 = run_pipeline(ring, 1.0, rng=6, reconstruction=RelaxedReconstruction(detector=det))
     assert np.array_equal(res.outliers, res2.outliers)
+
+
+@pytest.mark.parametrize(
+    "choices",
+    [
+        {"reduction": "box"},
+        {"outlier_radius": "future"},
+        {"outlier_radius": -1.0},
+        {"dbscan_calibration": "grid"},
+        {"d_fp_rule": "max"},
+        {"outlier_radius_percentile": 120.0},
+        {"radius_percentile": -1.0},
+        {"d_tp_percentile": 101.0},
+        {"max_fp_share": 1.5},
+        {"min_gap": -0.1},
+        {"analyst_centre": "median"},
+        {"dbscan_options": {"min_samples_share": 0.01}},
+        {"d_diff_centres": "median"},
+        {"outlier_layer_width": -1.0},
+        {"detector": "dbscan"},
+    ],
+)
+def test_reconstruction_refuses_bad_choices_when_built(choices: dict) -> None:
+    with pytest.raises(ParameterError) as err:
+        RelaxedReconstruction(**choices)
+    (name,) = choices
+    assert name in str(err.value) or name == "detector"  # the message names the choice
+
+
+@pytest.mark.parametrize(
+    "exchange",
+    [
+        {"kind": "secret"},
+        {"kind": "unprotected", "cs_epsilon": 1.0},
+        {"kind": "protected", "cs_epsilon": 0.0},
+        {"kind": "protected", "tp_epsilon": -1.0},
+    ],
+)
+def test_exchange_refuses_bad_choices_when_built(exchange: dict) -> None:
+    with pytest.raises(ParameterError):
+        RelaxedExchange(**exchange)
+
+
+def test_reconstruction_defaults_and_protected_exchange(ring: np.ndarray) -> None:
+    rec = RelaxedReconstruction(dbscan_shares=[0.01, 0.02], w_o_quantiles=[1, 99])
+    assert rec.dbscan_shares == (0.01, 0.02) and rec.w_o_quantiles == (1.0, 99.0)
+    assert RelaxedReconstruction() == RelaxedReconstruction(reduction="radius")
+    exchange = RelaxedExchange("protected", cs_epsilon=1.0)
+    res = run_pipeline(ring, 1.0, rng=7, exchange=exchange)
+    paper = run_pipeline(ring, 1.0, rng=7)
+    (noisy,) = res.transcript.received_by("correction")[:1]
+    (exact,) = paper.transcript.received_by("correction")[:1]
+    assert not np.allclose(noisy.d_diff, exact.d_diff)  # d_diff leaves the sensor with noise
+    # the same perturbation: 𝒯' and so O' do not depend on the exchange
+    assert np.array_equal(res.presumed_outliers, paper.presumed_outliers)
 
 
 @pytest.mark.parametrize(
     ("kwargs", "error"),
     [
-        ({"epsilon": 1.0, "reduction": "box"}, ParameterError),
-        ({"epsilon": 1.0, "outlier_radius": "future"}, ParameterError),
-        ({"epsilon": 1.0, "dbscan_calibration": "grid"}, ParameterError),
-        ({"epsilon": 1.0, "d_fp_rule": "max"}, ParameterError),
-        ({"epsilon": 1.0, "outlier_radius_percentile": 120.0}, ParameterError),
-        ({"epsilon": 1.0, "dbscan_options": {"min_samples_share": 0.01}}, ParameterError),
         ({"epsilon": 0.0}, ParameterError),
         ({"epsilon": -1.0}, ParameterError),
         ({"epsilon": float("nan")}, ParameterError),
@@ -131,9 +187,6 @@ def test_precomputed_dbscan_family_is_used(ring: np.ndarray) -> None:
         ({"epsilon": 1.0, "p_o": 100.0}, ParameterError),
         ({"epsilon": 1.0, "p_o": -5.0}, ParameterError),
         ({"epsilon": 1.0, "scaling": "zscore"}, ParameterError),
-        ({"epsilon": 1.0, "d_diff_centres": "median"}, ParameterError),
-        ({"epsilon": 1.0, "outlier_layer_width": -1.0}, ParameterError),
-        ({"epsilon": 1.0, "detector": "dbscan"}, ParameterError),
     ],
 )
 def test_pipeline_validation(kwargs: dict, error: type) -> None:

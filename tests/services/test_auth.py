@@ -9,8 +9,9 @@ import pytest
 
 from privad.noise import Randomness
 from privad.relaxed import Sensor
-from privad.services.clients import AnalystClient, CorrectionClient, SensorUploader
+from privad.services.clients import AnalystClient, CorrectionClient
 from privad.services.errors import ServiceError, UpstreamError
+from privad.services.sensor_client import SensorUploader
 
 RECORDS = {
     "perturbed": [[0.5, 1.5], [2.0, -1.0]],

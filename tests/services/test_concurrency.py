@@ -9,7 +9,8 @@ import numpy as np
 from privad.datasets import make_sensor_ring
 from privad.noise import Randomness
 from privad.relaxed import Analyst, CorrectionServer, Sensor, run_protocol
-from privad.services.clients import AnalystClient, CorrectionClient, SensorUploader
+from privad.services.clients import AnalystClient, CorrectionClient
+from privad.services.sensor_client import SensorUploader
 
 N_SENSORS = 8
 WINDOWS = 3

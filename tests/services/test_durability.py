@@ -8,8 +8,9 @@ from privad.noise import Randomness
 from privad.relaxed import Analyst, CorrectionServer, Sensor, run_protocol
 from privad.services.app import ThreadedServer
 from privad.services.auth import TokenRegistry
-from privad.services.clients import AnalystClient, CorrectionClient, SensorUploader
+from privad.services.clients import AnalystClient, CorrectionClient
 from privad.services.correction import create_correction_app
+from privad.services.sensor_client import SensorUploader
 
 
 def test_killed_analyst_process_restarts_with_everything_it_acknowledged(

@@ -24,8 +24,9 @@ from privad.experiments.search_problems import problem_from_dataset
 from privad.search import MaxAnswer, PrefixGroup, QueryOrder, make_oracle, search
 from privad.services.app import ThreadedServer
 from privad.services.auth import TokenRegistry
-from privad.services.clients import OracleClient, RemoteOracle
+from privad.services.clients import OracleClient
 from privad.services.oracle import create_oracle_app, order_id
+from privad.services.remote_oracle import RemoteOracle
 
 SECRET = "searcher-secret-0123456789abcdef"
 OTHER = "second-searcher-secret-0123456789"

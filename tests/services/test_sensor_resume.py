@@ -16,13 +16,8 @@ from privad.errors import LedgerError
 from privad.io import rows_digest
 from privad.relaxed import Sensor
 from privad.relaxed.journal import ReleaseJournal, RowChain
-from privad.services.clients import (
-    AlreadyReleased,
-    AnalystClient,
-    CorrectionClient,
-    SensorUploader,
-    SkippedRows,
-)
+from privad.services.clients import AnalystClient, CorrectionClient
+from privad.services.sensor_client import AlreadyReleased, SensorUploader, SkippedRows
 
 
 class Killed(Exception):

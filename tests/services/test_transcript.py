@@ -11,7 +11,8 @@ import numpy as np
 
 from privad.noise import Randomness
 from privad.relaxed import Sensor
-from privad.services.clients import AnalystClient, CorrectionClient, SensorUploader
+from privad.services.clients import AnalystClient, CorrectionClient
+from privad.services.sensor_client import SensorUploader
 
 SENSOR_TYPES = {"SensorToAnalyst", "SensorToCorrection"}
 

@@ -7,6 +7,10 @@
   SQLite transaction, exact sums, two-phase spends, a readable statement. A spend also
   counts against the budgets of the notions its notion implies (``Notion.implies``,
   :func:`implying_notions` in :mod:`.notions`: ε-DP implies the restricted notions).
+  Its parts: the file format (:mod:`.schema`), its rows (:mod:`.rows`), what a spend
+  charges (:mod:`.charges`, :class:`NoBudgetError`), two-phase spends
+  (:mod:`.reservations`, :class:`Reservation`), prepaid stream blocks (:mod:`.streams`)
+  and the statement (:mod:`.statement`).
 - :class:`Component`, :func:`tight_epsilon`, :func:`optimal_epsilon` (:mod:`.tight`): what a
   release is made of, and its (ε, δ) by the optimal composition theorem (or dp-accounting's
   privacy-loss distributions); a budget set with ``delta=`` is charged that ε. A service's
@@ -29,9 +33,10 @@ Example::
 
 from __future__ import annotations
 
+from privad.accounting.charges import NoBudgetError
 from privad.accounting.composition import parallel, per_ball, scaled, sequential
 from privad.accounting.guarantee import Guarantee
-from privad.accounting.ledger import Ledger, NoBudgetError, Reservation
+from privad.accounting.ledger import Ledger
 from privad.accounting.notions import (
     ANOMALY_RESTRICTED_DP,
     BUDGETED_NOTIONS,
@@ -46,6 +51,7 @@ from privad.accounting.notions import (
 )
 from privad.accounting.paths import LEDGER_ENV, default_ledger_path
 from privad.accounting.records import Budget, Event, Spend
+from privad.accounting.reservations import Reservation
 from privad.accounting.tight import Component, optimal_epsilon, tight_epsilon
 
 __all__ = [

@@ -91,7 +91,10 @@ def _register() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point (usage errors are reported by Typer itself, status 2)."""
+    """Console-script entry point: every mistake on the command line is one line on standard
+    error and exit status 2, whether Typer finds it (an unknown or missing option), an
+    option's type does (:mod:`privad.cli._options`) or the library does (a
+    :class:`~privad.errors.PrivadError`)."""
     from typer.completion import completion_init
 
     completion_init()  # Typer's completion classes answer $_PRIVAD_COMPLETE (tab completion)
@@ -99,10 +102,36 @@ def main(argv: list[str] | None = None) -> None:
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:
-            app(args=argv, prog_name="privad")
+            # not standalone: Typer's usage errors come here instead of a boxed report
+            code = app(args=argv, prog_name="privad", standalone_mode=False)
         except PrivadError as exc:
-            err_console().print(f"privad: error: {exc}", markup=False)
-            sys.exit(2)
+            _fail(str(exc))
+        except typer.TyperException as exc:  # Typer's (Click's) usage errors
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                sys.exit(2)  # the help is already printed
+            _fail(_usage_line(exc))
+        except typer.Abort:
+            err_console().print("Aborted.", markup=False)
+            sys.exit(1)
+    if isinstance(code, int) and code:  # typer.Exit(code) inside a command
+        sys.exit(code)
+
+
+def _fail(message: str) -> None:
+    err_console().print(f"privad: error: {message}", markup=False)
+    sys.exit(2)
+
+
+def _usage_line(exc: Any) -> str:
+    """A usage error as one line, with where to look (``privad sp identify --help``)."""
+    param = getattr(exc, "param", None)
+    if type(exc).__name__ == "MissingParameter" and param is not None:
+        what = param.opts[0] if param.param_type_name == "option" else param.human_readable_name
+        message = f"{what} is required"
+    else:
+        message = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    return message + (f" (see '{ctx.command_path} --help')" if ctx is not None else "")
 
 
 def _show_warning(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:

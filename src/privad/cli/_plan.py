@@ -14,23 +14,9 @@ import numpy as np
 from rich.table import Table
 
 from privad.accounting.planner import composition_costs
-from privad.cli._options import parse_float, parse_int
 from privad.cli._render import emit, print_lines
 from privad.errors import ParameterError
 from privad.sensitive.accounting import flag_curve
-
-
-def _delta(text: str | None) -> float | None:
-    if text is None:
-        return None
-    d = parse_float(text, "--delta", strict=True, what="a number in (0, 1) (e.g. 1e-6)")
-    if not 0.0 < d < 1.0:
-        raise ParameterError(f"--delta must be in (0, 1), got {text!r}")
-    return d
-
-
-def _epsilon(text: str | None) -> float:
-    return parse_float(text, "--epsilon", strict=True, what="a finite number > 0 (e.g. 0.1)")
 
 
 def _emit(payload: dict[str, Any], table: Table, as_json: bool, extra: list[str]) -> None:
@@ -75,30 +61,17 @@ def _cost_axis(ax: Any, epsilon: float, n: int, delta: float | None) -> None:
 
 
 def sp_plan(
-    beta: str | None,
-    epsilon: str | None,
-    k: str,
-    queries: str | None,
-    delta: str | None,
-    max_ball: str | None,
+    b: int,
+    eps: float,
+    k_v: int,
+    n: int | None,
+    d: float | None,
+    max_ball: int | None,
     as_json: bool,
     figure: str | None,
 ) -> None:
     """The body of ``privad sp plan`` (see :func:`privad.cli.sp.plan`)."""
-    b = parse_int(beta, "--beta", minimum=1, what="an integer >= 1 (e.g. --beta 18)")
-    eps = _epsilon(epsilon)
-    k_v = parse_int(k, "--k", minimum=1, what="an integer >= 1")
-    n = (
-        None
-        if queries is None
-        else parse_int(queries, "--queries", minimum=1, what="an integer >= 1")
-    )
-    d = _delta(delta)
-    top = (
-        (2 * b + 20)
-        if max_ball is None
-        else parse_int(max_ball, "--max-ball", minimum=1, what="an integer >= 1")
-    )
+    top = (2 * b + 20) if max_ball is None else max_ball
     curve = flag_curve(b, eps, k_v, np.arange(1, top + 1))
     costs = None if n is None else composition_costs(eps, n, d)
     payload: dict[str, Any] = {
@@ -156,12 +129,12 @@ def sp_plan(
 
 
 def search_plan(
-    epsilon: str | None,
-    t_low: str | None,
-    t_high: str | None,
-    items: str | None,
-    error: str,
-    delta: str | None,
+    eps: float,
+    lo: float,
+    hi: float,
+    n_items: int,
+    err: float,
+    d: float | None,
     as_json: bool,
     figure: str | None,
 ) -> None:
@@ -172,12 +145,6 @@ def search_plan(
         threshold_ratio,
     )
 
-    eps = _epsilon(epsilon)
-    lo = parse_float(t_low, "--t-low", strict=True, what="a number > 0")
-    hi = parse_float(t_high, "--t-high", strict=True, what="a number > --t-low")
-    n_items = parse_int(items, "--items", minimum=2, what="an integer >= 2")
-    err = parse_float(error, "--error", strict=True, what="a number in (0, 1)")
-    d = _delta(delta)
     ratio = threshold_ratio(lo, hi)
     p = binarized_error_probability(eps, ratio)
     if not p < 0.5:

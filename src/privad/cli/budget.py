@@ -20,10 +20,9 @@ from privad.accounting.records import CANCELLED, RESERVED
 from privad.accounting.statement import accounts, when
 from privad.cli._options import (
     DELTA_OPTION,
+    Integer,
+    Number,
     check_output_path,
-    parse_delta,
-    parse_float,
-    parse_int,
 )
 from privad.cli._render import JSON_OPTION, emit, out_console
 from privad.errors import PrivadError
@@ -53,11 +52,6 @@ def _ledger_option() -> Any:
     return typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_OPTION_HELP)
 
 
-def _parse_epsilon(text: str) -> float:
-    value = parse_float(text, "--epsilon", strict=True, what="a finite number > 0 (e.g. 1.0)")
-    return check_epsilon(value, "--epsilon")
-
-
 def _open(ledger: str | None, *, create: bool) -> Ledger:
     if ledger is not None and create:  # a new ledger only where its folder exists
         check_output_path(ledger, "--ledger", "store")
@@ -73,11 +67,12 @@ def show(
         metavar="SCOPE",
         help="Show only this scope (a non-empty name). Default: every scope.",
     ),
-    last: str = typer.Option(
-        "50",
+    last: int = typer.Option(
+        50,
         "--last",
         metavar="N",
         help="Show only the N most recent spends (an integer >= 0; 0 shows all).",
+        parser=Integer("an integer >= 0", minimum=0).bind("--last"),
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -87,7 +82,7 @@ def show(
     "2.0 (1.0 own + 1.0 implied by pure-dp)"; a notion with no budget is listed when such
     implied spends count toward it.
     """
-    limit = parse_int(last, "--last", minimum=0, what="an integer >= 0")
+    limit = last
     with _open(ledger, create=False) as book:
         budgets = book.budgets(scope)
         spends = book.history(scope, include_cancelled=False)
@@ -214,7 +209,7 @@ def set_(
         metavar="SCOPE",
         help="The scope to budget: any non-empty name (a dataset, a user, a deployment).",
     ),
-    epsilon: str = typer.Option(
+    epsilon: float = typer.Option(
         ...,
         "--epsilon",
         metavar="E",
@@ -222,6 +217,7 @@ def set_(
             "Total ε of the budget: a finite number > 0. It may not be below what the scope "
             "has already spent under the notion (reset first)."
         ),
+        parser=Number("a finite number > 0 (e.g. 1.0)", strict=True).bind("--epsilon"),
     ),
     notion: str = typer.Option(
         PURE_DP,
@@ -229,14 +225,14 @@ def set_(
         metavar="N",
         help=f"Privacy notion the budget is for, one of: {_NOTIONS}.",
     ),
-    delta: str | None = DELTA_OPTION,
+    delta: float | None = DELTA_OPTION,
     ledger: str | None = _ledger_option(),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Set (create or change) the total ε (and δ) of SCOPE under one notion."""
-    total = _parse_epsilon(epsilon)
+    total = check_epsilon(epsilon, "--epsilon")
     notion = check_choice(notion, "--notion", BUDGETED_NOTIONS)
-    d = parse_delta(delta)
+    d = delta
     with _open(ledger, create=True) as book:
         b = book.set_budget(scope, notion, total, delta=d)
         name = book.path
@@ -344,11 +340,12 @@ def _confirm(prompt: str, yes: bool, verb: str, done: str) -> None:
 
 @budget_app.command("cancel")
 def cancel(
-    spend_id: str = typer.Argument(
+    spend_id: int = typer.Argument(
         ...,
         metavar="ID",
         help="The reservation's id: the id column of 'privad budget show', "
         "where its status is reserved.",
+        parser=Integer("a spend id (an integer >= 1)", minimum=1).bind("ID"),
     ),
     ledger: str | None = _ledger_option(),
     yes: bool = typer.Option(
@@ -368,7 +365,7 @@ def cancel(
     appeared and nobody read the unfinished staging files (.NAME.XXXX.part) it left.
     A committed spend cannot be cancelled.
     """
-    number = parse_int(spend_id, "ID", minimum=1, what="a spend id (an integer >= 1)")
+    number = spend_id
     with _open(ledger, create=False) as book:
         spend = book.get_spend(number)
         what = (

@@ -20,7 +20,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from privad.cli._options import check_output_path, parse_int, parse_optional_int
+from privad.cli._options import COUNT, SEED, check_output_path, seed_option
 from privad.cli._render import JSON_OPTION, QUIET_OPTION, StepProgress, emit
 from privad.errors import ParameterError
 
@@ -52,19 +52,21 @@ def sp(
         help="Smaller run for tests (about 10 s): synthetic set with n = 4,000 (β scaled), 2 "
         "sampled runs, coarser threshold grid. Thyroid and Mammography stay complete.",
     ),
-    seed: str = typer.Option(
-        "0",
+    seed: int = typer.Option(
+        0,
         "--seed",
         metavar="S",
         help="Seed (an integer >= 0) for the synthetic data, the random queries of Table 2 "
         "and the sampled runs of Table 3 (default 0).",
+        parser=SEED.bind("--seed"),
     ),
-    samples: str | None = typer.Option(
+    samples: int | None = typer.Option(
         None,
         "--samples",
         metavar="N",
         help="Sampled runs per mechanism in Table 3 (an integer >= 1; default 10, or 2 with "
         "--quick). The exact expectations do not depend on it.",
+        parser=COUNT.bind("--samples"),
     ),
     quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
@@ -73,8 +75,8 @@ def sp(
     from privad.experiments import sensitive
     from privad.experiments.report import format_number
 
-    seed_v = parse_int(seed, "--seed", minimum=0, what="an integer >= 0")
-    samples_v = parse_optional_int(samples, "--samples", 1)
+    seed_v = seed
+    samples_v = samples
     directory = _output_folder(out)
     command = _command(
         "sp",
@@ -204,16 +206,18 @@ def _out_option(name: str) -> Any:
     )
 
 
+def _runs_option(default: int, help: str) -> Any:
+    """``--runs N`` (an integer >= 1)."""
+    return typer.Option(default, "--runs", metavar="N", parser=COUNT.bind("--runs"), help=help)
+
+
 @reproduce_app.command("relaxed")
 def relaxed(
     out: str = _out_option("relaxed"),
     quick: bool = typer.Option(False, "--quick", help=_QUICK_HELP + " 4,000 points, 1 run."),
-    seed: str = typer.Option("0", "--seed", metavar="S", help=_SEED_HELP),
-    runs: str = typer.Option(
-        "5",
-        "--runs",
-        metavar="N",
-        help="Runs per (separation, ε) cell, averaged (integer >= 1; the paper uses 5).",
+    seed: int = seed_option(_SEED_HELP, 0),
+    runs: int = _runs_option(
+        5, "Runs per (separation, ε) cell, averaged (integer >= 1; the paper uses 5)."
     ),
     quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
@@ -221,8 +225,8 @@ def relaxed(
     """Relaxed-DP sensor streams: Figure 3a/3b (accuracy, subset size), options, streaming."""
     from privad.experiments import relaxed as experiment
 
-    seed_v = parse_int(seed, "--seed", minimum=0, what="an integer >= 0")
-    runs_v = parse_int(runs, "--runs", minimum=1, what="an integer >= 1")
+    seed_v = seed
+    runs_v = runs
     directory = _output_folder(out)
     _run_with_progress(
         lambda progress: experiment.reproduce(
@@ -239,12 +243,9 @@ def relaxed(
 def search(
     out: str = _out_option("search"),
     quick: bool = typer.Option(False, "--quick", help=_QUICK_HELP),
-    seed: str = typer.Option("0", "--seed", metavar="S", help=_SEED_HELP),
-    runs: str = typer.Option(
-        "100",
-        "--runs",
-        metavar="N",
-        help="Searches per setting, c in the paper (integer >= 1; default 100).",
+    seed: int = seed_option(_SEED_HELP, 0),
+    runs: int = _runs_option(
+        100, "Searches per setting, c in the paper (integer >= 1; default 100)."
     ),
     nab_root: str | None = typer.Option(
         None,
@@ -273,8 +274,8 @@ def search(
     """DP noisy binary search: Figures 1-4 on NAB series and synthetic mixtures."""
     from privad.experiments import search as experiment
 
-    seed_v = parse_int(seed, "--seed", minimum=0, what="an integer >= 0")
-    runs_v = parse_int(runs, "--runs", minimum=1, what="an integer >= 1")
+    seed_v = seed
+    runs_v = runs
     for flag, folder in (("--nab-root", nab_root), ("--yahoo-root", yahoo_root)):
         if folder is not None and not Path(folder).expanduser().is_dir():
             raise ParameterError(f"{flag} {folder!r} is not a folder")
@@ -317,20 +318,22 @@ def rmp(
         "$PRIVAD_DATA/gas or [../]shared/datasets/gas; Gas is skipped with a note when "
         "it is not found there.",
     ),
-    seeds: str = typer.Option(
+    seeds: int = typer.Option(
         "5",
         "--seeds",
         metavar="N",
         help="Repetitions with different seeds, averaged (integer >= 1; default 5).",
+        parser=COUNT.bind("--seeds"),
     ),
-    epochs: str | None = typer.Option(
+    epochs: int | None = typer.Option(
         None,
         "--epochs",
         metavar="E",
         help="AANN training epochs (integer >= 1; default 300, the estimators' default; the "
         "paper's range is 300-1000; 15 with --quick).",
+        parser=COUNT.bind("--epochs"),
     ),
-    seed: str = typer.Option("0", "--seed", metavar="S", help="First seed (an integer >= 0)."),
+    seed: int = seed_option("First seed (an integer >= 0).", 0),
     quick: bool = typer.Option(
         False, "--quick", help=_QUICK_HELP + " 1 seed, 300 records, 15 epochs."
     ),
@@ -343,9 +346,9 @@ def rmp(
     """RMP (Erfani et al., PAKDD 2014): Table 1, ROC curves (Figures 2-4), the effect of r."""
     from privad.experiments import rmp as experiment
 
-    seeds_v = parse_int(seeds, "--seeds", minimum=1, what="an integer >= 1")
-    seed_v = parse_int(seed, "--seed", minimum=0, what="an integer >= 0")
-    epochs_v = parse_optional_int(epochs, "--epochs", 1)
+    seeds_v = seeds
+    seed_v = seed
+    epochs_v = epochs
     directory = _output_folder(out)
     gas_path = None
     if gas is not None:

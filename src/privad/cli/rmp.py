@@ -31,19 +31,30 @@ from urllib.parse import urlsplit
 import numpy as np
 import typer
 
+from privad.cli._data import (
+    BOUND_OPTION,
+    BOUNDS_OPTION,
+    EXCLUDE_OPTION,
+    ID_OPTION,
+    load_table,
+    scale_features,
+    scaling_text,
+)
 from privad.cli._options import (
+    COUNT,
+    SECONDS,
+    TextType,
+    ca_cert_option,
     check_output_path,
-    existing_file,
-    parse_bounds,
-    parse_columns,
-    parse_float,
+    columns_option,
     parse_int,
-    parse_optional_int,
-    parse_seed,
+    public_bounds,
     required_secret,
+    retries_option,
+    seed_option,
+    timeout_option,
 )
 from privad.cli._render import JSON_OPTION, StepProgress, emit, print_lines, warn
-from privad.cli.sp import BOUND_OPTION, BOUNDS_OPTION, EXCLUDE_OPTION, ID_OPTION, scaling_text
 from privad.errors import DataError, ParameterError, PrivadError
 
 __all__ = ["register", "rmp_app"]
@@ -66,10 +77,7 @@ OUTPUT_SUFFIXES = (".csv", ".parquet", ".pq")
 SERVER_OPTION: Any = typer.Option(
     ..., "--server", metavar="URL", help="The mining server, e.g. http://127.0.0.1:8704."
 )
-COLUMNS_OPTION: Any = typer.Option(
-    None,
-    "--columns",
-    metavar="COLS",
+COLUMNS_OPTION: Any = columns_option(
     help="Attribute columns, by name or 0-based position; repeat or separate with commas. "
     "Default: every column except --label. Their number must be the server's n.",
 )
@@ -87,28 +95,40 @@ DATA_HELP = (
     "A data file (.csv, .parquet, .npy, .npz, .mat) or a dataset name from 'privad datasets "
     "list'; one record per row."
 )
-TIMEOUT_OPTION: Any = typer.Option("60", "--timeout", metavar="S", help="Seconds per request.")
-RETRIES_OPTION: Any = typer.Option(
-    "3",
-    "--retries",
-    metavar="N",
-    help="Extra attempts after a connection failure or 502/503/504 (uploads are safe to "
-    "retry: the server never stores an identical batch twice).",
+TIMEOUT_OPTION: Any = timeout_option()
+RETRIES_OPTION: Any = retries_option(
+    "Extra attempts after a connection failure or 502/503/504 (uploads are safe to "
+    "retry: the server never stores an identical batch twice)."
 )
-CA_CERT_OPTION: Any = typer.Option(
-    None, "--ca-cert", metavar="FILE", help="CA bundle to verify an https server."
-)
+CA_CERT_OPTION: Any = ca_cert_option("server")
 
 
-def _client(server: str, token: str | None, timeout: str, retries: str, ca_cert: str | None) -> Any:
+class _Model(TextType):
+    """``--model``: latest, or a model id >= 1 (as text, the path of the request)."""
+
+    name = "model"
+
+    def parse(self, text: str, option: str) -> str:
+        ref = text.strip().lower()
+        if ref == "latest":
+            return ref
+        return str(parse_int(ref, option, minimum=1, what="a model id >= 1 or latest"))
+
+
+MODEL = _Model()
+
+
+def _client(
+    server: str, token: str | None, timeout: float, retries: int, ca_cert: str | None
+) -> Any:
     from privad.services.rmp_client import RMPClient
 
     return RMPClient(
         server,
         token,
-        timeout=parse_float(timeout, "--timeout", strict=True, what="seconds > 0"),
-        retries=parse_int(retries, "--retries", minimum=0, what="an integer >= 0"),
-        verify=existing_file(ca_cert, "--ca-cert") or True,
+        timeout=timeout,
+        retries=retries,
+        verify=ca_cert or True,
     )
 
 
@@ -121,15 +141,13 @@ def _load(
     bounds: dict[str, tuple[float, float]] | None,
 ) -> tuple[Any, Any]:
     """DATA's records with the column roles, scaled with the public bounds (if any)."""
-    from privad.cli.sp import load_table, scale_features
-
     return scale_features(
         load_table(
             data,
-            columns=parse_columns(columns),
+            columns=columns,
             label=label,
             id_column=id_column,
-            exclude=parse_columns(exclude, "--exclude"),
+            exclude=exclude,
         ),
         bounds,
         check=False,
@@ -217,13 +235,14 @@ def participate(
         help="The column that identifies records (numbers or text): not an attribute, never sent.",
     ),
     bounds_file: str | None = BOUNDS_OPTION,
-    bound: list[str] | None = BOUND_OPTION,
-    batch_size: str = typer.Option(
-        "30",
+    bound: list[Any] | None = BOUND_OPTION,
+    batch_size: int = typer.Option(
+        30,
         "--batch-size",
         metavar="M",
         help="Records per uploaded batch (default 30, as in the paper; at most the server's "
         "max batch).",
+        parser=COUNT.bind("--batch-size"),
     ),
     key_file: str | None = typer.Option(
         None,
@@ -253,15 +272,11 @@ def participate(
         help="The server's registration token, if it has one. Default: "
         "$PRIVAD_RMP_REGISTRATION_TOKEN.",
     ),
-    seed: str | None = typer.Option(
-        None,
-        "--seed",
-        metavar="S",
-        help="Seed of a new T_i, FOR TESTS ONLY: whoever knows it can rebuild T_i. Default: OS "
-        "entropy.",
+    seed: int | None = seed_option(
+        "Seed of a new T_i, FOR TESTS ONLY: whoever knows it can rebuild T_i. Default: OS entropy."
     ),
-    timeout: str = TIMEOUT_OPTION,
-    retries: str = RETRIES_OPTION,
+    timeout: float = TIMEOUT_OPTION,
+    retries: int = RETRIES_OPTION,
     ca_cert: str | None = CA_CERT_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -276,9 +291,8 @@ def participate(
         write_private,
     )
 
-    size = parse_int(batch_size, "--batch-size", minimum=1, what="an integer >= 1")
-    seed_v = parse_seed(seed)
-    bounds = parse_bounds(bound, bounds_file)
+    size, seed_v = batch_size, seed
+    bounds = public_bounds(bound, bounds_file)
     if name is not None:
         check_name(name, "--name")
     for option, path in (("--key-file", key_file), ("--token-file", token_file)):
@@ -405,31 +419,38 @@ def train(
         help="The operator's token (the server's --operator-token). Default: "
         "$PRIVAD_RMP_OPERATOR_TOKEN.",
     ),
-    epochs: str | None = typer.Option(
-        None, "--epochs", metavar="E", help="Training epochs (default: the server's --epochs)."
+    epochs: int | None = typer.Option(
+        None,
+        "--epochs",
+        metavar="E",
+        help="Training epochs (default: the server's --epochs).",
+        parser=COUNT.bind("--epochs"),
     ),
-    hidden: str | None = typer.Option(
-        None, "--hidden", metavar="H", help="Hidden units (default: the server's --hidden)."
+    hidden: int | None = typer.Option(
+        None,
+        "--hidden",
+        metavar="H",
+        help="Hidden units (default: the server's --hidden).",
+        parser=COUNT.bind("--hidden"),
     ),
-    seed: str | None = typer.Option(
-        None, "--seed", metavar="S", help="Seed of the training (default: OS entropy)."
-    ),
+    seed: int | None = seed_option("Seed of the training (default: OS entropy)."),
     wait: bool = typer.Option(
         True, "--wait/--no-wait", help="Wait for the model (default) or return once started."
     ),
-    max_wait: str = typer.Option(
-        "3600", "--max-wait", metavar="S", help="Give up waiting after S seconds (3600)."
+    max_wait: float = typer.Option(
+        3600.0,
+        "--max-wait",
+        metavar="S",
+        help="Give up waiting after S seconds (3600).",
+        parser=SECONDS.bind("--max-wait"),
     ),
-    timeout: str = TIMEOUT_OPTION,
-    retries: str = RETRIES_OPTION,
+    timeout: float = TIMEOUT_OPTION,
+    retries: int = RETRIES_OPTION,
     ca_cert: str | None = CA_CERT_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Train the model on every batch the server holds (operator)."""
-    epochs_v = parse_optional_int(epochs, "--epochs", 1)
-    hidden_v = parse_optional_int(hidden, "--hidden", 1)
-    seed_v = parse_seed(seed)
-    limit = parse_float(max_wait, "--max-wait", strict=True, what="seconds > 0")
+    epochs_v, hidden_v, seed_v, limit = epochs, hidden, seed, max_wait
     secret = required_secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")
     meta = final = None
     with (
@@ -524,9 +545,13 @@ def score(
     exclude: list[str] | None = EXCLUDE_OPTION,
     id_column: str | None = ID_OPTION,
     bounds_file: str | None = BOUNDS_OPTION,
-    bound: list[str] | None = BOUND_OPTION,
+    bound: list[Any] | None = BOUND_OPTION,
     model: str = typer.Option(
-        "latest", "--model", metavar="ID", help="The model: its id, or latest (default)."
+        "latest",
+        "--model",
+        metavar="ID",
+        parser=MODEL.bind("--model"),
+        help="The model: its id, or latest (default).",
     ),
     output: str | None = typer.Option(
         None,
@@ -536,8 +561,8 @@ def score(
         help="Write index,score,label per record (label 1 = anomaly; index,id,score,label with "
         "--id): .csv, or .parquet/.pq.",
     ),
-    timeout: str = TIMEOUT_OPTION,
-    retries: str = RETRIES_OPTION,
+    timeout: float = TIMEOUT_OPTION,
+    retries: int = RETRIES_OPTION,
     ca_cert: str | None = CA_CERT_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -547,14 +572,12 @@ def score(
     if output is not None and Path(output).suffix.lower() not in OUTPUT_SUFFIXES:
         raise ParameterError(f"--output must end in {', '.join(OUTPUT_SUFFIXES)}, got {output!r}")
     out = None if output is None else check_output_path(output, "--output")
-    ref = model.strip().lower()
-    if ref != "latest":
-        ref = str(parse_int(ref, "--model", minimum=1, what="a model id >= 1 or latest"))
+    ref = model
     if token_file is not None:
         secret = read_token_file(token_file)["token"]
     else:
         secret = required_secret(token, "--token", "PRIVAD_RMP_TOKEN")
-    ds, scaling = _load(data, columns, label, exclude, id_column, parse_bounds(bound, bounds_file))
+    ds, scaling = _load(data, columns, label, exclude, id_column, public_bounds(bound, bounds_file))
     with _client(server, secret, timeout, retries, ca_cert) as client:
         public = client.config()
         meta, fitted = client.model(ref)

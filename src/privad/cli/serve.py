@@ -16,12 +16,13 @@ every acknowledged record is already committed to ``--db``. Configuration errors
 token, an unreadable database, a port in use) are :class:`~privad.errors.PrivadError`:
 ``privad.cli.main`` prints them on one line and exits with status 2.
 
-Adding a server (``privad serve oracle``, ``privad serve rmp``) is one function here::
+Adding a server (``privad serve oracle``, ``privad serve rmp``) is one function here, on
+the shared options and :class:`~privad.cli._serve_options.ServeOptions`::
 
     @serve_app.command("oracle")
-    def oracle(db: str = DB_OPTION, host: str = HOST_OPTION, port: str = port_option(8703),
+    def oracle(db: str = DB_OPTION, host: str = HOST_OPTION, port: int = port_option(8703),
                tokens: str | None = TOKENS_OPTION, token: list[str] | None = TOKEN_OPTION,
-               max_body_bytes: str = MAX_BODY_OPTION, log_level: str = LOG_LEVEL_OPTION,
+               max_body_bytes: int = MAX_BODY_OPTION, log_level: str = LOG_LEVEL_OPTION,
                ssl_certfile: str | None = SSL_CERT_OPTION,
                ssl_keyfile: str | None = SSL_KEY_OPTION) -> None:
         '''One line for --help.'''
@@ -34,29 +35,60 @@ Adding a server (``privad serve oracle``, ``privad serve rmp``) is one function 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import typer
 
+from privad.cli._data import COLUMNS_OPTION, DATA_HELP, load_series, load_table
 from privad.cli._options import (
+    COUNT,
     DELTA_OPTION,
+    Choice,
+    Integer,
+    Number,
+    ca_cert_option,
     check_output_path,
-    existing_file,
-    parse_choice,
-    parse_columns,
-    parse_delta,
-    parse_float,
-    parse_int,
-    parse_optional_int,
-    parse_scope,
-    parse_seed,
     required_secret,
+    scope_option,
+    seed_option,
+    timeout_option,
+)
+from privad.cli._search_options import (
+    COLUMN_OPTION,
+    DERIVE_OPTION,
+    KIND_HELP,
+    LABELS_OPTION,
+    T_HIGH_OPTION,
+    T_LOW_OPTION,
+    kind_option,
+    resolve_thresholds,
+)
+from privad.cli._search_options import DATA_HELP as ORACLE_DATA_HELP
+from privad.cli._sensitive import (
+    COUNT_CAP_OPTION,
+    K_OPTION,
+    MECHANISM_OPTION,
+    METRIC_OPTION,
+    beta_option,
+    epsilon_option,
+    r_option,
+    sensitive_mechanism,
+)
+from privad.cli._serve_options import (
+    DB_OPTION,
+    HOST_OPTION,
+    LOG_LEVEL_OPTION,
+    MAX_BODY_OPTION,
+    SSL_CERT_OPTION,
+    SSL_KEY_OPTION,
+    TOKEN_OPTION,
+    TOKENS_OPTION,
+    ServeOptions,
+    port_option,
 )
 from privad.errors import ParameterError
 
-__all__ = ["ServeOptions", "register", "serve_app"]
+__all__ = ["register", "serve_app"]
 
 serve_app = typer.Typer(
     name="serve",
@@ -73,150 +105,11 @@ serve_app = typer.Typer(
     add_completion=False,
 )
 
-LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
+def _dbscan_backends() -> tuple[str, ...]:
+    from privad.relaxed.detectors import DBSCAN_BACKENDS
 
-# --------------------------------------------------------------------------------------------
-# Options every server shares
-# --------------------------------------------------------------------------------------------
-
-DB_OPTION: Any = typer.Option(
-    ...,
-    "--db",
-    metavar="PATH",
-    help="SQLite file of this server (created if missing; WAL, synchronous=FULL). Each server "
-    "needs its own file.",
-)
-HOST_OPTION: Any = typer.Option(
-    "127.0.0.1",
-    "--host",
-    metavar="HOST",
-    help="Address to listen on (default 127.0.0.1). Beyond loopback use TLS "
-    "(--ssl-certfile/--ssl-keyfile or a TLS proxy): tokens travel in every request.",
-)
-TOKENS_OPTION: Any = typer.Option(
-    None,
-    "--tokens",
-    metavar="FILE",
-    help="Sensor tokens: one NAME=SECRET per line (# comments). NAME is the sensor id; each "
-    "SECRET at least 16 characters.",
-)
-TOKEN_OPTION: Any = typer.Option(
-    None,
-    "--token",
-    metavar="NAME=SECRET",
-    help="A sensor token (repeatable), in addition to --tokens. Secrets on the command line "
-    "are visible to other local users: prefer --tokens.",
-)
-MAX_BODY_OPTION: Any = typer.Option(
-    "16777216",
-    "--max-body-bytes",
-    metavar="N",
-    help="Largest request body accepted (bytes, default 16 MiB); larger ones get 413.",
-)
-LOG_LEVEL_OPTION: Any = typer.Option(
-    "warning",
-    "--log-level",
-    metavar="LEVEL",
-    help="Server log level: critical, error, warning (default), info (with access log), debug.",
-)
-SSL_CERT_OPTION: Any = typer.Option(
-    None, "--ssl-certfile", metavar="FILE", help="TLS certificate (PEM); with --ssl-keyfile."
-)
-SSL_KEY_OPTION: Any = typer.Option(
-    None, "--ssl-keyfile", metavar="FILE", help="TLS private key (PEM); with --ssl-certfile."
-)
-
-
-def port_option(default: int) -> Any:
-    """``--port`` with a per-server default."""
-    return typer.Option(
-        str(default),
-        "--port",
-        metavar="N",
-        help=f"TCP port (default {default}; 0 picks a free one, printed at start).",
-    )
-
-
-@dataclass(frozen=True)
-class ServeOptions:
-    """The parsed shared options of a ``privad serve`` command."""
-
-    db: str
-    host: str
-    port: int
-    tokens: list[tuple[str, str]]
-    max_body_bytes: int
-    log_level: str
-    ssl_certfile: str | None
-    ssl_keyfile: str | None
-
-    @classmethod
-    def parse(
-        cls,
-        db: str,
-        host: str,
-        port: str,
-        tokens_file: str | None,
-        token: Sequence[str] | None,
-        max_body_bytes: str,
-        log_level: str,
-        ssl_certfile: str | None,
-        ssl_keyfile: str | None,
-    ) -> ServeOptions:
-        """Parse and check the shared options (one-line ParameterError on a mistake)."""
-        from privad.services.auth import load_token_file, parse_token_spec
-
-        port_v = parse_int(port, "--port", minimum=0, what="a TCP port 0..65535")
-        if port_v > 65535:
-            raise ParameterError(f"--port must be a TCP port 0..65535, got {port!r}")
-        pairs: list[tuple[str, str]] = []
-        if tokens_file is not None:
-            pairs.extend(load_token_file(tokens_file))
-        for spec in token or ():
-            pairs.append(parse_token_spec(spec))
-        if not pairs:
-            raise ParameterError(
-                "no sensor tokens: give --tokens FILE (NAME=SECRET lines) or --token NAME=SECRET"
-            )
-        if (ssl_certfile is None) != (ssl_keyfile is None):
-            raise ParameterError("--ssl-certfile and --ssl-keyfile go together")
-        return cls(
-            db=str(check_output_path(db, "--db", "store")),
-            host=str(host).strip(),
-            port=port_v,
-            tokens=pairs,
-            max_body_bytes=parse_int(
-                max_body_bytes, "--max-body-bytes", minimum=1024, what="a number of bytes >= 1024"
-            ),
-            log_level=parse_choice(log_level, "--log-level", LOG_LEVELS),
-            ssl_certfile=existing_file(ssl_certfile, "--ssl-certfile"),
-            ssl_keyfile=existing_file(ssl_keyfile, "--ssl-keyfile"),
-        )
-
-    def run(self, app: Any, name: str, notes: Sequence[str] = ()) -> None:
-        """Serve ``app`` until interrupted (prints ``NAME listening on URL`` first).
-
-        ``notes`` go to standard error first, one ``NAME: NOTE`` line each, so that the first
-        line of standard output stays ``NAME listening on URL``.
-        """
-        import sys
-
-        from privad.services.app import run_service
-
-        for line in notes:
-            print(f"{name}: {line}", file=sys.stderr, flush=True)
-
-        run_service(
-            app,
-            name=name,
-            host=self.host,
-            port=self.port,
-            log_level=self.log_level,
-            ssl_certfile=self.ssl_certfile,
-            ssl_keyfile=self.ssl_keyfile,
-            announce=lambda line: print(line, flush=True),
-        )
+    return DBSCAN_BACKENDS
 
 
 # --------------------------------------------------------------------------------------------
@@ -228,7 +121,7 @@ class ServeOptions:
 def analyst(
     db: str = DB_OPTION,
     host: str = HOST_OPTION,
-    port: str = port_option(8701),
+    port: int = port_option(8701),
     tokens: str | None = TOKENS_OPTION,
     token: list[str] | None = TOKEN_OPTION,
     correction_url: str = typer.Option(
@@ -245,41 +138,38 @@ def analyst(
         help="The analyst's token at the correction server (its --analyst-token). Default: "
         "$PRIVAD_CORRECTION_TOKEN.",
     ),
-    eps: str = typer.Option(
+    eps: float = typer.Option(
         ...,
         "--eps",
         metavar="E",
         help="DBSCAN radius in the sensors' scaled space (step 1a); see 'privad sensor calibrate'.",
+        parser=Number("a radius > 0", strict=True).bind("--eps"),
     ),
-    min_samples: str = typer.Option(
+    min_samples: int = typer.Option(
         ...,
         "--min-samples",
         metavar="M",
         help="DBSCAN minPts (the point itself included), an integer >= 1.",
+        parser=COUNT.bind("--min-samples"),
     ),
     backend: str = typer.Option(
         "auto",
         "--backend",
         metavar="B",
         help="Exact DBSCAN engine: auto (default), dbscan, geometry or sklearn.",
+        parser=Choice(_dbscan_backends).bind("--backend"),
     ),
-    columns: str | None = typer.Option(
+    columns: int | None = typer.Option(
         None,
         "--columns",
         metavar="D",
+        parser=COUNT.bind("--columns"),
         help="Accept only windows with D columns. Default: any, the same for all windows of "
         "one sensor.",
     ),
-    timeout: str = typer.Option(
-        "60", "--timeout", metavar="S", help="Seconds per request to the correction server."
-    ),
-    ca_cert: str | None = typer.Option(
-        None,
-        "--ca-cert",
-        metavar="FILE",
-        help="CA bundle to verify an https correction server.",
-    ),
-    max_body_bytes: str = MAX_BODY_OPTION,
+    timeout: float = timeout_option("Seconds per request to the correction server."),
+    ca_cert: str | None = ca_cert_option("correction server"),
+    max_body_bytes: int = MAX_BODY_OPTION,
     log_level: str = LOG_LEVEL_OPTION,
     ssl_certfile: str | None = SSL_CERT_OPTION,
     ssl_keyfile: str | None = SSL_KEY_OPTION,
@@ -289,18 +179,14 @@ def analyst(
     # 7 % of a core while the server waits); one thread per detection is plenty for windows
     # of thousands of records. Set PARLAY_NUM_THREADS yourself to override.
     os.environ.setdefault("PARLAY_NUM_THREADS", "1")
-    from privad.relaxed.detectors import DBSCAN_BACKENDS, DBSCANDetector
+    from privad.relaxed.detectors import DBSCANDetector
     from privad.services.analyst import create_analyst_app
     from privad.services.auth import TokenRegistry
 
     common = ServeOptions.parse(
         db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
     )
-    detector = DBSCANDetector(
-        parse_float(eps, "--eps", strict=True, what="a radius > 0"),
-        parse_int(min_samples, "--min-samples", minimum=1, what="an integer >= 1"),
-        backend=parse_choice(backend, "--backend", DBSCAN_BACKENDS),
-    )
+    detector = DBSCANDetector(eps, min_samples, backend=backend)
     app = create_analyst_app(
         common.db,
         TokenRegistry(common.tokens),
@@ -309,10 +195,10 @@ def analyst(
             correction_token, "--correction-token", "PRIVAD_CORRECTION_TOKEN"
         ),
         detector=detector,
-        columns=parse_optional_int(columns, "--columns", 1),
+        columns=columns,
         max_body_bytes=common.max_body_bytes,
-        timeout=parse_float(timeout, "--timeout", strict=True, what="seconds > 0"),
-        verify=existing_file(ca_cert, "--ca-cert") or True,
+        timeout=timeout,
+        verify=ca_cert or True,
     )
     common.run(app, "privad analyst")
 
@@ -321,15 +207,16 @@ def analyst(
 def correction(
     db: str = DB_OPTION,
     host: str = HOST_OPTION,
-    port: str = port_option(8702),
+    port: int = port_option(8702),
     tokens: str | None = TOKENS_OPTION,
     token: list[str] | None = TOKEN_OPTION,
-    outlier_layer_width: str = typer.Option(
+    outlier_layer_width: float = typer.Option(
         ...,
         "--outlier-layer-width",
         metavar="W",
         help="w_O >= 0, the outlier layer width in the sensors' scaled space, fixed from "
         "historical data (see 'privad sensor calibrate').",
+        parser=Number("a width >= 0").bind("--outlier-layer-width"),
     ),
     analyst_token: str | None = typer.Option(
         None,
@@ -339,19 +226,21 @@ def correction(
         help="The token the analyst uses here (at least 16 characters). Default: "
         "$PRIVAD_ANALYST_TOKEN.",
     ),
-    min_gap: str = typer.Option(
-        "0",
+    min_gap: float = typer.Option(
+        0.0,
         "--min-gap",
         metavar="G",
         help="Step 3 (reconstruction): split O' only at a gap > G (default 0).",
+        parser=Number("a number >= 0").bind("--min-gap"),
     ),
-    max_fp_share: str = typer.Option(
-        "0.5",
+    max_fp_share: float = typer.Option(
+        0.5,
         "--max-fp-share",
         metavar="F",
         help="Step 3 (reconstruction): at most this share of O' may become FP (default 0.5).",
+        parser=Number("a share in [0, 1]", maximum=1.0).bind("--max-fp-share"),
     ),
-    max_body_bytes: str = MAX_BODY_OPTION,
+    max_body_bytes: int = MAX_BODY_OPTION,
     log_level: str = LOG_LEVEL_OPTION,
     ssl_certfile: str | None = SSL_CERT_OPTION,
     ssl_keyfile: str | None = SSL_KEY_OPTION,
@@ -370,13 +259,9 @@ def correction(
     app = create_correction_app(
         common.db,
         registry,
-        outlier_layer_width=parse_float(
-            outlier_layer_width, "--outlier-layer-width", what="a width >= 0"
-        ),
-        min_gap=parse_float(min_gap, "--min-gap", what="a number >= 0"),
-        max_fp_share=parse_float(
-            max_fp_share, "--max-fp-share", maximum=1.0, what="a share in [0, 1]"
-        ),
+        outlier_layer_width=outlier_layer_width,
+        min_gap=min_gap,
+        max_fp_share=max_fp_share,
         max_body_bytes=common.max_body_bytes,
     )
     common.run(app, "privad correction")
@@ -387,26 +272,9 @@ def correction(
 # --------------------------------------------------------------------------------------------
 
 
-def _oracle_options() -> dict[str, Any]:
-    from privad.cli import search as search_cli
-
-    return {
-        "column": search_cli.COLUMN_OPTION,
-        "labels_column": search_cli.LABELS_OPTION,
-        "derive": search_cli.DERIVE_OPTION,
-        "t_low": search_cli.T_LOW_OPTION,
-        "t_high": search_cli.T_HIGH_OPTION,
-        "data_help": search_cli.DATA_HELP,
-        "kind_help": search_cli.KIND_HELP,
-    }
-
-
-_ORACLE = _oracle_options()
-
-
 @serve_app.command("oracle")
 def oracle(
-    data: str = typer.Argument(..., metavar="DATA", help=_ORACLE["data_help"]),
+    data: str = typer.Argument(..., metavar="DATA", help=ORACLE_DATA_HELP),
     db: str = typer.Option(
         ...,
         "--db",
@@ -414,61 +282,55 @@ def oracle(
         help="The oracle's privacy ledger (a privad ledger SQLite file, created if missing; "
         "see 'privad budget show --ledger PATH'). Spent budget survives restarts.",
     ),
-    epsilon: str = typer.Option(..., "--epsilon", metavar="E", help="ε per answer, > 0."),
-    budget: str = typer.Option(
+    epsilon: float = epsilon_option("ε per answer, > 0."),
+    budget: float = typer.Option(
         ...,
         "--budget",
         metavar="B",
         help="Total ε of the scope: queries past it are refused (429). Set in the ledger if "
         "the scope has none or another total (never below what was spent).",
+        parser=Number("a finite number > 0 (e.g. 100)", strict=True).bind("--budget"),
     ),
-    delta: str | None = DELTA_OPTION,
-    kind: str = typer.Option("laplace", "--kind", metavar="K", help=_ORACLE["kind_help"]),
-    column: str | None = _ORACLE["column"],
-    labels_column: str | None = _ORACLE["labels_column"],
-    derive_thresholds: bool = _ORACLE["derive"],
-    t_low: str | None = _ORACLE["t_low"],
-    t_high: str | None = _ORACLE["t_high"],
-    scope: str | None = typer.Option(
-        None,
-        "--scope",
-        metavar="NAME",
-        help="The ledger scope answers are charged to (default: oracle/<data name>).",
+    delta: float | None = DELTA_OPTION,
+    kind: str = kind_option("laplace", KIND_HELP),
+    column: str | None = COLUMN_OPTION,
+    labels_column: str | None = LABELS_OPTION,
+    derive_thresholds: bool = DERIVE_OPTION,
+    t_low: float | None = T_LOW_OPTION,
+    t_high: float | None = T_HIGH_OPTION,
+    scope: str | None = scope_option(
+        "The ledger scope answers are charged to (default: oracle/<data name>)."
     ),
-    seed: str | None = typer.Option(
-        None,
-        "--seed",
-        metavar="S",
-        help="Seed of the oracle's noise, for tests only (anyone who knows it can remove the "
-        "noise). Default: OS entropy.",
+    seed: int | None = seed_option(
+        "Seed of the oracle's noise, for tests only (anyone who knows it can remove the "
+        "noise). Default: OS entropy."
     ),
-    max_orders: str = typer.Option(
-        "64", "--max-orders", metavar="N", help="Stored query orders kept in memory (64)."
+    max_orders: int = typer.Option(
+        64,
+        "--max-orders",
+        metavar="N",
+        help="Stored query orders kept in memory (64).",
+        parser=COUNT.bind("--max-orders"),
     ),
     host: str = HOST_OPTION,
-    port: str = port_option(8703),
+    port: int = port_option(8703),
     tokens: str | None = TOKENS_OPTION,
     token: list[str] | None = TOKEN_OPTION,
-    max_body_bytes: str = MAX_BODY_OPTION,
+    max_body_bytes: int = MAX_BODY_OPTION,
     log_level: str = LOG_LEVEL_OPTION,
     ssl_certfile: str | None = SSL_CERT_OPTION,
     ssl_keyfile: str | None = SSL_KEY_OPTION,
 ) -> None:
     """Hold the values and answer only noisy group queries, within a privacy budget."""
-    from privad.cli.search import load_series, parse_kind, resolve_thresholds
     from privad.services.auth import TokenRegistry
     from privad.services.oracle import create_oracle_app
 
     common = ServeOptions.parse(
         db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
     )
-    eps = parse_float(epsilon, "--epsilon", strict=True, what="a finite number > 0 (e.g. 1)")
-    total = parse_float(budget, "--budget", strict=True, what="a finite number > 0 (e.g. 100)")
-    delta_v = parse_delta(delta)
-    kind_v = parse_kind(kind)
-    seed_v = parse_seed(seed)
-    orders = parse_int(max_orders, "--max-orders", minimum=1, what="an integer >= 1")
-    scope = parse_scope(scope)
+    eps, total, delta_v = epsilon, budget, delta
+    kind_v = kind
+    seed_v, orders = seed, max_orders
     series = load_series(data, column=column, labels_column=labels_column)
     lo, hi, how = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
     notes = [
@@ -510,36 +372,21 @@ def register(app: typer.Typer) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _sp_options() -> dict[str, Any]:
-    from privad.cli import sp as sp_cli
-
-    return {
-        "data_help": sp_cli.DATA_HELP,
-        "columns": sp_cli.COLUMNS_OPTION,
-        "mechanism": sp_cli.MECHANISM_OPTION,
-        "metric": sp_cli.METRIC_OPTION,
-        "k": sp_cli.K_OPTION,
-        "count_cap": sp_cli.COUNT_CAP_OPTION,
-    }
-
-
-_SP = _sp_options()
-
-
 @serve_app.command("sp")
 def sp(
-    data: str = typer.Argument(..., metavar="DATA", help=_SP["data_help"]),
-    beta: str = typer.Option(..., "--beta", metavar="B", help="β: an integer >= 1."),
-    r: str = typer.Option(..., "--r", metavar="R", help="The radius r: a finite number >= 0."),
-    epsilon: str = typer.Option(..., "--epsilon", metavar="E", help="ε per answer, > 0."),
-    budget: str = typer.Option(
+    data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
+    beta: int = beta_option("β: an integer >= 1."),
+    r: float = r_option("The radius r: a finite number >= 0."),
+    epsilon: float = epsilon_option("ε per answer, > 0."),
+    budget: float = typer.Option(
         ...,
         "--budget",
         metavar="B",
         help="Each querier's total ε (its own ledger scope <scope>/<querier>): a request past "
         "it is refused (429) with nothing spent.",
+        parser=Number("a finite number > 0 (e.g. 10)", strict=True).bind("--budget"),
     ),
-    delta: str | None = DELTA_OPTION,
+    delta: float | None = DELTA_OPTION,
     db: str = typer.Option(
         ...,
         "--db",
@@ -555,48 +402,38 @@ def sp(
         help="The ledger file holding the queriers' budgets (created if missing; 'privad "
         "budget show --ledger PATH').",
     ),
-    k: str = _SP["k"],
-    mechanism: str = _SP["mechanism"],
-    metric: str = _SP["metric"],
-    count_cap: str = _SP["count_cap"],
-    columns: list[str] | None = _SP["columns"],
-    scope: str | None = typer.Option(
-        None,
-        "--scope",
-        metavar="NAME",
-        help="Prefix of the queriers' ledger scopes (default: curator/<data name>).",
+    k: int = K_OPTION,
+    mechanism: str = MECHANISM_OPTION,
+    metric: str = METRIC_OPTION,
+    count_cap: Any = COUNT_CAP_OPTION,
+    columns: list[str] | None = COLUMNS_OPTION,
+    scope: str | None = scope_option(
+        "Prefix of the queriers' ledger scopes (default: curator/<data name>)."
     ),
-    seed: str | None = typer.Option(
-        None,
-        "--seed",
-        metavar="S",
-        help="Seed of the noise, for tests only (anyone who knows it can remove the noise). "
-        "Default: OS entropy.",
+    seed: int | None = seed_option(
+        "Seed of the noise, for tests only (anyone who knows it can remove the noise). "
+        "Default: OS entropy."
     ),
     host: str = HOST_OPTION,
-    port: str = port_option(8705),
+    port: int = port_option(8705),
     tokens: str | None = TOKENS_OPTION,
     token: list[str] | None = TOKEN_OPTION,
-    max_body_bytes: str = MAX_BODY_OPTION,
+    max_body_bytes: int = MAX_BODY_OPTION,
     log_level: str = LOG_LEVEL_OPTION,
     ssl_certfile: str | None = SSL_CERT_OPTION,
     ssl_keyfile: str | None = SSL_KEY_OPTION,
 ) -> None:
     """Hold DATA and answer queriers' (β, r)-anomaly questions privately, per-querier budgets."""
-    from privad.cli.sp import load_table, parse_mechanism
     from privad.services.auth import TokenRegistry
     from privad.services.curator import create_curator_app
 
     common = ServeOptions.parse(
         db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
     )
-    mech = parse_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
-    total = parse_float(budget, "--budget", strict=True, what="a finite number > 0 (e.g. 10)")
-    delta_v = parse_delta(delta)
-    scope_v = parse_scope(scope)
-    seed_v = parse_seed(seed)
+    mech = sensitive_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
+    total, delta_v, scope_v, seed_v = budget, delta, scope, seed
     check_output_path(ledger, "--ledger", "store")
-    ds = load_table(data, columns=parse_columns(columns), seed=seed_v)
+    ds = load_table(data, columns=columns, seed=seed_v)
     app = create_curator_app(
         ds.X,
         mech,
@@ -652,55 +489,66 @@ def rmp(
         help="SQLite file of the mining server: T and its parameters, participants, batches, "
         "models (created if missing). On restart T and n, w, alpha, beta are kept.",
     ),
-    n: str | None = typer.Option(
+    n: int | None = typer.Option(
         None,
         "--n",
         metavar="N",
         help="Attributes per record (required for a new --db; on restart it must match).",
+        parser=Integer("an integer >= 2", minimum=2).bind("--n"),
     ),
-    w: str | None = typer.Option(
-        None, "--w", metavar="W", help="Rows of T, 1 <= w < n (or give --r = n - w)."
+    w: int | None = typer.Option(
+        None,
+        "--w",
+        metavar="W",
+        help="Rows of T, 1 <= w < n (or give --r = n - w).",
+        parser=COUNT.bind("--w"),
     ),
-    r: str | None = typer.Option(
-        None, "--r", metavar="R", help="r = n - w >= 1, instead of --w (the paper uses r = 1)."
+    r: int | None = typer.Option(
+        None,
+        "--r",
+        metavar="R",
+        help="r = n - w >= 1, instead of --w (the paper uses r = 1).",
+        parser=COUNT.bind("--r"),
     ),
-    alpha: str | None = typer.Option(
+    alpha: float | None = typer.Option(
         None,
         "--alpha",
         metavar="A",
         help="0 < alpha < 1: each participant's T_i = T + U(-alpha, alpha) (eq. 1).",
+        parser=Number("a number with 0 < alpha < 1", strict=True, maximum=1.0).bind("--alpha"),
     ),
-    beta: str | None = typer.Option(
+    beta: float | None = typer.Option(
         None,
         "--beta",
         metavar="B",
         help="beta of the double logistic (eq. 2). Default: beta* (about 2.8124).",
+        parser=Number("a number > 0", strict=True).bind("--beta"),
     ),
-    seed: str | None = typer.Option(
-        None,
-        "--seed",
-        metavar="S",
-        help="Seed of the public T (for tests; T is public). Default: OS entropy. Ignored "
-        "when --db already holds T.",
+    seed: int | None = seed_option(
+        "Seed of the public T (for tests; T is public). Default: OS entropy. Ignored "
+        "when --db already holds T."
     ),
-    hidden: str | None = typer.Option(
+    hidden: int | None = typer.Option(
         None,
         "--hidden",
         metavar="H",
         help="Hidden units of the AANN (default: privad.rmp's default for w inputs).",
+        parser=COUNT.bind("--hidden"),
     ),
-    epochs: str = typer.Option(
-        "500",
+    epochs: int = typer.Option(
+        500,
         "--epochs",
         metavar="E",
         help="Training epochs (default 500; the paper uses 300-1000). A train request may "
         "override it.",
+        parser=COUNT.bind("--epochs"),
     ),
-    max_batch: str = typer.Option(
-        "30",
+    max_batch: int = typer.Option(
+        30,
         "--max-batch",
         metavar="M",
         help="Most records (columns) one uploaded batch may hold (default 30, as in the paper).",
+        parser=COUNT.bind("--max-batch"),
     ),
     operator_token: str | None = typer.Option(
         None,
@@ -719,10 +567,10 @@ def rmp(
         "$PRIVAD_RMP_REGISTRATION_TOKEN, else registration is open.",
     ),
     host: str = HOST_OPTION,
-    port: str = port_option(8704),
+    port: int = port_option(8704),
     tokens: str | None = RMP_TOKENS_OPTION,
     token: list[str] | None = RMP_TOKEN_OPTION,
-    max_body_bytes: str = MAX_BODY_OPTION,
+    max_body_bytes: int = MAX_BODY_OPTION,
     log_level: str = LOG_LEVEL_OPTION,
     ssl_certfile: str | None = SSL_CERT_OPTION,
     ssl_keyfile: str | None = SSL_KEY_OPTION,
@@ -749,23 +597,14 @@ def rmp(
         registration_token=None
         if registration_token is None or not registration_token.strip()
         else registration_token.strip(),
-        n=parse_optional_int(n, "--n", 2),
-        w=parse_optional_int(w, "--w", 1),
-        r=parse_optional_int(r, "--r", 1),
-        alpha=None
-        if alpha is None
-        else parse_float(
-            alpha, "--alpha", strict=True, maximum=1.0, what="a number with 0 < alpha < 1"
-        ),
-        beta=None
-        if beta is None
-        else parse_float(beta, "--beta", strict=True, what="a number > 0"),
-        rng=parse_seed(seed),
-        training=AANNTraining(
-            epochs=parse_int(epochs, "--epochs", minimum=1, what="an integer >= 1"),
-            hidden=parse_optional_int(hidden, "--hidden", 1),
-        ),
-        max_batch=parse_int(max_batch, "--max-batch", minimum=1, what="an integer >= 1"),
+        n=n,
+        w=w,
+        r=r,
+        alpha=alpha,
+        beta=beta,
+        rng=seed,
+        training=AANNTraining(epochs=epochs, hidden=hidden),
+        max_batch=max_batch,
         max_body_bytes=common.max_body_bytes,
         notes=notes,
     )

@@ -16,7 +16,7 @@ report the same errors:
 Which columns are features, which is the label and which the id is decided in one place,
 :func:`plan_columns`, for files read here, for datasets already loaded
 (:func:`select_columns`), for partitioned files (:mod:`privad.distributed.tables`) and for
-CSV streams (:func:`privad.services.clients.read_csv_rows`). Excluded columns and the id
+CSV streams (:func:`privad.services.streams.read_csv_rows`). Excluded columns and the id
 column are never features, so they are dropped before any distance is computed; the id
 column's values are carried in :attr:`Dataset.ids` so that outputs can name the records.
 """

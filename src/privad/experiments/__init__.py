@@ -1,10 +1,13 @@
 """Reproductions of the papers' tables and figures.
 
-One module per paper. Each table or figure is a function that returns a tidy table (a
-:class:`pandas.DataFrame`, one row per observation, documented columns) and a separate
-``draw_*`` function that turns that table into a :class:`matplotlib.figure.Figure`; the
-functions never write files. :mod:`privad.experiments.report` writes CSV files, PNG figures
-and an HTML page, all atomically; ``privad reproduce ...`` drives both.
+One package per paper, split by idea (data, tables or figures, the reproduction). Each
+table or figure is a function that returns a tidy table (a :class:`pandas.DataFrame`, one
+row per observation, documented columns) and a separate ``draw_*`` function that turns that
+table into a :class:`matplotlib.figure.Figure`; the functions never write files.
+:mod:`privad.experiments.report` is the skeleton every reproduction fills
+(:class:`~privad.experiments.report.Reproduction`: steps whose section functions return the
+page's sections; CSV files, PNG figures and an HTML page, all written atomically);
+``privad reproduce ...`` drives it.
 
 * :mod:`privad.experiments.sensitive`: Asif, Papakonstantinou, Vaidya, "How to accurately
   and privately identify anomalies" (CCS 2019): Tables 1–3, Figures 3, 5, 6–8 and 9.

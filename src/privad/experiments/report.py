@@ -5,6 +5,12 @@ embedded by relative links, links to the CSV files) and writes ``index.html`` la
 file goes through :func:`privad.io.atomic_write`, so an interrupted run leaves complete
 files or none (never a half-written CSV, PNG or page).
 
+:class:`Reproduction` is the skeleton every ``privad.experiments.<scheme>.reproduce``
+fills: a list of :class:`Step` (a progress label, its share of the progress bar, and a
+section function that computes, keeps its tables and figures with :meth:`Reproduction.keep`
+and returns its sections), run in order with progress and timings; :meth:`Reproduction.finish`
+writes the page last and returns every file written.
+
 Figures are :class:`matplotlib.figure.Figure` objects created without :mod:`matplotlib.pyplot`
 (no global state, no display needed); they are rendered by the Agg backend at 200 dpi (or as
 SVG), with legends outside the axes. Tables scroll sideways when wide, their headers read as
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import html
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +31,19 @@ import pandas as pd
 
 from privad.io import atomic_write
 
-__all__ = ["Report", "Section", "format_number", "human_header", "new_figure"]
+__all__ = [
+    "Progress",
+    "Report",
+    "Reproduction",
+    "Section",
+    "Step",
+    "format_number",
+    "human_header",
+    "new_figure",
+]
+
+Progress = Callable[[str, int, int], None] | None
+"""``progress(step, done, total)``: called before each step and once at the end."""
 
 
 def format_number(value: Any) -> str:
@@ -185,6 +204,125 @@ class Report:
             handle.write(self.html())
         self.written.append(path)
         return path
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a reproduction.
+
+    Attributes
+    ----------
+    name
+        the progress label.
+    run
+        the section function: computes with the :class:`Reproduction` it is given
+        (:meth:`Reproduction.keep` writes its tables and figures) and returns the sections
+        it adds to the page (one, several or none).
+    units
+        its share of the progress bar; a step that reports finer progress calls
+        :meth:`Reproduction.tick` at most ``units`` times.
+    """
+
+    name: str
+    run: Callable[[Reproduction], Section | Sequence[Section] | None]
+    units: int = 1
+
+
+class Reproduction:
+    """The skeleton of a reproduction: a :class:`Report`, steps with progress and timings.
+
+    Parameters
+    ----------
+    directory
+        output folder (created if missing; files in it are replaced).
+    title
+        the page title.
+    progress
+        ``progress(step, done, total)`` before each step, as steps tick, before the page
+        and once at the end (``done == total``).
+
+    Attributes
+    ----------
+    report
+        the :class:`Report` written into ``directory``.
+    tables
+        every table kept by :meth:`keep`, by name.
+    timings
+        seconds per step name, and ``"total"`` after :meth:`finish`.
+    """
+
+    def __init__(self, directory: str | Path, title: str, *, progress: Progress = None) -> None:
+        self.report = Report(Path(directory).expanduser(), title)
+        self.progress = progress
+        self.tables: dict[str, pd.DataFrame] = {}
+        self.timings: dict[str, float] = {}
+        self.done = 0
+        self.total = 1
+        self._start = time.perf_counter()
+
+    @property
+    def directory(self) -> Path:
+        """The output folder."""
+        return self.report.directory
+
+    def elapsed(self) -> float:
+        """Seconds since the reproduction started."""
+        return time.perf_counter() - self._start
+
+    def keep(
+        self, name: str, frame: pd.DataFrame, draw: Callable[[pd.DataFrame], Any] | None = None
+    ) -> pd.DataFrame:
+        """Keep table ``name``: in :attr:`tables`, as ``name``.csv and, drawn, as ``name``.png."""
+        self.tables[name] = frame
+        self.report.write_csv(f"{name}.csv", frame)
+        if draw is not None:
+            self.report.save_figure(f"{name}.png", draw(frame))
+        return frame
+
+    def say(self, text: str) -> None:
+        """Report ``text`` at the current position (never past the last unit)."""
+        if self.progress is not None:
+            self.progress(text, min(self.done, self.total - 1), self.total)
+
+    def tick(self, text: str) -> None:
+        """One unit of the current step done; report ``text``."""
+        self.done += 1
+        self.say(text)
+
+    def run(self, steps: Sequence[Step]) -> None:
+        """Run ``steps`` in order: progress before each, its timing, its sections added.
+
+        The progress total is the units done so far, those of ``steps`` and one for the page,
+        so a reproduction whose later steps depend on an earlier one (their units unknown
+        before it) calls :meth:`run` more than once.
+        """
+        self.total = self.done + sum(s.units for s in steps) + 1
+        for step in steps:
+            start = self.done
+            self.say(step.name)
+            t0 = time.perf_counter()
+            sections = step.run(self)
+            self.timings[step.name] = time.perf_counter() - t0
+            self.done = start + step.units
+            if isinstance(sections, Section):
+                sections = [sections]
+            for section in sections or ():
+                self.report.add(section)
+
+    def finish(self, intro: Sequence[str], page: str | None = "index.html") -> list[Path]:
+        """Write the page (``intro`` under the title) last, report the end; every file written.
+
+        ``page=None`` writes no page (a caller that adds the sections to its own).
+        """
+        self.done = self.total - 1
+        if page is not None:
+            self.say(page)
+            self.report.intro = list(intro)
+            self.report.write_html(page)
+        if self.progress is not None:
+            self.progress("done", self.total, self.total)
+        self.timings["total"] = self.elapsed()
+        return list(self.report.written)
 
 
 def _legends_outside(figure: Any) -> None:

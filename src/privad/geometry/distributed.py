@@ -10,15 +10,13 @@ canonical predicate of :mod:`privad.geometry.predicate`, with the compiled dual 
 Design (details and the communication cost in ``docs/distributed.md``, "The Dask engine:
 design"):
 
-1. **Summary pass** (eager, small output). One task per partition converts it to float64
-   and returns its length, its number of non-finite values, per-feature min/max, the
-   distinct values of magnitude at most ``2**-459`` per feature (none or ``0`` for ordinary
-   data; see :func:`privad.geometry.predicate.check_gaps`) and an evenly spaced sample of
-   at most a few thousand rows. The driver raises the same ``DataError`` messages as the
-   single-machine engine from these summaries (no partition is ever brought to the
-   driver), checks the float64 span and, for euclidean distances, the gaps between those
-   small values, and plans. (Data made mostly of such tiny values brings them all to the
-   driver: rescale it by a power of two first.)
+1. **Summary pass** (eager, small output; :mod:`privad.geometry.dask_inputs`): one task
+   per partition returns its length, per-feature min/max, its tiny values and a sample of
+   rows; the driver raises the single-machine engine's ``DataError`` from these summaries
+   (no partition is ever brought to the driver), checks the float64 span and, for
+   euclidean distances, the gaps between tiny values
+   (:func:`~privad.geometry.predicate.check_gaps`), and plans. (Data made mostly of tiny
+   values brings them all to the driver: rescale it by a power of two first.)
 2. **Plan** (driver, sample only; :mod:`privad.geometry.cells`). A k-d tree over the
    sample cuts space into ``K`` cells of about equal weight, each split placed where the
    fewest records lie within ``r`` of it. Cell j is *relevant* to cell k when the exact
@@ -47,13 +45,11 @@ The engine does not start clusters: it computes with the current Dask scheduler 
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from operator import getitem
-from typing import Any, NamedTuple
+from typing import Any
 
 import dask
 import dask.array as da
@@ -62,7 +58,7 @@ import dask.threaded
 import numba
 import numpy as np
 from dask.base import get_scheduler, tokenize
-from dask.delayed import Delayed, delayed
+from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 
 from privad.errors import DataError
@@ -77,16 +73,25 @@ from privad.geometry.cells import (
     point_box_bounds,
     relevance,
 )
+from privad.geometry.dask_inputs import (
+    Checked,
+    check_inputs,
+    check_partitions,
+    is_dask_collection,
+    shared_summaries,
+    source,
+    to_float,
+)
 from privad.geometry.predicate import (
     METRICS,
     check_gaps,
     check_span,
-    scan_columns,
-    small_values,
     threshold,
 )
-from privad.validation import check_array, check_choice, check_int, check_nonnegative
+from privad.validation import check_choice, check_int, check_nonnegative
 
+# is_dask_collection and shared_summaries are defined with the inputs (dask_inputs) and are
+# part of this engine's public interface.
 __all__ = [
     "BallCountPlan",
     "ball_counts_dask",
@@ -96,238 +101,10 @@ __all__ = [
     "shared_summaries",
 ]
 
-#: Rows per partition when an in-memory array is split without ``partitions``.
-DEFAULT_PARTITION_ROWS = 1 << 18
-#: Sample rows per partition at most (the summary pass); partitions with fewer rows are
-#: summarised exactly.
-SAMPLE_ROWS = 2048
-#: Sample values over all partitions and features at most (bounds the driver's memory).
-SAMPLE_BUDGET = 1 << 22
 #: A block (and a group of data blocks) is cut at about this many times the average cell.
 BLOCK_FACTOR = 2.0
 #: Sample rows the plan uses at most (more when there are many cells: 64 per cell).
 PLAN_SAMPLE = 1 << 16
-
-
-# --------------------------------------------------------------------------------------
-# Inputs: Dask arrays, Dask DataFrames, in-memory arrays
-# --------------------------------------------------------------------------------------
-
-
-def is_dask_collection(x: Any) -> bool:
-    """Whether ``x`` is a Dask collection (array, DataFrame, Series, bag, delayed)."""
-    return dask.is_dask_collection(x)
-
-
-@dataclass(frozen=True)
-class _Source:
-    """One input (data or queries) as a sequence of row partitions in record order."""
-
-    name: str
-    parts: tuple[Any, ...]  # Delayed objects computing to 2-D blocks (or in-memory arrays)
-    ncols: int | None  # known number of columns, if any
-
-
-class _Summary(NamedTuple):
-    """What the summary pass returns for one partition (small)."""
-
-    error: str | None  # conversion error message, if the block is not numeric
-    shape: tuple[int, ...]
-    bad: int  # number of NaN/inf values
-    lo: np.ndarray | None  # per-feature min (None when empty or not finite)
-    hi: np.ndarray | None
-    small: list[np.ndarray] | None  # per feature: distinct values of magnitude <= SMALL
-    sample: np.ndarray | None  # (s, d) systematic sample of rows
-    weight: float  # rows represented by each sample row
-
-
-def _to_float(block: Any) -> np.ndarray:
-    """A block (ndarray, pandas DataFrame/Series) as a C-contiguous float64 array."""
-    to_numpy = getattr(block, "to_numpy", None)
-    if to_numpy is not None and not isinstance(block, np.ndarray):
-        arr = to_numpy(dtype=np.float64, na_value=np.nan)
-    else:
-        arr = np.asarray(block, dtype=np.float64)
-    return np.ascontiguousarray(arr)
-
-
-def _summarise(block: Any, sample_rows: int) -> _Summary:
-    try:
-        arr = _to_float(block)
-    except (TypeError, ValueError) as exc:
-        return _Summary(str(exc), (), 0, None, None, None, None, 0.0)
-    finite = np.isfinite(arr)
-    bad = int(arr.size - np.count_nonzero(finite))
-    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0 or bad:
-        return _Summary(None, arr.shape, bad, None, None, None, None, 0.0)
-    n = arr.shape[0]
-    s = min(n, sample_rows)
-    idx = ((np.arange(s) + 0.5) * (n / s)).astype(np.int64)
-    scan = scan_columns(arr)
-    return _Summary(
-        None, arr.shape, 0, scan.lo, scan.hi, small_values(arr, scan), arr[idx].copy(), n / s
-    )
-
-
-def _source(x: Any, name: str, partitions: int | None, min_rows: int) -> _Source:
-    """Normalise an input; in-memory arrays are validated here, Dask ones in the summary pass."""
-    if not is_dask_collection(x):
-        arr = np.ascontiguousarray(check_array(x, name, min_rows=min_rows))
-        k = partitions or max(1, math.ceil(arr.shape[0] / DEFAULT_PARTITION_ROWS))
-        chunks = np.array_split(arr, min(k, max(arr.shape[0], 1)))
-        return _Source(name, tuple(_scatter(chunks)), arr.shape[1])
-    import dask.dataframe as dd
-
-    if isinstance(x, da.Array):
-        if x.ndim != 2:
-            shape = x.shape
-            if any(math.isnan(s) for s in shape):
-                shape = x.compute_chunk_sizes().shape
-            hint = " (reshape a single feature with X.reshape(-1, 1))" if x.ndim == 1 else ""
-            raise DataError(f"{name} must be a 2-D array, got shape {shape}{hint}")
-        if x.numblocks[1] > 1:
-            x = x.rechunk({1: -1})
-        ncols = None if math.isnan(x.shape[1]) else int(x.shape[1])
-        # not optimised: an optimised graph of a persisted array drops its futures
-        return _Source(name, tuple(x.to_delayed(optimize_graph=False).ravel()), ncols)
-    if isinstance(x, dd.DataFrame):
-        return _Source(name, tuple(x.to_delayed()), len(x.columns))
-    if isinstance(x, dd.Series):
-        n = int(x.shape[0].compute())
-        raise DataError(
-            f"{name} must be a 2-D array, got shape ({n},) "
-            f"(reshape a single feature with X.reshape(-1, 1))"
-        )
-    raise DataError(
-        f"{name} must be an array, a Dask array or a Dask DataFrame, got {type(x).__name__}"
-    )
-
-
-def _scatter(chunks: list[np.ndarray]) -> list[Any]:
-    """In-memory chunks as graph inputs: scattered to the workers when the scheduler in use
-    is a ``distributed`` client (so the graph stays small), else embedded in the graph."""
-    client = getattr(get_scheduler(), "__self__", None)
-    if client is None or not hasattr(client, "scatter"):
-        return [delayed(c, traverse=False) for c in chunks]
-    return [delayed(f) for f in client.scatter(chunks, hash=False)]
-
-
-def _sample_rows(n_parts: int, ncols: int | None) -> int:
-    budget = SAMPLE_BUDGET // max(1, n_parts * (ncols or 1))
-    return int(min(SAMPLE_ROWS, max(64, budget)))
-
-
-@dataclass(frozen=True)
-class _Checked:
-    """A validated input: its partitions, their lengths and the merged sample."""
-
-    source: _Source
-    lengths: np.ndarray  # (P,) int64
-    ncols: int
-    lo: np.ndarray | None  # per-feature min over all rows (None if no rows)
-    hi: np.ndarray | None
-    small: list[list[np.ndarray]]  # per non-empty partition: its small values per feature
-    sample: np.ndarray  # (s, d) sample rows over all partitions
-    weights: np.ndarray  # (s,) rows each sample row stands for
-
-    @property
-    def n(self) -> int:
-        return int(self.lengths.sum())
-
-
-def _check(source: _Source, summaries: Sequence[_Summary], min_rows: int) -> _Checked:
-    """Raise the single-machine engine's ``DataError`` for what the summaries show."""
-    name = source.name
-    for s in summaries:  # the first conversion error in record order, as np.asarray's
-        if s.error is not None:
-            raise DataError(f"{name} must be numeric, could not convert: {s.error}")
-    ndims = {len(s.shape) for s in summaries}
-    n = sum(s.shape[0] for s in summaries if s.shape)
-    tail = next((s.shape[1:] for s in summaries), ())
-    if ndims != {2}:
-        shape = (n, *tail)
-        hint = " (reshape a single feature with X.reshape(-1, 1))" if len(shape) == 1 else ""
-        raise DataError(f"{name} must be a 2-D array, got shape {shape}{hint}")
-    cols = {s.shape[1] for s in summaries}
-    if len(cols) > 1:
-        raise DataError(f"{name} partitions have different numbers of columns: {sorted(cols)}")
-    d = cols.pop()
-    if n < min_rows:
-        raise DataError(f"{name} must have at least {min_rows} row(s), got {n}")
-    if d < 1:
-        raise DataError(f"{name} must have at least one column, got shape {(n, d)}")
-    bad = sum(s.bad for s in summaries)
-    if bad:
-        raise DataError(
-            f"{name} contains {bad} NaN or infinite value(s); only finite values are allowed"
-        )
-    full = [s for s in summaries if s.sample is not None]
-    lo = np.min([s.lo for s in full], axis=0) if full else None
-    hi = np.max([s.hi for s in full], axis=0) if full else None
-    if full:
-        sample = np.concatenate([s.sample for s in full])
-        weights = np.concatenate([np.full(s.sample.shape[0], s.weight) for s in full])
-    else:
-        sample, weights = np.zeros((0, d)), np.zeros(0)
-    lengths = np.array([s.shape[0] for s in summaries], dtype=np.int64)
-    small = [s.small for s in full]
-    return _Checked(source, lengths, d, lo, hi, small, sample, weights)
-
-
-_SUMMARIES: ContextVar[dict | None] = ContextVar("privad_dask_summaries", default=None)
-
-
-@contextmanager
-def shared_summaries(cache: dict | None = None) -> Iterator[dict]:
-    """Run each summary pass once per input inside the block (or for as long as ``cache``
-    is passed in again).
-
-    Calls of :func:`ball_counts_dask`, :func:`multiplicities_dask` and
-    :func:`plan_ball_counts` in the block look their inputs' summaries up in ``cache`` (a
-    new dict by default) under the inputs' Dask keys: the same collection (the same keys,
-    hence the same values) is summarised once, however many counts are built on it. The
-    cache holds at most the summary pass's output per input (lengths, min/max and a sample
-    of at most 2^22 values). Keys identify values only while the inputs do not change
-    under them (a file rewritten in place keeps its key): keep a cache for one job.
-    """
-    cache = {} if cache is None else cache
-    token = _SUMMARIES.set(cache)
-    try:
-        yield cache
-    finally:
-        _SUMMARIES.reset(token)
-
-
-def _summaries(sources: list[_Source]) -> list[list[_Summary]]:
-    """The summary pass over every source, through the cache of :func:`shared_summaries`."""
-    cache = _SUMMARIES.get()
-    store: dict = {} if cache is None else cache
-    rows = [_sample_rows(len(s.parts), s.ncols) for s in sources]
-    keys = [(tuple(str(p.key) for p in s.parts), k) for s, k in zip(sources, rows, strict=True)]
-    todo = [i for i, key in enumerate(keys) if key not in store]
-    tasks = [[delayed(_summarise, pure=True)(p, rows[i]) for p in sources[i].parts] for i in todo]
-    for i, summaries in zip(todo, dask.compute(*tasks) if todo else (), strict=True):
-        store[keys[i]] = summaries
-    return [store[key] for key in keys]
-
-
-def _check_inputs(data: _Source, queries: _Source | None) -> tuple[_Checked, _Checked | None]:
-    """Run the summary pass over data (and queries) and validate from its results."""
-    sources = [data] if queries is None else [data, queries]
-    results = _summaries(sources)
-    X = _check(data, results[0], min_rows=1)
-    if queries is None:
-        return X, None
-    Q = _check(queries, results[1], min_rows=0)
-    if Q.ncols != X.ncols:
-        raise DataError(
-            f"queries must have the same number of columns as data ({X.ncols}), got {Q.ncols}"
-        )
-    return X, Q
-
-
-def _check_partitions(partitions: Any) -> int | None:
-    return None if partitions is None else check_int(partitions, "partitions", minimum=1)
 
 
 # --------------------------------------------------------------------------------------
@@ -344,8 +121,8 @@ class BallCountPlan:
     diagnostic: it runs the routing and filtering but not the counting).
     """
 
-    data: _Checked
-    queries: _Checked | None
+    data: Checked
+    queries: Checked | None
     r: float
     thr: float
     metric: str
@@ -378,7 +155,7 @@ class BallCountPlan:
         return np.array(out, dtype=np.int64).reshape(-1, 2)
 
 
-def _plan_sample(c: _Checked, limit: int) -> tuple[np.ndarray, np.ndarray]:
+def _plan_sample(c: Checked, limit: int) -> tuple[np.ndarray, np.ndarray]:
     """At most ``limit`` rows of a sample (evenly spaced), reweighted to the same total."""
     s = c.sample.shape[0]
     if s <= limit:
@@ -389,7 +166,7 @@ def _plan_sample(c: _Checked, limit: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _plan(
-    X: _Checked, Q: _Checked | None, r: float, metric: str, cap: int | None, k_req: int
+    X: Checked, Q: Checked | None, r: float, metric: str, cap: int | None, k_req: int
 ) -> BallCountPlan:
     thr = threshold(r, metric)
     limit = max(PLAN_SAMPLE, 64 * k_req)
@@ -468,7 +245,7 @@ def _numba_threads(n_tasks: int) -> Iterator[None]:
 
 def _route(block: Any, layout: Layout, offset: int) -> tuple:
     """Block labels of a partition's rows, and its rows split by block (record order kept)."""
-    arr = _to_float(block)
+    arr = to_float(block)
     labels = layout.labels(arr, offset)
     order = np.argsort(labels, kind="stable")
     sizes = np.bincount(labels, minlength=layout.n_blocks)
@@ -563,7 +340,7 @@ def _unroute(labels: np.ndarray, pieces: list[np.ndarray]) -> np.ndarray:
 
 
 def _routed(
-    dsk: dict, prefix: str, c: _Checked, layout: Layout
+    dsk: dict, prefix: str, c: Checked, layout: Layout
 ) -> tuple[list[tuple], list[tuple], list[tuple]]:
     """Add the shuffle of one input to ``dsk``: per partition the key of its block labels;
     per block the keys of its gathered rows and of its piece sizes."""
@@ -666,16 +443,16 @@ def plan_ball_counts(
     check_choice(metric, "metric", METRICS)
     if cap is not None:
         cap = check_int(cap, "cap", minimum=1)
-    partitions = _check_partitions(partitions)
-    d_src = _source(data, "data", partitions, min_rows=1)
-    q_src = None if queries is None else _source(queries, "queries", partitions, min_rows=0)
+    partitions = check_partitions(partitions)
+    d_src = source(data, "data", partitions, min_rows=1)
+    q_src = None if queries is None else source(queries, "queries", partitions, min_rows=0)
     if q_src is not None and d_src.ncols is not None and q_src.ncols is not None:
         if q_src.ncols != d_src.ncols:
             raise DataError(
                 f"queries must have the same number of columns as data ({d_src.ncols}), "
                 f"got {q_src.ncols}"
             )
-    X, Q = _check_inputs(d_src, q_src)
+    X, Q = check_inputs(d_src, q_src)
     boxes = [np.vstack([c.lo, c.hi]) for c in (X, Q) if c is not None and c.lo is not None]
     check_span(boxes, metric)  # as check_magnitudes does, from the summaries
     if metric == "euclidean":
@@ -750,7 +527,7 @@ def _row_hash(rows: np.ndarray) -> np.ndarray:
 def _unique_rows(block: Any, n_buckets: int) -> tuple:
     """A partition's distinct rows with their counts, split by hash bucket, plus what maps
     them back to the partition's rows."""
-    arr = _to_float(block) + 0.0  # -0.0 + 0.0 == +0.0
+    arr = to_float(block) + 0.0  # -0.0 + 0.0 == +0.0
     if arr.shape[0] == 0:
         uniq, inverse, counts = arr, np.zeros(0, np.int64), np.zeros(0, np.int64)
     else:
@@ -820,10 +597,10 @@ def multiplicities_dask(
         Malformed arrays or different numbers of columns (immediately, from the summary
         pass), with the single-machine messages.
     """
-    partitions = _check_partitions(partitions)
-    d_src = _source(data, "data", partitions, min_rows=1)
-    q_src = None if queries is None else _source(queries, "queries", partitions, min_rows=0)
-    X, Q = _check_inputs(d_src, q_src)
+    partitions = check_partitions(partitions)
+    d_src = source(data, "data", partitions, min_rows=1)
+    q_src = None if queries is None else source(queries, "queries", partitions, min_rows=0)
+    X, Q = check_inputs(d_src, q_src)
     h = partitions or max(len(d_src.parts), 0 if q_src is None else len(q_src.parts))
     inputs = list(d_src.parts) + ([] if q_src is None else list(q_src.parts))
     name = "multiplicities-" + tokenize([p.key for p in inputs], q_src is None, h)

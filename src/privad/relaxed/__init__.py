@@ -81,12 +81,18 @@ from privad.relaxed.pipeline import (
     OUTLIER_RADIUS_SOURCES,
     Calibration,
     PipelineResult,
+    RelaxedExchange,
+    RelaxedReconstruction,
     calibrate,
     run_pipeline,
 )
 from privad.relaxed.protocol import ProtocolRun, Transcript, TranscriptEntry, run_protocol
 from privad.relaxed.scaling import SCALINGS, column_divisors, scale_columns, unscale_columns
-from privad.relaxed.sensitivity import relaxed_guarantee, relaxed_sensitivity
+from privad.relaxed.sensitivity import (
+    relaxed_guarantee,
+    relaxed_sensitivity,
+    stream_sensitivities,
+)
 
 __all__ = [
     "DBSCAN_BACKENDS",
@@ -116,6 +122,8 @@ __all__ = [
     "ProtocolError",
     "ProtocolRun",
     "RelaxedDPDetector",
+    "RelaxedExchange",
+    "RelaxedReconstruction",
     "ScoringOutlierDetector",
     "Sensor",
     "SensorToAnalyst",
@@ -142,6 +150,7 @@ __all__ = [
     "reduction_thresholds",
     "relaxed_guarantee",
     "relaxed_sensitivity",
+    "stream_sensitivities",
     "run_pipeline",
     "run_protocol",
     "scale_columns",

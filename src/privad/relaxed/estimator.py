@@ -26,7 +26,7 @@ services and :func:`~privad.relaxed.pipeline.run_pipeline`:
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -36,10 +36,9 @@ from privad.accounting import RELAXED_DP, Guarantee, Ledger
 from privad.base import PrivadEstimator
 from privad.errors import DataError, ParameterError, PrivacyWarning
 from privad.noise import as_randomness
-from privad.relaxed.correction import REDUCTIONS
 from privad.relaxed.detectors import ScoringOutlierDetector
-from privad.relaxed.parties import Analyst, CorrectionServer, Sensor
-from privad.relaxed.pipeline import DBSCAN_CALIBRATIONS, Calibration, calibrate
+from privad.relaxed.parties import Sensor
+from privad.relaxed.pipeline import Calibration, RelaxedReconstruction, calibrate
 from privad.relaxed.protocol import ProtocolRun, run_protocol
 from privad.relaxed.sensitivity import (
     check_p_o,
@@ -47,7 +46,7 @@ from privad.relaxed.sensitivity import (
     relaxed_sensitivity,
 )
 from privad.relaxed.views import ProtocolViews
-from privad.validation import check_array, check_choice, check_epsilon
+from privad.validation import check_array, check_epsilon
 
 __all__ = ["RelaxedDPDetector"]
 
@@ -253,8 +252,12 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
             )
         epsilon = check_epsilon(self.epsilon, per_answer=True)
         p_o = check_p_o(self.p_o)
-        self._reduction = check_choice(self.reduction, "reduction", REDUCTIONS)
-        check_choice(self.dbscan_calibration, "dbscan_calibration", DBSCAN_CALIBRATIONS)
+        self._reconstruction = RelaxedReconstruction(
+            reduction=self.reduction,
+            outlier_radius=self.outlier_radius,
+            outlier_layer_width=self.outlier_layer_width,
+            dbscan_calibration=self.dbscan_calibration,
+        )
         if self.budget is not None:
             check_epsilon(self.budget, "budget")
         if not isinstance(self.scope, str) or not self.scope.strip():
@@ -285,13 +288,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
             else ScoringOutlierDetector(self.detector, p_o, rng=analyst_rng)
         )
         self.calibration_: Calibration = calibrate(
-            sensor.scale(H),
-            p_o,
-            detector=detector,
-            outlier_layer_width=self.outlier_layer_width,
-            reduction=self._reduction,
-            outlier_radius=self.outlier_radius,
-            dbscan_calibration=self.dbscan_calibration,
+            sensor.scale(H), p_o, replace(self._reconstruction, detector=detector)
         )
         self.sensor_ = sensor
         self.relaxed_sensitivity_ = rs
@@ -313,10 +310,8 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
     def _window(self, data: np.ndarray) -> _Window:
         """One window through the protocol, its guarantee reserved first (see the module)."""
         cal = self.calibration_
-        analyst = Analyst(
-            cal.detector, reduction=self._reduction, outlier_radius=cal.outlier_radius
-        )
-        server = CorrectionServer(cal.w_o)
+        analyst = self._reconstruction.analyst(cal.detector, cal.outlier_radius)
+        server = self._reconstruction.correction_server(cal.w_o)
         n = int(data.shape[0])
         with self.ledger_.reserve(
             self.scope_,

@@ -17,7 +17,6 @@ history), shared with :class:`~privad.relaxed.RelaxedDPDetector`.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -40,10 +39,12 @@ from privad.relaxed.detectors import (
     dbscan_parameters,
 )
 from privad.relaxed.detectors import dbscan_candidates as dbscan_candidates_for
+from privad.relaxed.distances import D_DIFF_CENTRES
 from privad.relaxed.metrics import accuracy, subset_size
-from privad.relaxed.parties import Analyst, CorrectionServer, Sensor
+from privad.relaxed.parties import ANALYST_CENTRES, Analyst, CorrectionServer, Sensor
 from privad.relaxed.protocol import Transcript, run_protocol
 from privad.relaxed.sensitivity import check_p_o, relaxed_sensitivity
+from privad.relaxed.views import check_exchange
 from privad.validation import check_array, check_choice, check_epsilon, check_nonnegative
 
 __all__ = [
@@ -51,6 +52,8 @@ __all__ = [
     "OUTLIER_RADIUS_SOURCES",
     "Calibration",
     "PipelineResult",
+    "RelaxedExchange",
+    "RelaxedReconstruction",
     "calibrate",
     "run_pipeline",
 ]
@@ -222,38 +225,204 @@ def _radius_source(outlier_radius: float | str) -> str | float:
     return check_nonnegative(outlier_radius, "outlier_radius")
 
 
+@dataclass(frozen=True)
+class RelaxedReconstruction:
+    """The reconstruction choices of the correction (Fig. 2), checked when built.
+
+    The paper leaves the correction box and DBSCAN's calibration open;
+    ``docs/relaxed_reproduction.md`` evaluates each choice on its grid. The defaults are the
+    reconstruction closest to the paper's text: the ``"radius"`` reduction with ρ from the
+    historical outliers, the paper's d_TP and d_FP (minima) and the adaptive DBSCAN family.
+    The previous reading (docs/papers.md) is
+    ``RelaxedReconstruction(reduction="notes", dbscan_calibration="history")``. One object
+    serves :func:`calibrate`, :func:`run_pipeline` and the reproduction's options
+    (:mod:`privad.experiments.relaxed`).
+
+    Parameters
+    ----------
+    reduction : {"radius", "notes"}, default "radius"
+        The analyst's step-4 reduction (:mod:`privad.relaxed.correction`).
+    outlier_radius : "history", "presumed" or float >= 0, default "history"
+        ρ for ``"radius"``: from the historical outliers
+        (:func:`~privad.relaxed.correction.estimate_outlier_layer_radius` at
+        ``outlier_radius_percentile``), estimated by the analyst from 𝒯' and O' at
+        ``radius_percentile``, or a number (scaled space).
+    outlier_radius_percentile : float in [0, 100], default 0
+        Percentile of the historical outliers' centre distances for ρ (0: the layer's
+        inner edge).
+    radius_percentile : float in [0, 100], default 50
+        Percentile of the analyst's own estimate (``outlier_radius="presumed"``).
+    analyst_centre : "perturbed-mean" or array of d floats, default "perturbed-mean"
+        The analyst's centre for step 4.
+    d_diff_centres : {"separate", "original"}, default "separate"
+        Step 1c centres (:data:`~privad.relaxed.distances.D_DIFF_CENTRES`).
+    min_gap, max_fp_share : float, default 0 and 0.5
+        The correction server's split rule (step 3),
+        :func:`~privad.relaxed.correction.split_presumed_outliers`.
+    d_tp_percentile, d_tp_floor, d_fp_rule, d_fp_percentile
+        The correction server's step-3 thresholds (defaults: the paper's minima), see
+        :func:`~privad.relaxed.correction.split_presumed_outliers`.
+    outlier_layer_width : float >= 0 or None, default None
+        w_O (scaled space); None: estimated from the history and its outliers with
+        ``w_o_quantiles`` (for the adaptive family: the records any member labels as noise).
+    w_o_quantiles : (float, float), default (0, 100)
+        Percentiles of the w_O estimate (max − min).
+    detector : OutlierDetector or None, default None
+        ``f_outlier``, used as it is on 𝒯' and 𝒯; None: DBSCAN calibrated on the scaled
+        history as ``dbscan_calibration`` says.
+    dbscan_calibration : {"adaptive", "history"}, default "adaptive"
+        :data:`DBSCAN_CALIBRATIONS`: a family from which the analyst picks on 𝒯'
+        (:class:`~privad.relaxed.detectors.AdaptiveDBSCANDetector`) or the single history
+        calibration.
+    dbscan_shares : sequence of float
+        The minPts shares of the adaptive family
+        (:data:`~privad.relaxed.detectors.DBSCAN_SHARES`).
+    dbscan_candidates : sequence of DBSCANDetector or None, default None
+        A precomputed adaptive family (skips its calibration, e.g. when one history serves
+        several ε).
+    dbscan_options : dict or None, default None
+        Keywords of :func:`~privad.relaxed.detectors.dbscan_parameters` (``tolerance``,
+        ``backend``, ``geometry_engine``; ``min_samples`` / ``min_samples_share`` only with
+        ``dbscan_calibration="history"``).
+
+    Raises
+    ------
+    ParameterError
+        a choice outside the allowed ones, named with what is allowed.
+    """
+
+    reduction: str = "radius"
+    outlier_radius: float | str = "history"
+    outlier_radius_percentile: float = 0.0
+    radius_percentile: float = 50.0
+    analyst_centre: Any = "perturbed-mean"
+    d_diff_centres: Literal["separate", "original"] = "separate"
+    min_gap: float = 0.0
+    max_fp_share: float = 0.5
+    d_tp_percentile: float = 0.0
+    d_tp_floor: float | None = None
+    d_fp_rule: str = "min"
+    d_fp_percentile: float = 0.0
+    outlier_layer_width: float | None = None
+    w_o_quantiles: tuple[float, float] = (0.0, 100.0)
+    detector: OutlierDetector | None = None
+    dbscan_calibration: str = "adaptive"
+    dbscan_shares: tuple[float, ...] = DBSCAN_SHARES
+    dbscan_candidates: tuple[DBSCANDetector, ...] | None = None
+    dbscan_options: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        checked = {
+            "reduction": check_choice(self.reduction, "reduction", REDUCTIONS),
+            "outlier_radius": _radius_source(self.outlier_radius),
+            "outlier_radius_percentile": check_percentile(
+                self.outlier_radius_percentile, "outlier_radius_percentile"
+            ),
+            "d_diff_centres": check_choice(self.d_diff_centres, "d_diff_centres", D_DIFF_CENTRES),
+            "dbscan_calibration": check_choice(
+                self.dbscan_calibration, "dbscan_calibration", DBSCAN_CALIBRATIONS
+            ),
+            "w_o_quantiles": tuple(float(q) for q in self.w_o_quantiles),
+            "dbscan_shares": tuple(self.dbscan_shares),
+            "dbscan_options": dict(self.dbscan_options or {}),
+        }
+        if isinstance(self.analyst_centre, str):
+            check_choice(self.analyst_centre, "analyst_centre", ANALYST_CENTRES)
+        if self.outlier_layer_width is not None:
+            checked["outlier_layer_width"] = check_nonnegative(
+                self.outlier_layer_width, "outlier_layer_width"
+            )
+        if self.detector is not None:
+            checked["detector"] = as_detector(self.detector)
+        if self.dbscan_candidates is not None:
+            checked["dbscan_candidates"] = tuple(self.dbscan_candidates)
+        if checked["dbscan_calibration"] == "adaptive" and (
+            {"min_samples", "min_samples_share"} & set(checked["dbscan_options"])
+        ):
+            raise ParameterError(
+                "dbscan_options min_samples / min_samples_share fix a single calibration: "
+                "use dbscan_calibration='history' (the adaptive family takes its minPts from "
+                "dbscan_shares)"
+            )
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+        # the parties check the rest of their options; built once here so that a bad value
+        # fails before any expensive step
+        self.analyst(DBSCANDetector(1.0, 1), None)
+        self.correction_server(0.0)
+
+    def analyst(self, detector: OutlierDetector, outlier_radius: float | None) -> Analyst:
+        """The analyst of these choices with ``f_outlier`` and ρ (None: the analyst's own
+        estimate from 𝒯' and O'; unused by ``"notes"``)."""
+        return Analyst(
+            detector,
+            centre=self.analyst_centre,
+            reduction=self.reduction,
+            outlier_radius=None if self.reduction == "notes" else outlier_radius,
+            radius_percentile=self.radius_percentile,
+        )
+
+    def correction_server(self, outlier_layer_width: float) -> CorrectionServer:
+        """The correction server of these choices with w_O."""
+        return CorrectionServer(
+            outlier_layer_width,
+            min_gap=self.min_gap,
+            max_fp_share=self.max_fp_share,
+            d_tp_percentile=self.d_tp_percentile,
+            d_tp_floor=self.d_tp_floor,
+            d_fp_rule=self.d_fp_rule,
+            d_fp_percentile=self.d_fp_percentile,
+        )
+
+
+@dataclass(frozen=True)
+class RelaxedExchange:
+    """How d_diff and d_TP leave the sensor: the paper's exact exchange or a protected one.
+
+    Parameters
+    ----------
+    kind : {"unprotected", "protected"}, default "unprotected"
+        ``"unprotected"``: the paper's (d_diff and d_TP exact); ``"protected"``: d_diff
+        under ε_CS (:class:`~privad.relaxed.Sensor`, :mod:`privad.relaxed.views`).
+    cs_epsilon, tp_epsilon : float > 0 or None
+        ε_CS of the d_diff noise and the optional ε_TP of d_TP (protected only).
+
+    Raises
+    ------
+    ParameterError
+        an unknown kind, a bad ε, or an ε with the unprotected exchange
+        (:func:`~privad.relaxed.views.check_exchange`).
+    """
+
+    kind: Literal["protected", "unprotected"] = "unprotected"
+    cs_epsilon: float | None = None
+    tp_epsilon: float | None = None
+
+    def __post_init__(self) -> None:
+        kind, cs, tp = check_exchange(self.kind, self.cs_epsilon, self.tp_epsilon)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "cs_epsilon", cs)
+        object.__setattr__(self, "tp_epsilon", tp)
+
+
 def calibrate(
     history: np.ndarray,
     p_o: float,
-    *,
-    detector: OutlierDetector | None = None,
-    outlier_layer_width: float | None = None,
-    w_o_quantiles: tuple[float, float] = (0.0, 100.0),
-    reduction: str = "radius",
-    outlier_radius: float | str = "history",
-    outlier_radius_percentile: float = 0.0,
-    dbscan_calibration: str = "adaptive",
-    dbscan_shares: Sequence[float] = DBSCAN_SHARES,
-    dbscan_candidates: Sequence[DBSCANDetector] | None = None,
-    dbscan_options: dict[str, Any] | None = None,
+    reconstruction: RelaxedReconstruction | None = None,
 ) -> Calibration:
     """Fix ``f_outlier``, w_O and ρ from historical data, before any data are perturbed.
 
-    ``history`` is already scaled by the sensor's step 1a (:meth:`Sensor.scale`). The
-    parameters are those of :func:`run_pipeline` (which calls this); see there. For the
-    adaptive DBSCAN family the historical outliers are every record that any member labels
-    as noise (a conservative ρ: at most the inner edge of any member's layer).
+    ``history`` is already scaled by the sensor's step 1a (:meth:`Sensor.scale`);
+    ``reconstruction`` says how (default :class:`RelaxedReconstruction`). For the adaptive
+    DBSCAN family the historical outliers are every record that any member labels as noise
+    (a conservative ρ: at most the inner edge of any member's layer).
     """
     H = check_array(history, "history")
-    reduction = check_choice(reduction, "reduction", REDUCTIONS)
-    dbscan_calibration = check_choice(dbscan_calibration, "dbscan_calibration", DBSCAN_CALIBRATIONS)
-    rho_source = _radius_source(outlier_radius)
-    outlier_radius_percentile = check_percentile(
-        outlier_radius_percentile, "outlier_radius_percentile"
-    )
-    opts = dict(dbscan_options or {})
+    rec = RelaxedReconstruction() if reconstruction is None else reconstruction
+    opts = dict(rec.dbscan_options or {})
+    detector = rec.detector
     if detector is None:
-        if dbscan_calibration == "history":
+        if rec.dbscan_calibration == "history":
             eps, min_samples = dbscan_parameters(H, p_o, **opts)
             detector = DBSCANDetector(
                 eps,
@@ -262,23 +431,17 @@ def calibrate(
                 geometry_engine=opts.get("geometry_engine", "auto"),
             )
         else:
-            if "min_samples" in opts or "min_samples_share" in opts:
-                raise ParameterError(
-                    "dbscan_options min_samples / min_samples_share fix a single "
-                    "calibration: use dbscan_calibration='history' (the adaptive family "
-                    "takes its minPts from dbscan_shares)"
-                )
             cands = (
-                tuple(dbscan_candidates)
-                if dbscan_candidates is not None
-                else dbscan_candidates_for(H, p_o, shares=dbscan_shares, **opts)
+                rec.dbscan_candidates
+                if rec.dbscan_candidates is not None
+                else tuple(dbscan_candidates_for(H, p_o, shares=rec.dbscan_shares, **opts))
             )
             detector = AdaptiveDBSCANDetector(cands, p_o)
-    detector = as_detector(detector)
-    need_rho = reduction == "radius" and rho_source == "history"
+    rho_source = rec.outlier_radius
+    need_rho = rec.reduction == "radius" and rho_source == "history"
     hist_sets: list[tuple[Any, np.ndarray]] = []
     hist_outliers = np.zeros(0, dtype=np.int64)
-    if outlier_layer_width is None or need_rho:
+    if rec.outlier_layer_width is None or need_rho:
         family = (
             detector.candidates if isinstance(detector, AdaptiveDBSCANDetector) else (detector,)
         )
@@ -286,12 +449,12 @@ def calibrate(
             hist_sets.append((member, np.unique(np.asarray(member(H), dtype=np.int64))))
         hist_outliers = np.unique(np.concatenate([o for _, o in hist_sets]))
     w_o = (
-        estimate_outlier_layer_width(H, hist_outliers, quantiles=w_o_quantiles)
-        if outlier_layer_width is None
-        else check_nonnegative(outlier_layer_width, "outlier_layer_width")
+        estimate_outlier_layer_width(H, hist_outliers, quantiles=rec.w_o_quantiles)
+        if rec.outlier_layer_width is None
+        else rec.outlier_layer_width
     )
     rho: float | None = None
-    if reduction == "radius" and not isinstance(rho_source, str):
+    if rec.reduction == "radius" and not isinstance(rho_source, str):
         rho = rho_source
     elif need_rho:
         if hist_outliers.size == 0:
@@ -299,7 +462,9 @@ def calibrate(
                 "the history has no outliers under f_outlier, so the outlier layer radius "
                 "cannot be estimated; give outlier_radius or use outlier_radius='presumed'"
             )
-        rho = estimate_outlier_layer_radius(H, hist_outliers, percentile=outlier_radius_percentile)
+        rho = estimate_outlier_layer_radius(
+            H, hist_outliers, percentile=rec.outlier_radius_percentile
+        )
     return Calibration(detector, w_o, rho, tuple(hist_sets))
 
 
@@ -310,108 +475,41 @@ def run_pipeline(
     p_o: float = 10.0,
     history: Any = None,
     scaling: Any = "relaxed-sensitivity",
-    detector: OutlierDetector | None = None,
-    outlier_layer_width: float | None = None,
-    w_o_quantiles: tuple[float, float] = (0.0, 100.0),
-    min_gap: float = 0.0,
-    max_fp_share: float = 0.5,
-    d_diff_centres: Literal["separate", "original"] = "separate",
-    analyst_centre: Any = "perturbed-mean",
     global_sensitivity: Any = None,
-    dbscan_options: dict[str, Any] | None = None,
+    reconstruction: RelaxedReconstruction | None = None,
+    exchange: RelaxedExchange | None = None,
     rng: Any = None,
-    reduction: str = "radius",
-    outlier_radius: float | str = "history",
-    outlier_radius_percentile: float = 0.0,
-    radius_percentile: float = 50.0,
-    d_tp_percentile: float = 0.0,
-    d_tp_floor: float | None = None,
-    d_fp_rule: str = "min",
-    d_fp_percentile: float = 0.0,
-    dbscan_calibration: str = "adaptive",
-    dbscan_shares: Sequence[float] = DBSCAN_SHARES,
-    dbscan_candidates: Sequence[DBSCANDetector] | None = None,
-    exchange: Literal["protected", "unprotected"] = "unprotected",
-    cs_epsilon: float | None = None,
-    tp_epsilon: float | None = None,
 ) -> PipelineResult:
     """Run sensitivity estimation, perturbation, detection and correction; evaluate against O.
 
-    Every reconstruction choice is a keyword (``docs/relaxed_reproduction.md`` evaluates
-    them on the paper's grid). The defaults are the reconstruction we consider closest to
-    the paper's text: the ``"radius"`` reduction with ρ from the historical outliers, the
-    paper's d_TP and d_FP (minima), and the adaptive DBSCAN calibration. The docs/papers.md
-    reading of the previous version is ``reduction="notes", dbscan_calibration="history"``.
-
-    The exchange defaults to the paper's (``exchange="unprotected"``: d_diff and d_TP
-    exact), since this function reproduces its experiment; ``exchange="protected"`` with
-    ``cs_epsilon`` / ``tp_epsilon`` measures the protected variants (see
-    :class:`~privad.relaxed.Sensor` and :mod:`privad.relaxed.views`).
+    Every reconstruction choice is a field of ``reconstruction``
+    (``docs/relaxed_reproduction.md`` evaluates them on the paper's grid); its defaults are
+    the reconstruction we consider closest to the paper's text. The exchange defaults to
+    the paper's (exact d_diff and d_TP), since this function reproduces its experiment;
+    ``RelaxedExchange("protected", cs_epsilon, tp_epsilon)`` measures the protected
+    variants.
 
     Parameters
     ----------
-    data:
-        𝒯, the sensor's data (n × d, measurement units).
-    epsilon:
-        ε > 0.
-    p_o:
-        Outlier percentage for eq. (1) and the DBSCAN calibration (0 < p_o < 100).
-    history:
+    data : array (n, d)
+        𝒯, the sensor's data (measurement units).
+    epsilon : float > 0
+        ε of the sensor.
+    p_o : float in (0, 100), default 10
+        Outlier percentage for eq. (1) and the DBSCAN calibration.
+    history : array (m, d) or None
         Historical data for RS, DBSCAN's parameters, w_O and ρ; default ``data`` itself, as
         in the paper's experiments (in a deployment, pass past data).
-    scaling:
-        Step 1a, see :mod:`privad.relaxed.scaling` (default ``"relaxed-sensitivity"``).
-    detector:
-        ``f_outlier``; default DBSCAN calibrated on the scaled history as
-        ``dbscan_calibration`` says. A given detector is used as it is (on 𝒯' and 𝒯).
-    outlier_layer_width:
-        ``w_O`` in the scaled space; default
-        :func:`~privad.relaxed.correction.estimate_outlier_layer_width` on the scaled
-        history and ``f_outlier`` of it, with ``w_o_quantiles`` (for the adaptive family:
-        the records any member labels as noise on the history).
-    w_o_quantiles:
-        Percentiles for the w_O estimate (default ``(0, 100)``: max − min).
-    min_gap, max_fp_share:
-        The correction server's split rule (step 3), see
-        :func:`~privad.relaxed.correction.split_presumed_outliers`.
-    d_diff_centres:
-        Step 1c centres, ``"separate"`` (default) or ``"original"``.
-    analyst_centre:
-        The analyst's centre for step 4 (default ``"perturbed-mean"``).
-    global_sensitivity:
-        Optional domain widths GS_j for the guarantee's ε'.
-    dbscan_options:
-        Keyword arguments for :func:`~privad.relaxed.detectors.dbscan_parameters` (e.g.
-        ``tolerance``, ``backend``, ``geometry_engine``; ``min_samples_share`` only with
-        ``dbscan_calibration="history"``) when ``detector`` is None.
-    rng:
+    scaling : str or array, default "relaxed-sensitivity"
+        Step 1a, see :mod:`privad.relaxed.scaling`.
+    global_sensitivity : float, array or None
+        Domain widths GS_j for the guarantee's ε' (Theorem 2); None: no guarantee.
+    reconstruction : RelaxedReconstruction or None
+        The correction's reconstruction choices (default :class:`RelaxedReconstruction`).
+    exchange : RelaxedExchange or None
+        The exchange (default the paper's unprotected one).
+    rng : Randomness, seed or None
         :class:`privad.noise.Randomness`, seed or ``None``.
-    reduction:
-        The analyst's step-4 reduction, ``"radius"`` (default) or ``"notes"``; see
-        :mod:`privad.relaxed.correction`.
-    outlier_radius:
-        ρ for ``"radius"``: ``"history"`` (default:
-        :func:`~privad.relaxed.correction.estimate_outlier_layer_radius` on the scaled
-        history and its outliers, at ``outlier_radius_percentile``), ``"presumed"`` (the
-        analyst estimates it from 𝒯' and O' at ``radius_percentile``), or a number (scaled
-        space).
-    outlier_radius_percentile:
-        Percentile of the historical outliers' centre distances for ρ (default 0: the
-        layer's inner edge).
-    radius_percentile:
-        Percentile of the analyst's estimate (default 50).
-    d_tp_percentile, d_tp_floor, d_fp_rule, d_fp_percentile:
-        The correction server's step-3 options (defaults: the paper's minima), see
-        :func:`~privad.relaxed.correction.split_presumed_outliers`.
-    dbscan_calibration:
-        ``"adaptive"`` (default) or ``"history"``, see :data:`DBSCAN_CALIBRATIONS` and
-        :class:`~privad.relaxed.detectors.AdaptiveDBSCANDetector`.
-    dbscan_shares:
-        The minPts shares of the adaptive family (default
-        :data:`~privad.relaxed.detectors.DBSCAN_SHARES`).
-    dbscan_candidates:
-        A precomputed adaptive family (skips its calibration, e.g. when the same history
-        serves several ε).
 
     Returns
     -------
@@ -427,12 +525,8 @@ def run_pipeline(
     epsilon = check_epsilon(epsilon)
     p_o = check_p_o(p_o)
     H = X if history is None else check_array(history, "history")
-    reduction = check_choice(reduction, "reduction", REDUCTIONS)
-    dbscan_calibration = check_choice(dbscan_calibration, "dbscan_calibration", DBSCAN_CALIBRATIONS)
-    _radius_source(outlier_radius)  # checked before any expensive step
-    outlier_radius_percentile = check_percentile(
-        outlier_radius_percentile, "outlier_radius_percentile"
-    )
+    rec = RelaxedReconstruction() if reconstruction is None else reconstruction
+    ex = RelaxedExchange() if exchange is None else exchange
     timings: dict[str, float] = {}
 
     t0 = clock()
@@ -443,50 +537,23 @@ def run_pipeline(
         epsilon,
         rs,
         scaling=scaling,
-        d_diff_centres=d_diff_centres,
+        d_diff_centres=rec.d_diff_centres,
         global_sensitivity=global_sensitivity,
-        exchange=exchange,
-        cs_epsilon=cs_epsilon,
-        tp_epsilon=tp_epsilon,
+        exchange=ex.kind,
+        cs_epsilon=ex.cs_epsilon,
+        tp_epsilon=ex.tp_epsilon,
         rng=rng,
     )
     T = sensor.scale(X)
     H_scaled = T if history is None else sensor.scale(H)
-    server = CorrectionServer(
-        0.0 if outlier_layer_width is None else outlier_layer_width,
-        min_gap=min_gap,
-        max_fp_share=max_fp_share,
-        d_tp_percentile=d_tp_percentile,
-        d_tp_floor=d_tp_floor,
-        d_fp_rule=d_fp_rule,
-        d_fp_percentile=d_fp_percentile,
-    )  # validates the options before any expensive step; w_O is set below
 
     t0 = clock()
-    cal = calibrate(
-        H_scaled,
-        p_o,
-        detector=detector,
-        outlier_layer_width=outlier_layer_width,
-        w_o_quantiles=w_o_quantiles,
-        reduction=reduction,
-        outlier_radius=outlier_radius,
-        outlier_radius_percentile=outlier_radius_percentile,
-        dbscan_calibration=dbscan_calibration,
-        dbscan_shares=dbscan_shares,
-        dbscan_candidates=dbscan_candidates,
-        dbscan_options=dbscan_options,
-    )
-    detector, rho, server.w_o = cal.detector, cal.outlier_radius, cal.w_o
+    cal = calibrate(H_scaled, p_o, rec)
+    detector, rho = cal.detector, cal.outlier_radius
     timings["calibration"] = clock() - t0
 
-    analyst = Analyst(
-        detector,
-        centre=analyst_centre,
-        reduction=reduction,
-        outlier_radius=None if reduction == "notes" else rho,
-        radius_percentile=radius_percentile,
-    )
+    analyst = rec.analyst(detector, rho)
+    server = rec.correction_server(cal.w_o)
     run = run_protocol(X, sensor, analyst, server)
     timings.update(run.timings)
 
@@ -508,7 +575,7 @@ def run_pipeline(
     split, layers = server.split, server.layers
     assert split is not None and layers is not None
     rho_used = rho
-    if reduction == "radius" and rho is None and analyst.thresholds is not None:
+    if rec.reduction == "radius" and rho is None and analyst.thresholds is not None:
         rho_used = analyst.thresholds[0]
     return PipelineResult(
         epsilon=epsilon,
@@ -535,8 +602,8 @@ def run_pipeline(
         timings=timings,
         transcript=run.transcript,
         guarantee=sensor.release_guarantee() if global_sensitivity is not None else None,
-        reduction=reduction,
-        outlier_radius=None if reduction == "notes" else rho_used,
+        reduction=rec.reduction,
+        outlier_radius=None if rec.reduction == "notes" else rho_used,
         thresholds=analyst.thresholds,
         dbscan_candidates=(
             detector.candidates if isinstance(detector, AdaptiveDBSCANDetector) else ()

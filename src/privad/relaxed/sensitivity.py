@@ -15,13 +15,14 @@ every record, with ε' = ε·GS_j/RS_j ≥ ε where GS_j is the width of the col
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Literal
 
 import numpy as np
 
 from privad.accounting.guarantee import Guarantee
 from privad.accounting.notions import RELAXED_DP
-from privad.errors import DataError, ParameterError
+from privad.errors import DataError, ParameterError, PrivacyWarning
 from privad.validation import check_array, check_choice, check_epsilon
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "check_relaxed_sensitivity",
     "relaxed_guarantee",
     "relaxed_sensitivity",
+    "stream_sensitivities",
 ]
 
 PERCENTILE_METHODS: tuple[str, ...] = (
@@ -116,6 +118,57 @@ def relaxed_sensitivity(history: Any, p_o: Any, *, method: str = "linear") -> np
             "noise scale; drop constant columns or give RS explicitly"
         )
     return rs
+
+
+def stream_sensitivities(
+    first_window: Any, p_o: Any, *, given: Any = None, history: Any = None
+) -> np.ndarray:
+    """The relaxed sensitivities a sensor perturbs a stream with: the noise policy of a stream.
+
+    In order: ``given`` (public knowledge, checked by :func:`check_relaxed_sensitivity`);
+    else eq. (1) on ``history`` (past data, :func:`relaxed_sensitivity`); else eq. (1) on
+    the stream's first window, as in the paper's experiments (section 7), with a
+    :class:`~privad.errors.PrivacyWarning`: the noise scale then depends on the data it
+    protects, so a deployment should give past data or public values.
+
+    Parameters
+    ----------
+    first_window:
+        The first window's records (n × d), used only when neither ``given`` nor
+        ``history`` is.
+    p_o:
+        The outlier percentage of eq. (1), in (0, 100).
+    given:
+        RS_j per column (or one value for every column), or None.
+    history:
+        Historical records with the stream's columns, or None.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``RS`` of shape (d,).
+
+    Raises
+    ------
+    ParameterError
+        If both ``given`` and ``history`` are given, or ``p_o`` is not in (0, 100).
+    """
+    if given is not None and history is not None:
+        raise ParameterError("give the relaxed sensitivities or a history, not both")
+    p_o = check_p_o(p_o)
+    window = check_array(first_window, "first_window")
+    if given is not None:
+        return check_relaxed_sensitivity(given, window.shape[1])
+    if history is not None:
+        return relaxed_sensitivity(history, p_o)
+    warnings.warn(
+        "no history: the relaxed sensitivities are estimated from the first window "
+        f"({window.shape[0]} records), so the noise scale depends on the data it protects "
+        "(as in the paper's experiments)",
+        PrivacyWarning,
+        stacklevel=2,
+    )
+    return relaxed_sensitivity(window, p_o)
 
 
 def check_relaxed_sensitivity(

@@ -12,15 +12,19 @@ Modules, one per idea:
 * :mod:`.theory`: eq. (24) p of the binarized oracle, eq. (26) bound on E[T], ε_par,
   randomized response's ε (Proposition 1).
 * :mod:`.groups`: query groups (masks, indices, prefixes of an order).
+* :mod:`.models`: the data model of eq. (1) and the answer models carrying ε, the
+  guarantee and the likelihood (so a remote oracle can be dropped in).
 * :mod:`.oracles`: the :class:`Oracle` interface and the three oracles (randomized
-  response eq. 5, Laplace max eqs. 8-9, binarized Z_t eq. 24), with answer models carrying
-  ε, the guarantee and the likelihood (so a remote oracle can be dropped in). A local
-  oracle records every answer in its ledger (``oracle.ledger``) before releasing it.
+  response eq. 5, Laplace max eqs. 8-9, binarized Z_t eq. 24). A local oracle records
+  every answer in its ledger (``oracle.ledger``) before releasing it.
 * :mod:`.posterior`: Bayes updates in log space (eqs. 6, 11, 12), dense and run-length
   beliefs.
 * :mod:`.selection`: the median split (eq. 10), fixed or fresh permutation.
 * :mod:`.halting`: budget, τ = 1(max f > α), Ben-Or-Hassidim, Burnashev-Zigangirov; ``|``/``&``.
 * :mod:`.loop`: the search loop (Algorithm 1), :class:`SearchResult`, ledger charging.
+* :mod:`.session`: a search charged to a ledger file (budget created when missing, the
+  local oracle recording its answers, a remote oracle's budget as a query cap) and why it
+  stopped: :func:`ledger_search`, the body of ``privad search run``.
 * :mod:`.multiple`: several anomalies over disjoint groups, recursive pruning (section 7).
 * :mod:`.problems`: :class:`SearchProblem`, values with one anomaly and thresholds. Making
   one from data (section 6.1) and the trials of section 6.2 are in
@@ -56,6 +60,16 @@ from privad.search.halting import (
     SearchState,
 )
 from privad.search.loop import DEFAULT_MAX_QUERIES, SearchResult, TraceEntry, search
+from privad.search.models import (
+    NEIGHBOURING,
+    ORACLE_KINDS,
+    AnswerModel,
+    BinaryModel,
+    LaplaceMaxModel,
+    MaxAnswer,
+    check_search_data,
+    model_from_description,
+)
 from privad.search.multiple import (
     GroupOutcome,
     MultiSearchResult,
@@ -69,19 +83,11 @@ from privad.search.multiple import (
 )
 from privad.search.oracles import (
     DEFAULT_SCOPE,
-    NEIGHBOURING,
-    ORACLE_KINDS,
-    AnswerModel,
     BinarizedOracle,
-    BinaryModel,
-    LaplaceMaxModel,
     LaplaceMaxOracle,
-    MaxAnswer,
     Oracle,
     RandomizedResponseOracle,
-    check_search_data,
     make_oracle,
-    model_from_description,
 )
 from privad.search.posterior import (
     DensePosterior,
@@ -101,6 +107,7 @@ from privad.search.selection import (
     median_index,
     median_split_size,
 )
+from privad.search.session import LedgerSearch, ledger_search, remote_query_cap
 from privad.search.theory import (
     ben_or_hassidim_level,
     binarized_error_probability,
@@ -116,6 +123,7 @@ from privad.search.theory import (
 
 __all__ = [
     "DEFAULT_MAX_QUERIES",
+    "LedgerSearch",
     "DEFAULT_SCOPE",
     "NEIGHBOURING",
     "ORACLE_KINDS",
@@ -166,6 +174,7 @@ __all__ = [
     "groups_needed",
     "laplace_difference_cdf",
     "laplace_update",
+    "ledger_search",
     "log_bayes_update",
     "make_oracle",
     "median_index",
@@ -177,6 +186,7 @@ __all__ = [
     "resolve_group",
     "randomized_response_epsilon",
     "randomized_response_p",
+    "remote_query_cap",
     "search",
     "search_groups",
     "threshold_ratio",

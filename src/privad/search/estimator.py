@@ -27,12 +27,8 @@ from privad.errors import BudgetExceededError, DataError, ParameterError
 from privad.noise import as_randomness
 from privad.search.halting import PosteriorThreshold
 from privad.search.loop import DEFAULT_MAX_QUERIES, SearchResult, search
-from privad.search.oracles import (
-    ORACLE_KINDS,
-    check_search_data,
-    check_thresholds,
-    make_oracle,
-)
+from privad.search.models import ORACLE_KINDS, check_search_data, check_thresholds
+from privad.search.oracles import make_oracle
 from privad.validation import check_choice, check_epsilon, check_int, check_probability
 
 __all__ = ["NoisyBinarySearchDetector"]
@@ -51,7 +47,7 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
     epsilon : float > 0
         ε of each answer ("anomaly-restricted DP", Definition 1); T answers cost Tε.
     oracle : {"laplace", "binarized", "randomized-response"}, default "laplace"
-        The oracle (:data:`~privad.search.oracles.ORACLE_KINDS`).
+        The oracle (:data:`~privad.search.models.ORACLE_KINDS`).
     alpha : float in (0, 1), default 0.5
         The search stops when max f_t > α (``PosteriorThreshold``, section 6.2), and an
         item is labelled an anomaly when its posterior exceeds α (``threshold_``).

@@ -16,7 +16,8 @@ import numpy as np
 
 from privad.errors import ParameterError
 from privad.noise import RandomnessLike
-from privad.search.oracles import Oracle, check_search_data, make_oracle
+from privad.search.models import check_search_data
+from privad.search.oracles import Oracle, make_oracle
 from privad.validation import check_int
 
 __all__ = ["SearchProblem"]

@@ -9,7 +9,7 @@ roles:
 * the correction server CS, :func:`~privad.services.correction.create_correction_app`
   (``privad serve correction``): holds only d_diff (and the d_TP noise of ε_TP) per sensor
   and window, and w_O;
-* the sensor S, :class:`~privad.services.clients.SensorUploader`
+* the sensor S, :class:`~privad.services.sensor_client.SensorUploader`
   (``privad sensor send``): perturbs locally, journals and charges, uploads, closes.
 
 What every server shares lives in one module per idea: :mod:`privad.services.errors`

@@ -8,7 +8,7 @@ oracles of :mod:`privad.search.oracles`, built on its own :class:`privad.account
 (the ``--db`` file) and scope, so that the oracle's one release path charges every answer
 there before releasing it (the service itself never spends): ε per answer
 under anomaly-restricted DP (Definition 1, Proposition 2), refused once the budget of its
-scope is spent. The searcher is a :class:`privad.services.clients.RemoteOracle`, an
+scope is spent. The searcher is a :class:`privad.services.remote_oracle.RemoteOracle`, an
 :class:`~privad.search.Oracle` whose ``query`` is a request to this server, so
 :func:`privad.search.search` runs unchanged against it.
 

@@ -6,7 +6,7 @@
   soon as its last row is read.
 * :func:`read_csv_array`: a whole CSV file as one array (historical data).
 
-``privad sensor send`` feeds :class:`privad.services.clients.SensorUploader` with these.
+``privad sensor send`` feeds :class:`privad.services.sensor_client.SensorUploader` with these.
 """
 
 from __future__ import annotations

@@ -1,0 +1,202 @@
+"""The options of a search oracle, declared once for ``privad search run`` and ``privad
+serve oracle``: the data column and labels, the thresholds t_l and t_h (eq. 1), the oracle
+kind; and the ``--halting`` rules of ``privad search run``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from privad.cli._data import SeriesData
+from privad.cli._options import COUNT, Number, TextType
+from privad.errors import ParameterError
+
+KIND_HELP = (
+    "The oracle: laplace (noisy maxima of Q and its complement, eq. 9; default), binarized "
+    "(the bit 1(Y > Ybar), eq. 24) or rr (randomized response, eq. 5)."
+)
+DATA_HELP = (
+    "The values x_1..x_{n+1} (>= 0): a NAB series (nab:NAME), a Yahoo S5 series file "
+    "(timestamp,value,is_anomaly), a CSV file (one value column, see --column), a .npy "
+    "vector or a one-column .npz, or a catalogue name (e.g. search-mixture)."
+)
+
+# Options shared with 'privad serve oracle'
+COLUMN_OPTION: Any = typer.Option(
+    None,
+    "--column",
+    metavar="COL",
+    help="CSV: the value column, by name or 0-based position. Default: 'value' if present, "
+    "else the only column besides the labels.",
+)
+LABELS_OPTION: Any = typer.Option(
+    None,
+    "--labels-column",
+    metavar="COL",
+    help="The 0/1 anomaly labels (1 = anomaly), used by --derive-thresholds (implied when "
+    "given without --t-low/--t-high), by the rule of every data file: a column, by name or "
+    "0-based position; in a .npz first an array stored beside the values, whose array y is "
+    "the default. NAB and Yahoo series carry labels. See docs/data.md.",
+)
+DERIVE_OPTION: Any = typer.Option(
+    False,
+    "--derive-thresholds",
+    help="t_l, t_h from the labels as in section 6.1 (largest labelled anomaly x*, next "
+    "largest value x_j; t_h = x* - 0.1(x* - x_j), t_l = x_j + 0.1(x* - x_j)). This reads the "
+    "data and is NOT private: in a deployment set --t-low/--t-high from domain knowledge.",
+)
+T_LOW = Number("a finite number > 0", strict=True)
+T_HIGH = Number("a finite number > t_low", strict=True)
+
+
+def thresholds_options(required: bool, low_help: str, high_help: str) -> tuple[Any, Any]:
+    """``--t-low L`` and ``--t-high H`` (t_l < t_h, eq. 1): required, or None by default."""
+    default = ... if required else None
+    return (
+        typer.Option(default, "--t-low", metavar="L", parser=T_LOW.bind("--t-low"), help=low_help),
+        typer.Option(
+            default, "--t-high", metavar="H", parser=T_HIGH.bind("--t-high"), help=high_help
+        ),
+    )
+
+
+T_LOW_OPTION, T_HIGH_OPTION = thresholds_options(
+    False,
+    "t_l > 0: every non-anomalous value is <= t_l (eq. 1); also the sensitivity of the "
+    "max query (Lemma 1). With --t-high.",
+    "t_h > t_l: the anomaly's value is >= t_h (eq. 1).",
+)
+
+HALTING_OPTION: Any = typer.Option(
+    None,
+    "--halting",
+    metavar="RULE",
+    help="Stopping rule, repeatable (any stops): budget (only b), posterior[:ALPHA] "
+    "(max f > α; default posterior:0.5), log-odds:DELTA (eq. 25), ben-or-hassidim, "
+    "max-queries:N. The budget b always applies.",
+)
+
+
+KINDS = {
+    "laplace": "laplace",
+    "binarized": "binarized",
+    "rr": "randomized-response",
+    "randomized-response": "randomized-response",
+}
+"""--kind values and the oracle names (:data:`privad.search.ORACLE_KINDS`) they stand for."""
+
+
+class _Kind(TextType):
+    """``--kind``: an oracle name (``rr`` is randomized response)."""
+
+    name = "kind"
+
+    def parse(self, text: str, option: str) -> str:
+        value = text.strip().lower()
+        if value not in KINDS:
+            raise ParameterError(
+                f"{option} must be one of laplace, binarized, rr (randomized response), "
+                f"got {text!r}"
+            )
+        return KINDS[value]
+
+
+KIND = _Kind()
+
+
+def kind_option(default: str | None, help: str) -> Any:
+    """``--kind K``: the oracle (``privad search run``, ``privad serve oracle``)."""
+    return typer.Option(default, "--kind", metavar="K", parser=KIND.bind("--kind"), help=help)
+
+
+def resolve_thresholds(
+    data: SeriesData,
+    t_low: float | None,
+    t_high: float | None,
+    derive: bool,
+    labels_column: str | None,
+) -> tuple[float, float, str]:
+    """(t_ℓ, t_h, how): from ``--t-low/--t-high``, or derived from the labels (section 6.1)."""
+    from privad.datasets import single_anomaly_thresholds
+
+    given = (t_low is not None, t_high is not None)
+    if any(given):
+        if not all(given):
+            raise ParameterError("--t-low and --t-high go together")
+        if derive:
+            raise ParameterError("give either --t-low/--t-high or --derive-thresholds, not both")
+        lo, hi = float(t_low), float(t_high)  # type: ignore[arg-type]
+        if not hi > lo:
+            raise ParameterError(f"--t-high must be > --t-low (eq. 1), got {t_high} <= {t_low}")
+        return lo, hi, "given (--t-low/--t-high)"
+    if not (derive or labels_column is not None):
+        raise ParameterError(
+            "the thresholds are needed: give --t-low L --t-high H (public knowledge), or "
+            "--derive-thresholds to compute them from the labels (section 6.1; not private)"
+        )
+    if data.labels is None:
+        raise ParameterError(
+            f"--derive-thresholds needs labels, and {data.name!r} has none: give "
+            "--labels-column COL, or --t-low/--t-high"
+        )
+    th = single_anomaly_thresholds(data.values, data.labels)
+    how = (
+        f"derived from the labels (section 6.1; reads the data, not private): anomaly at "
+        f"index {th.anomaly_index}, threshold ratio {th.threshold_ratio:.4g}"
+    )
+    return th.t_low, th.t_high, how
+
+
+_OPEN_UNIT = {  # the α of posterior:ALPHA (also alpha:ALPHA) and the δ of log-odds:DELTA
+    "alpha": Number("α in (0, 1), e.g. posterior:0.9", strict=True, maximum=1.0, below=True),
+    "posterior": Number("α in (0, 1), e.g. posterior:0.9", strict=True, maximum=1.0, below=True),
+    "log-odds": Number("δ in (0, 1), e.g. log-odds:0.05", strict=True, maximum=1.0, below=True),
+}
+
+
+def parse_halting(specs: list[str] | None, budget: float, *, linear: bool = True) -> Any:
+    """``--halting`` values → a :class:`~privad.search.HaltingRule` (any of them stops).
+
+    ``budget`` (only b), ``posterior[:ALPHA]`` (τ = 1(max f > α), default α = 0.5),
+    ``log-odds:DELTA`` (eq. 25), ``ben-or-hassidim`` (α = (24 ln n)^(-1/2)),
+    ``max-queries:N``. The budget b always applies: as the rule Tε ≤ b when ``linear``,
+    else (an (ε, δ) budget, ``--delta``) through the ledger, which stops the search tightly.
+    Default: ``posterior:0.5`` (section 6).
+    """
+    from privad.search import (
+        DEFAULT_MAX_QUERIES,
+        AnyOf,
+        BenOrHassidim,
+        LogOddsThreshold,
+        MaxQueries,
+        PosteriorThreshold,
+        PrivacyBudget,
+    )
+
+    rules: list[Any] = []
+    for spec in specs or ["posterior:0.5"]:
+        name, _, arg = str(spec).strip().lower().partition(":")
+        if name == "budget" and not arg:
+            rules.append(PrivacyBudget(budget) if linear else MaxQueries(DEFAULT_MAX_QUERIES))
+        elif name in ("posterior", "alpha"):
+            alpha = (
+                0.5 if not arg else _OPEN_UNIT["posterior"].parse(arg, "--halting posterior:ALPHA")
+            )
+            rules.append(PosteriorThreshold(alpha))
+        elif name == "log-odds" and arg:
+            rules.append(
+                LogOddsThreshold(_OPEN_UNIT["log-odds"].parse(arg, "--halting log-odds:DELTA"))
+            )
+        elif name in ("ben-or-hassidim", "boh") and not arg:
+            rules.append(BenOrHassidim())
+        elif name == "max-queries" and arg:
+            rules.append(MaxQueries(COUNT.parse(arg, "--halting max-queries:N")))
+        else:
+            raise ParameterError(
+                f"--halting must be budget, posterior[:ALPHA], log-odds:DELTA, ben-or-hassidim "
+                f"or max-queries:N, got {spec!r}"
+            )
+    if linear and not any(isinstance(r, PrivacyBudget) for r in rules):
+        rules.append(PrivacyBudget(budget))
+    return rules[0] if len(rules) == 1 else AnyOf(*rules)

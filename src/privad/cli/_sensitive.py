@@ -1,0 +1,127 @@
+"""The options of a sensitively private mechanism (``--beta --r --epsilon --k --mechanism
+--metric --count-cap``), declared once for ``privad sp`` and ``privad serve sp``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from privad.cli._options import Choice, Integer, Number, TextType, parse_int
+from privad.errors import ParameterError
+
+MECHANISM_CHOICES = ("sp", "dp", "compiled")
+METRIC_CHOICES = ("euclidean", "manhattan", "chebyshev")
+METRIC_HELP = "Distance between records: euclidean (default), manhattan or chebyshev."
+
+
+class _CountCap(TextType):
+    """``--count-cap``: none, auto or an integer >= 1 (checked against β + 2 with β)."""
+
+    name = "count-cap"
+
+    def parse(self, text: str, option: str) -> str | int:
+        value = text.strip().lower()
+        if value in ("none", "auto"):
+            return value
+        try:
+            return parse_int(value, option, minimum=1, what="none, auto or an integer >= β + 2")
+        except ParameterError:
+            raise ParameterError(
+                f"{option} must be none, auto or an integer >= β + 2, got {text!r}"
+            ) from None
+
+
+def beta_option(help: str) -> Any:
+    """``--beta B`` (required): β of the (β, r)-anomaly."""
+    return typer.Option(..., "--beta", metavar="B", parser=BETA.bind("--beta"), help=help)
+
+
+def r_option(help: str) -> Any:
+    """``--r R`` (required): the radius r."""
+    return typer.Option(..., "--r", metavar="R", parser=R.bind("--r"), help=help)
+
+
+def epsilon_option(help: str) -> Any:
+    """``--epsilon E`` (required): ε of each answer."""
+    return typer.Option(..., "--epsilon", metavar="E", parser=EPSILON.bind("--epsilon"), help=help)
+
+
+BETA = Integer("an integer >= 1 (e.g. --beta 18)", minimum=1)
+R = Number("a finite number >= 0 (e.g. --r 0.1)")
+EPSILON = Number("a finite number > 0 (e.g. --epsilon 0.1)", strict=True)
+BETA_OPTION: Any = beta_option(
+    "Required. β of the (β, r)-anomaly: an integer >= 1. A record is an anomaly when "
+    "at most β records (itself and its duplicates included) lie within distance r."
+)
+R_OPTION: Any = r_option(
+    "Required. The radius r: a finite number >= 0, in the units of the features "
+    "(balls are closed: distance <= r)."
+)
+EPSILON_OPTION: Any = epsilon_option(
+    "Required. ε of each answer: a finite number > 0 (smaller = more private; the "
+    "paper uses 0.01 to 1). The batch costs min(n, m)·ε (Claim 5)."
+)
+
+K_OPTION: Any = typer.Option(
+    1,
+    "--k",
+    metavar="K",
+    parser=Integer("an integer >= 1", minimum=1).bind("--k"),
+    help="k of the k-sensitive neighbourhood graph: an integer >= 1 (default 1). Records "
+    "that are normal, or would be after adding/removing k records, are protected; "
+    "k >= β + 1 protects everyone (then sp = dp). Ignored by --mechanism dp.",
+)
+
+MECHANISM_OPTION: Any = typer.Option(
+    "sp",
+    "--mechanism",
+    metavar="M",
+    parser=Choice(MECHANISM_CHOICES).bind("--mechanism"),
+    help="sp (default): U_λk, (ε, k)-sensitively private (Theorem 4.6); dp: the optimal "
+    "ε-DP mechanism U_ΔG (Theorem 4.4); compiled: Construction 2 on the ε/2-DP mechanism, "
+    "(ε, k)-SP (Theorem 4.7).",
+)
+
+METRIC = Choice(METRIC_CHOICES)
+
+
+def metric_option(help: str = METRIC_HELP) -> Any:
+    """``--metric``: the distance between records."""
+    return typer.Option(
+        "euclidean", "--metric", metavar="METRIC", parser=METRIC.bind("--metric"), help=help
+    )
+
+
+METRIC_OPTION: Any = metric_option()
+
+COUNT_CAP_OPTION: Any = typer.Option(
+    "none",
+    "--count-cap",
+    metavar="C",
+    parser=_CountCap().bind("--count-cap"),
+    help="none (default): exact ball counts. auto, or an integer >= β + 2: stop counting "
+    "at C (faster on dense data; same guarantee; records with at least C neighbours get "
+    "error e^(-ε(C-β-1))/(1+e^ε) instead of a smaller one; auto makes that <= 1e-30).",
+)
+
+
+def sensitive_mechanism(
+    beta: int, r: float, epsilon: float, k: int, name: str, metric: str, count_cap: str | int
+) -> Any:
+    """The mechanism object of the options ``--beta --r --epsilon --k --mechanism --metric
+    --count-cap`` (``--count-cap`` must be at least β + 2: a one-line ParameterError)."""
+    from privad.sensitive import aiq_mechanism, auto_count_cap
+
+    if count_cap == "none":
+        cap: int | None = None
+    elif count_cap == "auto":
+        cap = auto_count_cap(beta, epsilon, mechanism=name)
+    else:
+        cap = parse_int(
+            str(count_cap),
+            "--count-cap",
+            minimum=beta + 2,
+            what=f"none, auto or an integer >= β + 2 = {beta + 2}",
+        )
+    return aiq_mechanism(name, beta=beta, epsilon=epsilon, count_cap=cap, r=r, k=k, metric=metric)

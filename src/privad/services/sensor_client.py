@@ -1,0 +1,472 @@
+"""The sensor S over the network: perturb, journal, charge, upload and close each window.
+
+:class:`SensorUploader` is party S of the relaxed-DP protocol. For each window of the
+stream it perturbs the records locally with :class:`privad.relaxed.Sensor` (steps 1a–1c),
+journals the window's messages and row keys (:class:`privad.relaxed.journal.ReleaseJournal`,
+if given), charges the window's guarantee to a :class:`privad.accounting.Ledger` (if
+given), uploads d_diff to the correction server and 𝒯' to the analyst
+(:mod:`privad.services.clients`), then closes the window at the analyst, which runs
+detection and correction and answers with the corrected outliers.
+:meth:`SensorUploader.send_stream` skips rows the journal says were released and completes
+what an interrupted run left. The CSV input is read by :mod:`privad.services.streams`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privad.errors import ParameterError
+from privad.io import rows_digest
+from privad.relaxed.journal import RowChain
+from privad.relaxed.messages import SensorToAnalyst, SensorToCorrection
+from privad.relaxed.parties import Sensor
+from privad.services.clients import AnalystClient, CorrectionClient
+from privad.services.errors import Conflict
+from privad.services.streams import iter_windows
+from privad.validation import check_choice
+
+__all__ = ["ON_RELEASED", "AlreadyReleased", "SensorUploader", "SkippedRows", "WindowReport"]
+
+
+@dataclass(frozen=True, eq=False)
+class WindowReport:
+    """What happened to one window.
+
+    Attributes
+    ----------
+    window
+        the window number.
+    n
+        its number of records.
+    outliers
+        the corrected outliers (record indices within the window), or None when
+        the window was not closed.
+    n_presumed
+        |O'| (detections on 𝒯' before correction), or None.
+    stored
+        whether each upload was new (``False``: an identical copy was already there,
+        or nothing was uploaded in this call).
+    spend_id
+        the ledger spend of this window, or None.
+    status
+        ``"sent"`` (a new release), ``"forced"`` (records released before, released
+        again and charged), ``"resumed"`` (a journalled release sent again byte for byte
+        after an interruption) or ``"closed"`` (a window uploaded before an interruption,
+        closed now).
+    digest
+        the content digest of the window's records.
+    first_row
+        the input position of its first record, when known.
+    """
+
+    window: int
+    n: int
+    outliers: np.ndarray | None
+    n_presumed: int | None
+    stored: tuple[bool, bool]
+    spend_id: int | None = None
+    status: str = "sent"
+    digest: str = ""
+    first_row: int | None = None
+
+
+@dataclass(frozen=True)
+class SkippedRows:
+    """Consecutive input rows found in the journal (released before): not sent again.
+
+    Attributes
+    ----------
+    first_row
+        the input position of the first of them (0-based).
+    n
+        how many.
+    windows
+        the window numbers they were released as, sorted.
+    """
+
+    first_row: int
+    n: int
+    windows: tuple[int, ...]
+
+
+ON_RELEASED: tuple[str, ...] = ("refuse", "skip", "force")
+"""What :meth:`SensorUploader.send_stream` does with records released before (refuse,
+skip them, or release them again, charged); :meth:`~SensorUploader.send_window` knows
+``"refuse"`` and ``"force"``."""
+
+
+class AlreadyReleased(Conflict):
+    """Records were released before (a second noisy copy would spend their privacy again);
+    skip them, or pass ``on_released="force"`` to release them again, charged."""
+
+
+class SensorUploader:
+    """Party S over the network: perturb each window locally, charge it, upload, close.
+
+    Parameters
+    ----------
+    sensor:
+        The configured :class:`privad.relaxed.Sensor` (ε, relaxed sensitivities, scaling,
+        exchange, randomness). One sensor object serves all windows in order, so with a
+        seeded ``rng`` the noise equals that of the in-process protocol run window by window.
+    analyst, correction:
+        The clients, each with this sensor's token.
+    ledger:
+        Optional :class:`privad.accounting.Ledger`. Each window's whole release
+        (``sensor.release_guarantee()``, which needs ``global_sensitivity``) is spent, before
+        anything of the window leaves the process, in scope ``f"{scope}/rows-{digest}"``
+        keyed by the content digest of the window's records
+        (:func:`~privad.io.rows_digest`): windows hold disjoint records, so by
+        parallel composition each is accounted on its own, and the same window under another
+        number, file or sensor meets the same scope.
+    scope:
+        The base name of the ledger scopes.
+    close:
+        Close each window after uploading (default True); False only uploads.
+    journal:
+        Optional :class:`~privad.relaxed.journal.ReleaseJournal`: the durable record of which
+        rows were released (by row key, :class:`~privad.relaxed.journal.RowChain`). Rows
+        found there are not released again unless forced, and a release interrupted after
+        it was journalled is completed with the journalled messages (an identical copy)
+        instead of new noise.
+    destination:
+        A label of the servers and the sensor's identity, stored in the journal. Default:
+        both URLs and a fingerprint of the tokens.
+    """
+
+    def __init__(
+        self,
+        sensor: Sensor,
+        analyst: AnalystClient,
+        correction: CorrectionClient,
+        *,
+        ledger: Any = None,
+        scope: str = "relaxed-sensor",
+        close: bool = True,
+        journal: Any = None,
+        destination: str = "",
+    ) -> None:
+        if not isinstance(sensor, Sensor):
+            raise ParameterError(
+                f"sensor must be a privad.relaxed.Sensor, got {type(sensor).__name__}"
+            )
+        self.sensor = sensor
+        self.analyst = analyst
+        self.correction = correction
+        self.ledger = ledger
+        self.scope = scope
+        self.close = close
+        self.journal = journal
+        self.destination = destination or (
+            f"{analyst.base_url} {correction.base_url} token "
+            f"{analyst.token_fingerprint}/{correction.token_fingerprint}"
+        )
+        self._guarantee = sensor.release_guarantee() if ledger is not None else None
+
+    def rows_scope(self, digest: str) -> str:
+        """The ledger scope of a block of records, from its content digest."""
+        return f"{self.scope}/rows-{digest[:32]}"
+
+    def _charge(
+        self, digest: str, window: int, n: int, release_id: int | None, forced: bool
+    ) -> int | None:
+        if self.ledger is None:
+            return None
+        from privad.accounting import RELAXED_DP
+
+        scope = self.rows_scope(digest)
+        g = self._guarantee
+        assert g is not None
+        if release_id is not None and self.journal is not None:
+            for old in self.ledger.history(scope):  # charged before an interruption
+                if old.metadata.get("journal") == [self.journal.path, release_id]:
+                    return int(old.id)
+        if forced and self.ledger.budgets(scope):
+            self.ledger.set_budget(
+                scope, RELAXED_DP, self.ledger.spent(scope, RELAXED_DP) + g.epsilon
+            )
+        spend = self.ledger.spend(
+            scope,
+            g,
+            f"relaxed-DP window {window} ({n} records{', forced re-release' if forced else ''})",
+            metadata={
+                "window": window,
+                "n": n,
+                "digest": digest,
+                "forced": forced,
+                "analyst": self.analyst.base_url,
+                "correction": self.correction.base_url,
+                "journal": None if self.journal is None else [self.journal.path, release_id],
+                "views": self.sensor.views().to_dict(),
+            },
+        )
+        return int(spend.id)
+
+    def send_window(
+        self,
+        window: int,
+        data: Any,
+        *,
+        keys: Sequence[bytes] | None = None,
+        source: str = "",
+        first_row: int | None = None,
+        on_released: str = "refuse",
+    ) -> WindowReport:
+        """Perturb one window (n × d, measurement units), charge, journal, upload, close.
+
+        ``keys``: the rows' keys in their input stream (default: the window is a stream of
+        its own, :class:`~privad.relaxed.journal.RowChain`). With a journal, rows released
+        before are refused (:class:`AlreadyReleased`, ``on_released="refuse"``, default) or
+        released again with new noise and charged again (``"force"``).
+        """
+        window = int(window)
+        if window < 0:
+            raise ParameterError(f"window numbers are >= 0, got {window}")
+        on_released = check_choice(on_released, "on_released", ("refuse", "force"))
+        block = self.sensor.check_data(data)
+        n = int(block.shape[0])
+        keys = RowChain().keys(block) if keys is None else list(keys)
+        if len(keys) != n:
+            raise ParameterError(f"keys must hold one key per record ({n}), got {len(keys)}")
+        earlier = {} if self.journal is None else self.journal.released(keys)
+        if earlier and on_released != "force":
+            raise AlreadyReleased(
+                f"{len(earlier)} of the {n} records of window {window} were already released "
+                f"(as window(s) {_numbers(earlier.values())}); a second noisy copy would spend "
+                "their privacy again: skip them, or force a charged re-release"
+            )
+        forced = bool(earlier)
+        digest = rows_digest(block)
+        to_analyst, to_correction = self.sensor.perturb(block)
+        release_id = None
+        if self.journal is not None:
+            release_id = self.journal.begin(
+                digest,
+                window,
+                n,
+                keys=keys,
+                source=source,
+                first_row=first_row,
+                destination=self.destination,
+                to_analyst=to_analyst.to_dict(),
+                to_correction=to_correction.to_dict(),
+                forced=forced,
+            )
+        spend_id = self._charge(digest, window, n, release_id, forced)
+        if release_id is not None and spend_id is not None:
+            self.journal.update(release_id, spend_id=spend_id)  # type: ignore[union-attr]
+        return self._upload(
+            window,
+            to_analyst,
+            to_correction,
+            release_id,
+            spend_id,
+            "forced" if forced else "sent",
+            digest,
+            first_row,
+        )
+
+    def resume(self) -> list[WindowReport]:
+        """Complete what an interrupted run left to this destination (in the journal): each
+        release whose uploads were cut short is sent again with its journalled (identical)
+        messages and closed; a window uploaded but not closed is closed (when this uploader
+        closes windows)."""
+        if self.journal is None:
+            return []
+        reports = []
+        for release in self.journal.unfinished(self.destination):
+            if release.status == "sent":
+                if self.close:
+                    reports.append(
+                        self._close(
+                            release.window,
+                            release.n,
+                            release.id,
+                            release.spend_id,
+                            "closed",
+                            release.digest,
+                            release.first_row,
+                        )
+                    )
+                continue
+            spend_id = release.spend_id
+            if spend_id is None:  # interrupted between the journal and the ledger
+                spend_id = self._charge(
+                    release.digest, release.window, release.n, release.id, release.forced
+                )
+                if spend_id is not None:
+                    self.journal.update(release.id, spend_id=spend_id)
+            reports.append(
+                self._upload(
+                    release.window,
+                    SensorToAnalyst.from_dict(release.to_analyst),  # type: ignore[arg-type]
+                    SensorToCorrection.from_dict(release.to_correction),  # type: ignore[arg-type]
+                    release.id,
+                    spend_id,
+                    "resumed",
+                    release.digest,
+                    release.first_row,
+                )
+            )
+        return reports
+
+    def send_stream(
+        self,
+        rows: Iterable[Sequence[float]],
+        size: int,
+        *,
+        first: int = 0,
+        partial: bool = True,
+        source: str = "",
+        on_released: str = "skip",
+    ) -> Iterator[WindowReport | SkippedRows]:
+        """Send a stream of rows in windows of ``size`` records, as :func:`iter_windows` cuts
+        them, continuing whatever an interrupted run left (:meth:`resume`).
+
+        With a journal, each row is looked up by its key (:class:`RowChain` over this
+        stream): rows released before are skipped (``on_released="skip"``, default; reported
+        as :class:`SkippedRows`), refused (``"refuse"``: :class:`AlreadyReleased`) or
+        released again and charged (``"force"``); the other rows fill the windows, so a rerun
+        continues after the released rows whatever its window size. New windows are numbered
+        from ``first``, or after the largest number this destination's journal holds.
+        ``partial``: send a last window with fewer than ``size`` records.
+
+        Yields a :class:`WindowReport` per window (first those :meth:`resume` completes) and
+        a :class:`SkippedRows` per run of skipped rows, as they happen.
+        """
+        on_released = check_choice(on_released, "on_released", ON_RELEASED)
+        yield from self.resume()
+        number = int(first)
+        if self.journal is not None:
+            number = max(number, self.journal.next_window(self.destination))
+        chain = RowChain()
+        window_rows: list[np.ndarray] = []
+        window_keys: list[bytes] = []
+        window_first = 0
+        skip: list[Any] = []  # [first_row, n, windows] of the current run of skipped rows
+        position = 0
+        for _, chunk in iter_windows(rows, size):
+            block = self.sensor.check_data(chunk)
+            keys = chain.keys(block)
+            earlier = {} if self.journal is None else self.journal.released(keys)
+            if earlier and on_released == "refuse":
+                raise AlreadyReleased(
+                    f"{len(earlier)} of rows {position}..{position + len(keys) - 1} were "
+                    f"already released (as window(s) {_numbers(earlier.values())}); a second "
+                    "noisy copy would spend their privacy again: skip them, or force a "
+                    "charged re-release"
+                )
+            for i, key in enumerate(keys):
+                if key in earlier and on_released == "skip":
+                    if not skip:
+                        skip = [position + i, 0, set()]
+                    skip[1] += 1
+                    skip[2].add(earlier[key])
+                    continue
+                if skip:
+                    yield SkippedRows(skip[0], skip[1], tuple(sorted(skip[2])))
+                    skip = []
+                if not window_rows:
+                    window_first = position + i
+                window_rows.append(block[i])
+                window_keys.append(key)
+                if len(window_rows) == size:
+                    yield self.send_window(
+                        number,
+                        np.array(window_rows),
+                        keys=window_keys,
+                        source=source,
+                        first_row=window_first,
+                        on_released="force" if on_released == "force" else "refuse",
+                    )
+                    number += 1
+                    window_rows, window_keys = [], []
+            position += len(keys)
+        if skip:
+            yield SkippedRows(skip[0], skip[1], tuple(sorted(skip[2])))
+        if window_rows and partial:
+            yield self.send_window(
+                number,
+                np.array(window_rows),
+                keys=window_keys,
+                source=source,
+                first_row=window_first,
+                on_released="force" if on_released == "force" else "refuse",
+            )
+
+    def _upload(
+        self,
+        window: int,
+        to_analyst: SensorToAnalyst,
+        to_correction: SensorToCorrection,
+        release_id: int | None,
+        spend_id: int | None,
+        status: str,
+        digest: str,
+        first_row: int | None,
+    ) -> WindowReport:
+        stored_cs = self.correction.put_differences(window, to_correction)
+        if release_id is not None:
+            self.journal.update(release_id, status="partial")  # type: ignore[union-attr]
+        stored_a = self.analyst.put_records(window, to_analyst)
+        if release_id is not None:
+            self.journal.update(release_id, status="sent")  # type: ignore[union-attr]
+        n = int(to_analyst.perturbed.shape[0])
+        if self.close:
+            return self._close(
+                window, n, release_id, spend_id, status, digest, first_row, (stored_cs, stored_a)
+            )
+        return WindowReport(
+            window, n, None, None, (stored_cs, stored_a), spend_id, status, digest, first_row
+        )
+
+    def _close(
+        self,
+        window: int,
+        n: int,
+        release_id: int | None,
+        spend_id: int | None,
+        status: str,
+        digest: str,
+        first_row: int | None,
+        stored: tuple[bool, bool] = (False, False),
+    ) -> WindowReport:
+        result = self.analyst.close_window(window)
+        if release_id is not None:
+            self.journal.update(release_id, status="closed")  # type: ignore[union-attr]
+        return WindowReport(
+            window,
+            n,
+            np.asarray(result["outliers"], dtype=np.int64),
+            int(result["n_presumed_outliers"]),
+            stored,
+            spend_id,
+            status,
+            digest,
+            first_row,
+        )
+
+    def send(
+        self,
+        windows: Iterable[tuple[int, Any]],
+        on_window: Callable[[WindowReport], None] | None = None,
+    ) -> list[WindowReport]:
+        """:meth:`send_window` for each ``(window, data)`` in order."""
+        reports = []
+        for window, data in windows:
+            report = self.send_window(window, data)
+            if on_window is not None:
+                on_window(report)
+            reports.append(report)
+        return reports
+
+
+def _numbers(values: Iterable[int]) -> str:
+    """``"0, 1, 2"`` (at most 5 numbers, then ``…``)."""
+    nums = sorted(set(values))
+    text = ", ".join(str(v) for v in nums[:5])
+    return text + (", …" if len(nums) > 5 else "")

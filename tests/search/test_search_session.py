@@ -1,0 +1,102 @@
+"""A search charged to a ledger: privad.search.session (the body of 'privad search run')."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger
+from privad.errors import BudgetExceededError, ParameterError
+from privad.search import (
+    DEFAULT_MAX_QUERIES,
+    PrivacyBudget,
+    ledger_search,
+    make_oracle,
+    remote_query_cap,
+)
+
+VALUES = np.ones(64)
+VALUES[17] = 9.0
+
+
+def _make(book, scope):
+    return make_oracle("laplace", VALUES, 2.0, 8.0, 1.0, rng=5, ledger=book, scope=scope)
+
+
+def test_a_new_ledger_gets_the_budget_and_every_answer_is_charged(tmp_path):
+    path = str(tmp_path / "l.sqlite")
+    run = ledger_search(
+        make_oracle=_make,
+        budget=5.0,
+        scope="s",
+        halting=PrivacyBudget(5.0),
+        ledger=path,
+        rng=1,
+    )
+    assert run.notes == ("created the anomaly-restricted-dp budget of scope 's': total ε 5",)
+    assert run.result.n_queries == 5  # (T + 1)ε > b stops it at T = 5
+    assert float(run.account.spent) == pytest.approx(5.0)
+    assert float(run.account.total) == 5.0
+    assert run.recorded is None
+    with Ledger(path) as book:  # the file holds the five answers
+        assert len(book.history("s")) == 5
+        assert float(book.budget("s", ANOMALY_RESTRICTED_DP).spent) == pytest.approx(5.0)
+
+
+def test_an_existing_budget_is_kept_and_the_ledger_stops_the_search(tmp_path):
+    path = str(tmp_path / "l.sqlite")
+    with Ledger(path, create=True) as book:
+        book.set_budget("s", ANOMALY_RESTRICTED_DP, 3.0)
+    run = ledger_search(
+        make_oracle=_make, budget=50.0, scope="s", halting=PrivacyBudget(50.0), ledger=path
+    )
+    assert run.notes == ()
+    assert run.result.n_queries == 3
+    assert run.halted == ("ledger (3 queries were left in scope 's')",)
+    assert float(run.account.remaining) == pytest.approx(0.0)
+
+
+def test_without_a_ledger_the_local_oracle_records_in_its_own():
+    run = ledger_search(make_oracle=_make, budget=4.0, scope="s", halting=PrivacyBudget(4.0))
+    assert run.account is None
+    assert run.recorded == pytest.approx(4.0) == run.result.epsilon_spent
+
+
+def test_progress_reports_answered_and_planned():
+    seen = []
+    ledger_search(
+        make_oracle=_make,
+        budget=3.0,
+        scope="s",
+        halting=PrivacyBudget(3.0),
+        progress=lambda t, planned: seen.append((t, planned)),
+    )
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_one_oracle_or_one_factory():
+    with pytest.raises(ParameterError, match="one"):
+        ledger_search(budget=1.0, scope="s", halting=PrivacyBudget(1.0))
+
+
+def _remote(epsilon=1.0, kind="laplace", left=10):
+    return SimpleNamespace(
+        epsilon=epsilon,
+        description={"kind": kind},
+        last_budget={"queries_left": left, "scope": "o", "total": 10, "spent": 10 - left},
+        base_url="http://h:1",
+    )
+
+
+def test_remote_query_cap():
+    assert remote_query_cap(_remote(left=10)) == 10
+    assert remote_query_cap(_remote(left=DEFAULT_MAX_QUERIES + 1)) is None
+    assert remote_query_cap(_remote(), epsilon=1.0, kind="laplace") == 10
+    with pytest.raises(ParameterError, match="ε = 1 per query; --epsilon 2 differs"):
+        remote_query_cap(_remote(), epsilon=2.0)
+    with pytest.raises(ParameterError, match="kind 'laplace'; --kind binarized differs"):
+        remote_query_cap(_remote(), kind="binarized")
+    with pytest.raises(BudgetExceededError, match="no budget left"):
+        remote_query_cap(_remote(left=0))
