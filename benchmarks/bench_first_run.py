@@ -1,4 +1,4 @@
-"""Benchmark: the first privad command in a fresh environment (Numba compiling) against later runs.
+"""Benchmark: the first privad command in a fresh environment against later runs.
 
 Usage (from the repository root)::
 
@@ -9,7 +9,9 @@ Every run is a fresh ``privad`` process (``python -c "from privad.cli import mai
 
 * ``cold``: ``privad sp identify thyroid --beta 18 --r 0.1 --epsilon 0.1`` (the README's
   quick start) with ``NUMBA_CACHE_DIR`` pointing to a new empty folder, so every kernel it
-  needs is compiled; each cold run gets its own empty folder;
+  needs is compiled (Thyroid is small enough for the NumPy ball counts and the Python
+  noise kernels, so it needs none: "Numba imported: False"); each cold run gets its own
+  empty folder;
 * ``warm``: the same command again with that folder filled;
 * ``privad --help`` and ``privad sp plan``: wall time, peak memory and whether Numba was
   imported (commands that need no kernel must not import it).
@@ -111,7 +113,7 @@ def installed(tmp: Path) -> None:
     print(
         f"\ninstalled wheel ({wheel.name}), NUMBA_CACHE_DIR unset: first run "
         f"{first['wall_s']:.2f} s, second {second['wall_s']:.2f} s; {len(index)} cache "
-        f"index files written under {site.name}/: {', '.join(folders)}"
+        f"index files written under {site.name}/: {', '.join(folders) or 'none'}"
     )
 
 
@@ -148,12 +150,14 @@ def main() -> None:
         print(
             f"  cold (empty NUMBA_CACHE_DIR): median {c:.2f} s "
             f"({_walls(cold)}), "
-            f"peak RSS {statistics.median(r['rss_mb'] for r in cold):.0f} MB"
+            f"peak RSS {statistics.median(r['rss_mb'] for r in cold):.0f} MB, "
+            f"Numba imported: {any(r['numba'] for r in cold)}"
         )
         print(
             f"  warm (cache filled):          median {w:.2f} s "
             f"({_walls(warm)}), "
-            f"peak RSS {statistics.median(r['rss_mb'] for r in warm):.0f} MB"
+            f"peak RSS {statistics.median(r['rss_mb'] for r in warm):.0f} MB, "
+            f"Numba imported: {any(r['numba'] for r in warm)}"
         )
         print(f"  cold / warm: {c / w:.2f}x")
         if args.installed:

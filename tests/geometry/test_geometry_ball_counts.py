@@ -19,7 +19,7 @@ from privad.geometry import (
 )
 from privad.geometry.predicate import METRICS, threshold
 
-ENGINE_NAMES = ["auto", "numba", "scipy"]
+ENGINE_NAMES = ["auto", "numba", "numpy", "scipy"]
 
 
 def _datasets(rng, lattice):
@@ -215,3 +215,39 @@ def test_ball_index_equals_ball_counts(metric) -> None:
 
     with pytest.raises(DataError):
         index.counts(np.zeros((2, 4)), 0.5)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_numpy_engine_equals_the_dual_tree_on_thyroid(metric):
+    """The real data the quick start uses, self and query counts, with and without a cap."""
+    from privad.datasets import load_thyroid
+
+    X = load_thyroid().X[:1500]
+    Q = X[::7] + 0.003
+    for r in (0.02, 0.1):
+        for cap in (None, 19):
+            np.testing.assert_array_equal(
+                ball_counts(X, r, metric=metric, cap=cap, engine="numpy"),
+                ball_counts(X, r, metric=metric, cap=cap, engine="numba"),
+            )
+            np.testing.assert_array_equal(
+                ball_counts(X, r, queries=Q, metric=metric, cap=cap, engine="numpy"),
+                ball_counts(X, r, queries=Q, metric=metric, cap=cap, engine="numba"),
+            )
+
+
+def test_auto_picks_numpy_for_small_inputs_only(monkeypatch):
+    from privad.geometry import blocked
+
+    assert balls.auto_engine(100, None) == "numpy"
+    assert balls.auto_engine(100, 5) == "numpy"
+    assert balls.auto_engine(5_000, None) == "numpy"  # 12.5 million pairs
+    assert balls.auto_engine(6_000, None) == "numba"  # 18 million pairs
+    assert balls.auto_engine(5_000, 5_000) == "numba"  # 25 million pairs
+    used = []
+    monkeypatch.setitem(balls.ENGINES, "numpy", lambda p: used.append("numpy") or [1])
+    monkeypatch.setitem(balls.ENGINES, "numba", lambda p: used.append("numba") or [1])
+    ball_counts([[0.0]], 1.0)
+    monkeypatch.setattr(blocked, "AUTO_PAIRS", 0)
+    ball_counts([[0.0]], 1.0)
+    assert used == ["numpy", "numba"]

@@ -287,23 +287,58 @@ def test_bern_exp1_is_exp_minus_one(python_kernels: Any) -> None:
 
 @pytest.mark.parametrize(("u", "t"), [(0, 1), (0, 5), (1, 5), (3, 5), (4, 5), (6, 7), (1, 2)])
 def test_bern_exp_ratio_is_exp_minus_u_over_t(python_kernels: Any, u: int, t: int) -> None:
-    """Bern(u/t) is drawn as [uniform{0..t-1} < u]; the code only compares that uniform
-    with u, so it is enumerated as its two classes {< u} and {>= u} (else the tree grows
-    as u**depth)."""
-
-    def uniform(n: int, ws: Any) -> int:
-        o = python_kernels.state["o"]
-        if n == t:
-            return o.draw([(0, Fraction(u, t)), (u, Fraction(t - u, t))])
-        return _uniform_oracle(o, int(n))
-
-    python_kernels(_uniform_below=uniform)
+    """CKS Algorithm 1 with Bern(u/t) as an exact oracle (``_bern_ratio`` itself is checked
+    on crafted words by ``test_bern_ratio_is_exact_and_reads_half_a_word``)."""
+    python_kernels(_bern_ratio=lambda params, ws: python_kernels.state["o"].bern(Fraction(u, t)))
     dist, unfinished = _enumerate(
         _runner(python_kernels, lambda: K._bern_exp_ratio(u, t, _WS)), max_depth=40
     )
     lo, hi = _exp_neg(Fraction(u, t))
     assert unfinished < Fraction(1, 10**12)
     assert lo - unfinished <= dist.get(True, Fraction(0)) <= hi
+
+
+def _twin_store(words: list[int]) -> np.ndarray:
+    store = _store(words)
+    store[K._SIZE] = store.shape[0]
+    return store
+
+
+@pytest.mark.parametrize(
+    ("u", "t"),
+    [(0, 1), (1, 5), (3, 5), (4, 5), (6, 7), (1, 3), (2**32, 2**32 + 1), (1, 5 * 2**38)]
+    + [(123456789012, 5 * 2**38), (5 * 2**38 - 1, 5 * 2**38), (2**62, 2**63 - 1)],
+)
+def test_bern_ratio_is_exact_and_reads_half_a_word(u: int, t: int) -> None:
+    """Bern(u/t) from a 32-bit uniform x: True for x < c = floor(2**32 u / t), False for
+    x > c, and for x = c the exact Bern(rem/t) = [uniform{0..t-1} < rem] with
+    rem = 2**32 u - c t, so P[True] = c / 2**32 + rem / (t 2**32) = u/t exactly. Run on
+    crafted words with the kernels' source (the Python kernels, which draw what the
+    compiled ones draw: tests/noise/test_noise_engines.py)."""
+    twin = _engine.python_kernels()
+    c, rem = divmod(u << 32, t)
+    assert c < 2**32 and Fraction(c, 2**32) + Fraction(rem, t * 2**32) == Fraction(u, t)
+    uu = np.uint64(u)
+    params = (np.uint64(t), uu >> np.uint64(32), uu << np.uint64(32))
+
+    def run(words: list[int]) -> tuple[bool, int]:
+        store = _twin_store(words)
+        with np.errstate(over="ignore"):
+            out = twin._bern_ratio(params, store)
+        return bool(out), int(store[0]) - K.HEADER
+
+    for x in {0, c - 1, c + 1, 2**32 - 1} - {-1, c, 2**32}:
+        high = 0xDEADBEEF  # the other half of the word stays for the next half-word read
+        assert run([x | high << 32, 7]) == (x < c, 1), x
+    # x == c: the answer is [uniform{0..t-1} < rem], read from the same words onwards
+    rs = np.random.default_rng(u % 1000)  # test data only
+    for _ in range(20):
+        words = [c | int(rs.integers(0, 2**32)) << 32] + [int(w) for w in rs.integers(0, 2**63, 3)]
+        twin_store = _twin_store(words)
+        with np.errstate(over="ignore"):
+            twin._next32(twin_store)
+            expected = bool(twin._uniform_below(np.int64(t), twin_store) < rem)
+        assert run(words) == (expected, int(twin_store[0]) - K.HEADER)
 
 
 @pytest.mark.parametrize("gamma", [1.5, 2.0, 3.25, 7.0 + 2**-40, 70.5])

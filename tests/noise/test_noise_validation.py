@@ -72,4 +72,4 @@ def test_kernel_overflow_guard_raises_instead_of_wrapping() -> None:
 
     out = np.zeros(100, dtype=np.int64)
     with pytest.raises(OverflowError):
-        _engine.run("dlap_kernel", noise.Randomness(0), out, 5.0, 1000, 1, 0, False)
+        _engine.run("dlap_kernel", noise.Randomness(0), out, 5.0, 1000, 1, 0)

@@ -245,7 +245,7 @@ def identify_local(job: Identify, queries: str | None, add: bool) -> Outcome:
     with StepProgress(quiet=job.quiet) as progress, open_ledger(job.ledger, job.budget) as book:
         note = ensure_budget(book, scope_v, job.notion, job.budget)
         rel = (
-            job.estimator(add, "numba")
+            job.estimator(add, "auto")  # in memory: the fastest engine for the size
             .fit(ds.X)
             .release(
                 Q,

@@ -5,9 +5,9 @@ query record i (Def. 2.2 and section 2 of the paper): the multiplicity x_i and t
 count B_x(i, r) = sum of x_j over records j with d(i, j) <= r, the record itself included.
 
 * :func:`ball_counts`: B_x(i, r) for every record or for arbitrary query points, exact (or
-  exact up to a cap), with a compiled dual-tree engine and a SciPy reference engine that
-  agree bit for bit through one canonical distance predicate
-  (:mod:`privad.geometry.predicate`).
+  exact up to a cap), with a compiled dual-tree engine, a blocked NumPy engine for small
+  inputs (no compilation) and a SciPy reference engine that agree bit for bit through one
+  canonical distance predicate (:mod:`privad.geometry.predicate`).
 * :class:`BallIndex`: the same counts for many batches of query points against one
   database, its tree built once (a service's many small requests).
 * :func:`multiplicities`: x_i.

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from privad.errors import ParameterError
-from privad.geometry import reference
+from privad.geometry import blocked, reference
 from privad.geometry.predicate import METRICS, check_magnitudes, threshold
 from privad.validation import (
     check_array,
@@ -57,6 +57,10 @@ def _numba_engine(p: BallProblem) -> np.ndarray:
     return dualtree.count_queries(p.data, p.queries, p.thr, p.metric, p.cap)
 
 
+def _numpy_engine(p: BallProblem) -> np.ndarray:
+    return blocked.count_blocked(p.data, p.queries, p.thr, p.metric, p.cap)
+
+
 def _scipy_engine(p: BallProblem) -> np.ndarray:
     return reference.count(p.data, p.queries, p.r, p.thr, p.metric, p.cap)
 
@@ -70,11 +74,20 @@ def _dask_engine(p: BallProblem) -> np.ndarray:
 #: Registered engines by name; ``"auto"`` picks :data:`AUTO_ENGINE`.
 ENGINES: dict[str, Callable[[BallProblem], np.ndarray]] = {
     "numba": _numba_engine,
+    "numpy": _numpy_engine,
     "scipy": _scipy_engine,
     "dask": _dask_engine,
 }
 AUTO_ENGINE = "numba"
 DISTRIBUTED_ENGINE = "dask"
+
+
+def auto_engine(n: int, m: int | None) -> str:
+    """The engine ``"auto"`` picks for ``n`` records and ``m`` queries (``None``: self
+    counts): ``"numpy"`` up to :data:`privad.geometry.blocked.AUTO_PAIRS` pairs, where
+    loading (or compiling) the dual tree would cost more than the counting; else
+    :data:`AUTO_ENGINE`."""
+    return "numpy" if blocked.pairs(n, m) <= blocked.AUTO_PAIRS else AUTO_ENGINE
 
 
 def is_distributed(*inputs: Any) -> bool:
@@ -127,12 +140,14 @@ def ball_counts(
         reported as ``cap`` (the result is ``min(true count, cap)``). Lets the engine skip
         work for points whose count is known to reach it.
     engine:
-        ``"auto"`` (currently ``"numba"``; ``"dask"`` for Dask collections), ``"numba"``
-        (compiled dual tree), ``"scipy"`` (cKDTree reference, re-deciding pairs near ``r``
-        with the canonical predicate) or ``"dask"`` (:mod:`privad.geometry.distributed`:
-        spatially partitioned, computed with the current Dask scheduler or
-        ``distributed`` client). ``data`` and ``queries`` may be Dask arrays or DataFrames
-        (for example Parquet partitions) with ``"auto"`` or ``"dask"``.
+        ``"auto"`` (``"numpy"`` for at most 16 million pairs, else ``"numba"``; ``"dask"``
+        for Dask collections), ``"numba"`` (compiled dual tree), ``"numpy"`` (every pair
+        value, in blocks: :mod:`privad.geometry.blocked`), ``"scipy"`` (cKDTree
+        reference, re-deciding pairs near ``r`` with the canonical predicate) or
+        ``"dask"`` (:mod:`privad.geometry.distributed`: spatially partitioned, computed
+        with the current Dask scheduler or ``distributed`` client). ``data`` and
+        ``queries`` may be Dask arrays or DataFrames (for example Parquet partitions)
+        with ``"auto"`` or ``"dask"``.
 
     Returns
     -------
@@ -165,7 +180,8 @@ def ball_counts(
     if Q is not None and Q.shape[0] == 0:
         return np.zeros(0, np.int64)
     check_magnitudes([X] if Q is None else [X, Q], metric)
-    name = AUTO_ENGINE if engine == "auto" else engine
+    m = None if Q is None else Q.shape[0]
+    name = auto_engine(X.shape[0], m) if engine == "auto" else engine
     problem = BallProblem(
         data=np.ascontiguousarray(X),
         queries=None if Q is None else np.ascontiguousarray(Q),

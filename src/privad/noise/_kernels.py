@@ -36,14 +36,19 @@ Algorithms
   expansion of ``p``; the first differing word decides ``U < p``.
 * Uniform integers in ``[0, n)``: Lemire's multiply-and-reject method (D. Lemire, "Fast
   random integer generation in an interval", ACM TOMACS 2019), exact.
+* ``Bern(u/t)`` for integers ``u < t``: a 32-bit uniform compared with ``2**32 u / t`` by an
+  exact 128-bit comparison; only on a tie (probability 2**-32) a uniform in ``[0, t)``
+  decides. Half a word, where ``[uniform{0..t-1} < u]`` costs a whole word for t > 2**32.
 * ``Bern(exp(-gamma))``: C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for
   Differential Privacy", NeurIPS 2020 (CKS 2020), Algorithm 1.
 * Discrete Laplace: CKS 2020, Algorithm 2.
 
-The Python functions behind each ``njit`` dispatcher (``kernel.py_func``) look up the
-helpers they call as module globals, so the tests run the same algorithm code with exact
-rational "oracles" in place of the random primitives and compute the exact output
-distribution (see ``tests/noise/test_exactness.py``).
+This source also runs as plain Python, loaded a second time under another name (see
+``PYTHON_TWIN`` below and :func:`privad.noise._engine.python_kernels`): small draws then
+need no compilation. The Python functions behind each ``njit`` dispatcher
+(``kernel.py_func``) look up the helpers they call as module globals, so the tests run
+the same algorithm code with exact rational "oracles" in place of the random primitives
+and compute the exact output distribution (see ``tests/noise/test_noise_exactness.py``).
 """
 
 from __future__ import annotations
@@ -51,9 +56,33 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+
+# Imported as itself, this module is compiled by Numba. Loaded a second time under another
+# name (``PYTHON_TWIN``, by privad.noise._engine.python_kernels), the same source runs as
+# plain Python: ``njit`` is then the identity and the three intrinsics are NumPy-scalar
+# functions with the same results, so every kernel runs the same algorithm code on the same
+# words with the same (wrapping 64-bit) arithmetic, with nothing to compile.
+if __name__ == "privad.noise._kernels":
+    from privad.noise._intrinsics import _data_ptr, _float_bits, _mul128, njit
+else:
+
+    def njit(**options):  # noqa: ANN003, ANN201
+        """The identity decorator (the kernels as plain Python functions)."""
+        return lambda fn: fn
+
+    def _data_ptr(arr):  # noqa: ANN001, ANN201
+        """The array itself: indexing it reads and writes the same words."""
+        return arr
+
+    def _mul128(a, b):  # noqa: ANN001, ANN201
+        """(high, low) 64-bit halves of the exact product of uint64 ``a`` and ``b``."""
+        product = int(a) * int(b)
+        return np.uint64(product >> 64), np.uint64(product & 0xFFFFFFFFFFFFFFFF)
+
+    def _float_bits(x):  # noqa: ANN001, ANN201
+        """The IEEE 754 bit pattern of a float64, as int64."""
+        return np.float64(x).view(np.int64)
+
 
 _M32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
@@ -61,6 +90,7 @@ _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 _EXHAUSTED = np.uint64(0xFFFFFFFFFFFFFFFF)
 _TWO32 = 4294967296
+_TWO52 = 4503599627370496.0
 INT64_MAX = 9223372036854775807
 # bernoulli_exp(gamma) for gamma >= 2**62 runs 2**62 Bern(exp(-1)) trials instead of
 # floor(gamma) (and skips the fractional part): a run only gets that far with
@@ -103,25 +133,6 @@ _HOT = {"inline": "always", **_JIT}
 # ---------------------------------------------------------------------------------------
 
 
-@intrinsic
-def _data_ptr(typingctx, arr):
-    """A raw pointer to the data of a contiguous array (no reference counting).
-
-    The helpers take the word store as this pointer, not as an array: Numba
-    reference-counts array arguments on every call (an atomic operation, ~10-20 ns here),
-    which would cost more than the sampling itself. The kernel keeps the array alive.
-    """
-    if not isinstance(arr, types.Array):
-        return None
-    sig = types.CPointer(arr.dtype)(arr)
-
-    def codegen(context, builder, signature, args):
-        ary = context.make_array(arr)(context, builder, value=args[0])
-        return ary.data
-
-    return sig, codegen
-
-
 @njit(**_INLINE)
 def _next64(ws):
     """The next uniform 64-bit word; a dummy word and the exhausted flag if none is left."""
@@ -155,37 +166,6 @@ def _next_bit(ws):
     w = np.uint64(ws[_BITS])
     ws[_BITS] = np.int64(w >> _ONE)
     return (w & _ONE) != _ZERO
-
-
-@intrinsic
-def _mul128(typingctx, a, b):
-    """(high, low) 64-bit halves of the exact 128-bit product of uint64 ``a`` and ``b``."""
-    if a != types.uint64 or b != types.uint64:
-        return None
-    sig = types.UniTuple(types.uint64, 2)(types.uint64, types.uint64)
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        i128 = ir.IntType(128)
-        prod = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
-        hi = builder.trunc(builder.lshr(prod, ir.Constant(i128, 64)), i64)
-        lo = builder.trunc(prod, i64)
-        return context.make_tuple(builder, signature.return_type, (hi, lo))
-
-    return sig, codegen
-
-
-@intrinsic
-def _float_bits(typingctx, x):
-    """The IEEE 754 bit pattern of a float64, as int64."""
-    if x != types.float64:
-        return None
-    sig = types.int64(types.float64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-
-    return sig, codegen
 
 
 @njit(**_JIT)
@@ -441,16 +421,36 @@ def _bern_logistic(x, ws):
 
 @njit(inline="always", **_JIT)
 def _bern_ratio(params, ws):
-    """Exactly Bern(u/t) for integers 0 <= u < t, ``params = (u, t)``: [uniform{0..t-1} < u]."""
-    u, t = params
-    return _uniform_below(t, ws) < u
+    """Exactly Bern(u/t) for integers 0 <= u < t < 2**63 from half a word (almost always).
+
+    ``params = (t, uh, ul)``: t as uint64 and the 128-bit number 2**32 u as its high and
+    low words. A uniform U in [0, 1) is U = (x + V) / 2**32 with x a uniform 32-bit
+    integer and V uniform in [0, 1); with D = 2**32 u - x t (an integer), U < u/t iff
+    V t < D. So D <= 0 gives False, D >= t gives True, and otherwise
+    (x = floor(2**32 u / t), probability 2**-32) the answer is Bern(D/t) =
+    [uniform{0..t-1} < D]: P[True] = floor(2**32 u / t) / 2**32 + (D/t) / 2**32 = u/t.
+    (Drawing [uniform{0..t-1} < u] directly costs a whole word when t > 2**32, and the
+    discrete Laplace of :func:`privad.noise.laplace` has t > 2**40.)
+    """
+    t, uh, ul = params
+    x = _next32(ws)
+    ph, pl = _mul128(x, t)  # x t
+    if ph > uh or (ph == uh and pl >= ul):
+        return False  # D <= 0
+    borrow = _ONE if ul < pl else _ZERO
+    dh = uh - ph - borrow
+    dl = ul - pl  # D = dh 2**64 + dl > 0
+    if dh != _ZERO or dl >= t:
+        return True
+    return _uniform_below(np.int64(t), ws) < np.int64(dl)
 
 
 @njit(**_HOT)
 def _bern_exp_ratio(u, t, ws):
-    """Exactly Bern(exp(-u/t)) for integers 0 <= u < t (Algorithm 1 with gamma = u/t, with
-    Bern(u/t) drawn by ``_bern_ratio``)."""
-    return _cks_alg1(_bern_ratio, (u, t), ws)
+    """Exactly Bern(exp(-u/t)) for integers 0 <= u < t < 2**63 (Algorithm 1 with
+    gamma = u/t, with Bern(u/t) drawn by ``_bern_ratio``)."""
+    uu = np.uint64(u)
+    return _cks_alg1(_bern_ratio, (np.uint64(t), uu >> _S32, uu << _S32), ws)
 
 
 @njit(**_HOT)
@@ -557,14 +557,18 @@ def _set(out, i, r):
 
 
 @njit(inline="always", **_JIT)
-def _add(out, i, r):
-    out[i] += r
+def _column(x):
+    """A parameter array as ``(raw pointer, stride)``: stride 1 for a per-sample array, 0
+    for a length-1 one (applies to every sample). A raw pointer, as for the word store: an
+    array among the parameters would be reference-counted for every sample (~10 ns)."""
+    return _data_ptr(x), (1 if x.shape[0] > 1 else 0)
 
 
 @njit(inline="always", **_JIT)
-def _stride(x):
-    """1 for a per-sample parameter array, 0 for a length-1 one (applies to every sample)."""
-    return 1 if x.shape[0] > 1 else 0
+def _get(column, i):
+    """Sample i's entry of a ``_column``."""
+    ptr, stride = column
+    return ptr[i * stride]
 
 
 @njit(inline="always", **_JIT)
@@ -574,55 +578,88 @@ def _dlap_at(i, params, ws):
 
 
 @njit(inline="always", **_JIT)
+def _rint(v):
+    """``numpy.rint(v)`` (round half to even) for a finite float: below 2**52 in magnitude
+    by adding and subtracting 2**52, which rounds exactly so (larger doubles are integers)."""
+    a = abs(v)
+    if a < _TWO52:
+        return math.copysign((a + _TWO52) - _TWO52, v)
+    return v
+
+
+@njit(inline="always", **_JIT)
+def _laplace_at(i, params, ws):
+    """Value i snapped to the grid 2**k plus discrete Laplace noise, back in its units:
+    ``ldexp(rint(ldexp(x[i], -k)) + z, k)``, with ``ldexp(v, e)`` computed as ``v * 2**e``
+    (one correctly rounded operation, the same result; see ``laplace_kernel``)."""
+    x, down1, down2, up, num, den, shift, vmax, limit = params
+    z = _dlap_one(num, den, shift, vmax, limit, ws)
+    return (_rint(_get(x, i) * down1 * down2) + np.float64(z)) * up
+
+
+@njit(inline="always", **_JIT)
 def _bern_float_at(i, p, ws):
-    return _bern_float(p[i * _stride(p)], ws)
+    return _bern_float(_get(p, i), ws)
 
 
 @njit(inline="always", **_JIT)
 def _bern_exp_at(i, gamma, ws):
-    return _bern_exp(gamma[i * _stride(gamma)], ws)
+    return _bern_exp(_get(gamma, i), ws)
 
 
 @njit(inline="always", **_JIT)
 def _bern_exp_times_at(i, params, ws):
     a, gamma = params
-    return _bern_exp_times(a[i * _stride(a)], gamma[i * _stride(gamma)], ws)
+    return _bern_exp_times(_get(a, i), _get(gamma, i), ws)
 
 
 @njit(inline="always", **_JIT)
 def _bern_logistic_at(i, x, ws):
-    return _bern_logistic(x[i * _stride(x)], ws)
+    return _bern_logistic(_get(x, i), ws)
 
 
 @njit(**_JIT)
-def dlap_kernel(store, out, start, num, den, limit, add):
-    """``out[i] = z_i`` (or ``+=`` if ``add``): discrete Laplace, scale num/den, |z| <= limit."""
+def dlap_kernel(store, out, start, num, den, limit):
+    """``out[i] = z_i``: discrete Laplace, scale num/den, |z| <= limit."""
     shift, vmax = _dlap_consts(num, den)
-    params = (num, den, shift, vmax, limit)
-    if add:
-        return _fill(store, out, start, _dlap_at, params, _add)
-    return _fill(store, out, start, _dlap_at, params, _set)
+    return _fill(store, out, start, _dlap_at, (num, den, shift, vmax, limit), _set)
+
+
+@njit(**_JIT)
+def laplace_kernel(store, out, start, x, down1, down2, up, num, den, limit):
+    """``out[i] = 2**k (rint(x[i] / 2**k) + z_i)``, z_i discrete Laplace of scale num/den
+    with |z_i| <= limit: snapping, noise and scaling back in one pass over the values
+    (three NumPy passes and a kernel pass cost about 10 ns a value more at 10**7).
+
+    ``up = 2**k`` and ``down1 * down2 = 2**-k`` are powers of two (``down2 = 1`` unless
+    2**-k exceeds the largest double, and then ``down1 = 2**1023`` scales up exactly or
+    overflows), so ``v * up`` and ``x * down1 * down2`` round once, exactly as
+    ``ldexp(v, k)`` and ``ldexp(x, -k)`` do (Numba's ``ldexp`` costs ~20 ns a call).
+    """
+    shift, vmax = _dlap_consts(num, den)
+    params = (_column(x), down1, down2, up, num, den, shift, vmax, limit)
+    return _fill(store, out, start, _laplace_at, params, _set)
 
 
 @njit(**_JIT)
 def bern_float_kernel(store, out, start, p):
     """``out[i] ~ Bern(p[i])`` exactly."""
-    return _fill(store, out, start, _bern_float_at, p, _set)
+    return _fill(store, out, start, _bern_float_at, _column(p), _set)
 
 
 @njit(**_JIT)
 def bern_exp_kernel(store, out, start, gamma):
     """``out[i] ~ Bern(exp(-gamma[i]))`` exactly."""
-    return _fill(store, out, start, _bern_exp_at, gamma, _set)
+    return _fill(store, out, start, _bern_exp_at, _column(gamma), _set)
 
 
 @njit(**_JIT)
 def bern_exp_times_kernel(store, out, start, a, gamma):
     """``out[i] ~ Bern(exp(-a[i] gamma[i]))`` exactly, without forming the product."""
-    return _fill(store, out, start, _bern_exp_times_at, (a, gamma), _set)
+    return _fill(store, out, start, _bern_exp_times_at, (_column(a), _column(gamma)), _set)
 
 
 @njit(**_JIT)
 def bern_logistic_kernel(store, out, start, x):
     """``out[i] ~ Bern(1 / (1 + exp(x[i])))`` exactly."""
-    return _fill(store, out, start, _bern_logistic_at, x, _set)
+    return _fill(store, out, start, _bern_logistic_at, _column(x), _set)

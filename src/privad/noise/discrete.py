@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -73,10 +72,5 @@ def discrete_laplace(
     if shape is None:
         raise ParameterError("size must be an integer >= 0 or a tuple of them, got None")
     out = np.empty(int(np.prod(shape, dtype=np.int64)), dtype=np.int64)
-    _engine.run("dlap_kernel", as_randomness(rng), out, 5.2, num, den, _INT64_MAX, False)
+    _engine.run("dlap_kernel", as_randomness(rng), out, 4.2, num, den, _INT64_MAX)
     return out.reshape(shape)
-
-
-def _dlap_add(out: np.ndarray, num: int, den: int, limit: int, rng: Any) -> None:
-    """``out += Z`` in place (1-D float64 ``out``) with |Z| <= ``limit`` (else OverflowError)."""
-    _engine.run("dlap_kernel", rng, out, 5.2, num, den, limit, True)

@@ -51,7 +51,7 @@ from typing import Any, Final
 import numpy as np
 
 from privad.errors import ParameterError
-from privad.noise.discrete import _dlap_add
+from privad.noise import _engine
 from privad.noise.randomness import RandomnessLike, _check_size, as_randomness
 from privad.validation import check_epsilon, check_finite_array, check_int, check_positive
 
@@ -134,22 +134,39 @@ def laplace(
     scale = check_positive(scale, "scale")
     k = grid_exponent(scale, granularity_bits)
     x = check_finite_array(values, "values")
-    # One new array, then everything in place (at 10**7 values every extra array costs
-    # more than a nanosecond per value in page faults and memory traffic).
-    with np.errstate(over="ignore"):
-        out = np.ldexp(x.reshape(-1), -k)  # exact: power-of-two scaling (a new 1-D array)
-    np.rint(out, out=out)  # exact: an integer-valued double
-    if out.size and not (math.isfinite(out.min()) and math.isfinite(out.max())):
-        raise ParameterError(
-            f"values too large for the noise grid 2**{k} of scale {scale!r}: need "
-            f"|x| < 2**{1024 + k}; the largest |x| is {float(np.abs(x).max())!r}"
-        )
+    flat = np.require(x.reshape(-1), requirements=("C", "W"))
+    if flat.size:
+        # snapping (rint(x / 2**k), exact) is monotone: the extreme values decide overflow
+        with np.errstate(over="ignore"):
+            extremes = np.rint(np.ldexp(np.array([flat.min(), flat.max()]), -k))
+        if not np.isfinite(extremes).all():
+            raise ParameterError(
+                f"values too large for the noise grid 2**{k} of scale {scale!r}: need "
+                f"|x| < 2**{1024 + k}; the largest |x| is {float(np.abs(x).max())!r}"
+            )
     t = math.ldexp(scale, -k)  # exact, in [2**G, 2**(G+1))
     num, den = t.as_integer_ratio()
-    if out.size:
-        _dlap_add(out, num, den, _NOISE_LIMIT, as_randomness(rng))
-    np.ldexp(out, k, out=out)
+    out = np.empty_like(flat)
+    if out.size:  # snapping, noise and scaling back in one pass (one new array)
+        _engine.run(
+            "laplace_kernel",
+            as_randomness(rng),
+            out,
+            4.2,
+            flat,
+            *_powers(k),
+            num,
+            den,
+            _NOISE_LIMIT,
+        )
     return out.reshape(x.shape)
+
+
+def _powers(k: int) -> tuple[float, float, float]:
+    """``(down1, down2, up)`` of the Laplace kernel: ``down1 * down2 = 2**-k`` with ``down1``
+    at most 2**1023, and ``up = 2**k`` (k >= -1074, so 2**k is a double, maybe subnormal)."""
+    d1 = min(-k, 1023)
+    return math.ldexp(1.0, d1), math.ldexp(1.0, -k - d1), math.ldexp(1.0, k)
 
 
 def laplace_noise(

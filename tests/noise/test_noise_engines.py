@@ -1,0 +1,116 @@
+"""The kernels' source run as plain Python draws exactly what the compiled kernels draw."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from collections.abc import Callable
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from privad import noise
+from privad.noise import _engine
+
+# Every kernel, with the parameters that take its rare branches: probabilities far below
+# 2**-53 and at the endpoints, gamma = 0, 1, > 1 and huge, large a (doubling to
+# +inf), negative and huge logistic arguments, the 32- and 64-bit Lemire paths (small and
+# large discrete Laplace numerators), power-of-two and other denominators, added noise.
+DRAWS: dict[str, Callable[[noise.Randomness], np.ndarray]] = {
+    "bernoulli": lambda r: noise.bernoulli(
+        np.array([0.0, 1e-30, 0.3, 0.5, 1 - 2**-53, 1.0, 5e-324]), r, size=(60, 7)
+    ),
+    "bernoulli_exp": lambda r: noise.bernoulli_exp(
+        np.array([0.0, 1e-300, 0.2, 1.0, 2.5, 700.0, 2.0**62, 1e308]), r, size=(50, 8)
+    ),
+    "bernoulli_exp_times": lambda r: noise.bernoulli_exp_times(
+        np.array([0, 1, 7, 2**40 + 3, 2**62]), np.array([[0.05], [1.5], [1e300]]), r, size=(3, 5)
+    ),
+    "bernoulli_logistic": lambda r: noise.bernoulli_logistic(
+        np.array([-40.0, -3.0, -0.0, 0.0, 0.7, 40.0, 1e300]), r, size=(40, 7)
+    ),
+    "laplace": lambda r: noise.laplace(np.linspace(-5, 5, 300), 2.5, r),
+    "laplace_coarse": lambda r: noise.laplace(np.linspace(-1, 1, 300), 1e-3, r, granularity_bits=8),
+    "discrete_laplace": lambda r: noise.discrete_laplace(3, 2, 300, r),
+    "discrete_laplace_large": lambda r: noise.discrete_laplace(2**40 + 7, 3, 300, r),
+}
+
+
+def _draw(module: ModuleType, name: str, seed: int, monkeypatch: pytest.MonkeyPatch) -> np.ndarray:
+    monkeypatch.setattr(_engine, "_choose", lambda n: module)
+    return DRAWS[name](noise.Randomness(seed))
+
+
+@pytest.mark.parametrize("block_words", [3, _engine.BLOCK_WORDS])
+@pytest.mark.parametrize("name", sorted(DRAWS))
+def test_python_kernels_draw_what_the_compiled_ones_draw(
+    name: str, block_words: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 3 words per block: samples run out of words and are replayed, in both engines.
+    monkeypatch.setattr(_engine, "BLOCK_WORDS", block_words)
+    for seed in (0, 1, 2024):
+        compiled = _draw(_engine.kernels(), name, seed, monkeypatch)
+        python = _draw(_engine.python_kernels(), name, seed, monkeypatch)
+        np.testing.assert_array_equal(python, compiled)
+        assert python.dtype == compiled.dtype
+
+
+def test_python_kernels_are_a_separate_plain_module() -> None:
+    twin = _engine.python_kernels()
+    assert twin.__name__ == _engine.PYTHON_TWIN
+    assert twin is not _engine.kernels()
+    assert not hasattr(twin.dlap_kernel, "py_func")  # a plain function
+    assert hasattr(_engine.kernels().dlap_kernel, "py_func")  # a Numba dispatcher
+    a, b = np.uint64(2**64 - 1), np.uint64(2**63 + 5)
+    assert twin._mul128(a, b) == _engine.kernels().mul128(a, b)
+    for x in (0.1, 5e-324, 1.0 - 2**-53):
+        assert twin._float_bits(x) == np.float64(x).view(np.int64)
+
+
+def test_the_python_budget_then_the_compiled_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_engine, "_kernels", None)
+    monkeypatch.setattr(_engine, "_python_samples", 0)
+    monkeypatch.setattr(_engine, "PYTHON_SAMPLES", 100)
+    twin = _engine.python_kernels()
+    assert _engine._choose(60) is twin
+    assert _engine._choose(40) is twin
+    assert _engine._choose(1) is not twin  # budget spent: compiled from now on
+    assert _engine._choose(1) is not twin
+    monkeypatch.setattr(_engine, "_kernels", None)
+    monkeypatch.setattr(_engine, "_python_samples", 0)
+    assert _engine._choose(101) is not twin  # one draw above the budget: compiled at once
+
+
+def test_small_draws_in_a_fresh_process_do_not_load_numba() -> None:
+    code = (
+        "import sys, numpy as np; from privad import noise\n"
+        "noise.laplace(np.zeros(500), 1.0, 3); noise.bernoulli_exp_times(3, 0.1, 3, size=500)\n"
+        "print('numba' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("scale", "g"),
+    [(2.5, 40), (2.0**-1000, 40), (2.0**-1060, 8), (1e300, 40), (3.0, 8), (2.0**900, 44)],
+)
+def test_laplace_is_snap_plus_the_discrete_noise_of_the_same_words(scale: float, g: int) -> None:
+    """laplace(x) = ldexp(rint(ldexp(x, -k)) + z, k) with z the discrete Laplace noise of
+    the same words (the fused kernel computes ldexp as products of powers of two, also
+    where 2**-k exceeds the largest double and where the results are subnormal)."""
+    k = noise.grid_exponent(scale, g)
+    grid = math.ldexp(1.0, k)
+    x = np.array([0.0, -0.0, 0.5, -2.5, 1.0, 1e-300, -3e-320, 5e-324, 1e300, -1.7e308])
+    x = np.concatenate([x, np.array([0.5, 1.5, 2.5, -0.5, 7.25]) * grid])  # ties on the grid
+    with np.errstate(over="ignore"):
+        x = x[np.isfinite(np.rint(np.ldexp(x, -k)))]  # the values this grid can hold
+    num, den = math.ldexp(scale, -k).as_integer_ratio()
+    for seed in (0, 5):
+        z = noise.discrete_laplace(num, den, x.size, noise.Randomness(seed))
+        with np.errstate(over="ignore"):
+            expected = np.ldexp(np.rint(np.ldexp(x, -k)) + z, k)
+        got = noise.laplace(x, scale, noise.Randomness(seed), granularity_bits=g)
+        np.testing.assert_array_equal(got.view(np.int64), expected.view(np.int64))
