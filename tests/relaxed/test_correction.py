@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from privad.errors import DataError, ParameterError
 from privad.relaxed.correction import (
+    SplitRule,
     analyst_layers,
     corrected_outliers,
     estimate_outlier_layer_radius,
@@ -85,7 +86,7 @@ def test_when_in_doubt_keep_in_tp() -> None:
     d = np.array([0.0, 1.0, 2.0])  # two equal gaps: split at the higher one
     s = split_presumed_outliers(d, np.arange(3))
     assert s.tp.tolist() == [0, 1] and s.fp.tolist() == [2]
-    s = split_presumed_outliers(d, np.arange(3), min_gap=1.0)  # gap must exceed min_gap
+    s = split_presumed_outliers(d, np.arange(3), SplitRule(min_gap=1.0))  # gap must exceed min_gap
     assert s.tp.tolist() == [0, 1, 2] and s.fp.size == 0 and s.d_fp == np.inf
     s = split_presumed_outliers(np.full(4, 2.5), np.arange(4))  # all equal: no split
     assert s.tp.tolist() == [0, 1, 2, 3] and s.fp.size == 0 and s.d_tp == 2.5
@@ -183,14 +184,14 @@ def test_false_positives_are_at_most_a_share_of_presumed_outliers() -> None:
     d = np.array([-10.0, 1.0, 1.1, 1.2, 5.0])
     s = split_presumed_outliers(d, np.arange(5))
     assert s.tp.tolist() == [0, 1, 2, 3] and s.fp.tolist() == [4] and s.d_fp == 5.0
-    s = split_presumed_outliers(d, np.arange(5), max_fp_share=1.0)
+    s = split_presumed_outliers(d, np.arange(5), SplitRule(max_fp_share=1.0))
     assert s.tp.tolist() == [0] and s.fp.tolist() == [1, 2, 3, 4] and s.d_fp == 1.0
-    s = split_presumed_outliers(d, np.arange(5), max_fp_share=0.0)
+    s = split_presumed_outliers(d, np.arange(5), SplitRule(max_fp_share=0.0))
     assert s.fp.size == 0 and s.gap == 0.0
-    with pytest.raises(ParameterError):
-        split_presumed_outliers(d, np.arange(5), max_fp_share=1.5)
-    with pytest.raises(ParameterError):
-        split_presumed_outliers(d, np.arange(5), min_gap=-1.0)
+    with pytest.raises(ParameterError, match="max_fp_share"):
+        SplitRule(max_fp_share=1.5)
+    with pytest.raises(ParameterError, match="min_gap"):
+        SplitRule(min_gap=-1.0)
 
 
 # --- the vectorised functions against a literal, set-based reading of the formulas -------
@@ -252,32 +253,61 @@ def test_matches_set_based_reference(values: list[int], data, w_o: int) -> None:
 
 def test_d_tp_percentile_floor_and_d_fp_rules() -> None:
     # TP values 0.5, 0.6, 0.7 (record 0, 2, 1); FP 5.0, 5.2
-    s = split_presumed_outliers(D_DIFF, O_PRIME, d_tp_percentile=50.0)
+    s = split_presumed_outliers(D_DIFF, O_PRIME, SplitRule(d_tp_percentile=50.0))
     assert s.d_tp == pytest.approx(0.6) and s.tp.tolist() == [0, 1, 2]
-    s = split_presumed_outliers(D_DIFF, O_PRIME, d_tp_percentile=100.0)
+    s = split_presumed_outliers(D_DIFF, O_PRIME, SplitRule(d_tp_percentile=100.0))
     assert s.d_tp == pytest.approx(0.7)
     d = np.array([-3.0, 1.0, 1.1, 9.0])
     assert split_presumed_outliers(d, np.arange(4)).d_tp == -3.0
-    assert split_presumed_outliers(d, np.arange(4), d_tp_floor=0.0).d_tp == 0.0
-    assert split_presumed_outliers(D_DIFF, O_PRIME, d_tp_floor=0.0).d_tp == 0.5
-    s = split_presumed_outliers(D_DIFF, O_PRIME, d_fp_rule="percentile", d_fp_percentile=50.0)
+    assert split_presumed_outliers(d, np.arange(4), SplitRule(d_tp_floor=0.0)).d_tp == 0.0
+    assert split_presumed_outliers(D_DIFF, O_PRIME, SplitRule(d_tp_floor=0.0)).d_tp == 0.5
+    s = split_presumed_outliers(
+        D_DIFF, O_PRIME, SplitRule(d_fp_rule="percentile", d_fp_percentile=50.0)
+    )
     assert s.d_fp == pytest.approx(5.1) and s.fp.tolist() == [3, 4]
-    assert split_presumed_outliers(D_DIFF, O_PRIME, d_fp_rule="none").d_fp == float("inf")
-    s = split_presumed_outliers(D_DIFF, O_PRIME, d_fp_rule="layer", w_o=1.5)
+    assert split_presumed_outliers(D_DIFF, O_PRIME, SplitRule(d_fp_rule="none")).d_fp == float(
+        "inf"
+    )
+    s = split_presumed_outliers(D_DIFF, O_PRIME, SplitRule(d_fp_rule="layer"), w_o=1.5)
     assert s.d_fp == pytest.approx(2.0) and s.fp.tolist() == [3, 4]  # d_TP + w_O
-    s = split_presumed_outliers(d, np.arange(4), d_fp_rule="layer", w_o=1.0, d_tp_floor=0.0)
+    layer_floor = SplitRule(d_fp_rule="layer", d_tp_floor=0.0)
+    s = split_presumed_outliers(d, np.arange(4), layer_floor, w_o=1.0)
     assert s.d_fp == 1.0
-    with pytest.raises(ParameterError):
-        split_presumed_outliers(D_DIFF, O_PRIME, d_fp_rule="layer")
-    for kwargs in (
-        {"d_tp_percentile": 101.0},
-        {"d_tp_percentile": -1.0},
-        {"d_tp_floor": float("inf")},
-        {"d_fp_rule": "max"},
-        {"d_fp_percentile": 200.0},
-    ):
-        with pytest.raises(ParameterError):
-            split_presumed_outliers(D_DIFF, O_PRIME, **kwargs)
+    with pytest.raises(ParameterError, match="w_o"):
+        split_presumed_outliers(D_DIFF, O_PRIME, SplitRule(d_fp_rule="layer"))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "allowed"),
+    [
+        ("min_gap", -0.1, ">= 0"),
+        ("max_fp_share", 1.5, r"\[0, 1\]"),
+        ("d_tp_percentile", 101.0, r"\[0, 100\]"),
+        ("d_tp_percentile", -1.0, ">= 0"),
+        ("d_tp_floor", float("inf"), "finite number or None"),
+        ("d_tp_floor", "0", "finite number or None"),
+        ("d_tp_floor", True, "finite number or None"),
+        ("d_fp_rule", "max", "percentile"),
+        ("d_fp_percentile", 200.0, r"\[0, 100\]"),
+    ],
+)
+def test_split_rule_names_the_bad_field_and_what_is_allowed(
+    field: str, value: object, allowed: str
+) -> None:
+    with pytest.raises(ParameterError, match=field) as err:
+        SplitRule(**{field: value})
+    assert err.match(allowed)
+
+
+def test_split_rule_is_checked_frozen_and_required() -> None:
+    rule = SplitRule(min_gap=1, d_tp_floor=np.float32(0.0))
+    assert rule == SplitRule(min_gap=1.0, d_tp_floor=0.0)  # normalised to float
+    assert type(rule.min_gap) is float and type(rule.d_tp_floor) is float
+    assert SplitRule() == SplitRule(0.0, 0.5, 0.0, None, "min", 0.0)  # the paper's minima
+    with pytest.raises(AttributeError):
+        rule.min_gap = 2.0  # type: ignore[misc]
+    with pytest.raises(ParameterError, match="rule must be a SplitRule"):
+        split_presumed_outliers(D_DIFF, O_PRIME, {"min_gap": 1.0})  # type: ignore[arg-type]
 
 
 def test_reduction_thresholds() -> None:

@@ -14,6 +14,7 @@ from privad.relaxed import (
     DBSCANDetector,
     RelaxedExchange,
     RelaxedReconstruction,
+    SplitRule,
     run_pipeline,
 )
 
@@ -54,7 +55,9 @@ def test_pluggable_detector_and_explicit_parameters(ring: np.ndarray) -> None:
     res = run_pipeline(
         ring,
         1.0,
-        reconstruction=RelaxedReconstruction(detector=det, outlier_layer_width=0.5, min_gap=0.1),
+        reconstruction=RelaxedReconstruction(
+            detector=det, outlier_layer_width=0.5, split=SplitRule(min_gap=0.1)
+        ),
         global_sensitivity=[1000.0, 1000.0],
         rng=4,
     )
@@ -104,7 +107,9 @@ def test_radius_sources_and_step3_options(ring: np.ndarray) -> None:
         ring,
         1.0,
         rng=5,
-        reconstruction=replace(history, d_tp_floor=0.0, d_tp_percentile=5.0, d_fp_rule="none"),
+        reconstruction=replace(
+            history, split=SplitRule(d_tp_floor=0.0, d_tp_percentile=5.0, d_fp_rule="none")
+        ),
     )
     assert floored.d_tp is not None and floored.d_tp >= 0.0 and floored.d_fp == float("inf")
     # the same noise: the perturbed data and O' do not depend on the correction options
@@ -129,12 +134,9 @@ def test_precomputed_dbscan_family_is_used(ring: np.ndarray) -> None:
         {"outlier_radius": "future"},
         {"outlier_radius": -1.0},
         {"dbscan_calibration": "grid"},
-        {"d_fp_rule": "max"},
+        {"split": {"d_fp_rule": "min"}},
         {"outlier_radius_percentile": 120.0},
         {"radius_percentile": -1.0},
-        {"d_tp_percentile": 101.0},
-        {"max_fp_share": 1.5},
-        {"min_gap": -0.1},
         {"analyst_centre": "median"},
         {"dbscan_options": {"min_samples_share": 0.01}},
         {"d_diff_centres": "median"},

@@ -19,6 +19,7 @@ from privad.relaxed import (
     Sensor,
     SensorToAnalyst,
     SensorToCorrection,
+    SplitRule,
     run_protocol,
 )
 from privad.relaxed.correction import (
@@ -160,7 +161,7 @@ def test_radius_reduction_with_a_public_radius() -> None:
     X = _data()
     sensor = Sensor(1.0, [3.0, 3.0], rng=3)
     analyst = Analyst(DBSCANDetector(0.3, 5), outlier_radius=3.5)
-    run = run_protocol(X, sensor, analyst, CorrectionServer(0.2, d_tp_floor=0.0))
+    run = run_protocol(X, sensor, analyst, CorrectionServer(0.2, SplitRule(d_tp_floor=0.0)))
     d_tp = run.transcript.received_by("analyst")[1].d_tp
     assert d_tp >= 0.0
     assert analyst.thresholds == (3.5, 3.5 + d_tp)
@@ -203,6 +204,14 @@ def test_messages_out_of_order_are_refused() -> None:
     analyst.receive_data(to_analyst)
     with pytest.raises(ProtocolError):
         analyst.receive_data(to_analyst)
+    # a noisy d_TP (ε_TP) is calibrated for the minimum only, not for a percentile
+    noisy = SensorToCorrection(
+        indices=to_correction.indices, d_diff=to_correction.d_diff, tp_noise=0.1
+    )
+    robust = CorrectionServer(0.2, SplitRule(d_tp_percentile=5.0))
+    robust.receive_differences(noisy)
+    with pytest.raises(ProtocolError, match="d_tp_percentile=0"):
+        robust.receive_presumed_outliers(AnalystToCorrection(presumed_outliers=[0, 1]))
 
 
 def test_sensor_validation() -> None:
@@ -240,12 +249,10 @@ def test_bad_detector_output_is_refused() -> None:
         Analyst(DBSCANDetector(0.3, 5), outlier_radius=-1.0)
     with pytest.raises(ParameterError):
         Analyst(DBSCANDetector(0.3, 5), radius_percentile=101.0)
-    with pytest.raises(ParameterError):
-        CorrectionServer(0.2, d_fp_rule="max")
-    with pytest.raises(ParameterError):
-        CorrectionServer(0.2, d_tp_floor=float("nan"))
-    with pytest.raises(ParameterError):
-        CorrectionServer(0.2, d_tp_percentile=-1.0)
+    with pytest.raises(ParameterError, match="outlier_layer_width"):
+        CorrectionServer(-0.2)
+    with pytest.raises(ParameterError, match="rule must be a SplitRule"):
+        CorrectionServer(0.2, {"d_fp_rule": "max"})  # type: ignore[arg-type]
     # duplicates from a detector are harmless
     msg = Analyst(lambda X: np.array([3, 1, 3])).receive_data(to_analyst)
     assert msg.presumed_outliers.tolist() == [1, 3]

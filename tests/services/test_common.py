@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from privad.errors import DataError, DatasetNotFoundError, ParameterError
+from privad.relaxed import SplitRule
 from privad.services.analyst import AnalystStore
 from privad.services.auth import TokenRegistry, load_token_file, parse_token_spec
 from privad.services.bodies import float_matrix, index_vector, parse_json
-from privad.services.correction import CorrectionStore
+from privad.services.correction import CorrectionStore, create_correction_app
 from privad.services.errors import ServiceError
 from privad.services.store import pack, unpack
 from privad.services.streams import iter_windows, read_csv_rows
@@ -102,6 +103,20 @@ def test_store_is_durable_and_bound_to_its_role(tmp_path: Path) -> None:
         AnalystStore(tmp_path / "junk.sqlite")
     with pytest.raises(ParameterError, match="file path"):
         AnalystStore(":memory:")
+
+
+def test_correction_app_refuses_a_split_rule_it_cannot_store(tmp_path: Path) -> None:
+    # each window's row holds min_gap and max_fp_share only; other step-3 choices are refused
+    # before the database is opened
+    tokens = TokenRegistry([("s1", SECRET)], {"analyst": SECRET + "-analyst"})
+    for rule in (SplitRule(d_tp_floor=0.0), SplitRule(d_fp_rule="none")):
+        with pytest.raises(ParameterError, match="stores only min_gap and max_fp_share"):
+            create_correction_app(
+                tmp_path / "cs.sqlite", tokens, outlier_layer_width=1.0, rule=rule
+            )
+    with pytest.raises(ParameterError, match="rule must be a SplitRule"):
+        create_correction_app(tmp_path / "cs.sqlite", tokens, outlier_layer_width=1.0, rule=0.5)
+    assert not (tmp_path / "cs.sqlite").exists()
 
 
 def test_csv_rows_and_windows() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from privad.noise import Randomness
-from privad.relaxed import Analyst, CorrectionServer, Sensor, run_protocol
+from privad.relaxed import Analyst, CorrectionServer, Sensor, SplitRule, run_protocol
 from privad.services.app import ThreadedServer
 from privad.services.auth import TokenRegistry
 from privad.services.clients import AnalystClient, CorrectionClient
@@ -84,9 +84,11 @@ def test_correction_server_restart_keeps_differences_and_progress(
     up.send_window(1, ring.window(1))
     cs.stop()
 
-    # same file, same address; w_O changed: window 0's parameters were stored with its O'
+    # same file, same address; w_O and the split rule changed: window 0's parameters were
+    # stored with its O'
+    rule = SplitRule(max_fp_share=0.0)
     cs2 = ThreadedServer(
-        create_correction_app(db, registry, outlier_layer_width=99.0), port=port
+        create_correction_app(db, registry, outlier_layer_width=99.0, rule=rule), port=port
     ).start()
     try:
         statuses = CorrectionClient(cs2.url, secrets["s0"]).windows()
@@ -101,7 +103,7 @@ def test_correction_server_restart_keeps_differences_and_progress(
             ring.window(0), sensor, Analyst(ring.detector()), CorrectionServer(ring.w_o)
         )
         run1 = run_protocol(
-            ring.window(1), sensor, Analyst(ring.detector()), CorrectionServer(99.0)
+            ring.window(1), sensor, Analyst(ring.detector()), CorrectionServer(99.0, rule)
         )
         assert first.outliers.tolist() == run0.outliers.tolist()
         assert second["outliers"] == run1.outliers.tolist()

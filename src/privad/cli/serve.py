@@ -246,6 +246,7 @@ def correction(
     ssl_keyfile: str | None = SSL_KEY_OPTION,
 ) -> None:
     """Run the correction server CS: hold d_diff per window, split O', find false negatives."""
+    from privad.relaxed.correction import SplitRule
     from privad.services.auth import TokenRegistry
     from privad.services.correction import ANALYST_ROLE, create_correction_app
 
@@ -260,8 +261,7 @@ def correction(
         common.db,
         registry,
         outlier_layer_width=outlier_layer_width,
-        min_gap=min_gap,
-        max_fp_share=max_fp_share,
+        rule=SplitRule(min_gap=min_gap, max_fp_share=max_fp_share),
         max_body_bytes=common.max_body_bytes,
     )
     common.run(app, "privad correction")

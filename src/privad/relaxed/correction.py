@@ -48,8 +48,9 @@ party learning the other's values. Two readings are implemented:
   (``docs/relaxed_reproduction.md``). Kept as the default of the low-level
   :func:`analyst_layers` so that existing callers are unchanged.
 
-Options of step 3 (**reconstruction**): ``d_tp_percentile`` (a low percentile of d_diff
-over TP instead of the minimum, robust to single true positives that moved far inwards),
+The choices of step 3 (**reconstruction**) are one :class:`SplitRule`: the split's
+``min_gap`` and ``max_fp_share``, ``d_tp_percentile`` (a low percentile of d_diff over TP
+instead of the minimum, robust to single true positives that moved far inwards),
 ``d_tp_floor`` (e.g. 0.0: clip d_TP below at 0, where FN_L1 takes over), and ``d_fp_rule``
 (``"min"``: the paper's minimum over FP; ``"percentile"``: a percentile of FP;
 ``"layer"``: ``d_TP + w_O``; ``"none"``: no upper bound). None of them changes a message's
@@ -78,8 +79,10 @@ __all__ = [
     "REDUCTIONS",
     "CorrectionLayers",
     "GapSplit",
+    "SplitRule",
     "analyst_layers",
     "check_percentile",
+    "check_split_rule",
     "corrected_outliers",
     "estimate_outlier_layer_radius",
     "estimate_outlier_layer_width",
@@ -148,16 +151,97 @@ class GapSplit:
     gap: float
 
 
+@dataclass(frozen=True)
+class SplitRule:
+    """The correction server's choices of step 3 (Fig. 2, section 6.1), checked when built.
+
+    The paper says only that O' is split at the largest gap of d_diff, that d_TP is the
+    minimum of d_diff over TP and d_FP the minimum over FP, and that true positives must not
+    be removed "under any circumstances". Every field is a **reconstruction** choice; the
+    defaults are the paper's minima with "when in doubt keep in TP"
+    (:func:`split_presumed_outliers`). One object is passed through
+    :func:`split_presumed_outliers`, :class:`~privad.relaxed.parties.CorrectionServer`,
+    :class:`~privad.relaxed.pipeline.RelaxedReconstruction`, the correction service and
+    ``privad serve correction``. None of the fields changes a message's fields.
+
+    Parameters
+    ----------
+    min_gap : float >= 0, default 0
+        The smallest gap that counts as a separation (0: always split at the largest
+        candidate gap when it is positive).
+    max_fp_share : float in [0, 1], default 0.5
+        The largest share of O' that may be put in FP. ``1.0`` is the unrestricted largest
+        gap; ``0.0`` never splits.
+    d_tp_percentile : float in [0, 100], default 0
+        d_TP is this percentile (linear, R type 7) of d_diff over TP. 0: the minimum, as in
+        the paper; a low percentile such as 5 ignores the few true positives that moved far
+        inwards (option b). It changes the value the analyst receives.
+    d_tp_floor : finite float or None, default None
+        If given, ``d_TP = max(d_tp_floor, ·)``; ``0.0`` keeps the layers' d_diff bands
+        disjoint as section 6.1 describes them (FN_L1 below 0, FN_L2 between 0 and d_TP)
+        (option b). It changes the value the analyst receives.
+    d_fp_rule : {"min", "percentile", "layer", "none"}, default "min"
+        The upper d_diff bound d_FP of FN_L3 (option c, :data:`D_FP_RULES`): ``"min"`` (the
+        paper: the minimum over FP), ``"percentile"`` (``d_fp_percentile`` of d_diff over
+        FP, robust to a single extreme false positive), ``"layer"`` (``d_TP + w_O``:
+        section 6.1, "we also know that no undetected outlier's distance difference can be
+        greater than [d_FP]. More precise is the outlier layer width w_O"; if detection
+        means a perturbed core distance of at least some R*, then d_TP ≈ R* − (outer edge
+        of the layer) and an undetected outlier has d_diff < R* − (inner edge) =
+        d_TP + w_O) or ``"none"`` (+inf). ``"min"`` and ``"percentile"`` give +inf when FP
+        is empty. d_FP stays with the correction server.
+    d_fp_percentile : float in [0, 100], default 0
+        The percentile of ``d_fp_rule="percentile"``.
+
+    Raises
+    ------
+    ParameterError
+        a field outside its allowed values, named with what is allowed.
+    """
+
+    min_gap: float = 0.0
+    max_fp_share: float = 0.5
+    d_tp_percentile: float = 0.0
+    d_tp_floor: float | None = None
+    d_fp_rule: str = "min"
+    d_fp_percentile: float = 0.0
+
+    def __post_init__(self) -> None:
+        checked = {
+            "min_gap": check_nonnegative(self.min_gap, "min_gap"),
+            "max_fp_share": check_probability(self.max_fp_share, "max_fp_share"),
+            "d_tp_percentile": check_percentile(self.d_tp_percentile, "d_tp_percentile"),
+            "d_tp_floor": None if self.d_tp_floor is None else _finite(self.d_tp_floor),
+            "d_fp_rule": check_choice(self.d_fp_rule, "d_fp_rule", D_FP_RULES),
+            "d_fp_percentile": check_percentile(self.d_fp_percentile, "d_fp_percentile"),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+
+def _finite(value: Any) -> float:
+    """``d_tp_floor`` as a finite float."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not math.isfinite(float(value))
+    ):
+        raise ParameterError(f"d_tp_floor must be a finite number or None, got {value!r}")
+    return float(value)
+
+
+def check_split_rule(rule: Any, name: str = "rule") -> SplitRule:
+    """``rule`` if it is a :class:`SplitRule` (already checked when built)."""
+    if not isinstance(rule, SplitRule):
+        raise ParameterError(f"{name} must be a SplitRule, got {type(rule).__name__}")
+    return rule
+
+
 def split_presumed_outliers(
     d_diff: np.ndarray,
     presumed_outliers: np.ndarray,
+    rule: SplitRule = SplitRule(),
     *,
-    min_gap: float = 0.0,
-    max_fp_share: float = 0.5,
-    d_tp_percentile: float = 0.0,
-    d_tp_floor: float | None = None,
-    d_fp_rule: str = "min",
-    d_fp_percentile: float = 0.0,
     w_o: float | None = None,
 ) -> GapSplit:
     """Step 3 (CS): split O' into FP (above the largest gap of d_diff) and TP (below).
@@ -169,14 +253,16 @@ def split_presumed_outliers(
     "When in doubt keep in TP" (reconstruction of the paper's "we do not want to remove true
     positives under any circumstances"):
 
-    * only gaps that leave at most ``max_fp_share`` of O' above them are candidates
+    * only gaps that leave at most ``rule.max_fp_share`` of O' above them are candidates
       (default one half: false positives are taken to be the minority of O'; a largest
       gap low in the sorted values, e.g. below a few true outliers pushed far inwards,
       would otherwise move most true positives into FP);
     * among equally large candidate gaps the highest one is used (fewest points in FP);
     * values equal to the lower end of the gap stay in TP;
     * no split at all (everything in TP) when there is no candidate gap or the largest
-      candidate gap is ``<= min_gap``.
+      candidate gap is ``<= rule.min_gap``.
+
+    d_TP and d_FP then follow ``rule`` (:class:`SplitRule`; default the paper's minima).
 
     Parameters
     ----------
@@ -184,44 +270,13 @@ def split_presumed_outliers(
         d_diff for all n records, indexed by record (float64, length n).
     presumed_outliers:
         O' as record indices (int64, unique, < n).
-    min_gap:
-        **Reconstruction**: the smallest gap that counts as a separation (default 0.0, i.e.
-        always split at the largest candidate gap when it is positive).
-    max_fp_share:
-        **Reconstruction**: the largest share of O' that may be put in FP, in [0, 1]
-        (default 0.5). ``1.0`` is the unrestricted largest gap; ``0.0`` never splits.
-    d_tp_percentile:
-        **Reconstruction** (option b): d_TP is this percentile (0–100, linear, R type 7)
-        of d_diff over TP. Default 0: the minimum, as in ``docs/papers.md``; a low
-        percentile such as 5 ignores the few true positives that moved far inwards.
-    d_tp_floor:
-        **Reconstruction** (option b): if given, ``d_TP = max(d_tp_floor, ·)``; ``0.0``
-        keeps the layers' d_diff bands disjoint as section 6.1 describes them (FN_L1 below
-        0, FN_L2 between 0 and d_TP). Default ``None``: no floor. This changes the value
-        the analyst receives.
-    d_fp_rule, d_fp_percentile:
-        **Reconstruction** (option c), the upper d_diff bound of FN_L3: ``"min"`` (default,
-        the paper: the minimum over FP), ``"percentile"`` (``d_fp_percentile`` of d_diff
-        over FP, robust to a single extreme false positive), ``"layer"`` (``d_TP + w_O``:
-        section 6.1, "we also know that no undetected outlier's distance difference can be
-        greater than [d_FP]. More precise is the outlier layer width w_O"; if detection
-        means a perturbed core distance of at least some R*, then d_TP ≈ R* − (outer edge
-        of the layer) and an undetected outlier has d_diff < R* − (inner edge) =
-        d_TP + w_O) or ``"none"`` (+inf). ``"min"`` and ``"percentile"`` give +inf when FP
-        is empty.
+    rule:
+        The step-3 choices (:class:`SplitRule`).
     w_o:
-        The outlier layer width, needed by ``d_fp_rule="layer"``.
+        The outlier layer width, needed by ``rule.d_fp_rule="layer"``.
     """
-    max_fp_share = check_probability(max_fp_share, "max_fp_share")
-    min_gap = check_nonnegative(min_gap, "min_gap")
-    d_tp_percentile = check_percentile(d_tp_percentile, "d_tp_percentile")
-    if d_tp_floor is not None:
-        d_tp_floor = float(d_tp_floor)
-        if not math.isfinite(d_tp_floor):
-            raise ParameterError(f"d_tp_floor must be a finite number or None, got {d_tp_floor}")
-    d_fp_rule = check_choice(d_fp_rule, "d_fp_rule", D_FP_RULES)
-    d_fp_percentile = check_percentile(d_fp_percentile, "d_fp_percentile")
-    if d_fp_rule == "layer":
+    rule = check_split_rule(rule)
+    if rule.d_fp_rule == "layer":
         if w_o is None:
             raise ParameterError("d_fp_rule='layer' needs the outlier layer width w_o")
         w_o = check_nonnegative(w_o, "w_o")
@@ -235,11 +290,11 @@ def split_presumed_outliers(
     gap = 0.0
     # gaps[k] lies between s[k] and s[k+1]; splitting there keeps s[0..k] (k+1 points) in
     # TP and puts m-k-1 points in FP, which may be at most floor(max_fp_share * m)
-    k_min = max(0, m - 1 - math.floor(max_fp_share * m))
+    k_min = max(0, m - 1 - math.floor(rule.max_fp_share * m))
     if m - 1 > k_min:
         gaps = np.diff(s[k_min:])
         gmax = float(gaps.max())
-        if gmax > min_gap:
+        if gmax > rule.min_gap:
             # the last occurrence of the largest gap: the highest split, fewest FP
             k = k_min + (gaps.size - 1) - int(np.argmax(gaps[::-1] == gmax))
             n_tp = k + 1
@@ -255,18 +310,20 @@ def split_presumed_outliers(
         # s[n_tp - 1] < s[n_tp] (a positive gap), so "<= s[n_tp - 1]" selects exactly TP
         below = vals <= s[n_tp - 1]
         tp, fp = ids[below], ids[~below]
-        if d_fp_rule == "min":
+        if rule.d_fp_rule == "min":
             d_fp = float(s[n_tp])
-        elif d_fp_rule == "percentile":
-            d_fp = float(np.percentile(s[n_tp:], d_fp_percentile))
+        elif rule.d_fp_rule == "percentile":
+            d_fp = float(np.percentile(s[n_tp:], rule.d_fp_percentile))
         else:
             d_fp = float("inf")
     d_tp = (
-        float(s[0]) if d_tp_percentile == 0.0 else float(np.percentile(s[:n_tp], d_tp_percentile))
+        float(s[0])
+        if rule.d_tp_percentile == 0.0
+        else float(np.percentile(s[:n_tp], rule.d_tp_percentile))
     )
-    if d_tp_floor is not None:
-        d_tp = max(d_tp_floor, d_tp)
-    if d_fp_rule == "layer":
+    if rule.d_tp_floor is not None:
+        d_tp = max(rule.d_tp_floor, d_tp)
+    if rule.d_fp_rule == "layer":
         d_fp = d_tp + float(w_o)  # type: ignore[arg-type]
     return GapSplit(tp=tp, fp=fp, d_tp=d_tp, d_fp=d_fp, gap=gap)
 

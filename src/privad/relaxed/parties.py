@@ -25,12 +25,13 @@ from privad.accounting.guarantee import Guarantee
 from privad.errors import DataError, ParameterError
 from privad.noise import as_randomness, laplace, laplace_scale_for
 from privad.relaxed.correction import (
-    D_FP_RULES,
     REDUCTIONS,
     CorrectionLayers,
     GapSplit,
+    SplitRule,
     analyst_layers,
     check_percentile,
+    check_split_rule,
     corrected_outliers,
     false_negative_layers,
     index_mask,
@@ -75,7 +76,6 @@ from privad.validation import (
     check_choice,
     check_epsilon,
     check_nonnegative,
-    check_probability,
 )
 
 __all__ = ["ANALYST_CENTRES", "DEFAULT_CS_EPSILON_FACTOR", "Analyst", "CorrectionServer", "Sensor"]
@@ -412,35 +412,17 @@ class CorrectionServer:
     outlier_layer_width:
         ``w_O >= 0`` in the scaled space, fixed from historical data
         (:func:`~privad.relaxed.correction.estimate_outlier_layer_width`).
-    min_gap, max_fp_share:
-        **Reconstruction** of "when in doubt keep in TP" (step 3): the largest gap must
-        exceed ``min_gap`` (default 0.0) and may put at most ``max_fp_share`` of O' into FP
-        (default 0.5); see :func:`~privad.relaxed.correction.split_presumed_outliers`.
-    d_tp_percentile, d_tp_floor, d_fp_rule, d_fp_percentile:
-        **Reconstruction** options of step 3 (defaults: the paper's minima, no floor), see
-        :func:`~privad.relaxed.correction.split_presumed_outliers`. ``d_tp_percentile`` and
-        ``d_tp_floor`` change the value sent to the analyst (still one d_TP, as section
-        6.2 allows); ``d_fp_rule`` stays with the correction server.
+    rule:
+        **Reconstruction** choices of step 3
+        (:class:`~privad.relaxed.correction.SplitRule`; default "when in doubt keep in TP"
+        with the paper's minima). ``rule.d_tp_percentile`` and ``rule.d_tp_floor`` change
+        the value sent to the analyst (still one d_TP, as section 6.2 allows);
+        ``rule.d_fp_rule`` stays with the correction server.
     """
 
-    def __init__(
-        self,
-        outlier_layer_width: float,
-        *,
-        min_gap: float = 0.0,
-        max_fp_share: float = 0.5,
-        d_tp_percentile: float = 0.0,
-        d_tp_floor: float | None = None,
-        d_fp_rule: str = "min",
-        d_fp_percentile: float = 0.0,
-    ) -> None:
+    def __init__(self, outlier_layer_width: float, rule: SplitRule = SplitRule()) -> None:
         self.w_o = check_nonnegative(outlier_layer_width, "outlier_layer_width")
-        self.min_gap = check_nonnegative(min_gap, "min_gap")
-        self.max_fp_share = check_probability(max_fp_share, "max_fp_share")
-        self.d_tp_percentile = check_percentile(d_tp_percentile, "d_tp_percentile")
-        self.d_tp_floor = None if d_tp_floor is None else _finite(d_tp_floor, "d_tp_floor")
-        self.d_fp_rule = check_choice(d_fp_rule, "d_fp_rule", D_FP_RULES)
-        self.d_fp_percentile = check_percentile(d_fp_percentile, "d_fp_percentile")
+        self.rule = check_split_rule(rule)
         self.received: list[Message] = []
         self.d_diff: np.ndarray | None = None
         self.tp_noise = 0.0
@@ -477,7 +459,7 @@ class CorrectionServer:
             raise ProtocolError("the correction server already received O' for this run")
         self.received.append(message)
         self.presumed_mask = index_mask(message.presumed_outliers, self.n, "presumed_outliers")
-        if self.tp_noise != 0.0 and self.d_tp_percentile != 0.0:
+        if self.tp_noise != 0.0 and self.rule.d_tp_percentile != 0.0:
             raise ProtocolError(
                 "the sensor asked for a noisy d_TP, whose sensitivity holds for d_TP = min "
                 "d_diff over O' only; use d_tp_percentile=0 with tp_epsilon"
@@ -485,17 +467,12 @@ class CorrectionServer:
         split = split_presumed_outliers(
             self.d_diff,
             message.presumed_outliers,
-            min_gap=self.min_gap,
-            max_fp_share=self.max_fp_share,
-            d_tp_percentile=self.d_tp_percentile,
-            d_tp_floor=self.d_tp_floor,
-            d_fp_rule=self.d_fp_rule,
-            d_fp_percentile=self.d_fp_percentile,
+            self.rule,
             w_o=self.w_o,
         )
         if split.d_tp is not None and self.tp_noise != 0.0:
             d_tp = split.d_tp + self.tp_noise
-            d_fp = d_tp + self.w_o if self.d_fp_rule == "layer" else split.d_fp
+            d_fp = d_tp + self.w_o if self.rule.d_fp_rule == "layer" else split.d_fp
             split = dataclasses.replace(split, d_tp=d_tp, d_fp=d_fp)
         self.split = split
         return CorrectionToAnalyst(d_tp=self.split.d_tp, w_o=self.w_o)
@@ -524,14 +501,6 @@ class CorrectionServer:
 def _expect(message: Any, kind: type[Message]) -> None:
     if not isinstance(message, kind):
         raise ProtocolError(f"expected a {kind.__name__} message, got {type(message).__name__}")
-
-
-def _finite(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ParameterError(f"{name} must be a finite number or None, got {value!r}")
-    if not np.isfinite(float(value)):
-        raise ParameterError(f"{name} must be a finite number or None, got {value!r}")
-    return float(value)
 
 
 def _as_indices(values: np.ndarray, name: str) -> np.ndarray:

@@ -26,7 +26,9 @@ from privad.accounting.guarantee import Guarantee
 from privad.errors import DataError, ParameterError
 from privad.relaxed.correction import (
     REDUCTIONS,
+    SplitRule,
     check_percentile,
+    check_split_rule,
     estimate_outlier_layer_radius,
     estimate_outlier_layer_width,
 )
@@ -256,12 +258,9 @@ class RelaxedReconstruction:
         The analyst's centre for step 4.
     d_diff_centres : {"separate", "original"}, default "separate"
         Step 1c centres (:data:`~privad.relaxed.distances.D_DIFF_CENTRES`).
-    min_gap, max_fp_share : float, default 0 and 0.5
-        The correction server's split rule (step 3),
-        :func:`~privad.relaxed.correction.split_presumed_outliers`.
-    d_tp_percentile, d_tp_floor, d_fp_rule, d_fp_percentile
-        The correction server's step-3 thresholds (defaults: the paper's minima), see
-        :func:`~privad.relaxed.correction.split_presumed_outliers`.
+    split : SplitRule, default SplitRule()
+        The correction server's step-3 choices (:class:`~privad.relaxed.SplitRule`: the
+        split at the largest gap, d_TP and d_FP; defaults: the paper's minima).
     outlier_layer_width : float >= 0 or None, default None
         w_O (scaled space); None: estimated from the history and its outliers with
         ``w_o_quantiles`` (for the adaptive family: the records any member labels as noise).
@@ -297,12 +296,7 @@ class RelaxedReconstruction:
     radius_percentile: float = 50.0
     analyst_centre: Any = "perturbed-mean"
     d_diff_centres: Literal["separate", "original"] = "separate"
-    min_gap: float = 0.0
-    max_fp_share: float = 0.5
-    d_tp_percentile: float = 0.0
-    d_tp_floor: float | None = None
-    d_fp_rule: str = "min"
-    d_fp_percentile: float = 0.0
+    split: SplitRule = SplitRule()
     outlier_layer_width: float | None = None
     w_o_quantiles: tuple[float, float] = (0.0, 100.0)
     detector: OutlierDetector | None = None
@@ -319,6 +313,7 @@ class RelaxedReconstruction:
                 self.outlier_radius_percentile, "outlier_radius_percentile"
             ),
             "d_diff_centres": check_choice(self.d_diff_centres, "d_diff_centres", D_DIFF_CENTRES),
+            "split": check_split_rule(self.split, "split"),
             "dbscan_calibration": check_choice(
                 self.dbscan_calibration, "dbscan_calibration", DBSCAN_CALIBRATIONS
             ),
@@ -364,15 +359,7 @@ class RelaxedReconstruction:
 
     def correction_server(self, outlier_layer_width: float) -> CorrectionServer:
         """The correction server of these choices with w_O."""
-        return CorrectionServer(
-            outlier_layer_width,
-            min_gap=self.min_gap,
-            max_fp_share=self.max_fp_share,
-            d_tp_percentile=self.d_tp_percentile,
-            d_tp_floor=self.d_tp_floor,
-            d_fp_rule=self.d_fp_rule,
-            d_fp_percentile=self.d_fp_percentile,
-        )
+        return CorrectionServer(outlier_layer_width, self.split)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,8 @@ from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from privad.errors import ParameterError
+from privad.relaxed.correction import SplitRule, check_split_rule
 from privad.relaxed.messages import (
     AnalystToCorrection,
     AnalystToCorrection2,
@@ -66,7 +68,7 @@ from privad.services.bodies import (
 )
 from privad.services.errors import Conflict, NotFound, stored_response
 from privad.services.store import SQLiteStore, pack, unpack, utc_now
-from privad.validation import check_nonnegative, check_probability
+from privad.validation import check_nonnegative
 
 __all__ = ["ANALYST_ROLE", "CorrectionStore", "create_correction_app"]
 
@@ -189,7 +191,7 @@ def _party(
     presumed: np.ndarray,
 ) -> tuple[CorrectionServer, Any]:
     """The CS party replayed through steps 2–3 from stored messages."""
-    party = CorrectionServer(w_o, min_gap=min_gap, max_fp_share=max_fp_share)
+    party = CorrectionServer(w_o, SplitRule(min_gap=min_gap, max_fp_share=max_fp_share))
     party.receive_differences(
         SensorToCorrection(
             indices=np.arange(n, dtype=np.int64), d_diff=unpack(d_diff), tp_noise=tp_noise
@@ -199,13 +201,25 @@ def _party(
     return party, thresholds
 
 
+def _stored_rule(rule: Any) -> SplitRule:
+    """``rule`` if the presumed table can store it: only ``min_gap`` and ``max_fp_share``."""
+    rule = check_split_rule(rule)
+    stored = SplitRule(min_gap=rule.min_gap, max_fp_share=rule.max_fp_share)
+    if rule != stored:
+        raise ParameterError(
+            "the correction service stores only min_gap and max_fp_share of the split rule; "
+            "d_tp_percentile, d_tp_floor, d_fp_rule and d_fp_percentile must keep their "
+            f"defaults, got {rule!r}"
+        )
+    return rule
+
+
 def create_correction_app(
     db: str | Path,
     tokens: TokenRegistry,
     *,
     outlier_layer_width: float,
-    min_gap: float = 0.0,
-    max_fp_share: float = 0.5,
+    rule: SplitRule = SplitRule(),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     recorder: Recorder | None = None,
 ) -> FastAPI:
@@ -219,9 +233,10 @@ def create_correction_app(
         The sensors' tokens and the analyst's (``TokenRegistry(sensors, {"analyst": s})``).
     outlier_layer_width:
         ``w_O >= 0`` in the scaled space of step 1a.
-    min_gap, max_fp_share:
-        The step-3 split rule (**reconstruction**), see
-        :func:`privad.relaxed.split_presumed_outliers`.
+    rule:
+        The step-3 choices (**reconstruction**, :class:`privad.relaxed.SplitRule`). Each
+        window stores the rule's ``min_gap`` and ``max_fp_share``; its d_TP and d_FP
+        choices must keep their defaults (the paper's minima), which the stored rows assume.
     max_body_bytes:
         Larger request bodies get 413.
     recorder:
@@ -231,8 +246,7 @@ def create_correction_app(
     parameters does not change the answer for a window already in progress.
     """
     w_o = check_nonnegative(outlier_layer_width, "outlier_layer_width")
-    min_gap = check_nonnegative(min_gap, "min_gap")
-    max_fp_share = check_probability(max_fp_share, "max_fp_share")
+    rule = _stored_rule(rule)
     store = CorrectionStore(db)
     sensor_auth = Depends(require_role(SENSOR_ROLE))
     analyst_auth = Depends(require_role(ANALYST_ROLE))
@@ -271,7 +285,7 @@ def create_correction_app(
                     )
                 params = tuple(old[1:])
             else:
-                params = (w_o, min_gap, max_fp_share)
+                params = (w_o, rule.min_gap, rule.max_fp_share)
             _, thresholds = _party(*params, *diff, message.presumed_outliers)
             if old is None:
                 conn.execute(

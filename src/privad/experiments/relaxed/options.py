@@ -17,6 +17,7 @@ from privad.relaxed import (
     CorrectionServer,
     RelaxedReconstruction,
     Sensor,
+    SplitRule,
     accuracy,
     estimate_outlier_layer_radius,
     estimate_outlier_layer_width,
@@ -49,20 +50,20 @@ OPTIONS: tuple[ReconstructionOption, ...] = (
     ReconstructionOption(
         "notes, d_TP ≥ 0",
         "as notes, d_TP clipped below at 0 (option b)",
-        RelaxedReconstruction(reduction="notes", d_tp_floor=0.0),
+        RelaxedReconstruction(reduction="notes", split=SplitRule(d_tp_floor=0.0)),
         "as notes (A learns max(0, d_TP))",
     ),
     ReconstructionOption(
         "notes, d_TP = p5",
         "as notes, d_TP = 5th percentile of d_diff over TP (option b)",
-        RelaxedReconstruction(reduction="notes", d_tp_percentile=5.0),
+        RelaxedReconstruction(reduction="notes", split=SplitRule(d_tp_percentile=5.0)),
         "as notes (A learns a percentile of d_diff over TP instead of the minimum)",
     ),
     ReconstructionOption(
         "notes, d_FP = d_TP + w_O",
         "as notes, FN_L3's upper bound d_TP + w_O instead of "
         "min FP ('more precise is the outlier layer width', section 6.1; option c)",
-        RelaxedReconstruction(reduction="notes", d_fp_rule="layer"),
+        RelaxedReconstruction(reduction="notes", split=SplitRule(d_fp_rule="layer")),
         "as notes",
     ),
     ReconstructionOption(
@@ -81,25 +82,25 @@ OPTIONS: tuple[ReconstructionOption, ...] = (
     ReconstructionOption(
         "radius, d_TP = p5",
         "radius (ρ history) with d_TP = 5th percentile over TP (a+b)",
-        RelaxedReconstruction(d_tp_percentile=5.0),
+        RelaxedReconstruction(split=SplitRule(d_tp_percentile=5.0)),
         "as radius, ρ history",
     ),
     ReconstructionOption(
         "radius, d_FP = p5",
         "radius (ρ history) with d_FP = 5th percentile of d_diff over FP (a+c)",
-        RelaxedReconstruction(d_fp_rule="percentile", d_fp_percentile=5.0),
+        RelaxedReconstruction(split=SplitRule(d_fp_rule="percentile", d_fp_percentile=5.0)),
         "as radius, ρ history",
     ),
     ReconstructionOption(
         "radius, d_FP = d_TP + w_O",
         "radius (ρ history) with FN_L3's upper bound d_TP + w_O (a+c)",
-        RelaxedReconstruction(d_fp_rule="layer"),
+        RelaxedReconstruction(split=SplitRule(d_fp_rule="layer")),
         "as radius, ρ history",
     ),
     ReconstructionOption(
         "radius, no d_FP",
         "radius (ρ history) without the upper bound d_FP (a+c)",
-        RelaxedReconstruction(d_fp_rule="none"),
+        RelaxedReconstruction(split=SplitRule(d_fp_rule="none")),
         "as radius, ρ history",
     ),
 )
