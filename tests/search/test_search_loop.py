@@ -65,7 +65,8 @@ def test_result_and_guarantee(easy):
     assert res.posterior.sum() == pytest.approx(1.0)
     assert res.top.size == 4 and len(set(res.top.tolist())) == 4
     assert res.posterior[res.top[0]] == res.posterior.max() == pytest.approx(res.max_probability)
-    assert res.contains(easy.anomaly_index)
+    # whether this one run finds the anomaly is chance (about 93 % at ε = 0.5):
+    # test_success_rate_* test the rate over 40 runs
     # the trace records splits near the median
     assert all(0.0 < e.query_mass < 1.0 for e in res.trace)
     assert np.median([e.query_mass for e in res.trace]) == pytest.approx(0.5, abs=0.1)

@@ -120,8 +120,6 @@ def test_pruned_search_and_its_privacy():
     assert len(res.epochs) >= 2
     sizes = [items.size for items, _ in res.epochs]
     assert sizes[0] == n and all(a > b for a, b in zip(sizes, sizes[1:], strict=False))
-    assert 4321 in res.top
-    assert all(4321 in items for items, _ in res.epochs)
     # sequential composition over epochs; a record pruned after epoch e lost only epochs 1..e
     spent = [r.epsilon_spent for _, r in res.epochs]
     assert res.epsilon_spent == pytest.approx(sum(spent))
@@ -129,6 +127,21 @@ def test_pruned_search_and_its_privacy():
         [g.epsilon for g in res.epoch_guarantees], np.cumsum(spent), rtol=1e-12
     )
     assert res.epochs[0][1].halted_by == ("ben-or-hassidim",)
+
+
+def test_pruned_search_success_rate():
+    """The anomaly survives every epoch and ends in the top four in most runs (one run
+    succeeds by chance: 37 to 40 of 40 runs in our measurements); 20 seeded runs, at least 15."""
+    n = 20_000
+    x = np.asarray(as_randomness(13).uniform(0.0, 1.0, n))
+    x[4321] = 2.2
+    found = 0
+    for seed in range(20):
+        res = pruned_search(
+            make_oracle("laplace", x, 1.0, 1.8, 1.0, rng=100 + seed), rng=500 + seed
+        )
+        found += 4321 in res.top and all(4321 in items for items, _ in res.epochs)
+    assert found >= 15
 
 
 def test_pruned_search_budget_covers_all_epochs():
