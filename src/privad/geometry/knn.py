@@ -33,7 +33,13 @@ import numpy as np
 from numba import njit, prange
 
 from privad.geometry.kdtree import build_tree
-from privad.geometry.kernels import accumulator_rows, box_bounds, point_box_bounds, row_values
+from privad.geometry.kernels import (
+    accumulator_rows,
+    box_bounds,
+    point_box_bounds,
+    points_box_bounds,
+    row_values,
+)
 from privad.geometry.predicate import metric_code
 
 #: Leaf size of both kd-trees (measured: 64 beat 32 and 128 at 284,807 x 6, k = 1,425).
@@ -182,14 +188,15 @@ def _select(a, m, k):
 
 
 @njit(cache=True)
-def _collect_group(Q, leaf, full, t, metric, vals, count, buf, st_node):
+def _collect_group(Q, leaf, full, t, metric, vals, count, buf, bmin, bmax, st_node):
     """:func:`_collect` for the points ``Q[gs:ge]`` of one leaf at once (thresholds ``t``).
 
     Data nodes are pruned by the box bound between them and the query leaf's box against
-    the largest threshold, then each data leaf is compared with every query
-    whose own point-box bound admits it, while the leaf's points are in cache. Row ``g`` of
-    ``vals`` receives query ``gs + g``'s values ``<= t[g]`` and ``count[g]`` how many; a row
-    that would overflow stops receiving values and gets ``count[g] = -1``.
+    the largest threshold; each data leaf left is compared with every query whose own
+    point-box bound admits it (the bounds of all the leaf's queries in one vectorised pass),
+    while the data leaf's points are in cache. Row ``g`` of ``vals`` receives query
+    ``gs + g``'s values ``<= t[g]`` and ``count[g]`` how many; a row that would overflow
+    stops receiving values and gets ``count[g] = -1``.
     """
     start, end, left, right, lo, hi, XT = full
     gs = start[leaf]
@@ -214,13 +221,11 @@ def _collect_group(Q, leaf, full, t, metric, vals, count, buf, st_node):
             continue
         s = start[node]
         e = end[node]
+        points_box_bounds(XT, gs, ge, lo[node], hi[node], metric, bmin, bmax)
         for g in range(ge - gs):
             m = count[g]
             thr = t[g]
-            if m < 0:
-                continue
-            mn, _ = point_box_bounds(Q, gs + g, lo, hi, node, metric)
-            if mn > thr:
+            if m < 0 or bmin[g] > thr:
                 continue
             if m + e - s > cap:
                 count[g] = -1
@@ -251,6 +256,8 @@ def _kth_leaves(l0, l1, leaves, full, sample, k, j, metric, out, leaf_max, capac
     vals = np.empty((rows, capacity), np.float64)
     count = np.empty(rows, np.int64)
     t = np.empty(rows, np.float64)
+    bmin = np.empty(rows, np.float64)
+    bmax = np.empty(rows, np.float64)
     big = np.empty(0, np.float64)  # n + 1 values, allocated when a row overflows
     for leaf in leaves[l0:l1]:
         gs = f_start[leaf]
@@ -277,7 +284,7 @@ def _kth_leaves(l0, l1, leaves, full, sample, k, j, metric, out, leaf_max, capac
             continue
         for i in range(gs, ge):
             t[i - gs] = out[i]
-        _collect_group(Q, leaf, full[1:], t, metric, vals, count, buf, st_node)
+        _collect_group(Q, leaf, full[1:], t, metric, vals, count, buf, bmin, bmax, st_node)
         for i in range(gs, ge):
             m = count[i - gs]
             row = vals[i - gs]
