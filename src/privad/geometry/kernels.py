@@ -165,15 +165,55 @@ def row_values(X, i, YT, s, e, buf, metric):
 
 
 @njit(cache=True, inline="always")
+def _gap(x, lo, hi):
+    """The canonical lower and upper one-feature terms between ``x`` and ``[lo, hi]``."""
+    return max(max(lo - x, x - hi), 0.0), max(x - lo, hi - x)
+
+
+@njit(cache=True, inline="always")
+def _bounds2(XT, j, s, m, b_lo, b_hi, out_min, out_max, start, combine):
+    """Fold features ``j, j+1`` into the bounds ``out_*[0:m]`` in one pass (see
+    :func:`_fold4`)."""
+    lo0 = b_lo[j]
+    hi0 = b_hi[j]
+    lo1 = b_lo[j + 1]
+    hi1 = b_hi[j + 1]
+    x0 = XT[j, s : s + m]
+    x1 = XT[j + 1, s : s + m]
+    for k in range(m):
+        g0, f0 = _gap(x0[k], lo0, hi0)
+        g1, f1 = _gap(x1[k], lo1, hi1)
+        out_min[k] = combine(combine(start(out_min, k), g0), g1)
+        out_max[k] = combine(combine(start(out_max, k), f0), f1)
+
+
+@njit(cache=True, inline="always")
+def _bounds1(XT, j, s, m, b_lo, b_hi, out_min, out_max, start, combine):
+    """Fold feature ``j`` into the bounds ``out_*[0:m]`` (see :func:`_fold4`)."""
+    lo0 = b_lo[j]
+    hi0 = b_hi[j]
+    x0 = XT[j, s : s + m]
+    for k in range(m):
+        g0, f0 = _gap(x0[k], lo0, hi0)
+        out_min[k] = combine(start(out_min, k), g0)
+        out_max[k] = combine(start(out_max, k), f0)
+
+
+@njit(cache=True, inline="always")
 def _points_box_bounds(XT, s, e, b_lo, b_hi, out_min, out_max, combine):
+    # Two features per pass, as in :func:`_row_values` (the same operations in order).
     m = e - s
-    for j in range(XT.shape[0]):
-        lo_j = b_lo[j]
-        hi_j = b_hi[j]
-        for k in range(m):
-            x = XT[j, s + k]
-            out_min[k] = combine(out_min[k], max(max(lo_j - x, x - hi_j), 0.0))
-            out_max[k] = combine(out_max[k], max(x - lo_j, hi_j - x))
+    d = XT.shape[0]
+    if d >= 2:
+        _bounds2(XT, 0, s, m, b_lo, b_hi, out_min, out_max, _zero, combine)
+    else:
+        _bounds1(XT, 0, s, m, b_lo, b_hi, out_min, out_max, _zero, combine)
+    j = 2
+    while d - j >= 2:
+        _bounds2(XT, j, s, m, b_lo, b_hi, out_min, out_max, _load, combine)
+        j += 2
+    if j < d:
+        _bounds1(XT, j, s, m, b_lo, b_hi, out_min, out_max, _load, combine)
 
 
 @njit(cache=True, inline="always")
@@ -183,9 +223,6 @@ def points_box_bounds(XT, s, e, b_lo, b_hi, metric, out_min, out_max):
     ``b_lo``/``b_hi`` are the box corners (1-D; coordinates of points, so the bounds are
     exact in the sense of :mod:`privad.geometry.predicate`). Writes ``out_*[0:e-s]``.
     """
-    for k in range(e - s):
-        out_min[k] = 0.0
-        out_max[k] = 0.0
     if metric == EUCLIDEAN:
         _points_box_bounds(XT, s, e, b_lo, b_hi, out_min, out_max, _add_square)
     elif metric == MANHATTAN:
