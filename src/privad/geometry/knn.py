@@ -13,15 +13,18 @@ meets through a heap of size k. Instead, per record q:
    records lie within ``t`` of q: at least k unless the sample is off by four standard
    deviations.
 2. **Collect and select**: every value ``v(q, p) <= t`` over the records p (a range search
-   of the kd-tree: nodes whose box bound exceeds ``t`` are skipped, the rest compared point
-   by point in vectorised loops), then the k-th smallest of them by quickselect.
+   of the kd-tree), then the k-th smallest of them by quickselect. The range search runs
+   for all the records of one leaf at once (:func:`_collect_group`): data nodes too far
+   from the leaf's box are skipped, and each data leaf left is compared with every record
+   of the query leaf whose own bound admits it while its points are in cache.
 
 If at least k values are ``<= t``, the k-th smallest of them is the k-th smallest of all
 values (every value left out is larger than ``t``): exact, whatever the estimate. If fewer
-than k are (rare), the record falls back to the heap search over all records. With
+than k are (rare), the record falls back to the heap search over all records; one whose
+values overflow its row of the shared buffer (rare) is collected again on its own. With
 ``s = 1`` (small data, or k close to n) step 1 alone is the exact heap search.
 
-Work is split into chunks of records in tree order (nearby records: warm caches), run in
+Work is split into chunks of leaves in tree order (nearby records: warm caches), run in
 parallel above :data:`privad.geometry.kernels.PARALLEL_MIN_POINTS` records.
 """
 
