@@ -108,6 +108,21 @@ def test_kth_falls_back_when_the_estimate_holds_too_few(rng, monkeypatch):
     np.testing.assert_array_equal(kth_neighbour_distance(X, k), _oracle_kth(X, k, "euclidean"))
 
 
+def test_kth_collects_overflowing_records_alone(rng, monkeypatch):
+    """Rows of the per-leaf buffer hold few values: records whose values overflow them are
+    collected again one by one (and fall back when even that holds fewer than k), same
+    values."""
+    from privad.geometry import knn
+
+    X = _sampled_data(rng)
+    k = 200
+    want = _oracle_kth(X, k, "euclidean")
+    monkeypatch.setattr(knn, "_capacity", lambda n, s, j, leaf_max: leaf_max + 100)
+    np.testing.assert_array_equal(kth_neighbour_distance(X, k), want)
+    monkeypatch.setattr(knn, "_sample_size", lambda k, s, n: 2)
+    np.testing.assert_array_equal(kth_neighbour_distance(X, k), want)
+
+
 def test_select_returns_the_kth_smallest(rng):
     from privad.geometry import knn
 

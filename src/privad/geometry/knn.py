@@ -13,15 +13,18 @@ meets through a heap of size k. Instead, per record q:
    records lie within ``t`` of q: at least k unless the sample is off by four standard
    deviations.
 2. **Collect and select**: every value ``v(q, p) <= t`` over the records p (a range search
-   of the kd-tree: nodes whose box bound exceeds ``t`` are skipped, the rest compared point
-   by point in vectorised loops), then the k-th smallest of them by quickselect.
+   of the kd-tree), then the k-th smallest of them by quickselect. The range search runs
+   for all the records of one leaf at once (:func:`_collect_group`): data nodes too far
+   from the leaf's box are skipped, and each data leaf left is compared with every record
+   of the query leaf whose own bound admits it while its points are in cache.
 
 If at least k values are ``<= t``, the k-th smallest of them is the k-th smallest of all
 values (every value left out is larger than ``t``): exact, whatever the estimate. If fewer
-than k are (rare), the record falls back to the heap search over all records. With
+than k are (rare), the record falls back to the heap search over all records; one whose
+values overflow its row of the shared buffer (rare) is collected again on its own. With
 ``s = 1`` (small data, or k close to n) step 1 alone is the exact heap search.
 
-Work is split into chunks of records in tree order (nearby records: warm caches), run in
+Work is split into chunks of leaves in tree order (nearby records: warm caches), run in
 parallel above :data:`privad.geometry.kernels.PARALLEL_MIN_POINTS` records.
 """
 
@@ -33,7 +36,13 @@ import numpy as np
 from numba import njit, prange
 
 from privad.geometry.kdtree import build_tree
-from privad.geometry.kernels import accumulator_rows, point_box_bounds, row_values
+from privad.geometry.kernels import (
+    accumulator_rows,
+    box_bounds,
+    point_box_bounds,
+    points_box_bounds,
+    row_values,
+)
 from privad.geometry.predicate import metric_code
 
 #: Leaf size of both kd-trees (measured: 64 beat 32 and 128 at 284,807 x 6, k = 1,425).
@@ -182,56 +191,130 @@ def _select(a, m, k):
 
 
 @njit(cache=True)
-def _kth_range(q0, q1, Q, full, sample, k, j, metric, out, leaf_max):
-    """k-th smallest values of the points ``Q[q0:q1]`` (see the module docstring)."""
-    n = full[0].shape[0]
+def _collect_group(Q, leaf, full, t, metric, vals, count, buf, bmin, bmax, st_node):
+    """:func:`_collect` for the points ``Q[gs:ge]`` of one leaf at once (thresholds ``t``).
+
+    Data nodes are pruned by the box bound between them and the query leaf's box against
+    the largest threshold; each data leaf left is compared with every query whose own
+    point-box bound admits it (the bounds of all the leaf's queries in one vectorised pass),
+    while the data leaf's points are in cache. Row ``g`` of ``vals`` receives query
+    ``gs + g``'s values ``<= t[g]`` and ``count[g]`` how many; a row that would overflow
+    stops receiving values and gets ``count[g] = -1``.
+    """
+    start, end, left, right, lo, hi, XT = full
+    gs = start[leaf]
+    ge = end[leaf]
+    cap = vals.shape[1]
+    tmax = 0.0
+    for g in range(ge - gs):
+        count[g] = 0
+        tmax = max(tmax, t[g])
+    sp = 1
+    st_node[0] = 0
+    while sp > 0:
+        sp -= 1
+        node = st_node[sp]
+        mn, _ = box_bounds(lo, hi, leaf, lo, hi, node, metric)
+        if mn > tmax:
+            continue
+        if left[node] >= 0:
+            st_node[sp] = right[node]
+            st_node[sp + 1] = left[node]
+            sp += 2
+            continue
+        s = start[node]
+        e = end[node]
+        points_box_bounds(XT, gs, ge, lo[node], hi[node], metric, bmin, bmax)
+        for g in range(ge - gs):
+            m = count[g]
+            thr = t[g]
+            if m < 0 or bmin[g] > thr:
+                continue
+            if m + e - s > cap:
+                count[g] = -1
+                continue
+            row_values(Q, gs + g, XT, s, e, buf, metric)
+            row = vals[g]
+            for p in range(e - s):  # branch-free append: row[m] is overwritten unless v <= thr
+                v = buf[p]
+                row[m] = v
+                m += v <= thr
+            count[g] = m
+
+
+@njit(cache=True)
+def _kth_leaves(l0, l1, leaves, full, sample, k, j, metric, out, leaf_max, capacity):
+    """k-th smallest values of the points of the leaves ``leaves[l0:l1]`` of the full tree
+    (see the module docstring)."""
+    Q = full[0]
+    n = Q.shape[0]
     f_start, f_end, f_left, f_right, f_lo, f_hi, f_pts_t = full[1:]
     s_start, s_end, s_left, s_right, s_lo, s_hi, s_pts_t = sample
     heap = np.empty(max(k, j), np.float64)
     buf = np.empty(leaf_max, np.float64)
-    vals = np.empty(n + 1, np.float64)
     st_node = np.empty(_STACK, np.int64)
     st_bound = np.empty(_STACK, np.float64)
     exact = s_pts_t.shape[1] == n and j == k  # the "sample" is every record
-    for i in range(q0, q1):
-        t = _kth_one(
-            Q,
-            i,
-            s_pts_t,
-            s_start,
-            s_end,
-            s_left,
-            s_right,
-            s_lo,
-            s_hi,
-            j,
-            metric,
-            heap,
-            buf,
-            st_node,
-            st_bound,
-        )
-        if not exact:
-            m = _collect(
+    rows = 0 if exact else leaf_max
+    vals = np.empty((rows, capacity), np.float64)
+    count = np.empty(rows, np.int64)
+    t = np.empty(rows, np.float64)
+    bmin = np.empty(rows, np.float64)
+    bmax = np.empty(rows, np.float64)
+    big = np.empty(0, np.float64)  # n + 1 values, allocated when a row overflows
+    for leaf in leaves[l0:l1]:
+        gs = f_start[leaf]
+        ge = f_end[leaf]
+        for i in range(gs, ge):
+            out[i] = _kth_one(
                 Q,
                 i,
-                f_pts_t,
-                f_start,
-                f_end,
-                f_left,
-                f_right,
-                f_lo,
-                f_hi,
-                t,
+                s_pts_t,
+                s_start,
+                s_end,
+                s_left,
+                s_right,
+                s_lo,
+                s_hi,
+                j,
                 metric,
-                vals,
+                heap,
                 buf,
                 st_node,
+                st_bound,
             )
+        if exact:
+            continue
+        for i in range(gs, ge):
+            t[i - gs] = out[i]
+        _collect_group(Q, leaf, full[1:], t, metric, vals, count, buf, bmin, bmax, st_node)
+        for i in range(gs, ge):
+            m = count[i - gs]
+            row = vals[i - gs]
+            if m < 0:  # more values than a row holds: collect this record alone
+                if big.shape[0] == 0:
+                    big = np.empty(n + 1, np.float64)
+                m = _collect(
+                    Q,
+                    i,
+                    f_pts_t,
+                    f_start,
+                    f_end,
+                    f_left,
+                    f_right,
+                    f_lo,
+                    f_hi,
+                    out[i],
+                    metric,
+                    big,
+                    buf,
+                    st_node,
+                )
+                row = big
             if m >= k:
-                t = _select(vals, m, k)
+                out[i] = _select(row, m, k)
             else:  # the estimate held fewer than k records: search all of them
-                t = _kth_one(
+                out[i] = _kth_one(
                     Q,
                     i,
                     f_pts_t,
@@ -248,18 +331,19 @@ def _kth_range(q0, q1, Q, full, sample, k, j, metric, out, leaf_max):
                     st_node,
                     st_bound,
                 )
-        out[i] = t
 
 
 @njit(cache=True, parallel=True)
-def _kth_parallel(bounds, Q, full, sample, k, j, metric, out, leaf_max):
+def _kth_parallel(bounds, leaves, full, sample, k, j, metric, out, leaf_max, capacity):
     for c in prange(bounds.shape[0] - 1):
-        _kth_range(bounds[c], bounds[c + 1], Q, full, sample, k, j, metric, out, leaf_max)
+        _kth_leaves(
+            bounds[c], bounds[c + 1], leaves, full, sample, k, j, metric, out, leaf_max, capacity
+        )
 
 
 @njit(cache=True)
-def _kth_serial(bounds, Q, full, sample, k, j, metric, out, leaf_max):
-    _kth_range(bounds[0], bounds[-1], Q, full, sample, k, j, metric, out, leaf_max)
+def _kth_serial(bounds, leaves, full, sample, k, j, metric, out, leaf_max, capacity):
+    _kth_leaves(bounds[0], bounds[-1], leaves, full, sample, k, j, metric, out, leaf_max, capacity)
 
 
 def _stride(n: int, k: int) -> int:
@@ -276,6 +360,16 @@ def _sample_size(k: int, s: int, n_sample: int) -> int:
     return min(n_sample, math.ceil(kk + 4.0 * math.sqrt(kk) + 4.0))
 
 
+def _capacity(n: int, s: int, j: int, leaf_max: int) -> int:
+    """Values one record's row holds in :func:`_collect_group`: twice the ~s j expected
+    (records beyond it are collected alone)."""
+    return min(n, 2 * s * j) + leaf_max
+
+
+def _leaf_max(tree) -> int:  # noqa: ANN001
+    return int((tree.end - tree.start)[tree.left < 0].max())
+
+
 def _arrays(tree) -> tuple:  # noqa: ANN001
     return (tree.start, tree.end, tree.left, tree.right, tree.lo, tree.hi, tree.points_t)
 
@@ -287,16 +381,25 @@ def kth_values(X: np.ndarray, k: int, metric: str) -> np.ndarray:
     s = _stride(n, k)
     sample = full if s == 1 else build_tree(full.points[::s], _LEAF_SIZE)
     j = _sample_size(k, s, sample.points.shape[0])
-    leaf_max = max(int((full.end - full.start).max()), int((sample.end - sample.start).max()))
+    leaf_max = max(_leaf_max(full), _leaf_max(sample))
     values = np.empty(n, np.float64)
-    code = metric_code(metric)
-    full_args = (full.points, *_arrays(full))
+    leaves = np.flatnonzero(full.left < 0)
+    leaves = leaves[np.argsort(full.start[leaves])]  # in tree order: nearby records together
+    args = (
+        leaves,
+        (full.points, *_arrays(full)),
+        _arrays(sample),
+        k,
+        j,
+        metric_code(metric),
+        values,
+        leaf_max,
+        _capacity(n, s, j, leaf_max),
+    )
     if accumulator_rows(n) > 1:
-        bounds = np.linspace(0, n, 64 * 4 + 1).astype(np.int64)  # chunks of nearby records
-        _kth_parallel(bounds, full.points, full_args, _arrays(sample), k, j, code, values, leaf_max)
+        _kth_parallel(np.linspace(0, leaves.shape[0], 64 * 4 + 1).astype(np.int64), *args)
     else:
-        bounds = np.array([0, n], np.int64)
-        _kth_serial(bounds, full.points, full_args, _arrays(sample), k, j, code, values, leaf_max)
+        _kth_serial(np.array([0, leaves.shape[0]], np.int64), *args)
     out = np.empty(n, np.float64)
     out[full.perm] = values
     return out
