@@ -74,80 +74,14 @@ def point_box_bounds(X, i, blo, bhi, b, metric):
 
 
 @njit(cache=True, inline="always")
-def _zero(buf, p):
-    return 0.0
-
-
-@njit(cache=True, inline="always")
-def _load(buf, p):
-    return buf[p]
-
-
-@njit(cache=True, inline="always")
-def _fold4(x, Y, j, s, buf, m, start, combine):
-    """Fold features ``j .. j+3`` into ``start(buf, p)`` for ``p < m``, in one pass and in
-    feature order (``start``: :func:`_zero` for the first features, else :func:`_load`)."""
-    x0 = x[j]
-    x1 = x[j + 1]
-    x2 = x[j + 2]
-    x3 = x[j + 3]
-    y0 = Y[j, s : s + m]
-    y1 = Y[j + 1, s : s + m]
-    y2 = Y[j + 2, s : s + m]
-    y3 = Y[j + 3, s : s + m]
-    for p in range(m):
-        a = combine(start(buf, p), abs(x0 - y0[p]))
-        a = combine(a, abs(x1 - y1[p]))
-        a = combine(a, abs(x2 - y2[p]))
-        buf[p] = combine(a, abs(x3 - y3[p]))
-
-
-@njit(cache=True, inline="always")
-def _fold2(x, Y, j, s, buf, m, start, combine):
-    """Fold features ``j, j+1`` into ``buf[0:m]`` in one pass (see :func:`_fold4`)."""
-    x0 = x[j]
-    x1 = x[j + 1]
-    y0 = Y[j, s : s + m]
-    y1 = Y[j + 1, s : s + m]
-    for p in range(m):
-        buf[p] = combine(combine(start(buf, p), abs(x0 - y0[p])), abs(x1 - y1[p]))
-
-
-@njit(cache=True, inline="always")
-def _fold1(x, Y, j, s, buf, m, start, combine):
-    """Fold feature ``j`` into ``buf[0:m]`` (see :func:`_fold4`)."""
-    x0 = x[j]
-    y0 = Y[j, s : s + m]
-    for p in range(m):
-        buf[p] = combine(start(buf, p), abs(x0 - y0[p]))
-
-
-@njit(cache=True, inline="always")
 def _row_values(X, i, YT, s, e, buf, combine):
-    # Features are folded four (then two, then one) at a time: one pass over ``buf`` per
-    # block instead of one per feature, the same operations in the same order (combining
-    # 0.0 first is exact: 0 + t * t, 0 + t and max(0, t) are the terms themselves). At
-    # d = 6 the per-feature passes were the cost: this is 2-4x faster.
     m = e - s
-    x = X[i]
-    d = X.shape[1]
-    if d >= 4:
-        _fold4(x, YT, 0, s, buf, m, _zero, combine)
-        j = 4
-    elif d >= 2:
-        _fold2(x, YT, 0, s, buf, m, _zero, combine)
-        j = 2
-    else:
-        _fold1(x, YT, 0, s, buf, m, _zero, combine)
-        j = 1
-    while d - j >= 4:
-        _fold4(x, YT, j, s, buf, m, _load, combine)
-        j += 4
-    if d - j >= 2:
-        _fold2(x, YT, j, s, buf, m, _load, combine)
-        j += 2
-    if j < d:
-        _fold1(x, YT, j, s, buf, m, _load, combine)
+    for p in range(m):
+        buf[p] = 0.0
+    for j in range(X.shape[1]):
+        x = X[i, j]
+        for p in range(m):
+            buf[p] = combine(buf[p], abs(x - YT[j, s + p]))
 
 
 @njit(cache=True, inline="always")
@@ -165,55 +99,15 @@ def row_values(X, i, YT, s, e, buf, metric):
 
 
 @njit(cache=True, inline="always")
-def _gap(x, lo, hi):
-    """The canonical lower and upper one-feature terms between ``x`` and ``[lo, hi]``."""
-    return max(max(lo - x, x - hi), 0.0), max(x - lo, hi - x)
-
-
-@njit(cache=True, inline="always")
-def _bounds2(XT, j, s, m, b_lo, b_hi, out_min, out_max, start, combine):
-    """Fold features ``j, j+1`` into the bounds ``out_*[0:m]`` in one pass (see
-    :func:`_fold4`)."""
-    lo0 = b_lo[j]
-    hi0 = b_hi[j]
-    lo1 = b_lo[j + 1]
-    hi1 = b_hi[j + 1]
-    x0 = XT[j, s : s + m]
-    x1 = XT[j + 1, s : s + m]
-    for k in range(m):
-        g0, f0 = _gap(x0[k], lo0, hi0)
-        g1, f1 = _gap(x1[k], lo1, hi1)
-        out_min[k] = combine(combine(start(out_min, k), g0), g1)
-        out_max[k] = combine(combine(start(out_max, k), f0), f1)
-
-
-@njit(cache=True, inline="always")
-def _bounds1(XT, j, s, m, b_lo, b_hi, out_min, out_max, start, combine):
-    """Fold feature ``j`` into the bounds ``out_*[0:m]`` (see :func:`_fold4`)."""
-    lo0 = b_lo[j]
-    hi0 = b_hi[j]
-    x0 = XT[j, s : s + m]
-    for k in range(m):
-        g0, f0 = _gap(x0[k], lo0, hi0)
-        out_min[k] = combine(start(out_min, k), g0)
-        out_max[k] = combine(start(out_max, k), f0)
-
-
-@njit(cache=True, inline="always")
 def _points_box_bounds(XT, s, e, b_lo, b_hi, out_min, out_max, combine):
-    # Two features per pass, as in :func:`_row_values` (the same operations in order).
     m = e - s
-    d = XT.shape[0]
-    if d >= 2:
-        _bounds2(XT, 0, s, m, b_lo, b_hi, out_min, out_max, _zero, combine)
-    else:
-        _bounds1(XT, 0, s, m, b_lo, b_hi, out_min, out_max, _zero, combine)
-    j = 2
-    while d - j >= 2:
-        _bounds2(XT, j, s, m, b_lo, b_hi, out_min, out_max, _load, combine)
-        j += 2
-    if j < d:
-        _bounds1(XT, j, s, m, b_lo, b_hi, out_min, out_max, _load, combine)
+    for j in range(XT.shape[0]):
+        lo_j = b_lo[j]
+        hi_j = b_hi[j]
+        for k in range(m):
+            x = XT[j, s + k]
+            out_min[k] = combine(out_min[k], max(max(lo_j - x, x - hi_j), 0.0))
+            out_max[k] = combine(out_max[k], max(x - lo_j, hi_j - x))
 
 
 @njit(cache=True, inline="always")
@@ -223,6 +117,9 @@ def points_box_bounds(XT, s, e, b_lo, b_hi, metric, out_min, out_max):
     ``b_lo``/``b_hi`` are the box corners (1-D; coordinates of points, so the bounds are
     exact in the sense of :mod:`privad.geometry.predicate`). Writes ``out_*[0:e-s]``.
     """
+    for k in range(e - s):
+        out_min[k] = 0.0
+        out_max[k] = 0.0
     if metric == EUCLIDEAN:
         _points_box_bounds(XT, s, e, b_lo, b_hi, out_min, out_max, _add_square)
     elif metric == MANHATTAN:
