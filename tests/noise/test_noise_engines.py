@@ -38,9 +38,15 @@ DRAWS: dict[str, Callable[[noise.Randomness], np.ndarray]] = {
 }
 
 
-def _draw(module: ModuleType, name: str, seed: int, monkeypatch: pytest.MonkeyPatch) -> np.ndarray:
+def _draw_with(
+    module: ModuleType, name: str, randomness: noise.Randomness, monkeypatch: pytest.MonkeyPatch
+) -> np.ndarray:
     monkeypatch.setattr(_engine, "_choose", lambda n: module)
-    return DRAWS[name](noise.Randomness(seed))
+    return DRAWS[name](randomness)
+
+
+def _draw(module: ModuleType, name: str, seed: int, monkeypatch: pytest.MonkeyPatch) -> np.ndarray:
+    return _draw_with(module, name, noise.Randomness(seed), monkeypatch)
 
 
 @pytest.mark.parametrize("block_words", [3, _engine.BLOCK_WORDS])
@@ -114,3 +120,45 @@ def test_laplace_is_snap_plus_the_discrete_noise_of_the_same_words(scale: float,
             expected = np.ldexp(np.rint(np.ldexp(x, -k)) + z, k)
         got = noise.laplace(x, scale, noise.Randomness(seed), granularity_bits=g)
         np.testing.assert_array_equal(got.view(np.int64), expected.view(np.int64))
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_generated_words_are_numpys_pcg64dxsm_words(compiled: bool) -> None:
+    """The kernels' own PCG64DXSM (compiled, and as plain Python) gives NumPy's words, and
+    the state written back continues NumPy's stream, buffered 32-bit value kept."""
+    k = _engine.kernels() if compiled else _engine.python_kernels()
+    for seed in (0, 1, 2**64 + 12345):
+        bit_generator = np.random.PCG64DXSM(seed)
+        state = bit_generator.state
+        state["has_uint32"], state["uinteger"] = 1, 123456789
+        bit_generator.state = state
+        expected = np.random.PCG64DXSM(seed).random_raw(1001)
+        store = _engine.generating_store(k, bit_generator)
+        with np.errstate(over="ignore"):
+            words = [int(k._next64(store)) for _ in range(1000)]
+        assert words == [int(w) for w in expected[:1000]]
+        assert store[k._FLAG] == 0  # never exhausted
+        _engine.write_back(k, store, bit_generator)
+        assert bit_generator.random_raw() == expected[1000]
+        assert (bit_generator.state["has_uint32"], bit_generator.state["uinteger"]) == (
+            1,
+            123456789,
+        )
+
+
+@pytest.mark.parametrize("name", sorted(DRAWS))
+def test_a_draw_uses_up_only_the_words_it_reads(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Generated (compiled) and stored (Python, blocks of 5 words) runs leave the stream at
+    the same place: the stored run hands its unread words back. A stream that cannot be
+    stepped back (SFC64) just skips them."""
+    monkeypatch.setattr(_engine, "BLOCK_WORDS", 5)
+    after = {}
+    for module in (_engine.kernels(), _engine.python_kernels()):
+        randomness = noise.Randomness(7)
+        _draw_with(module, name, randomness, monkeypatch)
+        after[module.__name__] = randomness.generator.bit_generator.random_raw(3)
+    compiled, python = after.values()
+    np.testing.assert_array_equal(python, compiled)
+    sfc = noise.Randomness(np.random.SFC64(7))
+    _draw_with(_engine.kernels(), name, sfc, monkeypatch)
+    assert sfc.generator.bit_generator.random_raw() != np.random.SFC64(7).random_raw()

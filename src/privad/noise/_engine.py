@@ -12,7 +12,12 @@ keeps the unread words from that sample's start, appends a fresh block and calls
 kernel again: the sample is *replayed* on the same words and continued, never restarted
 on new words nor discarded.
 If a call completes no sample, the next one gets at least twice the words, so a sample
-that needs many words costs O(its words), not O(its words squared).
+that needs many words costs O(its words), not O(its words squared). At the end, a
+``PCG64DXSM`` is stepped back over the words of the last block that no sample read.
+
+For NumPy's default ``PCG64DXSM`` the compiled kernels need no store: they compute the
+generator's words from a copy of its state and this module writes the advanced state back
+(see the ``_kernels`` docstring). Both ways a draw uses up exactly the words it read.
 
 Numba and the kernels are imported on first use, so ``import privad.noise`` stays light;
 with ``cache=True`` the compiled kernels are written next to the source and later
@@ -101,11 +106,83 @@ def _choose(n: int) -> ModuleType:
 def run(
     name: str, rng: Randomness, out: np.ndarray, words_per_item: float, *args: Any
 ) -> np.ndarray:
-    """Fill the 1-D array ``out`` with kernel ``name``; returns ``out``."""
+    """Fill the 1-D array ``out`` with kernel ``name``; returns ``out``.
+
+    Either way the bit generator ends up having given exactly the words the samples read:
+    the compiled kernels generate ``PCG64DXSM``'s words themselves (:func:`_run_generating`),
+    and a stored run hands the generator's unread words back (:func:`_rewind`). So the next
+    draw from the same stream does not depend on which kernels ran.
+    """
     k = _choose(out.shape[0])
     kernel = getattr(k, name)
-    header_len = k.HEADER
-    generator = rng.generator
+    bit_generator = rng.generator.bit_generator
+    if k is _kernels and type(bit_generator) is np.random.PCG64DXSM:
+        return _run_generating(kernel, k.HEADER, bit_generator, out, args)
+    return _run_stored(kernel, k.HEADER, rng.generator, out, words_per_item, args)
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def _run_generating(
+    kernel: Any, header_len: int, bit_generator: np.random.PCG64DXSM, out: np.ndarray, args: tuple
+) -> np.ndarray:
+    """One kernel call that computes the generator's words from its state (see the
+    ``_kernels`` docstring), then the advanced state written back."""
+    k = kernels()
+    with bit_generator.lock:
+        store = generating_store(k, bit_generator)
+        i, _ = kernel(store, out, 0, *args)
+        if i != out.shape[0]:  # generated words never run out
+            raise RuntimeError(f"kernel {kernel} stopped at sample {i} of {out.shape[0]}")
+        write_back(k, store, bit_generator)
+    return out
+
+
+def generating_store(k: ModuleType, bit_generator: np.random.PCG64DXSM) -> np.ndarray:
+    """A word store (header only) that makes kernels module ``k`` generate the words of
+    ``bit_generator`` from a copy of its state."""
+    inner = bit_generator.state["state"]
+    s, inc = inner["state"], inner["inc"]
+    store = np.zeros(k.HEADER, dtype=np.int64)
+    store[0] = store[k._SIZE] = k.HEADER
+    store[k.GENERATE] = 1
+    store[k.STATE : k.STATE + 4] = np.array(
+        [s >> 64, s & _MASK64, inc >> 64, inc & _MASK64], dtype=np.uint64
+    ).view(np.int64)
+    return store
+
+
+def write_back(k: ModuleType, store: np.ndarray, bit_generator: np.random.PCG64DXSM) -> None:
+    """Set ``bit_generator``'s state to the one the kernels advanced in ``store``, keeping
+    its buffered 32-bit value (which ``random_raw`` does not touch either)."""
+    state = bit_generator.state
+    high, low = (int(w) for w in store[k.STATE : k.STATE + 2].view(np.uint64))
+    state["state"]["state"] = high << 64 | low
+    bit_generator.state = state
+
+
+def _rewind(bit_generator: np.random.BitGenerator, words: int) -> None:
+    """Step a ``PCG64DXSM`` back by ``words`` unread words (``advance`` modulo 2**128),
+    keeping its buffered 32-bit value; other generators keep the unread words skipped."""
+    if words and type(bit_generator) is np.random.PCG64DXSM:
+        buffered = bit_generator.state
+        bit_generator.advance(-words % (1 << 128))
+        state = bit_generator.state
+        state["has_uint32"], state["uinteger"] = buffered["has_uint32"], buffered["uinteger"]
+        bit_generator.state = state
+
+
+def _run_stored(
+    kernel: Any,
+    header_len: int,
+    generator: np.random.Generator,
+    out: np.ndarray,
+    words_per_item: float,
+    args: tuple,
+) -> np.ndarray:
+    """The kernel called on blocks of stored words until ``out`` is full (see the module
+    docstring), then the unread words handed back (:func:`_rewind`)."""
     n = out.shape[0]
     header = np.zeros(header_len, dtype=np.int64)
     tail = np.empty(0, dtype=np.int64)
@@ -126,4 +203,5 @@ def run(
         i = i_next
         header = store[:header_len].copy()
         tail = store[resume:]
+    _rewind(generator.bit_generator, tail.size)
     return out

@@ -18,9 +18,10 @@ NumPy ``BitGenerator`` you trust::
     Randomness(np.random.Philox(key=key))                     # or a BitGenerator
 
 The privacy-critical samplers (:func:`~privad.noise.laplace`, the exact Bernoulli and
-discrete Laplace samplers) read uniform 64-bit words from the bit generator in bulk
-(``integers(0, 2**64, dtype=uint64)``, i.e. its ``next_uint64``), so they are exact given
-uniform words from *any* ``BitGenerator``, MT19937 included.
+discrete Laplace samplers) read uniform 64-bit words from the bit generator (its
+``next_uint64``: drawn in bulk, or for ``PCG64DXSM`` computed by the compiled samplers from
+the generator's state, the same words), so they are exact given uniform words from *any*
+``BitGenerator``, MT19937 included.
 
 Seeds
 -----
