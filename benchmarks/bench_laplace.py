@@ -3,7 +3,8 @@
 Compares, in the same run:
 
 * ``privad.noise.laplace`` (grid snapping + exact discrete Laplace, CKS 2020 Alg. 2,
-  Numba kernels computing PCG64DXSM words from the generator state) on 10**6 and 10**7 values (``--sizes``);
+  Numba kernels computing PCG64DXSM words from the generator state) on 10**6 and
+  10**7 values (``--sizes``);
 * ``numpy.random.Generator.laplace`` (textbook floating-point Laplace, *not* safe against
   Mironov's attack) on the same values, ``x + noise``: the speed floor;
 * OpenDP's vector Laplace (``opendp.prelude.m.make_laplace`` on a float vector domain,
