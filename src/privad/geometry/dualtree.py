@@ -42,7 +42,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from privad.geometry.kdtree import KDTree, build_tree, frontier
+from privad.geometry.kdtree import KDTree, build_tree, frontier, widest_feature
 from privad.geometry.kernels import (
     accumulator_rows,
     box_bounds,
@@ -51,6 +51,7 @@ from privad.geometry.kernels import (
     row_values,
 )
 from privad.geometry.predicate import metric_code
+from privad.geometry.sweep import upper_end, window
 
 _STACK = 1024  # pair stack depth: at most ~3 entries per level of two trees
 
@@ -112,16 +113,18 @@ def _leaf_pair(
     rows, cols, g, bmin, bmax, col_hits, buf, rg, box_lo, box_hi = ws
     d = dXT.shape[0]
     nb = de - ds
-    points_box_bounds(qXT, qs, qe, d_lo[b], d_hi[b], metric, bmin, bmax)
+    wa = widest_feature(q_lo, q_hi, a)[0]
+    r0, r1 = window(d_lo[b, wa], d_hi[b, wa], qXT, wa, qs, qe, thr, metric)
+    points_box_bounds(qXT, r0, r1, d_lo[b], d_hi[b], metric, bmin, bmax)
     nr = 0
     n_full = 0
-    for k in range(qe - qs):
-        if bmin[k] <= thr and q_pt[qs + k] < row_limit:
+    for k in range(r1 - r0):
+        if bmin[k] <= thr and q_pt[r0 + k] < row_limit:
             if bmax[k] <= thr:
-                q_pt[qs + k] += nb
+                q_pt[r0 + k] += nb
                 n_full += 1
             else:
-                rows[nr] = qs + k
+                rows[nr] = r0 + k
                 nr += 1
     if sym and n_full > 0:
         d_node_add[b] += n_full
@@ -131,17 +134,19 @@ def _leaf_pair(
         for t in range(nr):
             rg[j, t] = qXT[j, rows[t]]
     box_of(rg, nr, box_lo, box_hi)
-    points_box_bounds(dXT, ds, de, box_lo, box_hi, metric, bmin, bmax)
+    wb = widest_feature(d_lo, d_hi, b)[0]
+    c0, c1 = window(box_lo[wb], box_hi[wb], dXT, wb, ds, de, thr, metric)
+    points_box_bounds(dXT, c0, c1, box_lo, box_hi, metric, bmin, bmax)
     nc = 0
     n_full = 0
-    for k in range(nb):
+    for k in range(c1 - c0):
         if bmin[k] <= thr:
             if bmax[k] <= thr:
                 n_full += 1
                 if sym:
-                    d_pt[ds + k] += nr
+                    d_pt[c0 + k] += nr
             else:
-                cols[nc] = ds + k
+                cols[nc] = c0 + k
                 nc += 1
     if n_full > 0:
         for t in range(nr):
@@ -184,15 +189,16 @@ def _leaf_pair(
 
 
 @njit(cache=True)
-def _leaf_self(X, XT, s, e, thr, metric, pt, buf):
-    """All pairs inside one leaf, each once, and each point with itself (v = 0 <= thr)."""
+def _leaf_self(X, XT, s, e, w, thr, metric, pt, buf):
+    """All pairs inside one leaf (sorted by feature ``w``), each once, and each point with
+    itself (v = 0 <= thr)."""
+    k = s
     for i in range(s, e):
         pt[i] += 1
-        if i + 1 == e:
-            break
-        row_values(X, i, XT, i + 1, e, buf, metric)
+        k = upper_end(X[i, w], XT, w, max(k, i + 1), e, thr, metric)
+        row_values(X, i, XT, i + 1, k, buf, metric)
         c = 0
-        for p in range(e - i - 1):
+        for p in range(k - i - 1):
             hit = buf[p] <= thr
             c += hit
             pt[i + 1 + p] += hit
@@ -250,7 +256,8 @@ def _traverse_sym(a0, b0, X, XT, tree, thr, metric, node_add, pt, ws):
         b_leaf = left[b] < 0
         if a_leaf and b_leaf:
             if a == b:
-                _leaf_self(X, XT, start[a], end[a], thr, metric, pt, ws[6])
+                w = widest_feature(lo, hi, a)[0]
+                _leaf_self(X, XT, start[a], end[a], w, thr, metric, pt, ws[6])
             else:
                 _leaf_pair(
                     X,
