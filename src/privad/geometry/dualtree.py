@@ -15,6 +15,8 @@ the root pair down; for each pair the canonical box bounds of
   sorted out against the other side's box (none within ``r``: dropped; all within ``r``:
   counted at once), then against the tight box of the survivors of the other side, and only
   the remaining rows and columns are compared point against point, in a vectorised loop.
+  Leaves are sorted by their widest feature: sorting-out skips the points too far on it alone
+  (binary search, :mod:`privad.geometry.sweep`), and a leaf meets itself in a sweep.
 
 All bounds and comparisons use the canonical arithmetic, so every shortcut takes exactly the
 decision the pair-by-pair computation would: counts are identical to the brute force.
@@ -51,7 +53,7 @@ from privad.geometry.kernels import (
     row_values,
 )
 from privad.geometry.predicate import metric_code
-from privad.geometry.sweep import upper_end, window
+from privad.geometry.sweep import leaf_window, upper_end
 
 _STACK = 1024  # pair stack depth: at most ~3 entries per level of two trees
 
@@ -99,7 +101,8 @@ def _leaf_pair(
 ):
     """Count pairs between query leaf ``a`` and data leaf ``b`` (distinct nodes).
 
-    Before any pair is computed, points are sorted out with exact box bounds:
+    Before any pair is computed, points are sorted out with exact box bounds (those outside
+    the :func:`~privad.geometry.sweep.leaf_window` of the box are dropped unseen):
 
     1. rows (query points) against box ``b``: none within ``r``: dropped; all within ``r``:
        ``|b|`` added at once (and, with ``sym``, one to every point of ``b``); rows whose
@@ -113,8 +116,7 @@ def _leaf_pair(
     rows, cols, g, bmin, bmax, col_hits, buf, rg, box_lo, box_hi = ws
     d = dXT.shape[0]
     nb = de - ds
-    wa = widest_feature(q_lo, q_hi, a)[0]
-    r0, r1 = window(d_lo[b, wa], d_hi[b, wa], qXT, wa, qs, qe, thr, metric)
+    r0, r1 = leaf_window(q_lo, q_hi, a, d_lo[b], d_hi[b], qXT, qs, qe, thr, metric)
     points_box_bounds(qXT, r0, r1, d_lo[b], d_hi[b], metric, bmin, bmax)
     nr = 0
     n_full = 0
@@ -134,8 +136,7 @@ def _leaf_pair(
         for t in range(nr):
             rg[j, t] = qXT[j, rows[t]]
     box_of(rg, nr, box_lo, box_hi)
-    wb = widest_feature(d_lo, d_hi, b)[0]
-    c0, c1 = window(box_lo[wb], box_hi[wb], dXT, wb, ds, de, thr, metric)
+    c0, c1 = leaf_window(d_lo, d_hi, b, box_lo, box_hi, dXT, ds, de, thr, metric)
     points_box_bounds(dXT, c0, c1, box_lo, box_hi, metric, bmin, bmax)
     nc = 0
     n_full = 0
@@ -190,8 +191,7 @@ def _leaf_pair(
 
 @njit(cache=True)
 def _leaf_self(X, XT, s, e, w, thr, metric, pt, buf):
-    """All pairs inside one leaf (sorted by feature ``w``), each once, and each point with
-    itself (v = 0 <= thr)."""
+    """Pairs in one leaf once (a sweep along its sort feature ``w``), and each point with itself."""
     k = s
     for i in range(s, e):
         pt[i] += 1
@@ -256,7 +256,7 @@ def _traverse_sym(a0, b0, X, XT, tree, thr, metric, node_add, pt, ws):
         b_leaf = left[b] < 0
         if a_leaf and b_leaf:
             if a == b:
-                w = widest_feature(lo, hi, a)[0]
+                w = widest_feature(lo, hi, a)[0]  # the leaf's sort order
                 _leaf_self(X, XT, start[a], end[a], w, thr, metric, pt, ws[6])
             else:
                 _leaf_pair(

@@ -5,7 +5,9 @@ node owns a contiguous range ``[start, end)`` of the reordered arrays; ``perm[i]
 original row of reordered point ``i``. Nodes are split at the median of their widest feature
 (quickselect), so the tree is balanced and its depth is about ``log2(n / leaf_size)``;
 children always have larger indices than their parent. A node whose points are all
-identical is not split further, whatever its size.
+identical is not split further, whatever its size. Within a leaf, points are sorted by the
+leaf's widest feature (:func:`widest_feature` of its box, the feature a split would use),
+which the leaf kernels sweep along (:mod:`privad.geometry.sweep`).
 
 Each node's box ``[lo, hi]`` is tight: its corners are coordinates of points it holds, which
 is what makes the box bounds of :mod:`privad.geometry.predicate` exact.

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from privad.geometry.kdtree import widest_feature
 from privad.geometry.predicate import EUCLIDEAN
 
 
@@ -75,3 +76,11 @@ def upper_end(x, YT, w, k, e, thr, metric):
     while k < e and _before(x, YT[w, k], thr, metric, True):
         k += 1
     return k
+
+
+@njit(cache=True)
+def leaf_window(lo, hi, leaf, box_lo, box_hi, XT, s, e, thr, metric):
+    """:func:`window` of the points ``XT[:, s:e]`` of ``leaf`` (node boxes ``lo``/``hi``)
+    against the box ``[box_lo, box_hi]`` on the leaf's widest feature, which sorts them."""
+    w = widest_feature(lo, hi, leaf)[0]
+    return window(box_lo[w], box_hi[w], XT, w, s, e, thr, metric)
