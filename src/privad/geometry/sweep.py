@@ -14,7 +14,9 @@ monotone, so every partial result, and the pair value itself, is at least any si
 A point whose term exceeds ``thr`` is therefore outside the ball, as computed. And since
 ``fl(x[w] - y)`` does not increase as ``y`` grows, the points with a term above ``thr`` are
 a prefix (``x[w] - y > 0``) and a suffix (``x[w] - y < 0``) of the sorted run: the window
-between them is found by binary search with the very same test, no derived bound.
+between them is found by binary search with the very same test, no derived bound. Against
+a box ``[lo, hi]`` take ``x[w] = lo`` for the prefix and ``hi`` for the suffix: the point's
+lower box bound, and its pair value with every point of the box, is at least that term.
 """
 
 from __future__ import annotations
