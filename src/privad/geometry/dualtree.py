@@ -15,6 +15,8 @@ the root pair down; for each pair the canonical box bounds of
   sorted out against the other side's box (none within ``r``: dropped; all within ``r``:
   counted at once), then against the tight box of the survivors of the other side, and only
   the remaining rows and columns are compared point against point, in a vectorised loop.
+  Leaves are sorted by their widest feature: sorting-out skips the points too far on it alone
+  (binary search, :mod:`privad.geometry.sweep`), and a leaf meets itself in a sweep.
 
 All bounds and comparisons use the canonical arithmetic, so every shortcut takes exactly the
 decision the pair-by-pair computation would: counts are identical to the brute force.
@@ -42,7 +44,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from privad.geometry.kdtree import KDTree, build_tree, frontier
+from privad.geometry.kdtree import KDTree, build_tree, frontier, widest_feature
 from privad.geometry.kernels import (
     accumulator_rows,
     box_bounds,
@@ -51,6 +53,7 @@ from privad.geometry.kernels import (
     row_values,
 )
 from privad.geometry.predicate import metric_code
+from privad.geometry.sweep import leaf_window, upper_end
 
 _STACK = 1024  # pair stack depth: at most ~3 entries per level of two trees
 
@@ -98,7 +101,8 @@ def _leaf_pair(
 ):
     """Count pairs between query leaf ``a`` and data leaf ``b`` (distinct nodes).
 
-    Before any pair is computed, points are sorted out with exact box bounds:
+    Before any pair is computed, points are sorted out with exact box bounds (those outside
+    the :func:`~privad.geometry.sweep.leaf_window` of the box are dropped unseen):
 
     1. rows (query points) against box ``b``: none within ``r``: dropped; all within ``r``:
        ``|b|`` added at once (and, with ``sym``, one to every point of ``b``); rows whose
@@ -112,16 +116,17 @@ def _leaf_pair(
     rows, cols, g, bmin, bmax, col_hits, buf, rg, box_lo, box_hi = ws
     d = dXT.shape[0]
     nb = de - ds
-    points_box_bounds(qXT, qs, qe, d_lo[b], d_hi[b], metric, bmin, bmax)
+    r0, r1 = leaf_window(q_lo, q_hi, a, d_lo[b], d_hi[b], qXT, qs, qe, thr, metric)
+    points_box_bounds(qXT, r0, r1, d_lo[b], d_hi[b], metric, bmin, bmax)
     nr = 0
     n_full = 0
-    for k in range(qe - qs):
-        if bmin[k] <= thr and q_pt[qs + k] < row_limit:
+    for k in range(r1 - r0):
+        if bmin[k] <= thr and q_pt[r0 + k] < row_limit:
             if bmax[k] <= thr:
-                q_pt[qs + k] += nb
+                q_pt[r0 + k] += nb
                 n_full += 1
             else:
-                rows[nr] = qs + k
+                rows[nr] = r0 + k
                 nr += 1
     if sym and n_full > 0:
         d_node_add[b] += n_full
@@ -131,17 +136,18 @@ def _leaf_pair(
         for t in range(nr):
             rg[j, t] = qXT[j, rows[t]]
     box_of(rg, nr, box_lo, box_hi)
-    points_box_bounds(dXT, ds, de, box_lo, box_hi, metric, bmin, bmax)
+    c0, c1 = leaf_window(d_lo, d_hi, b, box_lo, box_hi, dXT, ds, de, thr, metric)
+    points_box_bounds(dXT, c0, c1, box_lo, box_hi, metric, bmin, bmax)
     nc = 0
     n_full = 0
-    for k in range(nb):
+    for k in range(c1 - c0):
         if bmin[k] <= thr:
             if bmax[k] <= thr:
                 n_full += 1
                 if sym:
-                    d_pt[ds + k] += nr
+                    d_pt[c0 + k] += nr
             else:
-                cols[nc] = ds + k
+                cols[nc] = c0 + k
                 nc += 1
     if n_full > 0:
         for t in range(nr):
@@ -184,15 +190,15 @@ def _leaf_pair(
 
 
 @njit(cache=True)
-def _leaf_self(X, XT, s, e, thr, metric, pt, buf):
-    """All pairs inside one leaf, each once, and each point with itself (v = 0 <= thr)."""
+def _leaf_self(X, XT, s, e, w, thr, metric, pt, buf):
+    """Pairs in one leaf once (a sweep along its sort feature ``w``), and each point with itself."""
+    k = s
     for i in range(s, e):
         pt[i] += 1
-        if i + 1 == e:
-            break
-        row_values(X, i, XT, i + 1, e, buf, metric)
+        k = upper_end(X[i, w], XT, w, max(k, i + 1), e, thr, metric)
+        row_values(X, i, XT, i + 1, k, buf, metric)
         c = 0
-        for p in range(e - i - 1):
+        for p in range(k - i - 1):
             hit = buf[p] <= thr
             c += hit
             pt[i + 1 + p] += hit
@@ -250,7 +256,8 @@ def _traverse_sym(a0, b0, X, XT, tree, thr, metric, node_add, pt, ws):
         b_leaf = left[b] < 0
         if a_leaf and b_leaf:
             if a == b:
-                _leaf_self(X, XT, start[a], end[a], thr, metric, pt, ws[6])
+                w = widest_feature(lo, hi, a)[0]  # the leaf's sort order
+                _leaf_self(X, XT, start[a], end[a], w, thr, metric, pt, ws[6])
             else:
                 _leaf_pair(
                     X,
