@@ -5,6 +5,8 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/run_all.py                       # every benchmark below
     .venv/bin/python benchmarks/run_all.py --only laplace,knn    # a subset (the file says so)
     .venv/bin/python benchmarks/run_all.py --out /tmp/bench.md   # somewhere else
+    .venv/bin/python benchmarks/run_all.py --list                # the commands, nothing run
+    .venv/bin/python benchmarks/run_all.py --resume              # go on after an interruption
 
 Each benchmark script runs as its own process with the arguments listed in ``BENCHMARKS``;
 its report (the tables it prints) is copied into the markdown verbatim under the exact
@@ -13,6 +15,13 @@ header records the date, the machine (CPU model, cores, memory, load average bef
 after) and the library versions. Nothing is edited by hand afterwards: to change the
 text, change this file and run it again.
 
+Each benchmark's raw output (stdout, stderr, exit status, time) is saved under
+``benchmarks/results/run_all/`` (``--state``) as soon as it finishes, and the page is
+written once, atomically, at the end. ``--resume`` reuses every saved output that
+completed with the same command (the page lists them), so an interrupted run loses only
+the benchmark it was in. Each benchmark gets ``--timeout`` seconds (its process group is
+killed after them and the section says so).
+
 A benchmark, never a test: the numbers depend on the machine and its load.
 """
 
@@ -20,8 +29,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -29,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+STATE = ROOT / "benchmarks" / "results" / "run_all"  # raw outputs, one JSON per benchmark
 
 
 @dataclass(frozen=True)
@@ -147,10 +159,20 @@ def _machine() -> str:
 
 
 def _versions() -> str:
+    """Python and the version of every library a benchmark runs or compares with."""
     code = (
-        "import sys, numpy, scipy, sklearn, numba; print(f'Python {sys.version.split()[0]}, "
-        "NumPy {numpy.__version__}, SciPy {scipy.__version__}, scikit-learn "
-        "{sklearn.__version__}, Numba {numba.__version__}')"
+        "import sys\n"
+        "from importlib.metadata import PackageNotFoundError, version\n"
+        "names = {'numpy': 'NumPy', 'scipy': 'SciPy', 'scikit-learn': 'scikit-learn', "
+        "'numba': 'Numba', 'dask': 'Dask', 'pyod': 'PyOD', 'torch': 'PyTorch', "
+        "'pykdtree': 'pykdtree'}\n"
+        "out = [f'Python {sys.version.split()[0]}']\n"
+        "for dist, name in names.items():\n"
+        "    try:\n"
+        "        out.append(f'{name} {version(dist)}')\n"
+        "    except PackageNotFoundError:\n"
+        "        out.append(f'{name} not installed')\n"
+        "print(', '.join(out))\n"
     )
     return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -161,49 +183,138 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def main() -> None:
+def _command(b: Benchmark) -> tuple[list[str], str]:
+    """The command run (this interpreter, absolute paths) and the command shown."""
+    cmd = [sys.executable, str(ROOT / "benchmarks" / b.args[0]), *b.args[1:]]
+    return cmd, " ".join([".venv/bin/python", f"benchmarks/{b.args[0]}", *b.args[1:]])
+
+
+def _run(b: Benchmark, env: dict[str, str], timeout: float) -> dict:
+    """Run one benchmark in its own process group; its raw output, time and exit status.
+
+    On a timeout the whole group is killed (the scripts start workers and clusters of their
+    own, which would otherwise keep the pipes open)."""
+    cmd, shown = _command(b)
+    load = _load()
+    started = dt.datetime.now().astimezone()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+        status = f"exit {proc.returncode}"
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        status = f"timed out after {timeout:.0f} s"
+    except BaseException:  # Ctrl-C: the group is in its own session and would go on
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    return {
+        "name": b.name,
+        "command": shown,
+        "ok": status == "exit 0",
+        "status": status,
+        "seconds": time.perf_counter() - t0,
+        "started": started.isoformat(),
+        "load_before": load,
+        "stdout": stdout,
+        "stderr": stderr,
+    }
+
+
+def _section(b: Benchmark, raw: dict) -> str:
+    report = (
+        raw["stdout"].strip()
+        if raw["ok"]
+        else f"FAILED ({raw['status']}):\n{raw['stderr'].strip()[-3000:]}"
+    )
+    return (
+        f"## {b.title} (`benchmarks/{b.args[0]}`)\n\n{b.what}\n\n"
+        f"```bash\n{raw['command']}\n```\n\nOutput ({raw['seconds']:.0f} s):\n\n"
+        f"```text\n{report}\n```\n"
+    )
+
+
+def _saved(state: Path, b: Benchmark) -> dict | None:
+    """The saved output of ``b`` if it ran to completion with today's command."""
+    try:
+        raw = json.loads((state / f"{b.name}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return raw if raw.get("ok") and raw.get("command") == _command(b)[1] else None
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="comma-separated names: " + ",".join(b.name for b in BENCHMARKS))
     ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
-    args = ap.parse_args()
-    chosen = [b for b in BENCHMARKS if not args.only or b.name in args.only.split(",")]
-    started = dt.datetime.now().astimezone()
-    load_before = _load()
+    ap.add_argument(
+        "--state",
+        default=str(STATE),
+        help="folder for each benchmark's raw output, saved as soon as it finishes",
+    )
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="reuse the saved output of every benchmark that completed with the same command",
+    )
+    ap.add_argument(
+        "--timeout", type=float, default=3600.0, help="seconds per benchmark (default 3600)"
+    )
+    ap.add_argument("--list", action="store_true", help="print the commands and exit")
+    args = ap.parse_args(argv)
+    names = args.only.split(",") if args.only else [b.name for b in BENCHMARKS]
+    unknown = sorted(set(names) - {b.name for b in BENCHMARKS})
+    if unknown:
+        ap.error(f"unknown benchmark(s) {', '.join(unknown)}")
+    chosen = [b for b in BENCHMARKS if b.name in names]
+    if args.list:
+        for b in chosen:
+            print(f"{b.name:<12} {_command(b)[1]}")
+        return
+    state = Path(args.state)
+    state.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
-    sections: list[str] = []
+    raws: list[dict] = []
+    resumed: list[str] = []
     for b in chosen:
-        cmd = [sys.executable, str(ROOT / "benchmarks" / b.args[0]), *b.args[1:]]
-        shown = " ".join([".venv/bin/python", f"benchmarks/{b.args[0]}", *b.args[1:]])
-        print(f"running {shown}", flush=True)
-        t0 = time.perf_counter()
-        res = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
-        took = time.perf_counter() - t0
-        report = (
-            res.stdout.strip()
-            if res.returncode == 0
-            else (f"FAILED (exit {res.returncode}):\n{res.stderr.strip()[-3000:]}")
-        )
-        sections.append(
-            f"## {b.title} (`benchmarks/{b.args[0]}`)\n\n{b.what}\n\n"
-            f"```bash\n{shown}\n```\n\nOutput ({took:.0f} s):\n\n"
-            f"```text\n{report}\n```\n"
-        )
-        done = chosen[: len(sections)]
-        skipped = [x.name for x in BENCHMARKS if x not in done]
-        _write(Path(args.out), started, load_before, done, skipped, sections)  # after each
+        raw = _saved(state, b) if args.resume else None
+        if raw is not None:
+            print(f"{b.name}: saved output of {raw['started']} reused", flush=True)
+            resumed.append(b.name)
+        else:
+            print(f"running {_command(b)[1]}", flush=True)
+            raw = _run(b, env, args.timeout)
+            _write_atomically(state / f"{b.name}.json", json.dumps(raw, indent=1))
+            print(f"  {raw['status']} after {raw['seconds']:.0f} s", flush=True)
+        raws.append(raw)
+    skipped = [b.name for b in BENCHMARKS if b not in chosen]
+    sections = [_section(b, raw) for b, raw in zip(chosen, raws, strict=True)]
+    _write_atomically(Path(args.out), _header(chosen, raws, skipped, resumed) + "\n".join(sections))
     print(f"wrote {args.out}")
 
 
-def _write(
-    out: Path,
-    started: dt.datetime,
-    load_before: str,
-    done: list[Benchmark],
-    skipped: list[str],
-    sections: list[str],
-) -> None:
-    header = (
+def _header(done: list[Benchmark], raws: list[dict], skipped: list[str], resumed: list[str]) -> str:
+    starts = [dt.datetime.fromisoformat(raw["started"]) for raw in raws]
+    ends = [
+        dt.datetime.fromisoformat(r["started"]) + dt.timedelta(seconds=r["seconds"]) for r in raws
+    ]
+    return (
         "# Benchmarks\n\n"
         "Written by `benchmarks/run_all.py` from one run"
         + (f" of `--only {','.join(b.name for b in done)}`" if skipped else "")
@@ -212,14 +323,18 @@ def _write(
         "below, which other jobs were sharing (see the load averages): absolute times vary "
         "with the load; the ratios against the competing library, measured in the same run, "
         "are the point.\n\n"
-        f"- date: {started:%Y-%m-%d %H:%M %Z}\n"
+        f"- date: {min(starts):%Y-%m-%d %H:%M} to {max(ends):%Y-%m-%d %H:%M %Z}\n"
         f"- machine: {_machine()}\n"
         f"- software: {_versions()}\n"
-        f"- load average (1, 5, 15 min) before: {load_before}; after: {_load()}\n"
+        f"- load average (1, 5, 15 min) before: {raws[0]['load_before']}; after: {_load()}\n"
         + (f"- not run this time: {', '.join(skipped)}\n" if skipped else "")
+        + (
+            f"- reused from an interrupted run (`--resume`): {', '.join(resumed)}\n"
+            if resumed
+            else ""
+        )
         + "\n"
     )
-    out.write_text(header + "\n".join(sections))
 
 
 if __name__ == "__main__":
