@@ -274,7 +274,10 @@ def _section(b: Benchmark, raw: dict) -> str:
     report = (
         raw["stdout"].strip()
         if raw["ok"]
-        else f"FAILED ({raw['status']}):\n{raw['stderr'].strip()[-3000:]}"
+        else "\n".join(
+            [f"FAILED ({raw['status']}); the end of its output:", raw["stdout"].strip()[-3000:]]
+            + ["stderr:", raw["stderr"].strip()[-3000:]]
+        )
     )
     return (
         f"## {b.title} (`benchmarks/{b.args[0]}`)\n\n{b.what}\n\n"
@@ -341,7 +344,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"running {_command(b)[1]}", flush=True)
             raw = _run(b, env, args.timeout)
             _write_atomically(state / f"{b.name}.json", json.dumps(raw, indent=1))
-            print(f"  {raw['status']} after {raw['seconds']:.0f} s", flush=True)
+            print(f"  {raw['status']} ({raw['seconds']:.0f} s)", flush=True)
         raws.append(raw)
     skipped = [b.name for b in BENCHMARKS if b not in chosen]
     sections = [_section(b, raw) for b, raw in zip(chosen, raws, strict=True)]
