@@ -153,9 +153,9 @@ BENCHMARKS = (
         "2 × 10^6 × 6 standard-normal records generated inside the tasks, r = 0.3: ball "
         "counts, multiplicities and the release with the Dask engine on a fresh local "
         "cluster of 1 and of 2 workers against the in-memory Numba engine (a fresh process) "
-        "on the same records: time per stage, peak memory per process, bytes the workers "
-        "sent, and whether counts and labels are identical (10^7 records, about 5 minutes "
-        "here: `--sizes 10000000`).",
+        "on the same records: time per stage (Claim 5's bound at 2r is part of `predict()`), "
+        "peak memory per process, bytes the workers sent, and whether counts and labels are "
+        "identical (`--sizes 10000000`, the script's default, takes about five times as long).",
     ),
     Benchmark(
         "relaxed",
