@@ -336,8 +336,9 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(f"unknown benchmark(s) {', '.join(unknown)}")
     chosen = [b for b in BENCHMARKS if b.name in names]
     if args.list:
+        width = max(len(b.name) for b in chosen)
         for b in chosen:
-            print(f"{b.name:<12} {_command(b)[1]}")
+            print(f"{b.name:<{width}}  {_command(b)[1]}")
         return
     state = Path(args.state)
     state.mkdir(parents=True, exist_ok=True)
