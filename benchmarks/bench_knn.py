@@ -7,7 +7,7 @@ Usage (from the repository root)::
 
 Data: the Credit Fraud stand-in of ``bench_ball_counts.py`` (284,807 x 6, correlated
 Student-t(3)); k = 0.005 n, the (β + 1) of ``privad sp params``. Methods, each in a fresh
-process (median of ``--repeats`` runs in it, after a warm-up on 2,000 records):
+process (median of ``--repeats`` runs in it, after a warm-up on 10,000 records):
 
 * ``privad``: :func:`privad.geometry.kth_neighbour_distance` (all cores);
 * ``cKDTree``: ``scipy.spatial.cKDTree(X).query(X, k, workers=-1)``;
@@ -86,7 +86,11 @@ def _kth_function(method: str, k: int):  # noqa: ANN202
 def worker(method: str, data: str, k: int, repeats: int, out: str) -> None:
     X = np.load(data)
     fn = _kth_function(method, k)
-    fn(X[:2000] if X.shape[0] > 4 * k else X)  # warm-up (privad: loads the compiled kernels)
+    # Warm-up (privad: compiles or loads its kernels) on 10,000 records, above
+    # geometry.kernels.PARALLEL_MIN_POINTS, so that the parallel kernel the timed runs use is
+    # ready too (a smaller sample only readies the serial one).
+    warm = max(10_000, 4 * k)
+    fn(X[:warm] if X.shape[0] > warm else X)
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()

@@ -57,11 +57,11 @@ SEED = 20240614
 
 
 def _pyod_autoencoder() -> Any:
-    """PyOD's AutoEncoder class, or None when PyOD or PyTorch is missing."""
+    """PyOD's AutoEncoder class, or the ImportError when PyOD or one of its needs is missing."""
     try:
         from pyod.models.auto_encoder import AutoEncoder
-    except ImportError:
-        return None
+    except ImportError as exc:
+        return exc
     return AutoEncoder
 
 
@@ -102,7 +102,7 @@ def _baselines(hidden: int, epochs: int, seed: int) -> list[_Detector]:
         _Detector(f"PCA ({hidden} components)", pca_fit, pca_score),
     ]
     AutoEncoder = _pyod_autoencoder()
-    if AutoEncoder is not None:
+    if not isinstance(AutoEncoder, ImportError):
 
         def ae(**kw: Any) -> Callable[[np.ndarray], Any]:
             return lambda Z: AutoEncoder(
@@ -232,7 +232,7 @@ def bench_throughput(
         },
     ]
     AutoEncoder = _pyod_autoencoder()
-    if AutoEncoder is not None:
+    if not isinstance(AutoEncoder, ImportError):
         train = Z[:2000]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -281,11 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     from privad.errors import DatasetNotFoundError
 
     AutoEncoder = _pyod_autoencoder()
-    if AutoEncoder is None:
-        print(
-            "PyOD or PyTorch is not installed: the PyOD rows are skipped "
-            "(pip install -e '.[bench]')."
-        )
+    if isinstance(AutoEncoder, ImportError):
+        print(f"PyOD's AutoEncoder cannot be imported ({AutoEncoder}): the PyOD rows are skipped")
+        print("(pip install -e '.[bench]' installs PyOD, PyTorch and tqdm).")
     else:
         import pyod
         import torch

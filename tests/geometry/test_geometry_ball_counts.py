@@ -217,6 +217,29 @@ def test_ball_index_equals_ball_counts(metric) -> None:
         index.counts(np.zeros((2, 4)), 0.5)
 
 
+def test_ball_index_scans_the_records_once_and_checks_each_batch_with_them(monkeypatch) -> None:
+    """The records' magnitude scan is O(n): a curator must not pay it per request. Each
+    batch is still checked together with the records (a gap or a span across both)."""
+    from privad.errors import DataError
+    from privad.geometry import BallIndex, predicate
+
+    tiny = 2.0**-470  # below 2**-459: legal alone, but a value within 2**-511 of it is not
+    X = np.array([[0.0, 1.0], [tiny, 3.0], [1.0, 1.0]])
+    Q = np.array([[0.5, 1.0], [1.0, 1.0]])  # by hand: both within 1 of X[0] and X[2] only
+    index = BallIndex(X)
+    scanned: list[int] = []
+    scan = predicate.scan_columns
+    monkeypatch.setattr(predicate, "scan_columns", lambda p: scanned.append(p.shape[0]) or scan(p))
+    for _ in range(3):
+        np.testing.assert_array_equal(index.counts(Q, 1.0), [2, 2])
+    np.testing.assert_array_equal(index.around(Q, 1.0), [2, 0, 2])
+    assert scanned == [3, 2, 2, 2, 2]  # the records once, then each batch of queries
+    with pytest.raises(DataError, match="closer than 2"):
+        index.counts(np.array([[tiny * (1 + 2.0**-52), 1.0]]), 1.0)
+    with pytest.raises(DataError):
+        index.around(np.array([[1e300, 1.0]]), 1.0)  # its span with the records overflows
+
+
 @pytest.mark.parametrize("metric", METRICS)
 def test_numpy_engine_equals_the_dual_tree_on_thyroid(metric):
     """The real data the quick start uses, self and query counts, with and without a cap."""

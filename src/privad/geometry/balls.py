@@ -23,7 +23,14 @@ import numpy as np
 
 from privad.errors import ParameterError
 from privad.geometry import blocked, reference
-from privad.geometry.predicate import METRICS, check_magnitudes, threshold
+from privad.geometry.predicate import (
+    METRICS,
+    Magnitudes,
+    check_magnitudes,
+    check_prepared,
+    magnitudes,
+    threshold,
+)
 from privad.validation import (
     check_array,
     check_choice,
@@ -201,9 +208,10 @@ class BallIndex:
     ``ball_counts(data, r, queries=queries, metric=..., cap=..., engine="numba")`` exactly:
     the same validation (including :func:`~privad.geometry.predicate.check_magnitudes` on
     the data and the queries together), the same canonical predicate and the same compiled
-    dual tree, but the data's tree is built on the first call only. A service answering
-    small batches about a large database (the sensitive-privacy curator) then pays for the
-    queries' tree and the traversal, not for an O(n log n) build per request.
+    dual tree, but the data's tree is built, and the data scanned for the magnitude check,
+    on the first call only. A service answering small batches about a large database (the
+    sensitive-privacy curator) then pays for the queries' tree and the traversal, not for an
+    O(n log n) build or an O(n) scan per request.
 
     Parameters
     ----------
@@ -215,6 +223,7 @@ class BallIndex:
         self.data = np.ascontiguousarray(check_array(data, "data"))
         self.metric = check_choice(metric, "metric", METRICS)
         self._tree: Any = None
+        self._magnitudes: Magnitudes | None = None
 
     def counts(self, queries: Any, r: float, *, cap: int | None = None) -> np.ndarray:
         """B_x(q, r) of each query point q (int64, query order; see :func:`ball_counts`)."""
@@ -233,7 +242,9 @@ class BallIndex:
             cap = check_int(cap, "cap", minimum=1)
         if P is None or P.shape[0] == 0:
             raise ParameterError("give query points (an (m, d) array with m >= 1)")
-        check_magnitudes([self.data, P], self.metric)
+        if self._magnitudes is None:  # the records' scan, once (O(n): not per request)
+            self._magnitudes = magnitudes(self.data, self.metric)
+        check_prepared([self._magnitudes, magnitudes(P, self.metric)], self.metric)
         from privad.geometry import dualtree
         from privad.geometry.kdtree import build_tree
 

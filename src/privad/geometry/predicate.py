@@ -254,16 +254,38 @@ def check_gaps(parts: Sequence[Sequence[np.ndarray]]) -> None:
             )
 
 
+class Magnitudes(NamedTuple):
+    """What :func:`check_magnitudes` needs from one array (n >= 1, d): its per-feature
+    ``lo`` and ``hi``, and (euclidean) its :func:`small_values`, None for other metrics."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    small: list[np.ndarray] | None
+
+
+def magnitudes(points: np.ndarray, metric: str) -> Magnitudes:
+    """:class:`Magnitudes` of ``points`` (n >= 1, d): one pass, sorting only for features
+    with nonzero values below :data:`SMALL`. Computed once for an array that takes part in
+    many checks (the records of :class:`privad.geometry.BallIndex`)."""
+    scan = scan_columns(points)
+    return Magnitudes(
+        scan.lo, scan.hi, small_values(points, scan) if metric == "euclidean" else None
+    )
+
+
+def check_prepared(parts: Sequence[Magnitudes], metric: str) -> None:
+    """:func:`check_magnitudes` from the :func:`magnitudes` of every array taking part."""
+    check_span([np.vstack([m.lo, m.hi]) for m in parts], metric)
+    if metric == "euclidean":
+        check_gaps([m.small for m in parts])
+
+
 def check_magnitudes(points: list[np.ndarray], metric: str) -> None:
     """Refuse inputs the pair values cannot represent: :func:`check_span` (overflow, every
     metric) and, for euclidean distances, :func:`check_gaps` (underflow).
 
     Every engine's validation calls this once on the data and the queries together (see the
-    module docstring for what the pair values guarantee once it passes). One compiled pass
-    over the arrays; sorting only for features with nonzero values below :data:`SMALL`.
+    module docstring for what the pair values guarantee once it passes). One pass over the
+    arrays; sorting only for features with nonzero values below :data:`SMALL`.
     """
-    points = [p for p in points if p.shape[0] > 0]
-    scans = [scan_columns(p) for p in points]
-    check_span([np.vstack([c.lo, c.hi]) for c in scans], metric)
-    if metric == "euclidean":
-        check_gaps([small_values(p, c) for p, c in zip(points, scans, strict=True)])
+    check_prepared([magnitudes(p, metric) for p in points if p.shape[0] > 0], metric)
