@@ -96,13 +96,14 @@ BENCHMARKS = (
             "--n",
             "100000",
             "--repeats",
-            "1",
+            "3",
             "--methods",
             "privad,cKDTree,sklearn,pykdtree",
         ),
         "k = 501 (0.005 n + 1) at 100,000 × 6 against SciPy's cKDTree, scikit-learn's "
-        "`NearestNeighbors(algorithm='kd_tree', n_jobs=-1)` and pykdtree (OpenMP), one run "
-        "each (at 284,807 the two slower libraries alone would take about 12 minutes here); "
+        "`NearestNeighbors(algorithm='kd_tree', n_jobs=-1)` and pykdtree (OpenMP), medians "
+        "of 3 runs each (at 284,807 the two slower libraries alone would take about 12 minutes "
+        "per run here); "
         "`max rel diff` compares each library's k-th distances with privad's.",
     ),
     Benchmark(
