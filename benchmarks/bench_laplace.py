@@ -4,7 +4,8 @@ Compares, in the same run:
 
 * ``privad.noise.laplace`` (grid snapping + exact discrete Laplace, CKS 2020 Alg. 2,
   Numba kernels computing PCG64DXSM words from the generator state) on 10**6 and
-  10**7 values (``--sizes``);
+  10**7 values (``--sizes``), on all of Numba's threads (draws of 2**20 values or more
+  run in chunks, one stream each) and on one;
 * ``numpy.random.Generator.laplace`` (textbook floating-point Laplace, *not* safe against
   Mironov's attack) on the same values, ``x + noise``: the speed floor;
 * OpenDP's vector Laplace (``opendp.prelude.m.make_laplace`` on a float vector domain,
@@ -17,8 +18,8 @@ Usage::
 
     .venv/bin/python benchmarks/bench_laplace.py [--repeats 7] [--sizes 1000000,10000000] [--cold]
 
-Each privad / NumPy pair is timed alternately (privad, NumPy, privad, ...), so both see the
-same load; the ratio of the medians is reported per size.
+privad (all threads), privad (one thread) and NumPy are timed in turn, so all see the same
+load; the ratios of the medians are reported per size. NumPy's sampler is single-threaded.
 
 Never gates CI: timings depend on the machine and its load.
 """
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import time
 
+import numba
 import numpy as np
 
 from privad import noise
@@ -97,19 +99,26 @@ def main() -> None:
     noise.laplace(np.zeros(100), SCALE, rng)  # load kernels
     rows = []
     ratios = []
+    threads = numba.get_num_threads()
     for n in [int(v) for v in args.sizes.split(",")]:
         x = np.linspace(-1000.0, 1000.0, n)
-        ours_t, base_t = [], []
-        for _ in range(args.repeats):  # alternate, so both see the same load
+        ours_t, one_t, base_t = [], [], []
+        for _ in range(args.repeats):  # alternate, so all see the same load
             ours_t.append(_time(lambda: noise.laplace(x, SCALE, rng), n, 1)[0])  # noqa: B023
+            numba.set_num_threads(1)
+            one_t.append(_time(lambda: noise.laplace(x, SCALE, rng), n, 1)[0])  # noqa: B023
+            numba.set_num_threads(threads)
             base_t.append(_time(lambda: x + gen.laplace(0.0, SCALE, n), n, 1)[0])  # noqa: B023
         ours = (min(ours_t), statistics.median(ours_t))
+        one = (min(one_t), statistics.median(one_t))
         base = (min(base_t), statistics.median(base_t))
         rows += [
-            ("privad.noise.laplace", n, ours),
+            (f"privad.noise.laplace, {threads} threads", n, ours),
+            ("privad.noise.laplace, 1 thread", n, one),
             ("numpy Generator.laplace (x + noise, unsafe)", n, base),
         ]
-        ratios.append((n, ours[1] / base[1]))
+        ratios.append((n, f"{threads} threads", ours[1] / base[1]))
+        ratios.append((n, "1 thread", one[1] / base[1]))
     x = np.linspace(-1000.0, 1000.0, N_FAST)
     dlap = _time(lambda: noise.discrete_laplace(3, 2, N_FAST, rng), N_FAST, args.repeats)
     bern = _time(lambda: noise.bernoulli(0.3, rng, size=N_FAST), N_FAST, args.repeats)
@@ -136,8 +145,8 @@ def main() -> None:
     print(f"\n{'sampler':48s} {'n':>9s} {'best ns/value':>14s} {'median':>9s}")
     for name, n, (best, med) in rows:
         print(f"{name:48s} {n:9d} {best:14.1f} {med:9.1f}")
-    for n, ratio in ratios:
-        print(f"privad / numpy at n = {n:,} (medians of {args.repeats}): {ratio:.2f}x")
+    for n, how, ratio in ratios:
+        print(f"privad ({how}) / numpy at n = {n:,} (medians of {args.repeats}): {ratio:.2f}x")
     if theirs is not None:
         print(f"opendp / privad (best, n = 10**6): {theirs[0] / ours[0]:.0f}x")
     print("\nother exact samplers (best / median ns per value, n = 10**6):")

@@ -162,3 +162,72 @@ def test_a_draw_uses_up_only_the_words_it_reads(name: str, monkeypatch: pytest.M
     sfc = noise.Randomness(np.random.SFC64(7))
     _draw_with(_engine.kernels(), name, sfc, monkeypatch)
     assert sfc.generator.bit_generator.random_raw() != np.random.SFC64(7).random_raw()
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parallel draws from 5,000 samples on, in chunks of 1,000 (defaults: 2**20, 2**18)."""
+    monkeypatch.setattr(_engine, "PARALLEL_MIN", 5_000)
+    monkeypatch.setattr(_engine, "CHUNK", 1_000)
+
+
+def _chunk_by_chunk(name: str, values: np.ndarray, seed: int) -> tuple[np.ndarray, int]:
+    """What a parallel draw must give: chunk j drawn alone from the seed's stream advanced by
+    j SUBSTREAM words; and the state the stream must end in."""
+    parts = []
+    n = values.shape[0]
+    for j, lo in enumerate(range(0, n, _engine.CHUNK)):
+        stream = np.random.PCG64DXSM(seed)
+        stream.advance(j * _engine.SUBSTREAM)
+        part = values[lo : lo + _engine.CHUNK]
+        if name == "laplace":
+            parts.append(noise.laplace(part, 2.5, noise.Randomness(stream)))
+        else:
+            parts.append(noise.bernoulli(part, noise.Randomness(stream)))
+    end = np.random.PCG64DXSM(seed)
+    end.advance(len(parts) * _engine.SUBSTREAM)
+    return np.concatenate(parts), end.state["state"]["state"]
+
+
+@pytest.mark.parametrize("name", ["laplace", "bernoulli"])
+def test_a_parallel_draw_is_its_chunks_drawn_from_disjoint_streams(
+    name: str, small_chunks: None
+) -> None:
+    """Chunk j reads the stream advanced by j SUBSTREAM words, the generator ends past the
+    last chunk's stream, and neither depends on the number of threads."""
+    import numba
+
+    values = np.linspace(-5, 5, 12_345) if name == "laplace" else np.linspace(0, 1, 12_345)
+    expected, end_state = _chunk_by_chunk(name, values, 99)
+    threads = numba.get_num_threads()
+    try:
+        for t in sorted({1, threads}):
+            numba.set_num_threads(t)
+            randomness = noise.Randomness(99)
+            if name == "laplace":
+                got = noise.laplace(values, 2.5, randomness)
+            else:
+                got = noise.bernoulli(values, randomness)
+            np.testing.assert_array_equal(got, expected)
+            assert randomness.generator.bit_generator.state["state"]["state"] == end_state
+    finally:
+        numba.set_num_threads(threads)
+
+
+def test_a_parallel_draw_broadcasts_a_single_parameter(small_chunks: None) -> None:
+    """A length-1 parameter applies to every sample of every chunk (not sliced away)."""
+    bits = noise.bernoulli(0.25, 5, size=40_000)
+    assert bits.shape == (40_000,)
+    # Clopper-Pearson at alpha = 1e-6 is about +-0.011 at 40,000 draws of p = 0.25
+    assert abs(bits.mean() - 0.25) < 0.011
+
+
+def test_a_parallel_laplace_draw_has_the_right_scale(small_chunks: None) -> None:
+    """Two-sided KS at alpha = 1e-6 through 200 chunks (the power argument of
+    tests/noise/test_noise_statistics.py: 200,000 draws reject a 10 % wrong scale)."""
+    from scipy import stats
+
+    z = noise.laplace(np.zeros(200_000), 2.5, 2024)
+    assert stats.kstest(z, "laplace", args=(0.0, 2.5)).pvalue > 1e-6
+    assert stats.kstest(z, "laplace", args=(0.0, 2.25)).pvalue < 1e-6
+    assert stats.kstest(z, "laplace", args=(0.0, 2.75)).pvalue < 1e-6

@@ -17,7 +17,9 @@ that needs many words costs O(its words), not O(its words squared). At the end, 
 
 For NumPy's default ``PCG64DXSM`` the compiled kernels need no store: they compute the
 generator's words from a copy of its state and this module writes the advanced state back
-(see the ``_kernels`` docstring). Both ways a draw uses up exactly the words it read.
+(see the ``_kernels`` docstring). Both ways a draw uses up exactly the words it read;
+a draw of :data:`PARALLEL_MIN` samples or more runs in parallel chunks, each on its own
+stream jumped ahead (:func:`_run_generating`).
 
 Numba and the kernels are imported on first use, so ``import privad.noise`` stays light;
 with ``cache=True`` the compiled kernels are written next to the source and later
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
 from typing import Any
 
@@ -111,32 +114,81 @@ def run(
     Either way the bit generator ends up having given exactly the words the samples read:
     the compiled kernels generate ``PCG64DXSM``'s words themselves (:func:`_run_generating`),
     and a stored run hands the generator's unread words back (:func:`_rewind`). So the next
-    draw from the same stream does not depend on which kernels ran.
+    draw from the same stream does not depend on which kernels ran. (A parallel draw, of
+    :data:`PARALLEL_MIN` samples or more, moves the generator past its chunks' streams.)
     """
     k = _choose(out.shape[0])
     kernel = getattr(k, name)
     bit_generator = rng.generator.bit_generator
     if k is _kernels and type(bit_generator) is np.random.PCG64DXSM:
-        return _run_generating(kernel, k.HEADER, bit_generator, out, args)
+        return _run_generating(kernel, bit_generator, out, args)
     return _run_stored(kernel, k.HEADER, rng.generator, out, words_per_item, args)
 
 
 _MASK64 = (1 << 64) - 1
 
 
+PARALLEL_MIN = 1 << 20
+"""Draws of at least this many samples from a ``PCG64DXSM`` run in parallel chunks."""
+
+CHUNK = 1 << 18
+"""Samples per chunk of a parallel draw. Fixed, so the output does not depend on the number
+of threads."""
+
+SUBSTREAM = 1 << 100
+"""Words between the starts of two chunks' streams (a chunk reads far fewer than this)."""
+
+
 def _run_generating(
-    kernel: Any, header_len: int, bit_generator: np.random.PCG64DXSM, out: np.ndarray, args: tuple
+    kernel: Any, bit_generator: np.random.PCG64DXSM, out: np.ndarray, args: tuple
 ) -> np.ndarray:
-    """One kernel call that computes the generator's words from its state (see the
-    ``_kernels`` docstring), then the advanced state written back."""
+    """The kernel computing the generator's words from its state (see the ``_kernels``
+    docstring), then the advanced state written back.
+
+    A draw of :data:`PARALLEL_MIN` samples or more is cut into chunks of :data:`CHUNK`,
+    drawn on Numba's threads (the kernels release the GIL): chunk j reads the words of the
+    stream advanced by j :data:`SUBSTREAM` words (PCG64DXSM's jump-ahead, as in NumPy's
+    ``jumped``), and the generator ends advanced past every chunk's stream, so no word is
+    read twice. The output for a seed is the same for any number of threads.
+    """
     k = kernels()
+    n = out.shape[0]
     with bit_generator.lock:
-        store = generating_store(k, bit_generator)
-        i, _ = kernel(store, out, 0, *args)
-        if i != out.shape[0]:  # generated words never run out
-            raise RuntimeError(f"kernel {kernel} stopped at sample {i} of {out.shape[0]}")
-        write_back(k, store, bit_generator)
+        if n < PARALLEL_MIN:
+            store = generating_store(k, bit_generator)
+            _fill_generated(kernel, store, out, args)
+            write_back(k, store, bit_generator)
+            return out
+        starts = range(0, n, CHUNK)
+        streams = []
+        for j in range(len(starts)):
+            stream = np.random.PCG64DXSM()
+            stream.state = bit_generator.state
+            _step(stream, j * SUBSTREAM)
+            streams.append(generating_store(k, stream))
+        _step(bit_generator, len(starts) * SUBSTREAM)
+
+    def chunk(j: int) -> None:
+        lo, hi = starts[j], min(starts[j] + CHUNK, n)
+        part = tuple(a[lo:hi] if _per_sample(a, n) else a for a in args)
+        _fill_generated(kernel, streams[j], out[lo:hi], part)
+
+    import numba
+
+    with ThreadPoolExecutor(max_workers=numba.get_num_threads()) as pool:
+        list(pool.map(chunk, range(len(starts))))
     return out
+
+
+def _per_sample(arg: Any, n: int) -> bool:
+    """Whether a kernel argument is a per-sample array (a length-1 one applies to all)."""
+    return isinstance(arg, np.ndarray) and arg.ndim == 1 and arg.shape[0] == n
+
+
+def _fill_generated(kernel: Any, store: np.ndarray, out: np.ndarray, args: tuple) -> None:
+    i, _ = kernel(store, out, 0, *args)
+    if i != out.shape[0]:  # generated words never run out
+        raise RuntimeError(f"kernel {kernel} stopped at sample {i} of {out.shape[0]}")
 
 
 def generating_store(k: ModuleType, bit_generator: np.random.PCG64DXSM) -> np.ndarray:
@@ -162,15 +214,21 @@ def write_back(k: ModuleType, store: np.ndarray, bit_generator: np.random.PCG64D
     bit_generator.state = state
 
 
+def _step(bit_generator: np.random.PCG64DXSM, words: int) -> None:
+    """Move a ``PCG64DXSM`` by ``words`` words (negative: back; ``advance`` modulo
+    2**128), keeping its buffered 32-bit value, which ``advance`` would reset."""
+    buffered = bit_generator.state
+    bit_generator.advance(words % (1 << 128))
+    state = bit_generator.state
+    state["has_uint32"], state["uinteger"] = buffered["has_uint32"], buffered["uinteger"]
+    bit_generator.state = state
+
+
 def _rewind(bit_generator: np.random.BitGenerator, words: int) -> None:
-    """Step a ``PCG64DXSM`` back by ``words`` unread words (``advance`` modulo 2**128),
-    keeping its buffered 32-bit value; other generators keep the unread words skipped."""
+    """Step a ``PCG64DXSM`` back by ``words`` unread words; other generators keep the
+    unread words skipped."""
     if words and type(bit_generator) is np.random.PCG64DXSM:
-        buffered = bit_generator.state
-        bit_generator.advance(-words % (1 << 128))
-        state = bit_generator.state
-        state["has_uint32"], state["uinteger"] = buffered["has_uint32"], buffered["uinteger"]
-        bit_generator.state = state
+        _step(bit_generator, -words)
 
 
 def _run_stored(
