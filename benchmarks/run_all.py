@@ -66,9 +66,12 @@ BENCHMARKS = (
         "laplace",
         "Floating-point-safe Laplace",
         ("bench_laplace.py", "--repeats", "5"),
-        "`privad.noise.laplace` (grid snapping plus exact discrete Laplace noise) against "
-        "NumPy's `Generator.laplace` (`x + noise`, not safe against Mironov's attack), timed "
-        "alternately at 10^6 and 10^7 values; ratios are of the medians.",
+        "`privad.noise.laplace` (grid snapping plus exact discrete Laplace noise) on all of "
+        "Numba's threads and on one, against NumPy's `Generator.laplace` (`x + noise`, "
+        "single-threaded and not safe against Mironov's attack: the speed floor), timed in "
+        "turn at 10^6 and 10^7 values, ratios of the medians; privad draws 2^20 values or "
+        "more in parallel chunks (10^6 is below that). OpenDP's vector Laplace, the safe "
+        "library, at 2 x 10^4 values.",
     ),
     Benchmark(
         "ball_counts",
@@ -375,16 +378,20 @@ def _header(done: list[Benchmark], raws: list[dict], skipped: list[str], resumed
         + (f" of `--only {','.join(b.name for b in done)}`" if skipped else "")
         + "; nothing below is edited by hand. Each section gives the command that produced "
         "its table: run it to reproduce a row. Timings are wall-clock medians on the machine "
-        "below, which other jobs were sharing (see the load averages): absolute times vary "
-        "with the load; the ratios against the competing library, measured in the same run, "
-        "are the point.\n\n"
+        "below; the load averages say whether other jobs shared it. Load changes the ratios "
+        "too, not only the times: on a loaded machine (load 2-6) cKDTree, which splits its "
+        "queries evenly over its workers, took 2.3-4.9 times as long as on an idle one and "
+        "privad's dynamically scheduled engines 1.4-1.8 times, so the ratios that count are "
+        "those measured on an idle machine.\n\n"
         f"- date: {min(starts):%Y-%m-%d %H:%M} to {max(ends):%Y-%m-%d %H:%M %Z}\n"
         f"- machine: {_machine()}\n"
         f"- software: {_versions()}\n"
         f"- load average (1, 5, 15 min) before: {raws[0]['load_before']}; after: {_load()}\n"
         + (f"- not run this time: {', '.join(skipped)}\n" if skipped else "")
         + (
-            f"- reused from an interrupted run (`--resume`): {', '.join(resumed)}\n"
+            f"- saved outputs of an earlier invocation reused (`--resume`, the same commands; "
+            f"each section's own time is in its raw output): {', '.join(resumed)}; run in "
+            f"this invocation: {', '.join(b.name for b in done if b.name not in resumed)}\n"
             if resumed
             else ""
         )
