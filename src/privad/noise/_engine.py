@@ -160,12 +160,12 @@ def _run_generating(
             write_back(k, store, bit_generator)
             return out
         starts = range(0, n, CHUNK)
+        stream = np.random.PCG64DXSM(0)  # a scratch copy of the generator, moved along
+        stream.state = bit_generator.state
         streams = []
-        for j in range(len(starts)):
-            stream = np.random.PCG64DXSM()
-            stream.state = bit_generator.state
-            _step(stream, j * SUBSTREAM)
+        for _ in starts:
             streams.append(generating_store(k, stream))
+            stream.advance(SUBSTREAM)
         _step(bit_generator, len(starts) * SUBSTREAM)
 
     def chunk(j: int) -> None:
