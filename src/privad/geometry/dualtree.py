@@ -49,7 +49,9 @@ from privad.geometry.kernels import (
     accumulator_rows,
     box_bounds,
     box_of,
+    may_reach_all,
     points_box_bounds,
+    points_box_lower,
     row_values,
 )
 from privad.geometry.predicate import metric_code
@@ -73,6 +75,17 @@ def _workspace(d, width):
         np.empty(d, np.float64),
         np.empty(d, np.float64),
     )
+
+
+@njit(cache=True, inline="always")
+def _sort_out(XT, s, e, b_lo, b_hi, thr, metric, bmin, bmax):
+    """Bounds of the points ``XT[:, s:e]`` against a box: lower ones in ``bmin``, and upper
+    ones in ``bmax`` only where a point may reach the whole box (returns whether it did)."""
+    if may_reach_all(b_lo, b_hi, thr, metric):
+        points_box_bounds(XT, s, e, b_lo, b_hi, metric, bmin, bmax)
+        return True
+    points_box_lower(XT, s, e, b_lo, b_hi, metric, bmin)
+    return False
 
 
 @njit(cache=True)
@@ -117,12 +130,12 @@ def _leaf_pair(
     d = dXT.shape[0]
     nb = de - ds
     r0, r1 = leaf_window(q_lo, q_hi, a, d_lo[b], d_hi[b], qXT, qs, qe, thr, metric)
-    points_box_bounds(qXT, r0, r1, d_lo[b], d_hi[b], metric, bmin, bmax)
+    full = _sort_out(qXT, r0, r1, d_lo[b], d_hi[b], thr, metric, bmin, bmax)
     nr = 0
     n_full = 0
     for k in range(r1 - r0):
         if bmin[k] <= thr and q_pt[r0 + k] < row_limit:
-            if bmax[k] <= thr:
+            if full and bmax[k] <= thr:
                 q_pt[r0 + k] += nb
                 n_full += 1
             else:
@@ -137,12 +150,12 @@ def _leaf_pair(
             rg[j, t] = qXT[j, rows[t]]
     box_of(rg, nr, box_lo, box_hi)
     c0, c1 = leaf_window(d_lo, d_hi, b, box_lo, box_hi, dXT, ds, de, thr, metric)
-    points_box_bounds(dXT, c0, c1, box_lo, box_hi, metric, bmin, bmax)
+    full = _sort_out(dXT, c0, c1, box_lo, box_hi, thr, metric, bmin, bmax)
     nc = 0
     n_full = 0
     for k in range(c1 - c0):
         if bmin[k] <= thr:
-            if bmax[k] <= thr:
+            if full and bmax[k] <= thr:
                 n_full += 1
                 if sym:
                     d_pt[c0 + k] += nr
@@ -158,7 +171,7 @@ def _leaf_pair(
         for k in range(nc):
             g[j, k] = dXT[j, cols[k]]
     box_of(g, nc, box_lo, box_hi)
-    points_box_bounds(rg, 0, nr, box_lo, box_hi, metric, bmin, bmax)
+    points_box_lower(rg, 0, nr, box_lo, box_hi, metric, bmin)
     kept = 0
     for t in range(nr):
         if bmin[t] <= thr:

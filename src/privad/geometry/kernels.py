@@ -74,14 +74,60 @@ def point_box_bounds(X, i, blo, bhi, b, metric):
 
 
 @njit(cache=True, inline="always")
-def _row_values(X, i, YT, s, e, buf, combine):
-    m = e - s
-    for p in range(m):
-        buf[p] = 0.0
-    for j in range(X.shape[1]):
-        x = X[i, j]
+def _passes(YT, s, m, out, combine, term, u, v):
+    """``out[p]`` = the terms ``term(YT[j, s + p], u[j], v[j])`` combined in feature order from
+    0.0, for ``p < m``: the loop behind every per-point kernel below.
+
+    Two features per pass over ``out``: half the loads and stores of one per pass, and 2x
+    faster on leaf-sized runs (measured). Each value still combines its terms one by one,
+    in order, so the floats are those of one feature per pass.
+    """
+    d = YT.shape[0]
+    j = d % 2
+    if j == 1:
         for p in range(m):
-            buf[p] = combine(buf[p], abs(x - YT[j, s + p]))
+            out[p] = combine(0.0, term(YT[0, s + p], u[0], v[0]))
+    else:
+        for p in range(m):
+            out[p] = 0.0
+    while j < d:
+        u0 = u[j]
+        v0 = v[j]
+        u1 = u[j + 1]
+        v1 = v[j + 1]
+        for p in range(m):
+            out[p] = combine(
+                combine(out[p], term(YT[j, s + p], u0, v0)), term(YT[j + 1, s + p], u1, v1)
+            )
+        j += 2
+
+
+@njit(cache=True, inline="always")
+def _difference(y, x, _unused):
+    return abs(x - y)
+
+
+@njit(cache=True, inline="always")
+def _gap(x, lo, hi):
+    """How far ``x`` lies outside ``[lo, hi]`` (0 inside): the lower bound's term."""
+    return max(max(lo - x, x - hi), 0.0)
+
+
+@njit(cache=True, inline="always")
+def _reach(x, lo, hi):
+    """How far ``x`` lies from the farther end of ``[lo, hi]``: the upper bound's term."""
+    return max(x - lo, hi - x)
+
+
+@njit(cache=True, inline="always")
+def _metric_passes(YT, s, m, out, metric, term, u, v):
+    """:func:`_passes` with the combining step of ``metric``."""
+    if metric == EUCLIDEAN:
+        _passes(YT, s, m, out, _add_square, term, u, v)
+    elif metric == MANHATTAN:
+        _passes(YT, s, m, out, _add, term, u, v)
+    else:
+        _passes(YT, s, m, out, _max, term, u, v)
 
 
 @njit(cache=True, inline="always")
@@ -90,24 +136,8 @@ def row_values(X, i, YT, s, e, buf, metric):
 
     Euclidean squares ``|x - y|``: bit for bit the square of ``x - y``.
     """
-    if metric == EUCLIDEAN:
-        _row_values(X, i, YT, s, e, buf, _add_square)
-    elif metric == MANHATTAN:
-        _row_values(X, i, YT, s, e, buf, _add)
-    else:
-        _row_values(X, i, YT, s, e, buf, _max)
-
-
-@njit(cache=True, inline="always")
-def _points_box_bounds(XT, s, e, b_lo, b_hi, out_min, out_max, combine):
-    m = e - s
-    for j in range(XT.shape[0]):
-        lo_j = b_lo[j]
-        hi_j = b_hi[j]
-        for k in range(m):
-            x = XT[j, s + k]
-            out_min[k] = combine(out_min[k], max(max(lo_j - x, x - hi_j), 0.0))
-            out_max[k] = combine(out_max[k], max(x - lo_j, hi_j - x))
+    x = X[i]
+    _metric_passes(YT, s, e - s, buf, metric, _difference, x, x)
 
 
 @njit(cache=True, inline="always")
@@ -117,15 +147,41 @@ def points_box_bounds(XT, s, e, b_lo, b_hi, metric, out_min, out_max):
     ``b_lo``/``b_hi`` are the box corners (1-D; coordinates of points, so the bounds are
     exact in the sense of :mod:`privad.geometry.predicate`). Writes ``out_*[0:e-s]``.
     """
-    for k in range(e - s):
-        out_min[k] = 0.0
-        out_max[k] = 0.0
+    _metric_passes(XT, s, e - s, out_min, metric, _gap, b_lo, b_hi)
+    _metric_passes(XT, s, e - s, out_max, metric, _reach, b_lo, b_hi)
+
+
+@njit(cache=True, inline="always")
+def points_box_lower(XT, s, e, b_lo, b_hi, metric, out_min):
+    """The lower bounds of :func:`points_box_bounds` alone (the same floats), for callers
+    that only prune: half the work."""
+    _metric_passes(XT, s, e - s, out_min, metric, _gap, b_lo, b_hi)
+
+
+@njit(cache=True, inline="always")
+def _half_reach(b_lo, b_hi, combine):
+    v = 0.0
+    for j in range(b_lo.shape[0]):
+        v = combine(v, 0.5 * (b_hi[j] - b_lo[j]))
+    return v
+
+
+@njit(cache=True, inline="always")
+def may_reach_all(b_lo, b_hi, thr, metric):
+    """Whether some point may be within ``thr`` of every point of the box ``[b_lo, b_hi]``.
+
+    No point can be when the half-sides alone combine above ``thr``: on each feature a point
+    is at least half the side away from one end of the box. A margin of 1e-9 covers
+    rounding. This only decides whether computing upper bounds is worth it: a caller that
+    skips them compares the points one by one instead, with the same result.
+    """
     if metric == EUCLIDEAN:
-        _points_box_bounds(XT, s, e, b_lo, b_hi, out_min, out_max, _add_square)
+        v = _half_reach(b_lo, b_hi, _add_square)
     elif metric == MANHATTAN:
-        _points_box_bounds(XT, s, e, b_lo, b_hi, out_min, out_max, _add)
+        v = _half_reach(b_lo, b_hi, _add)
     else:
-        _points_box_bounds(XT, s, e, b_lo, b_hi, out_min, out_max, _max)
+        v = _half_reach(b_lo, b_hi, _max)
+    return v <= thr * (1.0 + 1e-9)
 
 
 @njit(cache=True, inline="always")
