@@ -40,7 +40,7 @@ from privad.geometry.kernels import (
     accumulator_rows,
     box_bounds,
     point_box_bounds,
-    points_box_bounds,
+    points_box_lower,
     row_values,
 )
 from privad.geometry.predicate import metric_code
@@ -191,7 +191,7 @@ def _select(a, m, k):
 
 
 @njit(cache=True)
-def _collect_group(Q, leaf, full, t, metric, vals, count, buf, bmin, bmax, st_node):
+def _collect_group(Q, leaf, full, t, metric, vals, count, buf, bmin, st_node):
     """:func:`_collect` for the points ``Q[gs:ge]`` of one leaf at once (thresholds ``t``).
 
     Data nodes are pruned by the box bound between them and the query leaf's box against
@@ -224,7 +224,7 @@ def _collect_group(Q, leaf, full, t, metric, vals, count, buf, bmin, bmax, st_no
             continue
         s = start[node]
         e = end[node]
-        points_box_bounds(XT, gs, ge, lo[node], hi[node], metric, bmin, bmax)
+        points_box_lower(XT, gs, ge, lo[node], hi[node], metric, bmin)
         for g in range(ge - gs):
             m = count[g]
             thr = t[g]
@@ -260,7 +260,6 @@ def _kth_leaves(l0, l1, leaves, full, sample, k, j, metric, out, leaf_max, capac
     count = np.empty(rows, np.int64)
     t = np.empty(rows, np.float64)
     bmin = np.empty(rows, np.float64)
-    bmax = np.empty(rows, np.float64)
     big = np.empty(0, np.float64)  # n + 1 values, allocated when a row overflows
     for leaf in leaves[l0:l1]:
         gs = f_start[leaf]
@@ -287,7 +286,7 @@ def _kth_leaves(l0, l1, leaves, full, sample, k, j, metric, out, leaf_max, capac
             continue
         for i in range(gs, ge):
             t[i - gs] = out[i]
-        _collect_group(Q, leaf, full[1:], t, metric, vals, count, buf, bmin, bmax, st_node)
+        _collect_group(Q, leaf, full[1:], t, metric, vals, count, buf, bmin, st_node)
         for i in range(gs, ge):
             m = count[i - gs]
             row = vals[i - gs]
