@@ -12,9 +12,8 @@ the root pair down; for each pair the canonical box bounds of
   once (a per-node counter, pushed down to the points at the end) without touching points;
   this is what makes dense balls cheap;
 * otherwise split the larger node. Two leaves meet in :func:`_leaf_pair`: points are first
-  sorted out against the other side's box (none within ``r``: dropped; all within ``r``:
-  counted at once), then against the tight box of the survivors of the other side, and only
-  the remaining rows and columns are compared point against point, in a vectorised loop.
+  sorted out against the other side's box (none within ``r``: dropped; all within: counted
+  at once), then against the survivors' tight box; the rest are compared pair by pair.
   Leaves are sorted by their widest feature: sorting-out skips the points too far on it alone
   (binary search, :mod:`privad.geometry.sweep`), and a leaf meets itself in a sweep.
 
@@ -49,10 +48,9 @@ from privad.geometry.kernels import (
     accumulator_rows,
     box_bounds,
     box_of,
-    may_reach_all,
-    points_box_bounds,
     points_box_lower,
     row_values,
+    sorting_out_bounds,
 )
 from privad.geometry.predicate import metric_code
 from privad.geometry.sweep import leaf_window, upper_end
@@ -75,17 +73,6 @@ def _workspace(d, width):
         np.empty(d, np.float64),
         np.empty(d, np.float64),
     )
-
-
-@njit(cache=True, inline="always")
-def _sort_out(XT, s, e, b_lo, b_hi, thr, metric, bmin, bmax):
-    """Bounds of the points ``XT[:, s:e]`` against a box: lower ones in ``bmin``, and upper
-    ones in ``bmax`` only where a point may reach the whole box (returns whether it did)."""
-    if may_reach_all(b_lo, b_hi, thr, metric):
-        points_box_bounds(XT, s, e, b_lo, b_hi, metric, bmin, bmax)
-        return True
-    points_box_lower(XT, s, e, b_lo, b_hi, metric, bmin)
-    return False
 
 
 @njit(cache=True)
@@ -130,7 +117,7 @@ def _leaf_pair(
     d = dXT.shape[0]
     nb = de - ds
     r0, r1 = leaf_window(q_lo, q_hi, a, d_lo[b], d_hi[b], qXT, qs, qe, thr, metric)
-    full = _sort_out(qXT, r0, r1, d_lo[b], d_hi[b], thr, metric, bmin, bmax)
+    full = sorting_out_bounds(qXT, r0, r1, d_lo[b], d_hi[b], thr, metric, bmin, bmax)
     nr = 0
     n_full = 0
     for k in range(r1 - r0):
@@ -150,7 +137,7 @@ def _leaf_pair(
             rg[j, t] = qXT[j, rows[t]]
     box_of(rg, nr, box_lo, box_hi)
     c0, c1 = leaf_window(d_lo, d_hi, b, box_lo, box_hi, dXT, ds, de, thr, metric)
-    full = _sort_out(dXT, c0, c1, box_lo, box_hi, thr, metric, bmin, bmax)
+    full = sorting_out_bounds(dXT, c0, c1, box_lo, box_hi, thr, metric, bmin, bmax)
     nc = 0
     n_full = 0
     for k in range(c1 - c0):

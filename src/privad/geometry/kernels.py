@@ -185,6 +185,18 @@ def may_reach_all(b_lo, b_hi, thr, metric):
 
 
 @njit(cache=True, inline="always")
+def sorting_out_bounds(XT, s, e, b_lo, b_hi, thr, metric, bmin, bmax):
+    """Bounds of the points ``XT[:, s:e]`` against a box for sorting them out: lower ones in
+    ``bmin``, upper ones in ``bmax`` only where a point may reach the whole box
+    (:func:`may_reach_all`); returns whether they were computed."""
+    if may_reach_all(b_lo, b_hi, thr, metric):
+        points_box_bounds(XT, s, e, b_lo, b_hi, metric, bmin, bmax)
+        return True
+    points_box_lower(XT, s, e, b_lo, b_hi, metric, bmin)
+    return False
+
+
+@njit(cache=True, inline="always")
 def box_of(G, m, lo, hi):
     """Tight box of the first ``m`` columns of the feature-major block ``G``."""
     for j in range(G.shape[0]):
