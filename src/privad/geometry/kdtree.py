@@ -8,8 +8,8 @@ children always have larger indices than their parent. A node whose points are a
 identical is not split further, whatever its size. Within a leaf, points are sorted by the
 leaf's widest feature (:func:`widest_feature` of its box, the feature a split would use),
 which the leaf kernels sweep along (:mod:`privad.geometry.sweep`). The build moves the
-points with their indices in a feature-major copy, so it reads contiguous runs (0.20 s to
-0.13 s at 284,807 x 6, measured; the same tree).
+points with their indices in a feature-major copy, so it reads contiguous runs (0.15 s to
+0.11 s at 284,807 x 6 on an idle 2-core machine, measured; the same tree).
 
 Each node's box ``[lo, hi]`` is tight: its corners are coordinates of points it holds, which
 is what makes the box bounds of :mod:`privad.geometry.predicate` exact.

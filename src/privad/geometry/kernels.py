@@ -78,8 +78,9 @@ def _passes(YT, s, m, out, combine, term, u, v):
     """``out[p]`` = the terms ``term(YT[j, s + p], u[j], v[j])`` combined in feature order from
     0.0, for ``p < m``: the loop behind every per-point kernel below.
 
-    Two features per pass over ``out``: half the loads and stores of one per pass, and 2x
-    faster on leaf-sized runs (measured). Each value still combines its terms one by one,
+    Two features per pass over ``out``: half the loads and stores of one per pass (pair
+    values of 36 points x 6 features: 1.95 ns each before, 1.3-1.8 ns after; a noisy
+    microbenchmark). Each value still combines its terms one by one,
     in order, so the floats are those of one feature per pass.
     """
     d = YT.shape[0]
