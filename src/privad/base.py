@@ -26,9 +26,46 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from privad.errors import DataError, NotFittedError, ParameterError
 from privad.io import rows_digest
 
-__all__ = ["InputTypeError", "NotFittedError", "PrivadEstimator"]
+__all__ = [
+    "InputTypeError",
+    "NotFittedError",
+    "PrivadEstimator",
+    "check_contamination",
+    "contamination_threshold",
+]
 
 _T = TypeVar("_T")
+
+
+def check_contamination(contamination: Any, name: str = "contamination") -> float:
+    """PyOD's ``contamination``: the share of records to flag, a number in (0, 0.5]."""
+    try:
+        value = float(contamination)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if isinstance(contamination, bool) or not 0.0 < value <= 0.5:
+        raise ParameterError(f"{name} must be a number in (0, 0.5], got {contamination!r}")
+    return value
+
+
+def contamination_threshold(scores: np.ndarray, contamination: float) -> float:
+    """PyOD's threshold: the ``100 (1 - contamination)`` percentile of ``scores``.
+
+    A record is flagged when its score is *above* the threshold (``scores > threshold``),
+    as PyOD's ``BaseDetector._process_decision_scores`` does. The scores are released
+    (noisy) scores, so the threshold and the labels are post-processing: no privacy cost.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.base import contamination_threshold
+    >>> scores = np.arange(10.0)
+    >>> t = contamination_threshold(scores, 0.2)
+    >>> int((scores > t).sum())
+    2
+    """
+    c = check_contamination(contamination)
+    return float(np.percentile(np.asarray(scores, dtype=np.float64), 100.0 * (1.0 - c)))
 
 
 class InputTypeError(DataError, TypeError):
