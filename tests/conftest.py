@@ -10,6 +10,21 @@ import pytest
 from privad.services.app import ThreadedServer
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile (or load) privad's Numba kernels once, before any test runs.
+
+    Under pytest-xdist this runs in the controlling process only, before the workers start,
+    so no worker and no subprocess a test starts (a server, a Dask worker, a CLI run)
+    compiles on its own: they all load the kernels from Numba's cache. Waits in the tests
+    then bound hangs, not compilation.
+    """
+    if hasattr(session.config, "workerinput"):  # an xdist worker: the controller did it
+        return
+    from privad.geometry.warmup import compile_kernels
+
+    compile_kernels()
+
+
 class ServerPool:
     """Threaded servers started by one test; the fixture stops every one at teardown."""
 

@@ -50,15 +50,14 @@ def test_argument_errors() -> None:
         pass
 
 
+@pytest.mark.timeout(120)  # it used to hang: a hang fails here, a slow machine does not
 def test_unreachable_scheduler_is_a_privad_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 0.3)
-    start = time.monotonic()
     with pytest.raises(
         ClusterError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'"
     ):
         with dask_client("tcp://127.0.0.1:9"):
             pass
-    assert time.monotonic() - start < 10
     assert issubclass(ClusterError, PrivadError)
 
 
@@ -72,6 +71,7 @@ def test_local_cluster_and_connecting_to_it() -> None:
     assert local.status == "closed"
 
 
+@pytest.mark.timeout(120)  # tasks used to wait forever: a hang fails here
 def test_a_cluster_without_workers_fails_the_job_within_the_worker_timeout() -> None:
     """Tasks on a scheduler with no worker used to wait forever; now the block ends with a
     ClusterError once the cluster has had no worker for worker_timeout seconds."""
@@ -82,7 +82,6 @@ def test_a_cluster_without_workers_fails_the_job_within_the_worker_timeout() -> 
     with LocalCluster(
         n_workers=0, processes=False, dashboard_address=None, silence_logs=logging.CRITICAL
     ) as empty:
-        start = time.monotonic()
         with pytest.raises(
             ClusterError,
             match=r"has had no worker for 0\.5 s, so the job was "
@@ -90,7 +89,6 @@ def test_a_cluster_without_workers_fails_the_job_within_the_worker_timeout() -> 
         ):
             with dask_client(empty.scheduler_address, worker_timeout=0.5):
                 dask.delayed(sum)([1, 2]).compute()
-        assert time.monotonic() - start < 15
     with pytest.raises(ParameterError, match="worker_timeout"), dask_client(worker_timeout=0):
         pass
 
