@@ -279,7 +279,7 @@ def _staging(
 
 
 def _plain_mode(path: str | os.PathLike[str], mode: int) -> None:
-    """Give a staging entry (created 0600/0700) the mode a plain open()/mkdir() would."""
+    """Give a published entry (staged 0600/0700) the mode a plain open()/mkdir() would."""
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(path, mode & ~umask)
@@ -315,10 +315,14 @@ def _fsync_tree(folder: Path) -> None:
         _fsync_path(root, is_dir=True)
 
 
-def _sync_published(target: Path) -> None:
-    """``fsync`` the folder of a just-renamed ``target``. The output is published by now, so
-    an error here is not raised: it must not cancel the spend of what was released."""
+def _sync_published(target: Path, mode: int | None) -> None:
+    """Give a just-renamed ``target`` its plain ``mode`` (None: keep it private) and
+    ``fsync`` its folder. The output is published by now, so an error here is not raised:
+    it must not cancel the spend of what was released (a failed chmod leaves the output
+    private to its owner, the safe side)."""
     with contextlib.suppress(OSError):
+        if mode is not None:
+            _plain_mode(target, mode)
         _fsync_path(target.parent, is_dir=True)
 
 
@@ -356,10 +360,8 @@ def atomic_write(
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-            if not private:
-                _plain_mode(tmp, 0o666)
             os.replace(tmp, target)  # still locked: the descriptor closes after the rename
-        _sync_published(target)
+        _sync_published(target, None if private else 0o666)
 
 
 @contextlib.contextmanager
@@ -383,10 +385,9 @@ def atomic_folder(target: str | os.PathLike[str], option: str = "--out") -> Iter
     with _failures_as_output_errors(final), _staging(make, is_dir=True) as (_, tmp):
         yield tmp
         check_output_path(final, option, kind="folder")  # appeared meanwhile: refuse
-        _plain_mode(tmp, 0o777)
         _fsync_tree(tmp)
         os.rename(tmp, final)
-        _sync_published(final)
+        _sync_published(final, 0o777)
 
 
 def rows_digest(rows: Any) -> str:
