@@ -163,13 +163,14 @@ def test_a_single_answer_keeps_delta_for_the_batch_after_it() -> None:
 
 
 def test_answers_left_after_a_single_answer_is_the_optimal_count_of_what_is_left() -> None:
-    """721 answers of 0.1 fit (15.71, 10⁻⁶); after one answer the ε left, 15.61, still
-    buys its optimal count (713), not the linear 156 that a spent δ would leave."""
+    """The audit's case: 720 answers of 0.01 fit (1, 10⁻⁵); one answer took all of δ and
+    left the linear 99. Now the ε left, 0.99, still buys its optimal count, 707."""
+    one = Guarantee("sensitive", 0.01, "k-sensitive graph", k=1)
     with Ledger(":memory:") as book:
-        book.set_budget("a", "sensitive", 15.71, delta=1e-6)
-        assert book.answers_left("a", _answer()) == answers_within(15.71, 1e-6, 0.1) == 721
-        book.spend("a", _answer(), "one answer")
-        assert book.answers_left("a", _answer()) == answers_within(15.61, 1e-6, 0.1) == 713
+        book.set_budget("a", "sensitive", 1.0, delta=1e-5)
+        assert book.answers_left("a", one) == answers_within(1.0, 1e-5, 0.01) == 720
+        book.spend("a", one, "one answer")
+        assert book.answers_left("a", one) == answers_within(0.99, 1e-5, 0.01) == 707
 
 
 @pytest.mark.parametrize("m", [1, 2, 10, 17])
@@ -201,8 +202,11 @@ def test_delta_zero_asks_for_the_pure_epsilon() -> None:
         book.set_budget("a", "sensitive", 200.0, delta=1e-6)
         assert book.check("a", _thyroid(), delta=0.0) is not None
         s = book.spend("a", _thyroid(), "pure on purpose", delta=0.0)
-        assert s.epsilon == s.tight_epsilon or s.tight_epsilon is None
-        assert s.delta == 0.0 and book.budget("a", "sensitive").spent == Fraction(365, 2)
+        assert (
+            s.tight_epsilon is None
+            and s.delta == 0.0
+            and book.budget("a", "sensitive").spent == Fraction(365, 2)
+        )
         r = book.reserve("a", scaled(_answer(), 3), "stream", delta=0.0, stream=True)
         assert r.spend.block_id is None and r.spend.delta == 0.0  # no block: no gain at δ 0
         r.commit()
