@@ -2,10 +2,11 @@
 
 A spend of notion N is charged to N's budget and to the budget of every notion N implies
 (:func:`charged_notions`), its pure ε to pure-ε budgets and its tight ε at a δ_i
-(:func:`tight_charge`) to (ε, δ) budgets. :func:`plan_charge` checks all of them inside the
-ledger's write transaction and writes nothing; :func:`apply_charge` writes a checked
-charge; :func:`give_back` recomputes the budgets after a reservation is cancelled or
-committed at less than it reserved.
+(:func:`tight_charge`) to (ε, δ) budgets, where that saves at least one of its answers
+(:func:`buys_an_answer`; otherwise its pure ε with δ_i = 0). :func:`plan_charge` checks
+all of them inside the ledger's write transaction and writes nothing; :func:`apply_charge`
+writes a checked charge; :func:`give_back` recomputes the budgets after a reservation is
+cancelled or committed at less than it reserved.
 """
 
 from __future__ import annotations
@@ -169,7 +170,6 @@ def buys_an_answer(guarantee: Guarantee, tight: Fraction) -> bool:
 
     Examples
     --------
-    >>> from fractions import Fraction
     >>> from privad.accounting import Guarantee, scaled
     >>> from privad.accounting.tight import optimal_epsilon
     >>> one = Guarantee("pure-dp", 0.1, "add or remove one record")
