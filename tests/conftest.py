@@ -128,3 +128,34 @@ def wine() -> tuple[Any, dict[str, tuple[float, float]]]:
     from sklearn.datasets import load_wine
 
     return load_wine(as_frame=True).data, WINE_BOUNDS
+
+
+@pytest.fixture
+def full_disk(tmp_path) -> Any:
+    """``full_disk(free)``: a folder on a 64 KiB tmpfs of its own, filled to leave about
+    ``free`` bytes (a real full file system; skipped where mounting is not permitted, e.g.
+    not root). Unmounted at teardown."""
+    import os
+    import subprocess
+
+    mounted = []
+
+    def make(free: int) -> Any:
+        folder = tmp_path / f"small{len(mounted)}"
+        folder.mkdir()
+        proc = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
+        mounted.append(folder)
+        info = os.statvfs(folder)
+        (folder / "filler").write_bytes(b"\0" * max(0, info.f_bavail * info.f_frsize - free))
+        return folder
+
+    yield make
+    for folder in mounted:
+        subprocess.run(["umount", str(folder)], capture_output=True, check=False)

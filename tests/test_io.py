@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import privad.io
-from privad.errors import ParameterError, PrivadWarning
+from privad.errors import OutputError, ParameterError, PrivadWarning
 from privad.io import atomic_folder, atomic_write, check_output_path, remove_leftovers
 
 # A process that stages a folder and a file, says so, and waits to be killed.
@@ -130,3 +130,55 @@ def test_without_locks_a_leftover_is_refused_with_the_command_to_remove_it(
     assert "cannot tell whether that run is still going" in message
     assert message.endswith(f"rm -r -- '{leftover}'")
     assert leftover.exists()
+
+
+def _enospc(*args: object) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_an_error_at_the_fsync_is_one_output_error_and_publishes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Issue 26, item 4: most write errors surface at the flush or the fsync, before the
+    rename; they are an OutputError (a PrivadError and an OSError) and nothing appears."""
+    monkeypatch.setattr(privad.io.os, "fsync", _enospc)
+    target = tmp_path / "out"
+    with pytest.raises(OutputError, match=r"cannot write '.*out': No space left on device"):
+        if where == "file":
+            with atomic_write(target) as handle:
+                handle.write("index,label\n")
+        else:
+            with atomic_folder(target) as tmp:
+                (tmp / "part-00000.parquet").write_text("noisy labels")
+    assert _names(tmp_path) == []
+
+
+def test_a_real_full_file_system_publishes_nothing(full_disk) -> None:
+    folder = full_disk(8192)
+    with pytest.raises(OutputError, match="No space left on device") as info:
+        with atomic_write(folder / "labels.csv") as handle:
+            handle.write("0,1\n" * 5000)  # 20 kB: more than is free
+    assert isinstance(info.value, OSError)
+    assert _names(folder) == ["filler"]
+    with atomic_write(folder / "small.csv") as handle:  # what fits is written
+        handle.write("0,1\n")
+    assert (folder / "small.csv").read_text() == "0,1\n"
+
+
+def test_an_error_after_the_rename_is_not_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once renamed, the output is published: a failing fsync of its folder must not turn
+    into an error that would cancel the spend of what was released."""
+    real = os.fsync
+
+    def folder_fails(fd: int) -> None:
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            raise OSError(errno.EIO, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr(privad.io.os, "fsync", folder_fails)
+    with atomic_write(tmp_path / "f.csv") as handle:
+        handle.write("a")
+    assert (tmp_path / "f.csv").read_text() == "a"

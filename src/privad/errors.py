@@ -35,6 +35,11 @@ class LedgerError(PrivadError):
     """The privacy ledger could not be opened or is inconsistent."""
 
 
+class OutputError(PrivadError, OSError):
+    """An output could not be written durably (a full disk, an I/O error): nothing was
+    published, and a release that was to write it is cancelled, not committed."""
+
+
 class PrivadWarning(UserWarning):
     """Base class of the warnings privad issues (the command line prints each on one line,
     ``privad: warning: ...``)."""

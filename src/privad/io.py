@@ -6,6 +6,17 @@ Every file privad writes goes through :func:`atomic_write`, and every output fol
 target, ``.NAME.XXXXXXXX.part``, and renamed onto the target only when writing succeeded, so
 a failure (bad input found half-way, Ctrl-C, a full disk) never leaves a partial output.
 
+Durable before published
+    The staged content is flushed and ``fsync``-ed (every file of a staged folder, and the
+    folder) before the rename, and the target's folder is ``fsync``-ed after it, so an
+    output that has appeared survives a crash, and every write error (ENOSPC, EIO, most of
+    which surface only at the flush or the ``fsync``) is raised while the output is still
+    unpublished: as an :class:`~privad.errors.OutputError` (a ``PrivadError`` and an
+    ``OSError``) naming the path and the reason, after the staging is deleted. A release
+    publishes its output this way *before* it commits its spend
+    (:mod:`privad.sensitive.release`), so an output that could not be written is never
+    charged for.
+
 Leftovers of killed runs
     A process killed outright (SIGKILL, a power cut) cannot delete its staging, which may
     hold unpublished results (noisy labels whose spend is still only reserved). Staging is
@@ -42,7 +53,7 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
-from privad.errors import ParameterError, PrivadWarning
+from privad.errors import OutputError, ParameterError, PrivadError, PrivadWarning
 
 __all__ = ["atomic_folder", "atomic_write", "check_output_path", "remove_leftovers", "rows_digest"]
 
@@ -268,10 +279,51 @@ def _staging(
 
 
 def _plain_mode(path: str | os.PathLike[str], mode: int) -> None:
-    """Give a staging entry (created 0600/0700) the mode a plain open()/mkdir() would."""
+    """Give a published entry (staged 0600/0700) the mode a plain open()/mkdir() would."""
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(path, mode & ~umask)
+
+
+@contextlib.contextmanager
+def _failures_as_output_errors(target: Path) -> Iterator[None]:
+    """Turn an ``OSError`` met while writing ``target`` into an :class:`OutputError` (one
+    line: the path, the reason, and that nothing was published)."""
+    try:
+        yield
+    except PrivadError:
+        raise
+    except OSError as exc:
+        why = exc.strerror or str(exc) or type(exc).__name__
+        raise OutputError(f"cannot write {str(target)!r}: {why}; nothing was published") from exc
+
+
+def _fsync_path(path: str | os.PathLike[str], is_dir: bool) -> None:
+    """``fsync`` a file or folder by path (a folder: its entries, e.g. a rename)."""
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if is_dir else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(folder: Path) -> None:
+    """``fsync`` every file and folder under ``folder``, the folders after their entries."""
+    for root, _dirs, files in os.walk(folder, topdown=False):
+        for name in files:
+            _fsync_path(os.path.join(root, name), is_dir=False)
+        _fsync_path(root, is_dir=True)
+
+
+def _sync_published(target: Path, mode: int | None) -> None:
+    """Give a just-renamed ``target`` its plain ``mode`` (None: keep it private) and
+    ``fsync`` its folder. The output is published by now, so an error here is not raised:
+    it must not cancel the spend of what was released (a failed chmod leaves the output
+    private to its owner, the safe side)."""
+    with contextlib.suppress(OSError):
+        if mode is not None:
+            _plain_mode(target, mode)
+        _fsync_path(target.parent, is_dir=True)
 
 
 @contextlib.contextmanager
@@ -280,8 +332,20 @@ def atomic_write(
 ) -> Iterator[IO]:
     """Open ``path`` for writing; the file appears (atomically) only if the block succeeds.
 
-    ``private=True`` keeps the file readable and writable by its owner only (mode 0600) from
-    creation on, for secrets such as an RMP participant's key or a service token.
+    The content is flushed and ``fsync``-ed before the rename and the folder after it; a
+    write error (a full disk, an I/O error) is an :class:`~privad.errors.OutputError` and
+    nothing appears. ``private=True`` keeps the file readable and writable by its owner only
+    (mode 0600) from creation on, for secrets such as an RMP participant's key or a service
+    token.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> with atomic_write(folder / "labels.csv") as handle:
+    ...     _ = handle.write("index,label\\n0,1\\n")
+    >>> (folder / "labels.csv").read_text()
+    'index,label\\n0,1\\n'
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -291,14 +355,13 @@ def atomic_write(
             prefix=f".{target.name}.", suffix=_STAGING_SUFFIX, dir=target.parent
         )
 
-    with _staging(make, is_dir=False) as (fd, tmp):
+    with _failures_as_output_errors(target), _staging(make, is_dir=False) as (fd, tmp):
         with os.fdopen(fd, mode, **kwargs) as handle:  # type: ignore[arg-type]
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-            if not private:
-                _plain_mode(tmp, 0o666)
             os.replace(tmp, target)  # still locked: the descriptor closes after the rename
+        _sync_published(target, None if private else 0o666)
 
 
 @contextlib.contextmanager
@@ -307,8 +370,10 @@ def atomic_folder(target: str | os.PathLike[str], option: str = "--out") -> Iter
 
     The staging folder ``.NAME.XXXXXXXX.part`` is created beside ``target`` (same file
     system, so the rename is atomic), private to its owner until the rename; on any
-    exception it is deleted with everything in it. ``target`` must not exist when the block
-    starts or ends (:func:`check_output_path`, kind ``"folder"``).
+    exception it is deleted with everything in it. Everything in it is ``fsync``-ed before
+    the rename and the parent folder after it; a write error is an
+    :class:`~privad.errors.OutputError`. ``target`` must not exist when the block starts or
+    ends (:func:`check_output_path`, kind ``"folder"``).
     """
     final = check_output_path(target, option, kind="folder")
 
@@ -317,11 +382,12 @@ def atomic_folder(target: str | os.PathLike[str], option: str = "--out") -> Iter
             prefix=f".{final.name}.", suffix=_STAGING_SUFFIX, dir=final.parent
         )
 
-    with _staging(make, is_dir=True) as (_, tmp):
+    with _failures_as_output_errors(final), _staging(make, is_dir=True) as (_, tmp):
         yield tmp
         check_output_path(final, option, kind="folder")  # appeared meanwhile: refuse
-        _plain_mode(tmp, 0o777)
+        _fsync_tree(tmp)
         os.rename(tmp, final)
+        _sync_published(final, 0o777)
 
 
 def rows_digest(rows: Any) -> str:

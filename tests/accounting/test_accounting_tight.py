@@ -10,6 +10,7 @@ from fractions import Fraction
 import pytest
 
 from privad.accounting import Guarantee, Ledger, per_ball, scaled, sequential
+from privad.accounting.planner import answers_within
 from privad.accounting.tight import (
     Component,
     optimal_delta,
@@ -140,6 +141,77 @@ def test_a_version_2_file_gains_the_delta_columns(tmp_path) -> None:
     with Ledger(path) as book:
         assert book.budget("s", "pure-dp").delta is None
         book.set_budget("s", "pure-dp", 1.0, delta=1e-5)
+        book.verify()
+
+
+def _answer() -> Guarantee:
+    return Guarantee("sensitive", 0.1, "k-sensitive graph", k=1)
+
+
+def test_a_single_answer_keeps_delta_for_the_batch_after_it() -> None:
+    """Issue 26, item 3: one answer of ε = 0.1 is (0.099999, 10⁻⁶)-DP, which saved 10⁻⁶ of
+    ε for all of δ, and the batch of m = 334 after it was charged its linear 33.4. The
+    single answer is charged its pure ε with δ_i = 0; the batch gets the whole δ."""
+    with Ledger(":memory:") as book:
+        book.set_budget("a", "sensitive", 40.0, delta=1e-6)
+        single = book.spend("a", _answer(), "one answer")
+        assert single.tight_epsilon is None and single.delta == 0.0
+        batch = book.spend("a", scaled(_answer(), 334), "batch")
+        assert batch.tight_epsilon == 9.777433 and batch.delta == 1e-6
+        assert book.budget("a", "sensitive").spent == Fraction(9877433, 10**6)
+        book.verify()
+
+
+def test_answers_left_after_a_single_answer_is_the_optimal_count_of_what_is_left() -> None:
+    """The audit's case: 720 answers of 0.01 fit (1, 10⁻⁵); one answer took all of δ and
+    left the linear 99. Now the ε left, 0.99, still buys its optimal count, 707."""
+    one = Guarantee("sensitive", 0.01, "k-sensitive graph", k=1)
+    with Ledger(":memory:") as book:
+        book.set_budget("a", "sensitive", 1.0, delta=1e-5)
+        assert book.answers_left("a", one) == answers_within(1.0, 1e-5, 0.01) == 720
+        book.spend("a", one, "one answer")
+        assert book.answers_left("a", one) == answers_within(0.99, 1e-5, 0.01) == 707
+
+
+@pytest.mark.parametrize("m", [1, 2, 10, 17])
+def test_a_spend_whose_delta_buys_less_than_one_answer_is_charged_pure(m: int) -> None:
+    """m answers of 0.1 at δ = 10⁻⁶ save less than 0.1 up to m = 17 (m = 17: 1.7 against
+    1.640...); they are charged m·ε with δ_i = 0. From m = 18 on δ buys an answer."""
+    saved = m * Fraction(1, 10) - optimal_epsilon(0.1, m, 1e-6)
+    assert 0 < saved < Fraction(1, 10)
+    assert 18 * Fraction(1, 10) - optimal_epsilon(0.1, 18, 1e-6) >= Fraction(1, 10)
+    with Ledger(":memory:") as book:
+        book.set_budget("a", "sensitive", 10.0, delta=1e-6)
+        s = book.spend("a", scaled(_answer(), m), "small batch")
+        assert s.tight_epsilon is None and s.delta == 0.0
+        assert book.budget("a", "sensitive").delta_spent == 0
+        s = book.spend("a", scaled(_answer(), 18), "batch that gains an answer")
+        assert s.tight_epsilon == float(optimal_epsilon(0.1, 18, 1e-6)) and s.delta == 1e-6
+
+
+def test_delta_buying_less_than_an_answer_is_used_when_the_pure_epsilon_does_not_fit() -> None:
+    with Ledger(":memory:") as book:
+        book.set_budget("a", "sensitive", 0.0999995, delta=1e-5)
+        s = book.spend("a", _answer(), "only fits with δ")
+        assert s.tight_epsilon == float(optimal_epsilon(0.1, 1, 1e-5)) < 0.0999995
+        assert s.delta == 1e-5
+
+
+def test_delta_zero_asks_for_the_pure_epsilon() -> None:
+    with Ledger(":memory:") as book:
+        book.set_budget("a", "sensitive", 200.0, delta=1e-6)
+        assert book.check("a", _thyroid(), delta=0.0) is not None
+        s = book.spend("a", _thyroid(), "pure on purpose", delta=0.0)
+        assert (
+            s.tight_epsilon is None
+            and s.delta == 0.0
+            and book.budget("a", "sensitive").spent == Fraction(365, 2)
+        )
+        r = book.reserve("a", scaled(_answer(), 3), "stream", delta=0.0, stream=True)
+        assert r.spend.block_id is None and r.spend.delta == 0.0  # no block: no gain at δ 0
+        r.commit()
+        with pytest.raises(ParameterError, match=r"delta must be in \[0, 1\)"):
+            book.spend("a", _answer(), "x", delta=-1e-9)
         book.verify()
 
 

@@ -5,8 +5,9 @@
   folder (one warning line) and succeeds; the killed run's spend stays reserved until
   ``privad budget cancel`` gives it back. The driver runs as a real subprocess against a
   scheduler in this process (its worker is a thread of the test process, so it starts in
-  milliseconds); it is paused at the commit by a wrapper around ``Ledger.commit`` so that
-  the kill lands exactly between the reservation and the commit.
+  milliseconds); it is paused at the rename of its staging folder (a wrapper around
+  ``os.rename``), so that the kill lands after the labels are staged and made durable and
+  before they are published; the spend is committed only after the rename.
 * ``privad sensor perturb`` whose worker processes are killed (SIGKILL, by the preload
   ``dask_kill_preload.py``) when they start perturbing, after the spends are reserved:
   workers that do not come back make the job fail within ``--worker-timeout`` plus a few
@@ -37,14 +38,16 @@ PRELOAD = Path(__file__).with_name("dask_kill_preload.py")
 
 ARGS = ("--beta", "3", "--r", "2", "--epsilon", "0.1", "--seed", "3", "--budget", "10")
 
-# privad's command line, paused (forever) when it is about to commit a spend.
-PAUSED_AT_COMMIT = """
-import sys, time
-import privad.accounting.ledger as ledger
-def commit(self, spend_id, guarantee=None):
-    print("COMMITTING", spend_id, flush=True)
-    time.sleep(600)
-ledger.Ledger.commit = commit
+# privad's command line, paused (forever) when it is about to publish a staged folder.
+PAUSED_AT_THE_RENAME = """
+import os, sys, time
+real = os.rename
+def rename(src, dst):
+    if str(src).endswith(".part"):
+        print("PUBLISHING", flush=True)
+        time.sleep(600)
+    real(src, dst)
+os.rename = rename
 from privad.cli import main
 main(sys.argv[1:])
 """
@@ -114,7 +117,7 @@ def test_a_killed_drivers_staging_is_removed_by_the_next_run(
         "labels",
     ]
     proc = subprocess.Popen(
-        [sys.executable, "-c", PAUSED_AT_COMMIT, *args],
+        [sys.executable, "-c", PAUSED_AT_THE_RENAME, *args],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -124,11 +127,10 @@ def test_a_killed_drivers_staging_is_removed_by_the_next_run(
     try:
         # a fresh environment compiles the kernels first (about 25 s alone, several times
         # that beside the other test worker): the wait bounds a hang, not the speed
-        line = _wait_for_line(proc, "COMMITTING", timeout=300)
+        _wait_for_line(proc, "PUBLISHING", timeout=300)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    spend_id = int(line.split()[1])
     staged = [p for p in tmp_path.iterdir() if p.name.startswith(".labels.")]
     assert len(staged) == 1 and staged[0].name.endswith(".part")
     assert not (tmp_path / "labels").exists()
@@ -136,7 +138,9 @@ def test_a_killed_drivers_staging_is_removed_by_the_next_run(
     labels = pd.read_parquet(staged[0])  # the noisy labels were staged when it was killed
     assert len(labels) == 100
     with Ledger(ledger) as book:
-        assert book.get_spend(spend_id).status == "reserved"
+        (spend,) = book.history("data")
+        assert spend.status == "reserved"  # never committed: nothing was published
+        spend_id = spend.id
         reserved = book.spent("data", "sensitive")
 
     run = privad_cli(budget, sp)

@@ -9,7 +9,9 @@ line.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -201,3 +203,40 @@ def test_seed_reproduces_and_errors_are_one_line(run, tmp_path, error_line, monk
         assert code == 2 and message in error_line(err), err
     assert not (tmp_path / "c").exists()
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")]
+
+
+def test_a_full_disk_cancels_every_partitions_spend(run, tmp_path, error_line) -> None:
+    """Issue 26, item 4, for the sensor's perturbed archive: an ENOSPC while the parts are
+    made durable (injected at the fsync) is one line, exit 2, no folder, and every
+    partition's spend cancelled; the folder is renamed before the spends are committed."""
+
+    def enospc(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    ledger = tmp_path / "l.sqlite"
+    args = ("--relaxed-sensitivity", "1", "--global-sensitivity", "10", "--budget", "2")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "fsync", enospc)
+        code, _, err = run("--out", "o1", "--ledger", str(ledger), *args)
+    assert code == 2
+    assert "cannot write 'o1': No space left on device" in error_line(err)
+    assert not (tmp_path / "o1").exists()
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")]
+    with Ledger(ledger) as book:
+        assert [s.status for s in book.history()] == ["cancelled"] * 4
+    # the same job with room: every spend is still reserved when the folder appears
+    seen = []
+    real = os.rename
+
+    def rename(src, dst):  # noqa: ANN001
+        with Ledger(ledger) as book:
+            seen.append(sorted({s.status for s in book.history()}))
+        real(src, dst)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "rename", rename)
+        code, _, err = run("--out", "o2", "--ledger", str(ledger), *args)
+    assert code == 0, err
+    assert seen == [["cancelled", "reserved"]]
+    with Ledger(ledger) as book:
+        assert sorted(s.status for s in book.history()) == ["cancelled"] * 4 + ["committed"] * 4

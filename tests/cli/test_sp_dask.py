@@ -12,6 +12,8 @@ files) the parts follow the query partitions and hold the labels of ``--engine n
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import dask.array as da
@@ -516,3 +518,26 @@ def test_three_entry_points_release_identically(run, client, folder, tmp_path, r
     assert _row(rows[0][0]) == _row(rows[1][0]) == _row(rows[2][0])
     np.testing.assert_array_equal(pd.read_parquet(tmp_path / "d")["label"], labels)
     np.testing.assert_array_equal(pd.read_csv(tmp_path / "n.csv")["label"], labels)
+
+
+def test_a_full_disk_cancels_the_spend_and_publishes_nothing(
+    run, client, error_line, folder, tmp_path
+) -> None:
+    """Issue 26, item 4, on the Dask engine: an ENOSPC when the parts are made durable
+    (injected: the fsync of the staging folder) is one line, exit 2, no folder, and the
+    spend cancelled, never committed."""
+
+    def enospc(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    ledger, out = tmp_path / "l.sqlite", tmp_path / "labels"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "fsync", enospc)
+        code, _, err = run(*_dask(client, folder, out, "--ledger", str(ledger), "--budget", "100"))
+    assert code == 2
+    assert f"cannot write '{out}': No space left on device" in error_line(err)
+    assert not out.exists()
+    _no_leftovers(tmp_path)
+    with Ledger(ledger) as book:
+        assert [s.status for s in book.history("data")] == ["cancelled"]
+    assert _spent(ledger) == 0.0

@@ -9,10 +9,12 @@ has ε' = 100·ε.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytest
 
 from privad.errors import ParameterError
+from privad.noise import grid_exponent, laplace_epsilon_for
 from privad.relaxed import Sensor
 from privad.relaxed.views import check_exchange, d_diff_sensitivity, neighbour_diameters
 
@@ -80,3 +82,22 @@ def test_exchange_options_are_checked() -> None:
     with pytest.raises(ParameterError, match="tp_epsilon"):
         _sensor(tp_epsilon=0.0)
     assert check_exchange("protected", None, 2) == ("protected", None, 2.0)
+
+
+@pytest.mark.parametrize("n", [1, 40, 10**7])
+def test_the_d_diff_noise_meets_the_stated_cs_epsilon_with_all_n_coordinates(n: int) -> None:
+    """Issue 26, item 5: grid snapping moves each of the n entries of d_diff by up to 2^k,
+    so the noise is ε_CS-DP only if (Δ₁ + n·2^k)/scale ≤ ε_CS (the snapped Laplace's
+    closed form, :func:`privad.noise.laplace_epsilon_for`). Counting one coordinate gave
+    2 + 6.43e-6 at n = 10⁷ for ε_CS = 2, above the stated ε_CS and the ledger's 10⁻⁶ grid."""
+    sensor = _sensor(cs_epsilon=2.0)
+    cs, _ = sensor.d_diff_noise_scales(n)
+    l1, _ = d_diff_sensitivity(sensor.diameters[0], n, sensor.d_diff_centres)
+    assert laplace_epsilon_for(l1, cs, coordinates=n) <= sensor.cs_epsilon == 2.0
+    k = grid_exponent(cs)
+    exact = (Fraction(l1) + n * Fraction(2) ** k) / Fraction(cs)
+    assert exact <= 2  # the same bound in exact rationals
+    # and the scale is the smallest that meets it: one double less would not
+    smaller = math.nextafter(cs, 0.0)
+    assert (Fraction(l1) + n * Fraction(2) ** grid_exponent(smaller)) / Fraction(smaller) > 2
+    assert sensor.views().cs_epsilon == 2.0  # what the views state and the ledger charges

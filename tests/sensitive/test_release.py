@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
+import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -192,3 +196,60 @@ def test_dp_then_sp_is_charged_together(thyroid) -> None:
         sp.predict(record, ledger=book, scope="s")
         assert book.spent("s", "sensitive") == 2.0
         assert "spent 2.0 (1.0 own + 1.0 implied by pure-dp)" in book.statement("s")
+
+
+def test_the_output_is_published_before_the_spend_is_committed(
+    tmp_path, thyroid, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26, item 4: the spend is still only reserved (counted, not final) when the
+    labels are renamed into place, and committed right after."""
+    est = SensitiveAnomalyIdentifier(beta=18, r=0.1, epsilon=0.1, rng=1).fit(thyroid[:200])
+    book = Ledger(":memory:")
+    book.set_budget("s", "sensitive", 1000)
+    seen = []
+    real = os.replace
+
+    def replace(src, dst):  # noqa: ANN001
+        seen.append([s.status for s in book.history("s")])
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    rel = est.release(ledger=book, scope="s", output=CsvLabels(tmp_path / "out.csv"))
+    assert seen == [["reserved"]] and rel.spend.status == "committed"
+    assert len((tmp_path / "out.csv").read_text().splitlines()) == 201
+
+
+KILLED_BEFORE_THE_RENAME = """
+import os, signal, sys
+import numpy as np
+from privad.accounting import Ledger
+from privad.sensitive import SensitiveAnomalyIdentifier
+from privad.sensitive.release import CsvLabels
+
+X = np.arange(120.0).reshape(60, 2)
+book = Ledger(sys.argv[1])
+book.set_budget("s", "sensitive", 1000)
+est = SensitiveAnomalyIdentifier(beta=3, r=2.0, epsilon=0.1, rng=1).fit(X)
+os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
+est.release(ledger=book, scope="s", output=CsvLabels(sys.argv[2]))
+"""
+
+
+def test_a_release_killed_before_the_rename_is_never_committed(tmp_path) -> None:
+    """SIGKILL at the rename: no output, and the spend left reserved (counted, and
+    cancellable with 'privad budget cancel' since nothing was published), not committed."""
+    ledger, out = tmp_path / "l.sqlite", tmp_path / "labels.csv"
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED_BEFORE_THE_RENAME, str(ledger), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert not out.exists()
+    with Ledger(ledger) as book:
+        (spend,) = book.history("s")
+        assert spend.status == "reserved" and book.spent("s", "sensitive") > 0
+        book.cancel(spend.id)
+        assert book.spent("s", "sensitive") == 0

@@ -2,10 +2,11 @@
 
 A spend of notion N is charged to N's budget and to the budget of every notion N implies
 (:func:`charged_notions`), its pure ε to pure-ε budgets and its tight ε at a δ_i
-(:func:`tight_charge`) to (ε, δ) budgets. :func:`plan_charge` checks all of them inside the
-ledger's write transaction and writes nothing; :func:`apply_charge` writes a checked
-charge; :func:`give_back` recomputes the budgets after a reservation is cancelled or
-committed at less than it reserved.
+(:func:`tight_charge`) to (ε, δ) budgets, where that saves at least one of its answers
+(:func:`buys_an_answer`; otherwise its pure ε with δ_i = 0). :func:`plan_charge` checks
+all of them inside the ledger's write transaction and writes nothing; :func:`apply_charge`
+writes a checked charge; :func:`give_back` recomputes the budgets after a reservation is
+cancelled or committed at less than it reserved.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from privad.accounting.records import Budget, Spend
 from privad.accounting.rows import add_event, budget_row, refresh_budget, utc_now
 from privad.accounting.schema import live_spent, spent_by_notion
 from privad.accounting.statement import spent_text
-from privad.accounting.tight import check_delta, tight_epsilon
+from privad.accounting.tight import tight_epsilon
 from privad.errors import BudgetExceededError, LedgerError
+from privad.validation import check_probability
 
 
 class NoBudgetError(LedgerError, LookupError):
@@ -86,6 +88,11 @@ def _float_at_most(value: Fraction) -> float:
     return x
 
 
+def check_spend_delta(delta: object) -> float:
+    """A spend's ``delta=``: δ_i in [0, 1); 0 asks for the pure ε with δ_i = 0."""
+    return check_probability(delta, "delta", high_open=True)
+
+
 def charged_notions(notion: str) -> tuple[str, ...]:
     """``notion`` and every notion it implies: the budgets a spend of it counts against."""
     return (notion, *NOTIONS[notion].implies)
@@ -131,16 +138,48 @@ def plan_charge(
     tight, spend_delta = tight_charge(
         guarantee, [b for b, _ in budgets if b.is_approximate], delta, coarse
     )
+    if tight is not None and not buys_an_answer(guarantee, tight):
+        if not any(_exceeds(b, cost, ZERO) for b, _ in budgets):
+            tight, spend_delta = None, ZERO  # δ would buy less than one answer: keep it
     plan = []
     for budget, is_new in budgets:
         step = cost if tight is None or not budget.is_approximate else tight
-        new_spent = budget.spent + step
-        if new_spent > budget.total or (
-            budget.is_approximate and budget.delta_spent + spend_delta > budget.delta  # type: ignore[operator]
-        ):
+        if _exceeds(budget, step, spend_delta):
             raise _refusal(conn, budget, guarantee, label, step, spend_delta)
-        plan.append(Charge(budget, is_new, new_spent))
+        plan.append(Charge(budget, is_new, budget.spent + step))
     return Plan(plan, tight, spend_delta)
+
+
+def _exceeds(budget: Budget, step: Fraction, delta: Fraction) -> bool:
+    """Whether charging (``step``, ``delta``) would take ``budget`` past its total."""
+    if budget.spent + step > budget.total:
+        return True
+    return budget.is_approximate and budget.delta_spent + delta > budget.delta  # type: ignore[operator]
+
+
+def buys_an_answer(guarantee: Guarantee, tight: Fraction) -> bool:
+    """Whether charging ``tight`` instead of the pure ε saves at least the ε of one of the
+    spend's answers (the cheapest of its components).
+
+    The δ_i a spend is charged is gone for every later spend, and any ε-DP answer gains a
+    little from any δ > 0: one answer of ε is (ln(e^ε − δ(1 + e^ε)), δ)-DP, about
+    ε − 2δ. A spend whose tight ε saves less than one of its own answers (a single answer;
+    a handful of them, where optimal composition has nothing to trade yet) keeps δ for a
+    later spend that can use it and is charged its pure ε with δ_i = 0, unless the pure ε
+    does not fit and the tight one does (:func:`plan_charge`).
+
+    Examples
+    --------
+    >>> from privad.accounting import Guarantee, scaled
+    >>> from privad.accounting.tight import optimal_epsilon
+    >>> one = Guarantee("pure-dp", 0.1, "add or remove one record")
+    >>> buys_an_answer(scaled(one, 1), optimal_epsilon(0.1, 1, 1e-6))  # 0.099999
+    False
+    >>> buys_an_answer(scaled(one, 334), optimal_epsilon(0.1, 334, 1e-6))  # 9.777433
+    True
+    """
+    cheapest = min(to_fraction(c.epsilon) for c in guarantee.accounting_components)
+    return to_fraction(guarantee.cost) - tight >= cheapest
 
 
 def tight_charge(
@@ -159,7 +198,9 @@ def tight_charge(
             return None, ZERO
         d = _float_at_most(left)
     else:
-        d = check_delta(delta)
+        d = check_spend_delta(delta)
+        if d == 0.0:
+            return None, ZERO
     tight = tight_epsilon(guarantee.accounting_components, d, coarse=coarse)
     if tight >= to_fraction(guarantee.cost):
         return None, ZERO

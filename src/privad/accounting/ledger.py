@@ -535,7 +535,9 @@ class Ledger:
         (:func:`~privad.accounting.tight.tight_epsilon` of the guarantee's components): at
         ``delta`` if given, otherwise at the least δ those budgets have left (so a lone
         batch uses the whole δ; pass ``delta`` to keep some for later spends). When that
-        gains nothing on the pure ε, the pure ε is charged with δ_i = 0. Pure-ε budgets are
+        saves less than the ε of one of its answers (a single answer, a handful of them),
+        the pure ε is charged with δ_i = 0 and δ is kept for later spends, unless only the
+        tight ε fits; ``delta=0.0`` asks for the pure ε with δ_i = 0. Pure-ε budgets are
         charged the pure ε as always. Spends add up by basic composition, Σ ε_i and Σ δ_i,
         which holds however each spend was chosen (Rogers, Roth, Ullman, Vadhan 2016).
 

@@ -601,7 +601,6 @@ def perturb(
             job = perturb_partitions(sensor, table.records, rng=Randomness(seed_v))
             with (
                 progress.step(f"perturbing {table.n_partitions} partition(s) and writing {target}"),
-                release_folder(target) as tmp,
                 ExitStack() as spends,
             ):
                 for k, (sc, d) in enumerate(zip(scopes, digests, strict=True)):
@@ -624,8 +623,9 @@ def perturb(
                 perturbed = {
                     name: job.perturbed[:, j] for j, name in enumerate(table.feature_names)
                 }
-                write_columns(tmp, perturbed, table.lengths)
-                # leaving the ExitStack commits every spend before the folder is renamed
+                with release_folder(target) as tmp:  # durable and renamed on leaving
+                    write_columns(tmp, perturbed, table.lengths)
+                # leaving the ExitStack commits every spend, after the folder is published
     finally:
         book.close()
     scales = ", ".join(f"{v:.6g}" for v in sensor.noise_scale.tolist())

@@ -327,10 +327,12 @@ def release_folder(
 
     With a :class:`~privad.accounting.Ledger`, ``guarantee`` is reserved on ``scope`` before
     the block runs (a refusal raises :class:`~privad.errors.BudgetExceededError` and nothing
-    is computed or written), committed when the block succeeds, and only then is the folder
-    renamed into place: the spend is final before anything is released. If the block
-    raises, the reservation is cancelled and the temporary folder deleted: nothing was
-    released and nothing is spent. Only the driver touches the ledger.
+    is computed or written), so it counts before anything is released; when the block
+    succeeds the folder is made durable and renamed into place, and only then is the spend
+    committed. If the block, the ``fsync`` or the rename fails (a full disk:
+    :class:`~privad.errors.OutputError`), the reservation is cancelled and the temporary
+    folder deleted: nothing was released and nothing is spent. Only the driver touches the
+    ledger.
     """
     if ledger is None:
         with atomic_folder(target) as tmp:
@@ -338,5 +340,5 @@ def release_folder(
         return
     if scope is None or guarantee is None or label is None:
         raise ParameterError("a ledger spend needs scope, guarantee and label")
-    with atomic_folder(target) as tmp, ledger.reserve(scope, guarantee, label, metadata):
-        yield tmp  # leaving the inner block commits the spend; then the folder is renamed
+    with ledger.reserve(scope, guarantee, label, metadata), atomic_folder(target) as tmp:
+        yield tmp  # leaving the inner block publishes the folder; then the spend is committed

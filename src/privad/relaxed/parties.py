@@ -75,6 +75,7 @@ from privad.validation import (
     check_array,
     check_choice,
     check_epsilon,
+    check_int,
     check_nonnegative,
 )
 
@@ -216,10 +217,21 @@ class Sensor:
 
     def d_diff_noise_scales(self, n: int) -> tuple[float | None, float | None]:
         """The Laplace scales ``(Δ₁/ε_CS, Δ_∞/ε_TP)`` for a window of ``n`` records (eq. V2);
-        ``None`` where no noise is added."""
+        ``None`` where no noise is added.
+
+        Each scale is :func:`~privad.noise.laplace_scale_for`'s, which adds the grid
+        snapping's 2^k per coordinate that can move to the sensitivity: d_diff is a vector
+        of ``n`` entries and one changed record moves all of them (the centres move), so
+        its scale counts ``n`` coordinates; d_TP's noise is one number.
+        """
         d_n, _ = self.diameters
+        n = check_int(n, "n", minimum=0)
         l1, linf = d_diff_sensitivity(d_n, n, self.d_diff_centres)
-        cs = None if self.cs_epsilon is None else float(laplace_scale_for(l1, self.cs_epsilon))
+        cs = (
+            None
+            if self.cs_epsilon is None
+            else float(laplace_scale_for(l1, self.cs_epsilon, coordinates=max(n, 1)))
+        )
         tp = None if self.tp_epsilon is None else float(laplace_scale_for(linf, self.tp_epsilon))
         return cs, tp
 

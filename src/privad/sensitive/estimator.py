@@ -484,9 +484,9 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
 
         What the command line calls: like ``predict(Q, fresh=True)``, and the answers are
         written to ``output`` (:class:`~privad.sensitive.release.CsvLabels`,
-        :class:`~privad.sensitive.release.ParquetLabels`) before the spend is committed and
-        published after it. ``context`` is stored with the spend; ``step(text)`` wraps each
-        stage (progress). Returns the :class:`~privad.sensitive.release.Release`.
+        :class:`~privad.sensitive.release.ParquetLabels`), made durable and published
+        before the spend is committed. ``context`` is stored with the spend; ``step(text)``
+        wraps each stage (progress). Returns the :class:`~privad.sensitive.release.Release`.
         """
         _, rel = self._answer(
             Q, ledger, scope, fresh=True, output=output, context=context, step=step

@@ -19,12 +19,18 @@ owns the sequence
 5. **reserve** the guarantee in the ledger (check-then-spend, atomic; a refusal raises
    :class:`~privad.errors.BudgetExceededError` and nothing is sampled);
 6. **sample** the answers with the mechanism's exact sampler;
-7. **write** them where the output's staging area is (a temporary file or folder);
-8. **commit** the spend, then **publish** the output (rename into place, or the curator's
-   store transaction).
+7. **write** them where the output's staging area is (a temporary file or folder), make
+   them durable (flushed and ``fsync``-ed) and **publish** them (rename into place, or the
+   curator's store transaction);
+8. **commit** the spend.
 
-A failure before the commit cancels the reservation and discards the staged output: nothing
-left the process, nothing is spent. The spend's label and metadata are built here from the
+A failure before the output is published (a full disk, an I/O error: an
+:class:`~privad.errors.OutputError`; any other exception) cancels the reservation and
+discards the staged output: nothing left the process, nothing is spent. A process killed
+before the rename leaves the spend reserved (counted, and cancellable once its staging is
+known unread: ``privad budget cancel``), never committed for an output that does not
+exist; killed between the rename and the commit, it leaves the spend reserved with its
+output published, which still counts it. The spend's label and metadata are built here from the
 mechanism and the batch, so every entry point records the same row for the same job;
 callers add what only they know (an output path, an engine) under ``metadata["context"]``.
 
@@ -186,9 +192,10 @@ def release_labels(
     rng : the :class:`~privad.noise.Randomness` (or seed) the answers are drawn from.
     output : optional
         Where the answers are written before the commit: an object with ``staging()`` (a
-        context manager giving a staging area, published on normal exit, discarded on an
-        exception) and ``write(area, answers, log_error)``; see :class:`CsvLabels` and
-        :class:`ParquetLabels`.
+        context manager giving a staging area, made durable and published on normal exit,
+        discarded on an exception) and ``write(area, answers, log_error)``; see
+        :class:`CsvLabels` and :class:`ParquetLabels`. The spend is reserved before the
+        staging is opened and committed after it is published.
     precheck : bool, default True
         Refuse before counting when the budget cannot pay for one answer.
     step : callable, optional
@@ -211,19 +218,18 @@ def release_labels(
         c = charge(stats)  # 4.
     if c.exposure is not None:  # the curator's own record of who can lose how much
         c = _with_exposure(c, _scope_delta(ledger, scope, mechanism.notion))
-    with _staging(output) as area:
-        res = None if c.guarantee is None else _reserve(ledger, scope, mechanism, c)  # 5.
-        with res or contextlib.nullcontext():
+    res = None if c.guarantee is None else _reserve(ledger, scope, mechanism, c)  # 5.
+    with res or contextlib.nullcontext():  # 8. commits once the output is published
+        with _staging(output) as area:  # 7. durable, then published, on leaving
             with step("sampling the answers"):  # 6.
                 answers = np.asarray(mechanism.sample(stats.x_i, stats.ball, rng), np.int64)
-            if output is not None:  # 7.
+            if output is not None:
                 with step("writing the answers"):
                     output.write(
                         area,
                         answers,
                         lambda: mechanism.log_error_probability(stats.x_i, stats.ball),
                     )
-        # 8. leaving the reservation committed the spend; leaving the staging publishes
     return Release(
         answers, c.guarantee, c.bound, None if res is None else res.spend, stats, c.exposure
     )
@@ -280,7 +286,7 @@ def _error_columns(log_error: np.ndarray) -> dict[str, np.ndarray]:
 class CsvLabels:
     """A CSV file ``index,label`` (``index,id,label`` with ``ids``, the values of the data's
     id column; plus the NOT PRIVATE error columns when ``errors``), written to a temporary
-    file and renamed into place after the spend is committed."""
+    file, ``fsync``-ed and renamed into place before the spend is committed."""
 
     path: Path
     errors: bool = False
@@ -318,7 +324,7 @@ class CsvLabels:
 class ParquetLabels:
     """A new folder of Parquet parts (one per partition of ``lengths`` records; columns
     ``index``, ``label`` and the NOT PRIVATE error columns when ``errors``), staged in a
-    temporary folder and renamed into place after the spend is committed."""
+    temporary folder, ``fsync``-ed and renamed into place before the spend is committed."""
 
     folder: Path
     lengths: tuple[int, ...]
