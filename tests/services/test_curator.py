@@ -129,6 +129,7 @@ def test_the_querier_sees_noisy_bits_and_its_budget_only(server_pool, tmp_path, 
         "guarantee",
         "budget_per_querier",
         "max_batch",
+        "query_domain",
     }
     assert [route for route, _ in seen] == [
         "GET /v1/model",
