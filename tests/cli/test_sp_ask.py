@@ -140,3 +140,8 @@ def test_serve_sp_tokens_are_queriers(privad_cli, error_line, tmp_path) -> None:
     code, _, err = run(*args, "--token", f"q={SECRET}", "--bound", "nope=0:1")
     assert code == 2 and "'nope', which is not a feature column" in error_line(err)
     assert not (tmp_path / "c").exists()
+    tiny = tmp_path / "tiny.csv"  # data the curator cannot serve: refused when it starts
+    tiny.write_text("x,y\n1.0,2.0\n1e-160,3.0\n")
+    args[2] = str(tiny)
+    code, _, err = run(*args, "--token", f"q={SECRET}")
+    assert code == 2 and "cannot serve this data: record 1, feature 0" in error_line(err)
