@@ -79,6 +79,9 @@ def test_refusals_and_bad_input_spend_nothing(server_pool, tmp_path, thyroid) ->
         b'{"ids": [true]}',
         b'{"records": [[1, 2]]}',
         b'{"records": [[NaN, 0, 0, 0, 0, 0]]}',
+        b'{"records": [[true, 0, 0, 0, 0, 0]]}',  # a boolean is not the number 1
+        b'{"records": [["0.5", 0, 0, 0, 0, 0]]}',
+        b'{"records": [[1e-160, 0, 0, 0, 0, 0]]}',  # outside the public query domain
         b'{"records": []}',
         b'{"ids": [1], "records": [[0, 0, 0, 0, 0, 0]]}',
         b'{"ids": [1], "extra": 1}',
