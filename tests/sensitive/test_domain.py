@@ -50,6 +50,8 @@ def test_bounds_map_to_the_unit_interval_and_clip_only_the_data() -> None:
     for value in (6.0 + 1e-15, -2.0 - 1e-15, 100.0):
         with pytest.raises(DataError, match=r"outside the declared public bounds \[-2, 6\]"):
             dom.questions([[value, 1.0]])
+    with pytest.raises(DataError, match=r"value 8e-150 \(mapped 1e-150\) is outside"):
+        QueryDomain(1, "euclidean", bounds={0: (0.0, 8.0)}).questions([[8e-150]])  # tiny after
     assert dom.to_dict() == {
         "bounds": {"0": [-2.0, 6.0]},
         "limit": 2.0**510,
@@ -97,6 +99,7 @@ def test_the_data_is_refused_once_with_one_line_for_its_owner() -> None:
         {0: (0.0, np.inf)},
         {0: "ab"},
         {0: (-1e308, 1e308)},
+        {"a": (0.0, 1.0), 0: (0.0, 1.0)},
         [(0.0, 1.0)],
     ],
 )

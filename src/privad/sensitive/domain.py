@@ -135,14 +135,8 @@ class QueryDomain:
         i, j = (int(v) for v in np.unravel_index(np.argmax(bad), bad.shape))
         if huge[i, j]:
             return i, j, f"values must have magnitude at most 2**{int(math.log2(self.limit))}"
-        return (
-            i,
-            j,
-            (
-                "nonzero values must have magnitude at least 2**-459 (~6.6e-139) for euclidean "
-                "distances (smaller ones could underflow)"
-            ),
-        )
+        rule = "nonzero values must have magnitude at least 2**-459 (~6.6e-139) for euclidean "
+        return i, j, rule + "distances (smaller ones could underflow)"
 
     def data(self, X: Any) -> np.ndarray:
         """The stored records, mapped: refused (DataError, for the data owner) when one
@@ -177,8 +171,9 @@ class QueryDomain:
         where = self._first_outside(mapped)
         if where is not None:
             i, j, rule = where
+            shown = f" (mapped {float(mapped[i, j])!r})" if j in self.bounds else ""
             raise DataError(
-                f"record {i}, feature {j}: the value {float(Q[i, j])!r} is outside the "
+                f"record {i}, feature {j}: the value {float(Q[i, j])!r}{shown} is outside the "
                 f"curator's public domain: {rule}"
             )
         return mapped
@@ -195,7 +190,7 @@ def _check_bounds(bounds: Mapping[Any, Any], d: int) -> dict[int, tuple[float, f
     if not isinstance(bounds, Mapping):
         raise ParameterError("bounds must be a mapping {feature position: (lower, upper)}")
     out: dict[int, tuple[float, float]] = {}
-    for j, pair in sorted(bounds.items()):
+    for j, pair in bounds.items():
         if type(j) is not int or not 0 <= j < d:
             raise ParameterError(f"bounds: {j!r} is not a feature position 0 .. {d - 1}")
         try:
@@ -210,4 +205,4 @@ def _check_bounds(bounds: Mapping[Any, Any], d: int) -> dict[int, tuple[float, f
                 f"width), got {lo!r}:{hi!r}"
             )
         out[j] = (lo, hi)
-    return out
+    return dict(sorted(out.items()))
