@@ -166,3 +166,34 @@ def test_online_bound_engines_agree(monkeypatch, thyroid, brute_pairs) -> None:
     for s in range(0, Q.shape[0], 37):
         online.add(Q[s : s + 37], online.with_new(Q[s : s + 37])[1])
     assert online.bound.upper == claim5_bound(Q, 0.05).upper
+
+
+def test_data_outside_the_public_domain_is_refused_when_the_curator_starts(tmp_path) -> None:
+    """Issue 26 item 1: the data owner's problem, one error at start, never a refusal per
+    question; with public bounds the same data is served (the feature mapped to [0, 1])."""
+    X = np.vstack([np.random.default_rng(0).uniform(1, 10, (30, 2)), [[1e-160, 5.0]]])
+    with pytest.raises(DataError, match=r"cannot serve this data: record 30, feature 0"):
+        _curator(tmp_path, X)
+    book = Ledger(tmp_path / "c-ledger.sqlite")
+    assert book.history() == []  # the refused start spent nothing
+    cur = Curator(
+        X,
+        MECH,
+        ledger=book,
+        store=tmp_path / "b.sqlite",
+        budget=5.0,
+        rng=1,
+        bounds={0: (-10.0, 10.0)},  # 1e-160 maps to 0.5
+    )
+    assert cur.describe()["query_domain"]["bounds"] == {"0": [-10.0, 10.0]}
+    assert cur.ask("q", records=[[10.0, 5.0]]).charged == pytest.approx(0.1)
+    cur.close()
+    with pytest.raises(ParameterError, match="other data or other mechanism parameters"):
+        Curator(
+            X,
+            MECH,
+            ledger=book,
+            store=tmp_path / "b.sqlite",
+            budget=5.0,
+            bounds={0: (-20.0, 20.0)},  # other bounds: other questions
+        )

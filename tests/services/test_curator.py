@@ -79,6 +79,9 @@ def test_refusals_and_bad_input_spend_nothing(server_pool, tmp_path, thyroid) ->
         b'{"ids": [true]}',
         b'{"records": [[1, 2]]}',
         b'{"records": [[NaN, 0, 0, 0, 0, 0]]}',
+        b'{"records": [[true, 0, 0, 0, 0, 0]]}',  # a boolean is not the number 1
+        b'{"records": [["0.5", 0, 0, 0, 0, 0]]}',
+        b'{"records": [[1e-160, 0, 0, 0, 0, 0]]}',  # outside the public query domain
         b'{"records": []}',
         b'{"ids": [1], "records": [[0, 0, 0, 0, 0, 0]]}',
         b'{"ids": [1], "extra": 1}',
@@ -129,6 +132,7 @@ def test_the_querier_sees_noisy_bits_and_its_budget_only(server_pool, tmp_path, 
         "guarantee",
         "budget_per_querier",
         "max_batch",
+        "query_domain",
     }
     assert [route for route, _ in seen] == [
         "GET /v1/model",
@@ -289,3 +293,39 @@ def test_sigkill_loses_no_charged_answer(tmp_path, spawn_server) -> None:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
     assert "Traceback" not in err
+
+
+def test_serve_sp_bounds_exclude_and_id(tmp_path, spawn_server) -> None:
+    """``privad serve sp --bounds/--bound/--exclude/--id`` (issue 29 item 6): the id and the
+    excluded column are not features; the declared bounds are the public query domain,
+    published in /v1/model; a question outside them is refused (422) on its own values, a
+    question inside is mapped like the data and answered."""
+    data = tmp_path / "d.csv"
+    rng = np.random.default_rng(4)
+    rows = rng.uniform(0.0, 10.0, size=(60, 2))
+    data.write_text(
+        "name,stamp,x,y\n"
+        + "".join(f"r{i},{1000 + i},{x!r},{y!r}\n" for i, (x, y) in enumerate(rows.tolist()))
+    )
+    (tmp_path / "b.json").write_text('{"x": [0, 10]}')
+    args = ["serve", "sp", str(data), "--beta", "2", "--r", "0.2", "--epsilon", "0.5"]
+    args += ["--budget", "5", "--db", str(tmp_path / "c.sqlite"), "--ledger"]
+    args += [str(tmp_path / "l.sqlite"), "--port", "0", "--token", f"alice={ALICE}"]
+    args += ["--id", "name", "--exclude", "stamp", "--bounds", str(tmp_path / "b.json")]
+    args += ["--bound", "y=0:20"]
+    proc, url = spawn_server(args, "privad curator")
+    try:
+        with CuratorClient(url, ALICE) as alice:
+            model = alice.model()
+            assert model["n_features"] == 2 and model["n_records"] == 60
+            assert model["query_domain"]["bounds"] == {"0": [0.0, 10.0], "1": [0.0, 20.0]}
+            with pytest.raises(ServiceError, match=r"422.*declared public bounds \[0, 20\]"):
+                alice.ask_records([[5.0, 20.5]])
+            assert alice.budget()["spent"] == 0.0
+            reply = alice.ask_records([[5.0, 10.0]])  # mapped to (0.5, 0.5)
+            assert reply["charged"] == 0.5 and len(reply["answers"]) == 1
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    assert "Traceback" not in err
+    assert "public bounds on 2 column(s)" in err and "0 value(s) outside" in err

@@ -391,8 +391,21 @@ def identify_dask(
     )
 
 
+NOT_FOR_PUBLICATION = (
+    "Claim 5's m, the composed ε = min(n, m)·ε and the remaining ε are computed from the "
+    "queried records (the most of them within 2r of one; without --queries they are the "
+    "data's own records), so they are a function of the data and NOT private: they are for "
+    "the data owner's accounting. Publish the labels, the parameters and the per-query ε, "
+    "not these numbers."
+)
+"""What the summary says of its data-dependent numbers (``--json``: the
+``not_for_publication`` object)."""
+
+
 def print_summary(job: Identify, o: Outcome, as_json: bool) -> None:
-    """The result (everything in it is the released answers or public parameters)."""
+    """The result: the released answers and public parameters, and, marked as not for
+    publication (:data:`NOT_FOR_PUBLICATION`), the numbers computed from the queried records
+    (Claim 5's m, the composed and the remaining ε)."""
     bound = o.bound
     per_query = "ε-DP" if job.mech == "dp" else f"(ε, k = {job.k})-sensitive privacy"
     warning = (
@@ -419,16 +432,16 @@ def print_summary(job: Identify, o: Outcome, as_json: bool) -> None:
         "mechanism": job.mechanism().guarantee.description,
         "answers": o.n_q,
         "flagged": o.flagged,
-        "guarantee": {
-            "notion": o.guarantee.notion,
-            "epsilon_per_query": job.eps,
+        "guarantee": {"notion": o.guarantee.notion, "epsilon_per_query": job.eps},
+        "not_for_publication": {
+            "note": NOT_FOR_PUBLICATION,
             "epsilon": o.guarantee.epsilon,
             "m": min(bound.m, o.n_q),
             "m_exact": bool(bound.exact),
+            "remaining_epsilon": o.remaining,
         },
         "scope": o.scope,
         "ledger": o.ledger,
-        "remaining_epsilon": o.remaining,
         "output": o.out,
         "id_column": job.id_column,
         "scaling": None if o.scaling is None else o.scaling.to_dict(),
@@ -456,13 +469,13 @@ def print_summary(job: Identify, o: Outcome, as_json: bool) -> None:
                     ("flagged as anomalies", f"{o.flagged} of {o.n_q} (noisy labels)"),
                     ("guarantee", f"{per_query}: ε = {job.eps:g} per query"),
                     (
-                        "composed",
+                        "composed (not for publication)",
                         f"ε = {o.guarantee.epsilon:g} = min(n = {o.n_q}, m = "
                         f"{min(bound.m, o.n_q)}) × ε (Claim 5: at most m queries in any ball "
                         f"of radius r; m {exact})",
                     ),
                     (
-                        "ledger",
+                        "ledger (not for publication)",
                         f"scope {o.scope!r} ({o.guarantee.notion}) in {o.ledger}: "
                         f"remaining ε {o.remaining:g}",
                     ),
@@ -470,6 +483,7 @@ def print_summary(job: Identify, o: Outcome, as_json: bool) -> None:
                 ],
             )
         )
+        console.print(f"Not for publication: {NOT_FOR_PUBLICATION}", markup=False)
         if o.note:
             console.print(o.note, markup=False)
         if warning:

@@ -39,7 +39,16 @@ from typing import Any
 
 import typer
 
-from privad.cli._data import COLUMNS_OPTION, DATA_HELP, load_series, load_table
+from privad.cli._data import (
+    BOUND_OPTION,
+    COLUMNS_OPTION,
+    DATA_HELP,
+    EXCLUDE_OPTION,
+    load_series,
+    load_table,
+    scale_features,
+    scaling_text,
+)
 from privad.cli._options import (
     COUNT,
     DELTA_OPTION,
@@ -48,6 +57,7 @@ from privad.cli._options import (
     Number,
     ca_cert_option,
     check_output_path,
+    public_bounds,
     required_secret,
     scope_option,
     seed_option,
@@ -367,9 +377,40 @@ def register(app: typer.Typer) -> None:
     app.add_typer(serve_app, name="serve")
 
 
+def _require_tokens(tokens: str | None, token: list[str] | None, who: str, why: str) -> None:
+    """At least one token (--tokens or --token) of the server's users, named ``who``."""
+    if tokens is None and not token:
+        raise ParameterError(
+            f"no {who} tokens: give --tokens FILE (NAME=SECRET lines) or --token NAME=SECRET "
+            f"({why})"
+        )
+
+
+def _token_options(who: str, what: str) -> tuple[Any, Any]:
+    """``--tokens FILE`` and ``--token NAME=SECRET`` of a server whose users are ``who``."""
+    return typer.Option(
+        None,
+        "--tokens",
+        metavar="FILE",
+        help=f"{who.capitalize()} tokens: one NAME=SECRET per line (# comments); {what}. At "
+        f"least one {who} token (--tokens or --token) is required; each SECRET at least 16 "
+        "characters.",
+    ), typer.Option(
+        None,
+        "--token",
+        metavar="NAME=SECRET",
+        help=f"A {who} token (repeatable), in addition to --tokens. Secrets on the command line "
+        "are visible to other local users: prefer --tokens.",
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # privad serve sp
 # --------------------------------------------------------------------------------------------
+
+QUERIER_TOKENS_OPTION, QUERIER_TOKEN_OPTION = _token_options(
+    "querier", "NAME is the querier, who has its own budget (ledger scope <scope>/NAME)"
+)
 
 
 @serve_app.command("sp")
@@ -407,6 +448,25 @@ def sp(
     metric: str = METRIC_OPTION,
     count_cap: Any = COUNT_CAP_OPTION,
     columns: list[str] | None = COLUMNS_OPTION,
+    exclude: list[str] | None = EXCLUDE_OPTION,
+    id_column: str | None = typer.Option(
+        None,
+        "--id",
+        metavar="COL",
+        help="The column that identifies records (numbers or text): not a feature. Queriers "
+        "still ask by record number (0 .. n-1, in DATA's order); the ids stay with you.",
+    ),
+    bounds_file: str | None = typer.Option(
+        None,
+        "--bounds",
+        metavar="FILE",
+        help='Public per-column bounds (CSV column,lower,upper or JSON {"col": \\[lower, '
+        "upper]}), the public domain of the queries: bounded features of DATA and of every "
+        "question are scaled to [0, 1] as (x − lo)/(hi − lo), so r is in scaled units; "
+        "stored values outside are clipped, questions outside are refused. Published in "
+        "/v1/model. Never computed from the data: see docs/scaling.md.",
+    ),
+    bound: list[Any] | None = BOUND_OPTION,
     scope: str | None = scope_option(
         "Prefix of the queriers' ledger scopes (default: curator/<data name>)."
     ),
@@ -416,8 +476,8 @@ def sp(
     ),
     host: str = HOST_OPTION,
     port: int = port_option(8705),
-    tokens: str | None = TOKENS_OPTION,
-    token: list[str] | None = TOKEN_OPTION,
+    tokens: str | None = QUERIER_TOKENS_OPTION,
+    token: list[str] | None = QUERIER_TOKEN_OPTION,
     max_body_bytes: int = MAX_BODY_OPTION,
     log_level: str = LOG_LEVEL_OPTION,
     ssl_certfile: str | None = SSL_CERT_OPTION,
@@ -427,13 +487,19 @@ def sp(
     from privad.services.auth import TokenRegistry
     from privad.services.curator import create_curator_app
 
+    _require_tokens(tokens, token, "querier", "queriers ask with them: 'privad sp ask'")
     common = ServeOptions.parse(
         db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
     )
     mech = sensitive_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
     total, delta_v, scope_v, seed_v = budget, delta, scope, seed
     check_output_path(ledger, "--ledger", "store")
-    ds = load_table(data, columns=columns, seed=seed_v)
+    declared = public_bounds(bound, bounds_file)
+    ds = load_table(data, columns=columns, exclude=exclude, id_column=id_column, seed=seed_v)
+    names = list(ds.feature_names)
+    # the operator's view (names checked, clip counts, a dominant column); the curator maps
+    # the raw records itself, with the same arithmetic, and every question alike
+    scaling = scale_features(ds, declared)[1]
     app = create_curator_app(
         ds.X,
         mech,
@@ -444,13 +510,15 @@ def sp(
         delta=delta_v,
         scope=scope_v if scope_v is not None else f"curator/{ds.name}",
         rng=seed_v,
+        bounds=None if not declared else {names.index(c): b for c, b in declared.items()},
         max_body_bytes=common.max_body_bytes,
     )
     notes = [
         f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features; "
         f"{mech.guarantee.summary()} per answer; {total:g}"
         f"{'' if delta_v is None else f', δ {delta_v:g}'} per querier; "
-        f"{len(common.tokens)} querier token(s)"
+        f"{len(common.tokens)} querier token(s)",
+        f"feature scaling: {scaling_text(scaling)}",
     ]
     if common.host not in ("127.0.0.1", "localhost", "::1") and common.ssl_certfile is None:
         notes.append(
@@ -465,19 +533,7 @@ def sp(
 # --------------------------------------------------------------------------------------------
 
 
-RMP_TOKENS_OPTION: Any = typer.Option(
-    None,
-    "--tokens",
-    metavar="FILE",
-    help="End-user tokens: one NAME=SECRET per line (# comments); end-users download the "
-    "model. At least one end-user token (--tokens or --token) is required.",
-)
-RMP_TOKEN_OPTION: Any = typer.Option(
-    None,
-    "--token",
-    metavar="NAME=SECRET",
-    help="An end-user token (repeatable), in addition to --tokens.",
-)
+RMP_TOKENS_OPTION, RMP_TOKEN_OPTION = _token_options("end-user", "end-users download the model")
 
 
 @serve_app.command("rmp")
@@ -579,11 +635,7 @@ def rmp(
     from privad.rmp import AANNTraining
     from privad.services.rmp import create_rmp_app
 
-    if tokens is None and not token:
-        raise ParameterError(
-            "no end-user tokens: give --tokens FILE (NAME=SECRET lines) or "
-            "--token NAME=SECRET (end-users download the model with them)"
-        )
+    _require_tokens(tokens, token, "end-user", "end-users download the model with them")
     common = ServeOptions.parse(
         db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
     )

@@ -429,11 +429,20 @@ def ask(
         help="With --queries: judge each vector as if it were added to the data (footnote 1).",
     ),
     columns: list[str] | None = COLUMNS_OPTION,
+    id_column: str | None = typer.Option(
+        None,
+        "--id",
+        metavar="COL",
+        help="With --queries: the column of the query file that identifies its records "
+        "(numbers or text): not a feature; each answer is labelled with it (default: 'row N', "
+        "N the 0-based row number).",
+    ),
     out: str | None = typer.Option(
         None,
         "--out",
         metavar="FILE",
-        help="Also write the answers as CSV (question,label; 1 = anomaly), atomically.",
+        help="Also write the answers as CSV (question,label; 1 = anomaly), atomically; the "
+        "question is the record id, the --id value or 'row N'.",
     ),
     timeout: float = timeout_option(),
     ca_cert: str | None = ca_cert_option("curator"),
@@ -450,17 +459,21 @@ def ask(
         raise ParameterError(
             "give --ids (record ids) or --queries FILE (feature vectors), one of them"
         )
-    if add_query_to_data and queries is None:
-        raise ParameterError("--add-query-to-data applies only with --queries FILE")
+    if queries is None and (add_query_to_data or id_column is not None):
+        raise ParameterError("--add-query-to-data and --id apply only with --queries FILE")
     out_path = None if out is None else check_output_path(out, "--out")
-    Q = None if queries is None else load_table(queries, columns=columns).X
+    table = None if queries is None else load_table(queries, columns=columns, id_column=id_column)
     with CuratorClient(server, token.strip(), timeout=timeout, verify=ca_cert or True) as client:
         if id_list is not None:
             reply = client.ask_ids(id_list)
             names = [str(i) for i in id_list]
         else:
-            reply = client.ask_records(Q, add_query_to_data=add_query_to_data)
-            names = [f"row {i}" for i in range(len(reply["answers"]))]
+            reply = client.ask_records(table.X, add_query_to_data=add_query_to_data)
+            names = (
+                [f"row {i}" for i in range(len(reply["answers"]))]
+                if table.ids is None
+                else [str(i) for i in table.ids]
+            )
     if out_path is not None:
         with atomic_write(out_path, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)

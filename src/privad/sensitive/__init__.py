@@ -20,6 +20,8 @@ CCS 2019. Modules, one per idea:
 * :mod:`.estimator`: :class:`SensitiveAnomalyIdentifier` (scikit-learn conventions).
 * :mod:`.curator`: :class:`Curator`, the trusted curator answering queriers with
   per-querier budgets charged online (``privad serve sp``).
+* :mod:`.domain`: :class:`~privad.sensitive.domain.QueryDomain`, the curator's public
+  domain of records and questions, so that no refusal reads the data.
 * :mod:`.parameters`: :func:`propose_parameters`, our reconstruction of Appendix A.2.
 """
 

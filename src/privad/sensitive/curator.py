@@ -43,6 +43,22 @@ question it is charged as above even if another querier asked it before (so its 
 depends on its own requests only). Colluding queriers share answers, so together they learn
 no more than the union of their questions. Requests are answered one at a time.
 
+Refusals read no data
+---------------------
+Whether a request is answered, what it is charged, what is left and the text and kind of a
+refusal depend only on what the querier sent and on public configuration (n, d, the
+mechanism, the budgets, the declared bounds), never on the stored records; the data
+reaches the querier only through the noisy answers, each of them charged. The distance
+engines refuse pairs of records float64 cannot represent (a span that overflows, values
+closer than 2**-511), a check on the data and the queries together; the curator never lets
+a question reach it. The data is checked once, when the curator starts, against a public
+domain (:class:`~privad.sensitive.domain.QueryDomain`: declared bounds, a magnitude limit,
+and for euclidean distances no nonzero value below 2**-459), so that every pair of records
+in the domain is representable; data outside it is refused there (the data owner's
+business). Each question is then checked against the domain alone: ids against 0..n−1,
+vectors against the number of features, finiteness, the bounds and the domain; those
+refusals name only the question.
+
 What the curator keeps to itself
 --------------------------------
 Each charged request's ledger row records, in its metadata (``"per_record"``), how many of
@@ -72,6 +88,7 @@ import json
 import sqlite3
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,6 +102,7 @@ from privad.geometry import BallIndex, ball_counts
 from privad.geometry.predicate import check_magnitudes, pair_values, threshold
 from privad.sensitive.accounting import Claim5Bound, RecordExposure, claim5_radius
 from privad.sensitive.anomaly import BallStatistics, statistics_from_counts
+from privad.sensitive.domain import QueryDomain
 from privad.sensitive.estimator import SensitiveAnomalyIdentifier
 from privad.sensitive.mechanisms import AIQMechanism
 from privad.sensitive.release import Charge, question_keys, release_labels
@@ -204,6 +222,16 @@ class Curator:
         The prefix of the queriers' ledger scopes.
     rng : seed or Randomness
         The noise (OS entropy by default; a seed is for tests only).
+    bounds : mapping {feature position: (lower, upper)}, optional
+        Public bounds of some features (:class:`~privad.sensitive.domain.QueryDomain`):
+        those features of the data and of every question are mapped to [0, 1] (r is in the
+        mapped units); stored values outside are clipped, questions outside are refused.
+
+    Raises
+    ------
+    DataError
+        When the data has a value outside the public domain (see "Refusals" in the module
+        docstring): refused here, once, never per question.
     """
 
     def __init__(
@@ -217,6 +245,7 @@ class Curator:
         delta: float | None = None,
         scope: str = "curator",
         rng: Any = None,
+        bounds: Mapping[int, tuple[float, float]] | None = None,
     ) -> None:
         if not isinstance(mechanism, AIQMechanism):
             raise ParameterError("mechanism must be a privad.sensitive.AIQMechanism")
@@ -227,6 +256,9 @@ class Curator:
         if self.scope is None:
             raise ParameterError(f"scope must be a non-empty name, got {scope!r}")
         self.ledger = ledger
+        X = check_array(X, "X")
+        self.domain = QueryDomain(X.shape[1], mechanism.metric, bounds)
+        X = self.domain.data(X)  # refused here, for the data owner, never per question
         m = mechanism
         self._est = SensitiveAnomalyIdentifier(
             m.beta,
@@ -262,6 +294,7 @@ class Curator:
                 "data": hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest(),
                 "shape": list(X.shape),
                 **self.mechanism.params(),
+                **({"bounds": self.domain.to_dict()["bounds"]} if self.domain.bounds else {}),
             },
             sort_keys=True,
         )
@@ -324,6 +357,7 @@ class Curator:
             "guarantee": g.to_dict(),
             "budget_per_querier": self.budget_total,
             "max_batch": MAX_BATCH,
+            "query_domain": self.domain.to_dict(),
         }
         if self.budget_delta is not None:
             out["budget_delta_per_querier"] = self.budget_delta
@@ -377,11 +411,9 @@ class Curator:
         return keys, arr.astype(np.int64)
 
     def _vector_questions(self, records: Any, add: bool) -> tuple[list[bytes], np.ndarray]:
-        Q = check_array(records, "records")
+        Q = self.domain.questions(records)  # reads Q and the public domain only
         if Q.shape[0] > MAX_BATCH:
             raise DataError(f"at most {MAX_BATCH} questions per request, got {Q.shape[0]}")
-        if Q.shape[1] != self.n_features:
-            raise DataError(f"records have {Q.shape[1]} feature(s); the data has {self.n_features}")
         tag = b"v1" if add else b"v0"  # two bytes before the digest (read by _statistics)
         return [tag + key for key in question_keys(Q)], Q
 

@@ -14,7 +14,8 @@ method   path            what
 GET      /v1/health      liveness and role (no token)
 GET      /v1/model       the public parameters: mechanism, β, r, ε, k, metric, count cap,
                          n_records, n_features, the per-answer guarantee, the budget per
-                         querier, the largest batch
+                         querier, the largest batch, the query domain (declared bounds,
+                         magnitude limit, smallest nonzero value)
 GET      /v1/budget      the querier's own budget: total, spent, remaining ε (an (ε, δ)
                          budget: also δ, δ spent and the answers per record left)
 POST     /v1/ask         ``{"ids": [i, ...]}`` (record ids) or ``{"records": [[...], ...],
@@ -24,12 +25,20 @@ POST     /v1/ask         ``{"ids": [i, ...]}`` (record ids) or ``{"records": [[.
 
 A request past the querier's budget gets ``429 {"error": "budget_exhausted"}``: nothing is
 spent, nothing answered. Malformed requests (bad JSON, unknown fields, an unknown id, a
-wrong dimension, NaN, an empty or too large batch) get 4xx with nothing spent. The querier
-never receives counts, error probabilities or distances: there is no evaluation endpoint.
+wrong dimension, NaN, booleans or strings for numbers, an empty or too large batch, a vector
+outside the public query domain) get 4xx with nothing spent. The querier never receives
+counts, error probabilities or distances: there is no evaluation endpoint.
+
+Whether a request is answered, what it costs and the status and text of a refusal depend
+only on what the querier sent and on the public configuration (``/v1/model``: n, d, the
+mechanism, the budget, the query domain with its declared bounds), never on the stored
+records (:class:`privad.sensitive.Curator`, "Refusals read no data"); data the curator
+cannot serve is refused when the server starts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -45,6 +54,7 @@ from privad.services.bodies import (
     DEFAULT_MAX_BODY_BYTES,
     KIND_SCHEMAS,
     Recorder,
+    float_matrix,
     json_body,
     parse_json,
 )
@@ -71,13 +81,9 @@ def parse_ask(body: Any) -> dict[str, Any]:
     if ids is not None:
         if not isinstance(ids, list) or not all(type(i) is int for i in ids):
             raise DataError("ids must be a list of integers (record ids)")
-    if records is not None and not isinstance(records, list):
-        raise DataError("records must be a list of feature vectors (lists of numbers)")
-    if records is not None and not records:
-        raise DataError("records is empty: give at least one feature vector")
     return {
         "ids": ids,
-        "records": records,
+        "records": None if records is None else float_matrix(records, "records"),
         "add_query_to_data": body.get("add_query_to_data", False),
     }
 
@@ -93,6 +99,7 @@ def create_curator_app(
     delta: float | None = None,
     scope: str = "curator",
     rng: Any = None,
+    bounds: Mapping[int, tuple[float, float]] | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     recorder: Recorder | None = None,
 ) -> FastAPI:
@@ -109,11 +116,21 @@ def create_curator_app(
     delta : each querier's budget's δ (an (ε, δ) budget, its answers drawn from a prepaid
         block); None for a pure-ε budget.
     rng : the noise (tests only; default OS entropy).
+    bounds : public bounds {feature position: (lower, upper)} (the query domain's, see
+        :class:`privad.sensitive.domain.QueryDomain`); None for none.
     """
     book = Ledger(ledger, create=True)
     try:
         curator = Curator(
-            X, mechanism, ledger=book, store=db, budget=budget, delta=delta, scope=scope, rng=rng
+            X,
+            mechanism,
+            ledger=book,
+            store=db,
+            budget=budget,
+            delta=delta,
+            scope=scope,
+            rng=rng,
+            bounds=bounds,
         )
     except BaseException:
         book.close()
