@@ -45,6 +45,7 @@ from privad.services.bodies import (
     DEFAULT_MAX_BODY_BYTES,
     KIND_SCHEMAS,
     Recorder,
+    float_matrix,
     json_body,
     parse_json,
 )
@@ -71,13 +72,10 @@ def parse_ask(body: Any) -> dict[str, Any]:
     if ids is not None:
         if not isinstance(ids, list) or not all(type(i) is int for i in ids):
             raise DataError("ids must be a list of integers (record ids)")
-    if records is not None and not isinstance(records, list):
-        raise DataError("records must be a list of feature vectors (lists of numbers)")
-    if records is not None and not records:
-        raise DataError("records is empty: give at least one feature vector")
     return {
         "ids": ids,
-        "records": records,
+        # exact JSON types, as every server's float fields: a boolean is not 1.0
+        "records": None if records is None else float_matrix(records, "records"),
         "add_query_to_data": body.get("add_query_to_data", False),
     }
 
