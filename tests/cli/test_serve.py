@@ -199,7 +199,7 @@ def test_database_of_the_other_role_and_busy_port(error_line, run, tmp_path: Pat
         "--min-samples",
         "2",
     )
-    assert code == 2 and "correction database, not a analyst one" in error_line(err)
+    assert code == 2 and "correction store, not a analyst one" in error_line(err)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
@@ -221,7 +221,17 @@ def test_database_of_the_other_role_and_busy_port(error_line, run, tmp_path: Pat
     assert code == 2 and "cannot listen on 127.0.0.1:" in error_line(err)
 
 
-def test_server_process_starts_answers_and_stops_on_sigterm(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sig", "statuses", "tokens"),
+    [
+        (signal.SIGTERM, (0, -signal.SIGTERM), ["--token", f"s1={SECRET}"]),
+        (signal.SIGINT, (130,), []),  # its tokens from $PRIVAD_TOKENS, off the command line
+    ],
+    ids=["SIGTERM", "SIGINT"],
+)
+def test_server_process_starts_answers_and_stops_on_a_signal(
+    tmp_path: Path, sig: signal.Signals, statuses: tuple[int, ...], tokens: list[str]
+) -> None:
     db = tmp_path / "cs.sqlite"
     proc = subprocess.Popen(
         [
@@ -234,15 +244,18 @@ def test_server_process_starts_answers_and_stops_on_sigterm(tmp_path: Path) -> N
             str(db),
             "--port",
             "0",
-            "--token",
-            f"s1={SECRET}",
+            *tokens,
             "--outlier-layer-width",
             "0.25",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PRIVAD_ANALYST_TOKEN": PEER},
+        env={
+            **os.environ,
+            "PRIVAD_ANALYST_TOKEN": PEER,
+            "PRIVAD_TOKENS": f"s1={SECRET}\ns2={SECRET}-2",
+        },
     )
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]
@@ -261,10 +274,16 @@ def test_server_process_starts_answers_and_stops_on_sigterm(tmp_path: Path) -> N
         assert r.status_code == 200 and r.json() == {"sensor": "s1", "windows": []}
         r = httpx.get(url + "/v1/windows", headers={"authorization": f"Bearer {PEER}"})
         assert r.status_code == 403  # the env var set the analyst's token
+        if not tokens:  # both entries of $PRIVAD_TOKENS were read
+            r = httpx.get(url + "/v1/windows", headers={"authorization": f"Bearer {SECRET}-2"})
+            assert r.status_code == 200 and r.json()["sensor"] == "s2"
     finally:
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=20)
     # uvicorn shuts down gracefully, then re-raises the signal (the conventional exit status)
-    assert proc.returncode in (0, -signal.SIGTERM), err
-    assert "Traceback" not in err
-    assert db.exists()
+    assert proc.returncode in statuses, err
+    assert err.strip() == (
+        f"privad correction: {sig.name} received, stopping: requests in flight finish first, "
+        "everything acknowledged is stored"
+    )
+    assert db.exists() and db.stat().st_mode & 0o777 == 0o600
