@@ -423,7 +423,7 @@ def open_sqlite(
     >>> open_sqlite(path, role="other", schema=schema)
     Traceback (most recent call last):
     ...
-    privad.errors.ParameterError: --db '...' is a privad demo store, not a other one; give \
+    privad.errors.ParameterError: --db '...' is a privad demo database, not a other one; give \
 each server its own --db file
     """
     name = str(Path(path).expanduser())
@@ -474,7 +474,7 @@ def _claim(conn: sqlite3.Connection, name: str, role: str, schema: str, option: 
         owner = None if row is None else row[0]
     if owner is not None and owner != role:
         raise ParameterError(
-            f"{option} {name!r} is a privad {owner} store, not a {role} one; give each server "
+            f"{option} {name!r} is a privad {owner} database, not a {role} one; give each server "
             f"its own {option} file"
         )
     foreign = sorted(tables - set(_CREATED_TABLE.findall(schema)) - {"meta"})

@@ -199,7 +199,7 @@ def test_database_of_the_other_role_and_busy_port(error_line, run, tmp_path: Pat
         "--min-samples",
         "2",
     )
-    assert code == 2 and "correction store, not a analyst one" in error_line(err)
+    assert code == 2 and "correction database, not a analyst one" in error_line(err)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)

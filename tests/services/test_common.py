@@ -96,7 +96,7 @@ def test_store_is_durable_and_bound_to_its_role(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.write(lambda c: c.execute("PRAGMA synchronous").fetchone()[0]) == 2  # FULL
     store.close()
-    with pytest.raises(ParameterError, match="privad analyst store, not a correction one"):
+    with pytest.raises(ParameterError, match="privad analyst database, not a correction one"):
         CorrectionStore(db)
     AnalystStore(db).close()  # reopens fine
     (tmp_path / "junk.sqlite").write_bytes(b"not a database at all" * 100)
