@@ -467,7 +467,12 @@ each server its own --db file
 
 def _claim(conn: sqlite3.Connection, name: str, role: str, schema: str, option: str) -> None:
     """Make an SQLite file ``role``'s or check that it is (see :func:`open_sqlite`)."""
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    tables = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    }
     owner = None
     if "meta" in tables:
         row = conn.execute("SELECT value FROM meta WHERE key = 'role'").fetchone()

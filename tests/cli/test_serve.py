@@ -287,3 +287,28 @@ def test_server_process_starts_answers_and_stops_on_a_signal(
         "everything acknowledged is stored"
     )
     assert db.exists() and db.stat().st_mode & 0o777 == 0o600
+
+
+def test_the_curator_refuses_the_ledger_or_a_garbage_file_as_its_store(
+    error_line, run, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from privad.accounting import Ledger
+
+    (tmp_path / "d.csv").write_text("x1,x2\n0.1,0.2\n0.3,0.4\n0.5,0.6\n0.2,0.2\n")
+    ledger = tmp_path / "l.sqlite"
+    Ledger(ledger, create=True).close()
+    (tmp_path / "junk.sqlite").write_bytes(b"garbage" * 200)
+    common = ["serve", "sp", str(tmp_path / "d.csv"), "--beta", "2", "--r", "0.1"]
+    common += ["--epsilon", "0.5", "--budget", "5", "--ledger", str(ledger), "--port", "0"]
+    common += ["--token", f"q1={SECRET}"]
+    code, out, err = run(*common, "--db", str(ledger))
+    assert code == 2 and out == ""
+    assert "is a privad ledger (it holds budgets, events, spends)" in error_line(err)
+    with sqlite3.connect(ledger) as conn:  # nothing of the curator's was written into it
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert not tables & {"answers", "asked", "meta"}
+    code, out, err = run(*common, "--db", str(tmp_path / "junk.sqlite"))
+    assert code == 2 and out == ""
+    assert "is not a usable SQLite database" in error_line(err)
