@@ -189,7 +189,14 @@ class RequestGate:
     """ASGI wrapper applying :class:`ServerLimits` to every HTTP request: the cap on the
     bytes in flight (``503``) and the body deadline (``408``). The header deadline is the
     connection's (:func:`_header_timeout_protocol`), since an app sees a request only once
-    its headers are in."""
+    its headers are in.
+
+    Examples
+    --------
+    >>> async def app(scope, receive, send): ...
+    >>> RequestGate(app, ServerLimits(max_bytes_in_flight=4096)).in_flight
+    0
+    """
 
     def __init__(self, app: Any, limits: ServerLimits) -> None:
         self.app = app
