@@ -52,14 +52,13 @@ def test_staging_is_private_and_locked_until_renamed(tmp_path: Path) -> None:
             os.close(fd)
         (tmp / "a").write_text("x")
         assert remove_leftovers(tmp_path / "out") == []  # its own staging: left alone
-    umask = os.umask(0)
-    os.umask(umask)
-    assert (tmp_path / "out").stat().st_mode & 0o777 == 0o777 & ~umask
+    assert (tmp_path / "out").stat().st_mode & 0o777 == 0o700  # private once published too
     assert _names(tmp_path) == ["out"]
     with atomic_write(tmp_path / "f.csv") as handle:
         (staged,) = tmp_path.glob(".f.csv.*.part")
         assert (staged.stat().st_mode & 0o777) == 0o600
         handle.write("a")
+    assert (tmp_path / "f.csv").stat().st_mode & 0o777 == 0o600
     assert _names(tmp_path) == ["f.csv", "out"]
 
 

@@ -1,5 +1,6 @@
-"""Output files that are either complete or absent, at paths checked before any work; the
-content digest of a block of records.
+"""Output files that are either complete or absent, private to their owner, at paths checked
+before any work; SQLite files that belong to one role; the content digest of a block of
+records.
 
 Every file privad writes goes through :func:`atomic_write`, and every output folder through
 :func:`atomic_folder`: the content is written to a hidden staging file or folder beside the
@@ -29,6 +30,14 @@ Leftovers of killed runs
     other job's staging folder). Where the file system cannot lock (some network file
     systems), a leftover is an error that names it and the command that removes it.
 
+Private files
+    Everything privad creates holds data, answers, ledgers or journals, so every file it
+    creates is readable and writable by its owner only (mode 0600) and every folder it
+    creates is 0700 (:func:`private_file`, :func:`private_folder`): outputs keep their
+    staging mode when they are published, and an SQLite file is created 0600 before SQLite
+    opens it, so its ``-wal`` and ``-shm`` files, which SQLite gives the database file's
+    mode, are private too. Files that already exist keep their mode.
+
 Every output path a user names (``--out``, ``--output``, ``--ledger``, ``--db``,
 ``--key-file``, ...) is checked by :func:`check_output_path` before the command does any
 work, by one rule: the path's folder must already exist and be writable (privad never
@@ -42,12 +51,15 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import shlex
 import shutil
+import sqlite3
 import stat
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -55,7 +67,16 @@ import numpy as np
 
 from privad.errors import OutputError, ParameterError, PrivadError, PrivadWarning
 
-__all__ = ["atomic_folder", "atomic_write", "check_output_path", "remove_leftovers", "rows_digest"]
+__all__ = [
+    "atomic_folder",
+    "atomic_write",
+    "check_output_path",
+    "open_sqlite",
+    "private_file",
+    "private_folder",
+    "remove_leftovers",
+    "rows_digest",
+]
 
 OutputKind = Literal["file", "folder", "store"]
 
@@ -278,11 +299,44 @@ def _staging(
             os.close(lock_fd)  # a file's descriptor is closed by its owner
 
 
-def _plain_mode(path: str | os.PathLike[str], mode: int) -> None:
-    """Give a published entry (staged 0600/0700) the mode a plain open()/mkdir() would."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, mode & ~umask)
+def private_folder(path: str | os.PathLike[str]) -> Path:
+    """Create the folder ``path`` and its missing parents, each private to its owner (0700);
+    folders that exist already are left as they are.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> root = Path(tempfile.mkdtemp())
+    >>> oct(private_folder(root / "a" / "b").stat().st_mode & 0o777)
+    '0o700'
+    >>> oct((root / "a").stat().st_mode & 0o777)
+    '0o700'
+    """
+    target = Path(path).expanduser()
+    missing = [p for p in (target, *target.parents) if not p.exists()]
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+    return target
+
+
+def private_file(path: str | os.PathLike[str]) -> Path:
+    """Create ``path`` as an empty file private to its owner (0600) if it does not exist (an
+    existing file, or a link, is left as it is); its folder must exist.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "store.sqlite"
+    >>> oct(private_file(path).stat().st_mode & 0o777)
+    '0o600'
+    """
+    target = Path(path).expanduser()
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    return target
 
 
 @contextlib.contextmanager
@@ -315,28 +369,21 @@ def _fsync_tree(folder: Path) -> None:
         _fsync_path(root, is_dir=True)
 
 
-def _sync_published(target: Path, mode: int | None) -> None:
-    """Give a just-renamed ``target`` its plain ``mode`` (None: keep it private) and
-    ``fsync`` its folder. The output is published by now, so an error here is not raised:
-    it must not cancel the spend of what was released (a failed chmod leaves the output
-    private to its owner, the safe side)."""
+def _sync_published(target: Path) -> None:
+    """``fsync`` the folder of a just-renamed ``target``. The output is published by now,
+    so an error here is not raised: it must not cancel the spend of what was released."""
     with contextlib.suppress(OSError):
-        if mode is not None:
-            _plain_mode(target, mode)
         _fsync_path(target.parent, is_dir=True)
 
 
 @contextlib.contextmanager
-def atomic_write(
-    path: str | os.PathLike[str], mode: str = "w", *, private: bool = False, **kwargs
-) -> Iterator[IO]:
+def atomic_write(path: str | os.PathLike[str], mode: str = "w", **kwargs) -> Iterator[IO]:
     """Open ``path`` for writing; the file appears (atomically) only if the block succeeds.
 
     The content is flushed and ``fsync``-ed before the rename and the folder after it; a
     write error (a full disk, an I/O error) is an :class:`~privad.errors.OutputError` and
-    nothing appears. ``private=True`` keeps the file readable and writable by its owner only
-    (mode 0600) from creation on, for secrets such as an RMP participant's key or a service
-    token.
+    nothing appears. The file is readable and writable by its owner only (mode 0600) from
+    creation on, and a missing folder is created private (:func:`private_folder`).
 
     Examples
     --------
@@ -348,7 +395,7 @@ def atomic_write(
     'index,label\\n0,1\\n'
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(target.parent)
 
     def make() -> tuple[int, str]:
         return tempfile.mkstemp(
@@ -361,7 +408,7 @@ def atomic_write(
             handle.flush()
             os.fsync(handle.fileno())
             os.replace(tmp, target)  # still locked: the descriptor closes after the rename
-        _sync_published(target, None if private else 0o666)
+        _sync_published(target)
 
 
 @contextlib.contextmanager
@@ -369,9 +416,9 @@ def atomic_folder(target: str | os.PathLike[str], option: str = "--out") -> Iter
     """A new folder ``target`` that appears (renamed into place) only if the block succeeds.
 
     The staging folder ``.NAME.XXXXXXXX.part`` is created beside ``target`` (same file
-    system, so the rename is atomic), private to its owner until the rename; on any
-    exception it is deleted with everything in it. Everything in it is ``fsync``-ed before
-    the rename and the parent folder after it; a write error is an
+    system, so the rename is atomic), private to its owner (0700, kept after the rename);
+    on any exception it is deleted with everything in it. Everything in it is ``fsync``-ed
+    before the rename and the parent folder after it; a write error is an
     :class:`~privad.errors.OutputError`. ``target`` must not exist when the block starts or
     ends (:func:`check_output_path`, kind ``"folder"``).
     """
@@ -387,7 +434,7 @@ def atomic_folder(target: str | os.PathLike[str], option: str = "--out") -> Iter
         check_output_path(final, option, kind="folder")  # appeared meanwhile: refuse
         _fsync_tree(tmp)
         os.rename(tmp, final)
-        _sync_published(final, 0o777)
+        _sync_published(final)
 
 
 def rows_digest(rows: Any) -> str:
@@ -401,3 +448,114 @@ def rows_digest(rows: Any) -> str:
     h = hashlib.sha256(f"{arr.shape}".encode())
     h.update(arr.tobytes())
     return h.hexdigest()
+
+
+_CREATED_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS\s+(\w+)", re.IGNORECASE)
+
+
+def open_sqlite(
+    path: str | os.PathLike[str],
+    *,
+    role: str,
+    schema: str,
+    option: str = "--db",
+    busy_timeout: float = 30.0,
+) -> sqlite3.Connection:
+    """Open the SQLite file of one ``role`` (a server's store, the curator's store), created
+    private (:func:`private_file`) and refused with one :class:`ParameterError` when it is
+    not that role's.
+
+    The connection is in autocommit mode (every transaction an explicit ``BEGIN``), usable
+    from any thread, with a WAL journal, ``synchronous=FULL`` and foreign keys on. In one
+    write transaction the file is claimed: a file without tables becomes ``role``'s (a
+    ``meta`` table records the role); a file whose ``meta`` names ``role`` is used; a file
+    of an earlier privad without a role is claimed only if every table it holds is one
+    ``schema`` creates. Anything else (another server's store, a privad ledger, another
+    application's database, a file that is not SQLite) is refused before anything is
+    written. Then ``schema`` (``CREATE TABLE IF NOT EXISTS ...`` statements separated by
+    ``;``) runs in the same transaction.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "store.sqlite"
+    >>> schema = "CREATE TABLE IF NOT EXISTS items (x INTEGER)"
+    >>> open_sqlite(path, role="demo", schema=schema).close()
+    >>> oct(path.stat().st_mode & 0o777)
+    '0o600'
+    >>> open_sqlite(path, role="other", schema=schema)
+    Traceback (most recent call last):
+    ...
+    privad.errors.ParameterError: --db '...' is a privad demo database, not a other one; give \
+each server its own --db file
+    """
+    name = str(Path(path).expanduser())
+    if name == ":memory:":
+        raise ParameterError(f"{option} must be a file path (durable storage), got {name!r}")
+    try:
+        private_file(name)
+        conn = sqlite3.connect(
+            name, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+        )
+    except (OSError, sqlite3.Error) as exc:
+        raise ParameterError(f"cannot open {option} {name!r}: {exc}") from None
+    try:
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise ParameterError(f"cannot use a WAL journal on {option} {name!r} (got {mode!r})")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _claim(conn, name, role, schema, option)
+            for statement in schema.split(";"):  # executescript would COMMIT early
+                if statement.strip():
+                    conn.execute(statement)
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    except BaseException as exc:
+        conn.close()
+        if isinstance(exc, sqlite3.DatabaseError):
+            raise ParameterError(
+                f"{option} {name!r} is not a usable SQLite database ({exc}); give this "
+                "server its own --db file"
+            ) from None
+        raise
+    return conn
+
+
+def _claim(conn: sqlite3.Connection, name: str, role: str, schema: str, option: str) -> None:
+    """Make an SQLite file ``role``'s or check that it is (see :func:`open_sqlite`)."""
+    tables = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    }
+    owner = None
+    if "meta" in tables:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'role'").fetchone()
+        owner = None if row is None else row[0]
+    if owner is not None and owner != role:
+        raise ParameterError(
+            f"{option} {name!r} is a privad {owner} database, not a {role} one; give each server "
+            f"its own {option} file"
+        )
+    foreign = sorted(tables - set(_CREATED_TABLE.findall(schema)) - {"meta"})
+    application = conn.execute("PRAGMA application_id").fetchone()[0]
+    if owner is None and (foreign or application):
+        what = "a privad ledger" if {"budgets", "spends"} <= tables else "another database"
+        raise ParameterError(
+            f"{option} {name!r} is {what} (it holds {', '.join(foreign[:5]) or 'no table'}), "
+            f"not a {role} store; give the server its own {option} file, apart from the ledger"
+        )
+    conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute(
+        "INSERT OR IGNORE INTO meta VALUES ('role', ?), ('created_at', ?)",
+        (role, datetime.now(UTC).isoformat()),
+    )

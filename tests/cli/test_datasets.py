@@ -116,3 +116,23 @@ def test_every_option_has_help(run):
 
         for parameter in inspect.signature(command).parameters.values():
             assert getattr(parameter.default, "help", None), (command.__name__, parameter.name)
+
+
+def test_describe_takes_the_path_of_a_data_file(run, tmp_path, monkeypatch, error_line):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tx.csv").write_text("a,b\n1,2\n3,4\n5,9\n")
+    code, out, err = run("datasets", "describe", "tx.csv")
+    assert code == 0, err
+    assert "kind" in out and "file" in out and "3 x 2" in out
+    code, out, err = run("datasets", "describe", "tx.csv", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["entry"] == {"name": "tx.csv", "kind": "file"}
+    assert data["data"]["records"] == 3 and data["data"]["features"] == 2
+    assert [s["max"] for s in data["data"]["statistics"]] == [5, 9]
+    code, _, err = run("datasets", "describe", "tx.csv", "--path", "x")
+    assert code == 2 and "--path applies to the external datasets" in error_line(err)
+    code, _, err = run("datasets", "describe", "missing.csv")
+    assert code == 2 and "unknown dataset 'missing.csv'" in error_line(err)

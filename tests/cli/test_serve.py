@@ -221,7 +221,17 @@ def test_database_of_the_other_role_and_busy_port(error_line, run, tmp_path: Pat
     assert code == 2 and "cannot listen on 127.0.0.1:" in error_line(err)
 
 
-def test_server_process_starts_answers_and_stops_on_sigterm(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sig", "statuses", "tokens"),
+    [
+        (signal.SIGTERM, (0, -signal.SIGTERM), ["--token", f"s1={SECRET}"]),
+        (signal.SIGINT, (130,), []),  # its tokens from $PRIVAD_TOKENS, off the command line
+    ],
+    ids=["SIGTERM", "SIGINT"],
+)
+def test_server_process_starts_answers_and_stops_on_a_signal(
+    tmp_path: Path, sig: signal.Signals, statuses: tuple[int, ...], tokens: list[str]
+) -> None:
     db = tmp_path / "cs.sqlite"
     proc = subprocess.Popen(
         [
@@ -234,15 +244,18 @@ def test_server_process_starts_answers_and_stops_on_sigterm(tmp_path: Path) -> N
             str(db),
             "--port",
             "0",
-            "--token",
-            f"s1={SECRET}",
+            *tokens,
             "--outlier-layer-width",
             "0.25",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PRIVAD_ANALYST_TOKEN": PEER},
+        env={
+            **os.environ,
+            "PRIVAD_ANALYST_TOKEN": PEER,
+            "PRIVAD_TOKENS": f"s1={SECRET}\ns2={SECRET}-2",
+        },
     )
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]
@@ -261,10 +274,41 @@ def test_server_process_starts_answers_and_stops_on_sigterm(tmp_path: Path) -> N
         assert r.status_code == 200 and r.json() == {"sensor": "s1", "windows": []}
         r = httpx.get(url + "/v1/windows", headers={"authorization": f"Bearer {PEER}"})
         assert r.status_code == 403  # the env var set the analyst's token
+        if not tokens:  # both entries of $PRIVAD_TOKENS were read
+            r = httpx.get(url + "/v1/windows", headers={"authorization": f"Bearer {SECRET}-2"})
+            assert r.status_code == 200 and r.json()["sensor"] == "s2"
     finally:
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=20)
     # uvicorn shuts down gracefully, then re-raises the signal (the conventional exit status)
-    assert proc.returncode in (0, -signal.SIGTERM), err
-    assert "Traceback" not in err
-    assert db.exists()
+    assert proc.returncode in statuses, err
+    assert err.strip() == (
+        f"privad correction: {sig.name} received, stopping: requests in flight finish first, "
+        "everything acknowledged is stored"
+    )
+    assert db.exists() and db.stat().st_mode & 0o777 == 0o600
+
+
+def test_the_curator_refuses_the_ledger_or_a_garbage_file_as_its_store(
+    error_line, run, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from privad.accounting import Ledger
+
+    (tmp_path / "d.csv").write_text("x1,x2\n0.1,0.2\n0.3,0.4\n0.5,0.6\n0.2,0.2\n")
+    ledger = tmp_path / "l.sqlite"
+    Ledger(ledger, create=True).close()
+    (tmp_path / "junk.sqlite").write_bytes(b"garbage" * 200)
+    common = ["serve", "sp", str(tmp_path / "d.csv"), "--beta", "2", "--r", "0.1"]
+    common += ["--epsilon", "0.5", "--budget", "5", "--ledger", str(ledger), "--port", "0"]
+    common += ["--token", f"q1={SECRET}"]
+    code, out, err = run(*common, "--db", str(ledger))
+    assert code == 2 and out == ""
+    assert "is a privad ledger (it holds budgets, events, spends)" in error_line(err)
+    with sqlite3.connect(ledger) as conn:  # nothing of the curator's was written into it
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert not tables & {"answers", "asked", "meta"}
+    code, out, err = run(*common, "--db", str(tmp_path / "junk.sqlite"))
+    assert code == 2 and out == ""
+    assert "is not a usable SQLite database" in error_line(err)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from privad.accounting import Ledger
 from privad.errors import DataError, DatasetNotFoundError, ParameterError
 from privad.relaxed import SplitRule
 from privad.services.analyst import AnalystStore
@@ -95,7 +96,7 @@ def test_store_is_durable_and_bound_to_its_role(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.write(lambda c: c.execute("PRAGMA synchronous").fetchone()[0]) == 2  # FULL
     store.close()
-    with pytest.raises(ParameterError, match="analyst database, not a correction one"):
+    with pytest.raises(ParameterError, match="privad analyst database, not a correction one"):
         CorrectionStore(db)
     AnalystStore(db).close()  # reopens fine
     (tmp_path / "junk.sqlite").write_bytes(b"not a database at all" * 100)
@@ -103,6 +104,34 @@ def test_store_is_durable_and_bound_to_its_role(tmp_path: Path) -> None:
         AnalystStore(tmp_path / "junk.sqlite")
     with pytest.raises(ParameterError, match="file path"):
         AnalystStore(":memory:")
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_store_files_are_private_and_a_ledger_or_foreign_database_is_refused(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "a.sqlite"
+    store = AnalystStore(db)
+    store.write(lambda c: c.execute("SELECT 1"))
+    wal, shm = Path(f"{db}-wal"), Path(f"{db}-shm")
+    assert wal.exists() and shm.exists()
+    assert [_mode(p) for p in (db, wal, shm)] == [0o600, 0o600, 0o600]
+    store.close()
+    Ledger(tmp_path / "ledger.sqlite", create=True).close()
+    before = (tmp_path / "ledger.sqlite").read_bytes()
+    with pytest.raises(ParameterError, match="is a privad ledger .*apart from the ledger"):
+        AnalystStore(tmp_path / "ledger.sqlite")
+    assert (tmp_path / "ledger.sqlite").read_bytes() == before  # nothing written into it
+    with sqlite3.connect(tmp_path / "other.sqlite") as conn:
+        conn.execute("CREATE TABLE customers (name TEXT)")
+    with pytest.raises(ParameterError, match="another database \\(it holds customers\\)"):
+        AnalystStore(tmp_path / "other.sqlite")
+    with sqlite3.connect(tmp_path / "other.sqlite") as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert tables == {"customers"}
 
 
 def test_correction_app_refuses_a_split_rule_it_cannot_store(tmp_path: Path) -> None:

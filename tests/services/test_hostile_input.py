@@ -434,3 +434,90 @@ def test_fuzzing_every_endpoint_gives_no_5xx_and_refusals_change_nothing(servers
         for (method, path, schema), k in itertools.product(endpoints, range(len(srv.tokens))):
             fuzz(http, srv, method, path, k, schema, seen)
     assert any(400 <= code < 500 for code in seen), seen
+
+
+HUGE_LITERALS = ("1" + "0" * 309, "-" + "9" * 400, "7" * 4300, "3" * 5000)
+"""Integer literals beyond a float's range (1.8e308 has 309 digits), up to and past Python's
+4,300-digit limit on converting a string to an int."""
+
+
+def minimal_instance(schema: dict, keep: tuple[str, ...] = ()) -> object:
+    """The smallest value of ``schema`` (required fields only, one item per array, numbers
+    0.5), plus the optional field on the path ``keep`` (a path of keys, ``0`` for an item)."""
+    kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    kind = next(k for k in kinds if k != "null")
+    if kind == "object":
+        names = [
+            k for k in schema["properties"] if k in schema.get("required", ()) or keep[:1] == (k,)
+        ]
+        return {
+            k: minimal_instance(schema["properties"][k], keep[1:] if keep[:1] == (k,) else ())
+            for k in names
+        }
+    if kind == "array":
+        return [minimal_instance(schema["items"], keep[1:])] * max(1, schema.get("minItems", 1))
+    return {"number": 0.5, "integer": 1, "string": "x", "boolean": False}[kind]
+
+
+def number_paths(schema: dict, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """The path of every numeric field (at any depth): a float or an integer."""
+    kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    if {"number", "integer"} & set(kinds):
+        yield path
+    if "object" in kinds:
+        for key, sub in schema["properties"].items():
+            yield from number_paths(sub, (*path, key))
+    if "array" in kinds:
+        yield from number_paths(schema["items"], (*path, "0"))
+
+
+def with_literal(body: object, path: tuple[str, ...], literal: str) -> bytes:
+    """``body`` as JSON with the value at ``path`` written as the raw ``literal``."""
+    marker = "__the_literal_under_test__"
+    node = body
+    for key in path[:-1]:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    last = path[-1]
+    if isinstance(node, list):
+        node[int(last)] = marker
+    else:
+        node[last] = marker
+    return json.dumps(body).replace(json.dumps(marker), literal).encode()
+
+
+@pytest.mark.parametrize("name", ["analyst", "correction", "oracle", "rmp", "curator"])
+def test_huge_integers_and_booleans_in_numeric_fields_are_4xx(servers, name) -> None:
+    srv = servers[name]
+    before = srv.snapshot()
+    sent = 0
+    with httpx.Client(timeout=30) as http:
+        for method, path, schema in body_endpoints(srv.url):
+            for field in number_paths(schema):
+                for literal in (*HUGE_LITERALS, "true"):
+                    for k in range(len(srv.tokens)):
+                        raw = with_literal(minimal_instance(schema, field), field, literal)
+                        resp = http.request(
+                            method,
+                            srv.url + path,
+                            content=raw,
+                            headers={**srv.headers(k), "content-type": "application/json"},
+                        )
+                        sent += 1
+                        assert 400 <= resp.status_code < 500, (path, field, literal[:12], k)
+                        assert_error(resp, resp.status_code)
+                        if literal != "true" and resp.status_code != 403:
+                            assert "beyond the range" in resp.json()["detail"], resp.text[:300]
+        assert http.get(srv.url + "/v1/health").status_code == 200
+    assert sent >= 2 * len(HUGE_LITERALS)
+    assert srv.snapshot() == before
+
+
+def test_a_boolean_is_not_a_number_for_the_curator(servers) -> None:
+    srv = servers["curator"]
+    before = srv.snapshot()
+    resp = httpx.post(
+        srv.url + "/v1/ask", json={"records": [[True, 0.5]]}, headers=srv.headers(), timeout=30
+    )
+    assert_error(resp, 422)
+    assert "non-numbers (bool)" in resp.json()["detail"]
+    assert srv.snapshot() == before

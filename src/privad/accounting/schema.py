@@ -65,6 +65,7 @@ from privad.accounting.notions import implying_notions
 from privad.accounting.paths import MEMORY
 from privad.accounting.records import LIVE_STATUSES
 from privad.errors import LedgerError
+from privad.io import private_file, private_folder
 
 APPLICATION_ID = int.from_bytes(b"priv", "big")
 """SQLite ``PRAGMA application_id`` of a privad ledger (0x70726976)."""
@@ -232,11 +233,11 @@ def open_ledger_db(
             raise LedgerError(
                 f"no ledger at {name} (create one with 'privad budget set' or Ledger(path))"
             )
-        try:
-            p.parent.mkdir(parents=True, exist_ok=True)
+        try:  # private: a ledger and its -wal/-shm files are 0600, its new folders 0700
+            private_file(private_folder(p.parent) / p.name)
         except OSError as exc:
             raise LedgerError(
-                f"cannot create the directory for ledger {name}: {exc.strerror or exc}"
+                f"cannot create ledger {name} or its folder: {exc.strerror or exc}"
             ) from None
     elif not os.access(p, os.R_OK | os.W_OK):
         raise LedgerError(f"ledger {name} is not readable and writable by this user")

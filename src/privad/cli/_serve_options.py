@@ -1,6 +1,6 @@
 """The options every ``privad serve`` server shares (``--db``, ``--host``, ``--port``,
-tokens, ``--max-body-bytes``, ``--log-level``, TLS) and :class:`ServeOptions`, which checks
-them and runs a server (:mod:`privad.cli.serve`)."""
+tokens, ``--max-body-bytes``, the request limits, ``--log-level``, TLS) and
+:class:`ServeOptions`, which checks them and runs a server (:mod:`privad.cli.serve`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from privad.cli._options import EXISTING_FILE, Choice, Integer, check_output_path
+from privad.cli._options import EXISTING_FILE, Choice, Integer, Number, check_output_path
 from privad.errors import ParameterError
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
@@ -44,12 +44,18 @@ TOKENS_OPTION: Any = typer.Option(
     help="Sensor tokens: one NAME=SECRET per line (# comments). NAME is the sensor id; each "
     "SECRET at least 16 characters.",
 )
+TOKENS_ENV = "PRIVAD_TOKENS"
+"""Tokens from the environment (``NAME=SECRET`` entries separated by white space), read
+where no ``--token`` is given: unlike the command line, not visible to other users."""
+
 TOKEN_OPTION: Any = typer.Option(
     None,
     "--token",
     metavar="NAME=SECRET",
-    help="A sensor token (repeatable), in addition to --tokens. Secrets on the command line "
-    "are visible to other local users: prefer --tokens.",
+    envvar=TOKENS_ENV,
+    help="A sensor token (repeatable), in addition to --tokens. Default: $PRIVAD_TOKENS "
+    "(NAME=SECRET entries separated by spaces or newlines). Secrets on the command line are "
+    "visible to other local users: prefer --tokens FILE or $PRIVAD_TOKENS.",
 )
 MAX_BODY_OPTION: Any = typer.Option(
     16777216,
@@ -57,6 +63,31 @@ MAX_BODY_OPTION: Any = typer.Option(
     metavar="N",
     parser=Integer("a number of bytes >= 1024", minimum=1024).bind("--max-body-bytes"),
     help="Largest request body accepted (bytes, default 16 MiB); larger ones get 413.",
+)
+MAX_IN_FLIGHT_OPTION: Any = typer.Option(
+    64 * 1024 * 1024,
+    "--max-bytes-in-flight",
+    metavar="N",
+    parser=Integer("a number of bytes >= 1024", minimum=1024).bind("--max-bytes-in-flight"),
+    help="Most request-body bytes received or handled at once (default 64 MiB); a request "
+    "past it while others are in flight gets 503 with Retry-After (clients retry). One body "
+    "up to --max-body-bytes is always taken.",
+)
+HEADER_TIMEOUT_OPTION: Any = typer.Option(
+    10.0,
+    "--header-timeout",
+    metavar="SECONDS",
+    parser=Number("a number of seconds > 0", strict=True).bind("--header-timeout"),
+    help="Seconds a client may take to send a request's headers (default 10); then 408 and "
+    "the connection is closed.",
+)
+BODY_TIMEOUT_OPTION: Any = typer.Option(
+    60.0,
+    "--body-timeout",
+    metavar="SECONDS",
+    parser=Number("a number of seconds > 0", strict=True).bind("--body-timeout"),
+    help="Seconds a client may take to send a request's body (default 60); then 408 and the "
+    "connection is closed.",
 )
 LOG_LEVEL_OPTION: Any = typer.Option(
     "warning",
@@ -104,6 +135,7 @@ class ServeOptions:
     log_level: str
     ssl_certfile: str | None
     ssl_keyfile: str | None
+    limits: Any  # privad.services.app.ServerLimits (imported when a server runs)
 
     @classmethod
     def parse(
@@ -117,8 +149,13 @@ class ServeOptions:
         log_level: str,
         ssl_certfile: str | None,
         ssl_keyfile: str | None,
+        *,
+        max_bytes_in_flight: int,
+        header_timeout: float,
+        body_timeout: float,
     ) -> ServeOptions:
         """Parse and check the shared options (one-line ParameterError on a mistake)."""
+        from privad.services.app import ServerLimits
         from privad.services.auth import load_token_file, parse_token_spec
 
         pairs: list[tuple[str, str]] = []
@@ -141,6 +178,7 @@ class ServeOptions:
             log_level=log_level,
             ssl_certfile=ssl_certfile,
             ssl_keyfile=ssl_keyfile,
+            limits=ServerLimits(max_bytes_in_flight, header_timeout, body_timeout),
         )
 
     def run(self, app: Any, name: str, notes: Sequence[str] = ()) -> None:
@@ -164,5 +202,6 @@ class ServeOptions:
             log_level=self.log_level,
             ssl_certfile=self.ssl_certfile,
             ssl_keyfile=self.ssl_keyfile,
+            limits=self.limits,
             announce=lambda line: print(line, flush=True),
         )

@@ -9,6 +9,7 @@ exiting with status 2.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from privad.cli._render import JSON_OPTION, emit
-from privad.datasets import Dataset, DatasetInfo, TimeSeries, describe, list_datasets
+from privad.datasets import Dataset, DatasetInfo, TimeSeries, describe, list_datasets, load
 from privad.datasets.embedded import expected_sha256
 from privad.errors import DatasetNotFoundError, ParameterError
 
@@ -149,7 +150,10 @@ def _fields_table(rows: list[tuple[str, Any]]) -> Table:
 @datasets_app.command("describe")
 def describe_command(
     name: str = typer.Argument(
-        ..., metavar="NAME", help="A dataset name from 'privad datasets list', e.g. thyroid."
+        ...,
+        metavar="NAME",
+        help="A dataset name from 'privad datasets list', e.g. thyroid, or the path of a data "
+        "file (.csv, .parquet, .npy, .npz, .mat) or of a folder of Parquet files.",
     ),
     path: str | None = typer.Option(
         None,
@@ -167,8 +171,43 @@ def describe_command(
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Describe one dataset: fields, source, licence and summary statistics."""
-    entry = describe(name)
+    """Describe one dataset (fields, source, licence and summary statistics) or a data file."""
+    entry = _registered(name)
+    if entry is None:  # a data file, read by the rule of every data file (docs/data.md)
+        if path is not None:
+            raise ParameterError(
+                "--path applies to the external datasets (gas, creditcard, yahoo); "
+                f"{name!r} is a file: it is described as it is"
+            )
+        shown: list[Any] = [_fields_table([("name", name), ("kind", "file")])]
+        payload: dict[str, Any] = {"entry": {"name": name, "kind": "file"}, "data": None}
+        if stats:
+            payload["data"], more = _summary(load(Path(name).expanduser()), None)
+            shown += more
+    else:
+        payload, shown = _entry_view(entry, path, seed, stats)
+
+    def render(console: Console) -> None:
+        for item in shown:
+            console.print(item, markup=False) if isinstance(item, str) else console.print(item)
+
+    emit(payload, as_json, render)
+
+
+def _registered(name: str) -> DatasetInfo | None:
+    """The registry's entry of ``name``; None for a path that exists (a data file)."""
+    try:
+        return describe(name)
+    except DatasetNotFoundError:
+        if Path(name).expanduser().exists():
+            return None
+        raise
+
+
+def _entry_view(
+    entry: DatasetInfo, path: str | None, seed: int, stats: bool
+) -> tuple[dict[str, Any], list[Any]]:
+    """A registered dataset's description as JSON data and as what the table view prints."""
     rows: list[tuple[str, Any]] = [
         ("name", entry.name),
         ("kind", entry.kind),
@@ -190,12 +229,7 @@ def describe_command(
     if stats:
         payload["data"], more = _data_summary(entry, path, seed)
         shown += more
-
-    def render(console: Console) -> None:
-        for item in shown:
-            console.print(item, markup=False) if isinstance(item, str) else console.print(item)
-
-    emit(payload, as_json, render)
+    return payload, shown
 
 
 def _data_summary(
@@ -208,6 +242,11 @@ def _data_summary(
         if entry.kind == "external" and path is None:
             return ({"available": False, "reason": str(exc)}, [f"data: not available here ({exc})"])
         raise
+    return _summary(data, seed if entry.kind == "generated" else None)
+
+
+def _summary(data: Dataset | TimeSeries, seed: int | None) -> tuple[dict[str, Any], list[Any]]:
+    """Loaded data's summary (``seed``: that of generated data, else None)."""
     if isinstance(data, TimeSeries):
         values = data.values
         info: dict[str, Any] = {
@@ -248,7 +287,7 @@ def _data_summary(
         "features": d,
         "anomalies": data.n_anomalies,
         "anomaly_share": None if data.y is None else float(data.y.mean()),
-        "seed": seed if entry.kind == "generated" else None,
+        "seed": seed,
         "statistics": [
             {"feature": f, "min": lo, "mean": mu, "sd": sd, "max": hi}
             for f, lo, mu, sd, hi in zip(
@@ -271,7 +310,7 @@ def _data_summary(
         values, counts = np.unique(data.classes, return_counts=True)
         info["classes"] = {str(v): int(c) for v, c in zip(values, counts, strict=True)}
         summary.append(("classes", ", ".join(f"{v}: {c}" for v, c in info["classes"].items())))
-    if entry.kind == "generated":
+    if seed is not None:
         summary.append(("seed", seed))
     return info, [_fields_table(summary), _stats_table(data)]
 

@@ -27,7 +27,8 @@ the shared options and :class:`~privad.cli._serve_options.ServeOptions`::
                ssl_keyfile: str | None = SSL_KEY_OPTION) -> None:
         '''One line for --help.'''
         common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
-                                    ssl_certfile, ssl_keyfile)
+                                    ssl_certfile, ssl_keyfile, max_bytes_in_flight=...,
+                                    header_timeout=..., body_timeout=...)
         app = create_oracle_app(common.db, common.registry(), ...)   # built on
         common.run(app, "privad oracle")                            # services.app
 """
@@ -85,13 +86,17 @@ from privad.cli._sensitive import (
     sensitive_mechanism,
 )
 from privad.cli._serve_options import (
+    BODY_TIMEOUT_OPTION,
     DB_OPTION,
+    HEADER_TIMEOUT_OPTION,
     HOST_OPTION,
     LOG_LEVEL_OPTION,
     MAX_BODY_OPTION,
+    MAX_IN_FLIGHT_OPTION,
     SSL_CERT_OPTION,
     SSL_KEY_OPTION,
     TOKEN_OPTION,
+    TOKENS_ENV,
     TOKENS_OPTION,
     ServeOptions,
     port_option,
@@ -180,6 +185,9 @@ def analyst(
     timeout: float = timeout_option("Seconds per request to the correction server."),
     ca_cert: str | None = ca_cert_option("correction server"),
     max_body_bytes: int = MAX_BODY_OPTION,
+    max_bytes_in_flight: int = MAX_IN_FLIGHT_OPTION,
+    header_timeout: float = HEADER_TIMEOUT_OPTION,
+    body_timeout: float = BODY_TIMEOUT_OPTION,
     log_level: str = LOG_LEVEL_OPTION,
     ssl_certfile: str | None = SSL_CERT_OPTION,
     ssl_keyfile: str | None = SSL_KEY_OPTION,
@@ -194,7 +202,18 @@ def analyst(
     from privad.services.auth import TokenRegistry
 
     common = ServeOptions.parse(
-        db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
+        db,
+        host,
+        port,
+        tokens,
+        token,
+        max_body_bytes,
+        log_level,
+        ssl_certfile,
+        ssl_keyfile,
+        max_bytes_in_flight=max_bytes_in_flight,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
     )
     detector = DBSCANDetector(eps, min_samples, backend=backend)
     app = create_analyst_app(
@@ -251,6 +270,9 @@ def correction(
         parser=Number("a share in [0, 1]", maximum=1.0).bind("--max-fp-share"),
     ),
     max_body_bytes: int = MAX_BODY_OPTION,
+    max_bytes_in_flight: int = MAX_IN_FLIGHT_OPTION,
+    header_timeout: float = HEADER_TIMEOUT_OPTION,
+    body_timeout: float = BODY_TIMEOUT_OPTION,
     log_level: str = LOG_LEVEL_OPTION,
     ssl_certfile: str | None = SSL_CERT_OPTION,
     ssl_keyfile: str | None = SSL_KEY_OPTION,
@@ -261,7 +283,18 @@ def correction(
     from privad.services.correction import ANALYST_ROLE, create_correction_app
 
     common = ServeOptions.parse(
-        db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
+        db,
+        host,
+        port,
+        tokens,
+        token,
+        max_body_bytes,
+        log_level,
+        ssl_certfile,
+        ssl_keyfile,
+        max_bytes_in_flight=max_bytes_in_flight,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
     )
     registry = TokenRegistry(
         common.tokens,
@@ -327,6 +360,9 @@ def oracle(
     tokens: str | None = TOKENS_OPTION,
     token: list[str] | None = TOKEN_OPTION,
     max_body_bytes: int = MAX_BODY_OPTION,
+    max_bytes_in_flight: int = MAX_IN_FLIGHT_OPTION,
+    header_timeout: float = HEADER_TIMEOUT_OPTION,
+    body_timeout: float = BODY_TIMEOUT_OPTION,
     log_level: str = LOG_LEVEL_OPTION,
     ssl_certfile: str | None = SSL_CERT_OPTION,
     ssl_keyfile: str | None = SSL_KEY_OPTION,
@@ -336,7 +372,18 @@ def oracle(
     from privad.services.oracle import create_oracle_app
 
     common = ServeOptions.parse(
-        db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
+        db,
+        host,
+        port,
+        tokens,
+        token,
+        max_body_bytes,
+        log_level,
+        ssl_certfile,
+        ssl_keyfile,
+        max_bytes_in_flight=max_bytes_in_flight,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
     )
     eps, total, delta_v = epsilon, budget, delta
     kind_v = kind
@@ -399,8 +446,10 @@ def _token_options(who: str, what: str) -> tuple[Any, Any]:
         None,
         "--token",
         metavar="NAME=SECRET",
-        help=f"A {who} token (repeatable), in addition to --tokens. Secrets on the command line "
-        "are visible to other local users: prefer --tokens.",
+        envvar=TOKENS_ENV,
+        help=f"A {who} token (repeatable), in addition to --tokens. Default: $PRIVAD_TOKENS "
+        "(NAME=SECRET entries separated by white space); prefer it or --tokens FILE to the "
+        "command line, which other local users can read.",
     )
 
 
@@ -479,6 +528,9 @@ def sp(
     tokens: str | None = QUERIER_TOKENS_OPTION,
     token: list[str] | None = QUERIER_TOKEN_OPTION,
     max_body_bytes: int = MAX_BODY_OPTION,
+    max_bytes_in_flight: int = MAX_IN_FLIGHT_OPTION,
+    header_timeout: float = HEADER_TIMEOUT_OPTION,
+    body_timeout: float = BODY_TIMEOUT_OPTION,
     log_level: str = LOG_LEVEL_OPTION,
     ssl_certfile: str | None = SSL_CERT_OPTION,
     ssl_keyfile: str | None = SSL_KEY_OPTION,
@@ -489,7 +541,18 @@ def sp(
 
     _require_tokens(tokens, token, "querier", "queriers ask with them: 'privad sp ask'")
     common = ServeOptions.parse(
-        db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
+        db,
+        host,
+        port,
+        tokens,
+        token,
+        max_body_bytes,
+        log_level,
+        ssl_certfile,
+        ssl_keyfile,
+        max_bytes_in_flight=max_bytes_in_flight,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
     )
     mech = sensitive_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
     total, delta_v, scope_v, seed_v = budget, delta, scope, seed
@@ -627,6 +690,9 @@ def rmp(
     tokens: str | None = RMP_TOKENS_OPTION,
     token: list[str] | None = RMP_TOKEN_OPTION,
     max_body_bytes: int = MAX_BODY_OPTION,
+    max_bytes_in_flight: int = MAX_IN_FLIGHT_OPTION,
+    header_timeout: float = HEADER_TIMEOUT_OPTION,
+    body_timeout: float = BODY_TIMEOUT_OPTION,
     log_level: str = LOG_LEVEL_OPTION,
     ssl_certfile: str | None = SSL_CERT_OPTION,
     ssl_keyfile: str | None = SSL_KEY_OPTION,
@@ -637,7 +703,18 @@ def rmp(
 
     _require_tokens(tokens, token, "end-user", "end-users download the model with them")
     common = ServeOptions.parse(
-        db, host, port, tokens, token, max_body_bytes, log_level, ssl_certfile, ssl_keyfile
+        db,
+        host,
+        port,
+        tokens,
+        token,
+        max_body_bytes,
+        log_level,
+        ssl_certfile,
+        ssl_keyfile,
+        max_bytes_in_flight=max_bytes_in_flight,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
     )
     notes: list[str] = []
     app = create_rmp_app(

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from privad.errors import LedgerError
+from privad.io import private_file, private_folder
 from privad.validation import check_choice
 
 __all__ = [
@@ -152,8 +153,9 @@ class ReleaseJournal:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         target = default_journal_path() if path is None else Path(path)
         try:
-            if path is None:  # only privad's own default location is created
-                target.parent.mkdir(parents=True, exist_ok=True)
+            if path is None:  # only privad's own default location is created (0700)
+                private_folder(target.parent)
+            private_file(target)  # 0600, and so are its -wal/-shm files
             self._conn = sqlite3.connect(str(target), isolation_level=None, timeout=30.0)
             self._conn.execute("PRAGMA synchronous=FULL")
             version = self._conn.execute("PRAGMA user_version").fetchone()[0]

@@ -226,7 +226,7 @@ class Participant(PublicShape):
         owner only (mode 0600 where the OS supports it)."""
         target = Path(path)
         payload = self.to_key_bytes()
-        with atomic_write(target, "wb", private=True) as handle:
+        with atomic_write(target, "wb") as handle:
             handle.write(payload)
         return target
 

@@ -100,6 +100,7 @@ from privad.accounting.tight import check_delta
 from privad.errors import BudgetExceededError, DataError, LedgerError, ParameterError
 from privad.geometry import BallIndex, ball_counts
 from privad.geometry.predicate import check_magnitudes, pair_values, threshold
+from privad.io import open_sqlite
 from privad.sensitive.accounting import Claim5Bound, RecordExposure, claim5_radius
 from privad.sensitive.anomaly import BallStatistics, statistics_from_counts
 from privad.sensitive.domain import QueryDomain
@@ -273,10 +274,7 @@ class Curator:
         self.n_records = self._est.n_records_
         self.n_features = self._est.n_features_in_
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(str(store), isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = FULL")
-        self._db.executescript(_SCHEMA)
+        self._db = open_sqlite(store, role="curator", schema=_SCHEMA)  # private, its own
         self._check_identity(np.asarray(self._est.X_))
         self._online: dict[str, OnlineClaim5] = {}
         self._exposure: dict[str, _Exposure] = {}

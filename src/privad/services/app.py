@@ -2,7 +2,11 @@
 
 Every privad server (``privad serve analyst``, ``correction``, ``oracle``, ``rmp``, ``sp``)
 is a FastAPI app built by :func:`create_app` and run by uvicorn through :func:`run_service`
-(or :class:`ThreadedServer` in tests and benchmarks). :func:`create_app` installs the one
+(or :class:`ThreadedServer` in tests and benchmarks). Both runners apply the server's
+:class:`ServerLimits`: a cap on the request bytes in flight (``503`` beyond it), a deadline
+for a request's headers and one for its body (``408``), so that neither large bodies sent
+together nor connections left half-sent can exhaust the server. :func:`create_app` installs
+the one
 error body of :mod:`privad.services.errors`, the token registry of
 :mod:`privad.services.auth`, ``GET /v1/health`` and the :class:`BodyLimitMiddleware`,
 which buffers each request body, answers ``413`` when it exceeds ``max_body_bytes`` and
@@ -16,12 +20,18 @@ app, pass it to :func:`create_app`, and add one command to ``privad serve``
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import math
+import signal
 import socket
+import ssl
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -31,11 +41,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from privad.errors import ParameterError, PrivadError
 from privad.services.auth import TokenRegistry
-from privad.services.bodies import DEFAULT_MAX_BODY_BYTES, Recorder
+from privad.services.bodies import DEFAULT_MAX_BODY_BYTES, Recorder, dumps
 from privad.services.errors import error_response, status_of
 
 __all__ = [
     "BodyLimitMiddleware",
+    "RequestGate",
+    "ServerLimits",
     "ThreadedServer",
     "bind_socket",
     "create_app",
@@ -112,6 +124,196 @@ class BodyLimitMiddleware:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """How much work a server takes at once and how long it waits for a request.
+
+    Parameters
+    ----------
+    max_bytes_in_flight:
+        The most request-body bytes received or being handled at once (a body of unknown
+        length counts as all of them). A request whose body would go past it while others
+        are in flight is answered ``503`` with ``Retry-After`` before its body is read (the
+        clients retry); a request is always taken when nothing else is in flight, so one
+        body up to ``--max-body-bytes`` always fits.
+    header_timeout:
+        Seconds a connection may take to send a request's headers (from its opening, or
+        from the end of the previous response); then ``408`` and the connection is closed
+        (an idle keep-alive connection is closed silently).
+    body_timeout:
+        Seconds a request may take to send its whole body once its headers are in; then
+        ``408`` and the connection is closed.
+
+    Examples
+    --------
+    >>> ServerLimits(max_bytes_in_flight=2**20, header_timeout=5).body_timeout
+    60.0
+    """
+
+    max_bytes_in_flight: int = 64 * 1024 * 1024
+    header_timeout: float = 10.0
+    body_timeout: float = 60.0
+
+    def __post_init__(self) -> None:
+        size = self.max_bytes_in_flight
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1024:
+            raise ParameterError(f"--max-bytes-in-flight must be an integer >= 1024, got {size!r}")
+        for option, value in (
+            ("--header-timeout", self.header_timeout),
+            ("--body-timeout", self.body_timeout),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ParameterError(f"{option} must be a number of seconds, got {value!r}")
+            if not (math.isfinite(value) and value > 0):
+                raise ParameterError(
+                    f"{option} must be a finite number of seconds > 0, got {value!r}"
+                )
+        object.__setattr__(self, "header_timeout", float(self.header_timeout))
+        object.__setattr__(self, "body_timeout", float(self.body_timeout))
+
+
+def _declared_length(scope: dict) -> int | None:
+    """The request body's length from its headers: 0 without a body, None if unknown."""
+    headers = dict(scope.get("headers", []))
+    if b"content-length" in headers:
+        try:
+            return max(0, int(headers[b"content-length"]))
+        except ValueError:
+            return None
+    return None if b"transfer-encoding" in headers else 0
+
+
+class RequestGate:
+    """ASGI wrapper applying :class:`ServerLimits` to every HTTP request: the cap on the
+    bytes in flight (``503``) and the body deadline (``408``). The header deadline is the
+    connection's (:func:`_header_timeout_protocol`), since an app sees a request only once
+    its headers are in.
+
+    Examples
+    --------
+    >>> async def app(scope, receive, send): ...
+    >>> RequestGate(app, ServerLimits(max_bytes_in_flight=4096)).in_flight
+    0
+    """
+
+    def __init__(self, app: Any, limits: ServerLimits) -> None:
+        self.app = app
+        self.limits = limits
+        self.in_flight = 0  # the event loop's thread only: no lock
+
+    async def __call__(
+        self,
+        scope: dict,
+        receive: Callable[[], Awaitable[dict]],
+        send: Callable[[dict], Awaitable[None]],
+    ) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = _declared_length(scope)
+        cap = self.limits.max_bytes_in_flight
+        size = cap if length is None else min(length, cap)
+        if size and self.in_flight and self.in_flight + size > cap:
+            await error_response(
+                503,
+                "server_busy",
+                f"the server is receiving or handling {self.in_flight} bytes of requests "
+                f"(its --max-bytes-in-flight is {cap}); retry shortly",
+                headers={"retry-after": "1", "connection": "close"},
+            )(scope, receive, send)
+            return
+        self.in_flight += size
+        deadline = asyncio.get_running_loop().time() + self.limits.body_timeout
+        body_done = timed_out = started = False
+
+        async def timed_receive() -> dict:
+            nonlocal body_done, timed_out
+            if body_done:
+                return await receive()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    message = await receive()
+            except TimeoutError:
+                timed_out = body_done = True
+                return {"type": "http.disconnect"}
+            body_done = message["type"] != "http.request" or not message.get("more_body")
+            return message
+
+        async def tracked_send(message: dict) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, timed_receive, tracked_send)
+        finally:
+            self.in_flight -= size
+        if timed_out and not started:
+            await error_response(
+                408,
+                "request_timeout",
+                f"the request body did not arrive within {self.limits.body_timeout:g} s "
+                "(the server's --body-timeout)",
+                headers={"connection": "close"},
+            )(scope, receive, send)
+
+
+def _header_timeout_protocol(limits: ServerLimits) -> type:
+    """uvicorn's h11 protocol with a deadline for each request's headers."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    detail = (
+        f"the request headers did not arrive within {limits.header_timeout:g} s (the "
+        "server's --header-timeout)"
+    )
+    body = dumps({"error": "request_timeout", "detail": detail})
+    timeout_response = (
+        b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
+        + f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode()
+        + body
+    )
+
+    class HeaderTimeoutProtocol(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def handle_events(self) -> None:
+            cycle = self.cycle
+            super().handle_events()
+            if self.cycle is not cycle:  # a request's headers are in
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            self._arm()  # before the next request (possibly pipelined: handled just below)
+            super().on_response_complete()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._header_timer = self.loop.call_later(limits.header_timeout, self._expired)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _expired(self) -> None:
+            self._header_timer = None
+            if self.transport.is_closing():
+                return
+            if self.conn.trailing_data[0]:  # part of a request came: say why it is dropped
+                self.transport.write(timeout_response)
+            self.transport.close()
+
+    return HeaderTimeoutProtocol
 
 
 def create_app(
@@ -219,12 +421,17 @@ def _url(sock: socket.socket, scheme: str) -> str:
 
 
 def _uvicorn_config(
-    app: FastAPI, log_level: str, ssl_certfile: str | None, ssl_keyfile: str | None
+    app: FastAPI,
+    log_level: str,
+    ssl_certfile: str | None,
+    ssl_keyfile: str | None,
+    limits: ServerLimits,
 ) -> Any:
     import uvicorn
 
     return uvicorn.Config(
-        app,
+        RequestGate(app, limits),
+        http=_header_timeout_protocol(limits),
         log_level=log_level,
         access_log=log_level in ("debug", "info", "trace"),
         server_header=False,
@@ -245,17 +452,21 @@ def run_service(
     log_level: str = "warning",
     ssl_certfile: str | None = None,
     ssl_keyfile: str | None = None,
+    limits: ServerLimits | None = None,
     announce: Callable[[str], None] = print,
 ) -> None:
     """Serve ``app`` with uvicorn until SIGINT/SIGTERM (graceful: requests in flight finish).
 
-    Binds first (``port`` 0 picks a free port), then calls ``announce("NAME listening on
-    URL")`` so that scripts can read the address, then serves.
+    Checks the TLS material (a certificate and the key that matches it), binds
+    (``port`` 0 picks a free port), then calls ``announce("NAME listening on URL")`` so
+    that scripts can read the address, then serves under ``limits`` (default
+    :class:`ServerLimits`). A stop signal prints one line on standard error; SIGINT then
+    exits with status 130.
     """
-    import uvicorn
-
     if (ssl_certfile is None) != (ssl_keyfile is None):
         raise ParameterError("--ssl-certfile and --ssl-keyfile go together")
+    if ssl_certfile is not None:
+        _check_tls(ssl_certfile, str(ssl_keyfile))
     sock = bind_socket(host, port)
     url = _url(sock, "https" if ssl_certfile else "http")
     if ssl_certfile is None and host not in ("127.0.0.1", "localhost", "::1"):
@@ -266,8 +477,40 @@ def run_service(
             url,
         )
     announce(f"{name} listening on {url}")
-    server = uvicorn.Server(_uvicorn_config(app, log_level, ssl_certfile, ssl_keyfile))
-    server.run(sockets=[sock])
+    config = _uvicorn_config(app, log_level, ssl_certfile, ssl_keyfile, limits or ServerLimits())
+    try:
+        _announcing_server(name)(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it stopped on
+        sys.exit(130)
+
+
+def _check_tls(certfile: str, keyfile: str) -> None:
+    """Load the certificate and its key as the server will: one line if they do not fit."""
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(certfile, keyfile)
+    except (ssl.SSLError, OSError, ValueError) as exc:
+        raise ParameterError(
+            f"cannot use --ssl-certfile {certfile!r} with --ssl-keyfile {keyfile!r} ({exc}): "
+            "give a PEM certificate and the private key that belongs to it"
+        ) from None
+
+
+def _announcing_server(name: str) -> type:
+    """uvicorn's server, saying on standard error (once) that it stops and why."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if not self.should_exit:
+                print(
+                    f"{name}: {signal.Signals(sig).name} received, stopping: requests in "
+                    "flight finish first, everything acknowledged is stored",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            super().handle_exit(sig, frame)
+
+    return Server
 
 
 class ThreadedServer:
@@ -278,13 +521,20 @@ class ThreadedServer:
     """
 
     def __init__(
-        self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning"
+        self,
+        app: FastAPI,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log_level: str = "warning",
+        limits: ServerLimits | None = None,
     ) -> None:
         import uvicorn
 
         self._sock = bind_socket(host, port)
         self.url = _url(self._sock, "http")
-        self.server = uvicorn.Server(_uvicorn_config(app, log_level, None, None))
+        self.server = uvicorn.Server(
+            _uvicorn_config(app, log_level, None, None, limits or ServerLimits())
+        )
         self._thread = threading.Thread(
             target=self.server.run,
             kwargs={"sockets": [self._sock]},

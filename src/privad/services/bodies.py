@@ -3,11 +3,12 @@ field, and declared in the OpenAPI document.
 
 JSON only (lists of lists of floats for arrays: simple and debuggable).
 :func:`parse_json` refuses a body nested deeper than :data:`MAX_JSON_DEPTH` or longer than
-``max_bytes`` before parsing it (``413``), malformed JSON (``400``) and the non-standard
-constants ``NaN``/``Infinity`` (``422``); :func:`decode_message` checks a protocol message
-field by field (exact JSON types: a string or a boolean is never taken for a number) before
-the message's own validation. The app's :class:`~privad.services.app.BodyLimitMiddleware`
-enforces the server's ``--max-body-bytes`` before any of this runs.
+``max_bytes`` before parsing it (``413``), malformed JSON (``400``), the non-standard
+constants ``NaN``/``Infinity`` and integers beyond a float's range (``422``);
+:func:`decode_message` checks a protocol message field by field (exact JSON types: a string
+or a boolean is never taken for a number) before the message's own validation. The app's
+:class:`~privad.services.app.BodyLimitMiddleware` enforces the server's
+``--max-body-bytes`` before any of this runs.
 """
 
 from __future__ import annotations
@@ -71,6 +72,24 @@ def _reject_constant(name: str) -> float:
     )
 
 
+_FLOAT_DIGITS = len(str(int(np.finfo(np.float64).max)))  # 309
+_DIGITS_AS_ZERO = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))  # digit -> "0"
+_LONG_DIGITS = b"0" * _FLOAT_DIGITS
+
+
+def _bounded_int(literal: str) -> int:
+    """A JSON integer literal as an int, refused (DataError, 422) beyond a float's range."""
+    if len(literal.lstrip("-")) >= _FLOAT_DIGITS:
+        try:
+            float(int(literal))
+        except (OverflowError, ValueError):  # ValueError: over Python's 4,300-digit limit
+            raise DataError(
+                f"the body holds an integer of {len(literal.lstrip('-'))} digits, beyond the "
+                "range of a number (at most about 1.8e308 in magnitude)"
+            ) from None
+    return int(literal)
+
+
 class _TooLarge(ServiceError):
     status_code = 413
     code = "body_too_large"
@@ -122,7 +141,8 @@ def parse_json(
         ``413`` for a body too long or nested too deep, ``400`` for an empty body or
         malformed JSON.
     DataError
-        ``422`` for the non-standard constants ``NaN``/``Infinity``.
+        ``422`` for the non-standard constants ``NaN``/``Infinity`` and for an integer
+        literal beyond a float's range (about 1.8e308), which no field of privad takes.
     """
     if not raw:
         raise _BadBody("the request body is empty; a JSON object is required")
@@ -134,8 +154,12 @@ def parse_json(
             f"the request body nests arrays/objects {depth} deep; at most "
             f"{max_depth} levels are allowed"
         )
+    # An integer literal too long for a float (1.8e308 has 309 digits) is refused while
+    # parsing: numpy would raise OverflowError on it. The hook runs only where such a run of
+    # digits exists, so common bodies parse at the C parser's speed.
+    hook = _bounded_int if _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO) else None
     try:
-        return json.loads(raw, parse_constant=_reject_constant)
+        return json.loads(raw, parse_constant=_reject_constant, parse_int=hook)
     except DataError:
         raise
     except RecursionError:  # unreachable after the depth check; never a 500 all the same

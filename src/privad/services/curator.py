@@ -83,6 +83,7 @@ def parse_ask(body: Any) -> dict[str, Any]:
             raise DataError("ids must be a list of integers (record ids)")
     return {
         "ids": ids,
+        # exact JSON types, as every server's float fields: a boolean is not 1.0
         "records": None if records is None else float_matrix(records, "records"),
         "add_query_to_data": body.get("add_query_to_data", False),
     }

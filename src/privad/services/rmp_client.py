@@ -308,7 +308,7 @@ def write_private(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically with mode 0600 (owner read/write only)."""
     target = Path(path).expanduser()
     try:
-        with atomic_write(target, "wb", private=True) as handle:
+        with atomic_write(target, "wb") as handle:
             handle.write(data)
     except OSError as exc:
         raise ParameterError(f"cannot write {str(target)!r}: {exc.strerror or exc}") from None

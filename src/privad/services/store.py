@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from privad.errors import ParameterError
-from privad.io import check_output_path
+from privad.io import check_output_path, open_sqlite
 from privad.services.errors import ServiceError
 
 __all__ = ["SQLiteStore", "pack", "unpack", "utc_now"]
@@ -54,13 +54,15 @@ class SQLiteStore:
     exception), commits them together and only then returns to the callers. So every
     acknowledged write is durable, and concurrent requests share one fsync instead of
     queueing for one each. Reads use a second connection (:meth:`reading`), which sees
-    committed data only and does not wait for the writer. The ``meta`` table records the
-    role, so a correction server refuses an analyst's file and vice versa.
+    committed data only and does not wait for the writer. The file is created private
+    (0600) and claimed for ``role`` by :func:`privad.io.open_sqlite`: a correction server
+    refuses an analyst's file and vice versa, and no server takes a ledger or another
+    application's database for its store.
 
     Parameters
     ----------
     path:
-        The database file (created if missing, in a folder that must exist:
+        The database file (created 0600 if missing, in a folder that must exist:
         :func:`privad.io.check_output_path`).
     role:
         The server role that owns the file, e.g. ``"analyst"``.
@@ -70,8 +72,6 @@ class SQLiteStore:
     max_batch:
         The most writes committed together.
     """
-
-    SCHEMA_VERSION = "1"
 
     def __init__(
         self,
@@ -88,11 +88,9 @@ class SQLiteStore:
         self.path = str(p)
         self.role = role
         self.max_batch = max(1, int(max_batch))
-        self._busy_ms = int(busy_timeout * 1000)
-        self._conn = self._connect(p, busy_timeout)
+        self._conn = open_sqlite(p, role=role, schema=schema, busy_timeout=busy_timeout)
         try:
-            self._setup(schema)
-            self._read = self._connect(p, busy_timeout)
+            self._read = open_sqlite(p, role=role, schema=schema, busy_timeout=busy_timeout)
         except BaseException:
             self._conn.close()
             raise
@@ -103,55 +101,6 @@ class SQLiteStore:
             target=self._write_loop, daemon=True, name=f"privad-{role}-writer"
         )
         self._writer.start()
-
-    def _connect(self, p: Path, busy_timeout: float) -> sqlite3.Connection:
-        try:
-            conn = sqlite3.connect(
-                p, isolation_level=None, check_same_thread=False, timeout=busy_timeout
-            )
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                conn.close()
-                raise ParameterError(f"cannot use WAL journal on {self.path!r} (got {mode!r})")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
-        except sqlite3.DatabaseError as exc:
-            raise ParameterError(f"{self.path!r} is not a usable SQLite database: {exc}") from None
-        except (OSError, sqlite3.Error) as exc:
-            raise ParameterError(f"cannot open database {self.path!r}: {exc}") from None
-        return conn
-
-    def _setup(self, schema: str) -> None:
-        conn = self._conn
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-                )
-                row = conn.execute("SELECT value FROM meta WHERE key = 'role'").fetchone()
-                if row is None:
-                    conn.execute(
-                        "INSERT INTO meta VALUES ('role', ?), ('schema_version', ?), "
-                        "('created_at', ?)",
-                        (self.role, self.SCHEMA_VERSION, utc_now()),
-                    )
-                elif row[0] != self.role:
-                    raise ParameterError(
-                        f"{self.path!r} is a privad {row[0]} database, not a {self.role} one; "
-                        "give each server its own --db file"
-                    )
-                for statement in schema.split(";"):  # executescript would COMMIT early
-                    if statement.strip():
-                        conn.execute(statement)
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        except sqlite3.DatabaseError as exc:
-            raise ParameterError(f"{self.path!r} is not a usable SQLite database: {exc}") from None
 
     def write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``fn(conn)`` in a write transaction; return its result once committed.
