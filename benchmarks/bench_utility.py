@@ -193,28 +193,43 @@ def _ledger_statement(ledger: Any) -> str:
     return "; ".join(f"{s.guarantee.summary()} charged" for s in ledger.history())
 
 
+def _contamination(Est: type, data: Data) -> dict[str, float]:
+    """``contamination=c`` for an estimator that takes it, else nothing."""
+    return {"contamination": min(data.contamination, 0.5)} if _takes(Est) else {}
+
+
 def _at_contamination(
-    est: Any, query: Any, data: Data, takes: bool, released_labels: bool = False
+    est: Any,
+    query: Any,
+    data: Data,
+    *,
+    released_labels: bool = False,
+    own_threshold: float | None = None,
+    ask: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Fit has run; release the scores (and labels) of the fitted records and measure them.
 
-    ``takes``: the estimator was given ``contamination``, so its ``predict`` labels are the
-    labels at c. Otherwise the labels at c flag the scores above
+    When the estimator took ``contamination``, its ``predict`` labels are the labels at c.
+    Otherwise the labels at c flag the scores above
     :func:`privad.base.contamination_threshold`, and ``predict`` is the detector's own rule
-    (with ``released_labels``, the released answers are both).
+    (with ``released_labels``, the released answers are both). ``own_threshold``: the own
+    rule is ``scores > own_threshold`` whatever ``predict`` does. ``ask``: keyword
+    arguments of both calls (a ledger to charge).
     """
     from privad.base import contamination_threshold
 
-    scores = np.asarray(est.decision_function(query), dtype=np.float64)
-    labels = np.asarray(est.predict(query))
-    c = data.contamination
-    if takes:
+    ask = ask or {}
+    scores = np.asarray(est.decision_function(query, **ask), dtype=np.float64)
+    labels = np.asarray(est.predict(query, **ask))
+    if "contamination" in est.get_params():
         how, at_c, own = "the estimator's contamination", labels, None
     elif released_labels:
         how, at_c, own = "the released answers ((β, r) aimed at c)", labels, labels
     else:
         how, own = "benchmark: top c of the released scores", labels
-        at_c = scores > contamination_threshold(scores, min(c, 0.5))
+        at_c = scores > contamination_threshold(scores, min(data.contamination, 0.5))
+    if own_threshold is not None:
+        own = scores > own_threshold
     return {**_metrics(data.y, scores, at_c), **_own(data.y, own), "labels_at_c": how}
 
 
@@ -228,7 +243,7 @@ def _sp_parameters(data: Data) -> tuple[int, float, str]:
 
     from privad.sensitive.parameters import propose_parameters
 
-    c = data.contamination
+    c = min(data.contamination, 0.5)
     if "contamination" in inspect.signature(propose_parameters).parameters:
         beta, r = propose_parameters(data.X, contamination=c)
     else:
@@ -246,27 +261,51 @@ def _sensitive(mechanism: str) -> Callable[[Data, float, int, int], dict[str, An
         from privad.sensitive import SensitiveAnomalyIdentifier as Est
 
         beta, r, source = _sp_parameters(data)
-        takes = _takes(Est)
-        kw = {"contamination": min(data.contamination, 0.5)} if takes else {}
+        kw = _contamination(Est, data)
         est = Est(beta, r, epsilon, mechanism=mechanism, rng=seed, **kw).fit(data.X)
-        out = _at_contamination(est, None, data, takes, released_labels=True)
+        out = _at_contamination(est, None, data, released_labels=True)
         return {**out, "statement": _ledger_statement(est.ledger_), "parameters": source}
 
     return run
+
+
+def _sp_private(data: Data, epsilon: float, seed: int, _epochs: int) -> dict[str, Any]:
+    """SP labels at a radius chosen privately (ε-DP, charged to the same ledger) where the
+    code has :func:`privad.sensitive.selection.select_radius`: a fully private route."""
+    from privad.accounting import Ledger
+    from privad.sensitive import SensitiveAnomalyIdentifier as Est
+
+    try:
+        from privad.sensitive.selection import select_radius
+    except ImportError:
+        raise _Unavailable("no privad.sensitive.selection.select_radius in this code") from None
+    n, c = data.y.size, min(data.contamination, 0.5)
+    beta = max(1, round(0.005 * n))  # from n alone, treated as public
+    book = Ledger(":memory:", unbudgeted="record")
+    sel = select_radius(data.X, beta, c, epsilon, ledger=book, scope="job", rng=seed)
+    est = Est(beta, sel.r, epsilon, rng=seed + 1, **_contamination(Est, data)).fit(data.X)
+    ask = {"ledger": book, "scope": "job"}
+    return {
+        **_at_contamination(est, None, data, released_labels=True, ask=ask),
+        "statement": _ledger_statement(book),
+        "parameters": f"β = {beta} = 0.005 n (public); r = {sel.r:.4g} chosen by the ε-DP "
+        f"selection at c = {c:.3f} (public input) on the public grid for [0, 1] features",
+    }
+
+
+class _Unavailable(Exception):
+    """The detector does not exist in the code being benchmarked."""
 
 
 def _relaxed(data: Data, epsilon: float, seed: int, _epochs: int) -> dict[str, Any]:
     from privad.errors import PrivacyWarning
     from privad.relaxed import RelaxedDPDetector as Est
 
-    takes = _takes(Est)
-    kw = {"contamination": min(data.contamination, 0.5)} if takes else {}
     with warnings.catch_warnings():  # no history: said in the row's parameters
         warnings.simplefilter("ignore", PrivacyWarning)
-        est = Est(epsilon, 1.0, rng=seed, **kw).fit(data.X)
-    out = _at_contamination(est, data.X, data, takes)
+        est = Est(epsilon, 1.0, rng=seed, **_contamination(Est, data)).fit(data.X)
     return {
-        **out,
+        **_at_contamination(est, data.X, data),
         "statement": _ledger_statement(est.ledger_),
         "parameters": "global sensitivity 1 (the [0, 1] domain); relaxed sensitivities, "
         "DBSCAN's calibration, w_O and ρ from the data (no history: not private)",
@@ -276,12 +315,10 @@ def _relaxed(data: Data, epsilon: float, seed: int, _epochs: int) -> dict[str, A
 def _rmp(data: Data, alpha: float, seed: int, epochs: int) -> dict[str, Any]:
     from privad.rmp import RMPDetector as Est
 
-    takes = _takes(Est)
-    kw = {"contamination": min(data.contamination, 0.5)} if takes else {}
+    kw = _contamination(Est, data)
     est = Est(alpha=alpha, epochs=epochs, random_state=seed, **kw).fit(data.X)
-    out = _at_contamination(est, data.X, data, takes)
-    return {
-        **out,
+    return {  # own rule: the paper's θ = μ + 3σ, kept in the model (model_.threshold)
+        **_at_contamination(est, data.X, data, own_threshold=est.model_.threshold),
         "statement": est.guarantee.summary(),
         "parameters": f"AANN, {epochs} epochs; records in [0, 1] as RMP requires",
     }
@@ -317,6 +354,7 @@ class Detector:
 DETECTORS = (
     Detector("sp", "SP labels (sensitive privacy)", "ε", _sensitive("sp")),
     Detector("dp", "DP labels (ε-DP baseline of the SP paper)", "ε", _sensitive("dp")),
+    Detector("sp-private", "SP labels, r chosen privately", "ε", _sp_private),
     Detector("relaxed", "relaxed-DP pipeline (DBSCAN, corrected)", "ε", _relaxed),
     Detector("rmp", "RMP (AANN)", "α", _rmp),
     Detector("knn", "PyOD KNN", "", _pyod("pyod.models.knn.KNN")),
@@ -324,8 +362,8 @@ DETECTORS = (
     Detector("ecod", "PyOD ECOD", "", _pyod("pyod.models.ecod.ECOD")),
     Detector("lof", "PyOD LOF", "", _pyod("pyod.models.lof.LOF")),
 )
-GROUPS = {"sensitive": ("sp", "dp"), "pyod": ("knn", "iforest", "ecod", "lof")}
-PRIVATE = ("sp", "dp", "relaxed", "rmp")
+GROUPS = {"sensitive": ("sp", "dp", "sp-private"), "pyod": ("knn", "iforest", "ecod", "lof")}
+PRIVATE = ("sp", "dp", "sp-private", "relaxed", "rmp")
 
 
 @dataclass(frozen=True)
@@ -375,6 +413,8 @@ def _compute(data: Data, det: Detector, p: float, settings: Settings) -> tuple[d
         out = det.run(data, p, settings.seed, settings.rmp_epochs)
     except PrivadError as exc:
         out = {"error": f"refused: {exc}"}
+    except _Unavailable as exc:
+        out, keep = {"error": f"not available: {exc}"}, False
     except Exception as exc:  # noqa: BLE001 - shown on the page and retried on the next run
         out, keep = {"error": f"FAILED: {type(exc).__name__}: {exc}"}, False
     row = {
@@ -475,7 +515,7 @@ def draw(rows: list[dict], settings: Settings, metric: str, path: Path) -> None:
     eps = list(settings.epsilons)
     alpha = 0.1 if 0.1 in settings.alphas else settings.alphas[0]
     for ax, s in zip(axes.flat, sets, strict=False):
-        for name, style in (("sp", "o-"), ("dp", "s-"), ("relaxed", "^-")):
+        for name, style in (("sp", "o-"), ("dp", "s-"), ("sp-private", "D-"), ("relaxed", "^-")):
             ys = [table.get((s, name, e), {}).get(metric, math.nan) for e in eps]
             ax.plot(eps, ys, style, label=name, ms=4)
         rmp = table.get((s, "rmp", alpha), {}).get(metric)
@@ -560,7 +600,7 @@ def _cell(row: dict | None) -> str:
     if row is None:
         return "not run"
     if "error" in row:
-        return "refused" if row["error"].startswith("refused") else "FAILED"
+        return row["error"].split(":")[0]
     return f"{row['auc']:.2f} / {row['f1']:.2f}"
 
 
@@ -571,8 +611,8 @@ def _summary(rows: list[dict], settings: Settings) -> str:
     head = (
         f"## Summary at ε = {eps:g} (RMP: α = {alpha:g})\n\n"
         "Each cell is ROC AUC / F1 at the true contamination.\n\n"
-        "| set | records | c | best PyOD | SP | DP | relaxed | RMP |\n"
-        "|---|---:|---:|---|---|---|---|---|\n"
+        "| set | records | c | best PyOD | SP | DP | SP, private r | relaxed | RMP |\n"
+        "|---|---:|---:|---|---|---|---|---|---|\n"
     )
     lines, ratios = [], {d: [] for d in PRIVATE}
     for s in settings.sets:
@@ -608,6 +648,16 @@ def _summary(rows: list[dict], settings: Settings) -> str:
         + "\n\n"
         + _collapse(rows)
         + "\n"
+        + "".join(
+            f"\n- {d}: {msg}\n"
+            for d, msg in sorted(
+                {
+                    (r["detector"], r["error"])
+                    for r in rows
+                    if r.get("error", "").startswith("not available")
+                }
+            )
+        )
     )
 
 
@@ -635,7 +685,13 @@ def _collapse(rows: list[dict]) -> str:
                 f"; own rule {len(_outside(own_rows, 'own_flagged'))} of {len(own_rows)} rows "
                 f"(it flags {100 * min(shares):.1f}–{100 * max(shares):.1f} % of the records)"
             )
-        refused = sorted({r["set"] for r in rows if r["detector"] == d and "error" in r})
+        refused = sorted(
+            {
+                r["set"]
+                for r in rows
+                if r["detector"] == d and r.get("error", "x").split(":")[0] in ("refused", "FAILED")
+            }
+        )
         if refused:
             text += f"; no result on {', '.join(refused)} (see below)"
         out.append(text)
@@ -662,6 +718,8 @@ def _set_section(s: str, rows: list[dict], settings: Settings) -> str:
     titles = {d.name: d for d in DETECTORS}
     params: dict[str, str] = {}
     for r in mine:
+        if r.get("error", "").startswith("not available"):
+            continue  # said once, in the summary
         det = titles[r["detector"]]
         p = "—" if r["param"] is None else f"{det.param} = {r['param']:g}"
         if "error" in r:
@@ -767,7 +825,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sets", help="comma-separated sets (default: all " + f"{len(SETS)})")
     ap.add_argument("--epsilons", type=_numbers, default=EPSILONS)
     ap.add_argument("--alphas", type=_numbers, default=ALPHAS)
-    ap.add_argument("--max-records", type=int, default=5000)
+    ap.add_argument("--max-records", type=int, default=2000)
     ap.add_argument("--rmp-epochs", type=int, default=300)
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--odds", type=Path, default=ODDS, help="folder of the ODDS .mat files")
@@ -806,9 +864,7 @@ def main(argv: list[str] | None = None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     ran = run(settings, only, args.fresh, cache_dir)
     rows = _by(collect(settings, cache_dir))
-    rows.update(
-        {(r["set"], r["detector"], r["param"]): r for r in ran if "FAILED" in r.get("error", "")}
-    )
+    rows.update({(r["set"], r["detector"], r["param"]): r for r in ran if "error" in r})
     shown = " ".join(["bench_utility.py", *(sys.argv[1:] if argv is None else argv)])
     for path in write_page(list(rows.values()), settings, out, shown):
         print(f"wrote {path}", file=sys.stderr)
