@@ -428,6 +428,7 @@ def _compute(data: Data, det: Detector, p: float, settings: Settings) -> tuple[d
         "seconds": time.perf_counter() - t0,
         "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "settings": settings.key(),
+        "commit": _commit(),
         **out,
     }
     return row, keep
@@ -749,18 +750,20 @@ def _versions() -> str:
     return ", ".join(out)
 
 
+@cache
 def _commit() -> str:
+    """The commit of the privad being benchmarked (the checkout its package is in)."""
     import subprocess
 
-    proc = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    )
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "src"], cwd=ROOT, capture_output=True, text=True
-    )
-    return (proc.stdout.strip() or "unknown") + (
-        " with uncommitted changes in src" if dirty.stdout.strip() else ""
-    )
+    import privad
+
+    where = Path(privad.__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=where, capture_output=True, text=True).stdout
+
+    head = git("rev-parse", "--short", "HEAD").strip() or "unknown"
+    return head + (" with uncommitted changes" if git("status", "--porcelain", ".").strip() else "")
 
 
 def write_page(rows: list[dict], settings: Settings, out: Path, command: str) -> list[Path]:
@@ -778,8 +781,8 @@ def write_page(rows: list[dict], settings: Settings, out: Path, command: str) ->
         f"{COMMAND} --fresh          # recompute everything\n```\n\n"
         f"Written by `benchmarks/bench_utility.py` (this page: `{command}`); nothing below is "
         "edited by hand. Saved results live in `benchmarks/results/utility/` (not in git).\n\n"
-        f"- results computed: {whens[0][:16]} to {whens[-1][:16]} UTC, code at commit "
-        f"{_commit()}\n"
+        f"- results computed: {whens[0][:16]} to {whens[-1][:16]} UTC, privad at commit "
+        f"{', '.join(sorted({r.get('commit', 'not recorded') for r in rows}))}\n"
         f"- compute time of the rows: {total / 60:.1f} min on {os.cpu_count()} logical CPUs "
         "(shared with other jobs)\n"
         f"- software: {_versions()}\n"
