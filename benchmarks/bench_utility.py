@@ -407,7 +407,7 @@ def _compute(data: Data, det: Detector, p: float, settings: Settings) -> tuple[d
     """One row, and whether to save it (a refusal of privad is a result; a crash is not)."""
     from privad.errors import PrivadError
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     keep = True
     try:
         out = det.run(data, p, settings.seed, settings.rmp_epochs)
@@ -426,6 +426,7 @@ def _compute(data: Data, det: Detector, p: float, settings: Settings) -> tuple[d
         "contamination": data.contamination,
         "scaling": data.scaling,
         "seconds": time.perf_counter() - t0,
+        "cpu_seconds": time.process_time() - cpu0,  # every thread of this process
         "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "settings": settings.key(),
         "commit": _commit(),
@@ -518,7 +519,8 @@ def draw(rows: list[dict], settings: Settings, metric: str, path: Path) -> None:
     for ax, s in zip(axes.flat, sets, strict=False):
         for name, style in (("sp", "o-"), ("dp", "s-"), ("sp-private", "D-"), ("relaxed", "^-")):
             ys = [table.get((s, name, e), {}).get(metric, math.nan) for e in eps]
-            ax.plot(eps, ys, style, label=name, ms=4)
+            if not all(math.isnan(v) for v in ys):
+                ax.plot(eps, ys, style, label=name, ms=4)
         rmp = table.get((s, "rmp", alpha), {}).get(metric)
         if rmp is not None:
             ax.axhline(rmp, color="tab:red", ls=":", label=f"RMP α={alpha:g} (no ε)")
@@ -532,7 +534,8 @@ def draw(rows: list[dict], settings: Settings, metric: str, path: Path) -> None:
         ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[len(sets) :]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=6, loc="best")
+    handles = {h.get_label(): h for ax in axes.flat for h in ax.get_lines()}
+    fig.legend(handles.values(), handles.keys(), fontsize=7, loc="lower right")
     fig.supxlabel("ε")
     fig.supylabel({"f1": "F1 at the true contamination", "auc": "ROC AUC"}[metric])
     fig.tight_layout()
@@ -778,8 +781,9 @@ def write_page(rows: list[dict], settings: Settings, out: Path, command: str) ->
     figures = [out.with_name(f"{out.stem}.png"), out.with_name(f"{out.stem}_auc.png")]
     draw(rows, settings, "f1", figures[0])
     draw(rows, settings, "auc", figures[1])
-    whens = sorted(r["when"] for r in rows)
-    total = sum(r["seconds"] for r in rows)
+    rows_run = [r for r in rows if not r.get("error", "").startswith("not available")]
+    whens = sorted(r["when"] for r in rows_run)
+    total = sum(r["seconds"] for r in rows_run)
     head = (
         "# Utility: what privacy costs in finding anomalies\n\n"
         "Regenerate this page and its figures (from the repository root):\n\n"
@@ -789,9 +793,15 @@ def write_page(rows: list[dict], settings: Settings, out: Path, command: str) ->
         f"Written by `benchmarks/bench_utility.py` (this page: `{command}`); nothing below is "
         "edited by hand. Saved results live in `benchmarks/results/utility/` (not in git).\n\n"
         f"- results computed: {whens[0][:16]} to {whens[-1][:16]} UTC, privad at commit "
-        f"{', '.join(sorted({r.get('commit', 'not recorded') for r in rows}))}\n"
-        f"- compute time of the rows: {total / 60:.1f} min on {os.cpu_count()} logical CPUs "
-        "(shared with other jobs)\n"
+        f"{', '.join(sorted({r.get('commit', 'not recorded') for r in rows_run}))}\n"
+        f"- compute time of the rows: {total / 60:.1f} min wall clock"
+        + (
+            f", {sum(r['cpu_seconds'] for r in rows_run) / 60:.1f} min CPU"
+            if all("cpu_seconds" in r for r in rows_run)
+            else ""
+        )
+        + f" on {os.cpu_count()} logical CPUs shared with other jobs (load average "
+        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} when the page was written)\n"
         f"- software: {_versions()}\n"
         f"- settings: ε ∈ {{{', '.join(f'{e:g}' for e in settings.epsilons)}}}, "
         f"RMP α ∈ {{{', '.join(f'{a:g}' for a in settings.alphas)}}}, "
