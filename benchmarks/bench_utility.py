@@ -8,23 +8,25 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/bench_utility.py --quick        # smoke run: wbc, ε 1, α 0.1
 
 Every private detector of privad that takes a table of records (sensitive privacy with its
-SP and DP labels, the relaxed-DP pipeline, RMP) against PyOD's KNN, IForest, ECOD and LOF
-on the eleven ODDS sets (``--odds``, default ``../shared/datasets/odds``) and
-scikit-learn's breast cancer set (malignant = anomaly), at ε ∈ {0.1, 0.5, 1, 2} (RMP, which
-has no ε: α ∈ {0.01, 0.1, 0.2}). Per row: ROC AUC of the released scores, F1 and the share
-flagged by the labels at the true contamination c, the same for the detector's own decision
-rule, the privacy statement its ledger (or guarantee) gives, and where its parameters came
-from. The noisy binary search does not apply: it finds the one anomaly of a series
-against public thresholds, not anomalies among records.
+SP and DP labels, SP with r chosen privately where the code has
+``privad.sensitive.selection.select_radius``, the relaxed-DP pipeline, RMP) against PyOD's
+KNN, IForest, ECOD and LOF on the eleven ODDS sets (``--odds``, default
+``../shared/datasets/odds``) and scikit-learn's breast cancer set (malignant = anomaly), at
+ε ∈ {0.1, 0.5, 1, 2} (RMP, which has no ε: α ∈ {0.01, 0.1, 0.2}). Per row: ROC AUC of the
+released scores, F1 and the share flagged by the labels at the true contamination c, the
+same for the detector's own decision rule, the privacy statement its ledger (or guarantee)
+gives, and where its parameters came from. The noisy binary search does not apply: it
+finds the one anomaly of a series against public thresholds, not anomalies among records.
 
 Labels at the contamination: when the estimator takes PyOD's ``contamination`` (checked
 in the signature of its ``__init__``) it is given c and its own ``predict``
 is used; otherwise the benchmark flags the records whose released score is above
 :func:`privad.base.contamination_threshold` (post-processing of released scores, no
-privacy cost; the row says which). Sensitive privacy releases only 0/1 answers, so
+privacy cost; the row says which). Sensitive privacy answers with 0/1 labels, so
 without the estimator's ``contamination`` its labels are the released answers, with
 (β, r) from :func:`privad.sensitive.parameters.propose_parameters` aimed at c (computed
-from the data: not private; the row says so).
+from the data: not private; the row says so). The detector's own rule (the relaxed
+corrected output, RMP's μ + 3σ kept in ``model_.threshold``) is measured beside it.
 
 Features are min-max scaled from the data (not private: see docs/scaling.md) unless
 ``--bounds DIR`` holds ``<set>.csv`` or ``<set>.json`` with public bounds of the columns
@@ -555,9 +557,10 @@ METHOD = """\
   One seeded run per row: small sets (wbc has 21 anomalies) move by several hundredths
   between seeds.
 - **Scores and AUC.** ROC AUC of the scores each detector *releases* for the records it was
-  fitted on: SP and DP release only 0/1 answers (their AUC is that of the labels), the
-  relaxed analyst's score on the perturbed records, RMP's reconstruction error as an
-  end-user computes it, PyOD's `decision_scores_`.
+  fitted on, whatever `decision_function` releases: for SP and DP the answers themselves
+  (±1 on main when issue 27 was opened, so their AUC is that of the labels), the relaxed
+  analyst's score on the perturbed records, RMP's reconstruction error as an end-user
+  computes it, PyOD's `decision_scores_`.
 - **Labels at the contamination.** "F1 at c" and "flagged at c" score labels that flag a c
   share. When the estimator takes PyOD's `contamination` it gets c and its `predict` is
   used; otherwise the benchmark flags the records whose released score is above the
@@ -566,10 +569,20 @@ METHOD = """\
   rank, so without the estimator's `contamination` their labels are the released answers
   with (β, r) aimed at c. "Own rule" is the detector's own decision rule when it differs
   (the relaxed pipeline's corrected output, RMP's μ + 3σ), measured on the same release.
-- **Privacy statement.** What the estimator's ledger recorded for the run (every spend's
-  guarantee: the ε charged in all, Claim 5's m·ε for SP and DP answering all n records),
-  RMP's guarantee (it has no ε), "none" for PyOD. The "parameters" lines say where each
-  detector's public parameters came from; every one that reads the data is not private.
+- **ε is the detector's parameter, not the job's cost.** The ε of the tables and figures
+  is what each mechanism is configured with: per answer for SP and DP, per value of the
+  perturbation for the relaxed pipeline. What the whole job costs is in the "privacy
+  statement" column: every spend the estimator's ledger recorded for the run, with its
+  guarantee. For SP and DP answering all n records that is Claim 5's m·ε (hundreds to
+  thousands); for the relaxed pipeline the record-level ε of its ledger entry (the d
+  columns' noise and the protected exchange together) and the larger ε' for outliers.
+  RMP has no ε (its guarantee is resistance to reconstruction); PyOD rows say "none".
+- **Where the parameters come from.** The lines under each table say it per detector;
+  every choice that reads the data (SP's (β, r) from `propose_parameters`, the relaxed
+  pipeline's sensitivities and calibration without a history) is not private and not
+  counted in any ledger. "SP labels, r chosen privately" is the fully private route where
+  the code has it: r chosen by an ε-DP selection charged to the same ledger as the labels
+  (both spends in its statement), β = 0.005 n and c taken as public inputs.
 - **Not included.** The noisy binary search (`privad.search`) finds the single anomaly of a
   one-column series against public thresholds t_ℓ < t_h; these sets are tables of records
   with many anomalies, so it does not apply (docs/search.md has its own measurements).
