@@ -273,6 +273,9 @@ def test_workers_that_keep_dying_fail_the_job_with_killed_worker(
     privad_cli, error_line, monkeypatch, tmp_path: Path, archive: Path
 ) -> None:
     import dask
+    import distributed  # noqa: F401  (its defaults must be in dask's config before the set:
+    # a set of "distributed.*" made before the import removes every "distributed" key at
+    # its exit, which broke the Dask tests that ran after it in the same worker)
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PRIVAD_TEST_KILL_ON_TASK", "perturb_block")  # the nanny passes it on
