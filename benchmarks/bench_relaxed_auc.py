@@ -15,8 +15,8 @@ calibration, w_O and ρ come from the data, as in the paper's experiments (also 
 One fit per set and ε, ``contamination`` = the set's true outlier share. From that one
 release the rows report, as ROC-AUC against the labels:
 
-* ``auc_centre``: the analyst's centre distance on 𝒯' (``score="analyst"``, the default);
-* ``auc_laplace``: :func:`privad.relaxed.laplace_scores` of the same 𝒯' (``score="laplace"``);
+* ``auc_centre``: the analyst's centre distance on 𝒯' (``scores="analyst"``, the default);
+* ``auc_laplace``: :func:`privad.relaxed.laplace_scores` of the same 𝒯' (``scores="laplace"``);
 * ``auc_laplace_no_noise``: the same score on the scaled data without noise (what the score
   could reach if the sensor added none: the detector's own limit on the set);
 * ``auc_supervised``: a logistic regression trained **with the labels** on 𝒯' (3-fold
@@ -68,7 +68,7 @@ def one_row(name: str, X: np.ndarray, y: np.ndarray, epsilon: float, seed: int) 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # no history; a zero-RS column falls back to GS
         est = RelaxedDPDetector(
-            epsilon=epsilon, global_sensitivity=1.0, contamination=c, score="laplace", rng=seed
+            epsilon=epsilon, global_sensitivity=1.0, contamination=c, scores="laplace", rng=seed
         ).fit(X)
     seconds = time.perf_counter() - start
     (message,) = [

@@ -230,7 +230,7 @@ def test_contamination_flags_the_top_share_of_the_released_scores(thyroid, epsil
 def test_no_collapse_on_banana_with_a_scoring_detector() -> None:
     X = load("banana").X[:1000]
     det = SklearnOutlierAdapter(IsolationForest(n_estimators=20))
-    for options in ({}, {"detector": det}, {"score": "laplace"}):
+    for options in ({}, {"detector": det}, {"scores": "laplace"}):
         est = RelaxedDPDetector(
             epsilon=1.0,
             global_sensitivity=7.0,
@@ -245,7 +245,7 @@ def test_no_collapse_on_banana_with_a_scoring_detector() -> None:
 
 def test_laplace_scores_read_only_the_analysts_message(thyroid) -> None:  # type: ignore[no-untyped-def]
     X, y = thyroid
-    est = _relaxed(X, epsilon=1.0, score="laplace", contamination=0.025)
+    est = _relaxed(X, epsilon=1.0, scores="laplace", contamination=0.025)
     (message,) = [
         m for m in est.run_.transcript.received_by("analyst") if isinstance(m, SensorToAnalyst)
     ]
@@ -283,7 +283,7 @@ def test_a_column_with_relaxed_sensitivity_zero_is_perturbed_not_refused(thyroid
     [
         ({"contamination": 0.0}, "contamination"),
         ({"contamination": 0.6}, "contamination"),
-        ({"score": "knn"}, "score"),
+        ({"scores": "knn"}, "scores"),
         ({"sensitivity_floor": 0.0}, "sensitivity_floor"),
         ({"sensitivity_floor": 1.5}, "sensitivity_floor"),
     ],

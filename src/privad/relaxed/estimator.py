@@ -121,7 +121,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         (:func:`privad.base.contamination_threshold`), post-processing of the released
         scores. None: the paper's rule, the labels are the corrected output (the
         candidates).
-    score : {"analyst", "laplace"}, default "analyst"
+    scores : {"analyst", "laplace"}, default "analyst"
         What ``decision_scores_`` are (:data:`SCORES`): the analyst's own score (see
         below), or ``"laplace"``: :func:`~privad.relaxed.detectors.laplace_scores`, the
         Laplace distance of 𝒯'[j] to the median of 𝒯' in units of the known noise scale,
@@ -189,10 +189,10 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
     ``contamination`` share of ``decision_scores_``, or without contamination the
     candidates), ``candidates_`` (0/1, 1 = in the corrected output TP ∪ FN_L1 ∪ FN_L2 ∪
     FN_L3, the paper's superset meant to contain every outlier) and ``n_candidates_`` (its
-    size), ``decision_scores_`` (with ``score="analyst"`` the analyst's score of each
+    size), ``decision_scores_`` (with ``scores="analyst"`` the analyst's score of each
     fitted record on 𝒯': the detector's ``decision_function`` for a scoring detector;
     with DBSCAN, which only labels, the distance of 𝒯'[j] to the centre c' of 𝒯', the
-    quantity of the analyst's step 4, larger = further out; with ``score="laplace"``
+    quantity of the analyst's step 4, larger = further out; with ``scores="laplace"``
     :func:`~privad.relaxed.detectors.laplace_scores`), ``threshold_`` (PyOD's threshold
     of the scores with contamination; without it θ of a scoring detector on the fitted
     window, None with DBSCAN), ``presumed_labels_`` (O', the uncorrected detection),
@@ -224,7 +224,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
     >>> with warnings.catch_warnings():        # no history: parameters from the data
     ...     warnings.simplefilter("ignore")
     ...     est = RelaxedDPDetector(epsilon=1.0, global_sensitivity=1.0, contamination=0.025,
-    ...                             score="laplace", rng=0).fit(data.X)
+    ...                             scores="laplace", rng=0).fit(data.X)
     >>> round(float(est.labels_.mean()), 3)    # the top 2.5 % of the released scores
     0.025
     >>> bool(est.n_candidates_ > est.labels_.sum())   # the paper's corrected superset
@@ -239,7 +239,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         p_o: float = 10.0,
         history: Any = None,
         contamination: float | None = None,
-        score: str = "analyst",
+        scores: str = "analyst",
         sensitivity_floor: float | None = None,
         detector: Any = None,
         exchange: str = "protected",
@@ -261,7 +261,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         self.p_o = p_o
         self.history = history
         self.contamination = contamination
-        self.score = score
+        self.scores = scores
         self.sensitivity_floor = sensitivity_floor
         self.detector = detector
         self.exchange = exchange
@@ -314,7 +314,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         p_o = check_p_o(self.p_o)
         if self.contamination is not None:
             check_contamination(self.contamination)
-        check_choice(self.score, "score", SCORES)
+        check_choice(self.scores, "scores", SCORES)
         self._reconstruction = RelaxedReconstruction(
             reduction=self.reduction,
             outlier_radius=self.outlier_radius,
@@ -397,7 +397,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
             metadata={"n": n, "views": self.views_.to_dict()},
         ) as reservation:
             run = run_protocol(data, self.sensor_, analyst, server)
-        if self.score == "laplace":
+        if self.scores == "laplace":
             message = analyst.received[0]  # 𝒯' and its public noise scales
             assert isinstance(message, SensorToAnalyst)
             scores, theta = laplace_scores(message.perturbed, message.noise_scale), None
