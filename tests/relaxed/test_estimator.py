@@ -12,9 +12,16 @@ from sklearn.ensemble import IsolationForest
 from sklearn.metrics import roc_auc_score
 
 from privad.accounting import RELAXED_DP
-from privad.datasets import make_sensor_ring
+from privad.base import contamination_threshold
+from privad.datasets import load, make_sensor_ring
 from privad.detectors import SklearnOutlierAdapter
-from privad.errors import BudgetExceededError, DataError, ParameterError, PrivacyWarning
+from privad.errors import (
+    BudgetExceededError,
+    DataError,
+    ParameterError,
+    PrivacyWarning,
+    PrivadWarning,
+)
 from privad.noise import Randomness
 from privad.relaxed import (
     Analyst,
@@ -24,6 +31,7 @@ from privad.relaxed import (
     Sensor,
     SensorToAnalyst,
     calibrate,
+    laplace_scores,
     relaxed_sensitivity,
     run_protocol,
 )
@@ -179,3 +187,107 @@ def test_clone_and_pickle_keep_the_record(ring) -> None:  # type: ignore[no-unty
     assert len(copy.ledger_.history()) == 1
     fresh = clone(est)
     assert not hasattr(fresh, "labels_") and fresh.get_params()["epsilon"] == 1.0
+
+
+@pytest.fixture(scope="module")
+def thyroid():  # type: ignore[no-untyped-def]
+    """Embedded ODDS Thyroid (6 columns in [0, 1], 2.5 % outliers): not the paper's ring."""
+    data = load("thyroid")
+    order = np.random.default_rng(0).permutation(data.y.size)[:1200]
+    return data.X[order], data.y[order]
+
+
+def _relaxed(X, **options):  # type: ignore[no-untyped-def]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)  # no history: parameters from X
+        return RelaxedDPDetector(global_sensitivity=1.0, rng=0, **options).fit(X)
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0])
+def test_contamination_flags_the_top_share_of_the_released_scores(thyroid, epsilon) -> None:  # type: ignore[no-untyped-def]
+    X, _ = thyroid
+    paper = _relaxed(X, epsilon=epsilon)
+    # the finding of issue 27: off the paper's ring the corrected superset swallows the set
+    assert paper.labels_.mean() > 0.9 and paper.threshold_ is None
+    np.testing.assert_array_equal(paper.labels_, paper.candidates_)
+    for c in (0.01, 0.05, 0.2):
+        est = _relaxed(X, epsilon=epsilon, contamination=c)
+        # the same release (same noise) as without contamination: only the labels differ
+        np.testing.assert_array_equal(est.decision_scores_, paper.decision_scores_)
+        np.testing.assert_array_equal(est.candidates_, paper.candidates_)
+        assert est.n_candidates_ == int(paper.candidates_.sum())
+        assert est.threshold_ == contamination_threshold(est.decision_scores_, c)
+        np.testing.assert_array_equal(
+            est.labels_, (est.decision_scores_ > est.threshold_).astype(int)
+        )
+        assert c / 2 <= est.labels_.mean() <= 2 * c  # no collapse
+        np.testing.assert_array_equal(est.predict(X), est.labels_)  # the recorded window
+        window = est.predict(X[:400])  # a new window: its own top share
+        assert c / 2 <= window.mean() <= 2 * c
+        assert len(est.ledger_.history()) == 2
+
+
+def test_no_collapse_on_banana_with_a_scoring_detector() -> None:
+    X = load("banana").X[:1000]
+    det = SklearnOutlierAdapter(IsolationForest(n_estimators=20))
+    for options in ({}, {"detector": det}, {"scores": "laplace"}):
+        est = RelaxedDPDetector(
+            epsilon=1.0,
+            global_sensitivity=7.0,
+            history=X[500:],
+            contamination=0.1,
+            rng=0,
+            **options,
+        ).fit(X[:500])
+        assert 0.05 <= est.labels_.mean() <= 0.2
+        assert est.threshold_ == contamination_threshold(est.decision_scores_, 0.1)
+
+
+def test_laplace_scores_read_only_the_analysts_message(thyroid) -> None:  # type: ignore[no-untyped-def]
+    X, y = thyroid
+    est = _relaxed(X, epsilon=1.0, scores="laplace", contamination=0.025)
+    (message,) = [
+        m for m in est.run_.transcript.received_by("analyst") if isinstance(m, SensorToAnalyst)
+    ]
+    Tp, b = message.perturbed, message.noise_scale
+    np.testing.assert_allclose(
+        est.decision_scores_, (np.abs(Tp - np.median(Tp, axis=0)) / b).sum(axis=1)
+    )
+    assert roc_auc_score(y, est.decision_scores_) > 0.7  # 0.83 on the whole set (docs)
+
+
+def test_laplace_scores_by_hand() -> None:
+    T = np.array([[0.0, 1.0], [2.0, 1.0], [4.0, 7.0]])  # medians 2 and 1
+    np.testing.assert_allclose(laplace_scores(T, [2.0, 0.5]), [1.0, 0.0, 1.0 + 12.0])
+    np.testing.assert_allclose(laplace_scores(T, 2.0), [1.0, 0.0, 4.0])
+    with pytest.raises(ParameterError, match="noise_scale"):
+        laplace_scores(T, [1.0, 0.0])
+
+
+def test_a_column_with_relaxed_sensitivity_zero_is_perturbed_not_refused(thyroid) -> None:  # type: ignore[no-untyped-def]
+    X, _ = thyroid
+    flag = (np.arange(X.shape[0]) % 25 == 0).astype(float)  # 4 % ones: RS = 0 by eq. (1)
+    Z = np.column_stack([X, flag])
+    with pytest.warns(PrivadWarning, match=r"column\(s\) \[6\].*fallback RS \[1\.0\]"):
+        est = _relaxed(Z, epsilon=1.0, contamination=0.05)
+    assert est.relaxed_sensitivity_[6] == 1.0  # GS: ordinary ε-DP for that column
+    assert est.guarantee_.epsilon_outlier < np.inf
+    floored = _relaxed(Z, epsilon=1.0, contamination=0.05, sensitivity_floor=0.1)
+    assert floored.relaxed_sensitivity_[6] == pytest.approx(0.1)  # ε' ≤ 10 ε there
+    assert (floored.relaxed_sensitivity_ >= 0.1).all()
+    assert 0.025 <= floored.labels_.mean() <= 0.1
+
+
+@pytest.mark.parametrize(
+    ("option", "match"),
+    [
+        ({"contamination": 0.0}, "contamination"),
+        ({"contamination": 0.6}, "contamination"),
+        ({"scores": "knn"}, "scores"),
+        ({"sensitivity_floor": 0.0}, "sensitivity_floor"),
+        ({"sensitivity_floor": 1.5}, "sensitivity_floor"),
+    ],
+)
+def test_the_new_options_are_checked(ring, option, match) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ParameterError, match=match):
+        _fit(ring, **option)

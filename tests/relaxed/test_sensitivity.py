@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from privad.errors import DataError, ParameterError
+from privad.errors import DataError, ParameterError, PrivadWarning
 from privad.relaxed.scaling import column_divisors, scale_columns, unscale_columns
 from privad.relaxed.sensitivity import check_p_o, relaxed_guarantee, relaxed_sensitivity
 
@@ -60,6 +60,22 @@ def test_constant_column_has_no_noise_scale() -> None:
     D = np.column_stack([np.arange(10.0), np.full(10, 3.0)])
     with pytest.raises(DataError, match=r"column\(s\) \[1\]"):
         relaxed_sensitivity(D, 10)
+
+
+def test_a_floor_or_a_fallback_sizes_a_constant_column() -> None:
+    # column 0: 0..9, p_o = 20 -> percentiles 10 and 90 at positions 0.9 and 8.1 -> RS 7.2
+    D = np.column_stack([np.arange(10.0), np.full(10, 3.0)])
+    assert relaxed_sensitivity(D, 20, floor=0.5) == pytest.approx([7.2, 0.5])
+    assert relaxed_sensitivity(D, 20, floor=[8.0, 1.0]) == pytest.approx([8.0, 1.0])
+    with pytest.warns(PrivadWarning, match=r"column\(s\) \[1\].*fallback RS \[4\.0\]"):
+        assert relaxed_sensitivity(D, 20, fallback=[9.0, 4.0]) == pytest.approx([7.2, 4.0])
+    with pytest.raises(DataError, match="give a floor or a fallback"):
+        relaxed_sensitivity(D, 20, floor=0.0)  # a zero floor raises nothing
+    for bad in (-1.0, [1.0, 2.0, 3.0], float("nan"), "x", True):
+        with pytest.raises(ParameterError, match="floor"):
+            relaxed_sensitivity(D, 20, floor=bad)
+    with pytest.raises(ParameterError, match="fallback"):
+        relaxed_sensitivity(D, 20, fallback=0.0)
 
 
 def test_theorem2_record_and_column_guarantees() -> None:

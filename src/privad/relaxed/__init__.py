@@ -56,6 +56,7 @@ from privad.relaxed.detectors import (
     dbscan_candidates,
     dbscan_noise,
     dbscan_parameters,
+    laplace_scores,
 )
 from privad.relaxed.distances import (
     D_DIFF_CENTRES,
@@ -147,6 +148,7 @@ __all__ = [
     "estimate_outlier_layer_width",
     "false_negative_layers",
     "laplace_columns",
+    "laplace_scores",
     "noise_scales",
     "presumed_radius",
     "reduction_thresholds",

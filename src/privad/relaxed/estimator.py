@@ -33,10 +33,11 @@ import numpy as np
 from sklearn.base import OutlierMixin
 
 from privad.accounting import RELAXED_DP, Guarantee, Ledger
-from privad.base import PrivadEstimator
+from privad.base import PrivadEstimator, check_contamination, contamination_threshold
 from privad.errors import DataError, ParameterError, PrivacyWarning
 from privad.noise import as_randomness
-from privad.relaxed.detectors import ScoringOutlierDetector
+from privad.relaxed.detectors import ScoringOutlierDetector, laplace_scores
+from privad.relaxed.messages import SensorToAnalyst
 from privad.relaxed.parties import Sensor
 from privad.relaxed.pipeline import Calibration, RelaxedReconstruction, calibrate
 from privad.relaxed.protocol import ProtocolRun, run_protocol
@@ -46,9 +47,15 @@ from privad.relaxed.sensitivity import (
     relaxed_sensitivity,
 )
 from privad.relaxed.views import ProtocolViews
-from privad.validation import check_array, check_epsilon
+from privad.validation import check_array, check_choice, check_epsilon, check_probability
 
-__all__ = ["RelaxedDPDetector"]
+__all__ = ["SCORES", "RelaxedDPDetector"]
+
+SCORES: tuple[str, ...] = ("analyst", "laplace")
+"""What ``decision_scores_`` are: the analyst's own score (a scoring detector's
+``decision_function``; with DBSCAN the centre distance of step 4) or the noise-aware
+:func:`~privad.relaxed.detectors.laplace_scores`; both read 𝒯' and its public parameters
+only."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,14 +65,18 @@ class _Window:
     Attributes
     ----------
     labels
+        0/1 per record: the top ``contamination`` share of ``scores``, or (without
+        contamination) the candidates.
+    candidates
         0/1 per record, 1 = in the corrected output TP ∪ FN_L1 ∪ FN_L2 ∪ FN_L3.
     presumed_labels
         0/1 per record, 1 = in O' = f_outlier(𝒯') (no correction).
     scores
-        the analyst's score of each record on 𝒯' (higher = more anomalous; see
+        the score of each record on 𝒯' (higher = more anomalous; see
         :class:`RelaxedDPDetector`).
     threshold
-        θ of a scoring detector on this window (None for DBSCAN).
+        PyOD's threshold of ``scores`` with ``contamination``; without it θ of a scoring
+        detector on this window (None for DBSCAN).
     run
         the :class:`~privad.relaxed.protocol.ProtocolRun` (transcript, timings).
     spend_id
@@ -73,6 +84,7 @@ class _Window:
     """
 
     labels: np.ndarray
+    candidates: np.ndarray
     presumed_labels: np.ndarray
     scores: np.ndarray
     threshold: float | None
@@ -99,7 +111,26 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         column). Required: without a bounded domain outliers have no finite ε', so no
         guarantee could be charged to the ledger. Must be ≥ RS_j.
     relaxed_sensitivity : None, float or array of d floats, default None
-        RS_j per column (measurement units); None: eq. (1) on ``history``.
+        RS_j per column (measurement units); None: eq. (1) on ``history``, with
+        ``sensitivity_floor``; a column eq. (1) gives 0 (constant in its central
+        100 − p_o percent) is perturbed with its GS_j instead (ordinary ε-DP for that
+        column, more noise), with a :class:`~privad.errors.PrivadWarning`.
+    contamination : None or float in (0, 0.5], default None
+        PyOD's ``contamination``: ``labels_`` and :meth:`predict` flag the records whose
+        score is above the ``100 (1 − contamination)`` percentile of their window's scores
+        (:func:`privad.base.contamination_threshold`), post-processing of the released
+        scores. None: the paper's rule, the labels are the corrected output (the
+        candidates).
+    scores : {"analyst", "laplace"}, default "analyst"
+        What ``decision_scores_`` are (:data:`SCORES`): the analyst's own score (see
+        below), or ``"laplace"``: :func:`~privad.relaxed.detectors.laplace_scores`, the
+        Laplace distance of 𝒯'[j] to the median of 𝒯' in units of the known noise scale,
+        which ranks outliers better on the public sets of docs/relaxed.md.
+    sensitivity_floor : None or float in (0, 1], default None
+        A floor on eq. (1) as a share of the domain: ``RS_j >= sensitivity_floor·GS_j``
+        (:func:`~privad.relaxed.sensitivity.relaxed_sensitivity`), which caps the
+        outliers' ε' at ``ε / sensitivity_floor`` per column at the price of more noise
+        where it raises RS_j. Used only when ``relaxed_sensitivity`` is None.
     p_o : float in (0, 100), default 10
         The outlier percentage of eq. (1), of the DBSCAN calibration and of a scoring
         detector's θ.
@@ -154,12 +185,17 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
 
     Fitted attributes
     -----------------
-    ``labels_`` (0/1 per fitted record, 1 = in the corrected output: PyOD's convention),
-    ``decision_scores_`` (the analyst's score of each fitted record on 𝒯': the detector's
-    ``decision_function`` for a scoring detector; with DBSCAN, which only labels, the
-    distance of 𝒯'[j] to the centre c' of 𝒯', the quantity of the analyst's step 4,
-    larger = further out), ``threshold_`` (θ of a scoring detector on the fitted window;
-    None with DBSCAN), ``presumed_labels_`` (O', the uncorrected detection),
+    ``labels_`` (0/1 per fitted record, 1 = anomaly, PyOD's convention: the top
+    ``contamination`` share of ``decision_scores_``, or without contamination the
+    candidates), ``candidates_`` (0/1, 1 = in the corrected output TP ∪ FN_L1 ∪ FN_L2 ∪
+    FN_L3, the paper's superset meant to contain every outlier) and ``n_candidates_`` (its
+    size), ``decision_scores_`` (with ``scores="analyst"`` the analyst's score of each
+    fitted record on 𝒯': the detector's ``decision_function`` for a scoring detector;
+    with DBSCAN, which only labels, the distance of 𝒯'[j] to the centre c' of 𝒯', the
+    quantity of the analyst's step 4, larger = further out; with ``scores="laplace"``
+    :func:`~privad.relaxed.detectors.laplace_scores`), ``threshold_`` (PyOD's threshold
+    of the scores with contamination; without it θ of a scoring detector on the fitted
+    window, None with DBSCAN), ``presumed_labels_`` (O', the uncorrected detection),
     ``run_`` (the fitted window's :class:`~privad.relaxed.protocol.ProtocolRun`),
     ``relaxed_sensitivity_``, ``sensor_``, ``calibration_``
     (:class:`~privad.relaxed.pipeline.Calibration`), ``guarantee_`` (charged per window),
@@ -168,13 +204,31 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
 
     Notes
     -----
-    The labels are the correction's output, not a threshold of the scores: the corrected
-    set adds records from the false-negative layers whatever their score, so ``predict`` is
-    not ``decision_function > threshold_`` and PyOD's ``contamination`` has no place
-    (``p_o`` plays its part for a scoring detector). ``predict`` returns 0/1 with
-    1 = anomaly (PyOD's convention, not scikit-learn's ±1). Each window is detected and
-    corrected on its own (the centre, DBSCAN and the gap split depend on the whole window),
-    so labels of a subset of records are a new window's, not a subset of the labels.
+    With ``contamination``, ``labels_`` is ``decision_scores_ > threshold_`` (flagging
+    the top share of each window: never all or none). Without it the labels are the
+    correction's output, not a threshold of the scores: the corrected set adds records
+    from the false-negative layers whatever their score, and on data other than the
+    paper's ring (many columns, outliers not in a far layer, noise far above the spread of
+    the data) it can hold nearly every record; ``candidates_`` keeps it either way.
+    ``predict`` returns 0/1 with 1 = anomaly (PyOD's convention, not scikit-learn's ±1).
+    Each window is detected and corrected on its own (the centre, DBSCAN, the gap split
+    and the contamination threshold depend on the whole window), so labels of a subset of
+    records are a new window's, not a subset of the labels.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from privad.datasets import load
+    >>> from privad.relaxed import RelaxedDPDetector
+    >>> X = load("thyroid").X[::3]             # 1,258 records, 6 columns in [0, 1]
+    >>> with warnings.catch_warnings():        # no history: parameters from the data
+    ...     warnings.simplefilter("ignore")
+    ...     est = RelaxedDPDetector(epsilon=1.0, global_sensitivity=1.0, contamination=0.025,
+    ...                             scores="laplace", rng=0).fit(X)
+    >>> round(float(est.labels_.mean()), 3)    # the top 2.5 % of the released scores
+    0.025
+    >>> bool(est.n_candidates_ > est.labels_.sum())   # the paper's corrected superset
+    True
     """
 
     def __init__(
@@ -184,6 +238,9 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         relaxed_sensitivity: Any = None,
         p_o: float = 10.0,
         history: Any = None,
+        contamination: float | None = None,
+        scores: str = "analyst",
+        sensitivity_floor: float | None = None,
         detector: Any = None,
         exchange: str = "protected",
         cs_epsilon: float | None = None,
@@ -203,6 +260,9 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         self.relaxed_sensitivity = relaxed_sensitivity
         self.p_o = p_o
         self.history = history
+        self.contamination = contamination
+        self.scores = scores
+        self.sensitivity_floor = sensitivity_floor
         self.detector = detector
         self.exchange = exchange
         self.cs_epsilon = cs_epsilon
@@ -252,6 +312,9 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
             )
         epsilon = check_epsilon(self.epsilon, per_answer=True)
         p_o = check_p_o(self.p_o)
+        if self.contamination is not None:
+            check_contamination(self.contamination)
+        check_choice(self.scores, "scores", SCORES)
         self._reconstruction = RelaxedReconstruction(
             reduction=self.reduction,
             outlier_radius=self.outlier_radius,
@@ -265,7 +328,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         data = self._validate(X, reset=True, min_rows=2)
         H = self._history(data)
         rs = (
-            relaxed_sensitivity(H, p_o)
+            self._eq1(H, p_o)
             if self.relaxed_sensitivity is None
             else check_relaxed_sensitivity(self.relaxed_sensitivity, data.shape[1])
         )
@@ -301,11 +364,25 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         self._releases = {}
         window, _ = self._released(data, self._window)  # a first release: in data's order
         self.labels_ = window.labels.copy()
+        self.candidates_ = window.candidates.copy()
+        self.n_candidates_ = int(window.candidates.sum())
         self.presumed_labels_ = window.presumed_labels.copy()
         self.decision_scores_ = window.scores.copy()
         self.threshold_ = window.threshold
         self.run_ = window.run
         return self
+
+    def _eq1(self, history: np.ndarray, p_o: float) -> np.ndarray:
+        """RS by eq. (1) on ``history``, floored at ``sensitivity_floor``·GS_j; GS_j for a
+        column eq. (1) leaves at 0."""
+        gs = check_relaxed_sensitivity(
+            self.global_sensitivity, history.shape[1], name="global_sensitivity"
+        )
+        floor = None
+        if self.sensitivity_floor is not None:
+            share = check_probability(self.sensitivity_floor, "sensitivity_floor", low_open=True)
+            floor = share * gs
+        return relaxed_sensitivity(history, p_o, floor=floor, fallback=gs)
 
     def _window(self, data: np.ndarray) -> _Window:
         """One window through the protocol, its guarantee reserved first (see the module)."""
@@ -320,13 +397,23 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
             metadata={"n": n, "views": self.views_.to_dict()},
         ) as reservation:
             run = run_protocol(data, self.sensor_, analyst, server)
-        if isinstance(cal.detector, ScoringOutlierDetector):
+        if self.scores == "laplace":
+            message = analyst.received[0]  # 𝒯' and its public noise scales
+            assert isinstance(message, SensorToAnalyst)
+            scores, theta = laplace_scores(message.perturbed, message.noise_scale), None
+        elif isinstance(cal.detector, ScoringOutlierDetector):
             assert cal.detector.scores is not None
             scores, theta = cal.detector.scores, cal.detector.threshold
         else:
             scores, theta = analyst.distances(), None
+        candidates = _indicator(run.outliers, n)
+        labels = candidates
+        if self.contamination is not None:
+            theta = contamination_threshold(scores, self.contamination)
+            labels = (np.asarray(scores) > theta).astype(np.int64)
         return _Window(
-            labels=_indicator(run.outliers, n),
+            labels=labels,
+            candidates=candidates,
             presumed_labels=_indicator(run.presumed_outliers, n),
             scores=np.array(scores, dtype=np.float64),
             threshold=theta,
@@ -341,7 +428,8 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         return self._released(self._validate(X, reset=False), self._window)
 
     def predict(self, X: Any) -> np.ndarray:
-        """PRIVATE. 0/1 per record of the window ``X`` (1 = in the corrected output)."""
+        """PRIVATE. 0/1 per record of the window ``X`` (1 = anomaly: the top
+        ``contamination`` share of the window's scores, or without it the candidates)."""
         window, where = self._answers(X)
         return window.labels[where]
 

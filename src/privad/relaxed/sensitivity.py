@@ -22,7 +22,7 @@ import numpy as np
 
 from privad.accounting.guarantee import Guarantee
 from privad.accounting.notions import RELAXED_DP
-from privad.errors import DataError, ParameterError, PrivacyWarning
+from privad.errors import DataError, ParameterError, PrivacyWarning, PrivadWarning
 from privad.validation import check_array, check_choice, check_epsilon
 
 __all__ = [
@@ -74,7 +74,14 @@ def check_p_o(p_o: Any, name: str = "p_o") -> float:
     return value
 
 
-def relaxed_sensitivity(history: Any, p_o: Any, *, method: str = "linear") -> np.ndarray:
+def relaxed_sensitivity(
+    history: Any,
+    p_o: Any,
+    *,
+    method: str = "linear",
+    floor: Any = None,
+    fallback: Any = None,
+) -> np.ndarray:
     """Equation (1): the approximated relaxed sensitivity ``RS_j`` of ``f_id`` per column.
 
     Parameters
@@ -89,19 +96,40 @@ def relaxed_sensitivity(history: Any, p_o: Any, *, method: str = "linear") -> np
     method:
         The percentile definition, one of :data:`PERCENTILE_METHODS`; default ``"linear"``
         (R type 7).
+    floor:
+        None (default), or a lower bound per column (a number for every column, or d
+        numbers ≥ 0, measurement units): ``RS_j = max(eq. 1, floor_j)``. Any RS_j at least
+        the width of the non-outlier range keeps Theorem 2's ε for non-outliers, and a floor
+        caps the outliers' ε' = ε·GS_j/RS_j at ε·GS_j/floor_j; the price is more noise in
+        the columns it raises.
+    fallback:
+        None (default), or RS_j for the columns whose value is still 0 after the floor (a
+        number or d numbers > 0; e.g. the domain widths GS_j, which make those columns
+        ordinary ε-DP). They are named in a :class:`~privad.errors.PrivadWarning`.
 
     Returns
     -------
     numpy.ndarray
-        ``RS`` of shape (d,), ``RS_j = ρ_{q_max}(D[, j]) − ρ_{q_min}(D[, j]) > 0``.
+        ``RS`` of shape (d,), ``RS_j = ρ_{q_max}(D[, j]) − ρ_{q_min}(D[, j]) > 0`` (with the
+        floor and the fallback applied).
 
     Raises
     ------
     DataError
-        If ``history`` is not a finite 2-D array, or a column has ``RS_j = 0`` (its central
-        ``100 − p_o`` percent is constant), which leaves no noise scale to use.
+        If ``history`` is not a finite 2-D array, or, without ``fallback``, a column has
+        ``RS_j = 0`` (its central ``100 − p_o`` percent is constant and no floor raises it),
+        which leaves no noise scale to use.
     ParameterError
-        If ``p_o`` is not in (0, 100) or ``method`` is unknown.
+        If ``p_o`` is not in (0, 100), ``method`` is unknown, or ``floor`` or ``fallback``
+        is not a number or d numbers (≥ 0 and > 0 respectively).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.relaxed import relaxed_sensitivity
+    >>> D = np.column_stack([np.arange(11.0), np.zeros(11)])  # column 1 is constant
+    >>> relaxed_sensitivity(D, 20, floor=0.5).tolist()
+    [8.0, 0.5]
     """
     D = check_array(history, "history")
     p_o = check_p_o(p_o)
@@ -110,14 +138,39 @@ def relaxed_sensitivity(history: Any, p_o: Any, *, method: str = "linear") -> np
     q_min = 100.0 - q_max
     hi, lo = np.percentile(D, [q_max, q_min], axis=0, method=method)
     rs = np.asarray(hi - lo, dtype=np.float64)
+    if floor is not None:
+        rs = np.maximum(rs, _per_column(floor, rs.size, "floor", minimum=0.0))
     bad = np.flatnonzero(~(rs > 0))
-    if bad.size:
+    if bad.size and fallback is None:
         raise DataError(
             f"history column(s) {bad.tolist()} have relaxed sensitivity 0: the values between "
             f"the {q_min:g}th and {q_max:g}th percentiles are constant, so eq. (1) gives no "
-            "noise scale; drop constant columns or give RS explicitly"
+            "noise scale; give a floor or a fallback (e.g. the domain widths), drop constant "
+            "columns or give RS explicitly"
+        )
+    if bad.size:
+        rs[bad] = _per_column(fallback, rs.size, "fallback", minimum=None)[bad]
+        warnings.warn(
+            f"history column(s) {bad.tolist()} have relaxed sensitivity 0 by eq. (1) (constant "
+            f"between the {q_min:g}th and {q_max:g}th percentiles); they are perturbed with the "
+            f"fallback RS {rs[bad].tolist()} instead",
+            PrivadWarning,
+            stacklevel=2,
         )
     return rs
+
+
+def _per_column(value: Any, d: int, name: str, *, minimum: float | None) -> np.ndarray:
+    """``value`` as d finite numbers, each ≥ ``minimum`` (None: each > 0)."""
+    if minimum is None:
+        return check_relaxed_sensitivity(value, d, name=name)
+    try:
+        arr = np.broadcast_to(np.asarray(value, dtype=np.float64), (d,))
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number or {d} numbers, got {value!r}") from None
+    if isinstance(value, bool) or not (np.isfinite(arr).all() and (arr >= minimum).all()):
+        raise ParameterError(f"{name} must be finite and >= {minimum:g}, got {value!r}")
+    return arr
 
 
 def stream_sensitivities(
