@@ -21,6 +21,7 @@ CCS 2019. Modules, one per idea:
 * :mod:`.curator`: :class:`Curator`, the trusted curator answering queriers with
   per-querier budgets charged online (``privad serve sp``).
 * :mod:`.parameters`: :func:`propose_parameters`, our reconstruction of Appendix A.2.
+* :mod:`.selection`: :func:`select_radius`, an ε-DP choice of r (ours).
 """
 
 from privad.sensitive._common import InvalidCountsError
@@ -79,6 +80,7 @@ from privad.sensitive.mechanisms import (
 )
 from privad.sensitive.parameters import propose_parameters
 from privad.sensitive.release import Release, release_labels
+from privad.sensitive.selection import RadiusSelection, select_radius
 
 __all__ = [
     "MECHANISMS",
@@ -126,6 +128,8 @@ __all__ = [
     "per_record_privacy_loss",
     "record_exposure",
     "propose_parameters",
+    "RadiusSelection",
+    "select_radius",
     "release_labels",
     "select_threshold",
     "theorem46_bound",
