@@ -20,6 +20,7 @@ from privad.sensitive import (
     release_labels,
 )
 from privad.sensitive.release import AnswerRecord, CsvLabels, question_keys
+from privad.sensitive.estimator import GIVEN_TEXT
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +135,7 @@ def test_the_spend_row_is_built_by_the_release_path(thyroid) -> None:
         "m_lower": bound.lower,
         "m_upper": bound.upper,
         "add_query_to_data": False,
-        "context": {},
+        "context": {"parameters": {"source": "given", "beta": 18, "r": 0.1, "how": GIVEN_TEXT}},
         "per_record": RecordExposure(ball_counts(thyroid, 0.1), 0.1, bound.m).summary(),
     }
     assert spend.guarantee == SPMechanism(18, 0.1, 0.1, k=2).batch_guarantee(3772, bound.m)

@@ -27,6 +27,21 @@ through :func:`privad.sensitive.release.release_labels`, which reserves that gua
 question is released once; asking again returns the recorded answer (``fresh=True`` asks for
 a new, charged release), so repeated calls cannot average the noise away.
 
+Scores and contamination
+------------------------
+The released answers are bits, so PyOD's rule "flag the top c share of the scores" needs a
+tie-break: with ``contamination`` c, each question's score is its answer (±1) plus a
+tie-break in [0, 0.5), a keyed hash (BLAKE2b) of the question (its position, or its
+record's digest) under a salt drawn from the estimator's ``rng`` at :meth:`fit`. The
+tie-break depends on nothing but the question and the salt, so the scores, PyOD's
+``threshold_`` (:func:`privad.base.contamination_threshold`) and ``labels_`` are
+post-processing of the released answers: no privacy cost, and the same question always gets
+the same score. The flagged share is then c (up to rounding) whatever ε is: when the
+released answers flag more than c, a random part of them is flagged; when fewer, all of
+them and random others. Without ``contamination`` the labels are the released answers (the
+paper's rule). ``r="private"`` (or ``"data"``) also aims r at c, so that the released answers
+themselves flag about c where ε allows (docs/sensitive.md, "Contamination").
+
 Scale-out: ``engine="dask"``
 ----------------------------
 With ``engine="dask"`` :meth:`fit` takes a Dask array or DataFrame (or any array, which is
@@ -52,14 +67,21 @@ the error probabilities of the same ``Q`` count once.
 
 from __future__ import annotations
 
+import hashlib
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from sklearn.base import OutlierMixin
 
 from privad.accounting import Guarantee, Ledger
-from privad.base import NotFittedError, PrivadEstimator
+from privad.base import (
+    NotFittedError,
+    PrivadEstimator,
+    check_contamination,
+    contamination_threshold,
+)
 from privad.errors import DataError, ParameterError
 from privad.sensitive._common import check_beta, check_eps, check_k
 from privad.sensitive.accounting import (
@@ -86,12 +108,43 @@ from privad.sensitive.release import (
     question_keys,
     release_labels,
 )
+from privad.sensitive.selection import DEFAULT_BLOCKS, RadiusSelection
 from privad.validation import check_array, check_choice, check_int, check_nonnegative
 
 __all__ = ["DASK_ENGINE", "NotFittedError", "SensitiveAnomalyIdentifier", "auto_count_cap"]
 
 DASK_ENGINE = "dask"
 """The ``engine`` value that keeps the data in Dask collections (see the module docstring)."""
+
+R_CHOICES = ("private", "data")
+"""The radii chosen at :meth:`SensitiveAnomalyIdentifier.fit` (``r="private"``, ``"data"``)."""
+
+GIVEN_TEXT = (
+    "β and r given by the caller: private only if they came from public input (public "
+    "bounds, a public or earlier sample) or from a private selection; privad cannot check"
+)
+DATA_TEXT = (
+    "NOT PRIVATE: r read off the raw data (propose_parameters, contamination {c:g}); the "
+    "labels' guarantee does not cover this choice"
+)
+
+
+def _check_r(r: Any, beta: int, contamination: Any) -> Any:
+    """``r``: a radius ≥ 0, ``"private"``/``"data"`` (with a contamination) or a
+    :class:`RadiusSelection` for the same β."""
+    if isinstance(r, RadiusSelection):
+        if r.beta != beta:
+            raise ParameterError(f"r is a private selection for β = {r.beta}, not β = {beta}")
+        return r
+    if isinstance(r, str):
+        if r not in R_CHOICES:
+            raise ParameterError(
+                f"r must be a number >= 0, 'private', 'data' or a RadiusSelection, got {r!r}"
+            )
+        if contamination is None:
+            raise ParameterError(f"r={r!r} chooses r for a contamination: give contamination")
+        return r
+    return check_nonnegative(r, "r")
 
 
 def auto_count_cap(
@@ -122,8 +175,15 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
     beta : int ≥ 1
         β of Definition 2.2: a present record is an anomaly iff at most β records (itself
         and its duplicates included) lie within distance r.
-    r : float ≥ 0
-        The radius.
+    r : float ≥ 0, "private", "data" or a :class:`~privad.sensitive.RadiusSelection`
+        The radius. A number is taken as given (public input: the statement says so);
+        ``"private"`` chooses r at :meth:`fit` with the ε-DP selection of
+        :func:`privad.sensitive.select_radius` (charged to :attr:`ledger_` as its own spend)
+        for ``contamination``; ``"data"`` reads it off the data with
+        :func:`privad.sensitive.propose_parameters` (NOT private); a
+        :class:`~privad.sensitive.RadiusSelection` is a private selection made before (on
+        any ledger) for the same β. Every release's spend says which, under
+        ``metadata["context"]["parameters"]`` (:attr:`parameters_`).
     epsilon : float > 0
         ε of each answer.
     k : int ≥ 1, default 1
@@ -151,6 +211,20 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         there without a cap.
     scope : str, default "fitted-data"
         The scope of ``ledger_`` the releases are charged to.
+    contamination : float in (0, 0.5] or None, default None
+        PyOD's ``contamination``. None: the paper's rule, :attr:`labels_` are the released
+        answers. A share c: :attr:`labels_` flag the top c share of
+        :attr:`decision_scores_` (post-processing of the released answers, no privacy
+        cost; see "Scores and contamination" in the module docstring), and with
+        ``r="private"`` or ``"data"`` r is chosen so that about c of the records are
+        (β, r)-anomalies.
+    selection_epsilon : float > 0 or None, default None
+        ε of the private selection of r (``r="private"``); None: ``epsilon``.
+    radii : array or None, default None
+        The public grid of candidate radii of ``r="private"``; None:
+        :func:`privad.sensitive.selection.default_radii` (features in [0, 1]).
+    blocks : int ≥ 2, default 50
+        K, the blocks of the private selection (``r="private"``).
 
     Fitted attributes
     -----------------
@@ -160,7 +234,27 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
     ``engine``); ``mechanism_`` (the :class:`~privad.sensitive.AIQMechanism`); ``ledger_``
     (an in-memory :class:`~privad.accounting.Ledger` recording every release not charged
     elsewhere); ``scope_``; ``answers_`` (the
-    :class:`~privad.sensitive.release.AnswerRecord` of released answers).
+    :class:`~privad.sensitive.release.AnswerRecord` of released answers); ``r_`` (the radius
+    used); ``parameters_`` (where (β, r) came from: ``source`` ``"given"``, ``"data"`` or
+    ``"private"``, and how); ``selection_`` (the :class:`~privad.sensitive.RadiusSelection`
+    or None). :attr:`decision_scores_`, :attr:`threshold_` and :attr:`labels_` (PyOD's
+    names) release the fitted records' answers on first use.
+
+    Examples
+    --------
+    >>> from privad.datasets import load
+    >>> from privad.sensitive import SensitiveAnomalyIdentifier
+    >>> X = load("thyroid").X
+    >>> est = SensitiveAnomalyIdentifier(
+    ...     20, "private", 1.0, contamination=0.025, count_cap="auto", rng=0
+    ... ).fit(X)
+    >>> est.parameters_["source"], est.selection_.epsilon
+    ('private', 1.0)
+    >>> share = est.labels_.mean()          # the top 2.5 % of the released scores
+    >>> bool(0.0125 <= share <= 0.05)
+    True
+    >>> [s.label.split(" (")[0] for s in est.ledger_.history()]
+    ['private selection of r for', 'sp']
     """
 
     def __init__(
@@ -178,6 +272,10 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         rng: Any = None,
         budget: float | None = None,
         scope: str = "fitted-data",
+        contamination: float | None = None,
+        selection_epsilon: float | None = None,
+        radii: Any = None,
+        blocks: int = DEFAULT_BLOCKS,
     ) -> None:
         self.beta = beta
         self.r = r
@@ -192,6 +290,10 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         self.rng = rng
         self.budget = budget
         self.scope = scope
+        self.contamination = contamination
+        self.selection_epsilon = selection_epsilon
+        self.radii = radii
+        self.blocks = blocks
 
     # -- scikit-learn plumbing -------------------------------------------------------------
 
@@ -222,7 +324,10 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             raise ParameterError(f"scope must be a non-empty string, got {self.scope!r}")
         return {
             "beta": beta,
-            "r": check_nonnegative(self.r, "r"),
+            "r": _check_r(self.r, beta, self.contamination),
+            "contamination": (
+                None if self.contamination is None else check_contamination(self.contamination)
+            ),
             "epsilon": epsilon,
             "k": check_k(self.k),
             "mechanism": mechanism,
@@ -249,12 +354,11 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         self.n_features_in_ = int(self.X_.shape[1])
         self.count_cap_ = params["cap"]
         self.rng_ = noise.as_randomness(self.rng)
-        self._params = params
         self._self_stats: BallStatistics | None = None
         self.mechanism_: AIQMechanism = aiq_mechanism(
             params["mechanism"],
             beta=params["beta"],
-            r=params["r"],
+            r=0.0 if isinstance(params["r"], str) else params["r"],
             epsilon=params["epsilon"],
             k=params["k"],
             metric=params["metric"],
@@ -265,7 +369,48 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         if self.budget is not None:
             self.ledger_.set_budget(self.scope_, self.mechanism_.notion, self.budget)
         self.answers_ = AnswerRecord()
+        self.selection_, self.parameters_ = self._choose_r(params)
+        params = {**params, "r": self.parameters_["r"]}
+        self.r_ = params["r"]
+        self._params = params
+        self.mechanism_ = replace(self.mechanism_, r=self.r_)
+        # the tie-break of the released answers (contamination): data-independent
+        self._tiebreak_salt = None if params["contamination"] is None else self.rng_.derive_seed()
         return self
+
+    def _choose_r(self, p: dict[str, Any]) -> tuple[RadiusSelection | None, dict[str, Any]]:
+        """The radius and its provenance (the ``r`` parameter's cases)."""
+        from privad.sensitive.parameters import propose_parameters
+        from privad.sensitive.selection import select_radius
+
+        r, beta = p["r"], p["beta"]
+        if isinstance(r, RadiusSelection):
+            return r, r.provenance()
+        if not isinstance(r, str):
+            return None, {"source": "given", "beta": beta, "r": r, "how": GIVEN_TEXT}
+        if self.engine_ == DASK_ENGINE:
+            raise ParameterError(f"r={r!r} needs the records in memory; not with engine='dask'")
+        if r == "data":
+            _, value = propose_parameters(
+                self.X_, contamination=p["contamination"], beta=beta, metric=p["metric"]
+            )
+            how = DATA_TEXT.format(c=p["contamination"])
+            return None, {"source": "data", "beta": beta, "r": value, "how": how}
+        sel = select_radius(
+            self.X_,
+            beta,
+            p["contamination"],
+            p["epsilon"] if self.selection_epsilon is None else self.selection_epsilon,
+            ledger=self.ledger_,
+            scope=self.scope_,
+            radii=self.radii,
+            blocks=self.blocks,
+            metric=p["metric"],
+            notion=self.mechanism_.notion,
+            k=p["k"],
+            rng=self.rng_,
+        )
+        return sel, sel.provenance()
 
     def _check_fitted(self) -> dict[str, Any]:
         self._require_fitted("X_")
@@ -468,7 +613,9 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             again; the new answers become the recorded ones).
         """
         answers, _ = self._answer(Q, ledger, scope, fresh=fresh)
-        return answers
+        if self._params["contamination"] is None:
+            return answers
+        return (self._scores(Q, answers) > self.threshold_).astype(np.int64)
 
     def release(
         self,
@@ -527,7 +674,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
                 charge=claim5_charge(
                     self.mechanism_,
                     lambda stats: self._claim5(Q_new, stats),
-                    context,
+                    {**(context or {}), "parameters": self.parameters_},
                     lambda stats, m: self._exposure(Q_new, kind, stats, m),
                 ),
                 step=step,
@@ -551,10 +698,58 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         This mechanism has no private continuous score (see the module docstring), so the
         score is the answer itself, thresholded at 0 like scikit-learn's decision functions.
         It is the same release as :meth:`predict`: questions answered before keep their
-        recorded answers, new ones are released and charged once.
+        recorded answers, new ones are released and charged once. With ``contamination``
+        the score of each question also carries its tie-break in [0, 0.5) ("Scores and
+        contamination" in the module docstring).
         """
-        ans = self.predict(Q, ledger=ledger, scope=scope)
-        return np.where(ans == 1, 1.0, -1.0)
+        answers, _ = self._answer(Q, ledger, scope, fresh=False)
+        return self._scores(Q, answers)
+
+    def _scores(self, Q: Any, answers: np.ndarray) -> np.ndarray:
+        """±1 from the released answers, plus the tie-break with a contamination."""
+        scores = np.where(answers == 1, 1.0, -1.0)
+        if self._tiebreak_salt is None:
+            return scores
+        Qa = self._queries(Q)
+        keys = (
+            [i.to_bytes(8, "little") for i in range(self.n_records_)]
+            if Qa is None
+            else [bytes([bool(self.add_query_to_data)]) + k for k in question_keys(Qa)]
+        )
+        salt = self._tiebreak_salt.to_bytes(8, "little")
+        ties = np.fromiter(
+            (
+                int.from_bytes(hashlib.blake2b(k, key=salt, digest_size=7).digest(), "little")
+                for k in keys
+            ),
+            np.float64,
+            len(keys),
+        )
+        return scores + 0.5 * ties / 2.0**56
+
+    # -- PyOD's fitted names ---------------------------------------------------------------
+
+    @property
+    def decision_scores_(self) -> np.ndarray:
+        """PRIVATE. The fitted records' released scores (:meth:`decision_function` of
+        ``Q=None``): their first use releases the fitted records' answers (charged once to
+        :attr:`ledger_`), later uses read the recorded answers."""
+        self._check_fitted()
+        return self.decision_function()
+
+    @property
+    def threshold_(self) -> float:
+        """PyOD's threshold on :attr:`decision_scores_`: with ``contamination`` c,
+        :func:`privad.base.contamination_threshold` (post-processing); without, 0.0 (the
+        released answers, the paper's rule)."""
+        c = self._check_fitted()["contamination"]
+        return 0.0 if c is None else contamination_threshold(self.decision_scores_, c)
+
+    @property
+    def labels_(self) -> np.ndarray:
+        """PRIVATE. 0/1 labels of the fitted records: :attr:`decision_scores_` >
+        :attr:`threshold_` (the released answers when ``contamination`` is None)."""
+        return (self.decision_scores_ > self.threshold_).astype(np.int64)
 
     # -- the record of released answers ----------------------------------------------------
 
