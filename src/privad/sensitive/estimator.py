@@ -223,7 +223,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
     radii : array or None, default None
         The public grid of candidate radii of ``r="private"``; None:
         :func:`privad.sensitive.selection.default_radii` (features in [0, 1]).
-    blocks : int ≥ 2, default 50
+    blocks : int ≥ 2, default 30
         K, the blocks of the private selection (``r="private"``).
 
     Fitted attributes

@@ -21,15 +21,18 @@ The mechanism (sample and aggregate; Nissim, Raskhodnikova, Smith 2007)
 2. **One vote per block (not private by itself).** In block b (about n/K records) a record
    has about 1/K of its neighbours, so the full data's rank β becomes τ = β/K. Each record's
    distance to its j-th neighbour in the block, j = max(1, ⌊τ⌋), is scaled to the
-   fractional rank τ by (τ/j)^{1/d} (ball volume grows like r^d in d features); the
+   fractional rank τ by (τ/j)^{1/m}, m the block's intrinsic dimension (the number of
+   neighbours grows like r^m; Levina and Bickel's estimate from up to 10 neighbours, within
+   [1, d]); the
    block's radius is the smallest of these distances that leaves at most ⌊c·n_b⌋ records
    above it (:func:`propose_parameters`' rule), and its vote v_b is the index of the
    smallest radius of the public grid ``radii`` that is at least that (the last one if
-   none is). A block with fewer than j + 1 records votes for the last radius. These are
+   none is). A block with fewer than max(j + 1, 3) records votes for the last radius. These are
    heuristics: they decide how useful r is, never how private.
-3. **The private median of the votes.** With V_j = #{b : v_b ≤ j}, the utility of radius j
-   is u_j = −|V_j − K/2|. Permute-and-flip (McKenna and Sheldon 2020) draws the radii in a
-   random order and stops at radius j with probability exp(ε (u_j − max u) / 2), sampled
+3. **The private median of the votes.** The utility of radius j is
+   u_j = −|#{b : v_b < j} − #{b : v_b > j}| (0 at a median of the votes, also when many
+   votes are equal). Permute-and-flip (McKenna and Sheldon 2020) draws the radii in a
+   random order and stops at radius j with probability exp(ε (u_j − max u) / 4), sampled
    exactly (:func:`privad.noise.bernoulli_exp`).
 
 Sensitivity and privacy (add or remove one record)
@@ -38,8 +41,9 @@ Let y = x plus one record z. Every record of x is assigned to a block with the s
 independent uniform draw in both data sets, so the assignments of x's records have the same
 distribution; couple them, and let z have its own draw. Under the coupling the blocks of x
 and y differ in z's block only, so the votes differ in at most one block: v_b may change,
-every other vote is the same. Then every V_j changes by at most one, and so does every u_j:
-the utility has sensitivity Δu = 1. Permute-and-flip with exp(ε (u − max u) / (2Δu)) is
+every other vote is the same. Then #{b : v_b < j} and #{b : v_b > j} each change by at most
+one, so u_j changes by at most two: the utility has sensitivity Δu = 2. Permute-and-flip
+with exp(ε (u − max u) / (2Δu)) is
 ε-DP for utilities of sensitivity Δu (McKenna and Sheldon 2020, Theorem 1). So for every
 fixed assignment of x's records the chosen index has probabilities within e^ε on x and y,
 and so has their average over the assignments: the selection is **ε-DP**. The grid, K, β,
@@ -89,20 +93,22 @@ __all__ = [
     "select_radius",
 ]
 
-DEFAULT_BLOCKS = 50
+DEFAULT_BLOCKS = 30
 """K, the number of blocks of :func:`select_radius` (public; more blocks: a sharper private
 median, but each block sees fewer records)."""
 
-_GRID_SIZE = 100
-_GRID_SPAN = 1e-3  # the default grid runs from 1e-3 × the diameter to the diameter
+_ID_NEIGHBOURS = 10  # neighbours per record of a block's intrinsic dimension
+_GRID_SIZE = 40
+_GRID_SPAN = 1e-2  # the default grid runs from 1e-2 × the diameter to the diameter
 
+_MINKOWSKI = {"euclidean": 2.0, "manhattan": 1.0, "chebyshev": np.inf}
 _DIAMETER = {"euclidean": math.sqrt, "manhattan": float, "chebyshev": lambda d: 1.0}
 
 
 def default_radii(n_features: int, metric: str = "euclidean") -> np.ndarray:
     """The default public grid of radii, for features scaled to [0, 1] by public bounds.
 
-    100 radii spaced evenly in log scale from 10⁻³·D to D, D the diameter of the unit
+    40 radii spaced evenly in log scale from 10⁻²·D to D, D the diameter of the unit
     cube [0, 1]^d in ``metric`` (√d, d or 1). It reads nothing but d, so it is public;
     features on other scales need their own grid (``radii``).
 
@@ -111,7 +117,7 @@ def default_radii(n_features: int, metric: str = "euclidean") -> np.ndarray:
     >>> from privad.sensitive.selection import default_radii
     >>> g = default_radii(4)
     >>> len(g), float(g[0]), float(g[-1])
-    (100, 0.002, 2.0)
+    (40, 0.02, 2.0)
     """
     d = check_int(n_features, "n_features", minimum=1)
     metric = check_choice(metric, "metric", METRICS)
@@ -146,22 +152,41 @@ def block_votes(
     metric: str = "euclidean",
 ) -> np.ndarray:
     """NOT PRIVATE. Each block's vote: the index in ``radii`` of its radius (step 2 of the
-    module docstring). ``blocks[i]`` is record i's block, in 0..n_blocks−1."""
-    from privad import geometry
+    module docstring). ``blocks[i]`` is record i's block, in 0..n_blocks−1. The distances
+    come from SciPy's k-d tree (a block is small; a heuristic needs no exact predicate)."""
+    from scipy.spatial import cKDTree
 
     tau = beta / n_blocks
     j = max(1, math.floor(tau))
-    scale = (tau / j) ** (1.0 / X.shape[1])
     votes = np.full(n_blocks, radii.size - 1, dtype=np.int64)
     for b in range(n_blocks):
         block = X[blocks == b]
         n_b = block.shape[0]
-        if n_b < j + 1:
+        if n_b < max(j + 1, 3):
             continue  # too few records: the last radius (a fixed rule)
-        d = np.sort(geometry.kth_neighbour_distance(block, j + 1, metric=metric)) * scale
+        near = min(_ID_NEIGHBOURS, n_b - 1)
+        ranks = sorted({j + 1, *range(2, near + 2)})  # itself is the first
+        dist, _ = cKDTree(block).query(block, k=ranks, p=_MINKOWSKI[metric])
+        scale = (tau / j) ** (1.0 / _intrinsic_dimension(dist[:, :near], X.shape[1]))
+        d = np.sort(dist[:, ranks.index(j + 1)]) * scale
         rho = d[n_b - 1 - math.floor(contamination * n_b)]
         votes[b] = min(int(np.searchsorted(radii, rho, side="left")), radii.size - 1)
     return votes
+
+
+def _intrinsic_dimension(dist: np.ndarray, n_features: int) -> float:
+    """Levina and Bickel's (2004) maximum-likelihood intrinsic dimension, pooled over the
+    records (MacKay and Ghahramani's average of the inverses), from each record's distances
+    to its nearest others (columns in increasing order); within [1, d], and d when the
+    distances are degenerate (duplicates)."""
+    ok = dist[:, 0] > 0
+    if not ok.any():
+        return float(n_features)
+    logs = np.log(dist[ok, -1:] / dist[ok, :-1])  # log(T_k / T_l), l < k
+    inverse = float(logs.mean())
+    if not inverse > 0:
+        return float(n_features)
+    return float(min(max(1.0 / inverse, 1.0), n_features))
 
 
 def permute_and_flip(utility: Any, epsilon: float, sensitivity: float, rng: Any) -> int:
@@ -192,6 +217,26 @@ def permute_and_flip(utility: Any, epsilon: float, sensitivity: float, rng: Any)
         if noise.bernoulli_exp(float(gamma[j]), rng).item():
             return int(j)
     raise AssertionError("unreachable: the best candidate is accepted with probability 1")
+
+
+def _radius_index(
+    X: np.ndarray,
+    beta: int,
+    contamination: float,
+    epsilon: float,
+    radii: np.ndarray,
+    n_blocks: int,
+    metric: str,
+    rng: Any,
+) -> int:
+    """The ε-DP mechanism of the module docstring (steps 1–3), uncharged: the index of the
+    chosen radius in ``radii``. :func:`select_radius` charges it."""
+    assignment = rng.integers(n_blocks, size=X.shape[0])  # 1. independent, uniform
+    votes = block_votes(X, assignment, n_blocks, beta, contamination, radii, metric)  # 2.
+    at_most = np.cumsum(np.bincount(votes, minlength=radii.size))  # 3. V_j
+    below = np.r_[0, at_most[:-1]]  # V_{j-1}: votes below j
+    utility = -np.abs(below - (n_blocks - at_most))  # −|#{v_b < j} − #{v_b > j}|
+    return permute_and_flip(utility, epsilon, 2.0, rng)
 
 
 @dataclass(frozen=True)
@@ -313,10 +358,7 @@ def select_radius(
     }
     label = f"private selection of r for (β={beta}, r)-anomalies at contamination {c:g}"
     with ledger.reserve(scope, guarantee, label, metadata) as reservation:
-        assignment = rng.integers(n_blocks, size=X.shape[0])
-        votes = block_votes(X, assignment, n_blocks, beta, c, grid, metric)
-        below = np.cumsum(np.bincount(votes, minlength=grid.size))  # V_j
-        index = permute_and_flip(-np.abs(below - n_blocks / 2.0), eps, 1.0, rng)
+        index = _radius_index(X, beta, c, eps, grid, n_blocks, metric, rng)
     return RadiusSelection(
         r=float(grid[index]),
         index=index,
