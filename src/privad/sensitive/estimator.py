@@ -358,7 +358,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         self.mechanism_: AIQMechanism = aiq_mechanism(
             params["mechanism"],
             beta=params["beta"],
-            r=0.0 if isinstance(params["r"], str) else params["r"],
+            r=params["r"] if isinstance(params["r"], float) else 0.0,  # chosen below
             epsilon=params["epsilon"],
             k=params["k"],
             metric=params["metric"],
