@@ -32,9 +32,9 @@ def _released(est: SensitiveAnomalyIdentifier) -> np.ndarray:
 @pytest.mark.parametrize("c", [0.01, 0.05, 0.2])
 @pytest.mark.parametrize("eps", [0.1, 1.0])
 def test_labels_flag_the_top_c_share_of_the_released_scores(thyroid, c, eps) -> None:
-    est = SensitiveAnomalyIdentifier(
-        18, 0.1, eps, contamination=c, count_cap="auto", rng=3
-    ).fit(thyroid)
+    est = SensitiveAnomalyIdentifier(18, 0.1, eps, contamination=c, count_cap="auto", rng=3).fit(
+        thyroid
+    )
     scores, labels = est.decision_scores_, est.labels_
     n = thyroid.shape[0]
     assert est.threshold_ == contamination_threshold(scores, c)
@@ -59,9 +59,9 @@ def test_without_contamination_the_labels_are_the_released_answers(thyroid) -> N
 
 
 def test_scores_of_queries_are_stable_and_use_the_fitted_threshold(thyroid) -> None:
-    est = SensitiveAnomalyIdentifier(
-        18, 0.1, 1.0, contamination=0.05, count_cap="auto", rng=4
-    ).fit(thyroid)
+    est = SensitiveAnomalyIdentifier(18, 0.1, 1.0, contamination=0.05, count_cap="auto", rng=4).fit(
+        thyroid
+    )
     Q = thyroid[:40] + 0.01
     s = est.decision_function(Q)
     np.testing.assert_array_equal(est.decision_function(Q), s)  # recorded answers, same ties

@@ -19,8 +19,8 @@ from privad.sensitive import (
     is_sensitive,
     release_labels,
 )
-from privad.sensitive.release import AnswerRecord, CsvLabels, question_keys
 from privad.sensitive.estimator import GIVEN_TEXT
+from privad.sensitive.release import AnswerRecord, CsvLabels, question_keys
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from privad.errors import DataError, ParameterError
 from privad.sensitive.anomaly import METRICS
 from privad.validation import check_array, check_choice, check_int, check_probability
 
-__all__ = ["DEFAULT_ANOMALY_SHARE", "propose_parameters"]
+__all__ = ["DEFAULT_ANOMALY_SHARE", "propose_parameters", "target_share"]
 
 DEFAULT_ANOMALY_SHARE = 0.01
 """The target share of :func:`propose_parameters` when no contamination is given."""
@@ -90,7 +90,7 @@ def propose_parameters(
 
     X = check_array(X, "X")
     n = X.shape[0]
-    share = _target_share(anomaly_share, contamination)
+    share = target_share(anomaly_share, contamination)
     metric = check_choice(metric, "metric", METRICS)
     if beta is None:
         beta_fraction = check_probability(beta_fraction, "beta_fraction", high_open=True)
@@ -109,8 +109,16 @@ def propose_parameters(
     return beta, r
 
 
-def _target_share(anomaly_share: float | None, contamination: float | None) -> float:
-    """The target share of (β, r)-anomalies from ``anomaly_share`` or ``contamination``."""
+def target_share(anomaly_share: float | None, contamination: float | None) -> float:
+    """The target share of (β, r)-anomalies from ``anomaly_share`` or ``contamination``
+    (give one; neither: :data:`DEFAULT_ANOMALY_SHARE`).
+
+    Examples
+    --------
+    >>> from privad.sensitive.parameters import target_share
+    >>> target_share(None, 0.05), target_share(0.2, None), target_share(None, None)
+    (0.05, 0.2, 0.01)
+    """
     if contamination is not None:
         if anomaly_share is not None:
             raise ParameterError(
