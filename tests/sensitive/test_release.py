@@ -19,7 +19,7 @@ from privad.sensitive import (
     is_sensitive,
     release_labels,
 )
-from privad.sensitive.estimator import GIVEN_TEXT
+from privad.sensitive.contamination import GIVEN_TEXT
 from privad.sensitive.release import AnswerRecord, CsvLabels, question_keys
 
 

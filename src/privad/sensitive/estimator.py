@@ -29,18 +29,9 @@ a new, charged release), so repeated calls cannot average the noise away.
 
 Scores and contamination
 ------------------------
-The released answers are bits, so PyOD's rule "flag the top c share of the scores" needs a
-tie-break: with ``contamination`` c, each question's score is its answer (±1) plus a
-tie-break in [0, 0.5), a keyed hash (BLAKE2b) of the question (its position, or its
-record's digest) under a salt drawn from the estimator's ``rng`` at :meth:`fit`. The
-tie-break depends on nothing but the question and the salt, so the scores, PyOD's
-``threshold_`` (:func:`privad.base.contamination_threshold`) and ``labels_`` are
-post-processing of the released answers: no privacy cost, and the same question always gets
-the same score. The flagged share is then c (up to rounding) whatever ε is: when the
-released answers flag more than c, a random part of them is flagged; when fewer, all of
-them and random others. Without ``contamination`` the labels are the released answers (the
-paper's rule). ``r="private"`` (or ``"data"``) also aims r at c, so that the released answers
-themselves flag about c where ε allows (docs/sensitive.md, "Contamination").
+With ``contamination`` c, ``labels_`` flag the top c share of the released answers, ties
+broken by a keyed hash of each question (post-processing, no privacy cost); ``r="private"``
+or ``"data"`` also aims r at c. See :mod:`privad.sensitive.contamination`.
 
 Scale-out: ``engine="dask"``
 ----------------------------
@@ -67,7 +58,6 @@ the error probabilities of the same ``Q`` count once.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import replace
 from typing import Any
@@ -80,15 +70,19 @@ from privad.base import (
     NotFittedError,
     PrivadEstimator,
     check_contamination,
-    contamination_threshold,
 )
 from privad.errors import DataError, ParameterError
 from privad.sensitive._common import check_beta, check_eps, check_k
+from privad.sensitive._dask import (
+    dask_claim5_bound,
+    dask_records,
+    dask_statistics,
+    shared,
+)
 from privad.sensitive.accounting import (
     Claim5Bound,
     RecordExposure,
     claim5_bound,
-    claim5_radius,
     per_record_privacy_loss,
     record_exposure,
 )
@@ -97,9 +91,9 @@ from privad.sensitive.anomaly import (
     BallStatistics,
     anomaly_label,
     ball_statistics,
-    statistics_from_counts,
 )
 from privad.sensitive.constructions import mechanism_name
+from privad.sensitive.contamination import ContaminationScores, check_r, choose_radius
 from privad.sensitive.mechanisms import AIQMechanism, aiq_mechanism
 from privad.sensitive.release import (
     AnswerRecord,
@@ -108,43 +102,13 @@ from privad.sensitive.release import (
     question_keys,
     release_labels,
 )
-from privad.sensitive.selection import DEFAULT_BLOCKS, RadiusSelection
-from privad.validation import check_array, check_choice, check_int, check_nonnegative
+from privad.sensitive.selection import DEFAULT_BLOCKS
+from privad.validation import check_choice, check_int
 
 __all__ = ["DASK_ENGINE", "NotFittedError", "SensitiveAnomalyIdentifier", "auto_count_cap"]
 
 DASK_ENGINE = "dask"
 """The ``engine`` value that keeps the data in Dask collections (see the module docstring)."""
-
-R_CHOICES = ("private", "data")
-"""The radii chosen at :meth:`SensitiveAnomalyIdentifier.fit` (``r="private"``, ``"data"``)."""
-
-GIVEN_TEXT = (
-    "β and r given by the caller: private only if they came from public input (public "
-    "bounds, a public or earlier sample) or from a private selection; privad cannot check"
-)
-DATA_TEXT = (
-    "NOT PRIVATE: r read off the raw data (propose_parameters, contamination {c:g}); the "
-    "labels' guarantee does not cover this choice"
-)
-
-
-def _check_r(r: Any, beta: int, contamination: Any) -> Any:
-    """``r``: a radius ≥ 0, ``"private"``/``"data"`` (with a contamination) or a
-    :class:`RadiusSelection` for the same β."""
-    if isinstance(r, RadiusSelection):
-        if r.beta != beta:
-            raise ParameterError(f"r is a private selection for β = {r.beta}, not β = {beta}")
-        return r
-    if isinstance(r, str):
-        if r not in R_CHOICES:
-            raise ParameterError(
-                f"r must be a number >= 0, 'private', 'data' or a RadiusSelection, got {r!r}"
-            )
-        if contamination is None:
-            raise ParameterError(f"r={r!r} chooses r for a contamination: give contamination")
-        return r
-    return check_nonnegative(r, "r")
 
 
 def auto_count_cap(
@@ -167,7 +131,7 @@ def auto_count_cap(
     return beta + 1 + max(1, L)
 
 
-class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
+class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstimator):
     """Private (β, r)-anomaly identification (Asif, Papakonstantinou, Vaidya, CCS 2019).
 
     Parameters
@@ -176,14 +140,11 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         β of Definition 2.2: a present record is an anomaly iff at most β records (itself
         and its duplicates included) lie within distance r.
     r : float ≥ 0, "private", "data" or a :class:`~privad.sensitive.RadiusSelection`
-        The radius. A number is taken as given (public input: the statement says so);
-        ``"private"`` chooses r at :meth:`fit` with the ε-DP selection of
-        :func:`privad.sensitive.select_radius` (charged to :attr:`ledger_` as its own spend)
-        for ``contamination``; ``"data"`` reads it off the data with
-        :func:`privad.sensitive.propose_parameters` (NOT private); a
-        :class:`~privad.sensitive.RadiusSelection` is a private selection made before (on
-        any ledger) for the same β. Every release's spend says which, under
-        ``metadata["context"]["parameters"]`` (:attr:`parameters_`).
+        The radius: given (a number); ``"private"``, chosen at :meth:`fit` by
+        :func:`privad.sensitive.select_radius` for ``contamination`` (charged to
+        :attr:`ledger_`); ``"data"``, :func:`privad.sensitive.propose_parameters` (NOT
+        private); or an earlier private selection for the same β. Every spend says which
+        (``metadata["context"]["parameters"]``, :attr:`parameters_`).
     epsilon : float > 0
         ε of each answer.
     k : int ≥ 1, default 1
@@ -212,12 +173,9 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
     scope : str, default "fitted-data"
         The scope of ``ledger_`` the releases are charged to.
     contamination : float in (0, 0.5] or None, default None
-        PyOD's ``contamination``. None: the paper's rule, :attr:`labels_` are the released
-        answers. A share c: :attr:`labels_` flag the top c share of
-        :attr:`decision_scores_` (post-processing of the released answers, no privacy
-        cost; see "Scores and contamination" in the module docstring), and with
-        ``r="private"`` or ``"data"`` r is chosen so that about c of the records are
-        (β, r)-anomalies.
+        PyOD's ``contamination``: None, the paper's rule (``labels_`` are the released
+        answers); c, ``labels_`` flag the top c share of the released scores, and
+        ``r="private"``/``"data"`` aim r at c (:mod:`privad.sensitive.contamination`).
     selection_epsilon : float > 0 or None, default None
         ε of the private selection of r (``r="private"``); None: ``epsilon``.
     radii : array or None, default None
@@ -240,21 +198,6 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
     or None). :attr:`decision_scores_`, :attr:`threshold_` and :attr:`labels_` (PyOD's
     names) release the fitted records' answers on first use.
 
-    Examples
-    --------
-    >>> from privad.datasets import load
-    >>> from privad.sensitive import SensitiveAnomalyIdentifier
-    >>> X = load("thyroid").X
-    >>> est = SensitiveAnomalyIdentifier(
-    ...     20, "private", 1.0, contamination=0.025, count_cap="auto", rng=0
-    ... ).fit(X)
-    >>> est.parameters_["source"], est.selection_.epsilon
-    ('private', 1.0)
-    >>> share = est.labels_.mean()          # the top 2.5 % of the released scores
-    >>> bool(0.0125 <= share <= 0.05)
-    True
-    >>> [s.label.split(" (")[0] for s in est.ledger_.history()]
-    ['private selection of r for', 'sp']
     """
 
     def __init__(
@@ -324,7 +267,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             raise ParameterError(f"scope must be a non-empty string, got {self.scope!r}")
         return {
             "beta": beta,
-            "r": _check_r(self.r, beta, self.contamination),
+            "r": check_r(self.r, beta, self.contamination),
             "contamination": (
                 None if self.contamination is None else check_contamination(self.contamination)
             ),
@@ -346,7 +289,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             self.engine_ = DASK_ENGINE
             self._summaries: dict = {}  # the distributed engine's summary passes, per fit
             self._query_memo: tuple[str, Any, BallStatistics | None] | None = None
-            self.X_ = _dask_records(X, "X")
+            self.X_ = dask_records(X, "X")
         else:
             self.engine_ = self.engine
             self.X_ = self._validate(X, reset=True).copy()
@@ -369,7 +312,22 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         if self.budget is not None:
             self.ledger_.set_budget(self.scope_, self.mechanism_.notion, self.budget)
         self.answers_ = AnswerRecord()
-        self.selection_, self.parameters_ = self._choose_r(params)
+        self.selection_, self.parameters_ = choose_radius(
+            params["r"],
+            self.X_,
+            params,
+            in_memory=self.engine_ != DASK_ENGINE,
+            select={
+                "epsilon": self.selection_epsilon or params["epsilon"],
+                "ledger": self.ledger_,
+                "scope": self.scope_,
+                "radii": self.radii,
+                "blocks": self.blocks,
+                "notion": self.mechanism_.notion,
+                "k": params["k"],
+                "rng": self.rng_,
+            },
+        )
         params = {**params, "r": self.parameters_["r"]}
         self.r_ = params["r"]
         self._params = params
@@ -377,40 +335,6 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         # the tie-break of the released answers (contamination): data-independent
         self._tiebreak_salt = None if params["contamination"] is None else self.rng_.derive_seed()
         return self
-
-    def _choose_r(self, p: dict[str, Any]) -> tuple[RadiusSelection | None, dict[str, Any]]:
-        """The radius and its provenance (the ``r`` parameter's cases)."""
-        from privad.sensitive.parameters import propose_parameters
-        from privad.sensitive.selection import select_radius
-
-        r, beta = p["r"], p["beta"]
-        if isinstance(r, RadiusSelection):
-            return r, r.provenance()
-        if not isinstance(r, str):
-            return None, {"source": "given", "beta": beta, "r": r, "how": GIVEN_TEXT}
-        if self.engine_ == DASK_ENGINE:
-            raise ParameterError(f"r={r!r} needs the records in memory; not with engine='dask'")
-        if r == "data":
-            _, value = propose_parameters(
-                self.X_, contamination=p["contamination"], beta=beta, metric=p["metric"]
-            )
-            how = DATA_TEXT.format(c=p["contamination"])
-            return None, {"source": "data", "beta": beta, "r": value, "how": how}
-        sel = select_radius(
-            self.X_,
-            beta,
-            p["contamination"],
-            p["epsilon"] if self.selection_epsilon is None else self.selection_epsilon,
-            ledger=self.ledger_,
-            scope=self.scope_,
-            radii=self.radii,
-            blocks=self.blocks,
-            metric=p["metric"],
-            notion=self.mechanism_.notion,
-            k=p["k"],
-            rng=self.rng_,
-        )
-        return sel, sel.provenance()
 
     def _check_fitted(self) -> dict[str, Any]:
         self._require_fitted("X_")
@@ -429,7 +353,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             if memo is not None and memo[0] == key:
                 Qa = memo[1]
             else:
-                Qa = _dask_records(Q, "Q", min_rows=0)
+                Qa = dask_records(Q, "Q", min_rows=0)
                 self._query_memo = (key, Qa, None)
         else:
             Qa = self._validate(Q, reset=False, min_rows=0)
@@ -453,8 +377,8 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             memo = self._query_memo
             if Qa is not None and memo is not None and memo[1] is Qa and memo[2] is not None:
                 return memo[2]
-            with _shared(self):
-                stats = _dask_statistics(self.X_, Qa, p["r"], p["metric"], p["cap"], add)
+            with shared(self):
+                stats = dask_statistics(self.X_, Qa, p["r"], p["metric"], p["cap"], add)
             if Qa is not None and memo is not None and memo[1] is Qa:
                 self._query_memo = (memo[0], Qa, stats)
         else:
@@ -555,8 +479,8 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         if Qa is None and p["cap"] is None and stats is not None and not stats.added_query:
             lower = int(stats.ball.max()) if stats.ball.size else 0
         if self.engine_ == DASK_ENGINE:
-            with _shared(self):
-                return _dask_claim5_bound(queries, p["r"], p["metric"], lower)
+            with shared(self):
+                return dask_claim5_bound(queries, p["r"], p["metric"], lower)
         return claim5_bound(
             queries,
             p["r"],
@@ -705,52 +629,6 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         answers, _ = self._answer(Q, ledger, scope, fresh=False)
         return self._scores(Q, answers)
 
-    def _scores(self, Q: Any, answers: np.ndarray) -> np.ndarray:
-        """±1 from the released answers, plus the tie-break with a contamination."""
-        scores = np.where(answers == 1, 1.0, -1.0)
-        if self._tiebreak_salt is None:
-            return scores
-        Qa = self._queries(Q)
-        keys = (
-            [i.to_bytes(8, "little") for i in range(self.n_records_)]
-            if Qa is None
-            else [bytes([bool(self.add_query_to_data)]) + k for k in question_keys(Qa)]
-        )
-        salt = self._tiebreak_salt.to_bytes(8, "little")
-        ties = np.fromiter(
-            (
-                int.from_bytes(hashlib.blake2b(k, key=salt, digest_size=7).digest(), "little")
-                for k in keys
-            ),
-            np.float64,
-            len(keys),
-        )
-        return scores + 0.5 * ties / 2.0**56
-
-    # -- PyOD's fitted names ---------------------------------------------------------------
-
-    @property
-    def decision_scores_(self) -> np.ndarray:
-        """PRIVATE. The fitted records' released scores (:meth:`decision_function` of
-        ``Q=None``): their first use releases the fitted records' answers (charged once to
-        :attr:`ledger_`), later uses read the recorded answers."""
-        self._check_fitted()
-        return self.decision_function()
-
-    @property
-    def threshold_(self) -> float:
-        """PyOD's threshold on :attr:`decision_scores_`: with ``contamination`` c,
-        :func:`privad.base.contamination_threshold` (post-processing); without, 0.0 (the
-        released answers, the paper's rule)."""
-        c = self._check_fitted()["contamination"]
-        return 0.0 if c is None else contamination_threshold(self.decision_scores_, c)
-
-    @property
-    def labels_(self) -> np.ndarray:
-        """PRIVATE. 0/1 labels of the fitted records: :attr:`decision_scores_` >
-        :attr:`threshold_` (the released answers when ``contamination`` is None)."""
-        return (self.decision_scores_ > self.threshold_).astype(np.int64)
-
     # -- the record of released answers ----------------------------------------------------
 
     def _questions(self, Qa: Any, fresh: bool) -> tuple[Any, np.ndarray, Any, Any, np.ndarray]:
@@ -786,89 +664,3 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
                 s.x_i[where], s.ball[where], s.capped[where], s.cap, s.added_query
             )
         return self.statistics(Q_new)
-
-
-# -- engine="dask" -------------------------------------------------------------------------
-
-
-def _shared(est: SensitiveAnomalyIdentifier) -> Any:
-    """The fitted estimator's cache of summary passes, active for the block."""
-    from privad.geometry.distributed import shared_summaries
-
-    return shared_summaries(est._summaries)
-
-
-def _persisted(X: Any) -> Any:
-    """``X`` persisted on the workers when a ``distributed`` client is the active scheduler
-    (the workers hold the blocks; nothing comes to the driver), else ``X`` unchanged."""
-    from dask.base import get_scheduler
-
-    client = getattr(get_scheduler(), "__self__", None)
-    if client is None or not hasattr(client, "persist"):
-        return X
-    return client.persist(X)
-
-
-def _check_block(block: np.ndarray, name: str) -> np.ndarray:
-    """One block of a Dask array of records, checked on its worker (finite float64)."""
-    return check_array(block, name, min_rows=0)
-
-
-def _dask_records(X: Any, name: str, *, min_rows: int = 1) -> Any:
-    """``X`` as a (n, d) float64 Dask array, one chunk across the columns.
-
-    A Dask DataFrame is converted with its partitions as row chunks; any other array-like
-    is validated here and chunked by Dask. Shape and dtype are checked on the driver; the
-    values (finite numbers) on the workers, block by block. With a ``distributed`` client
-    the checked blocks are persisted on the workers (:func:`_persisted`), so the passes
-    that follow do not produce the input again; otherwise the array stays lazy.
-    """
-    import dask.array as da
-
-    if hasattr(X, "to_dask_array") and hasattr(X, "npartitions"):  # a Dask DataFrame
-        X = X.to_dask_array()  # lengths below, from the persisted blocks when persisted
-    if not isinstance(X, da.Array):
-        arr = check_array(X, name, min_rows=min_rows)
-        return _persisted(da.from_array(arr, chunks=("auto", -1)))
-    if X.ndim != 2:
-        raise DataError(f"{name} must be a 2-D array, got {X.ndim} dimension(s)")
-    if X.dtype.kind not in "biuf":
-        raise DataError(f"{name} must be numeric, got a Dask array of dtype {X.dtype}")
-    if not math.isnan(X.shape[1]) and X.shape[1] < 1:
-        raise DataError(f"{name} must have at least one column, got shape {X.shape}")
-    if X.numblocks[1] > 1 and any(math.isnan(c) for c in X.chunks[0]):
-        X = X.compute_chunk_sizes()  # rechunking the columns needs the row chunks
-    X = X.astype(np.float64).rechunk({1: -1})
-    X = _persisted(X.map_blocks(_check_block, name, dtype=np.float64))
-    if any(math.isnan(c) for c in X.chunks[0]):
-        X = X.compute_chunk_sizes()
-    if X.shape[0] < min_rows:
-        raise DataError(f"{name} must have at least {min_rows} row(s), got {X.shape[0]}")
-    return X
-
-
-def _dask_statistics(
-    X: Any, Q: Any, r: float, metric: str, cap: int | None, add: bool
-) -> BallStatistics:
-    """(x_i, B) from the distributed engine, gathered on the driver as int64 vectors."""
-    import dask
-
-    from privad.geometry.distributed import ball_counts_dask, multiplicities_dask
-
-    ball = ball_counts_dask(X, r, queries=Q, metric=metric, cap=cap)
-    mult = multiplicities_dask(X, queries=Q)
-    ball_v, mult_v = dask.compute(ball, mult)
-    return statistics_from_counts(ball_v, mult_v, add=add, cap=cap)
-
-
-def _dask_claim5_bound(Q: Any, r: float, metric: str, lower: int | None = None) -> Claim5Bound:
-    """:func:`privad.sensitive.claim5_bound` for queries held as a Dask array (same radii).
-
-    ``lower`` (max B(i, r) over the queries, when already counted) saves one pass.
-    """
-    from privad.geometry.distributed import ball_counts_dask
-
-    upper = int(ball_counts_dask(Q, claim5_radius(r), metric=metric).max().compute())
-    if lower is None:
-        lower = int(ball_counts_dask(Q, r, metric=metric).max().compute())
-    return Claim5Bound(n=int(Q.shape[0]), lower=lower, upper=upper)
