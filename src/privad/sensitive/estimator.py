@@ -318,7 +318,9 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
             params,
             in_memory=self.engine_ != DASK_ENGINE,
             select={
-                "epsilon": self.selection_epsilon or params["epsilon"],
+                "epsilon": (
+                    params["epsilon"] if self.selection_epsilon is None else self.selection_epsilon
+                ),
                 "ledger": self.ledger_,
                 "scope": self.scope_,
                 "radii": self.radii,
@@ -516,6 +518,10 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
         fresh: bool = False,
     ) -> np.ndarray:
         """PRIVATE. Noisy 0/1 labels (1 = anomaly), released once per question.
+
+        With ``contamination`` the labels are PyOD's, ``decision_function(Q) > threshold_``
+        (post-processing of the same answers; ``threshold_`` releases the fitted records'
+        answers on first use).
 
         A question is a record of the fitted data (``Q=None``) or a query record of ``Q``.
         Questions answered before are given their recorded answers (no new noise, no new
