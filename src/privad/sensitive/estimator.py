@@ -102,7 +102,7 @@ from privad.sensitive.release import (
     question_keys,
     release_labels,
 )
-from privad.sensitive.selection import DEFAULT_BLOCKS
+from privad.sensitive.selection import DEFAULT_BLOCKS, RadiusSelection
 from privad.validation import check_choice, check_int
 
 __all__ = ["DASK_ENGINE", "NotFittedError", "SensitiveAnomalyIdentifier", "auto_count_cap"]
@@ -203,7 +203,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
     def __init__(
         self,
         beta: int,
-        r: float,
+        r: float | str | RadiusSelection,
         epsilon: float,
         k: int = 1,
         mechanism: str = "sp",
