@@ -23,6 +23,7 @@ from privad.sensitive import (
     is_sensitive,
     release_labels,
 )
+from privad.sensitive.contamination import GIVEN_TEXT
 from privad.sensitive.release import AnswerRecord, CsvLabels, question_keys
 
 
@@ -138,7 +139,7 @@ def test_the_spend_row_is_built_by_the_release_path(thyroid) -> None:
         "m_lower": bound.lower,
         "m_upper": bound.upper,
         "add_query_to_data": False,
-        "context": {},
+        "context": {"parameters": {"source": "given", "beta": 18, "r": 0.1, "how": GIVEN_TEXT}},
         "per_record": RecordExposure(ball_counts(thyroid, 0.1), 0.1, bound.m).summary(),
     }
     assert spend.guarantee == SPMechanism(18, 0.1, 0.1, k=2).batch_guarantee(3772, bound.m)

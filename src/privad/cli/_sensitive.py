@@ -32,6 +32,22 @@ class _CountCap(TextType):
             ) from None
 
 
+class _Radius(TextType):
+    """``--r`` of ``privad sp identify``: a finite number >= 0, or ``private``."""
+
+    name = "radius"
+
+    def parse(self, text: str, option: str) -> float | str:
+        if text.strip().lower() == "private":
+            return "private"
+        try:
+            return R.parse(text, option)
+        except ParameterError:
+            raise ParameterError(
+                f"{option} must be a finite number >= 0 or private, got {text!r}"
+            ) from None
+
+
 def beta_option(help: str) -> Any:
     """``--beta B`` (required): β of the (β, r)-anomaly."""
     return typer.Option(..., "--beta", metavar="B", parser=BETA.bind("--beta"), help=help)
@@ -61,6 +77,35 @@ R_OPTION: Any = r_option(
 EPSILON_OPTION: Any = epsilon_option(
     "Required. ε of each answer: a finite number > 0 (smaller = more private; the "
     "paper uses 0.01 to 1). The batch costs min(n, m)·ε (Claim 5)."
+)
+
+R_OR_PRIVATE_OPTION: Any = typer.Option(
+    ...,
+    "--r",
+    metavar="R",
+    parser=_Radius().bind("--r"),
+    help="Required. The radius r: a finite number >= 0 in the units of the features (given: "
+    "the statement says so), or private: chosen by an ε-DP selection for --contamination, "
+    "charged to the ledger as its own spend before the labels (features in [0, 1], e.g. "
+    "with --bounds; see docs/sensitive.md).",
+)
+CONTAMINATION_OPTION: Any = typer.Option(
+    None,
+    "--contamination",
+    metavar="C",
+    parser=Number("a number in (0, 0.5] (e.g. 0.05)", strict=True, maximum=0.5).bind(
+        "--contamination"
+    ),
+    help="The share of anomalies expected, in (0, 0.5] (PyOD's contamination): r is "
+    "chosen so that about C of the records are (β, r)-anomalies.",
+)
+SELECTION_EPSILON_OPTION: Any = typer.Option(
+    None,
+    "--selection-epsilon",
+    metavar="E",
+    parser=EPSILON.bind("--selection-epsilon"),
+    help="ε of the private selection of r, a finite number > 0 (default: --epsilon, or 1 "
+    "for 'sp params'). Below about 1 the selection often misses (docs/sensitive.md).",
 )
 
 K_OPTION: Any = typer.Option(

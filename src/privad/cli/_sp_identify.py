@@ -132,6 +132,28 @@ class Identify:
     out: str | None
     errors: bool
     quiet: bool = False
+    private_r: bool = False  # --r private: r chosen by select_radius, charged first
+    contamination: float | None = None
+    selection_epsilon: float | None = None
+
+    def select(self, X: Any, book: Any, scope: str) -> Any:
+        """``--r private``: the ε-DP selection of r, charged to ``scope`` of ``book`` as its
+        own spend (with ``--seed``, from a child stream independent of the labels')."""
+        from privad.noise import Randomness
+        from privad.sensitive import select_radius
+
+        return select_radius(
+            X,
+            self.beta,
+            self.contamination,
+            self.selection_epsilon or self.eps,
+            ledger=book,
+            scope=scope,
+            metric=self.metric,
+            notion=self.notion,
+            k=self.k,
+            rng=None if self.seed is None else Randomness(self.seed).spawn(1)[0],
+        )
 
     def mechanism(self) -> Any:
         """The mechanism object (its guarantee is what one answer costs)."""
@@ -152,13 +174,14 @@ class Identify:
         """The ledger notion the spend is charged to."""
         return self.mechanism().notion
 
-    def estimator(self, add: bool, engine: str) -> Any:
-        """The estimator the job releases through (not fitted)."""
+    def estimator(self, add: bool, engine: str, selection: Any = None) -> Any:
+        """The estimator the job releases through (not fitted); ``selection``: the private
+        selection of r (``--r private``)."""
         from privad.sensitive import SensitiveAnomalyIdentifier
 
         return SensitiveAnomalyIdentifier(
             self.beta,
-            self.r,
+            self.r if selection is None else selection,
             self.eps,
             k=self.k,
             mechanism=self.mech,
@@ -187,6 +210,7 @@ class Outcome:
     note: str | None
     engine_text: str | None = None
     scaling: Any = None
+    parameters: dict[str, Any] | None = None  # where (β, r) came from (estimator.parameters_)
 
 
 def _released(
@@ -244,23 +268,21 @@ def identify_local(job: Identify, queries: str | None, add: bool) -> Outcome:
         what_q = f"the {ds.X.shape[0]} record(s) of the data"
     with StepProgress(quiet=job.quiet) as progress, open_ledger(job.ledger, job.budget) as book:
         note = ensure_budget(book, scope_v, job.notion, job.budget)
-        rel = (
-            job.estimator(add, "auto")  # in memory: the fastest engine for the size
-            .fit(ds.X)
-            .release(
-                Q,
-                ledger=book,
-                scope=scope_v,
-                output=CsvLabels(out_path, job.errors, ids),
-                context={
-                    "command": "privad sp identify",
-                    "data": job.data,
-                    "out": str(out_path),
-                    "engine": "numba",
-                    "queries": queries,
-                },
-                step=progress.step,
-            )
+        selection = job.select(ds.X, book, scope_v) if job.private_r else None
+        est = job.estimator(add, "auto", selection).fit(ds.X)  # in memory: the fastest engine
+        rel = est.release(
+            Q,
+            ledger=book,
+            scope=scope_v,
+            output=CsvLabels(out_path, job.errors, ids),
+            context={
+                "command": "privad sp identify",
+                "data": job.data,
+                "out": str(out_path),
+                "engine": "numba",
+                "queries": queries,
+            },
+            step=progress.step,
         )
         remaining = book.remaining(scope_v, job.notion)
         ledger_name = book.path
@@ -270,6 +292,7 @@ def identify_local(job: Identify, queries: str | None, add: bool) -> Outcome:
         queries_text=what_q + added,
         **_released(rel, scope_v, remaining, ledger_name, out_path, note),
         scaling=scaling,
+        parameters=est.parameters_,
     )
 
 
@@ -388,6 +411,7 @@ def identify_dask(
         **_released(rel, scope_v, remaining, ledger_name, out_path, note),
         engine_text=f"dask on {where} ({n_workers} worker(s)); answers sampled on this "
         "machine from the gathered counts (identical to --engine numba)",
+        parameters=est.parameters_,
     )
 
 
@@ -429,6 +453,7 @@ def print_summary(job: Identify, o: Outcome, as_json: bool) -> None:
             "count_cap": job.cap,
             "epsilon": job.eps,
         },
+        "parameters_from": o.parameters,
         "mechanism": job.mechanism().guarantee.description,
         "answers": o.n_q,
         "flagged": o.flagged,
@@ -464,6 +489,7 @@ def print_summary(job: Identify, o: Outcome, as_json: bool) -> None:
                         "parameters",
                         f"β = {job.beta}, r = {job.r:g}, {k_text}, metric {job.metric}{cap_note}",
                     ),
+                    *([("(β, r) from", o.parameters["how"])] if o.parameters else []),
                     ("feature scaling", scaling_text(o.scaling)),
                     ("mechanism", job.mechanism().guarantee.description),
                     ("flagged as anomalies", f"{o.flagged} of {o.n_q} (noisy labels)"),

@@ -28,6 +28,7 @@ The engine of ``identify`` is :mod:`privad.cli._sp_identify`; the options shared
 from __future__ import annotations
 
 import csv
+import dataclasses
 import shlex
 from typing import Any
 
@@ -71,13 +72,16 @@ from privad.cli._render import (
     summary_table,
 )
 from privad.cli._sensitive import (
+    BETA,
     BETA_OPTION,
+    CONTAMINATION_OPTION,
     COUNT_CAP_OPTION,
     EPSILON_OPTION,
     K_OPTION,
     MECHANISM_OPTION,
     METRIC_OPTION,
-    R_OPTION,
+    R_OR_PRIVATE_OPTION,
+    SELECTION_EPSILON_OPTION,
     sensitive_mechanism,
 )
 from privad.cli._sp_identify import (
@@ -113,11 +117,13 @@ ENGINE_CHOICES = ("numba", "dask")
 def identify(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
     beta: int = BETA_OPTION,
-    r: float = R_OPTION,
+    r: Any = R_OR_PRIVATE_OPTION,
     epsilon: float = EPSILON_OPTION,
     k: int = K_OPTION,
     mechanism: str = MECHANISM_OPTION,
     metric: str = METRIC_OPTION,
+    contamination: float | None = CONTAMINATION_OPTION,
+    selection_epsilon: float | None = SELECTION_EPSILON_OPTION,
     queries: str | None = typer.Option(
         None,
         "--queries",
@@ -194,7 +200,14 @@ def identify(
 ) -> None:
     """Label records as (β, r)-anomalies privately, and charge the privacy budget."""
     # 1. every option, before anything is read or written
-    m = sensitive_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
+    private = r == "private"
+    if private and contamination is None:
+        raise ParameterError("--r private chooses r for a share of anomalies: give --contamination")
+    if not private and (contamination, selection_epsilon) != (None, None):
+        raise ParameterError("--contamination and --selection-epsilon apply only with --r private")
+    if private and engine == "dask":
+        raise ParameterError("--r private applies with --engine numba (the records in memory)")
+    m = sensitive_mechanism(beta, 0.0 if private else r, epsilon, k, mechanism, metric, count_cap)
     job = Identify(
         data=data,
         beta=m.beta,
@@ -216,6 +229,9 @@ def identify(
         budget=budget,
         errors=with_error_probabilities,
         quiet=as_json,
+        private_r=private,
+        contamination=contamination,
+        selection_epsilon=selection_epsilon,
     )
     engine_v = engine
     cluster = cluster_of(scheduler, workers, worker_timeout)
@@ -242,6 +258,8 @@ def identify(
                 "--scheduler, --workers and --worker-timeout apply only with --engine dask"
             )
         outcome = identify_local(job, queries, add_query_to_data)
+    if outcome.parameters is not None:  # the radius used (chosen privately for --r private)
+        job = dataclasses.replace(job, r=outcome.parameters["r"])
     print_summary(job, outcome, as_json)
 
 
@@ -265,13 +283,41 @@ def params(
         help="β as a share of n: β = max(1, round(F·n)); a number in [0, 1) (default 0.005, "
         "the β/n of the paper's Table 1).",
     ),
-    anomaly_share: float = typer.Option(
-        0.01,
+    anomaly_share: float | None = typer.Option(
+        None,
         "--anomaly-share",
         metavar="S",
         parser=SHARE_ANOMALY.bind("--anomaly-share"),
-        help="Target share of records that are (β, r)-anomalies, in [0, 1) (default 0.01); "
-        "r is the smallest radius that leaves at most S·n of them.",
+        help="Target share of records that are (β, r)-anomalies, in [0, 1) (default 0.01 "
+        "unless --contamination is given); r is the smallest radius that leaves at most S·n "
+        "of them.",
+    ),
+    contamination: float | None = CONTAMINATION_OPTION,
+    beta: int | None = typer.Option(
+        None,
+        "--beta",
+        metavar="B",
+        parser=BETA.bind("--beta"),
+        help="β itself, an integer >= 1 (like PyOD's n_neighbors); overrides --beta-fraction. "
+        "Required with --private.",
+    ),
+    private: bool = typer.Option(
+        False,
+        "--private",
+        help="Choose r with the ε-DP selection instead (needs --beta and --contamination; "
+        "charged to --ledger/--scope as its own spend; features in [0, 1]).",
+    ),
+    selection_epsilon: float | None = SELECTION_EPSILON_OPTION,
+    ledger: str | None = typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_HELP),
+    scope: str | None = scope_option(
+        "With --private: the budget scope charged (default: the dataset name)."
+    ),
+    budget: float | None = typer.Option(
+        None,
+        "--budget",
+        metavar="E",
+        parser=Number("a finite number > 0 (the scope's total ε)", strict=True).bind("--budget"),
+        help="With --private: create the scope's sensitive budget with total ε = E if it has none.",
     ),
     metric: str = METRIC_OPTION,
     columns: list[str] | None = COLUMNS_OPTION,
@@ -290,8 +336,16 @@ def params(
 ) -> None:
     """Propose (β, r) for DATA: our reconstruction of the paper's missing Appendix A.2."""
     from privad.sensitive import propose_parameters
+    from privad.sensitive.parameters import target_share
 
-    frac, share, metric_v = beta_fraction, anomaly_share, metric
+    frac, metric_v = beta_fraction, metric
+    share = target_share(anomaly_share, contamination)
+    if private and (beta is None or contamination is None):
+        raise ParameterError("--private needs --beta and --contamination (public inputs)")
+    if not private and (ledger, scope, budget, selection_epsilon) != (None,) * 4:
+        raise ParameterError(
+            "--ledger, --scope, --budget and --selection-epsilon apply only with --private"
+        )
     bounds = public_bounds(bound, bounds_file)
     ds, scaling = scale_features(
         load_table(
@@ -304,9 +358,25 @@ def params(
         ),
         bounds,
     )
+    selection = None
     with StepProgress(quiet=as_json) as progress:
-        with progress.step("k-th neighbour distances"):
-            beta_v, r_v = propose_parameters(ds.X, frac, share, metric=metric_v)
+        if private:
+            with progress.step("private selection of r"):
+                selection = _select(
+                    ds,
+                    beta,
+                    contamination,
+                    selection_epsilon,
+                    metric_v,
+                    seed,
+                    ledger,
+                    scope,
+                    budget,
+                )
+            beta_v, r_v = selection.beta, selection.r
+        else:
+            with progress.step("k-th neighbour distances"):
+                beta_v, r_v = propose_parameters(ds.X, frac, share, beta=beta, metric=metric_v)
         stats = ball_statistics_with_progress(
             ds.X, r_v, queries=None, metric=metric_v, add=False, cap=None, progress=progress
         )
@@ -314,10 +384,12 @@ def params(
     n, d = ds.X.shape
     true_br = None if ds.y is None else int((br & (ds.y == 1)).sum())
     how = (
-        "β is a fixed share of n (Table 1 has β/n ≈ 0.005) and r a quantile of the "
-        "distance to the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers). Not "
-        "private: it reads the raw data; use it on public or held-out data, or account for "
-        "it separately."
+        selection.provenance()["how"] + " (charged to the ledger as its own spend)"
+        if selection is not None
+        else "β is a fixed share of n (Table 1 has β/n ≈ 0.005) or given, and r a quantile "
+        "of the distance to the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers). "
+        "Not private: it reads the raw data; use it on public or held-out data, or account "
+        "for it separately (or use --private)."
     )
     given = [
         ("--columns", ",".join(columns or []) or None),
@@ -347,7 +419,9 @@ def params(
         "labelled_anomalies": ds.n_anomalies,
         "labelled_br_anomalies": true_br,
         "scaling": None if scaling is None else scaling.to_dict(),
-        "private": False,
+        "private": selection is not None,  # r; the counts above never are
+        "contamination": contamination,
+        "selection": None if selection is None else selection.provenance(),
         "how": how,
         "next": next_command,
     }
@@ -364,14 +438,24 @@ def params(
                 [
                     ("data", f"{ds.name}: {n} records x {d} features"),
                     ("feature scaling", scaling_text(scaling)),
-                    ("proposed β", f"{beta_v} (= max(1, round({frac:g} × n)))"),
                     (
-                        "proposed r",
-                        f"{r_v:.6g} ({metric_v}; smallest r leaving at most "
-                        f"{share:g}·n records with B_x(i, r) <= β)",
+                        "proposed β",
+                        f"{beta_v} (given)"
+                        if beta
+                        else f"{beta_v} (= max(1, round({frac:g} × n)))",
                     ),
                     (
-                        "(β, r)-anomalies",
+                        "proposed r",
+                        f"{r_v:.6g} ({metric_v}; "
+                        + (
+                            "ε-DP selection, see How)"
+                            if selection is not None
+                            else f"smallest r leaving at most {share:g}·n records with "
+                            "B_x(i, r) <= β)"
+                        ),
+                    ),
+                    (
+                        "(β, r)-anomalies" + (" (NOT PRIVATE)" if selection else ""),
                         f"{int(br.sum())} of {n} records (ball counts include "
                         "the record itself, Definition 2.2)",
                     ),
@@ -383,6 +467,36 @@ def params(
         console.print(f"Next: {next_command}", markup=False)
 
     emit(payload, as_json, render)
+
+
+def _select(
+    ds: Any,
+    beta: int,
+    contamination: float,
+    epsilon: float | None,
+    metric: str,
+    seed: int | None,
+    ledger: str | None,
+    scope: str | None,
+    budget: float | None,
+) -> Any:
+    """``sp params --private``: the ε-DP selection of r, charged to the ledger's scope."""
+    from privad.cli._sp_identify import ensure_budget, open_ledger
+    from privad.sensitive import select_radius
+
+    scope_v = scope or ds.name
+    with open_ledger(ledger, budget) as book:
+        ensure_budget(book, scope_v, "sensitive", budget)
+        return select_radius(
+            ds.X,
+            beta,
+            contamination,
+            1.0 if epsilon is None else epsilon,
+            ledger=book,
+            scope=scope_v,
+            metric=metric,
+            rng=seed,
+        )
 
 
 # --------------------------------------------------------------------------------------------

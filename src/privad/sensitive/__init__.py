@@ -23,6 +23,7 @@ CCS 2019. Modules, one per idea:
 * :mod:`.domain`: :class:`~privad.sensitive.domain.QueryDomain`, the curator's public
   domain of records and questions, so that no refusal reads the data.
 * :mod:`.parameters`: :func:`propose_parameters`, our reconstruction of Appendix A.2.
+* :mod:`.selection`: :func:`select_radius`, an ε-DP choice of r (ours).
 """
 
 from privad.sensitive._common import InvalidCountsError
@@ -81,6 +82,7 @@ from privad.sensitive.mechanisms import (
 )
 from privad.sensitive.parameters import propose_parameters
 from privad.sensitive.release import Release, release_labels
+from privad.sensitive.selection import RadiusSelection, select_radius
 
 __all__ = [
     "MECHANISMS",
@@ -128,6 +130,8 @@ __all__ = [
     "per_record_privacy_loss",
     "record_exposure",
     "propose_parameters",
+    "RadiusSelection",
+    "select_radius",
     "release_labels",
     "select_threshold",
     "theorem46_bound",

@@ -27,6 +27,12 @@ through :func:`privad.sensitive.release.release_labels`, which reserves that gua
 question is released once; asking again returns the recorded answer (``fresh=True`` asks for
 a new, charged release), so repeated calls cannot average the noise away.
 
+Scores and contamination
+------------------------
+With ``contamination`` c, ``labels_`` flag the top c share of the released answers, ties
+broken by a keyed hash of each question (post-processing, no privacy cost); ``r="private"``
+or ``"data"`` also aims r at c. See :mod:`privad.sensitive.contamination`.
+
 Scale-out: ``engine="dask"``
 ----------------------------
 With ``engine="dask"`` :meth:`fit` takes a Dask array or DataFrame (or any array, which is
@@ -53,20 +59,30 @@ the error probabilities of the same ``Q`` count once.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from sklearn.base import OutlierMixin
 
 from privad.accounting import Guarantee, Ledger
-from privad.base import NotFittedError, PrivadEstimator
+from privad.base import (
+    NotFittedError,
+    PrivadEstimator,
+    check_contamination,
+)
 from privad.errors import DataError, ParameterError
 from privad.sensitive._common import check_beta, check_eps, check_k
+from privad.sensitive._dask import (
+    dask_claim5_bound,
+    dask_records,
+    dask_statistics,
+    shared,
+)
 from privad.sensitive.accounting import (
     Claim5Bound,
     RecordExposure,
     claim5_bound,
-    claim5_radius,
     per_record_privacy_loss,
     record_exposure,
 )
@@ -75,9 +91,9 @@ from privad.sensitive.anomaly import (
     BallStatistics,
     anomaly_label,
     ball_statistics,
-    statistics_from_counts,
 )
 from privad.sensitive.constructions import mechanism_name
+from privad.sensitive.contamination import ContaminationScores, check_r, choose_radius
 from privad.sensitive.mechanisms import AIQMechanism, aiq_mechanism
 from privad.sensitive.release import (
     AnswerRecord,
@@ -86,7 +102,8 @@ from privad.sensitive.release import (
     question_keys,
     release_labels,
 )
-from privad.validation import check_array, check_choice, check_int, check_nonnegative
+from privad.sensitive.selection import DEFAULT_BLOCKS, RadiusSelection
+from privad.validation import check_choice, check_int
 
 __all__ = ["DASK_ENGINE", "NotFittedError", "SensitiveAnomalyIdentifier", "auto_count_cap"]
 
@@ -114,7 +131,7 @@ def auto_count_cap(
     return beta + 1 + max(1, L)
 
 
-class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
+class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstimator):
     """Private (β, r)-anomaly identification (Asif, Papakonstantinou, Vaidya, CCS 2019).
 
     Parameters
@@ -122,8 +139,12 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
     beta : int ≥ 1
         β of Definition 2.2: a present record is an anomaly iff at most β records (itself
         and its duplicates included) lie within distance r.
-    r : float ≥ 0
-        The radius.
+    r : float ≥ 0, "private", "data" or a :class:`~privad.sensitive.RadiusSelection`
+        The radius: given (a number); ``"private"``, chosen at :meth:`fit` by
+        :func:`privad.sensitive.select_radius` for ``contamination`` (charged to
+        :attr:`ledger_`); ``"data"``, :func:`privad.sensitive.propose_parameters` (NOT
+        private); or an earlier private selection for the same β. Every spend says which
+        (``metadata["context"]["parameters"]``, :attr:`parameters_`).
     epsilon : float > 0
         ε of each answer.
     k : int ≥ 1, default 1
@@ -151,6 +172,17 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         there without a cap.
     scope : str, default "fitted-data"
         The scope of ``ledger_`` the releases are charged to.
+    contamination : float in (0, 0.5] or None, default None
+        PyOD's ``contamination``: None, the paper's rule (``labels_`` are the released
+        answers); c, ``labels_`` flag the top c share of the released scores, and
+        ``r="private"``/``"data"`` aim r at c (:mod:`privad.sensitive.contamination`).
+    selection_epsilon : float > 0 or None, default None
+        ε of the private selection of r (``r="private"``); None: ``epsilon``.
+    radii : array or None, default None
+        The public grid of candidate radii of ``r="private"``; None:
+        :func:`privad.sensitive.selection.default_radii` (features in [0, 1]).
+    blocks : int ≥ 2, default 30
+        K, the blocks of the private selection (``r="private"``).
 
     Fitted attributes
     -----------------
@@ -160,13 +192,18 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
     ``engine``); ``mechanism_`` (the :class:`~privad.sensitive.AIQMechanism`); ``ledger_``
     (an in-memory :class:`~privad.accounting.Ledger` recording every release not charged
     elsewhere); ``scope_``; ``answers_`` (the
-    :class:`~privad.sensitive.release.AnswerRecord` of released answers).
+    :class:`~privad.sensitive.release.AnswerRecord` of released answers); ``r_`` (the radius
+    used); ``parameters_`` (where (β, r) came from: ``source`` ``"given"``, ``"data"`` or
+    ``"private"``, and how); ``selection_`` (the :class:`~privad.sensitive.RadiusSelection`
+    or None). :attr:`decision_scores_`, :attr:`threshold_` and :attr:`labels_` (PyOD's
+    names) release the fitted records' answers on first use.
+
     """
 
     def __init__(
         self,
         beta: int,
-        r: float,
+        r: float | str | RadiusSelection,
         epsilon: float,
         k: int = 1,
         mechanism: str = "sp",
@@ -178,6 +215,10 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         rng: Any = None,
         budget: float | None = None,
         scope: str = "fitted-data",
+        contamination: float | None = None,
+        selection_epsilon: float | None = None,
+        radii: Any = None,
+        blocks: int = DEFAULT_BLOCKS,
     ) -> None:
         self.beta = beta
         self.r = r
@@ -192,6 +233,10 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         self.rng = rng
         self.budget = budget
         self.scope = scope
+        self.contamination = contamination
+        self.selection_epsilon = selection_epsilon
+        self.radii = radii
+        self.blocks = blocks
 
     # -- scikit-learn plumbing -------------------------------------------------------------
 
@@ -222,7 +267,10 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             raise ParameterError(f"scope must be a non-empty string, got {self.scope!r}")
         return {
             "beta": beta,
-            "r": check_nonnegative(self.r, "r"),
+            "r": check_r(self.r, beta, self.contamination),
+            "contamination": (
+                None if self.contamination is None else check_contamination(self.contamination)
+            ),
             "epsilon": epsilon,
             "k": check_k(self.k),
             "mechanism": mechanism,
@@ -241,7 +289,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             self.engine_ = DASK_ENGINE
             self._summaries: dict = {}  # the distributed engine's summary passes, per fit
             self._query_memo: tuple[str, Any, BallStatistics | None] | None = None
-            self.X_ = _dask_records(X, "X")
+            self.X_ = dask_records(X, "X")
         else:
             self.engine_ = self.engine
             self.X_ = self._validate(X, reset=True).copy()
@@ -249,12 +297,11 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         self.n_features_in_ = int(self.X_.shape[1])
         self.count_cap_ = params["cap"]
         self.rng_ = noise.as_randomness(self.rng)
-        self._params = params
         self._self_stats: BallStatistics | None = None
         self.mechanism_: AIQMechanism = aiq_mechanism(
             params["mechanism"],
             beta=params["beta"],
-            r=params["r"],
+            r=params["r"] if isinstance(params["r"], float) else 0.0,  # chosen below
             epsilon=params["epsilon"],
             k=params["k"],
             metric=params["metric"],
@@ -265,6 +312,30 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         if self.budget is not None:
             self.ledger_.set_budget(self.scope_, self.mechanism_.notion, self.budget)
         self.answers_ = AnswerRecord()
+        self.selection_, self.parameters_ = choose_radius(
+            params["r"],
+            self.X_,
+            params,
+            in_memory=self.engine_ != DASK_ENGINE,
+            select={
+                "epsilon": (
+                    params["epsilon"] if self.selection_epsilon is None else self.selection_epsilon
+                ),
+                "ledger": self.ledger_,
+                "scope": self.scope_,
+                "radii": self.radii,
+                "blocks": self.blocks,
+                "notion": self.mechanism_.notion,
+                "k": params["k"],
+                "rng": self.rng_,
+            },
+        )
+        params = {**params, "r": self.parameters_["r"]}
+        self.r_ = params["r"]
+        self._params = params
+        self.mechanism_ = replace(self.mechanism_, r=self.r_)
+        # the tie-break of the released answers (contamination): data-independent
+        self._tiebreak_salt = None if params["contamination"] is None else self.rng_.derive_seed()
         return self
 
     def _check_fitted(self) -> dict[str, Any]:
@@ -284,7 +355,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             if memo is not None and memo[0] == key:
                 Qa = memo[1]
             else:
-                Qa = _dask_records(Q, "Q", min_rows=0)
+                Qa = dask_records(Q, "Q", min_rows=0)
                 self._query_memo = (key, Qa, None)
         else:
             Qa = self._validate(Q, reset=False, min_rows=0)
@@ -308,8 +379,8 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             memo = self._query_memo
             if Qa is not None and memo is not None and memo[1] is Qa and memo[2] is not None:
                 return memo[2]
-            with _shared(self):
-                stats = _dask_statistics(self.X_, Qa, p["r"], p["metric"], p["cap"], add)
+            with shared(self):
+                stats = dask_statistics(self.X_, Qa, p["r"], p["metric"], p["cap"], add)
             if Qa is not None and memo is not None and memo[1] is Qa:
                 self._query_memo = (memo[0], Qa, stats)
         else:
@@ -410,8 +481,8 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         if Qa is None and p["cap"] is None and stats is not None and not stats.added_query:
             lower = int(stats.ball.max()) if stats.ball.size else 0
         if self.engine_ == DASK_ENGINE:
-            with _shared(self):
-                return _dask_claim5_bound(queries, p["r"], p["metric"], lower)
+            with shared(self):
+                return dask_claim5_bound(queries, p["r"], p["metric"], lower)
         return claim5_bound(
             queries,
             p["r"],
@@ -448,6 +519,10 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
     ) -> np.ndarray:
         """PRIVATE. Noisy 0/1 labels (1 = anomaly), released once per question.
 
+        With ``contamination`` the labels are PyOD's, ``decision_function(Q) > threshold_``
+        (post-processing of the same answers; ``threshold_`` releases the fitted records'
+        answers on first use).
+
         A question is a record of the fitted data (``Q=None``) or a query record of ``Q``.
         Questions answered before are given their recorded answers (no new noise, no new
         spend: repeating a question cannot average the noise away); the others are
@@ -468,7 +543,9 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             again; the new answers become the recorded ones).
         """
         answers, _ = self._answer(Q, ledger, scope, fresh=fresh)
-        return answers
+        if self._params["contamination"] is None:
+            return answers
+        return (self._scores(Q, answers) > self.threshold_).astype(np.int64)
 
     def release(
         self,
@@ -527,7 +604,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
                 charge=claim5_charge(
                     self.mechanism_,
                     lambda stats: self._claim5(Q_new, stats),
-                    context,
+                    {**(context or {}), "parameters": self.parameters_},
                     lambda stats, m: self._exposure(Q_new, kind, stats, m),
                 ),
                 step=step,
@@ -551,10 +628,12 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         This mechanism has no private continuous score (see the module docstring), so the
         score is the answer itself, thresholded at 0 like scikit-learn's decision functions.
         It is the same release as :meth:`predict`: questions answered before keep their
-        recorded answers, new ones are released and charged once.
+        recorded answers, new ones are released and charged once. With ``contamination``
+        the score of each question also carries its tie-break in [0, 0.5) ("Scores and
+        contamination" in the module docstring).
         """
-        ans = self.predict(Q, ledger=ledger, scope=scope)
-        return np.where(ans == 1, 1.0, -1.0)
+        answers, _ = self._answer(Q, ledger, scope, fresh=False)
+        return self._scores(Q, answers)
 
     # -- the record of released answers ----------------------------------------------------
 
@@ -591,89 +670,3 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
                 s.x_i[where], s.ball[where], s.capped[where], s.cap, s.added_query
             )
         return self.statistics(Q_new)
-
-
-# -- engine="dask" -------------------------------------------------------------------------
-
-
-def _shared(est: SensitiveAnomalyIdentifier) -> Any:
-    """The fitted estimator's cache of summary passes, active for the block."""
-    from privad.geometry.distributed import shared_summaries
-
-    return shared_summaries(est._summaries)
-
-
-def _persisted(X: Any) -> Any:
-    """``X`` persisted on the workers when a ``distributed`` client is the active scheduler
-    (the workers hold the blocks; nothing comes to the driver), else ``X`` unchanged."""
-    from dask.base import get_scheduler
-
-    client = getattr(get_scheduler(), "__self__", None)
-    if client is None or not hasattr(client, "persist"):
-        return X
-    return client.persist(X)
-
-
-def _check_block(block: np.ndarray, name: str) -> np.ndarray:
-    """One block of a Dask array of records, checked on its worker (finite float64)."""
-    return check_array(block, name, min_rows=0)
-
-
-def _dask_records(X: Any, name: str, *, min_rows: int = 1) -> Any:
-    """``X`` as a (n, d) float64 Dask array, one chunk across the columns.
-
-    A Dask DataFrame is converted with its partitions as row chunks; any other array-like
-    is validated here and chunked by Dask. Shape and dtype are checked on the driver; the
-    values (finite numbers) on the workers, block by block. With a ``distributed`` client
-    the checked blocks are persisted on the workers (:func:`_persisted`), so the passes
-    that follow do not produce the input again; otherwise the array stays lazy.
-    """
-    import dask.array as da
-
-    if hasattr(X, "to_dask_array") and hasattr(X, "npartitions"):  # a Dask DataFrame
-        X = X.to_dask_array()  # lengths below, from the persisted blocks when persisted
-    if not isinstance(X, da.Array):
-        arr = check_array(X, name, min_rows=min_rows)
-        return _persisted(da.from_array(arr, chunks=("auto", -1)))
-    if X.ndim != 2:
-        raise DataError(f"{name} must be a 2-D array, got {X.ndim} dimension(s)")
-    if X.dtype.kind not in "biuf":
-        raise DataError(f"{name} must be numeric, got a Dask array of dtype {X.dtype}")
-    if not math.isnan(X.shape[1]) and X.shape[1] < 1:
-        raise DataError(f"{name} must have at least one column, got shape {X.shape}")
-    if X.numblocks[1] > 1 and any(math.isnan(c) for c in X.chunks[0]):
-        X = X.compute_chunk_sizes()  # rechunking the columns needs the row chunks
-    X = X.astype(np.float64).rechunk({1: -1})
-    X = _persisted(X.map_blocks(_check_block, name, dtype=np.float64))
-    if any(math.isnan(c) for c in X.chunks[0]):
-        X = X.compute_chunk_sizes()
-    if X.shape[0] < min_rows:
-        raise DataError(f"{name} must have at least {min_rows} row(s), got {X.shape[0]}")
-    return X
-
-
-def _dask_statistics(
-    X: Any, Q: Any, r: float, metric: str, cap: int | None, add: bool
-) -> BallStatistics:
-    """(x_i, B) from the distributed engine, gathered on the driver as int64 vectors."""
-    import dask
-
-    from privad.geometry.distributed import ball_counts_dask, multiplicities_dask
-
-    ball = ball_counts_dask(X, r, queries=Q, metric=metric, cap=cap)
-    mult = multiplicities_dask(X, queries=Q)
-    ball_v, mult_v = dask.compute(ball, mult)
-    return statistics_from_counts(ball_v, mult_v, add=add, cap=cap)
-
-
-def _dask_claim5_bound(Q: Any, r: float, metric: str, lower: int | None = None) -> Claim5Bound:
-    """:func:`privad.sensitive.claim5_bound` for queries held as a Dask array (same radii).
-
-    ``lower`` (max B(i, r) over the queries, when already counted) saves one pass.
-    """
-    from privad.geometry.distributed import ball_counts_dask
-
-    upper = int(ball_counts_dask(Q, claim5_radius(r), metric=metric).max().compute())
-    if lower is None:
-        lower = int(ball_counts_dask(Q, r, metric=metric).max().compute())
-    return Claim5Bound(n=int(Q.shape[0]), lower=lower, upper=upper)
