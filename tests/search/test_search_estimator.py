@@ -145,10 +145,12 @@ def test_scikit_learn_contract_on_one_column(easy) -> None:  # type: ignore[no-u
     )
     ints = clone(est).fit(np.round(X * 1000).astype(np.int64))  # another series (scaled)
     assert ints.n_features_in_ == 1
+    # one process, one series: est and its clone's fit share one ledger
+    assert len(est.ledger_.history(SCOPE)) == est.n_queries_ + again.n_queries_
     # pickling keeps the record: the fitted series gets its recorded answers
     copy = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(copy.predict(X), est.labels_)
-    assert len(copy.ledger_.history(SCOPE)) == est.n_queries_
+    assert len(copy.ledger_.history(SCOPE)) == est.n_queries_ + again.n_queries_
     # feature names, and a pipeline with a one-column transformer
     frame = pd.DataFrame({"value": easy.values})
     named = clone(est).fit(frame)

@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.base import OutlierMixin
 
 from privad.accounting import RELAXED_DP, Guarantee, Ledger
-from privad.base import PrivadEstimator
+from privad.base import PrivadEstimator, row_hashes
 from privad.errors import DataError, ParameterError, PrivacyWarning
 from privad.noise import as_randomness
 from privad.relaxed.detectors import ScoringOutlierDetector
@@ -295,9 +295,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         self.views_: ProtocolViews = sensor.views()
         self.guarantee_: Guarantee = self.views_.release
         self.scope_ = self.scope.strip()
-        self.ledger_ = Ledger(":memory:", unbudgeted="record")
-        if self.budget is not None:
-            self.ledger_.set_budget(self.scope_, RELAXED_DP, self.budget)
+        self._open_account(row_hashes(data), Ledger, RELAXED_DP)
         self._releases = {}
         window, _ = self._released(data, self._window)  # a first release: in data's order
         self.labels_ = window.labels.copy()
@@ -313,12 +311,15 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         analyst = self._reconstruction.analyst(cal.detector, cal.outlier_radius)
         server = self._reconstruction.correction_server(cal.w_o)
         n = int(data.shape[0])
-        with self.ledger_.reserve(
-            self.scope_,
-            self.guarantee_,
-            f"relaxed-DP window ({n} records)",
-            metadata={"n": n, "views": self.views_.to_dict()},
-        ) as reservation:
+        with (
+            self._own_ledger(RELAXED_DP, data) as book,
+            book.reserve(
+                self.scope_,
+                self.guarantee_,
+                f"relaxed-DP window ({n} records)",
+                metadata={"n": n, "views": self.views_.to_dict()},
+            ) as reservation,
+        ):
             run = run_protocol(data, self.sensor_, analyst, server)
         if isinstance(cal.detector, ScoringOutlierDetector):
             assert cal.detector.scores is not None

@@ -53,13 +53,14 @@ the error probabilities of the same ``Q`` count once.
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 from sklearn.base import OutlierMixin
 
 from privad.accounting import Guarantee, Ledger
-from privad.base import NotFittedError, PrivadEstimator
+from privad.base import NotFittedError, PrivadEstimator, row_hashes
 from privad.errors import DataError, ParameterError
 from privad.sensitive._common import check_beta, check_eps, check_k
 from privad.sensitive.accounting import (
@@ -261,9 +262,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             count_cap=params["cap"],
         )
         self.scope_ = self.scope.strip()
-        self.ledger_ = Ledger(":memory:", unbudgeted="record")
-        if self.budget is not None:
-            self.ledger_.set_budget(self.scope_, self.mechanism_.notion, self.budget)
+        self._open_account(self._record_hashes(), Ledger, self.mechanism_.notion)
         self.answers_ = AnswerRecord()
         return self
 
@@ -510,34 +509,50 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         self._check_fitted()
         if (ledger is None) != (scope is None):
             raise ParameterError("give both ledger and scope to account for the answers")
-        book, scope_v = (self.ledger_, self.scope_) if ledger is None else (ledger, scope)
         Qa = self._queries(Q)
         kind, recorded, keys, Q_new, where = self._questions(Qa, fresh)
         new = np.flatnonzero(where)
         answers = recorded.astype(np.int64)  # a copy: −1 where a question is new
         rel = None
         if new.size:
-            rel = release_labels(
-                self.mechanism_,
-                ledger=book,
-                scope=scope_v,
-                rng=self.rng_,
-                output=output,
-                statistics=lambda: self._new_statistics(Qa, Q_new, kind, where),
-                charge=claim5_charge(
+            with self._ledger(ledger) as book:
+                rel = release_labels(
                     self.mechanism_,
-                    lambda stats: self._claim5(Q_new, stats),
-                    context,
-                    lambda stats, m: self._exposure(Q_new, kind, stats, m),
-                ),
-                step=step,
-            )
+                    ledger=book,
+                    scope=self.scope_ if ledger is None else scope,
+                    rng=self.rng_,
+                    output=output,
+                    statistics=lambda: self._new_statistics(Qa, Q_new, kind, where),
+                    charge=claim5_charge(
+                        self.mechanism_,
+                        lambda stats: self._claim5(Q_new, stats),
+                        context,
+                        lambda stats, m: self._exposure(Q_new, kind, stats, m),
+                    ),
+                    step=step,
+                )
             answers[new] = rel.answers
             if keys is None:
                 recorded[new] = rel.answers
             else:
                 self.answers_.store_vectors(kind[1], [keys[i] for i in new], rel.answers)
         return answers, rel
+
+    def _ledger(self, ledger: Ledger | None) -> Any:
+        """The ledger a release is charged to: ``ledger`` when given, else the fitted
+        records' account (:meth:`privad.base.PrivadEstimator._own_ledger`)."""
+        if ledger is not None:
+            return nullcontext(ledger)
+        return self._own_ledger(self.mechanism_.notion)
+
+    def _record_hashes(self) -> np.ndarray:
+        """The fitted records' :func:`~privad.base.row_hashes` (a Dask array: its token,
+        so only the same collection is recognised)."""
+        if self.engine_ != DASK_ENGINE:
+            return row_hashes(self.X_)
+        from dask.base import tokenize
+
+        return np.array([int(tokenize(self.X_)[:16], 16)], dtype=np.uint64)
 
     def decision_function(
         self,
