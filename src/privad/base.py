@@ -56,6 +56,7 @@ from privad.errors import (
     PrivacyWarning,
 )
 from privad.io import rows_digest
+from privad.validation import check_array
 
 __all__ = [
     "InputTypeError",
@@ -63,6 +64,7 @@ __all__ = [
     "PrivadEstimator",
     "check_contamination",
     "contamination_threshold",
+    "process_ledger",
     "row_hashes",
 ]
 
@@ -225,6 +227,36 @@ class _Accounts:
 
 
 _ACCOUNTS = _Accounts()
+
+
+def process_ledger(X: Any, scope: str = "fitted-data") -> Any:
+    """The in-memory ledger this process's estimators charged for the records ``X`` under
+    ``scope``: the ledger of the account of records overlapping ``X`` (accounts ``X``
+    overlaps are joined into one), ``None`` when no estimator of this process was fitted
+    on any of them. What a grid search spent is here even when its refit was refused.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.base import process_ledger
+    >>> from privad.sensitive import SensitiveAnomalyIdentifier
+    >>> X = np.arange(20.0).reshape(10, 2)
+    >>> est = SensitiveAnomalyIdentifier(beta=1, r=0.5, epsilon=0.1, rng=0, scope="doc")
+    >>> _ = est.fit(X).predict(X[:1])
+    >>> ledger = process_ledger(X[:5], scope="doc")  # a subset of the fitted records
+    >>> ledger is est.ledger_, round(ledger.spent("doc", "sensitive"), 6)
+    (True, 0.1)
+    """
+    hashes = row_hashes(check_array(X, "X"))
+    if not isinstance(scope, str) or not scope.strip():
+        raise ParameterError(f"scope must be a non-empty string, got {scope!r}")
+    scope = scope.strip()
+    with _ACCOUNTS.lock:
+        live = _ACCOUNTS.by_scope.get(scope, [])
+        hits = [a for a in live if np.isin(hashes, a.hashes, assume_unique=True).any()]
+        if not hits:
+            return None
+        return _ACCOUNTS.join(hits[0], scope, hashes, type(hits[0].ledger)).ledger
 
 
 def _restore_account(*args: Any) -> _Account:
