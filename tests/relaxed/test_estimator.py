@@ -179,3 +179,48 @@ def test_clone_and_pickle_keep_the_record(ring) -> None:  # type: ignore[no-unty
     assert len(copy.ledger_.history()) == 1
     fresh = clone(est)
     assert not hasattr(fresh, "labels_") and fresh.get_params()["epsilon"] == 1.0
+
+
+@pytest.mark.parametrize("again", ["refit", "clone", "pickle", "deepcopy"])
+def test_refits_and_copies_share_the_budget(ring, again) -> None:  # type: ignore[no-untyped-def]
+    """Issue 26: each window costs 4; under budget=10 at most two are released in this
+    process, whatever refits or copies ask (before: each refit or copy had its own 10)."""
+    import copy
+
+    _, X, _ = ring
+    est = _fit(ring, budget=10.0)
+    windows = 1
+    for rows in (X[:700], X[:600], X[:500]):  # three more windows on the same people
+        make = {
+            "refit": lambda rows=rows: est.fit(rows),
+            "clone": lambda rows=rows: clone(est).fit(rows),
+            "pickle": lambda rows=rows: pickle.loads(pickle.dumps(est)).predict(rows),
+            "deepcopy": lambda rows=rows: copy.deepcopy(est).predict(rows),
+        }[again]
+        try:
+            make()
+        except BudgetExceededError:
+            continue
+        windows += 1
+    assert windows * 4.0 <= 10.0 and windows == 2
+    assert est.ledger_.spent("fitted-data", RELAXED_DP) == pytest.approx(8.0)
+    assert len(est.ledger_.history(include_cancelled=False)) == 2
+
+
+def test_a_grid_search_spends_one_budget_and_shows_it(ring) -> None:  # type: ignore[no-untyped-def]
+    from sklearn.model_selection import GridSearchCV
+
+    from privad.base import process_ledger
+
+    history, X, y = ring
+    est = RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, history=history, rng=0, budget=20.0)
+    grid = GridSearchCV(est, {"p_o": [10.0]}, scoring="roc_auc", cv=3, refit=False)
+    with pytest.warns(UserWarning):  # the folds past the budget failed
+        grid.fit(X, y)
+    scores = np.array([grid.cv_results_[f"split{i}_test_score"][0] for i in range(3)])
+    # each fold releases its training window (fit) and its test window (score), 4 each:
+    # two folds and the third's training window fill 20; its test window is refused
+    assert np.isfinite(scores).tolist() == [True, True, False]
+    book = process_ledger(X)
+    assert book.spent("fitted-data", RELAXED_DP) == pytest.approx(20.0)
+    assert len(book.history(include_cancelled=False)) == 5
