@@ -153,6 +153,7 @@ class _Account:
             pid,
         )
         self.merged_into: _Account | None = None
+        self.records: dict[Any, Any] = {}  # what fits of the same data share (_fitted_record)
 
     def resolve(self) -> _Account:
         account = self
@@ -201,6 +202,7 @@ class _Accounts:
                 target.ledger = _merged_ledger(books, _memory_ledger(ledger_class))
                 for other in hits[1:]:
                     other.merged_into = target
+                    target.records.update(other.records)
                     target.hashes = np.union1d(target.hashes, other.hashes)
                     live.remove(other)
             target.hashes = np.union1d(target.hashes, hashes)
@@ -334,6 +336,12 @@ class PrivadEstimator(BaseEstimator):
         if self.budget is not None:
             book = self._account.ledger
             _declare_budget(book, self.scope_, notion, float(self.budget), strict=False)
+
+    def _fitted_record(self, key: Any, make: Callable[[], _T]) -> _T:
+        """The object that every fit of this process with the same ``key`` (the exact data
+        and what decides its answers) shares, made by ``make`` the first time: the record
+        of released answers, so a question asked again after a refit gets its answer."""
+        return self._account.resolve().records.setdefault(key, make())
 
     @contextmanager
     def _own_ledger(self, notion: str, rows: np.ndarray | None = None) -> Iterator[Any]:

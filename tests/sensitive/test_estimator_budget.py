@@ -30,7 +30,8 @@ y = np.r_[np.zeros(25), np.ones(5)].astype(int)
 
 
 def _est(epsilon: float, budget: float, **kw) -> SensitiveAnomalyIdentifier:  # type: ignore[no-untyped-def]
-    return SensitiveAnomalyIdentifier(beta=2, r=1.0, epsilon=epsilon, budget=budget, rng=1, **kw)
+    kw.setdefault("rng", 1)
+    return SensitiveAnomalyIdentifier(beta=2, r=1.0, epsilon=epsilon, budget=budget, **kw)
 
 
 def _released(estimators, rounds: int = 2) -> float:  # type: ignore[no-untyped-def]
@@ -163,3 +164,16 @@ def test_a_persistent_ledger_is_the_way_across_processes(tmp_path) -> None:  # t
     with Ledger(path) as book:  # the persistent ledger saw the other process's release
         assert book.spent("study", "sensitive") == pytest.approx(0.4)
     assert _spent(est.ledger_) == pytest.approx(0.4)  # nothing here knows of the copy's
+
+
+def test_a_question_asked_again_after_a_refit_gets_its_recorded_answer() -> None:
+    est = _est(0.4, 0.4)
+    first = est.fit(X).predict(Q)
+    for again in (est.fit(X), clone(est).fit(X), _est(0.4, 0.4, rng=7).fit(X)):
+        np.testing.assert_array_equal(again.predict(Q), first)  # no new noise, no spend
+    assert _spent(est.ledger_) == pytest.approx(0.4)
+    # another mechanism, or the records in another order, asks new questions: charged
+    with pytest.raises(BudgetExceededError):
+        _est(0.2, 0.4).fit(X).predict(Q)  # 0.4 + 0.2 > 0.4
+    with pytest.raises(BudgetExceededError):
+        est.fit(X[::-1]).predict()

@@ -62,6 +62,7 @@ from sklearn.base import OutlierMixin
 from privad.accounting import Guarantee, Ledger
 from privad.base import NotFittedError, PrivadEstimator, row_hashes
 from privad.errors import DataError, ParameterError
+from privad.io import rows_digest
 from privad.sensitive._common import check_beta, check_eps, check_k
 from privad.sensitive.accounting import (
     Claim5Bound,
@@ -262,8 +263,9 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             count_cap=params["cap"],
         )
         self.scope_ = self.scope.strip()
-        self._open_account(self._record_hashes(), Ledger, self.mechanism_.notion)
-        self.answers_ = AnswerRecord()
+        key, hashes = self._identity()
+        self._open_account(hashes, Ledger, self.mechanism_.notion)
+        self.answers_ = self._fitted_record(key, AnswerRecord)
         return self
 
     def _check_fitted(self) -> dict[str, Any]:
@@ -545,14 +547,19 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             return nullcontext(ledger)
         return self._own_ledger(self.mechanism_.notion)
 
-    def _record_hashes(self) -> np.ndarray:
-        """The fitted records' :func:`~privad.base.row_hashes` (a Dask array: its token,
-        so only the same collection is recognised)."""
-        if self.engine_ != DASK_ENGINE:
-            return row_hashes(self.X_)
-        from dask.base import tokenize
+    def _identity(self) -> tuple[tuple, np.ndarray]:
+        """The fitted data's identity: the key of its record of answers (the exact records,
+        in order since fitted records are asked by position, and the mechanism's
+        parameters) and its :func:`~privad.base.row_hashes` (a Dask array: its token, so
+        only the same collection is recognised)."""
+        if self.engine_ == DASK_ENGINE:
+            from dask.base import tokenize
 
-        return np.array([int(tokenize(self.X_)[:16], 16)], dtype=np.uint64)
+            token = tokenize(self.X_)
+            digest, hashes = token, np.array([int(token[:16], 16)], dtype=np.uint64)
+        else:
+            digest, hashes = rows_digest(self.X_), row_hashes(self.X_)
+        return (digest, bool(self.add_query_to_data), *sorted(self._params.items())), hashes
 
     def decision_function(
         self,
