@@ -145,9 +145,11 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         The sensor's noise and the analyst's detector seeds (two child streams); OS entropy
         when None.
     budget : float > 0 or None, default None
-        Total ε of the estimator's own ledger (``ledger_``), notion ``"relaxed-dp"``; a
-        window past it raises :class:`~privad.errors.BudgetExceededError` and releases
-        nothing. None records every window without a cap.
+        Total ε of the records' in-memory ledger (``ledger_``, shared by every estimator of
+        this process fitted on or releasing overlapping records: refits, clones, copies,
+        grid-search folds; :mod:`privad.base`), notion ``"relaxed-dp"``; a window past it
+        raises :class:`~privad.errors.BudgetExceededError` and releases nothing. None
+        records every window without a cap of its own.
     scope : str, default "fitted-data"
         The scope of ``ledger_`` every window is charged to (sequential composition over
         windows: conservative when windows hold different people).

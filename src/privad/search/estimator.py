@@ -65,11 +65,13 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
         Each search draws two child streams: the oracle's noise and the searcher's
         permutation (separate parties in a deployment). OS entropy when None.
     budget : float > 0 or None, default None
-        Total ε of the estimator's ledger (``ledger_``): a search stops before an answer
-        that would pass it (``PrivacyBudget`` on what is left, so it halts instead of being
-        refused), and a search with less than one answer's ε left raises
+        Total ε of the series' in-memory ledger (``ledger_``, shared by every estimator of
+        this process searching overlapping values: refits, clones, copies;
+        :mod:`privad.base`): a search stops before an answer that would pass it
+        (``PrivacyBudget`` on what is left, so it halts instead of being refused), and a
+        search with less than one answer's ε left raises
         :class:`~privad.errors.BudgetExceededError`. With one fit this is the paper's b.
-        None records every answer without a cap.
+        None records every answer without a cap of its own.
     scope : str, default "fitted-data"
         The scope of ``ledger_`` the answers are charged to.
 

@@ -23,9 +23,12 @@ min(n, m)·ε (Claims 3 and 5, see :mod:`privad.sensitive.accounting`). Every re
 through :func:`privad.sensitive.release.release_labels`, which reserves that guarantee on a
 :class:`privad.accounting.Ledger` before anything is sampled (a refusal raises
 :class:`~privad.errors.BudgetExceededError` and releases nothing): the ``ledger`` and
-``scope`` given to :meth:`predict`, else the estimator's own in-memory ``ledger_``. Each
-question is released once; asking again returns the recorded answer (``fresh=True`` asks for
-a new, charged release), so repeated calls cannot average the noise away.
+``scope`` given to :meth:`predict`, else the in-memory ``ledger_`` of the fitted records,
+which refits, clones, copies and grid-search folds on overlapping records share in this
+process (:mod:`privad.base`, "The process's in-memory ledgers"); across processes, pass a
+persistent ledger. Each question is released once; asking again returns the recorded answer
+(``fresh=True`` asks for a new, charged release), so repeated calls cannot average the noise
+away.
 
 Scale-out: ``engine="dask"``
 ----------------------------
@@ -149,8 +152,9 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
     rng : seed, ``privad.noise.Randomness`` or None
         Source of randomness (OS entropy when None).
     budget : float > 0 or None, default None
-        Total ε of the estimator's own ledger (``ledger_``); None records every release
-        there without a cap.
+        Total ε of the fitted records' in-memory ledger (``ledger_``, shared by every
+        estimator of this process fitted on overlapping records); None records every
+        release there without a cap of its own.
     scope : str, default "fitted-data"
         The scope of ``ledger_`` the releases are charged to.
 
@@ -160,8 +164,8 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
     ``n_records_``; ``count_cap_`` (int or None); ``rng_`` (the Randomness used);
     ``engine_`` (``"dask"`` for ``engine="dask"`` or Dask data with ``"auto"``, else
     ``engine``); ``mechanism_`` (the :class:`~privad.sensitive.AIQMechanism`); ``ledger_``
-    (an in-memory :class:`~privad.accounting.Ledger` recording every release not charged
-    elsewhere); ``scope_``; ``answers_`` (the
+    (the fitted records' in-memory :class:`~privad.accounting.Ledger`, recording every
+    release not charged elsewhere); ``scope_``; ``answers_`` (the
     :class:`~privad.sensitive.release.AnswerRecord` of released answers).
     """
 
