@@ -328,10 +328,30 @@ class PrivadEstimator(BaseEstimator):
             raise AttributeError(f"this {type(self).__name__} has no ledger_ before fit")
         return account.resolve().ledger
 
+    def __getstate__(self) -> dict[str, Any]:
+        """scikit-learn's state, and the process it was pickled in (see
+        :meth:`_open_account`)."""
+        return {**super().__getstate__(), "_pickled_in": _PROCESS}
+
     def _open_account(self, hashes: np.ndarray, ledger_class: Any, notion: str) -> None:
         """At ``fit``: join the account of the records with :func:`row_hashes` ``hashes``
         in scope ``scope_`` (a new in-memory ``ledger_class`` for records never seen), and
-        declare ``budget`` on it under ``notion`` unless the records have spent more."""
+        declare ``budget`` on it under ``notion`` unless the records have spent more.
+
+        An estimator pickled in another process (a parallel grid search's worker gets its
+        clones so) issues a :class:`~privad.errors.PrivacyWarning`: that process never
+        sees what is spent here."""
+        origin = self.__dict__.get("_pickled_in", _PROCESS)
+        if origin != _PROCESS:
+            warnings.warn(
+                f"{type(self).__name__}: fitted in process {os.getpid()}, pickled in "
+                f"process {origin.partition('-')[0]} (a worker of a parallel search?): its "
+                "in-memory ledger here is not that process's, so spends here are not "
+                "counted there. To share a budget between processes, charge a persistent "
+                "ledger (privad.accounting.Ledger on a file)",
+                PrivacyWarning,
+                stacklevel=3,
+            )
         self._account = _ACCOUNTS.join(None, self.scope_, hashes, ledger_class)
         if self.budget is not None:
             book = self._account.ledger

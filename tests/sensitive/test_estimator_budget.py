@@ -136,6 +136,8 @@ def test_a_persistent_ledger_is_the_way_across_processes(tmp_path) -> None:  # t
     est.predict(Q)
     blob = tmp_path / "est.pickle"
     blob.write_bytes(pickle.dumps(est))
+    unfitted = tmp_path / "clone.pickle"  # how a parallel grid search sends its clones
+    unfitted.write_bytes(pickle.dumps(clone(est)))
     path = tmp_path / "ledger.sqlite"
     with Ledger(path) as book:
         book.set_budget("study", "sensitive", 1.0)
@@ -150,9 +152,14 @@ def test_a_persistent_ledger_is_the_way_across_processes(tmp_path) -> None:  # t
         "print([w.category.__name__ for w in seen], str(seen[0].message))\n"
         "with Ledger(sys.argv[2]) as book:\n"
         "    est.predict(est.X_[10:15], ledger=book, scope='study')\n"
+        "unfitted = pickle.loads(open(sys.argv[3], 'rb').read())\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    unfitted.fit(est.X_)\n"
+        "print([w.category.__name__ for w in seen], str(seen[0].message))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", script, str(blob), str(path)],
+        [sys.executable, "-c", script, str(blob), str(path), str(unfitted)],
         capture_output=True,
         text=True,
         check=True,
@@ -160,7 +167,9 @@ def test_a_persistent_ledger_is_the_way_across_processes(tmp_path) -> None:  # t
     ).stdout.splitlines()
     # the copy carries what was spent here, and says it is a copy when it releases
     assert float(out[0]) == pytest.approx(0.4)
-    assert out[1].startswith(f"['{PrivacyWarning.__name__}']") and "persistent ledger" in out[1]
+    for line in out[1:]:  # a copy that releases, a clone fitted in another process
+        assert line.startswith(f"['{PrivacyWarning.__name__}']") and "persistent ledger" in line
+    assert "pickled in process" in out[2]
     with Ledger(path) as book:  # the persistent ledger saw the other process's release
         assert book.spent("study", "sensitive") == pytest.approx(0.4)
     assert _spent(est.ledger_) == pytest.approx(0.4)  # nothing here knows of the copy's
