@@ -145,13 +145,11 @@ class _Account:
     that took this one over when a fit joined the two."""
 
     def __init__(self, number: int, scope: str, hashes: np.ndarray, ledger: Any, pid: int) -> None:
-        self.number, self.scope, self.hashes, self.ledger, self.pid = (
-            number,
-            scope,
-            hashes,
-            ledger,
-            pid,
-        )
+        self.number = number
+        self.scope = scope
+        self.hashes = hashes  # row_hashes of every record charged here
+        self.ledger = ledger
+        self.pid = pid  # the process the ledger was made in
         self.merged_into: _Account | None = None
         self.records: dict[Any, Any] = {}  # what fits of the same data share (_fitted_record)
 
@@ -190,7 +188,7 @@ class _Accounts:
         account whose records overlap them, merged into one."""
         with self.lock:
             live = self.by_scope.setdefault(scope, [])
-            hits = [a for a in live if np.isin(hashes, a.hashes, assume_unique=True).any()]
+            hits = self.overlapping(scope, hashes)
             if account is not None:
                 account = account.resolve()
                 hits = [account] + [a for a in hits if a is not account]
@@ -207,6 +205,11 @@ class _Accounts:
                     live.remove(other)
             target.hashes = np.union1d(target.hashes, hashes)
             return target
+
+    def overlapping(self, scope: str, hashes: np.ndarray) -> list[_Account]:
+        """The accounts of ``scope`` that share a record with ``hashes``, oldest first."""
+        live = self.by_scope.get(scope, [])
+        return [a for a in live if np.isin(hashes, a.hashes, assume_unique=True).any()]
 
     def restore(
         self, process: str, number: int, pid: int, scope: str, hashes: np.ndarray, ledger: Any
@@ -254,8 +257,7 @@ def process_ledger(X: Any, scope: str = "fitted-data") -> Any:
         raise ParameterError(f"scope must be a non-empty string, got {scope!r}")
     scope = scope.strip()
     with _ACCOUNTS.lock:
-        live = _ACCOUNTS.by_scope.get(scope, [])
-        hits = [a for a in live if np.isin(hashes, a.hashes, assume_unique=True).any()]
+        hits = _ACCOUNTS.overlapping(scope, hashes)
         if not hits:
             return None
         return _ACCOUNTS.join(hits[0], scope, hashes, type(hits[0].ledger)).ledger
