@@ -128,14 +128,22 @@ def row_hashes(rows: Any) -> np.ndarray:
     >>> len(row_hashes(X)), bool(np.isin(row_hashes(X[1:]), row_hashes(X)).all())
     (2, True)
     """
-    arr = np.ascontiguousarray(np.asarray(rows, dtype="<f8")) + 0.0  # -0.0 becomes 0.0
-    words = arr.reshape(arr.shape[0], -1).view("<u8")
-    h = np.full(arr.shape[0], np.uint64(words.shape[1]), dtype=np.uint64)
-    for j in range(words.shape[1]):  # SplitMix64's finaliser over the row's words
-        h = (h ^ words[:, j]) + _GOLDEN
-        h = (h ^ (h >> np.uint64(30))) * _MIX1
-        h = (h ^ (h >> np.uint64(27))) * _MIX2
-        h ^= h >> np.uint64(31)
+    arr = np.atleast_2d(np.asarray(rows, dtype="<f8")) + 0.0  # -0.0 becomes 0.0
+    words = arr.view("<u8")
+    h = np.full(words.shape[0], np.uint64(words.shape[1]), dtype=np.uint64)
+    t = np.empty_like(h)
+    for j in range(words.shape[1]):  # one multiply-xorshift round per word, in place
+        h ^= words[:, j]
+        h *= _MIX1
+        np.right_shift(h, np.uint64(29), out=t)
+        h ^= t
+    h += _GOLDEN  # SplitMix64's finaliser
+    for shift, mix in ((30, _MIX1), (27, _MIX2)):
+        np.right_shift(h, np.uint64(shift), out=t)
+        h ^= t
+        h *= mix
+    np.right_shift(h, np.uint64(31), out=t)
+    h ^= t
     return np.unique(h)
 
 
