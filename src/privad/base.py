@@ -374,8 +374,11 @@ class PrivadEstimator(BaseEstimator):
         return self._account.resolve().records.setdefault(key, make())
 
     @contextmanager
-    def _own_ledger(self, notion: str, rows: np.ndarray | None = None) -> Iterator[Any]:
-        """The account's ledger for one release, held under the process's lock.
+    def _own_ledger(
+        self, notion: str, rows: np.ndarray | None = None, *, ledger: Any = None
+    ) -> Iterator[Any]:
+        """The account's ledger for one release, held under the process's lock (``ledger``
+        instead when the caller gave one).
 
         The released records ``rows`` (when they are not only the fitted ones) join the
         account first; ``budget`` is declared under ``notion`` (a
@@ -383,6 +386,9 @@ class PrivadEstimator(BaseEstimator):
         more); an account copied from another process issues a
         :class:`~privad.errors.PrivacyWarning`: its spends there are not counted here.
         """
+        if ledger is not None:
+            yield ledger
+            return
         with _ACCOUNTS.lock:
             account = self._account.resolve()
             if rows is not None:

@@ -23,12 +23,10 @@ min(n, m)·ε (Claims 3 and 5, see :mod:`privad.sensitive.accounting`). Every re
 through :func:`privad.sensitive.release.release_labels`, which reserves that guarantee on a
 :class:`privad.accounting.Ledger` before anything is sampled (a refusal raises
 :class:`~privad.errors.BudgetExceededError` and releases nothing): the ``ledger`` and
-``scope`` given to :meth:`predict`, else the in-memory ``ledger_`` of the fitted records,
-which refits, clones, copies and grid-search folds on overlapping records share in this
-process (:mod:`privad.base`, "The process's in-memory ledgers"); across processes, pass a
-persistent ledger. Each question is released once; asking again returns the recorded answer
-(``fresh=True`` asks for a new, charged release), so repeated calls cannot average the noise
-away.
+``scope`` given to :meth:`predict`, else the fitted records' in-memory ``ledger_``, shared
+by refits, clones, copies and grid-search folds in this process (:mod:`privad.base`). Each
+question is released once; asking again returns the recorded answer (``fresh=True`` asks for
+a new, charged release), so repeated calls cannot average the noise away.
 
 Scale-out: ``engine="dask"``
 ----------------------------
@@ -56,7 +54,6 @@ the error probabilities of the same ``Q`` count once.
 from __future__ import annotations
 
 import math
-from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -521,7 +518,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
         answers = recorded.astype(np.int64)  # a copy: −1 where a question is new
         rel = None
         if new.size:
-            with self._ledger(ledger) as book:
+            with self._own_ledger(self.mechanism_.notion, ledger=ledger) as book:
                 rel = release_labels(
                     self.mechanism_,
                     ledger=book,
@@ -543,13 +540,6 @@ class SensitiveAnomalyIdentifier(OutlierMixin, PrivadEstimator):
             else:
                 self.answers_.store_vectors(kind[1], [keys[i] for i in new], rel.answers)
         return answers, rel
-
-    def _ledger(self, ledger: Ledger | None) -> Any:
-        """The ledger a release is charged to: ``ledger`` when given, else the fitted
-        records' account (:meth:`privad.base.PrivadEstimator._own_ledger`)."""
-        if ledger is not None:
-            return nullcontext(ledger)
-        return self._own_ledger(self.mechanism_.notion)
 
     def _identity(self) -> tuple[tuple, np.ndarray]:
         """The fitted data's identity: the key of its record of answers (the exact records,
