@@ -48,6 +48,15 @@ class ServerPool:
             srv.stop()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_process_ledgers() -> Iterator[None]:
+    """Each test starts as a new process would: no estimator's in-memory ledger yet."""
+    from privad.base import _ACCOUNTS
+
+    _ACCOUNTS.forget()
+    yield
+
+
 @pytest.fixture
 def server_pool() -> Iterator[ServerPool]:
     """A :class:`ServerPool`: ``start_app(app)`` runs an app on loopback until teardown."""

@@ -45,23 +45,3 @@ def test_docstrings_use_one_style():
         if GOOGLE_SECTION.match(line)
     ]
     assert not found, "Google-style docstring sections (use numpydoc):\n" + "\n".join(found)
-
-
-MAX_MODULE_LINES = 700
-
-
-def test_modules_stay_under_700_lines_unless_architecture_says_why():
-    """One idea per module: a module over 700 lines must be named, with its reason, in the
-    "Module size" rule of docs/architecture.md."""
-    rule = next(
-        block
-        for block in (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").split("\n- ")
-        if block.startswith("**Module size.**")
-    )
-    long = [
-        path.relative_to(ROOT / "src").as_posix()
-        for path in sorted((ROOT / "src" / "privad").rglob("*.py"))
-        if len(path.read_text(encoding="utf-8").splitlines()) > MAX_MODULE_LINES
-    ]
-    unexplained = [name for name in long if name not in rule]
-    assert not unexplained, f"modules over {MAX_MODULE_LINES} lines with no reason: {unexplained}"

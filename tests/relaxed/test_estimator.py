@@ -211,6 +211,7 @@ def test_contamination_flags_the_top_share_of_the_released_scores(thyroid, epsil
     assert paper.labels_.mean() > 0.9 and paper.threshold_ is None
     np.testing.assert_array_equal(paper.labels_, paper.candidates_)
     for c in (0.01, 0.05, 0.2):
+        before = len(paper.ledger_.history())  # the records' account, shared by every fit
         est = _relaxed(X, epsilon=epsilon, contamination=c)
         # the same release (same noise) as without contamination: only the labels differ
         np.testing.assert_array_equal(est.decision_scores_, paper.decision_scores_)
@@ -224,7 +225,7 @@ def test_contamination_flags_the_top_share_of_the_released_scores(thyroid, epsil
         np.testing.assert_array_equal(est.predict(X), est.labels_)  # the recorded window
         window = est.predict(X[:400])  # a new window: its own top share
         assert c / 2 <= window.mean() <= 2 * c
-        assert len(est.ledger_.history()) == 2
+        assert len(est.ledger_.history()) == before + 2  # its fit and the new window
 
 
 def test_no_collapse_on_banana_with_a_scoring_detector() -> None:
@@ -291,3 +292,48 @@ def test_a_column_with_relaxed_sensitivity_zero_is_perturbed_not_refused(thyroid
 def test_the_new_options_are_checked(ring, option, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ParameterError, match=match):
         _fit(ring, **option)
+
+
+@pytest.mark.parametrize("again", ["refit", "clone", "pickle", "deepcopy"])
+def test_refits_and_copies_share_the_budget(ring, again) -> None:  # type: ignore[no-untyped-def]
+    """Issue 26: each window costs 4; under budget=10 at most two are released in this
+    process, whatever refits or copies ask (before: each refit or copy had its own 10)."""
+    import copy
+
+    _, X, _ = ring
+    est = _fit(ring, budget=10.0)
+    windows = 1
+    for rows in (X[:700], X[:600], X[:500]):  # three more windows on the same people
+        make = {
+            "refit": lambda rows=rows: est.fit(rows),
+            "clone": lambda rows=rows: clone(est).fit(rows),
+            "pickle": lambda rows=rows: pickle.loads(pickle.dumps(est)).predict(rows),
+            "deepcopy": lambda rows=rows: copy.deepcopy(est).predict(rows),
+        }[again]
+        try:
+            make()
+        except BudgetExceededError:
+            continue
+        windows += 1
+    assert windows * 4.0 <= 10.0 and windows == 2
+    assert est.ledger_.spent("fitted-data", RELAXED_DP) == pytest.approx(8.0)
+    assert len(est.ledger_.history(include_cancelled=False)) == 2
+
+
+def test_a_grid_search_spends_one_budget_and_shows_it(ring) -> None:  # type: ignore[no-untyped-def]
+    from sklearn.model_selection import GridSearchCV
+
+    from privad.base import process_ledger
+
+    history, X, y = ring
+    est = RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, history=history, rng=0, budget=20.0)
+    grid = GridSearchCV(est, {"p_o": [10.0]}, scoring="roc_auc", cv=3, refit=False)
+    with pytest.warns(UserWarning):  # the folds past the budget failed
+        grid.fit(X, y)
+    scores = np.array([grid.cv_results_[f"split{i}_test_score"][0] for i in range(3)])
+    # each fold releases its training window (fit) and its test window (score), 4 each:
+    # two folds and the third's training window fill 20; its test window is refused
+    assert np.isfinite(scores).tolist() == [True, True, False]
+    book = process_ledger(X)
+    assert book.spent("fitted-data", RELAXED_DP) == pytest.approx(20.0)
+    assert len(book.history(include_cancelled=False)) == 5

@@ -145,10 +145,12 @@ def test_scikit_learn_contract_on_one_column(easy) -> None:  # type: ignore[no-u
     )
     ints = clone(est).fit(np.round(X * 1000).astype(np.int64))  # another series (scaled)
     assert ints.n_features_in_ == 1
+    # one process, one series: est and its clone's fit share one ledger
+    assert len(est.ledger_.history(SCOPE)) == est.n_queries_ + again.n_queries_
     # pickling keeps the record: the fitted series gets its recorded answers
     copy = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(copy.predict(X), est.labels_)
-    assert len(copy.ledger_.history(SCOPE)) == est.n_queries_
+    assert len(copy.ledger_.history(SCOPE)) == est.n_queries_ + again.n_queries_
     # feature names, and a pipeline with a one-column transformer
     frame = pd.DataFrame({"value": easy.values})
     named = clone(est).fit(frame)
@@ -157,3 +159,28 @@ def test_scikit_learn_contract_on_one_column(easy) -> None:  # type: ignore[no-u
         named.predict(frame.rename(columns={"value": "other"}))
     pipe = make_pipeline(FunctionTransformer(np.abs), clone(est)).fit(X)
     np.testing.assert_array_equal(pipe.predict(X), est.labels_)
+
+
+@pytest.mark.parametrize("again", ["refit", "clone", "pickle", "deepcopy"])
+def test_refits_and_copies_share_the_budget(easy, again) -> None:  # type: ignore[no-untyped-def]
+    """Issue 26: under budget=10 at ε = 2 at most 5 answers are released in this process,
+    whatever refits or copies ask (before: each refit or copy had its own 10)."""
+    import copy
+
+    X = _column(easy)
+    est = _detector(easy, budget=10.0, alpha=0.999)
+    answers = est.fit(X[:600]).n_queries_
+    for rows in (X, X[:800], X[::-1].copy()):
+        other = {
+            "refit": lambda: est,
+            "clone": lambda: clone(est),
+            "pickle": lambda: pickle.loads(pickle.dumps(est)),
+            "deepcopy": lambda: copy.deepcopy(est),
+        }[again]()
+        try:
+            answers += other.fit(rows).n_queries_
+        except BudgetExceededError:
+            continue
+    assert 0 < answers * 2.0 <= 10.0
+    assert len(est.ledger_.history(SCOPE)) == answers
+    assert est.ledger_.spent(SCOPE, ANOMALY_RESTRICTED_DP) == pytest.approx(2.0 * answers)

@@ -33,7 +33,12 @@ import numpy as np
 from sklearn.base import OutlierMixin
 
 from privad.accounting import RELAXED_DP, Guarantee, Ledger
-from privad.base import PrivadEstimator, check_contamination, contamination_threshold
+from privad.base import (
+    PrivadEstimator,
+    check_contamination,
+    contamination_threshold,
+    row_hashes,
+)
 from privad.errors import DataError, ParameterError, PrivacyWarning
 from privad.noise import as_randomness
 from privad.relaxed.detectors import ScoringOutlierDetector, laplace_scores
@@ -176,9 +181,11 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         The sensor's noise and the analyst's detector seeds (two child streams); OS entropy
         when None.
     budget : float > 0 or None, default None
-        Total ε of the estimator's own ledger (``ledger_``), notion ``"relaxed-dp"``; a
-        window past it raises :class:`~privad.errors.BudgetExceededError` and releases
-        nothing. None records every window without a cap.
+        Total ε of the records' in-memory ledger (``ledger_``, shared by every estimator of
+        this process fitted on or releasing overlapping records: refits, clones, copies,
+        grid-search folds; :mod:`privad.base`), notion ``"relaxed-dp"``; a window past it
+        raises :class:`~privad.errors.BudgetExceededError` and releases nothing. None
+        records every window without a cap of its own.
     scope : str, default "fitted-data"
         The scope of ``ledger_`` every window is charged to (sequential composition over
         windows: conservative when windows hold different people).
@@ -358,9 +365,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         self.views_: ProtocolViews = sensor.views()
         self.guarantee_: Guarantee = self.views_.release
         self.scope_ = self.scope.strip()
-        self.ledger_ = Ledger(":memory:", unbudgeted="record")
-        if self.budget is not None:
-            self.ledger_.set_budget(self.scope_, RELAXED_DP, self.budget)
+        self._open_account(row_hashes(data), Ledger, RELAXED_DP)
         self._releases = {}
         window, _ = self._released(data, self._window)  # a first release: in data's order
         self.labels_ = window.labels.copy()
@@ -390,12 +395,15 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         analyst = self._reconstruction.analyst(cal.detector, cal.outlier_radius)
         server = self._reconstruction.correction_server(cal.w_o)
         n = int(data.shape[0])
-        with self.ledger_.reserve(
-            self.scope_,
-            self.guarantee_,
-            f"relaxed-DP window ({n} records)",
-            metadata={"n": n, "views": self.views_.to_dict()},
-        ) as reservation:
+        with (
+            self._own_ledger(RELAXED_DP, data) as book,
+            book.reserve(
+                self.scope_,
+                self.guarantee_,
+                f"relaxed-DP window ({n} records)",
+                metadata={"n": n, "views": self.views_.to_dict()},
+            ) as reservation,
+        ):
             run = run_protocol(data, self.sensor_, analyst, server)
         if self.scores == "laplace":
             message = analyst.received[0]  # 𝒯' and its public noise scales

@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.base import OutlierMixin
 
 from privad.accounting import ANOMALY_RESTRICTED_DP, Guarantee, Ledger
-from privad.base import PrivadEstimator
+from privad.base import PrivadEstimator, row_hashes
 from privad.errors import BudgetExceededError, DataError, ParameterError
 from privad.noise import as_randomness
 from privad.search.halting import PosteriorThreshold
@@ -65,11 +65,13 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
         Each search draws two child streams: the oracle's noise and the searcher's
         permutation (separate parties in a deployment). OS entropy when None.
     budget : float > 0 or None, default None
-        Total ε of the estimator's ledger (``ledger_``): a search stops before an answer
-        that would pass it (``PrivacyBudget`` on what is left, so it halts instead of being
-        refused), and a search with less than one answer's ε left raises
+        Total ε of the series' in-memory ledger (``ledger_``, shared by every estimator of
+        this process searching overlapping values: refits, clones, copies;
+        :mod:`privad.base`): a search stops before an answer that would pass it
+        (``PrivacyBudget`` on what is left, so it halts instead of being refused), and a
+        search with less than one answer's ε left raises
         :class:`~privad.errors.BudgetExceededError`. With one fit this is the paper's b.
-        None records every answer without a cap.
+        None records every answer without a cap of its own.
     scope : str, default "fitted-data"
         The scope of ``ledger_`` the answers are charged to.
 
@@ -167,9 +169,7 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
         data = self._series(X, reset=True)
         self.rng_ = as_randomness(self.rng)
         self.scope_ = self.scope.strip()
-        self.ledger_ = Ledger(":memory:", unbudgeted="record")
-        if self.budget is not None:
-            self.ledger_.set_budget(self.scope_, ANOMALY_RESTRICTED_DP, self.budget)
+        self._open_account(row_hashes(data), Ledger, ANOMALY_RESTRICTED_DP)
         self._releases = {}
         result, _ = self._released(data, self._search)  # a first search: in data's order
         self.result_: SearchResult = result
@@ -184,10 +184,14 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
 
     def _search(self, data: np.ndarray) -> SearchResult:
         """One search over the series ``data`` (n, 1), every answer charged to ``ledger_``."""
+        with self._own_ledger(ANOMALY_RESTRICTED_DP, data) as book:
+            return self._search_on(book, data)
+
+    def _search_on(self, book: Ledger, data: np.ndarray) -> SearchResult:
         p = self._params
         left = None
-        if self.ledger_.budgets(self.scope_):
-            left = self.ledger_.remaining(self.scope_, ANOMALY_RESTRICTED_DP)
+        if any(b.notion == ANOMALY_RESTRICTED_DP for b in book.budgets(self.scope_)):
+            left = book.remaining(self.scope_, ANOMALY_RESTRICTED_DP)
             if left < p["epsilon"]:
                 raise BudgetExceededError(
                     f"the budget of scope {self.scope_!r} has ε {left:g} left, less than one "
@@ -201,7 +205,7 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
             p["t_high"],
             p["epsilon"],
             rng=oracle_rng,
-            ledger=self.ledger_,
+            ledger=book,
             scope=self.scope_,
         )
         return search(

@@ -23,7 +23,8 @@ min(n, m)·ε (Claims 3 and 5, see :mod:`privad.sensitive.accounting`). Every re
 through :func:`privad.sensitive.release.release_labels`, which reserves that guarantee on a
 :class:`privad.accounting.Ledger` before anything is sampled (a refusal raises
 :class:`~privad.errors.BudgetExceededError` and releases nothing): the ``ledger`` and
-``scope`` given to :meth:`predict`, else the estimator's own in-memory ``ledger_``. Each
+``scope`` given to :meth:`predict`, else the fitted records' in-memory ``ledger_``, shared
+by refits, clones, copies and grid-search folds in this process (:mod:`privad.base`). Each
 question is released once; asking again returns the recorded answer (``fresh=True`` asks for
 a new, charged release), so repeated calls cannot average the noise away.
 
@@ -70,8 +71,10 @@ from privad.base import (
     NotFittedError,
     PrivadEstimator,
     check_contamination,
+    row_hashes,
 )
 from privad.errors import DataError, ParameterError
+from privad.io import rows_digest
 from privad.sensitive._common import check_beta, check_eps, check_k
 from privad.sensitive._dask import (
     dask_claim5_bound,
@@ -168,8 +171,9 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
     rng : seed, ``privad.noise.Randomness`` or None
         Source of randomness (OS entropy when None).
     budget : float > 0 or None, default None
-        Total ε of the estimator's own ledger (``ledger_``); None records every release
-        there without a cap.
+        Total ε of the fitted records' in-memory ledger (``ledger_``, shared by every
+        estimator of this process fitted on overlapping records); None records every
+        release there without a cap of its own.
     scope : str, default "fitted-data"
         The scope of ``ledger_`` the releases are charged to.
     contamination : float in (0, 0.5] or None, default None
@@ -190,8 +194,8 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
     ``n_records_``; ``count_cap_`` (int or None); ``rng_`` (the Randomness used);
     ``engine_`` (``"dask"`` for ``engine="dask"`` or Dask data with ``"auto"``, else
     ``engine``); ``mechanism_`` (the :class:`~privad.sensitive.AIQMechanism`); ``ledger_``
-    (an in-memory :class:`~privad.accounting.Ledger` recording every release not charged
-    elsewhere); ``scope_``; ``answers_`` (the
+    (the fitted records' in-memory :class:`~privad.accounting.Ledger`, recording every
+    release not charged elsewhere); ``scope_``; ``answers_`` (the
     :class:`~privad.sensitive.release.AnswerRecord` of released answers); ``r_`` (the radius
     used); ``parameters_`` (where (β, r) came from: ``source`` ``"given"``, ``"data"`` or
     ``"private"``, and how); ``selection_`` (the :class:`~privad.sensitive.RadiusSelection`
@@ -308,10 +312,8 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
             count_cap=params["cap"],
         )
         self.scope_ = self.scope.strip()
-        self.ledger_ = Ledger(":memory:", unbudgeted="record")
-        if self.budget is not None:
-            self.ledger_.set_budget(self.scope_, self.mechanism_.notion, self.budget)
-        self.answers_ = AnswerRecord()
+        digest, hashes = self._identity()
+        self._open_account(hashes, Ledger, self.mechanism_.notion)
         self.selection_, self.parameters_ = choose_radius(
             params["r"],
             self.X_,
@@ -336,6 +338,8 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
         self.mechanism_ = replace(self.mechanism_, r=self.r_)
         # the tie-break of the released answers (contamination): data-independent
         self._tiebreak_salt = None if params["contamination"] is None else self.rng_.derive_seed()
+        key = (digest, bool(self.add_query_to_data), *sorted(self._params.items()))
+        self.answers_ = self._fitted_record(key, AnswerRecord)
         return self
 
     def _check_fitted(self) -> dict[str, Any]:
@@ -587,34 +591,48 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
         self._check_fitted()
         if (ledger is None) != (scope is None):
             raise ParameterError("give both ledger and scope to account for the answers")
-        book, scope_v = (self.ledger_, self.scope_) if ledger is None else (ledger, scope)
         Qa = self._queries(Q)
         kind, recorded, keys, Q_new, where = self._questions(Qa, fresh)
         new = np.flatnonzero(where)
         answers = recorded.astype(np.int64)  # a copy: −1 where a question is new
         rel = None
         if new.size:
-            rel = release_labels(
-                self.mechanism_,
-                ledger=book,
-                scope=scope_v,
-                rng=self.rng_,
-                output=output,
-                statistics=lambda: self._new_statistics(Qa, Q_new, kind, where),
-                charge=claim5_charge(
+            with self._own_ledger(self.mechanism_.notion, ledger=ledger) as book:
+                rel = release_labels(
                     self.mechanism_,
-                    lambda stats: self._claim5(Q_new, stats),
-                    {**(context or {}), "parameters": self.parameters_},
-                    lambda stats, m: self._exposure(Q_new, kind, stats, m),
-                ),
-                step=step,
-            )
+                    ledger=book,
+                    scope=self.scope_ if ledger is None else scope,
+                    rng=self.rng_,
+                    output=output,
+                    statistics=lambda: self._new_statistics(Qa, Q_new, kind, where),
+                    charge=claim5_charge(
+                        self.mechanism_,
+                        lambda stats: self._claim5(Q_new, stats),
+                        {**(context or {}), "parameters": self.parameters_},
+                        lambda stats, m: self._exposure(Q_new, kind, stats, m),
+                    ),
+                    step=step,
+                )
             answers[new] = rel.answers
             if keys is None:
                 recorded[new] = rel.answers
             else:
                 self.answers_.store_vectors(kind[1], [keys[i] for i in new], rel.answers)
         return answers, rel
+
+    def _identity(self) -> tuple[str, np.ndarray]:
+        """The fitted data's identity: the digest of the exact records (in order, since
+        fitted records are asked by position; with the mechanism's parameters it keys the
+        record of answers) and its :func:`~privad.base.row_hashes` (a Dask array: its
+        token, so only the same collection is recognised)."""
+        if self.engine_ == DASK_ENGINE:
+            from dask.base import tokenize
+
+            token = tokenize(self.X_)
+            digest, hashes = token, np.array([int(token[:16], 16)], dtype=np.uint64)
+        else:
+            digest, hashes = rows_digest(self.X_), row_hashes(self.X_)
+        return digest, hashes
 
     def decision_function(
         self,
