@@ -4,10 +4,12 @@
   oracle server (``privad serve oracle``) through :class:`privad.services.
   remote_oracle.RemoteOracle`; the server holds the data and charges its own ledger.
 * ``privad search run --oracle DATA --epsilon E --budget B --t-low L --t-high H`` (or
-  ``--derive-thresholds``): the same with a local oracle over a data file. The oracle
-  records every answer before releasing it: in the ``--ledger`` file (scope ``--scope``;
-  the search stops before the scope's budget would refuse a query), else in its own
-  in-memory ledger, whose total the summary shows.
+  ``--derive-thresholds``: section 6.1's single-anomaly reduction of the labelled series,
+  as the library's :func:`~privad.experiments.search_problems.problem_from_series`): the
+  same with a local oracle over a data file. The oracle records every answer before
+  releasing it: in the ``--ledger`` file (scope ``--scope``; the search stops before the
+  scope's budget would refuse a query), else in its own in-memory ledger, whose total the
+  summary shows. Items are positions in DATA.
 
 Both print a summary (the top-|S| items with their posterior mass, the number of queries
 T, the privacy spent Tε, which rule halted the search) and, with ``--out FILE``, write the
