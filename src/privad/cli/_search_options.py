@@ -125,11 +125,6 @@ class OracleValues:
     how: str
     source_index: np.ndarray | None = None
 
-    def positions(self, items: Any) -> np.ndarray:
-        """The positions in DATA of the oracle's ``items``."""
-        items = np.asarray(items, dtype=np.int64)
-        return items if self.source_index is None else self.source_index[items]
-
 
 def resolve_thresholds(
     data: SeriesData,

@@ -344,11 +344,9 @@ def run(
                 progress=advance,
             )
         orc, result, account, recorded = done.oracle, done.result, done.account, done.recorded
-        items = (
-            np.arange(result.posterior.size)
-            if held is None
-            else held.positions(np.arange(result.posterior.size))
-        )  # an item is its position in DATA
+        items = np.arange(result.posterior.size)  # an item is its position in DATA
+        if held is not None and held.source_index is not None:
+            items = held.source_index
         if out_path is not None:
             _write_posterior(out_path, items, result.posterior)
         server_budget = orc.last_budget if remote else None
