@@ -311,3 +311,90 @@ def test_search_against_a_server(error_line, run, tmp_path: Path, problem) -> No
             "8",
         )
         assert code == 2 and "unknown token" in error_line(err)
+
+
+@pytest.fixture(scope="module")
+def a1_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Yahoo S5 A1-format series (timestamp,value,is_anomaly) shaped like the paper's
+    dataset 8: 300 values skewed toward 0 (largest 1.0) and four labelled anomalies, the
+    largest 1.9. Section 6.1's reduction keeps 1.9 and drops the others (t_ℓ = 1.09,
+    t_h = 1.81, ratio 0.661); keeping them, x_j = 1.86 and the ratio is 0.017."""
+    from privad.noise import as_randomness
+
+    values = as_randomness(8).uniform(0.0, 1.0, size=300) ** 3
+    values[17] = 1.0
+    labels = np.zeros(values.size, dtype=int)
+    for i, x in ((150, 1.9), (151, 1.86), (152, 1.8), (250, 1.5)):
+        values[i], labels[i] = x, 1
+    path = tmp_path_factory.mktemp("a1") / "real_8.csv"
+    rows = [
+        f"{1416787200 + 3600 * i},{float(v)!r},{y}"
+        for i, (v, y) in enumerate(zip(values, labels, strict=True))
+    ]
+    path.write_text("timestamp,value,is_anomaly\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_derive_thresholds_is_the_papers_reduction_and_finds_the_anomaly_as_the_library_does(
+    run, a1_file: Path
+) -> None:
+    """The issue's finding: on an A1-format series with several labelled anomalies the
+    command derived the thresholds from the whole file (ratio 0.017) and found the anomaly
+    0 times in 5. It now reduces the series as the library does
+    (:func:`~privad.experiments.search_problems.problem_from_series`), and with the same
+    seeds every run finds what the library's run finds."""
+    import json
+
+    from privad.datasets import load_yahoo
+    from privad.experiments.search_problems import problem_from_series
+    from privad.noise import as_randomness
+    from privad.search import AnyOf, PosteriorThreshold, PrivacyBudget, search
+
+    problem = problem_from_series(load_yahoo(a1_file))
+    assert problem.n_items == 297 and problem.source_index[problem.anomaly_index] == 150
+    assert round(problem.threshold_ratio, 3) == 0.661
+    cli_hits, library_hits = [], []
+    for seed in range(8):
+        code, out, err = run(
+            "search", "run", "--oracle", str(a1_file), "--epsilon", "1", "--budget", "1000",
+            "--derive-thresholds", "--seed", str(seed), "--json",
+        )  # fmt: skip
+        assert code == 0, err
+        payload = json.loads(out)
+        assert payload["data"] == "yahoo:real_8: 300 values, 297 held by the oracle"
+        assert "position 150, 3 other labelled value(s) dropped" in payload["thresholds"]
+        top = [row["item"] for row in payload["top"]]  # positions in the file
+        cli_hits.append(150 in top)
+        search_rng, oracle_rng = as_randomness(seed).spawn(2)
+        result = search(
+            problem.oracle("laplace", 1.0, rng=oracle_rng),
+            halting=AnyOf(PosteriorThreshold(0.5), PrivacyBudget(1000.0)),
+            top_k=4,
+            rng=search_rng,
+        )
+        library_hits.append(problem.anomaly_index in result.top)
+        assert payload["queries"] == result.n_queries
+        assert top == problem.source_index[result.top].tolist()
+    assert cli_hits == library_hits and sum(cli_hits) >= 7
+
+
+def test_serve_oracle_holds_the_reduced_series(run, a1_file: Path, tmp_path: Path, monkeypatch):
+    """``privad serve oracle --derive-thresholds`` serves what ``search run`` searches: the
+    series reduced to its largest labelled anomaly, with the paper's thresholds."""
+    from privad.cli._serve_options import ServeOptions
+    from privad.services import oracle
+
+    made: dict = {}
+    monkeypatch.setattr(oracle, "create_oracle_app", lambda *a, **kw: made.update(kw))
+    monkeypatch.setattr(
+        ServeOptions, "run", lambda self, app, name, notes=(): made.update(notes=notes)
+    )
+    code, _, err = run(
+        "serve", "oracle", str(a1_file), "--db", str(tmp_path / "o.sqlite"), "--port", "0",
+        "--token", f"s1={SECRET}", "--epsilon", "1", "--budget", "10", "--derive-thresholds",
+    )  # fmt: skip
+    assert code == 0, err
+    assert made["values"].size == 297 and 1.9 in made["values"] and 1.86 not in made["values"]
+    assert (made["t_low"], made["t_high"]) == pytest.approx((1.09, 1.81))
+    assert "yahoo:real_8: 297 values" in made["notes"][0]
+    assert "3 other labelled value(s) dropped" in made["notes"][0]

@@ -79,7 +79,8 @@ def _iforest() -> SklearnOutlierAdapter:
 
 def test_isolation_forest_through_the_adapter(abalone):
     X, y = abalone
-    d = RMPDetector(alpha=0.01, random_state=0, detector=_iforest()).fit(X)
+    d = RMPDetector(alpha=0.01, random_state=0, detector=_iforest(), threshold="mu+3sigma")
+    d.fit(X)
     assert isinstance(d.model_, DetectorModel) and d.w_ == X.shape[1] - 1
     scores = d.decision_function(X)
     assert scores.shape == (len(y),) and roc_auc_score(y, scores) > 0.75
@@ -98,7 +99,8 @@ def test_isolation_forest_through_the_adapter(abalone):
 def test_a_pyod_style_class_without_get_params(abalone):
     X, y = abalone
     detector = PCAError(k=2)
-    d = RMPDetector(alpha=0.01, random_state=0, detector=detector).fit(X)
+    d = RMPDetector(alpha=0.01, random_state=0, detector=detector, threshold="mu+3sigma")
+    d.fit(X)
     assert roc_auc_score(y, d.decision_function(X)) > 0.9
     labels = d.predict(X)
     assert 0 < labels.sum() < 0.1 * len(y) and labels[y == 1].mean() > labels[y == 0].mean()
@@ -249,3 +251,13 @@ def test_pyod_detectors_if_installed(abalone):
         train = model.detector.decision_function(Z.T)
         assert model.threshold == pytest.approx(train.mean() + 3 * train.std())
         assert model.threshold != model.detector.threshold_
+
+
+def test_contamination_applies_to_any_detector(abalone):
+    """The default threshold is PyOD's top ``contamination`` share of the end-user's scores,
+    whatever the detector (its own ``threshold_`` is not used)."""
+    X, _ = abalone
+    d = RMPDetector(alpha=0.01, random_state=0, detector=_iforest(), contamination=0.05).fit(X)
+    assert d.threshold_ == np.percentile(d.decision_function(X), 95.0)
+    assert np.array_equal(d.labels_, d.predict(X))
+    assert 0.025 <= d.labels_.mean() <= 0.1

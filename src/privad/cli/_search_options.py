@@ -4,8 +4,10 @@ kind; and the ``--halting`` rules of ``privad search run``."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import typer
 
 from privad.cli._data import SeriesData
@@ -42,9 +44,10 @@ LABELS_OPTION: Any = typer.Option(
 DERIVE_OPTION: Any = typer.Option(
     False,
     "--derive-thresholds",
-    help="t_l, t_h from the labels as in section 6.1 (largest labelled anomaly x*, next "
-    "largest value x_j; t_h = x* - 0.1(x* - x_j), t_l = x_j + 0.1(x* - x_j)). This reads the "
-    "data and is NOT private: in a deployment set --t-low/--t-high from domain knowledge.",
+    help="Section 6.1's reduction: keep the largest labelled value x* and the unlabelled "
+    "values (the other labelled ones are dropped); x_j = the largest value kept besides x*, "
+    "t_h = x* - 0.1(x* - x_j), t_l = x_j + 0.1(x* - x_j). This reads the data and is NOT "
+    "private: in a deployment set --t-low/--t-high from domain knowledge.",
 )
 T_LOW = Number("a finite number > 0", strict=True)
 T_HIGH = Number("a finite number > t_low", strict=True)
@@ -110,16 +113,31 @@ def kind_option(default: str | None, help: str) -> Any:
     return typer.Option(default, "--kind", metavar="K", parser=KIND.bind("--kind"), help=help)
 
 
+@dataclass(frozen=True)
+class OracleValues:
+    """What a local oracle or ``privad serve oracle`` holds: the values, t_ℓ < t_h, where
+    the thresholds came from, and ``source_index`` (the position in DATA of each value;
+    ``None``: every value of DATA, in order)."""
+
+    values: np.ndarray
+    t_low: float
+    t_high: float
+    how: str
+    source_index: np.ndarray | None = None
+
+
 def resolve_thresholds(
     data: SeriesData,
     t_low: float | None,
     t_high: float | None,
     derive: bool,
     labels_column: str | None,
-) -> tuple[float, float, str]:
-    """(t_ℓ, t_h, how): from ``--t-low/--t-high``, or derived from the labels (section 6.1)."""
-    from privad.datasets import single_anomaly_thresholds
-
+) -> OracleValues:
+    """The oracle's values and (t_ℓ, t_h): from ``--t-low/--t-high`` over all of DATA, or
+    section 6.1's single-anomaly reduction of the labelled series
+    (:func:`privad.experiments.search_problems.problem_from_labels`: the largest labelled
+    point and the unlabelled ones, thresholds at 0.1 of the gap), as the library's
+    reproduction does."""
     given = (t_low is not None, t_high is not None)
     if any(given):
         if not all(given):
@@ -129,7 +147,7 @@ def resolve_thresholds(
         lo, hi = float(t_low), float(t_high)  # type: ignore[arg-type]
         if not hi > lo:
             raise ParameterError(f"--t-high must be > --t-low (eq. 1), got {t_high} <= {t_low}")
-        return lo, hi, "given (--t-low/--t-high)"
+        return OracleValues(data.values, lo, hi, "given (--t-low/--t-high)")
     if not (derive or labels_column is not None):
         raise ParameterError(
             "the thresholds are needed: give --t-low L --t-high H (public knowledge), or "
@@ -140,12 +158,17 @@ def resolve_thresholds(
             f"--derive-thresholds needs labels, and {data.name!r} has none: give "
             "--labels-column COL, or --t-low/--t-high"
         )
-    th = single_anomaly_thresholds(data.values, data.labels)
+    from privad.experiments.search_problems import problem_from_labels
+
+    problem = problem_from_labels(data.values, data.labels, name=data.name)
+    dropped = data.values.size - problem.n_items
+    where = int(problem.source_index[problem.anomaly_index])  # type: ignore[index]
     how = (
-        f"derived from the labels (section 6.1; reads the data, not private): anomaly at "
-        f"index {th.anomaly_index}, threshold ratio {th.threshold_ratio:.4g}"
+        f"derived from the labels (section 6.1; reads the data, not private): the largest "
+        f"labelled value at position {where}, {dropped} other labelled value(s) dropped, "
+        f"threshold ratio {problem.threshold_ratio:.4g}"
     )
-    return th.t_low, th.t_high, how
+    return OracleValues(problem.values, problem.t_low, problem.t_high, how, problem.source_index)
 
 
 _OPEN_UNIT = {  # the α of posterior:ALPHA (also alpha:ALPHA) and the δ of log-odds:DELTA

@@ -4,10 +4,12 @@
   oracle server (``privad serve oracle``) through :class:`privad.services.
   remote_oracle.RemoteOracle`; the server holds the data and charges its own ledger.
 * ``privad search run --oracle DATA --epsilon E --budget B --t-low L --t-high H`` (or
-  ``--derive-thresholds``): the same with a local oracle over a data file. The oracle
-  records every answer before releasing it: in the ``--ledger`` file (scope ``--scope``;
-  the search stops before the scope's budget would refuse a query), else in its own
-  in-memory ledger, whose total the summary shows.
+  ``--derive-thresholds``: section 6.1's single-anomaly reduction of the labelled series,
+  as the library's :func:`~privad.experiments.search_problems.problem_from_series`): the
+  same with a local oracle over a data file. The oracle records every answer before
+  releasing it: in the ``--ledger`` file (scope ``--scope``; the search stops before the
+  scope's budget would refuse a query), else in its own in-memory ledger, whose total the
+  summary shows. Items are positions in DATA.
 
 Both print a summary (the top-|S| items with their posterior mass, the number of queries
 T, the privacy spent Tε, which rule halted the search) and, with ``--out FILE``, write the
@@ -87,13 +89,13 @@ search_app = typer.Typer(
 # --------------------------------------------------------------------------------------------
 
 
-def _write_posterior(out: Path, posterior: np.ndarray) -> None:
+def _write_posterior(out: Path, items: np.ndarray, posterior: np.ndarray) -> None:
     from privad.io import atomic_write
 
     with atomic_write(out, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["item", "posterior"])
-        writer.writerows((i, repr(float(p))) for i, p in enumerate(posterior))
+        writer.writerows((int(i), repr(float(p))) for i, p in zip(items, posterior, strict=True))
 
 
 def _check_target(
@@ -288,25 +290,28 @@ def run(
                 f"t_h = {float(info.get('t_high', 'nan')):.6g} (the server's)"
             )
             above: set[int] = set()
+            held = None
             make = None
         else:
             from privad.search import make_oracle
 
             data = load_series(oracle, column=column, labels_column=labels_column)
-            lo, hi, how = resolve_thresholds(data, t_low, t_high, derive_thresholds, labels_column)
+            held = resolve_thresholds(data, t_low, t_high, derive_thresholds, labels_column)
             where = f"local data {oracle}"
             default_scope = f"search/{data.name}"
-            data_text = f"{data.name}: {data.values.size} values"
-            thresholds = f"t_l = {lo:.6g}, t_h = {hi:.6g}, {how}"
-            above = set(np.flatnonzero(data.values >= hi).tolist())
+            data_text = f"{data.name}: {data.values.size} values" + (
+                "" if held.source_index is None else f", {held.values.size} held by the oracle"
+            )
+            thresholds = f"t_l = {held.t_low:.6g}, t_h = {held.t_high:.6g}, {held.how}"
+            above = set(np.flatnonzero(held.values >= held.t_high).tolist())
             orc, cap = None, None
 
             def make(book: Any, scope: str) -> Any:
                 return make_oracle(
                     kind or "laplace",
-                    data.values,
-                    lo,
-                    hi,
+                    held.values,
+                    held.t_low,
+                    held.t_high,
                     epsilon,  # type: ignore[arg-type]
                     rng=oracle_rng,
                     ledger=book,
@@ -339,8 +344,11 @@ def run(
                 progress=advance,
             )
         orc, result, account, recorded = done.oracle, done.result, done.account, done.recorded
+        items = np.arange(result.posterior.size)  # an item is its position in DATA
+        if held is not None and held.source_index is not None:
+            items = held.source_index
         if out_path is not None:
-            _write_posterior(out_path, result.posterior)
+            _write_posterior(out_path, items, result.posterior)
         server_budget = orc.last_budget if remote else None
 
     # 3. summary (released answers and public parameters only)
@@ -349,7 +357,7 @@ def run(
     top_items = [
         {
             "rank": rank,
-            "item": int(item),
+            "item": int(items[item]),
             "posterior": float(post[item]),
             "above_t_high": int(item) in above,
         }

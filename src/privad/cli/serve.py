@@ -389,12 +389,13 @@ def oracle(
     kind_v = kind
     seed_v, orders = seed, max_orders
     series = load_series(data, column=column, labels_column=labels_column)
-    lo, hi, how = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
+    held = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
+    lo, hi = held.t_low, held.t_high
     notes = [
-        f"{series.name}: {series.values.size} values, t_l = {lo:.6g}, t_h = {hi:.6g} "
-        f"({how}); {kind_v} oracle, ε = {eps:g} per answer"
+        f"{series.name}: {held.values.size} values, t_l = {lo:.6g}, t_h = {hi:.6g} "
+        f"({held.how}); {kind_v} oracle, ε = {eps:g} per answer"
     ]
-    above = int((series.values >= hi).sum())
+    above = int((held.values >= hi).sum())
     if above != 1:  # the operator holds the data; this line is for them only
         notes.append(
             f"note: {above} values are >= t_h; the search assumes exactly one anomaly "
@@ -403,7 +404,7 @@ def oracle(
     app = create_oracle_app(
         common.db,
         TokenRegistry(common.tokens),
-        values=series.values,
+        values=held.values,
         t_low=lo,
         t_high=hi,
         epsilon=eps,

@@ -13,7 +13,9 @@ objects and runs the search many times, so it sits above both (the scheme,
   (section 6.1) with :func:`privad.datasets.single_anomaly_thresholds`; a series where that
   is undefined (no labelled anomaly, a negative value, t_h <= t_ℓ) raises
   :class:`~privad.errors.DataError` with the reason, and :func:`prepare_series` collects
-  such series as :class:`SkippedSeries` instead of failing.
+  such series as :class:`SkippedSeries` instead of failing. :func:`problem_from_labels` is
+  the same on plain arrays (values and 0/1 labels): what ``privad search run`` and
+  ``privad serve oracle`` do with ``--derive-thresholds``.
 * :func:`problem_from_dataset` reads the output of
   :func:`privad.datasets.make_search_mixture`.
 * :func:`run_trials` is section 6.2: c runs, success when i* ∈ S (|S| = 4), the error rate
@@ -40,6 +42,7 @@ __all__ = [
     "TrialSummary",
     "prepare_series",
     "problem_from_dataset",
+    "problem_from_labels",
     "problem_from_series",
     "run_trials",
     "single_anomaly_series",
@@ -86,20 +89,9 @@ def single_anomaly_series(series: TimeSeries, *, other_anomalies: str = "drop") 
     DataError
         The series has no labelled anomaly.
     """
-    if not isinstance(series, TimeSeries):
-        raise ParameterError(
-            f"series must be a privad.datasets.TimeSeries, got {type(series).__name__}"
-        )
+    _check_series(series)
     mode = check_choice(other_anomalies, "other_anomalies", OTHER_ANOMALIES)
-    anomalous = np.flatnonzero(series.labels == 1)
-    if anomalous.size == 0:
-        raise DataError("skipped: the series has no labelled anomaly")
-    index = np.arange(series.values.size)
-    if mode == "keep":
-        keep = index
-    else:
-        i_star = int(anomalous[np.argmax(series.values[anomalous])])
-        keep = np.flatnonzero((series.labels == 0) | (index == i_star))
+    keep = _single_anomaly_positions(series.values, series.labels, mode)
     return TimeSeries(
         timestamps=series.timestamps[keep],
         values=series.values[keep],
@@ -126,17 +118,86 @@ def problem_from_series(
     Raises :class:`~privad.errors.DataError` (with the reason) where the reduction is
     undefined.
     """
-    reduced = single_anomaly_series(series, other_anomalies=other_anomalies)
-    th = single_anomaly_thresholds(reduced, margin=margin)
-    return SearchProblem(
+    _check_series(series)
+    return problem_from_labels(
+        series.values,
+        series.labels,
         name=series.name,
-        values=reduced.values,
+        margin=margin,
+        other_anomalies=other_anomalies,
+    )
+
+
+def problem_from_labels(
+    values: Any,
+    labels: Any,
+    *,
+    name: str = "series",
+    margin: float = 0.1,
+    other_anomalies: str = "drop",
+) -> SearchProblem:
+    """Section 6.1's reduction and thresholds (:func:`problem_from_series`) on plain arrays.
+
+    ``values`` are the series (>= 0) and ``labels`` their 0/1 labels (1 = anomaly), one per
+    value; window labels are given as every point of the window labelled 1. With
+    ``other_anomalies="drop"`` (the paper's reading) the problem holds the largest labelled
+    point and the unlabelled ones; ``source_index`` maps them back to positions in
+    ``values``.
+
+    Raises
+    ------
+    ParameterError
+        an unknown ``other_anomalies``, or ``margin`` outside (0, 0.5).
+    DataError
+        the labels do not match the values, or the reduction is undefined (no labelled
+        anomaly, a negative value, t_h <= t_ℓ), with the reason.
+
+    Examples
+    --------
+    >>> from privad.experiments.search_problems import problem_from_labels
+    >>> p = problem_from_labels([0.2, 1.0, 1.88, 0.5, 1.85, 1.7], [0, 0, 1, 0, 1, 1])
+    >>> p.values.tolist(), p.anomaly_index, p.source_index.tolist()
+    ([0.2, 1.0, 1.88, 0.5], 2, [0, 1, 2, 3])
+    >>> round(p.t_low, 3), round(p.t_high, 3), round(p.threshold_ratio, 3)
+    (1.088, 1.792, 0.647)
+    """
+    mode = check_choice(other_anomalies, "other_anomalies", OTHER_ANOMALIES)
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    keep = _single_anomaly_positions(x, labels, mode)
+    lab = np.asarray(labels).reshape(-1)
+    th = single_anomaly_thresholds(x[keep], lab[keep], margin=margin)
+    return SearchProblem(
+        name=name,
+        values=x[keep],
         t_low=th.t_low,
         t_high=th.t_high,
         anomaly_index=th.anomaly_index,
         threshold_ratio=th.threshold_ratio,
-        source_index=reduced.metadata["source_index"],
+        source_index=keep,
     )
+
+
+def _check_series(series: Any) -> None:
+    if not isinstance(series, TimeSeries):
+        raise ParameterError(
+            f"series must be a privad.datasets.TimeSeries, got {type(series).__name__}"
+        )
+
+
+def _single_anomaly_positions(values: np.ndarray, labels: Any, mode: str) -> np.ndarray:
+    """The positions the reduction keeps: all (``"keep"``), or i* (the largest labelled
+    value, the first if tied) and every unlabelled point (``"drop"``)."""
+    lab = np.asarray(labels).reshape(-1)
+    if lab.shape != values.shape:
+        raise DataError(f"{lab.size} labels for {values.size} values")
+    anomalous = np.flatnonzero(lab == 1)
+    if anomalous.size == 0:
+        raise DataError("skipped: the series has no labelled anomaly")
+    index = np.arange(values.size)
+    if mode == "keep":
+        return index
+    i_star = int(anomalous[np.argmax(values[anomalous])])
+    return np.flatnonzero((lab == 0) | (index == i_star))
 
 
 def problem_from_dataset(dataset: Dataset) -> SearchProblem:

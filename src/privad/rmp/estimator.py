@@ -17,8 +17,17 @@ The AANN's parameters are flat (scikit-learn's convention, so that ``get_params`
 ``set_params`` see them) and become one :class:`~privad.rmp.aann.AANNTraining` in ``fit``.
 
 Both take records as rows (m x n). ``decision_function`` is the reconstruction error
-(larger = more anomalous); ``predict`` is 1 where it exceeds θ = μ + 3σ of the training
-errors, else 0.
+(larger = more anomalous); ``predict`` is 1 where it exceeds ``threshold_``, else 0.
+
+**Thresholds** (issue 27). ``threshold="contamination"`` (the default) is PyOD's
+convention: ``threshold_`` is the ``100 (1 - contamination)`` percentile of the training
+records' released scores (:func:`privad.base.contamination_threshold`), so ``labels_``
+flags the top ``contamination`` share (0.1 by default, as in PyOD). It reads only the
+scores an end-user computes with the public T and the model M: post-processing, no
+privacy cost. ``threshold="mu+3sigma"`` is the paper's θ = μ + 3σ of the server's
+training errors (section 4), which flagged 0-1.8 % of the records on eleven ODDS sets
+(``docs/rmp.md``); the model file and the mining server keep that θ whatever the estimator
+uses.
 
 Defaults (our measurements, ``docs/rmp.md``): ``epochs`` 300 (the paper: 300 to 1000),
 SGD mini-batches of 32 records, the squared error averaged over the outputs
@@ -34,7 +43,12 @@ import numpy as np
 from sklearn.base import OutlierMixin
 
 from privad.accounting import Guarantee
-from privad.base import NotFittedError, PrivadEstimator
+from privad.base import (
+    NotFittedError,
+    PrivadEstimator,
+    check_contamination,
+    contamination_threshold,
+)
 from privad.errors import DataError, ParameterError
 from privad.rmp.aann import (
     AANN,
@@ -43,27 +57,52 @@ from privad.rmp.aann import (
     DEFAULT_LOSS,
     AANNTraining,
     Progress,
-    threshold,
     train_aann,
 )
+from privad.rmp.aann import threshold as paper_threshold
 from privad.rmp.detectors import DetectorModel, check_detector
 from privad.rmp.model import RMPModel
 from privad.rmp.perturbation import check_alpha, guarantee
 from privad.rmp.roles import PARTICIPANT_BATCH, EndUser, run_scheme
-from privad.validation import check_int, check_positive
+from privad.validation import check_choice, check_int, check_positive
 
-__all__ = ["AANNDetector", "NotFittedError", "RMPDetector"]
+__all__ = ["THRESHOLDS", "AANNDetector", "NotFittedError", "RMPDetector"]
+
+THRESHOLDS = ("contamination", "mu+3sigma")
+"""The estimators' threshold rules: PyOD's top-``contamination`` share of the released
+training scores, or the paper's θ = μ + 3σ (section 4)."""
 
 
 class _AANNEstimator(OutlierMixin, PrivadEstimator):
     """Shared scikit-learn plumbing and the AANN's parameters.
 
-    PyOD's detector contract where it applies: after ``fit``, ``decision_scores_`` (the
-    training records' scores, higher = more anomalous), ``labels_`` (their 0/1 labels,
-    1 = anomaly) and ``threshold_`` (θ = μ + 3σ of the training scores, the paper's rule,
-    which takes the place of PyOD's ``contamination``: there is no such parameter).
-    ``predict`` returns 0/1 with 1 = anomaly (PyOD's convention, not scikit-learn's ±1).
+    PyOD's detector contract: after ``fit``, ``decision_scores_`` (the training records'
+    scores, higher = more anomalous), ``threshold_`` (by the ``threshold`` rule, one of
+    :data:`THRESHOLDS`) and ``labels_`` (``decision_scores_ > threshold_`` as 0/1,
+    1 = anomaly). ``predict`` returns 0/1 with 1 = anomaly (PyOD's convention, not
+    scikit-learn's ±1).
     """
+
+    def _threshold_rule(self) -> tuple[str, float]:
+        """The validated ``threshold`` rule and ``contamination`` (checked before training,
+        whichever rule is chosen)."""
+        rule = check_choice(self.threshold, "threshold", THRESHOLDS)
+        return rule, check_contamination(self.contamination)
+
+    def _label_training_records(
+        self, data: np.ndarray, rule: str, contamination: float, theta: float
+    ) -> None:
+        """PyOD's fitted attributes from the training records' released scores; ``theta``
+        is the paper's μ + 3σ, used with ``threshold="mu+3sigma"``."""
+        self.decision_scores_ = self.decision_function(data)
+        if rule == "contamination":
+            theta = contamination_threshold(self.decision_scores_, contamination)
+        self.threshold_ = float(theta)
+        self.labels_ = (self.decision_scores_ > self.threshold_).astype(np.int64)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """0/1 per row, 1 = anomaly: ``decision_function(X) > threshold_``."""
+        return (self.decision_function(X) > self.threshold_).astype(np.int64)
 
     def _training(self) -> AANNTraining:
         """The flat AANN parameters as the one :class:`~privad.rmp.aann.AANNTraining` (which
@@ -82,11 +121,6 @@ class _AANNEstimator(OutlierMixin, PrivadEstimator):
 
     def _check_X(self, X: Any) -> np.ndarray:
         return self._validate(X, reset=False, min_rows=0)
-
-    def _training_scores(self, data: np.ndarray) -> None:
-        """PyOD's fitted attributes from the training records' scores."""
-        self.decision_scores_ = self.decision_function(data)
-        self.labels_ = (self.decision_scores_ > self.threshold_).astype(np.int64)
 
     n_features_in_: int
 
@@ -126,6 +160,14 @@ class RMPDetector(_AANNEstimator):
         β of eq. (2); default β* ≈ 2.8124.
     random_state : seed, ``privad.noise.Randomness`` or None
         T, the partition, every Δ_i and the training draw from it.
+    contamination : float in (0, 0.5], default 0.1
+        PyOD's ``contamination``: with ``threshold="contamination"``, ``labels_`` flags
+        this share of the training records (the top of ``decision_scores_``).
+    threshold : {"contamination", "mu+3sigma"}, default "contamination"
+        ``"contamination"``: ``threshold_`` is the ``100 (1 - contamination)`` percentile
+        of ``decision_scores_`` (post-processing of released scores, no privacy cost).
+        ``"mu+3sigma"``: the paper's θ = μ + 3σ of the server's training errors on the
+        perturbed records (section 4), the θ of the model file.
     detector : None or a detector instance, default None
         ``None``: the paper's AANN (section 6). Otherwise the server trains a
         :func:`sklearn.base.clone` of this detector on the perturbed records (rows,
@@ -134,8 +176,8 @@ class RMPDetector(_AANNEstimator):
         follow PyOD's convention: ``fit(X)`` and ``decision_function(X)``, higher = more
         anomalous (any PyOD detector; a scikit-learn outlier detector wrapped in
         :class:`~privad.rmp.detectors.SklearnOutlierAdapter`). Every ``random_state`` of
-        the clone is drawn from ``random_state``, so a seed reproduces the run. θ is
-        always μ + 3σ of the training scores (a PyOD ``threshold_`` is not used). The
+        the clone is drawn from ``random_state``, so a seed reproduces the run. The
+        detector's own ``threshold_`` is not used (``threshold`` decides). The
         AANN's parameters (``hidden`` … ``loss``) are then unused, ``fit``'s
         ``progress`` is not called, and ``model_`` is a
         :class:`~privad.rmp.detectors.DetectorModel`, which cannot be saved (the model
@@ -145,7 +187,20 @@ class RMPDetector(_AANNEstimator):
     -----------------
     ``model_`` (:class:`~privad.rmp.model.RMPModel`, or
     :class:`~privad.rmp.detectors.DetectorModel` with a ``detector``), ``T_`` (the public
-    matrix), ``threshold_`` (θ), ``n_features_in_`` (n), ``w_``, ``n_participants_``.
+    matrix), ``decision_scores_`` (the training records' scores on the end-user's path),
+    ``threshold_``, ``labels_``, ``n_features_in_`` (n), ``w_``, ``n_participants_``.
+
+    Examples
+    --------
+    >>> from privad.datasets import inject_uniform_anomalies, load
+    >>> from privad.rmp import RMPDetector
+    >>> data = inject_uniform_anomalies(load("abalone"), 0.05, n_first=300, rng=0)
+    >>> d = RMPDetector(alpha=0.1, contamination=0.05, epochs=20, random_state=0).fit(data.X)
+    >>> round(float(d.labels_.mean()), 2)
+    0.05
+    >>> paper = RMPDetector(alpha=0.1, threshold="mu+3sigma", epochs=20, random_state=0)
+    >>> bool(paper.fit(data.X).threshold_ == paper.model_.threshold)
+    True
     """
 
     def __init__(
@@ -165,6 +220,8 @@ class RMPDetector(_AANNEstimator):
         shuffle: bool = True,
         beta: float | None = None,
         random_state: Any = None,
+        contamination: float = 0.1,
+        threshold: str = "contamination",
         detector: Any = None,
     ) -> None:
         self.alpha = alpha
@@ -182,6 +239,8 @@ class RMPDetector(_AANNEstimator):
         self.shuffle = shuffle
         self.beta = beta
         self.random_state = random_state
+        self.contamination = contamination
+        self.threshold = threshold
         self.detector = detector
 
     def fit(self, X: Any, y: Any = None, progress: Progress | None = None) -> RMPDetector:
@@ -191,6 +250,7 @@ class RMPDetector(_AANNEstimator):
         """
         alpha = check_alpha(self.alpha)
         training = self._training()
+        rule, contamination = self._threshold_rule()
         batch = check_int(self.batch_size, "batch_size", minimum=1)
         if not isinstance(self.shuffle, bool | np.bool_):
             raise ParameterError(f"shuffle must be True or False, got {self.shuffle!r}")
@@ -217,11 +277,10 @@ class RMPDetector(_AANNEstimator):
         )
         self.model_ = model
         self.T_ = model.T
-        self.threshold_ = model.threshold
         self.n_features_in_ = n
         self.w_ = model.w
         self.n_participants_ = -(-data.shape[0] // batch)
-        self._training_scores(data)
+        self._label_training_records(data, rule, contamination, model.threshold)
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -229,11 +288,6 @@ class RMPDetector(_AANNEstimator):
         an end-user computes it with the public T; larger is more anomalous."""
         self._require_fitted("model_")
         return EndUser(self.model_).decision_function(self._check_X(X))
-
-    def predict(self, X: Any) -> np.ndarray:
-        """0/1 per row, 1 = anomaly (score > θ = μ + 3σ)."""
-        self._require_fitted("model_")
-        return EndUser(self.model_).predict(self._check_X(X))
 
     @property
     def guarantee(self) -> Guarantee:
@@ -253,10 +307,21 @@ class AANNDetector(_AANNEstimator):
 
     Parameters are those of :class:`RMPDetector` that concern the AANN: ``hidden`` (default
     about n / 2), ``epochs``, ``learning_rate``, ``momentum``, ``sgd_batch_size``,
-    ``init_range``, ``activation``, ``input_scaling``, ``loss``, ``random_state``.
+    ``init_range``, ``activation``, ``input_scaling``, ``loss``, ``random_state``, and the
+    threshold's ``contamination`` (0.1) and ``threshold`` (``"contamination"``, or
+    ``"mu+3sigma"``: μ + 3σ of the training errors).
 
-    Fitted attributes: ``aann_`` (:class:`~privad.rmp.aann.AANN`), ``threshold_``,
-    ``n_features_in_``.
+    Fitted attributes: ``aann_`` (:class:`~privad.rmp.aann.AANN`), ``decision_scores_``,
+    ``threshold_``, ``labels_``, ``n_features_in_``.
+
+    Examples
+    --------
+    >>> from privad.datasets import inject_uniform_anomalies, load
+    >>> from privad.rmp import AANNDetector
+    >>> data = inject_uniform_anomalies(load("abalone"), 0.05, n_first=300, rng=0)
+    >>> d = AANNDetector(contamination=0.05, epochs=20, random_state=0).fit(data.X)
+    >>> round(float(d.labels_.mean()), 2)
+    0.05
     """
 
     def __init__(
@@ -271,6 +336,8 @@ class AANNDetector(_AANNEstimator):
         input_scaling: str = "minmax",
         loss: str = DEFAULT_LOSS,
         random_state: Any = None,
+        contamination: float = 0.1,
+        threshold: str = "contamination",
     ) -> None:
         self.hidden = hidden
         self.epochs = epochs
@@ -282,22 +349,20 @@ class AANNDetector(_AANNEstimator):
         self.input_scaling = input_scaling
         self.loss = loss
         self.random_state = random_state
+        self.contamination = contamination
+        self.threshold = threshold
 
     def fit(self, X: Any, y: Any = None, progress: Progress | None = None) -> AANNDetector:
         """Train the AANN on the rows of ``X`` (m x n, m >= 2); ``y`` is ignored."""
         training = self._training()
+        rule, contamination = self._threshold_rule()
         data = self._validate(X, reset=True, min_rows=2)
         aann: AANN = train_aann(data, training, rng=self.random_state, progress=progress)
         self.aann_ = aann
-        self.threshold_ = threshold(aann.errors(data))
-        self._training_scores(data)
+        self._label_training_records(data, rule, contamination, paper_threshold(aann.errors(data)))
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Reconstruction error of each row; larger is more anomalous."""
         self._require_fitted("aann_")
         return self.aann_.errors(self._check_X(X))
-
-    def predict(self, X: Any) -> np.ndarray:
-        """0/1 per row, 1 = anomaly (reconstruction error > θ = μ + 3σ)."""
-        return (self.decision_function(X) > self.threshold_).astype(np.int64)

@@ -65,6 +65,7 @@ def _detector(spec: FitSpec, epochs: int, options: dict[str, Any]) -> Any:
     from privad.rmp.estimator import AANNDetector, RMPDetector
 
     rs = _seed(spec.seed, "model", spec.dataset, spec.method, spec.alpha, spec.r)
+    options = {"threshold": "mu+3sigma", **options}  # the paper's θ (section 4)
     if spec.method == "raw":
         return AANNDetector(epochs=epochs, random_state=rs, **options)
     return RMPDetector(alpha=spec.alpha, r=spec.r, epochs=epochs, random_state=rs, **options)
