@@ -51,6 +51,7 @@ def test_the_runnable_shell_examples_are_found() -> None:
     assert {"rmp_service.md", "relaxed.md", "search.md"} <= names
 
 
+@pytest.mark.slow  # each starts servers and runs a whole example (tens of seconds)
 @pytest.mark.parametrize("code", _shell_blocks())
 def test_the_shell_example_runs(code: str, tmp_path: Path) -> None:
     tools = str(Path(sys.executable).parent)  # privad and python of this environment

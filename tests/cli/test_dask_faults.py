@@ -34,6 +34,8 @@ import pytest
 from privad.accounting import Ledger
 from privad.cli import budget, sensor, sp
 
+pytestmark = pytest.mark.slow  # Dask clusters whose workers are killed: minutes in all
+
 PRELOAD = Path(__file__).with_name("dask_kill_preload.py")
 
 ARGS = ("--beta", "3", "--r", "2", "--epsilon", "0.1", "--seed", "3", "--budget", "10")

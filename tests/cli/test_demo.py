@@ -5,6 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # the whole tour, every scheme
+
 
 def test_demo_runs_every_section_and_writes_nothing(tmp_path):
     result = subprocess.run(
