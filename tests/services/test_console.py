@@ -11,12 +11,14 @@ show --json``, a refused action changes nothing, and each page is screenshot.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,9 @@ import numpy as np
 import pytest
 
 from privad.accounting import Ledger
+from privad.accounting import charges as charges_module
+from privad.accounting import ledger as ledger_module
+from privad.accounting import reservations as reservations_module
 from privad.noise import LaplaceMechanism
 from privad.sensitive import SPMechanism
 from privad.sensitive.curator import Curator
@@ -36,10 +41,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def make_ledger(folder: Path) -> tuple[Path, Path]:
-    """A ledger with real spends and the curator store that made some of them."""
+    """A ledger with real spends and the curator store that made some of them; the ledger's
+    clock steps 40 minutes per reading, so that the charts have a time axis."""
     X = np.array([[i % 17 / 17, i % 5 / 5] for i in range(120)])
     ledger, store = folder / "ledger.sqlite", folder / "curator.sqlite"
-    with Ledger(ledger) as book:
+    ticks = itertools.count()
+
+    def clock() -> datetime:
+        return datetime(2026, 3, 2, 9, tzinfo=UTC) + timedelta(minutes=40 * next(ticks))
+
+    with pytest.MonkeyPatch.context() as mp, Ledger(ledger) as book:
+        for module in (ledger_module, charges_module, reservations_module):
+            mp.setattr(module, "utc_now", clock)
         curator = Curator(X, SPMechanism(3, 0.1, 0.2), ledger=book, store=store, budget=5, rng=7)
         curator.ask("alice", ids=list(range(10)))
         curator.ask("alice", ids=[3, 4, 50])
@@ -331,6 +344,19 @@ def test_pages_in_chromium_show_the_ledger(browser_console, tmp_path) -> None:
         chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,900", url + path)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         shots.append(shot)
+    with httpx.Client(base_url=url) as client:  # the operator's view, saved and shot
+        client.post("/login", data={"token": OPERATOR})
+        owner = client.get("/spends").text
+    assert "Data owner only" in owner
+    (tmp_path / "owner.html").write_text(owner)
+    shot = tmp_path / "console-spends-operator.png"
+    chromium(
+        tmp_path,
+        f"--screenshot={shot}",
+        "--window-size=1280,900",
+        (tmp_path / "owner.html").as_uri() + "#exposure",
+    )
+    shots.append(shot)
     if os.environ.get(UPDATE_SCREENSHOTS) == "1":
         for shot in shots:
             shutil.copy(shot, ROOT / "docs" / "console" / shot.name.removeprefix("console-"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
@@ -111,15 +111,28 @@ def _page(view: View, title: str, path: str, body: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+def _span(charts: Iterable[Mapping[str, Sequence[Sequence[Any]]]]) -> tuple[float, float]:
+    """The first and last time (POSIX seconds) of the charts' points."""
+    times = [
+        datetime.fromisoformat(t).timestamp()
+        for series in charts
+        for pts in series.values()
+        for t, _ in pts
+    ]
+    return min(times, default=0.0), max(times, default=1.0)
+
+
 def chart_svg(
     title: str,
     series: Mapping[str, Sequence[Sequence[Any]]],
     limits: Mapping[str, float],
-    width: int = 520,
-    height: int = 200,
+    span: tuple[float, float] | None = None,
+    width: int = 360,
+    height: int = 170,
 ) -> str:
     """Cumulative ε over time as step lines, one per notion, with each budget's total
-    dashed: an inline SVG drawn from the points (ISO time, cumulative ε).
+    dashed: an inline SVG drawn from the points (ISO time, cumulative ε). ``span`` is the
+    time axis (POSIX seconds; default: the points' own), shared by a page's charts.
 
     Examples
     --------
@@ -128,8 +141,7 @@ def chart_svg(
     True
     """
     left, right, top, bottom = 48, 12, 22, 30
-    times = [datetime.fromisoformat(t).timestamp() for pts in series.values() for t, _ in pts]
-    t0, t1 = min(times, default=0.0), max(times, default=1.0)
+    t0, t1 = span or _span([series])
     if t1 <= t0:
         t0, t1 = t0 - 1.0, t0 + 1.0
     top_y = max([p[1] for pts in series.values() for p in pts] + list(limits.values()) + [1e-9])
@@ -152,7 +164,7 @@ def chart_svg(
         f'<text x="{left - 4}" y="{top + 8}" font-size="10" text-anchor="end">{top_y:.3g}</text>',
     ]
     for label, t, anchor in ((t0, t0, "start"), (t1, t1, "end")):
-        stamp = datetime.fromtimestamp(label).strftime("%m-%d %H:%M")
+        stamp = datetime.fromtimestamp(label, UTC).strftime("%m-%d %H:%M")
         parts.append(
             f'<text x="{x(t):.1f}" y="{height - 10}" font-size="10" text-anchor="{anchor}">'
             f"{_e(stamp)}</text>"
@@ -272,6 +284,20 @@ def budgets_page(view: View, data: Mapping[str, Any], notions: Sequence[str]) ->
             rows,
             "budgets",
         ),
+    ]
+    body.append("<h2>Spend over time</h2><div class=charts>")
+    limits: dict[str, dict[str, float]] = {}
+    for b in data["budgets"]:
+        if b["total"] is not None:
+            limits.setdefault(b["scope"], {})[b["notion"]] = b["total"]
+    span = _span(data["series"].values())
+    for scope, series in sorted(data["series"].items()):
+        svg = chart_svg(scope, series, limits.get(scope, {}), span)
+        body.append(f'<div class="chart">{svg}</div>')
+    if not data["series"]:
+        body.append('<p class="note">(nothing spent yet)</p>')
+    body.append("</div>")
+    body += [
         "<h2>Reservations in flight</h2>",
         '<p class="note">Counted against the budget until committed or cancelled; cancel one '
         "only when its run was killed and nothing it computed was seen.</p>",
@@ -290,16 +316,6 @@ def budgets_page(view: View, data: Mapping[str, Any], notions: Sequence[str]) ->
             "reservations",
         )
     )
-    body.append("<h2>Spend over time</h2><div class=charts>")
-    limits: dict[str, dict[str, float]] = {}
-    for b in data["budgets"]:
-        if b["total"] is not None:
-            limits.setdefault(b["scope"], {})[b["notion"]] = b["total"]
-    for scope, series in sorted(data["series"].items()):
-        body.append(f'<div class="chart">{chart_svg(scope, series, limits.get(scope, {}))}</div>')
-    if not data["series"]:
-        body.append('<p class="note">(nothing spent yet)</p>')
-    body.append("</div>")
     if view.operator:
         options = "".join(f'<option value="{_e(n)}">{_e(n)}</option>' for n in notions)
         body.append(
@@ -333,7 +349,7 @@ def spends_page(view: View, data: Mapping[str, Any]) -> str:
             ),
             "queriers",
         ),
-        "<h2>Per-record exposure</h2>",
+        '<h2 id="exposure">Per-record exposure</h2>',
     ]
     exposed = [s for s in data["spends"] if "per_record" in s["metadata"]]
     if not view.operator:
