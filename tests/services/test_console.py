@@ -31,6 +31,7 @@ from privad.accounting import Ledger
 from privad.accounting import charges as charges_module
 from privad.accounting import ledger as ledger_module
 from privad.accounting import reservations as reservations_module
+from privad.errors import PrivadError
 from privad.noise import LaplaceMechanism
 from privad.sensitive import SPMechanism
 from privad.sensitive.curator import Curator
@@ -377,3 +378,28 @@ def test_refused_action_from_a_browser_changes_nothing(browser_console, tmp_path
     assert digest(ledger) == before
     sales = [b for b in budget_show(ledger)["budgets"] if b["scope"] == "sales"]
     assert sales[0]["total"] == 2.0
+
+
+def test_services_shows_an_analyst_stores_sensors(tmp_path) -> None:
+    import sqlite3
+
+    from privad.services.analyst import AnalystStore
+    from privad.services.console import services_data
+
+    path = tmp_path / "analyst.sqlite"
+    AnalystStore(path).close()
+    with sqlite3.connect(path) as conn:
+        rows = [("s1", 0), ("s1", 1), ("s2", 0)]
+        conn.executemany(
+            "INSERT INTO windows VALUES (?, ?, 1, 1, x'', x'', x'', 0.5, '2026-03-02')", rows
+        )
+    before = digest(path)
+    data = services_data(str(path))
+    assert data["role"] == "analyst" and data["party"] == "sensor"
+    assert [(p["name"], p["rows"], p["what"]) for p in data["parties"]] == [
+        ("s1", 2, "windows"),
+        ("s2", 1, "windows"),
+    ]
+    assert digest(path) == before
+    with pytest.raises(PrivadError, match="--store"):
+        services_data(str(tmp_path / "missing.sqlite"))

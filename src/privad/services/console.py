@@ -34,12 +34,10 @@ from __future__ import annotations
 
 import hmac
 import json
-import math
 import secrets
 import sqlite3
 import threading
 from collections.abc import Mapping
-from datetime import datetime
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -50,7 +48,6 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
 from privad.accounting import BUDGETED_NOTIONS, NOTIONS, Ledger
 from privad.accounting.exact import to_fraction
-from privad.accounting.planner import answers_within, composition_costs
 from privad.accounting.records import RESERVED, Spend
 from privad.accounting.statement import account_summary, accounts
 from privad.errors import ParameterError, PrivadError
@@ -58,6 +55,7 @@ from privad.services import console_pages as pages
 from privad.services.app import create_app
 from privad.services.auth import Principal, TokenRegistry, require_role
 from privad.services.bodies import DEFAULT_MAX_BODY_BYTES
+from privad.services.console_plan import number_field, plain, plan_data, utility_rows
 from privad.services.errors import ServiceError, status_of
 from privad.validation import check_choice, check_epsilon, check_int
 
@@ -86,20 +84,6 @@ OPERATOR: Any = Depends(require_role(OPERATOR_ROLE))
 """The dependency of the actions' JSON routes: the operator's bearer token (401/403)."""
 
 HIDDEN = "hidden: the data owner's (operator) view only"
-
-
-def plain(value: Any) -> Any:
-    """JSON-ready: Fractions as floats (as ``privad budget show --json``), times as ISO."""
-    if isinstance(value, Fraction | float):
-        number = float(value)
-        return number if math.isfinite(number) else None
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
 
 
 # --------------------------------------------------------------------------------------------
@@ -248,138 +232,6 @@ def services_data(store: str | None) -> dict[str, Any]:
     }
 
 
-def _number(params: Mapping[str, str], name: str) -> float | None:
-    text = params.get(name, "").strip()
-    if not text:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise ParameterError(f"{name} must be a number, got {text!r}") from None
-
-
-def _integer(params: Mapping[str, str], name: str, minimum: int) -> int | None:
-    value = _number(params, name)
-    if value is None:
-        return None
-    if value != int(value):
-        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return check_int(int(value), name, minimum=minimum)
-
-
-def _search_plan(eps: float, lo: float, hi: float, items: int, err: float, d: float | None):
-    from privad.search.theory import (
-        binarized_error_probability,
-        expected_queries_bound,
-        threshold_ratio,
-    )
-
-    ratio = threshold_ratio(lo, hi)
-    p = binarized_error_probability(eps, ratio)
-    if not p < 0.5:
-        return {"threshold_ratio": ratio, "error_probability": p, "converges": False}
-    expected = expected_queries_bound(items, p, err)
-    costs = composition_costs(eps, max(1, math.ceil(expected)), d)
-    return {
-        "threshold_ratio": ratio,
-        "error_probability": p,
-        "converges": True,
-        "expected_queries_bound": expected,
-        "cost": costs.to_dict(),
-    }
-
-
-def plan_data(params: Mapping[str, str], utility: str | None) -> dict[str, Any]:
-    """The planners for the form's fields (absent fields: that planner is not run).
-
-    ``epsilon`` (per answer) with ``answers``: the job's cost (linear and, with ``delta``,
-    optimal); with ``budget``: how many answers it admits; with ``beta`` (and ``k``): the
-    flag probability by ball count of ``sp plan``; with ``t_low``, ``t_high``, ``items``:
-    the noisy binary search's expected queries and their cost (``search plan``).
-
-    Examples
-    --------
-    >>> data = plan_data({"epsilon": "0.1", "answers": "100", "budget": "1"}, None)
-    >>> data["cost"]["linear_epsilon"], data["admits"]["answers"]
-    (10.0, 10)
-    """
-    eps = _number(params, "epsilon")
-    delta = _number(params, "delta")
-    out: dict[str, Any] = {"inputs": {k: v for k, v in params.items() if v}}
-    if eps is None:
-        return {**out, "utility": utility_rows(utility, None)}
-    eps = check_epsilon(eps, "epsilon")
-    n = _integer(params, "answers", 1)
-    if n is not None:
-        out["cost"] = composition_costs(eps, n, delta).to_dict()
-    budget = _number(params, "budget")
-    if budget is not None:
-        budget = check_epsilon(budget, "budget")
-        admitted = (
-            int(to_fraction(budget) / to_fraction(eps))
-            if delta is None
-            else answers_within(budget, delta, eps)
-        )
-        out["admits"] = {"budget": budget, "delta": delta, "answers": admitted}
-    beta = _integer(params, "beta", 1)
-    if beta is not None:
-        import numpy as np
-
-        from privad.sensitive.accounting import flag_curve
-
-        k = _integer(params, "k", 1) or 1
-        curve = flag_curve(beta, eps, k, np.arange(1, 2 * beta + 21))
-        out["flag_probability"] = {
-            "beta": beta,
-            "k": k,
-            "rows": [
-                {"ball": int(b), "anomaly": bool(a), "sp": float(s), "dp": float(p)}
-                for b, a, s, p in zip(
-                    curve["ball"], curve["anomaly"], curve["sp"], curve["dp"], strict=True
-                )
-            ],
-        }
-    lo, hi, items = _number(params, "t_low"), _number(params, "t_high"), None
-    if lo is not None and hi is not None:
-        items = _integer(params, "items", 1) or 1000
-        err = _number(params, "error") or 0.05
-        out["search"] = {
-            "items": items,
-            "error": err,
-            **_search_plan(eps, lo, hi, items, err, delta),
-        }
-    out["utility"] = utility_rows(utility, eps)
-    return plain(out)
-
-
-def utility_rows(folder: str | None, eps: float | None) -> dict[str, Any]:
-    """The saved results of ``benchmarks/bench_utility.py`` (``<set>/<detector>*.json``)
-    for ``eps``: the rows at that ε and those without one (PyOD); absent: say so."""
-    if folder is None or not Path(folder).is_dir():
-        return {
-            "available": False,
-            "note": "no utility results: run benchmarks/bench_utility.py and start the "
-            "console with --utility benchmarks/results/utility",
-        }
-    rows, epsilons = [], set()
-    for path in sorted(Path(folder).glob("*/*.json")):
-        try:
-            row = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        param = row.get("param")
-        if isinstance(param, int | float) and row.get("detector") not in ("rmp",):
-            epsilons.add(float(param))
-        if param is None or (eps is not None and math.isclose(float(param), eps)):
-            rows.append(
-                {
-                    k: row.get(k)
-                    for k in ("set", "detector", "param", "records", "auc", "f1", "error")
-                }
-            )
-    return {"available": True, "epsilon": eps, "epsilons": sorted(epsilons), "rows": rows}
-
-
 # --------------------------------------------------------------------------------------------
 # Sessions and the operator
 # --------------------------------------------------------------------------------------------
@@ -443,10 +295,10 @@ def _budget_request(fields: Mapping[str, Any]) -> tuple[str, str, float, float |
         raise ParameterError("scope must be a non-empty name")
     notion = check_choice(str(fields.get("notion", "pure-dp")).strip(), "notion", BUDGETED_NOTIONS)
     as_text = {k: str(v) for k, v in fields.items() if v is not None}
-    eps = _number(as_text, "epsilon")
+    eps = number_field(as_text, "epsilon")
     if eps is None:
         raise ParameterError("epsilon is required: the budget's total ε, a finite number > 0")
-    return scope, notion, check_epsilon(eps, "epsilon"), _number(as_text, "delta")
+    return scope, notion, check_epsilon(eps, "epsilon"), number_field(as_text, "delta")
 
 
 def _set_budget(book: Ledger, scope: str, notion: str, eps: float, delta: float | None) -> dict:
