@@ -403,3 +403,17 @@ def test_services_shows_an_analyst_stores_sensors(tmp_path) -> None:
     assert digest(path) == before
     with pytest.raises(PrivadError, match="--store"):
         services_data(str(tmp_path / "missing.sqlite"))
+
+
+def test_pages_escape_what_the_ledger_holds(tmp_path, server_pool) -> None:
+    ledger = tmp_path / "ledger.sqlite"
+    evil = '<script>alert("x")</script>'
+    with Ledger(ledger) as book:
+        book.set_budget(evil, "pure-dp", 1.0)
+        book.spend(evil, LaplaceMechanism(1.0, 0.5).guarantee, evil)
+    srv = server_pool.start_app(create_console_app(str(ledger)))
+    with httpx.Client(base_url=srv.url) as client:
+        for path in ("/", "/spends"):
+            page = client.get(path).text
+            assert evil not in page and "&lt;script&gt;alert(&quot;x&quot;)" in page
+        assert client.get("/api/spends").json()["spends"][0]["label"] == evil
