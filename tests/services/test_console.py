@@ -142,6 +142,8 @@ def test_services_reads_the_store_without_writing(console) -> None:
     data = client.get("/api/services").json()
     assert data["role"] == "curator" and data["party"] == "querier"
     assert [(p["name"], p["rows"]) for p in data["parties"]] == [("alice", 11), ("bob", 4)]
+    alice = data["parties"][0]["budget"]
+    assert (alice["scope"], alice["total"], alice["spent"]) == ("curator/alice", 5.0, 2.2)
     assert "alice" in client.get("/services").text
     assert digest(store) == before
 

@@ -187,10 +187,23 @@ def spends_data(book: Ledger, operator: bool) -> dict[str, Any]:
     )
 
 
-def services_data(store: str | None) -> dict[str, Any]:
+def _querier_budgets(book: Ledger) -> dict[str, dict[str, Any] | None]:
+    """Each curator querier's account (of its latest spend), as :func:`budgets_data` has it."""
+    where = {
+        s.metadata["querier"]: (s.scope, s.notion)
+        for s in book.history(include_cancelled=False)
+        if isinstance(s.metadata.get("querier"), str)
+    }
+    rows = {(r["scope"], r["notion"]): r for r in budgets_data(book)["budgets"]}
+    return {name: rows.get(key) for name, key in where.items()}
+
+
+def services_data(store: str | None, book: Ledger | None = None) -> dict[str, Any]:
     """A server's store, opened read-only: its role, its tables' sizes, its parties.
 
     Nothing is written to the file (SQLite's ``mode=ro``). ``{"store": None}`` without one.
+    A curator's queriers get their budget from ``book``: the account (scope and notion) of
+    the querier's latest spend there (``metadata["querier"]``), as on the budgets page.
     """
     if store is None:
         return {"store": None}
@@ -222,6 +235,10 @@ def services_data(store: str | None) -> dict[str, Any]:
         ) from None
     finally:
         conn.close()
+    if role == "curator" and book is not None:
+        budgets = _querier_budgets(book)
+        for party in parties:
+            party["budget"] = budgets.get(party["name"])
     return {
         "store": str(path),
         "role": role,
@@ -421,11 +438,11 @@ def create_console_app(
         @app.get("/api/services")
         def api_services() -> JSONResponse:
             """The store given with --store, read-only."""
-            return JSONResponse(services_data(store))
+            return JSONResponse(services_data(store, book))
 
         @app.get("/services", response_class=HTMLResponse)
         def services_page(request: Request) -> HTMLResponse:
-            return html(pages.services_page(view(request), services_data(store)))
+            return html(pages.services_page(view(request), services_data(store, book)))
 
         @app.get("/api/plan")
         def api_plan(request: Request) -> JSONResponse:

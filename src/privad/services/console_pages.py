@@ -408,12 +408,19 @@ def services_page(view: View, data: Mapping[str, Any]) -> str:
     ]
     if data["party"]:
         body.append(f"<h2>{_e(data['party'])}s</h2>")
+        budgeted = any("budget" in p for p in data["parties"])
+        extra = ["ledger scope", "total ε", "spent ε", "remaining ε"] if budgeted else []
+
+        def row(p: Mapping[str, Any]) -> list[str]:
+            cells = [_td(p["name"]), _num(p["rows"]), _td(p["what"])]
+            if budgeted:
+                b = p.get("budget") or {}
+                cells += [_td(b.get("scope"))]
+                cells += [_num(b.get(k)) for k in ("total", "spent", "remaining")]
+            return cells
+
         body.append(
-            _table(
-                [data["party"], "rows", "of"],
-                ([_td(p["name"]), _num(p["rows"]), _td(p["what"])] for p in data["parties"]),
-                "parties",
-            )
+            _table([data["party"], "rows", "of", *extra], map(row, data["parties"]), "parties")
         )
     return _page(view, "Services", "/services", "".join(body))
 
