@@ -347,19 +347,18 @@ def test_pages_in_chromium_show_the_ledger(browser_console, tmp_path) -> None:
         chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,900", url + path)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         shots.append(shot)
-    with httpx.Client(base_url=url) as client:  # the operator's view, saved and shot
+    with httpx.Client(base_url=url) as client:  # the operator's views, saved and shot
         client.post("/login", data={"token": OPERATOR})
-        owner = client.get("/spends").text
-    assert "Data owner only" in owner
-    (tmp_path / "owner.html").write_text(owner)
-    shot = tmp_path / "console-spends-operator.png"
-    chromium(
-        tmp_path,
-        f"--screenshot={shot}",
-        "--window-size=1280,900",
-        (tmp_path / "owner.html").as_uri() + "#exposure",
-    )
-    shots.append(shot)
+        owner = {"budgets": client.get("/").text, "spends": client.get("/spends").text}
+    assert "Data owner only" in owner["spends"] and "Set a budget" in owner["budgets"]
+    for name, anchor in (("budgets", ""), ("spends", "#exposure")):
+        saved = tmp_path / f"{name}-operator.html"
+        saved.write_text(owner[name])
+        shot = tmp_path / f"console-{name}-operator.png"
+        chromium(
+            tmp_path, f"--screenshot={shot}", "--window-size=1280,900", saved.as_uri() + anchor
+        )
+        shots.append(shot)
     if os.environ.get(UPDATE_SCREENSHOTS) == "1":
         for shot in shots:
             shutil.copy(shot, ROOT / "docs" / "console" / shot.name.removeprefix("console-"))
