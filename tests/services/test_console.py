@@ -121,6 +121,8 @@ def test_spends_hide_per_record_exposure_from_readers(console) -> None:
     reader = client.get("/api/spends").json()
     owner = client.get("/api/spends", headers=BEARER).json()
     assert not reader["operator_view"] and owner["operator_view"]
+    wrong = {"authorization": "Bearer not-the-operator-0123456789"}
+    assert client.get("/api/spends", headers=wrong).status_code == 401
     assert len(reader["spends"]) == 8
     curator_rows = [s for s in reader["spends"] if "per_record" in s["metadata"]]
     assert len(curator_rows) == 3

@@ -547,12 +547,16 @@ def create_console_app(
 
 
 def _bearer(request: Request, tokens: TokenRegistry) -> Principal | None:
-    """The operator, when the request carries its bearer token (else None: a reader)."""
-    scheme, _, secret = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer":
+    """The operator, when the request carries its bearer token; None without a token (a
+    reader); 401 for a token that is not the operator's (a script's mistake, said at once)."""
+    header = request.headers.get("authorization")
+    if header is None:
         return None
-    principal = tokens.lookup(secret.strip())
-    return principal if principal is not None and principal.role == OPERATOR_ROLE else None
+    scheme, _, secret = header.partition(" ")
+    principal = tokens.lookup(secret.strip()) if scheme.lower() == "bearer" else None
+    if principal is None or principal.role != OPERATOR_ROLE:
+        raise ServiceError("unknown token: send the operator's, or none to read", status_code=401)
+    return principal
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
