@@ -164,6 +164,7 @@ def spends_data(book: Ledger, operator: bool) -> dict[str, Any]:
     ('alice', 0.5)
     """
     spends = book.history(include_cancelled=False)
+    charging = {s.id for s in _charged(spends)}
     queriers: dict[tuple[str, str], dict[str, Any]] = {}
     for s in spends:
         who = s.metadata.get("querier")
@@ -174,7 +175,7 @@ def spends_data(book: Ledger, operator: bool) -> dict[str, Any]:
             {"scope": s.scope, "querier": who, "requests": 0, "epsilon": Fraction(0), "last": ""},
         )
         row["requests"] += 1
-        if not s.is_draw and s.guarantee.epsilon is not None:
+        if s.id in charging:
             row["epsilon"] += to_fraction(s.epsilon)
         row["last"] = max(row["last"], s.timestamp.isoformat())
     return plain(
