@@ -393,11 +393,11 @@ def create_console_app(
     >>> create_console_app(path).title
     'privad console'
     """
-    book = Ledger(ledger, create=False)
-    if store is not None:
-        services_data(store)  # a store that cannot be read is refused at start
     peers = {} if operator_token is None else {OPERATOR_ROLE: operator_token}
     tokens = TokenRegistry(peers=peers)
+    if store is not None:
+        services_data(store)  # a store that cannot be read is refused at start
+    book = Ledger(ledger, create=False)
 
     def routes(app: FastAPI) -> None:
         def view(request: Request) -> pages.View:
