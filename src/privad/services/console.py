@@ -205,6 +205,17 @@ def services_data(store: str | None, book: Ledger | None = None) -> dict[str, An
     Nothing is written to the file (SQLite's ``mode=ro``). ``{"store": None}`` without one.
     A curator's queriers get their budget from ``book``: the account (scope and notion) of
     the querier's latest spend there (``metadata["querier"]``), as on the budgets page.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from privad.io import open_sqlite
+    >>> path = tempfile.mkdtemp() + "/store.sqlite"
+    >>> schema = "CREATE TABLE IF NOT EXISTS windows (sensor TEXT)"
+    >>> open_sqlite(path, role="analyst", schema=schema).close()
+    >>> data = services_data(path)
+    >>> data["role"], data["party"], data["parties"]
+    ('analyst', 'sensor', [])
     """
     if store is None:
         return {"store": None}

@@ -42,7 +42,13 @@ NAV = (("/", "Budgets"), ("/spends", "Spends"), ("/services", "Services"), ("/pl
 
 @dataclass(frozen=True)
 class View:
-    """Who is looking: the operator (with the session's CSRF token) or a reader."""
+    """Who is looking: the operator (with the session's CSRF token) or a reader.
+
+    Examples
+    --------
+    >>> View(operator=False, csrf=None, can_login=True, ledger="ledger.sqlite").operator
+    False
+    """
 
     operator: bool
     csrf: str | None

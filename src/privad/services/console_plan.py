@@ -24,7 +24,14 @@ __all__ = ["number_field", "plain", "plan_data", "utility_rows"]
 
 
 def plain(value: Any) -> Any:
-    """JSON-ready: Fractions as floats (as ``privad budget show --json``), times as ISO."""
+    """JSON-ready: Fractions as floats (as ``privad budget show --json``), times as ISO.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> plain({"spent": Fraction(1, 4), "parts": [Fraction(3, 4)]})
+    {'spent': 0.25, 'parts': [0.75]}
+    """
     if isinstance(value, Fraction | float):
         number = float(value)
         return number if math.isfinite(number) else None
@@ -38,7 +45,14 @@ def plain(value: Any) -> Any:
 
 
 def number_field(params: Mapping[str, str], name: str) -> float | None:
-    """A form field as a number (None when empty); a ParameterError naming it otherwise."""
+    """A form field as a finite number (None when empty); a ParameterError naming it
+    otherwise.
+
+    Examples
+    --------
+    >>> number_field({"epsilon": " 0.5 ", "delta": ""}, "epsilon"), number_field({}, "delta")
+    (0.5, None)
+    """
     text = params.get(name, "").strip()
     if not text:
         return None
@@ -172,7 +186,13 @@ def plan_data(params: Mapping[str, str], utility: str | None) -> dict[str, Any]:
 
 def utility_rows(folder: str | None, eps: float | None) -> dict[str, Any]:
     """The saved results of ``benchmarks/bench_utility.py`` (``<set>/<detector>*.json``)
-    for ``eps``: the rows at that ε and those without one (PyOD); absent: say so."""
+    for ``eps``: the rows at that ε and those without one (PyOD); absent: say so.
+
+    Examples
+    --------
+    >>> utility_rows(None, 1.0)["available"]
+    False
+    """
     if folder is None or not Path(folder).is_dir():
         return {
             "available": False,
