@@ -420,3 +420,22 @@ def test_pages_escape_what_the_ledger_holds(tmp_path, server_pool) -> None:
             page = client.get(path).text
             assert evil not in page and "&lt;script&gt;alert(&quot;x&quot;)" in page
         assert client.get("/api/spends").json()["spends"][0]["label"] == evil
+
+
+def test_serve_console_refuses_bad_options_in_one_line(spent, tmp_path) -> None:
+    ledger, missing = str(spent[0]), str(tmp_path / "missing.sqlite")
+    for args, says in (
+        (["--ledger", missing], "no ledger"),
+        (["--ledger", ledger, "--operator-token", "short"], "operator token"),
+        (["--ledger", ledger, "--store", missing], "--store"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-c", "import sys; from privad.cli import main; main(sys.argv[1:])"]
+            + ["serve", "console", "--port", "0", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+        assert proc.stderr.startswith("privad: error:") and proc.stderr.count("\n") == 1
+        assert says in proc.stderr
