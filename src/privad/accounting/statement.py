@@ -111,6 +111,42 @@ class NotionAccount:
         return sum((to_fraction(s.delta) for s in self.charged), ZERO)
 
 
+def account_summary(account: NotionAccount) -> dict[str, Any]:
+    """One scope and notion as data (``privad budget show --json`` and the console).
+
+    An (ε, δ) budget's ``spent`` and ``remaining`` are by tight accounting (``pure_spent``
+    keeps the linear total); ``spent_by_notion`` is :attr:`NotionAccount.parts`.
+
+    Examples
+    --------
+    >>> from privad.accounting import Guarantee, Ledger
+    >>> with Ledger(":memory:") as book:
+    ...     _ = book.set_budget("d", "pure-dp", 1.0)
+    ...     _ = book.spend("d", Guarantee("pure-dp", 0.25, "one record"), "q")
+    ...     row = account_summary(accounts(book.budgets(), book.history())[0])
+    >>> row["spent"], row["remaining"], row["spends"]
+    (Fraction(1, 4), Fraction(3, 4), 1)
+    """
+    budget = account.budget
+    approx = budget is not None and budget.delta is not None
+    if approx:
+        remaining: Fraction | None = budget.total - account.tight_spent  # type: ignore[union-attr]
+    else:
+        remaining = account.remaining
+    return {
+        "scope": account.scope,
+        "notion": account.notion,
+        "total": None if budget is None else budget.total,
+        "spent": account.tight_spent if approx else account.spent,
+        "spent_by_notion": account.parts,
+        "pure_spent": account.spent,
+        "remaining": remaining,
+        "spends": len(account.own),
+        "delta": None if budget is None else budget.delta,
+        "delta_spent": account.delta_spent if approx else None,
+    }
+
+
 def _group_key(key: tuple[str, str]) -> tuple[str, int]:
     scope, notion = key
     order = NOTION_NAMES.index(notion) if notion in NOTION_NAMES else len(NOTION_NAMES)

@@ -153,8 +153,10 @@ class ServeOptions:
         max_bytes_in_flight: int,
         header_timeout: float,
         body_timeout: float,
+        tokens_required: bool = True,
     ) -> ServeOptions:
-        """Parse and check the shared options (one-line ParameterError on a mistake)."""
+        """Parse and check the shared options (one-line ParameterError on a mistake);
+        ``tokens_required=False`` for a server whose readers need none (the console)."""
         from privad.services.app import ServerLimits
         from privad.services.auth import load_token_file, parse_token_spec
 
@@ -163,7 +165,7 @@ class ServeOptions:
             pairs.extend(load_token_file(tokens_file))
         for spec in token or ():
             pairs.append(parse_token_spec(spec))
-        if not pairs:
+        if not pairs and tokens_required:
             raise ParameterError(
                 "no sensor tokens: give --tokens FILE (NAME=SECRET lines) or --token NAME=SECRET"
             )

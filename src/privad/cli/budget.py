@@ -17,7 +17,7 @@ from rich.table import Table
 from privad.accounting import BUDGETED_NOTIONS, NOTIONS, PURE_DP, Ledger, default_ledger_path
 from privad.accounting.exact import fmt
 from privad.accounting.records import CANCELLED, RESERVED
-from privad.accounting.statement import accounts, when
+from privad.accounting.statement import account_summary, accounts, when
 from privad.cli._options import (
     DELTA_OPTION,
     Integer,
@@ -93,7 +93,7 @@ def show(
     payload = {
         "ledger": name,
         "scope": scope,
-        "budgets": [_account_dict(a) for a in rows],
+        "budgets": [account_summary(a) for a in rows],
         "spends": [s.to_dict() for s in shown],
         "spends_not_shown": len(spends) - len(shown),
     }
@@ -113,30 +113,6 @@ def show(
     emit(payload, as_json, render)
 
 
-def _remaining(a: Any) -> Any:
-    """What is left of an account: ε by tight accounting for an (ε, δ) budget."""
-    if a.budget is not None and a.budget.delta is not None:
-        return a.budget.total - a.tight_spent
-    return a.remaining
-
-
-def _account_dict(a: Any) -> dict[str, Any]:
-    """One scope and notion of ``budget show --json``."""
-    approx = a.budget is not None and a.budget.delta is not None
-    return {
-        "scope": a.scope,
-        "notion": a.notion,
-        "total": None if a.budget is None else a.budget.total,
-        "spent": a.tight_spent if approx else a.spent,
-        "spent_by_notion": a.parts,
-        "pure_spent": a.spent,
-        "remaining": _remaining(a),
-        "spends": len(a.own),
-        "delta": None if a.budget is None else a.budget.delta,
-        "delta_spent": a.delta_spent if approx else None,
-    }
-
-
 def _budgets_table(title: str, rows: list[Any], budgets: list[Any]) -> Table:
     table = Table(title=title, title_justify="left")
     table.add_column("scope")
@@ -150,7 +126,7 @@ def _budgets_table(title: str, rows: list[Any], budgets: list[Any]) -> Table:
         table.add_column("δ; δ spent", justify="right")
     for a in rows:
         approx = a.budget is not None and a.budget.delta is not None
-        remaining = _remaining(a)
+        remaining = account_summary(a)["remaining"]
         cells = [
             a.scope,
             a.notion,
@@ -432,7 +408,7 @@ def statement(
         "ledger": name,
         "scope": scope,
         "statement": text,
-        "accounts": [_account_dict(a) for a in accounts(budgets, spends)],
+        "accounts": [account_summary(a) for a in accounts(budgets, spends)],
         "spends": [s.to_dict() for s in spends],
     }
     emit(payload, as_json, lambda console: console.print(text, markup=False))

@@ -9,6 +9,7 @@
   ``privad rmp participate`` and trained with ``privad rmp train``.
 * ``privad serve sp``: the sensitive-privacy curator (:mod:`privad.services.curator`),
   asked by ``privad sp ask``.
+* ``privad serve console``: the web console over a ledger (:mod:`privad.services.console`).
 
 Each server prints one line ``NAME listening on URL`` once its socket is bound (``--port 0``
 picks a free port), then serves until SIGINT/SIGTERM; requests in flight finish first and
@@ -85,6 +86,7 @@ from privad.cli._sensitive import (
     r_option,
     sensitive_mechanism,
 )
+from privad.cli._serve_console import serve_console
 from privad.cli._serve_options import (
     BODY_TIMEOUT_OPTION,
     DB_OPTION,
@@ -739,3 +741,6 @@ def rmp(
         notes=notes,
     )
     common.run(app, "privad rmp", notes)
+
+
+serve_app.command("console")(serve_console)
