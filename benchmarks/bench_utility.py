@@ -884,8 +884,8 @@ def write_page(
         f"Written by `benchmarks/bench_utility.py` (this page: `{command}`); nothing below is "
         "edited by hand"
         + (
-            f' except the section "Reading the results", kept in `{reading.name}` beside the '
-            "script and written from the results below: reread it after a rerun"
+            f' except the section "Reading the results", kept in `{_shown(reading)}` and '
+            "written by hand from the results below: reread it after a rerun"
             if reading is not None
             else ""
         )
@@ -912,7 +912,7 @@ def write_page(
         "" if reading is None else reading.read_text(),
         "## Figures\n\n"
         "F1 at the true contamination against ε, per set (RMP at α = 0.1, the raw AANN and "
-        "the best PyOD detector as horizontal lines):\n\n![F1 against ε]({figures[0].name})\n\n"
+        f"the best PyOD detector as horizontal lines):\n\n![F1 against ε]({figures[0].name})\n\n"
         f"ROC AUC of the released scores:\n\n![ROC AUC against ε]({figures[1].name})\n",
         METHOD.format(max_records=settings.max_records, scaling=_scaling_line(rows)),
         "## Per set\n",
