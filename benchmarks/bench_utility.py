@@ -7,26 +7,25 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/bench_utility.py --fresh        # recompute every result
     .venv/bin/python benchmarks/bench_utility.py --quick        # smoke run: wbc, ε 1, α 0.1
 
-Every private detector of privad that takes a table of records (sensitive privacy with its
-SP and DP labels, SP with r chosen privately where the code has
-``privad.sensitive.selection.select_radius``, the relaxed-DP pipeline, RMP) against PyOD's
-KNN, IForest, ECOD and LOF on the eleven ODDS sets (``--odds``, default
-``../shared/datasets/odds``) and scikit-learn's breast cancer set (malignant = anomaly), at
-ε ∈ {0.1, 0.5, 1, 2} (RMP, which has no ε: α ∈ {0.01, 0.1, 0.2}). Per row: ROC AUC of the
-released scores, F1 and the share flagged by the labels at the true contamination c, the
-same for the detector's own decision rule, the privacy statement its ledger (or guarantee)
-gives, and where its parameters came from. The noisy binary search does not apply: it
-finds the one anomaly of a series against public thresholds, not anomalies among records.
+Every private detector of privad that takes a table of records (sensitive privacy's SP
+labels and the paper's ε-DP baseline with r read off the data, SP with r chosen by the
+ε-DP selection, the relaxed-DP pipeline, RMP) and RMP's non-private anchor, the same
+autoencoder on the raw records, against PyOD's KNN, IForest, ECOD and LOF on the eleven
+ODDS sets (``--odds``, default ``../shared/datasets/odds``) and scikit-learn's breast
+cancer set (malignant = anomaly), at ε ∈ {0.1, 0.5, 1, 2} (RMP, which has no ε:
+α ∈ {0.01, 0.1, 0.2}). Per row: ROC AUC of the released scores, F1 and the share flagged by
+the labels at the true contamination c, the same for the detector's own (paper) rule, the
+privacy statement its ledger (or guarantee) gives, and where its parameters came from. The
+noisy binary search does not apply: it finds the one anomaly of a series against public
+thresholds, not anomalies among records.
 
-Labels at the contamination: when the estimator takes PyOD's ``contamination`` (checked
-in the signature of its ``__init__``) it is given c and its own ``predict``
-is used; otherwise the benchmark flags the records whose released score is above
-:func:`privad.base.contamination_threshold` (post-processing of released scores, no
-privacy cost; the row says which). Sensitive privacy answers with 0/1 labels, so
-without the estimator's ``contamination`` its labels are the released answers, with
-(β, r) from :func:`privad.sensitive.parameters.propose_parameters` aimed at c (computed
-from the data: not private; the row says so). The detector's own rule (the relaxed
-corrected output, RMP's μ + 3σ kept in ``model_.threshold``) is measured beside it.
+Labels at the contamination: every estimator is given PyOD's ``contamination=c`` and its
+own ``predict`` is used (the top c share of its released scores,
+:func:`privad.base.contamination_threshold`: post-processing, no privacy cost). The
+detector's own rule is measured beside it on the same release: SP's released answers (the
+paper's labels), the relaxed pipeline's corrected superset ``candidates_``, RMP's and the
+raw AANN's θ = μ + 3σ. Each row charges a ledger scope of its own (estimators fitted on the
+same records in one process share one in-memory ledger), so its statement is its own.
 
 Features are min-max scaled from the data (not private: see docs/scaling.md) unless
 ``--bounds DIR`` holds ``<set>.csv`` or ``<set>.json`` with public bounds of the columns
@@ -64,6 +63,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 ODDS = ROOT.parent / "shared" / "datasets" / "odds"
 CACHE = ROOT / "benchmarks" / "results" / "utility"
+READING = ROOT / "benchmarks" / "utility_reading.md"
 ODDS_SETS = (
     "annthyroid",
     "breastw",
@@ -183,120 +183,85 @@ def _own(y: np.ndarray, labels: np.ndarray | None) -> dict[str, float | None]:
     }
 
 
-def _takes(Est: type, parameter: str = "contamination") -> bool:
+def _takes(Est: type, parameter: str) -> bool:
     """Whether the estimator class has this constructor parameter."""
     import inspect
 
     return parameter in inspect.signature(Est.__init__).parameters
 
 
-def _ledger_statement(ledger: Any) -> str:
-    """The guarantee of every spend in an estimator's ledger, as one line."""
-    return "; ".join(f"{s.guarantee.summary()} charged" for s in ledger.history())
+def _ledger_statement(est: Any) -> str:
+    """The guarantee of every spend of the estimator's scope in its ledger, as one line."""
+    return "; ".join(f"{s.guarantee.summary()} charged" for s in est.ledger_.history(est.scope_))
 
 
-def _contamination(Est: type, data: Data) -> dict[str, float]:
-    """``contamination=c`` for an estimator that takes it, else nothing."""
-    return {"contamination": min(data.contamination, 0.5)} if _takes(Est) else {}
+def _scope(data: Data, what: str, epsilon: float) -> str:
+    """A scope of its own per row: estimators fitted on the same records in this process
+    share one in-memory ledger (privad.base), so each row reads only its own spends."""
+    return f"bench-utility/{data.name}/{what}/eps{epsilon:g}"
+
+
+def _c(data: Data) -> float:
+    """The set's contamination as the estimators take it (PyOD's range (0, 0.5])."""
+    return min(data.contamination, 0.5)
 
 
 def _at_contamination(
     est: Any,
     query: Any,
     data: Data,
-    *,
-    released_labels: bool = False,
-    own_threshold: float | None = None,
-    ask: dict[str, Any] | None = None,
+    own: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> dict[str, Any]:
-    """Fit has run; release the scores (and labels) of the fitted records and measure them.
-
-    When the estimator took ``contamination``, its ``predict`` labels are the labels at c.
-    Otherwise the labels at c flag the scores above
-    :func:`privad.base.contamination_threshold`, and ``predict`` is the detector's own rule
-    (with ``released_labels``, the released answers are both). ``own_threshold``: the own
-    rule is ``scores > own_threshold`` whatever ``predict`` does. ``ask``: keyword
-    arguments of both calls (a ledger to charge).
-    """
-    from privad.base import contamination_threshold
-
-    ask = ask or {}
-    scores = np.asarray(est.decision_function(query, **ask), dtype=np.float64)
-    labels = np.asarray(est.predict(query, **ask))
-    if "contamination" in est.get_params():
-        how, at_c, own = "the estimator's contamination", labels, None
-    elif released_labels:
-        how, at_c, own = "the released answers ((β, r) aimed at c)", labels, labels
-    else:
-        how, own = "benchmark: top c of the released scores", labels
-        at_c = scores > contamination_threshold(scores, min(data.contamination, 0.5))
-    if own_threshold is not None:
-        own = scores > own_threshold
-    return {**_metrics(data.y, scores, at_c), **_own(data.y, own), "labels_at_c": how}
+    """Fit has run with ``contamination=c``; release the scores and labels of the fitted
+    records and measure them. ``own(scores)``: the detector's own decision rule (None when
+    it has none besides the contamination)."""
+    scores = np.asarray(est.decision_function(query), dtype=np.float64)
+    labels = np.asarray(est.predict(query))
+    return {
+        **_metrics(data.y, scores, labels),
+        **_own(data.y, None if own is None else own(scores)),
+        "labels_at_c": "the estimator's contamination",
+    }
 
 
 # -- the detectors ---------------------------------------------------------------------------
 
-
-@cache
-def _sp_parameters(data: Data) -> tuple[int, float, str]:
-    """(β, r) for a set, aimed at its contamination, and where they came from."""
-    import inspect
-
-    from privad.sensitive.parameters import propose_parameters
-
-    c = min(data.contamination, 0.5)
-    if "contamination" in inspect.signature(propose_parameters).parameters:
-        beta, r = propose_parameters(data.X, contamination=c)
-    else:
-        beta, r = propose_parameters(data.X, anomaly_share=c)
-    return (
-        int(beta),
-        float(r),
-        f"(β, r) = ({beta}, {r:.4g}) from the data by propose_parameters at c = {c:.3f} "
-        "(not private)",
-    )
+SP_BETA = 20  # β of every SP row: public, as docs/sensitive.md measures it
 
 
-def _sensitive(mechanism: str) -> Callable[[Data, float, int, int], dict[str, Any]]:
+def _sensitive(mechanism: str, r: str) -> Callable[[Data, float, int, int], dict[str, Any]]:
+    """SP (or its DP baseline) with r read off the data (``"data"``) or chosen privately."""
+
     def run(data: Data, epsilon: float, seed: int, _epochs: int) -> dict[str, Any]:
         from privad.sensitive import SensitiveAnomalyIdentifier as Est
 
-        beta, r, source = _sp_parameters(data)
-        kw = _contamination(Est, data)
-        est = Est(beta, r, epsilon, mechanism=mechanism, rng=seed, **kw).fit(data.X)
-        out = _at_contamination(est, None, data, released_labels=True)
-        return {**out, "statement": _ledger_statement(est.ledger_), "parameters": source}
+        scope = _scope(data, f"{mechanism}-{r}", epsilon)
+        est = Est(
+            SP_BETA,
+            r,
+            epsilon,
+            mechanism=mechanism,
+            contamination=_c(data),
+            count_cap="auto",
+            rng=seed,
+            scope=scope,
+        ).fit(data.X)
+        # the paper's rule: the released answers themselves (score ±1 + tie-break > 0)
+        out = _at_contamination(est, None, data, own=lambda scores: scores > 0.0)
+        p = est.parameters_
+        return {
+            **out,
+            "statement": _ledger_statement(est),
+            "parameters": f"β = {SP_BETA} (public), r = {p['r']:.4g} ({p['source']}: "
+            + (
+                "read off the data by propose_parameters, not private"
+                if p["source"] == "data"
+                else "ε-DP selection on the public grid for [0, 1] features, charged"
+            )
+            + f"), aimed at c = {_c(data):.3f} (public input)",
+        }
 
     return run
-
-
-def _sp_private(data: Data, epsilon: float, seed: int, _epochs: int) -> dict[str, Any]:
-    """SP labels at a radius chosen privately (ε-DP, charged to the same ledger) where the
-    code has :func:`privad.sensitive.selection.select_radius`: a fully private route."""
-    from privad.accounting import Ledger
-    from privad.sensitive import SensitiveAnomalyIdentifier as Est
-
-    try:
-        from privad.sensitive.selection import select_radius
-    except ImportError:
-        raise _Unavailable("no privad.sensitive.selection.select_radius in this code") from None
-    n, c = data.y.size, min(data.contamination, 0.5)
-    beta = max(1, round(0.005 * n))  # from n alone, treated as public
-    book = Ledger(":memory:", unbudgeted="record")
-    sel = select_radius(data.X, beta, c, epsilon, ledger=book, scope="job", rng=seed)
-    est = Est(beta, sel.r, epsilon, rng=seed + 1, **_contamination(Est, data)).fit(data.X)
-    ask = {"ledger": book, "scope": "job"}
-    return {
-        **_at_contamination(est, None, data, released_labels=True, ask=ask),
-        "statement": _ledger_statement(book),
-        "parameters": f"β = {beta} = 0.005 n (public); r = {sel.r:.4g} chosen by the ε-DP "
-        f"selection at c = {c:.3f} (public input) on the public grid for [0, 1] features",
-    }
-
-
-class _Unavailable(Exception):
-    """The detector does not exist in the code being benchmarked."""
 
 
 def _relaxed(data: Data, epsilon: float, seed: int, _epochs: int) -> dict[str, Any]:
@@ -305,24 +270,56 @@ def _relaxed(data: Data, epsilon: float, seed: int, _epochs: int) -> dict[str, A
 
     with warnings.catch_warnings():  # no history: said in the row's parameters
         warnings.simplefilter("ignore", PrivacyWarning)
-        est = Est(epsilon, 1.0, rng=seed, **_contamination(Est, data)).fit(data.X)
+        est = Est(
+            epsilon=epsilon,
+            global_sensitivity=1.0,
+            contamination=_c(data),
+            scores="laplace",
+            rng=seed,
+            scope=_scope(data, "relaxed", epsilon),
+        ).fit(data.X)
+    out = _at_contamination(est, data.X, data, own=lambda _scores: est.candidates_)
     return {
-        **_at_contamination(est, data.X, data),
-        "statement": _ledger_statement(est.ledger_),
-        "parameters": "global sensitivity 1 (the [0, 1] domain); relaxed sensitivities, "
-        "DBSCAN's calibration, w_O and ρ from the data (no history: not private)",
+        **out,
+        "statement": _ledger_statement(est),
+        "parameters": "global sensitivity 1 (the [0, 1] domain), Laplace scores; relaxed "
+        "sensitivities, DBSCAN's calibration, w_O and ρ from the data (no history: not "
+        "private); own rule: the paper's corrected superset (candidates_)",
     }
+
+
+def _aann_rule(est: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """The paper's θ = μ + 3σ of the training errors as the own rule."""
+    from privad.rmp.aann import threshold as paper_threshold
+
+    if hasattr(est, "model_"):  # RMP: θ of the server's errors on the perturbed records
+        theta = est.model_.threshold
+    else:  # the raw autoencoder: θ of its own training errors
+        theta = paper_threshold(est.decision_scores_)
+    return lambda scores: scores > theta
 
 
 def _rmp(data: Data, alpha: float, seed: int, epochs: int) -> dict[str, Any]:
     from privad.rmp import RMPDetector as Est
 
-    kw = _contamination(Est, data)
-    est = Est(alpha=alpha, epochs=epochs, random_state=seed, **kw).fit(data.X)
-    return {  # own rule: the paper's θ = μ + 3σ, kept in the model (model_.threshold)
-        **_at_contamination(est, data.X, data, own_threshold=est.model_.threshold),
+    est = Est(alpha=alpha, epochs=epochs, random_state=seed, contamination=_c(data))
+    est.fit(data.X)
+    return {
+        **_at_contamination(est, data.X, data, own=_aann_rule(est)),
         "statement": est.guarantee.summary(),
-        "parameters": f"AANN, {epochs} epochs; records in [0, 1] as RMP requires",
+        "parameters": f"AANN, {epochs} epochs; records in [0, 1] as RMP requires; own rule μ + 3σ",
+    }
+
+
+def _aann(data: Data, _param: float, seed: int, epochs: int) -> dict[str, Any]:
+    from privad.rmp import AANNDetector as Est
+
+    est = Est(epochs=epochs, random_state=seed, contamination=_c(data)).fit(data.X)
+    return {
+        **_at_contamination(est, data.X, data, own=_aann_rule(est)),
+        "statement": "none (not private)",
+        "parameters": f"the same AANN on the raw records, {epochs} epochs (RMP's anchor); "
+        "own rule μ + 3σ",
     }
 
 
@@ -333,7 +330,7 @@ def _pyod(cls_path: str) -> Callable[[Data, float, int, int], dict[str, Any]]:
         module, _, name = cls_path.rpartition(".")
         Est = getattr(importlib.import_module(module), name)
         kw = {"random_state": seed} if _takes(Est, "random_state") else {}
-        est = Est(contamination=min(data.contamination, 0.5), **kw).fit(data.X)
+        est = Est(contamination=_c(data), **kw).fit(data.X)
         return {
             **_metrics(data.y, est.decision_scores_, est.labels_),
             **_own(data.y, None),
@@ -354,17 +351,22 @@ class Detector:
 
 
 DETECTORS = (
-    Detector("sp", "SP labels (sensitive privacy)", "ε", _sensitive("sp")),
-    Detector("dp", "DP labels (ε-DP baseline of the SP paper)", "ε", _sensitive("dp")),
-    Detector("sp-private", "SP labels, r chosen privately", "ε", _sp_private),
-    Detector("relaxed", "relaxed-DP pipeline (DBSCAN, corrected)", "ε", _relaxed),
-    Detector("rmp", "RMP (AANN)", "α", _rmp),
+    Detector("sp", "SP (sensitive privacy), r from the data", "ε", _sensitive("sp", "data")),
+    Detector("dp", "DP baseline of the SP paper, r from the data", "ε", _sensitive("dp", "data")),
+    Detector("sp-private", "SP, r chosen privately", "ε", _sensitive("sp", "private")),
+    Detector("relaxed", "relaxed-DP pipeline (DBSCAN, Laplace scores)", "ε", _relaxed),
+    Detector("rmp", "RMP (AANN on perturbed records)", "α", _rmp),
+    Detector("aann", "raw AANN (not private)", "", _aann),
     Detector("knn", "PyOD KNN", "", _pyod("pyod.models.knn.KNN")),
     Detector("iforest", "PyOD IForest", "", _pyod("pyod.models.iforest.IForest")),
     Detector("ecod", "PyOD ECOD", "", _pyod("pyod.models.ecod.ECOD")),
     Detector("lof", "PyOD LOF", "", _pyod("pyod.models.lof.LOF")),
 )
-GROUPS = {"sensitive": ("sp", "dp", "sp-private"), "pyod": ("knn", "iforest", "ecod", "lof")}
+GROUPS = {
+    "sensitive": ("sp", "dp", "sp-private"),
+    "autoencoder": ("rmp", "aann"),
+    "pyod": ("knn", "iforest", "ecod", "lof"),
+}
 PRIVATE = ("sp", "dp", "sp-private", "relaxed", "rmp")
 
 
@@ -415,8 +417,6 @@ def _compute(data: Data, det: Detector, p: float, settings: Settings) -> tuple[d
         out = det.run(data, p, settings.seed, settings.rmp_epochs)
     except PrivadError as exc:
         out = {"error": f"refused: {exc}"}
-    except _Unavailable as exc:
-        out, keep = {"error": f"not available: {exc}"}, False
     except Exception as exc:  # noqa: BLE001 - shown on the page and retried on the next run
         out, keep = {"error": f"FAILED: {type(exc).__name__}: {exc}"}, False
     row = {
@@ -505,7 +505,8 @@ def _best_pyod(table: dict, s: str, metric: str) -> tuple[float | None, str]:
 
 
 def draw(rows: list[dict], settings: Settings, metric: str, path: Path) -> None:
-    """Panels of ``metric`` against ε per set: SP, DP, relaxed; RMP and best PyOD as lines."""
+    """Panels of ``metric`` against ε per set: SP, DP, SP with private r, relaxed; RMP, the
+    raw AANN and the best PyOD detector as lines."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -526,6 +527,9 @@ def draw(rows: list[dict], settings: Settings, metric: str, path: Path) -> None:
         rmp = table.get((s, "rmp", alpha), {}).get(metric)
         if rmp is not None:
             ax.axhline(rmp, color="tab:red", ls=":", label=f"RMP α={alpha:g} (no ε)")
+        raw = table.get((s, "aann", None), {}).get(metric)
+        if raw is not None:
+            ax.axhline(raw, color="tab:gray", ls="-.", label="raw AANN (not private)")
         best, which = _best_pyod(table, s, metric)
         if best is not None:
             ax.axhline(best, color="black", ls="--", label="best PyOD (not private)")
@@ -557,32 +561,37 @@ METHOD = """\
   One seeded run per row: small sets (wbc has 21 anomalies) move by several hundredths
   between seeds.
 - **Scores and AUC.** ROC AUC of the scores each detector *releases* for the records it was
-  fitted on, whatever `decision_function` releases: for SP and DP the answers themselves
-  (±1 on main when issue 27 was opened, so their AUC is that of the labels), the relaxed
-  analyst's score on the perturbed records, RMP's reconstruction error as an end-user
-  computes it, PyOD's `decision_scores_`.
-- **Labels at the contamination.** "F1 at c" and "flagged at c" score labels that flag a c
-  share. When the estimator takes PyOD's `contamination` it gets c and its `predict` is
-  used; otherwise the benchmark flags the records whose released score is above the
-  (1 − c) quantile (`privad.base.contamination_threshold`: post-processing of released
-  scores, no privacy cost); the column "labels at c" says which. SP and DP have no score to
-  rank, so without the estimator's `contamination` their labels are the released answers
-  with (β, r) aimed at c. "Own rule" is the detector's own decision rule when it differs
-  (the relaxed pipeline's corrected output, RMP's μ + 3σ), measured on the same release.
+  fitted on (`decision_function`): for SP and DP the released answer (±1) plus the
+  estimator's tie-break in [0, 0.5), a keyed hash of the question that knows nothing about
+  the data, so their AUC is that of the released answers with ties broken at random (there
+  is deliberately no continuous private score; docs/sensitive.md says why); for the relaxed
+  pipeline `laplace_scores` on the perturbed records 𝒯'; for RMP the reconstruction error
+  as an end-user computes it; for the raw AANN and PyOD their `decision_scores_`.
+- **Labels at the contamination.** Every detector is given the set's true contamination c
+  (PyOD's `contamination`) and "F1 at c" and "flagged at c" score its own `predict`: the
+  top c share of its released scores (`privad.base.contamination_threshold`,
+  post-processing, no privacy cost). "Own rule" is the detector's paper rule measured on
+  the same release: for SP and DP the released answers themselves (the paper's labels,
+  with r aimed at c), for the relaxed pipeline the paper's corrected superset
+  (`candidates_`), for RMP and the raw AANN θ = μ + 3σ of the training errors.
 - **ε is the detector's parameter, not the job's cost.** The ε of the tables and figures
   is what each mechanism is configured with: per answer for SP and DP, per value of the
   perturbation for the relaxed pipeline. What the whole job costs is in the "privacy
-  statement" column: every spend the estimator's ledger recorded for the run, with its
-  guarantee. For SP and DP answering all n records that is Claim 5's m·ε (hundreds to
-  thousands); for the relaxed pipeline the record-level ε of its ledger entry (the d
+  statement" column: every spend the estimator's ledger recorded for the row (each row is
+  charged to a scope of its own, since estimators fitted on the same records in one process
+  share one in-memory ledger), with its guarantee. For SP and DP answering all n records
+  that is Claim 5's min(n, m)·ε (hundreds to thousands), plus the selection's ε for the
+  private r; for the relaxed pipeline the record-level ε of its ledger entry (the d
   columns' noise and the protected exchange together) and the larger ε' for outliers.
-  RMP has no ε (its guarantee is resistance to reconstruction); PyOD rows say "none".
-- **Where the parameters come from.** The lines under each table say it per detector;
-  every choice that reads the data (SP's (β, r) from `propose_parameters`, the relaxed
-  pipeline's sensitivities and calibration without a history) is not private and not
-  counted in any ledger. "SP labels, r chosen privately" is the fully private route where
-  the code has it: r chosen by an ε-DP selection charged to the same ledger as the labels
-  (both spends in its statement), β = 0.005 n and c taken as public inputs.
+  RMP has no ε (its guarantee is resistance to reconstruction); the raw AANN and PyOD
+  rows say "none".
+- **Where the parameters come from.** The lines under each table say it per detector.
+  β = 20 for every SP and DP row (public). "r from the data" (`r="data"`) is read off the
+  records by `propose_parameters`, aimed at c: **not private** and not counted in any
+  ledger. "SP, r chosen privately" (`r="private"`) is the fully private route: r chosen by
+  the ε-DP selection on the public grid for [0, 1] features, charged to the same ledger as
+  the labels (both spends in its statement), c a public input. The relaxed pipeline's
+  sensitivities and calibration are read off the data (no history): not private.
 - **Not included.** The noisy binary search (`privad.search`) finds the single anomaly of a
   one-column series against public thresholds t_ℓ < t_h; these sets are tables of records
   with many anomalies, so it does not apply (docs/search.md has its own measurements).
@@ -621,28 +630,32 @@ def _cell(row: dict | None) -> str:
     return f"{row['auc']:.2f} / {row['f1']:.2f}"
 
 
+SUMMARY_COLUMNS = (*PRIVATE, "aann")
+
+
 def _summary(rows: list[dict], settings: Settings) -> str:
     table = _by(rows)
-    eps = 1.0 if 1.0 in settings.epsilons else settings.epsilons[-1]
-    alpha = 0.1 if 0.1 in settings.alphas else settings.alphas[0]
+    eps, alpha = _headline(settings)
     head = (
         f"## Summary at ε = {eps:g} (RMP: α = {alpha:g})\n\n"
         "Each cell is ROC AUC / F1 at the true contamination; best PyOD: the highest AUC and "
-        "the highest F1 of the four (the detector named has the highest F1).\n\n"
-        "| set | records | c | best PyOD | SP | DP | SP, private r | relaxed | RMP |\n"
-        "|---|---:|---:|---|---|---|---|---|---|\n"
+        "the highest F1 of the four (the detector named has the highest F1); raw AANN: the "
+        "same autoencoder as RMP on the unperturbed records (not private).\n\n"
+        "| set | records | c | best PyOD | SP, r from data | DP, r from data | SP, private r "
+        "| relaxed | RMP | raw AANN |\n"
+        "|---|---:|---:|---|---|---|---|---|---|---|\n"
     )
     lines: list[str] = []
-    ratios: dict[str, list[float]] = {d: [] for d in PRIVATE}
-    gaps: dict[str, list[float]] = {d: [] for d in PRIVATE}
-    aucs: dict[str, list[float]] = {d: [] for d in PRIVATE}
+    ratios: dict[str, list[float]] = {d: [] for d in SUMMARY_COLUMNS}
+    gaps: dict[str, list[float]] = {d: [] for d in SUMMARY_COLUMNS}
+    aucs: dict[str, list[float]] = {d: [] for d in SUMMARY_COLUMNS}
     for s in settings.sets:
         any_row = next((r for r in rows if r["set"] == s), None)
         if any_row is None:
             continue
         f1, which = _best_pyod(table, s, "f1")
         auc, _ = _best_pyod(table, s, "auc")
-        cells = {d: table.get((s, d, alpha if d == "rmp" else eps)) for d in PRIVATE}
+        cells = {d: _cell_row(table, s, d, eps, alpha) for d in SUMMARY_COLUMNS}
         for d, row in cells.items():
             if row is not None and "error" not in row and f1:
                 ratios[d].append(row["f1"] / f1)
@@ -655,7 +668,7 @@ def _summary(rows: list[dict], settings: Settings) -> str:
         )
         lines.append(
             f"| {s} | {size} | {any_row['contamination']:.3f} | {_f(auc, 2)} / {_f(f1, 2)} "
-            f"({which}) | " + " | ".join(_cell(cells[d]) for d in PRIVATE) + " |"
+            f"({which}) | " + " | ".join(_cell(cells[d]) for d in SUMMARY_COLUMNS) + " |"
         )
     cost = [
         f"- {d}: median F1 / best PyOD F1 = {np.median(v):.2f} over {len(v)} set(s) "
@@ -667,22 +680,82 @@ def _summary(rows: list[dict], settings: Settings) -> str:
     return (
         head
         + "\n".join(lines)
-        + "\n\nThe cost of privacy in F1 at these settings:\n\n"
+        + "\n\nF1 and AUC against the best PyOD detector at these settings:\n\n"
         + "\n".join(cost)
+        + "\n\n"
+        + _targets(rows, settings)
         + "\n\n"
         + _collapse(rows)
         + "\n"
-        + "".join(
-            f"\n- {d}: {msg}\n"
-            for d, msg in sorted(
-                {
-                    (r["detector"], r["error"])
-                    for r in rows
-                    if r.get("error", "").startswith("not available")
-                }
-            )
-        )
     )
+
+
+def _headline(settings: Settings) -> tuple[float, float]:
+    """The ε and the RMP α of the summary: 1 and 0.1 where measured."""
+    eps = 1.0 if 1.0 in settings.epsilons else settings.epsilons[-1]
+    alpha = 0.1 if 0.1 in settings.alphas else settings.alphas[0]
+    return eps, alpha
+
+
+def _cell_row(table: dict, s: str, d: str, eps: float, alpha: float) -> dict | None:
+    """The row of detector ``d`` on set ``s`` at the summary's ε (α for RMP)."""
+    det = next(x for x in DETECTORS if x.name == d)
+    return table.get((s, d, {"ε": eps, "α": alpha}.get(det.param)))
+
+
+def _ok(row: dict | None) -> bool:
+    return row is not None and "error" not in row
+
+
+def _verdict(met: bool) -> str:
+    return "**met**" if met else "**not met**"
+
+
+def _targets(rows: list[dict], settings: Settings) -> str:
+    """Issue 27's utility targets, checked against the rows (computed, not written)."""
+    table = _by(rows)
+    eps, alpha = _headline(settings)
+    sets = [s for s in settings.sets if any(r["set"] == s for r in rows)]
+    out = [f"Issue 27's targets, checked on these rows (ε = {eps:g}, RMP α = {alpha:g}):", ""]
+    rel = {s: _cell_row(table, s, "relaxed", eps, alpha) for s in sets}
+    good = [s for s, r in rel.items() if _ok(r) and r["auc"] >= 0.7]
+    out.append(
+        f"- relaxed AUC ≥ 0.7 on ≥ 6 of 12 sets: {len(good)} of {len(sets)} "
+        f"({', '.join(good) or 'none'}): {_verdict(len(good) >= 6)}"
+    )
+    close, not_worse = [], []
+    for s in sets:
+        rmp, raw = _cell_row(table, s, "rmp", eps, alpha), table.get((s, "aann", None))
+        if _ok(rmp) and _ok(raw):
+            da, df = rmp["auc"] - raw["auc"], rmp["f1"] - raw["f1"]
+            close += [s] * (abs(da) <= 0.05 and abs(df) <= 0.1)
+            not_worse += [s] * (da >= -0.05 and df >= -0.1)
+    missed = [s for s in sets if s not in not_worse]
+    out.append(
+        f"- RMP AUC within 0.05 and F1 within 0.1 of the raw AANN on ≥ 10 of 12 sets: no "
+        f"worse by more than that on {len(not_worse)} of {len(sets)} (not: "
+        f"{', '.join(missed) or 'none'}); within in both directions on {len(close)}: "
+        f"{_verdict(len(not_worse) >= 10)}"
+    )
+    for key, what in (("f1", "labels at c"), ("own_f1", "the paper's labels")):
+        pairs = [
+            (r[key], _best_pyod(table, s, "f1")[0])
+            for s in sets
+            if _ok(r := table.get((s, "sp", eps))) and r.get(key) is not None
+        ]
+        ratio = float(np.median([a / b for a, b in pairs if b])) if pairs else math.nan
+        out.append(
+            f"- SP (r from the data), {what}: median F1 / best PyOD F1 = {ratio:.2f} over "
+            f"{len(pairs)} sets (target ≥ 0.90): {_verdict(ratio >= 0.9)}"
+        )
+    private = [r for r in rows if r["detector"] in SUMMARY_COLUMNS and _ok(r)]
+    bad = _outside(private, "flagged")
+    out.append(
+        f"- no detector given contamination c flags outside [c/2, 2c]: {len(bad)} of "
+        f"{len(private)} rows outside: {_verdict(not bad)} (the paper's own rules are "
+        "counted separately below)"
+    )
+    return "\n".join(out)
 
 
 def _outside(rows: list[dict], key: str) -> list[dict]:
@@ -697,17 +770,17 @@ def _outside(rows: list[dict], key: str) -> list[dict]:
 def _collapse(rows: list[dict]) -> str:
     """Per private detector: rows whose labels flag outside [c/2, 2c], at c and by own rule."""
     out = ["How many rows flag outside [c/2, 2c] (the no-collapse rule of issue 27):", ""]
-    for d in PRIVATE:
+    for d in SUMMARY_COLUMNS:
         ok = [r for r in rows if r["detector"] == d and "error" not in r]
         if not ok:
             continue
         text = f"- {d}: labels at c {len(_outside(ok, 'flagged'))} of {len(ok)} rows"
         own_rows = [r for r in ok if r.get("own_flagged") is not None]
-        if own_rows and d in ("relaxed", "rmp"):
-            shares = [r["own_flagged"] for r in own_rows]
+        if own_rows:
+            shares = [r["own_flagged"] / r["contamination"] for r in own_rows]
             text += (
                 f"; own rule {len(_outside(own_rows, 'own_flagged'))} of {len(own_rows)} rows "
-                f"(it flags {100 * min(shares):.1f}–{100 * max(shares):.1f} % of the records)"
+                f"(it flags {min(shares):.2f}c–{max(shares):.2f}c)"
             )
         refused = sorted(
             {
@@ -742,8 +815,6 @@ def _set_section(s: str, rows: list[dict], settings: Settings) -> str:
     titles = {d.name: d for d in DETECTORS}
     params: dict[str, str] = {}
     for r in mine:
-        if r.get("error", "").startswith("not available"):
-            continue  # said once, in the summary
         det = titles[r["detector"]]
         p = "—" if r["param"] is None else f"{det.param} = {r['param']:g}"
         if "error" in r:
@@ -789,14 +860,21 @@ def _commit() -> str:
     return head + (" with uncommitted changes" if git("status", "--porcelain", ".").strip() else "")
 
 
-def write_page(rows: list[dict], settings: Settings, out: Path, command: str) -> list[Path]:
-    """The page and its two figures (beside the page), each written atomically."""
+def _shown(path: Path) -> str:
+    """A path as the page shows it: relative to the repository where it is inside."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def write_page(
+    rows: list[dict], settings: Settings, out: Path, command: str, reading: Path | None = None
+) -> list[Path]:
+    """The page and its two figures (beside the page), each written atomically;
+    ``reading``: a hand-written reading of the results, placed after the summary."""
     figures = [out.with_name(f"{out.stem}.png"), out.with_name(f"{out.stem}_auc.png")]
     draw(rows, settings, "f1", figures[0])
     draw(rows, settings, "auc", figures[1])
-    rows_run = [r for r in rows if not r.get("error", "").startswith("not available")]
-    whens = sorted(r["when"] for r in rows_run)
-    total = sum(r["seconds"] for r in rows_run)
+    whens = sorted(r["when"] for r in rows)
+    total = sum(r["seconds"] for r in rows)
     head = (
         "# Utility: what privacy costs in finding anomalies\n\n"
         "Regenerate this page and its figures (from the repository root):\n\n"
@@ -804,13 +882,20 @@ def write_page(rows: list[dict], settings: Settings, out: Path, command: str) ->
         f"{COMMAND} --only relaxed   # after a change to one detector: redo it only\n"
         f"{COMMAND} --fresh          # recompute everything\n```\n\n"
         f"Written by `benchmarks/bench_utility.py` (this page: `{command}`); nothing below is "
-        "edited by hand. Saved results live in `benchmarks/results/utility/` (not in git).\n\n"
+        "edited by hand"
+        + (
+            f' except the section "Reading the results", kept in `{_shown(reading)}` and '
+            "written by hand from the results below: reread it after a rerun"
+            if reading is not None
+            else ""
+        )
+        + ". Saved results live in `benchmarks/results/utility/` (not in git).\n\n"
         f"- results computed: {whens[0][:16]} to {whens[-1][:16]} UTC, privad at commit "
-        f"{', '.join(sorted({r.get('commit', 'not recorded') for r in rows_run}))}\n"
+        f"{', '.join(sorted({r.get('commit', 'not recorded') for r in rows}))}\n"
         f"- compute time of the rows: {total / 60:.1f} min wall clock"
         + (
-            f", {sum(r['cpu_seconds'] for r in rows_run) / 60:.1f} min CPU"
-            if all("cpu_seconds" in r for r in rows_run)
+            f", {sum(r['cpu_seconds'] for r in rows) / 60:.1f} min CPU"
+            if all("cpu_seconds" in r for r in rows)
             else ""
         )
         + f" on {os.cpu_count()} logical CPUs shared with other jobs (load average "
@@ -824,9 +909,10 @@ def write_page(rows: list[dict], settings: Settings, out: Path, command: str) ->
     body = [
         head,
         _summary(rows, settings),
+        "" if reading is None else reading.read_text(),
         "## Figures\n\n"
-        f"F1 at the true contamination against ε, per set (RMP at α = 0.1 and the best PyOD "
-        f"detector as horizontal lines):\n\n![F1 against ε]({figures[0].name})\n\n"
+        "F1 at the true contamination against ε, per set (RMP at α = 0.1, the raw AANN and "
+        f"the best PyOD detector as horizontal lines):\n\n![F1 against ε]({figures[0].name})\n\n"
         f"ROC AUC of the released scores:\n\n![ROC AUC against ε]({figures[1].name})\n",
         METHOD.format(max_records=settings.max_records, scaling=_scaling_line(rows)),
         "## Per set\n",
@@ -866,6 +952,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cache", type=Path, help="folder of saved results")
     ap.add_argument("--out", type=Path, help="the page (figures beside it)")
     ap.add_argument(
+        "--reading",
+        type=Path,
+        help=f"hand-written reading of the results to include (default: {READING.name} "
+        "beside this script; none with --quick)",
+    )
+    ap.add_argument(
         "--quick",
         action="store_true",
         help="smoke run: wbc, ε = 1, α = 0.1, 20 RMP epochs; page and results under "
@@ -899,7 +991,8 @@ def main(argv: list[str] | None = None) -> None:
     rows = _by(collect(settings, cache_dir))
     rows.update({(r["set"], r["detector"], r["param"]): r for r in ran if "error" in r})
     shown = " ".join(["bench_utility.py", *(sys.argv[1:] if argv is None else argv)])
-    for path in write_page(list(rows.values()), settings, out, shown):
+    reading = args.reading or (None if args.quick else READING)
+    for path in write_page(list(rows.values()), settings, out, shown, reading):
         print(f"wrote {path}", file=sys.stderr)
 
 

@@ -50,22 +50,26 @@ def test_quick_run_writes_the_page_and_reuses_saved_results(tmp_path, capsys, mo
     args = ["--quick", "--sets", "wbc", "--odds", str(tmp_path), "--cache", str(cache)]
     bench.main([*args, "--out", str(out)])
     err = capsys.readouterr().err
-    assert "[9/9] wbc lof" in err and "FAILED" not in err, err
+    assert "[10/10] wbc lof" in err and "FAILED" not in err, err
 
     page = out.read_text()
     assert "### wbc" in page and "min-max from the data (not private)" in page
     for png in ("utility.png", "utility_auc.png"):
         assert (out.parent / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = {p.stem: json.loads(p.read_text()) for p in (cache / "wbc").glob("*.json")}
-    expected = ["sp-eps1", "dp-eps1", "relaxed-eps1", "rmp-alpha0.1", "knn", "iforest", "ecod"]
-    if importlib.util.find_spec("privad.sensitive.selection") is not None:
-        expected.append("sp-private-eps1")  # saved only where the code has it
+    expected = ["sp-eps1", "dp-eps1", "sp-private-eps1", "relaxed-eps1", "rmp-alpha0.1"]
+    expected += ["aann", "knn", "iforest", "ecod"]
     assert sorted(rows) == sorted([*expected, "lof"])
     for row in rows.values():
         assert 0.0 <= row["auc"] <= 1.0 and row["contamination"] == pytest.approx(10 / 120)
         assert row["statement"]
         if row["labels_at_c"].startswith("benchmark"):  # top c of 120 scores: 10 records
             assert row["flagged"] == pytest.approx(10 / 120)
+    for name, row in rows.items():  # every detector's own rule beside PyOD's labels at c
+        assert (row["own_flagged"] is None) == (name in ("knn", "iforest", "ecod", "lof"))
+    # each row reads only its own spends, although SP rows share the records' ledger
+    assert rows["sp-eps1"]["statement"].count("charged") == 1
+    assert rows["sp-private-eps1"]["statement"].count("charged") == 2  # selection + labels
     assert "sensitive (ε=" in rows["sp-eps1"]["statement"]
     assert rows["knn"]["statement"] == "none (not private)"
 
