@@ -39,9 +39,13 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
     )
     seconds = time.perf_counter() - start
     if proc.returncode == 0:
-        print(f"privad: Numba kernels compiled in {seconds:.0f} s", file=sys.stderr)
+        print(
+            f"privad: Numba kernels ready (compiled or loaded) in {seconds:.0f} s", file=sys.stderr
+        )
     else:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        print(f"privad: kernels not compiled at install ({last}); they compile on first use",
-              file=sys.stderr)
+        print(
+            f"privad: kernels not compiled at install ({last}); they compile on first use",
+            file=sys.stderr,
+        )
     return name

@@ -81,7 +81,7 @@ def identify(tmp: Path, env: dict[str, str], tag: str, job: list[str] = IDENTIFY
     ledger = tmp / f"ledger-{tag}.sqlite"
     for p in (out, ledger):
         p.unlink(missing_ok=True)
-    args = [*job, "--ledger", str(ledger), "--budget", "1000", "--out", str(out)]
+    args = [*job, "--ledger", str(ledger), "--budget", "1e6", "--out", str(out)]
     return run_privad(args, env, tmp)
 
 
