@@ -17,6 +17,11 @@ class WarmKernels(WorkerPlugin):
     current worker has run :meth:`setup`, and a worker that joins later (a nanny's restart)
     runs it when it starts, so no task compiles. The kernels load in a thread, so the
     worker keeps answering the scheduler's heartbeats while a fresh environment compiles.
+
+    Examples
+    --------
+    >>> WarmKernels().name  # one per cluster: registering it again replaces it
+    'privad-warm-kernels'
     """
 
     name = "privad-warm-kernels"

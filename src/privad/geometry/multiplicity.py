@@ -73,7 +73,15 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: multiplying by it permutes the 64-b
 
 def row_hash(bits: np.ndarray) -> np.ndarray:
     """A 64-bit hash of each row of the (n, d) uint64 bit patterns ``bits`` (xor, multiply by
-    an odd constant, fold the high bits down; one column at a time)."""
+    an odd constant, fold the high bits down; one column at a time).
+
+    Examples
+    --------
+    >>> bits = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0]]).view(np.uint64)
+    >>> h = row_hash(bits)
+    >>> bool(h[0] == h[1]), bool(h[0] == h[2])
+    (True, False)
+    """
     h = np.zeros(bits.shape[0], np.uint64)
     for column in bits.T:
         h = (h ^ column) * _MIX  # wraps modulo 2**64

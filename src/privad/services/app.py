@@ -448,6 +448,10 @@ def warm_kernels(name: str) -> None:
 
     Prints one line on standard error, ``NAME: kernels ready in S s``: a fresh environment
     compiles here, once, not on a client's first request (which would time out).
+
+    Examples
+    --------
+    >>> warm_kernels("privad example")  # "privad example: kernels ready in ... s" on stderr
     """
     from privad.geometry.warmup import compile_kernels
 
