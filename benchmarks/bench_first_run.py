@@ -4,6 +4,7 @@ Usage (from the repository root)::
 
     .venv/bin/python benchmarks/bench_first_run.py                 # cold and warm, median of 3
     .venv/bin/python benchmarks/bench_first_run.py --installed     # also as an installed wheel
+    .venv/bin/python benchmarks/bench_first_run.py --real --repeats 1  # also the 100,000-row job
 
 Every run is a fresh ``privad`` process (``python -c "from privad.cli import main; ..."``):
 
@@ -15,6 +16,15 @@ Every run is a fresh ``privad`` process (``python -c "from privad.cli import mai
 * ``warm``: the same command again with that folder filled;
 * ``privad --help`` and ``privad sp plan``: wall time, peak memory and whether Numba was
   imported (commands that need no kernel must not import it).
+
+* the real-size job (``--real``): ``privad sp identify`` on a 100,000 × 6 CSV
+  (:func:`privad.datasets.make_sensitive_mixture` with d = 6 and no PCA, seed 0; r chosen
+  so that the median ball holds about 100 records) three ways, each in a new empty
+  ``NUMBA_CACHE_DIR``: ``cold`` (nothing cached: every kernel compiles on the job's path),
+  ``installed`` (the cache filled by :func:`privad.geometry.warmup.compile_kernels` alone,
+  which is what ``pip install -e .`` runs; timed apart as the install's cost) and ``warm``
+  (the job again). Each job runs with ``NUMBA_DEBUG_CACHE=1``, and the report counts the
+  kernels it saved to the cache, i.e. compiled: after ``compile_kernels`` it must be 0.
 
 ``--installed`` builds a wheel of this checkout, installs it into a temporary folder
 (``pip install --target``, no dependencies: they come from this interpreter) and runs the
@@ -37,7 +47,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
+REAL_N = 100_000
+_WARMUP = "from privad.geometry.warmup import compile_kernels; compile_kernels()"
 IDENTIFY = ["sp", "identify", "thyroid", "--beta", "18", "--r", "0.1", "--epsilon", "0.1"]
 _CHILD = (
     "import atexit, json, resource, sys\n"
@@ -58,15 +72,16 @@ def run_privad(args: list[str], env: dict[str, str], cwd: Path) -> dict:
     lines = [x for x in proc.stderr.splitlines() if x.startswith("RESULT ")]
     if proc.returncode != 0 or not lines:
         raise SystemExit(f"privad {' '.join(args)} failed:\n{proc.stderr}")
-    return {"wall_s": wall, **json.loads(lines[-1][len("RESULT ") :])}
+    compiled = compiled_kernels(proc.stdout)
+    return {"wall_s": wall, "compiled": compiled, **json.loads(lines[-1][len("RESULT ") :])}
 
 
-def identify(tmp: Path, env: dict[str, str], tag: str) -> dict:
+def identify(tmp: Path, env: dict[str, str], tag: str, job: list[str] = IDENTIFY) -> dict:
     out = tmp / f"labels-{tag}.csv"
     ledger = tmp / f"ledger-{tag}.sqlite"
     for p in (out, ledger):
         p.unlink(missing_ok=True)
-    args = [*IDENTIFY, "--ledger", str(ledger), "--budget", "1000", "--out", str(out)]
+    args = [*job, "--ledger", str(ledger), "--budget", "1e6", "--out", str(out)]
     return run_privad(args, env, tmp)
 
 
@@ -79,6 +94,56 @@ def cold_and_warm(tmp: Path, base_env: dict[str, str], repeats: int) -> tuple[li
         cold.append(identify(tmp, env, f"cold{i}"))
         warm.append(identify(tmp, env, f"warm{i}"))
     return cold, warm
+
+
+def real_size_job(tmp: Path) -> list[str]:
+    """The 100,000 × 6 CSV of the real-size job, and the ``sp identify`` arguments for it."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_ball_counts import radius_for_median
+
+    from privad.datasets import make_sensitive_mixture
+
+    X = make_sensitive_mixture(REAL_N, d=6, n_components=None, rng=0).X
+    r = radius_for_median(X, 100)
+    data = tmp / "real.csv"
+    header = ",".join(f"x{j}" for j in range(X.shape[1]))
+    np.savetxt(data, X, delimiter=",", header=header, comments="", fmt="%.17g")
+    return ["sp", "identify", str(data), "--beta", "20", "--r", f"{r:.17g}", "--epsilon", "0.1"]
+
+
+def compiled_kernels(stdout: str) -> list[str]:
+    """Kernels a process compiled: the cache files ``NUMBA_DEBUG_CACHE=1`` reports saved."""
+    saved = [line for line in stdout.splitlines() if line.startswith("[cache] data saved")]
+    return [Path(line.split(" to ", 1)[1].strip("'\"")).name for line in saved]
+
+
+def real_size(tmp: Path, base_env: dict[str, str]) -> None:
+    """Cold, installed and warm runs of the real-size job (module docstring)."""
+    job = real_size_job(tmp)
+    runs = {}
+    for tag in ("cold", "installed"):
+        cache = tmp / f"real-cache-{tag}"
+        cache.mkdir()
+        env = dict(base_env, NUMBA_CACHE_DIR=str(cache), NUMBA_DEBUG_CACHE="1")
+        if tag == "installed":
+            t0 = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-c", _WARMUP], env=env, check=True, capture_output=True
+            )
+            print(
+                f"  compile_kernels into an empty cache (the install's cost): "
+                f"{time.perf_counter() - t0:.1f} s"
+            )
+        runs[tag] = identify(tmp, env, f"real-{tag}", job)
+        if tag == "installed":
+            runs["warm"] = identify(tmp, env, "real-warm", job)
+    print(f"privad sp identify on {REAL_N:,} x 6 (median ball ~100), one run each:")
+    print(f"  kernels the job compiled after compile_kernels: {runs['installed']['compiled']}")
+    for tag, run in runs.items():
+        print(
+            f"  {tag:<9} {run['wall_s']:7.2f} s, {len(run['compiled'])} kernel(s) compiled, "
+            f"peak RSS {run['rss_mb']:.0f} MB, {run['wall_s'] / runs['warm']['wall_s']:.2f}x warm"
+        )
 
 
 def installed(tmp: Path) -> None:
@@ -125,6 +190,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--installed", action="store_true", help="also run as an installed wheel")
+    ap.add_argument("--real", action="store_true", help="also the real-size job (100,000 x 6)")
     args = ap.parse_args()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
@@ -160,6 +226,8 @@ def main() -> None:
             f"Numba imported: {any(r['numba'] for r in warm)}"
         )
         print(f"  cold / warm: {c / w:.2f}x")
+        if args.real:
+            real_size(tmp, env)
         if args.installed:
             installed(tmp)
 

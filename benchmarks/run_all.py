@@ -55,12 +55,14 @@ BENCHMARKS = (
     Benchmark(
         "first_run",
         "The first run in a fresh environment",
-        ("bench_first_run.py", "--installed"),
+        ("bench_first_run.py", "--installed", "--real"),
         "`privad sp identify thyroid ...` in fresh processes: with an empty `NUMBA_CACHE_DIR` "
         "(every kernel it needs is compiled) and again with the cache filled; `privad --help` "
-        "and `privad sp plan`, which need no kernel and must not import Numba; and the same "
-        "command from an installed wheel without `NUMBA_CACHE_DIR` (where Numba puts the "
-        "compiled kernels of an installed package).",
+        "and `privad sp plan`, which need no kernel and must not import Numba; the real-size "
+        "job (`sp identify` on 100,000 x 6 records, median ball about 100) cold, after "
+        "`compile_kernels` alone (what `pip install -e .` leaves) and warm, with the kernels "
+        "each run compiled; and the thyroid command from an installed wheel without "
+        "`NUMBA_CACHE_DIR` (where Numba puts the compiled kernels of an installed package).",
     ),
     Benchmark(
         "laplace",

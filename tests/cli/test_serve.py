@@ -282,7 +282,7 @@ def test_server_process_starts_answers_and_stops_on_a_signal(
         _, err = proc.communicate(timeout=20)
     # uvicorn shuts down gracefully, then re-raises the signal (the conventional exit status)
     assert proc.returncode in statuses, err
-    assert err.strip() == (
+    assert err.strip().splitlines()[-1] == (  # after the line that the kernels are ready
         f"privad correction: {sig.name} received, stopping: requests in flight finish first, "
         "everything acknowledged is stored"
     )
@@ -312,3 +312,28 @@ def test_the_curator_refuses_the_ledger_or_a_garbage_file_as_its_store(
     code, out, err = run(*common, "--db", str(tmp_path / "junk.sqlite"))
     assert code == 2 and out == ""
     assert "is not a usable SQLite database" in error_line(err)
+
+
+def test_server_loads_its_kernels_before_it_reports_listening(tmp_path: Path) -> None:
+    """One line on standard error says the kernels are ready, before ``listening on``: a
+    client's first request never waits for a compilation (standard error merged into
+    standard output keeps the order of the two flushed lines)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SHIM, "serve", "correction", "--db", str(tmp_path / "c.sqlite")]
+        + ["--port", "0", "--outlier-layer-width", "0.25"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PRIVAD_ANALYST_TOKEN": PEER, "PRIVAD_TOKENS": f"s1={SECRET}"},
+    )
+    try:
+        lines = [proc.stdout.readline()]  # type: ignore[union-attr]
+        while lines[-1] and " listening on " not in lines[-1]:
+            lines.append(proc.stdout.readline())  # type: ignore[union-attr]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    assert lines[-1].startswith("privad correction listening on http://127.0.0.1:"), lines
+    ready = [line for line in lines if line.startswith("privad correction: kernels ready in ")]
+    assert len(ready) == 1 and ready[0].rstrip().endswith(" s"), lines
+    float(ready[0].split()[-2])  # the seconds it took

@@ -71,6 +71,22 @@ def test_local_cluster_and_connecting_to_it() -> None:
     assert local.status == "closed"
 
 
+def test_every_worker_loads_the_kernels_before_a_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client registers the warm-up plugin: each worker ran it (here: counted calls)
+    before the client was handed out, and a worker that joins later runs it too."""
+    import privad.distributed._warm as warm
+
+    calls: list[int] = []
+    monkeypatch.setattr(warm, "compile_kernels", lambda: calls.append(1) or 0.0)
+    with dask_client(workers=2, processes=False) as client:
+        assert len(calls) == 2
+        ran = client.run(lambda dask_worker: "privad-warm-kernels" in dask_worker.plugins)
+        assert list(ran.values()) == [True, True]
+        client.cluster.scale(3)
+        client.wait_for_workers(3, timeout=60)
+        assert len(calls) == 3
+
+
 @pytest.mark.timeout(120)  # tasks used to wait forever: a hang fails here
 def test_a_cluster_without_workers_fails_the_job_within_the_worker_timeout() -> None:
     """Tasks on a scheduler with no worker used to wait forever; now the block ends with a

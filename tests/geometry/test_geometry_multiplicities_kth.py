@@ -130,3 +130,25 @@ def test_select_returns_the_kth_smallest(rng):
         a = np.round(rng.normal(size=m), 1)  # many equal values
         for k in sorted({1, (m + 1) // 2, m}):
             assert knn._select(a.copy(), m, k) == np.sort(a)[k - 1]
+
+
+def test_rows_whose_hashes_collide_are_still_told_apart() -> None:
+    """Two different rows with the same 64-bit hash (constructed: the second coordinate
+    cancels the first's difference) are two classes, not one: the hash only groups."""
+    from privad.geometry.multiplicity import equal_rows, row_hash
+
+    def state(value: float) -> int:  # the hash after a row's first coordinate
+        return int(row_hash(np.array([[value]]).view(np.uint64))[0])
+
+    a, b = 1.0, 3.0
+    for a2 in np.arange(2.0, 200.0):  # the first a2 whose colliding partner b2 is finite
+        word = state(a) ^ state(float(a2)) ^ int(np.float64(b).view(np.uint64))
+        b2 = float(np.uint64(word).view(np.float64))
+        if np.isfinite(b2):
+            break
+    rows = np.array([[a, b], [a2, b2], [a, b]])
+    h = row_hash(rows.view(np.uint64))
+    assert h[0] == h[1] and rows[0].tolist() != rows[1].tolist()  # the hashes do collide
+    inverse, counts = equal_rows(rows)
+    assert counts[inverse].tolist() == [2, 1, 2]
+    assert multiplicities(rows).tolist() == [2, 1, 2]

@@ -231,3 +231,19 @@ def test_a_parallel_laplace_draw_has_the_right_scale(small_chunks: None) -> None
     assert stats.kstest(z, "laplace", args=(0.0, 2.5)).pvalue > 1e-6
     assert stats.kstest(z, "laplace", args=(0.0, 2.25)).pvalue < 1e-6
     assert stats.kstest(z, "laplace", args=(0.0, 2.75)).pvalue < 1e-6
+
+
+def test_one_compiled_specialisation_whatever_the_inputs_writeable_flags() -> None:
+    """A broadcast (read-only) and a copied (writeable) parameter reach the kernel with
+    the same type, so the kernels compiled ahead of a job are the only ones it needs (a
+    100,000-record job used to compile a second ``bern_exp_times_kernel``)."""
+    from privad.noise import _kernels
+
+    m = _engine.PYTHON_SAMPLES + 1  # the compiled kernels, not their plain-Python twins
+    rng = noise.Randomness(3)
+    a = np.full(m, 3, np.int64)
+    noise.bernoulli_exp_times(a, 0.2, rng)  # gamma broadcast: a read-only input
+    noise.bernoulli_exp_times(a, np.full(m, 0.2), rng)  # both writeable
+    noise.bernoulli_exp_times(3, np.full(m, 0.2), rng)  # a broadcast
+    assert len(_kernels.bern_exp_times_kernel.signatures) == 1
+    assert not _kernels.bern_exp_times_kernel.signatures[0][3].mutable

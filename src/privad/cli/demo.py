@@ -109,12 +109,14 @@ def _curator_section(console: Console, rng: Randomness) -> None:
     """A querier asks the curator (privad serve sp) about a few Thyroid records, over HTTP."""
     import tempfile
 
+    from privad.geometry.warmup import compile_kernels
     from privad.sensitive import SPMechanism
     from privad.services.app import ThreadedServer
     from privad.services.auth import TokenRegistry
     from privad.services.clients import CuratorClient
     from privad.services.curator import create_curator_app
 
+    compile_kernels()  # before the curator starts: its first request must not compile
     data = load("thyroid")
     secret = "demo-querier-" + "0123456789abcdef"
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,7 +130,7 @@ def _curator_section(console: Console, rng: Randomness) -> None:
             rng=rng,
         )
         ids = [int(i) for i in np.flatnonzero(data.y == 1)[:3]] + [0, 1]
-        with ThreadedServer(app) as srv, CuratorClient(srv.url, secret) as client:
+        with ThreadedServer(app) as srv, CuratorClient(srv.url, secret, timeout=600.0) as client:
             first = client.ask_ids(ids)
             again = client.ask_ids(ids)
             far = client.ask_records(data.X[:2] + 0.5)

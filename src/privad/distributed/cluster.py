@@ -10,6 +10,10 @@
   a pool of Numba threads inside each task; each worker process gets ``cores / N`` of them
   (``NUMBA_NUM_THREADS``), so N workers on one machine do not oversubscribe its cores.
 
+Every worker, local or remote, loads privad's Numba kernels (compiling them where its
+environment has none cached) when the client connects or when it joins later, before
+it runs a task (:class:`privad.distributed._warm.WarmKernels`).
+
 The client becomes Dask's default scheduler inside the ``with`` block, so the lazy
 collections of :mod:`privad.geometry.distributed` and :mod:`privad.relaxed.distributed`
 compute on it. Worker processes are started with the ``spawn`` method (distributed's
@@ -188,6 +192,9 @@ def dask_client(
             stack.callback(cluster.close)
             client = Client(cluster, set_as_default=True)
         stack.callback(client.close)
+        from privad.distributed._warm import WarmKernels
+
+        client.register_plugin(WarmKernels())  # every worker loads the kernels before a task
         where = (
             f"the Dask cluster at {address!r}"
             if scheduler is not None

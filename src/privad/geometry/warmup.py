@@ -47,6 +47,7 @@ def compile_kernels() -> float:
     from privad.geometry import ball_counts, kth_neighbour_distance
     from privad.geometry.dualtree import count_cross_trees, count_self_tree
     from privad.geometry.kdtree import build_tree
+    from privad.geometry.kernels import PARALLEL_MIN_POINTS
     from privad.noise import (
         Randomness,
         bernoulli,
@@ -60,7 +61,7 @@ def compile_kernels() -> float:
     from privad.noise._engine import PARALLEL_MIN, PYTHON_SAMPLES
 
     start = time.perf_counter()
-    for n in (300, 6000):  # serial and parallel traversals
+    for n in (300, PARALLEL_MIN_POINTS):  # serial and parallel traversals
         X = _points(n, 3)
         tree = build_tree(X)
         count_self_tree(tree, 1.0, "euclidean")

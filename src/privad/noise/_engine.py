@@ -119,10 +119,25 @@ def run(
     """
     k = _choose(out.shape[0])
     kernel = getattr(k, name)
+    args = tuple(_read_only(a) for a in args)
     bit_generator = rng.generator.bit_generator
     if k is _kernels and type(bit_generator) is np.random.PCG64DXSM:
         return _run_generating(kernel, bit_generator, out, args)
     return _run_stored(kernel, k.HEADER, rng.generator, out, words_per_item, args)
+
+
+def _read_only(arg: Any) -> Any:
+    """An array argument as a read-only view (other arguments as they are).
+
+    Numba compiles one specialisation per writeable flag of each array argument, and the
+    flag of a kernel's input depends on the caller (a broadcast parameter is read-only, a
+    copied one writeable): one flag for every input keeps the kernels that
+    :func:`privad.geometry.warmup.compile_kernels` compiled the only ones a job needs.
+    """
+    if isinstance(arg, np.ndarray) and arg.flags.writeable:
+        arg = arg.view()
+        arg.flags.writeable = False
+    return arg
 
 
 _MASK64 = (1 << 64) - 1

@@ -443,6 +443,21 @@ def _uvicorn_config(
     )
 
 
+def warm_kernels(name: str) -> None:
+    """Load privad's Numba kernels from the cache (compile them if absent) before serving.
+
+    Prints one line on standard error, ``NAME: kernels ready in S s``: a fresh environment
+    compiles here, once, not on a client's first request (which would time out).
+
+    Examples
+    --------
+    >>> warm_kernels("privad example")  # "privad example: kernels ready in ... s" on stderr
+    """
+    from privad.geometry.warmup import compile_kernels
+
+    print(f"{name}: kernels ready in {compile_kernels():.1f} s", file=sys.stderr, flush=True)
+
+
 def run_service(
     app: FastAPI,
     *,
@@ -458,7 +473,9 @@ def run_service(
     """Serve ``app`` with uvicorn until SIGINT/SIGTERM (graceful: requests in flight finish).
 
     Checks the TLS material (a certificate and the key that matches it), binds
-    (``port`` 0 picks a free port), then calls ``announce("NAME listening on URL")`` so
+    (``port`` 0 picks a free port), loads (or compiles) the Numba kernels
+    (:func:`warm_kernels`: no request waits for them), then calls
+    ``announce("NAME listening on URL")`` so
     that scripts can read the address, then serves under ``limits`` (default
     :class:`ServerLimits`). A stop signal prints one line on standard error; SIGINT then
     exits with status 130.
@@ -469,6 +486,7 @@ def run_service(
         _check_tls(ssl_certfile, str(ssl_keyfile))
     sock = bind_socket(host, port)
     url = _url(sock, "https" if ssl_certfile else "http")
+    warm_kernels(name)
     if ssl_certfile is None and host not in ("127.0.0.1", "localhost", "::1"):
         log.warning(
             "%s listens on %s without TLS: tokens and data cross the network in "
