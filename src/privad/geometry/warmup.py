@@ -35,8 +35,10 @@ def compile_kernels() -> float:
     Returns
     -------
     float
-        Seconds spent: a few when the kernels are in Numba's cache, 20-60 s on a 2-core
-        machine when they must be compiled.
+        Seconds spent: a second or two when the kernels are in Numba's cache, about
+        2.5 minutes on an idle 2-core machine when every kernel must be compiled (measured:
+        148 s; splitting the work between two processes saved nothing, since the serial
+        and parallel traversals compile the same inlined leaf kernels).
 
     Examples
     --------
