@@ -120,6 +120,20 @@ def test_the_private_route_end_to_end(thyroid) -> None:
     assert 0.025 <= est.true_labels().mean() <= 0.1
 
 
+def test_a_refit_recalls_the_private_selection(thyroid) -> None:
+    """A repeated request gets the recorded answer: refitting (or a clone) on the same records
+    with the same public inputs reuses the selection, with no new draw and no new spend."""
+    from sklearn.base import clone
+
+    est = SensitiveAnomalyIdentifier(20, "private", 1.0, contamination=0.05, rng=0)
+    first = est.fit(thyroid).selection_
+    again = clone(est).set_params(rng=1).fit(thyroid)
+    assert again.selection_ is first and again.r_ == est.r_
+    assert [s.label for s in est.ledger_.history()] == [first.spend.label]  # charged once
+    other = SensitiveAnomalyIdentifier(20, "private", 1.0, contamination=0.1, rng=0).fit(thyroid)
+    assert other.selection_ is not first and len(est.ledger_.history()) == 2  # new inputs
+
+
 def test_an_earlier_private_selection_is_reused(thyroid) -> None:
     with Ledger(":memory:", unbudgeted="record") as book:
         sel = select_radius(thyroid, 20, 0.05, 1.0, ledger=book, scope="t", rng=1)

@@ -314,15 +314,32 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
         self.scope_ = self.scope.strip()
         digest, hashes = self._identity()
         self._open_account(hashes, Ledger, self.mechanism_.notion)
+        selection_eps = (
+            params["epsilon"] if self.selection_epsilon is None else self.selection_epsilon
+        )
+        # a private selection made before on the same records with the same public inputs
+        # is recalled (no new draw, no new spend), as recorded answers are
+        recorded = self._account.resolve().records
+        selection_key = (
+            "radius selection",
+            digest,
+            params["beta"],
+            params["contamination"],
+            selection_eps,
+            None if self.radii is None else tuple(np.asarray(self.radii, float).ravel()),
+            self.blocks,
+            params["metric"],
+            params["k"],
+            self.mechanism_.notion,
+        )
+        r = recorded.get(selection_key, params["r"]) if params["r"] == "private" else params["r"]
         self.selection_, self.parameters_ = choose_radius(
-            params["r"],
+            r,
             self.X_,
             params,
             in_memory=self.engine_ != DASK_ENGINE,
             select={
-                "epsilon": (
-                    params["epsilon"] if self.selection_epsilon is None else self.selection_epsilon
-                ),
+                "epsilon": selection_eps,
                 "ledger": self.ledger_,
                 "scope": self.scope_,
                 "radii": self.radii,
@@ -332,6 +349,8 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
                 "rng": self.rng_,
             },
         )
+        if params["r"] == "private":
+            recorded.setdefault(selection_key, self.selection_)
         params = {**params, "r": self.parameters_["r"]}
         self.r_ = params["r"]
         self._params = params
