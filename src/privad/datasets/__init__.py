@@ -3,7 +3,13 @@
 >>> from privad import datasets
 >>> ds = datasets.load("thyroid")            # embedded ODDS Thyroid, 3772 x 6, 93 outliers
 >>> ring = datasets.make_sensor_ring(separation=220, rng=0)
+>>> ds.X.shape, int(ds.y.sum())
+((3772, 6), 93)
+>>> rows = ["amount,hour,is_fraud", "12.5,3,0", "980.0,4,1"]
+>>> _ = open("my.csv", "w").write("\\n".join(rows))
 >>> own = datasets.load("my.csv", label="is_fraud")
+>>> own.X.shape, own.y.tolist()
+((2, 2), [0, 1])
 
 Modules (one idea each):
 
