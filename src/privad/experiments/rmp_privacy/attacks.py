@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -171,6 +171,33 @@ def _check_w(w: int, n: int) -> int:
     return check_int(w, "w", minimum=1, maximum=n - 1)
 
 
+def _over_alpha(r: int, alphas: Sequence[float]) -> Callable[[AttackData], Iterator]:
+    """The grid points of a sweep over α at w = n − r: ``(w, α)`` for each data set."""
+    r = check_int(r, "r", minimum=1)
+    checked = [check_alpha(a) for a in alphas]
+
+    def points(data: AttackData) -> Iterator[tuple[int, float]]:
+        w = _check_w(data.n - r, data.n)
+        yield from ((w, a) for a in checked)
+
+    return points
+
+
+def _grid(
+    datasets: Sequence[AttackData],
+    points: Callable[[AttackData], Iterator[tuple[int, float]]],
+    **attack: Any,
+) -> pd.DataFrame:
+    """One frame of :func:`_attack_rows` over every data set and its ``(w, α)`` points."""
+    rows = [
+        row
+        for data in datasets
+        for w, alpha in points(data)
+        for row in _attack_rows(data, w=w, alpha=alpha, **attack)
+    ]
+    return pd.DataFrame(rows)
+
+
 _MAP_DOC = """
     One row per data set, w, α, data space, prior and attacker (``kind``, one of
     :data:`ATTACKERS`), averaged over ``repeats`` draws of T and Δ: ``dataset``, ``n``,
@@ -203,24 +230,18 @@ def map_vs_alpha(
         repeats, tolerance, clip, double_logistic, priors
     )
     kinds = _check_kinds(attackers, ATTACKERS, "attacker")
-    rows: list[dict[str, Any]] = []
-    for data in datasets:
-        w = _check_w(data.n - check_int(r, "r", minimum=1), data.n)
-        for alpha in alphas:
-            rows += _attack_rows(
-                data,
-                w=w,
-                alpha=check_alpha(alpha),
-                kinds=kinds,
-                dls=dls,
-                priors=priors,
-                repeats=repeats,
-                tolerance=tolerance,
-                clip=clip,
-                seed=seed,
-                tag="map",
-            )
-    return pd.DataFrame(rows)
+    return _grid(
+        datasets,
+        _over_alpha(r, alphas),
+        kinds=kinds,
+        dls=dls,
+        priors=priors,
+        repeats=repeats,
+        tolerance=tolerance,
+        clip=clip,
+        seed=seed,
+        tag="map",
+    )
 
 
 map_vs_alpha.__doc__ = (map_vs_alpha.__doc__ or "") + _MAP_DOC
@@ -248,23 +269,23 @@ def map_vs_w(
     )
     kinds = _check_kinds(attackers, ATTACKERS, "attacker")
     a = check_alpha(alpha)
-    rows: list[dict[str, Any]] = []
-    for data in datasets:
+
+    def points(data: AttackData) -> Iterator[tuple[int, float]]:
         for w in range(1, data.n) if ws is None else ws:
-            rows += _attack_rows(
-                data,
-                w=_check_w(w, data.n),
-                alpha=a,
-                kinds=kinds,
-                dls=dls,
-                priors=priors,
-                repeats=repeats,
-                tolerance=tolerance,
-                clip=clip,
-                seed=seed,
-                tag="map",
-            )
-    return pd.DataFrame(rows)
+            yield _check_w(w, data.n), a
+
+    return _grid(
+        datasets,
+        points,
+        kinds=kinds,
+        dls=dls,
+        priors=priors,
+        repeats=repeats,
+        tolerance=tolerance,
+        clip=clip,
+        seed=seed,
+        tag="map",
+    )
 
 
 map_vs_w.__doc__ = (map_vs_w.__doc__ or "") + _MAP_DOC
@@ -303,25 +324,18 @@ def collusion_vs_alpha(
         repeats, tolerance, clip, double_logistic, ("sample",)
     )
     kinds = _check_kinds(scenarios, SCENARIOS, "scenario")
-    rows: list[dict[str, Any]] = []
-    for data in datasets:
-        w = _check_w(data.n - check_int(r, "r", minimum=1), data.n)
-        for alpha in alphas:
-            a = check_alpha(alpha)
-            rows += _attack_rows(
-                data,
-                w=w,
-                alpha=a,
-                kinds=kinds,
-                dls=dls,
-                priors=("sample",),
-                repeats=repeats,
-                tolerance=tolerance,
-                clip=clip,
-                seed=seed,
-                tag="collusion",
-            )
-    return pd.DataFrame(rows)
+    return _grid(
+        datasets,
+        _over_alpha(r, alphas),
+        kinds=kinds,
+        dls=dls,
+        priors=("sample",),
+        repeats=repeats,
+        tolerance=tolerance,
+        clip=clip,
+        seed=seed,
+        tag="collusion",
+    )
 
 
 def known_io_vs_k(
