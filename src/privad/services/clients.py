@@ -22,7 +22,7 @@ import socket
 import ssl
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 import httpx
 import numpy as np
@@ -54,7 +54,20 @@ SOCKET_OPTIONS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 algorithm the body then waits for the server's delayed ACK (about 40 ms per request)."""
 
 
-class ServiceClient:
+class ClosesOnExit:
+    """``with client:`` closes the client's connections on the way out."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ServiceClient(ClosesOnExit):
     """A JSON client of one privad service.
 
     Parameters
@@ -125,12 +138,6 @@ class ServiceClient:
     def close(self) -> None:
         """Close the connection pool."""
         self._client.close()
-
-    def __enter__(self) -> ServiceClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def request(
         self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None

@@ -9,21 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import numpy as np
 
 from privad.errors import DataError, ParameterError
 from privad.noise import RandomnessLike
 from privad.search import AnswerModel, Oracle, PrefixGroup, model_from_description, resolve_group
-from privad.services.bodies import Recorder
-from privad.services.clients import OracleClient
+from privad.services.clients import ClosesOnExit, OracleClient
 from privad.services.errors import NotFound, UpstreamError
 from privad.validation import check_int
 
 __all__ = ["RemoteOracle"]
 
 
-class RemoteOracle(Oracle):
+class RemoteOracle(Oracle, ClosesOnExit):
     """A :class:`privad.search.Oracle` whose data live on an oracle server.
 
     The answer model is rebuilt from the server's public description
@@ -44,26 +42,8 @@ class RemoteOracle(Oracle):
         again by the server (never less than what was released).
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        token: str,
-        *,
-        timeout: float = 60.0,
-        retries: int = 3,
-        verify: bool | str = True,
-        recorder: Recorder | None = None,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        self.client = OracleClient(
-            base_url,
-            token,
-            timeout=timeout,
-            retries=retries,
-            verify=verify,
-            recorder=recorder,
-            transport=transport,
-        )
+    def __init__(self, base_url: str, token: str, **client_options: Any) -> None:
+        self.client = OracleClient(base_url, token, **client_options)
         try:
             info = self.client.model()
             self._model = model_from_description(info["model"])
@@ -142,12 +122,6 @@ class RemoteOracle(Oracle):
     def close(self) -> None:
         """Close the connection pool."""
         self.client.close()
-
-    def __enter__(self) -> RemoteOracle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"RemoteOracle({self.base_url!r}, n_items={self._n_items}, {self._model!r})"
