@@ -57,7 +57,26 @@ __all__ = [
 log = logging.getLogger("privad.services")
 
 
-class BodyLimitMiddleware:
+_Receive = Callable[[], Awaitable[dict]]
+_Send = Callable[[dict], Awaitable[None]]
+
+
+class _HttpMiddleware:
+    """An ASGI wrapper that acts on HTTP requests (:meth:`http`) and passes the rest on."""
+
+    app: Any
+
+    async def __call__(self, scope: dict, receive: _Receive, send: _Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        await self.http(scope, receive, send)
+
+    async def http(self, scope: dict, receive: _Receive, send: _Send) -> None:
+        raise NotImplementedError
+
+
+class BodyLimitMiddleware(_HttpMiddleware):
     """ASGI middleware: buffer the request body, 413 above ``max_bytes``, record it.
 
     The body is read completely (never more than ``max_bytes + 1`` bytes are kept) before
@@ -70,22 +89,9 @@ class BodyLimitMiddleware:
         self.max_bytes = max_bytes
         self.recorder = recorder
 
-    async def __call__(
-        self,
-        scope: dict,
-        receive: Callable[[], Awaitable[dict]],
-        send: Callable[[dict], Awaitable[None]],
-    ) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        too_big = False
-        for key, value in scope.get("headers", []):
-            if key == b"content-length":
-                try:
-                    too_big = int(value) > self.max_bytes
-                except ValueError:
-                    too_big = False
+    async def http(self, scope: dict, receive: _Receive, send: _Send) -> None:
+        length = _declared_length(scope)
+        too_big = length is not None and length > self.max_bytes
         chunks: list[bytes] = []
         size = 0
         if not too_big:
@@ -185,7 +191,7 @@ def _declared_length(scope: dict) -> int | None:
     return None if b"transfer-encoding" in headers else 0
 
 
-class RequestGate:
+class RequestGate(_HttpMiddleware):
     """ASGI wrapper applying :class:`ServerLimits` to every HTTP request: the cap on the
     bytes in flight (``503``) and the body deadline (``408``). The header deadline is the
     connection's (:func:`_header_timeout_protocol`), since an app sees a request only once
@@ -203,15 +209,7 @@ class RequestGate:
         self.limits = limits
         self.in_flight = 0  # the event loop's thread only: no lock
 
-    async def __call__(
-        self,
-        scope: dict,
-        receive: Callable[[], Awaitable[dict]],
-        send: Callable[[dict], Awaitable[None]],
-    ) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: dict, receive: _Receive, send: _Send) -> None:
         length = _declared_length(scope)
         cap = self.limits.max_bytes_in_flight
         size = cap if length is None else min(length, cap)
