@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -228,34 +228,58 @@ def figure2(
 
 def draw_figure2(table: pd.DataFrame) -> Any:
     """Per dataset: error rate and mean total privacy risk against ε, one line per oracle."""
+    return _error_and_risk(
+        table,
+        x="epsilon",
+        lines=table.groupby("kind", sort=False),
+        label=lambda kind: KIND_TITLES.get(str(kind), str(kind)),
+        xlabel="privacy parameter ε (per query)",
+        log_axes=True,
+        title="Figure 2: error and total privacy risk vs ε for the three oracles "
+        "(τ = 1(max f > 0.5))",
+    )
+
+
+def _error_and_risk(
+    table: pd.DataFrame,
+    *,
+    x: str,
+    lines: Any,
+    label: Callable[[Any], str],
+    xlabel: str,
+    log_axes: bool,
+    title: str,
+) -> Any:
+    """One row per dataset: error rate (left) and mean Tε (right) against ``x``, one line
+    per group of ``lines`` (a groupby of ``table``)."""
     from privad.experiments.report import new_figure
 
     datasets = list(dict.fromkeys(table["dataset"]))
     fig = new_figure(9.5, 3.2 * max(1, len(datasets)))
     axes = fig.subplots(max(1, len(datasets)), 2, squeeze=False)
+    row_of = {name: row for row, name in enumerate(datasets)}
+    for key, group in lines:
+        for name, k in group.groupby("dataset", sort=False):
+            k = k.sort_values(x)
+            for ax, y in zip(axes[row_of[name]], ("error_rate", "mean_privacy"), strict=True):
+                ax.plot(k[x], k[y], marker="o", ms=4, label=label(key))
     for row, name in enumerate(datasets):
-        part = table[table["dataset"] == name]
-        for kind, k in part.groupby("kind", sort=False):
-            k = k.sort_values("epsilon")
-            label = KIND_TITLES.get(str(kind), str(kind))
-            axes[row, 0].plot(k["epsilon"], k["error_rate"], marker="o", ms=4, label=label)
-            axes[row, 1].plot(k["epsilon"], k["mean_privacy"], marker="o", ms=4, label=label)
-        axes[row, 0].set_ylabel("error rate")
-        axes[row, 1].set_ylabel("mean total privacy risk Tε")
-        axes[row, 0].set_ylim(-0.02, 1.02)
+        left, right = axes[row]
+        left.set_ylabel("error rate")
+        left.set_ylim(-0.02, 1.02)
+        right.set_ylabel("mean total privacy risk Tε")
         for ax in axes[row]:
-            _log_axis(ax, part["epsilon"])
-            ax.set_xlabel("privacy parameter ε (per query)")
+            if log_axes:
+                _log_axis(ax, table.loc[table["dataset"] == name, x])
+            ax.set_xlabel(xlabel)
             ax.set_title(name, fontsize=9)
             ax.grid(alpha=0.3)
-        axes[row, 1].set_yscale("log")
-        axes[row, 1].yaxis.set_major_formatter(lambda v, _pos: f"{v:g}")
-        axes[row, 1].yaxis.set_minor_formatter(lambda v, _pos: f"{v:g}")
-    axes[0, 0].legend(fontsize=7)
-    fig.suptitle(
-        "Figure 2: error and total privacy risk vs ε for the three oracles (τ = 1(max f > 0.5))",
-        fontsize=10,
-    )
+        if log_axes:
+            right.set_yscale("log")
+            right.yaxis.set_major_formatter(lambda v, _pos: f"{v:g}")
+            right.yaxis.set_minor_formatter(lambda v, _pos: f"{v:g}")
+        left.legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
     return fig
 
 
@@ -418,26 +442,12 @@ def figure4(
 
 def draw_figure4(table: pd.DataFrame) -> Any:
     """Per dataset: error rate and mean Tε against α, one line per ε."""
-    from privad.experiments.report import new_figure
-
-    datasets = list(dict.fromkeys(table["dataset"]))
-    fig = new_figure(9.5, 3.2 * max(1, len(datasets)))
-    axes = fig.subplots(max(1, len(datasets)), 2, squeeze=False)
-    for row, name in enumerate(datasets):
-        part = table[table["dataset"] == name]
-        for eps, k in part.groupby("epsilon", sort=True):
-            k = k.sort_values("alpha")
-            axes[row, 0].plot(k["alpha"], k["error_rate"], marker="o", ms=4, label=f"ε = {eps:g}")
-            axes[row, 1].plot(k["alpha"], k["mean_privacy"], marker="o", ms=4, label=f"ε = {eps:g}")
-        axes[row, 0].set_ylabel("error rate")
-        axes[row, 0].set_ylim(-0.02, 1.02)
-        axes[row, 1].set_ylabel("mean total privacy risk Tε")
-        for ax in axes[row]:
-            ax.set_xlabel("halting level α of τ = 1(max f > α)")
-            ax.set_title(name, fontsize=9)
-            ax.grid(alpha=0.3)
-        axes[row, 0].legend(fontsize=7)
-    fig.suptitle(
-        "Figure 4: error and total privacy risk vs halting level α (no budget)", fontsize=10
+    return _error_and_risk(
+        table,
+        x="alpha",
+        lines=table.groupby("epsilon", sort=True),
+        label=lambda eps: f"ε = {eps:g}",
+        xlabel="halting level α of τ = 1(max f > α)",
+        log_axes=False,
+        title="Figure 4: error and total privacy risk vs halting level α (no budget)",
     )
-    return fig
