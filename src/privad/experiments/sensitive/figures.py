@@ -6,7 +6,7 @@ Each figure is a function returning a tidy table and a ``draw_*`` companion.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -213,13 +213,8 @@ def figure9(
 
 def draw_figure9(table: pd.DataFrame) -> Any:
     """Figure 9: log10 error against AIQ rank, one panel per dataset, one line per k."""
-    from privad.experiments.report import new_figure
 
-    names = list(dict.fromkeys(table["dataset"]))
-    fig = new_figure(4.0 * len(names), 3.4)
-    axes = fig.subplots(1, len(names), squeeze=False)[0]
-    for ax, name in zip(axes, names, strict=True):
-        part = table[table["dataset"] == name]
+    def draw(ax: Any, name: str, part: pd.DataFrame) -> None:
         for (frac, k), sub in part.groupby(["fraction", "k"], sort=True):
             ax.plot(sub["rank"], sub["log10_error_sp"], lw=1.2, label=f"SP, k={k} (⌊{frac:g}β⌋)")
         first = part[part["fraction"] == part["fraction"].min()].sort_values("rank")
@@ -227,9 +222,27 @@ def draw_figure9(table: pd.DataFrame) -> Any:
         ax.set_title(f"{name} (ε = 1)", fontsize=9)
         ax.set_xlabel("AIQ rank (by SP error, highest first)", fontsize=8)
         ax.set_ylabel("log10 P(error)", fontsize=8)
+
+    return _panel_per_dataset(
+        table, draw, "Figure 9: SP error over the true (β,r)-anomalies for varying k"
+    )
+
+
+def _panel_per_dataset(
+    table: pd.DataFrame, draw: Callable[[Any, str, pd.DataFrame], None], title: str
+) -> Any:
+    """A row of panels, one per dataset of ``table``, each drawn by ``draw(ax, name, part)``
+    and given a grid and a legend."""
+    from privad.experiments.report import new_figure
+
+    names = list(dict.fromkeys(table["dataset"]))
+    fig = new_figure(4.0 * len(names), 3.4)
+    axes = fig.subplots(1, len(names), squeeze=False)[0]
+    for ax, name in zip(axes, names, strict=True):
+        draw(ax, name, table[table["dataset"] == name])
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("Figure 9: SP error over the true (β,r)-anomalies for varying k", fontsize=10)
+    fig.suptitle(title, fontsize=10)
     return fig
 
 
@@ -282,13 +295,8 @@ def per_record_loss(
 
 def draw_per_record_loss(table: pd.DataFrame) -> Any:
     """Share of records against their loss (linear and optimal), with the batch's charge."""
-    from privad.experiments.report import new_figure
 
-    names = list(dict.fromkeys(table["dataset"]))
-    fig = new_figure(4.0 * len(names), 3.4)
-    axes = fig.subplots(1, len(names), squeeze=False)[0]
-    for ax, name in zip(axes, names, strict=True):
-        part = table[table["dataset"] == name]
+    def draw(ax: Any, name: str, part: pd.DataFrame) -> None:
         first = part.iloc[0]
         for col, colour, what in (
             ("linear_loss", "tab:red", "linear (c·ε)"),
@@ -310,13 +318,12 @@ def draw_per_record_loss(table: pd.DataFrame) -> Any:
         )
         ax.set_xlabel("privacy loss ε of a record", fontsize=8)
         ax.set_ylabel("share of records with at most that loss", fontsize=8)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle(
+
+    return _panel_per_dataset(
+        table,
+        draw,
         "Per-record privacy loss of labelling every record once (curator-only information)",
-        fontsize=10,
     )
-    return fig
 
 
 # --------------------------------------------------------------------------------------------
