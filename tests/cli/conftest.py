@@ -122,3 +122,27 @@ def dask_cluster():
 
     with dask_client(workers=2, processes=False) as client:
         yield client
+
+
+@pytest.fixture
+def rmp_server(server_pool, tmp_path):
+    """``rmp_server(n, operator=..., user=...)``: the URL of a fresh RMP mining server over
+    loopback for ``n`` attributes (r = 1, α = 0.2, 5 training epochs, T drawn from seed 0),
+    with that operator token and one end user, ``alice``, holding ``user``."""
+    from privad.rmp.aann import AANNTraining
+    from privad.services.rmp import create_rmp_app
+
+    def start(n: int, *, operator: str, user: str) -> str:
+        app = create_rmp_app(
+            tmp_path / "m.sqlite",
+            [("alice", user)],
+            operator_token=operator,
+            n=n,
+            r=1,
+            alpha=0.2,
+            rng=0,
+            training=AANNTraining(epochs=5),
+        )
+        return server_pool.start_app(app).url
+
+    return start

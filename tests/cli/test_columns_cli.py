@@ -16,8 +16,6 @@ import pytest
 
 from privad.cli import rmp, sp
 from privad.datasets import load
-from privad.rmp import AANNTraining
-from privad.services.rmp import create_rmp_app
 
 OPERATOR = "operator-secret-0123456789abcdef"
 USER = "end-user-secret-0123456789abcdef"
@@ -71,17 +69,8 @@ def test_identify_excludes_before_distances_and_carries_the_id(run, files, tmp_p
     plain, wide, frame = files
     code, _, err = identify(run, plain, tmp_path / "plain-labels.csv")
     assert code == 0, err
-    code, _, err = identify(
-        run,
-        wide,
-        tmp_path / "wide-labels.csv",
-        "--exclude",
-        "seen_at",
-        "--id",
-        "patient",
-        "--label",
-        "outlier",
-    )
+    columns = "--exclude seen_at --id patient --label outlier".split()
+    code, _, err = identify(run, wide, tmp_path / "wide-labels.csv", *columns)
     assert code == 0, err
     want = pd.read_csv(tmp_path / "plain-labels.csv")
     got = pd.read_csv(tmp_path / "wide-labels.csv")
@@ -90,19 +79,8 @@ def test_identify_excludes_before_distances_and_carries_the_id(run, files, tmp_p
     assert got["label"].tolist() == want["label"].tolist()  # same distances, same draws
     # queries carry their own ids
     frame.iloc[:5].to_csv(tmp_path / "q.csv", index=False)
-    code, _, err = identify(
-        run,
-        wide,
-        tmp_path / "q-labels.csv",
-        "--exclude",
-        "seen_at",
-        "--id",
-        "patient",
-        "--label",
-        "outlier",
-        "--queries",
-        str(tmp_path / "q.csv"),
-    )
+    queries = ("--queries", str(tmp_path / "q.csv"))
+    code, _, err = identify(run, wide, tmp_path / "q-labels.csv", *columns, *queries)
     assert code == 0, err
     assert pd.read_csv(tmp_path / "q-labels.csv")["id"].tolist() == [f"p-{i:04d}" for i in range(5)]
     # sp params sees the same features
@@ -147,18 +125,8 @@ def test_column_mistakes_are_one_line_and_write_nothing(
     assert not out.exists()
 
 
-def test_rmp_score_writes_the_id_and_participate_never_sends_it(run, server_pool, tmp_path) -> None:
-    app = create_rmp_app(
-        tmp_path / "m.sqlite",
-        [("alice", USER)],
-        operator_token=OPERATOR,
-        n=2,
-        r=1,
-        alpha=0.2,
-        rng=0,
-        training=AANNTraining(epochs=5),
-    )
-    url = server_pool.start_app(app).url
+def test_rmp_score_writes_the_id_and_participate_never_sends_it(run, rmp_server, tmp_path) -> None:
+    url = rmp_server(2, operator=OPERATOR, user=USER)
     frame = pd.DataFrame(
         {
             "site": [f"s{i}" for i in range(40)],

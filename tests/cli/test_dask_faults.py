@@ -55,20 +55,24 @@ main(sys.argv[1:])
 """
 
 
-@pytest.fixture(scope="module")
-def tcp_scheduler():
-    """The address of a LocalCluster with one thread worker in this process, reachable by
-    subprocesses over TCP."""
+def _tcp_cluster(**workers):
+    """A LocalCluster in this process whose scheduler subprocesses reach over TCP."""
     from distributed import LocalCluster
 
-    with LocalCluster(
-        n_workers=1,
-        threads_per_worker=1,
+    return LocalCluster(
         processes=False,
         protocol="tcp",
         dashboard_address=None,
         silence_logs=logging.ERROR,
-    ) as cluster:
+        **workers,
+    )
+
+
+@pytest.fixture(scope="module")
+def tcp_scheduler():
+    """The address of a LocalCluster with one thread worker in this process, reachable by
+    subprocesses over TCP."""
+    with _tcp_cluster(n_workers=1, threads_per_worker=1) as cluster:
         yield cluster.scheduler_address
 
 
@@ -217,17 +221,11 @@ def _nothing_left(tmp_path: Path, ledger: Path) -> None:
 def test_workers_that_die_for_good_fail_the_job_within_the_timeout(
     privad_cli, error_line, monkeypatch, tmp_path: Path, archive: Path
 ) -> None:
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     monkeypatch.chdir(tmp_path)
     env = dict(os.environ, PRIVAD_TEST_KILL_ON_TASK="perturb_block")
-    with LocalCluster(
-        n_workers=0,
-        processes=False,
-        protocol="tcp",
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-    ) as cluster:
+    with _tcp_cluster(n_workers=0) as cluster:
         workers = [
             subprocess.Popen(
                 [

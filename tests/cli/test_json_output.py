@@ -23,11 +23,9 @@ from privad.cli import budget, datasets, rmp, search, sp
 from privad.datasets import load, make_search_mixture
 from privad.experiments.search_problems import problem_from_dataset
 from privad.noise import Randomness
-from privad.rmp import AANNTraining
 from privad.sensitive import SPMechanism
 from privad.services.auth import TokenRegistry
 from privad.services.curator import create_curator_app
-from privad.services.rmp import create_rmp_app
 
 QUERIER = "querier-secret-0123456789abcdef"
 OPERATOR = "operator-secret-0123456789abcdef"
@@ -52,24 +50,8 @@ def document(run: Any, *args: str) -> Any:
 
 def test_sp_identify_params_and_plan(run, tmp_path: Path) -> None:
     out = tmp_path / "labels.csv"
-    doc = document(
-        run,
-        "sp",
-        "identify",
-        "thyroid",
-        "--beta",
-        "18",
-        "--r",
-        "0.1",
-        "--epsilon",
-        "0.1",
-        "--budget",
-        "500",
-        "--seed",
-        "0",
-        "--out",
-        str(out),
-    )
+    identify = "sp identify thyroid --beta 18 --r 0.1 --epsilon 0.1 --budget 500 --seed 0"
+    doc = document(run, *identify.split(), "--out", str(out))
     labels = np.loadtxt(out, delimiter=",", skiprows=1, dtype=int)
     assert doc["answers"] == 3772 == labels.shape[0]
     assert doc["flagged"] == int(labels[:, 1].sum())
@@ -105,24 +87,8 @@ def test_budget_commands(run, tmp_path: Path) -> None:
         "delta": None,
         "delta_spent": None,
     }
-    document(
-        run,
-        "sp",
-        "identify",
-        "thyroid",
-        "--beta",
-        "18",
-        "--r",
-        "0.1",
-        "--epsilon",
-        "0.0001",
-        "--scope",
-        "s1",
-        "--ledger",
-        ledger,
-        "--seed",
-        "1",
-    )
+    identify = "sp identify thyroid --beta 18 --r 0.1 --epsilon 0.0001 --scope s1 --seed 1"
+    document(run, *identify.split(), "--ledger", ledger)
     doc = document(run, "budget", "show", "--ledger", ledger)
     (row,) = doc["budgets"]
     assert row["scope"] == "s1" and row["total"] == 2.0 and row["spends"] == 1
@@ -200,18 +166,8 @@ def test_sp_ask(run, server_pool, tmp_path: Path) -> None:
     assert doc["charged"] == pytest.approx(0.2) and doc["budget"]["remaining"] == pytest.approx(0.8)
 
 
-def test_rmp_participate_train_score(run, server_pool, tmp_path: Path) -> None:
-    app = create_rmp_app(
-        tmp_path / "m.sqlite",
-        [("alice", USER)],
-        operator_token=OPERATOR,
-        n=3,
-        r=1,
-        alpha=0.2,
-        rng=0,
-        training=AANNTraining(epochs=5),
-    )
-    url = server_pool.start_app(app).url
+def test_rmp_participate_train_score(run, rmp_server, tmp_path: Path) -> None:
+    url = rmp_server(3, operator=OPERATOR, user=USER)
     data = tmp_path / "d.csv"
     X = np.clip(0.5 + 0.1 * Randomness(1).normal(size=(40, 3)), 0.0, 1.0)
     with open(data, "w", newline="") as handle:

@@ -13,8 +13,6 @@ import pytest
 
 from privad.cli import rmp, sp
 from privad.datasets import scale_to_bounds
-from privad.rmp import AANNTraining
-from privad.services.rmp import create_rmp_app
 
 OPERATOR = "operator-secret-0123456789abcdef"
 USER = "end-user-secret-0123456789abcdef"
@@ -128,18 +126,8 @@ def test_bound_mistakes_are_one_line(run, files, error_line, args, message) -> N
     assert not Path("never.csv").exists()
 
 
-def test_rmp_records_scaled_from_shared_bounds(run, server_pool, tmp_path) -> None:
-    app = create_rmp_app(
-        tmp_path / "m.sqlite",
-        [("alice", USER)],
-        operator_token=OPERATOR,
-        n=2,
-        r=1,
-        alpha=0.2,
-        rng=0,
-        training=AANNTraining(epochs=5),
-    )
-    url = server_pool.start_app(app).url
+def test_rmp_records_scaled_from_shared_bounds(run, rmp_server, tmp_path) -> None:
+    url = rmp_server(2, operator=OPERATOR, user=USER)
     frame = pd.DataFrame({"temp": np.linspace(10.0, 30.0, 40), "hum": np.linspace(80.0, 20.0, 40)})
     frame.to_csv(tmp_path / "d.csv", index=False)
     (tmp_path / "p").mkdir()
