@@ -24,12 +24,11 @@ def thyroid():  # type: ignore[no-untyped-def]
     return data.X[order], data.y[order]
 
 
-def _fit(X, **options):  # type: ignore[no-untyped-def]
+def _fit(X, scores="projection", **options):  # type: ignore[no-untyped-def]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)  # no history: parameters from X
-        return RelaxedDPDetector(global_sensitivity=1.0, scores="projection", rng=0, **options).fit(
-            X
-        )
+        est = RelaxedDPDetector(global_sensitivity=1.0, scores=scores, rng=0, **options)
+        return est.fit(X)
 
 
 def test_projection_scores_by_hand() -> None:
@@ -93,3 +92,20 @@ def test_contamination_keeps_the_share_flagged(thyroid, epsilon) -> None:  # typ
     assert c / 2 <= est.labels_.mean() <= 2 * c
     assert est.threshold_ == contamination_threshold(est.decision_scores_, c)
     np.testing.assert_array_equal(est.predict(X), est.labels_)
+
+
+def test_the_score_changes_nothing_released_or_charged(thyroid) -> None:  # type: ignore[no-untyped-def]
+    X, _ = thyroid
+    laplace, projection = (
+        _fit(X, epsilon=1.0, contamination=0.025, scores=s) for s in ("laplace", "projection")
+    )
+
+    def message(est):  # type: ignore[no-untyped-def]
+        (m,) = [
+            m for m in est.run_.transcript.received_by("analyst") if isinstance(m, SensorToAnalyst)
+        ]
+        return m
+
+    np.testing.assert_array_equal(message(laplace).perturbed, message(projection).perturbed)
+    assert laplace.guarantee_ == projection.guarantee_
+    np.testing.assert_array_equal(laplace.candidates_, projection.candidates_)
