@@ -357,9 +357,9 @@ def projection_scores(perturbed: Any, noise_scale: Any, p_o: Any = 10.0) -> np.n
     Why: the Laplace noise is symmetric, so a skewed projection owes its skew to the data;
     a minority share c < 1/2 of records shifted by δ along a direction skews it towards δ
     (third cumulant c(1 − c)(1 − 2c)δ³), so ``g_k`` gives the side the outliers are on and
-    how clearly. Summing over all the columns' projection, ``S`` averages the noise of
-    many columns where :func:`laplace_scores` adds their absolute values; ``L`` keeps the
-    outliers that are far out in a few columns in either direction. With no component
+    how clearly. A signed projection averages the noise of the columns it combines, where
+    :func:`laplace_scores` adds up their absolute values; ``L`` keeps the outliers that are
+    far out in a few columns on either side. With no component
     above the noise (small ε), ``S`` is constant and the ranking is that of ``L``.
 
     It reads only 𝒯', the public noise scales and the public p_o (the outlier percentage of
