@@ -274,7 +274,7 @@ def _relaxed(data: Data, epsilon: float, seed: int, _epochs: int) -> dict[str, A
             epsilon=epsilon,
             global_sensitivity=1.0,
             contamination=_c(data),
-            scores="laplace",
+            scores="projection",
             rng=seed,
             scope=_scope(data, "relaxed", epsilon),
         ).fit(data.X)
@@ -282,9 +282,9 @@ def _relaxed(data: Data, epsilon: float, seed: int, _epochs: int) -> dict[str, A
     return {
         **out,
         "statement": _ledger_statement(est),
-        "parameters": "global sensitivity 1 (the [0, 1] domain), Laplace scores; relaxed "
-        "sensitivities, DBSCAN's calibration, w_O and ρ from the data (no history: not "
-        "private); own rule: the paper's corrected superset (candidates_)",
+        "parameters": "global sensitivity 1 (the [0, 1] domain), projection scores (p_o = "
+        "10); relaxed sensitivities, DBSCAN's calibration, w_O and ρ from the data (no "
+        "history: not private); own rule: the paper's corrected superset (candidates_)",
     }
 
 
@@ -354,7 +354,7 @@ DETECTORS = (
     Detector("sp", "SP (sensitive privacy), r from the data", "ε", _sensitive("sp", "data")),
     Detector("dp", "DP baseline of the SP paper, r from the data", "ε", _sensitive("dp", "data")),
     Detector("sp-private", "SP, r chosen privately", "ε", _sensitive("sp", "private")),
-    Detector("relaxed", "relaxed-DP pipeline (DBSCAN, Laplace scores)", "ε", _relaxed),
+    Detector("relaxed", "relaxed-DP pipeline (DBSCAN, projection scores)", "ε", _relaxed),
     Detector("rmp", "RMP (AANN on perturbed records)", "α", _rmp),
     Detector("aann", "raw AANN (not private)", "", _aann),
     Detector("knn", "PyOD KNN", "", _pyod("pyod.models.knn.KNN")),
@@ -565,7 +565,9 @@ METHOD = """\
   estimator's tie-break in [0, 0.5), a keyed hash of the question that knows nothing about
   the data, so their AUC is that of the released answers with ties broken at random (there
   is deliberately no continuous private score; docs/sensitive.md says why); for the relaxed
-  pipeline `laplace_scores` on the perturbed records 𝒯'; for RMP the reconstruction error
+  pipeline `projection_scores` on the perturbed records 𝒯' (`scores="projection"`: the
+  mean rank of the Laplace distance to the medians and of a skew-oriented projection on
+  the components above the noise, docs/relaxed.md); for RMP the reconstruction error
   as an end-user computes it; for the raw AANN and PyOD their `decision_scores_`.
 - **Labels at the contamination.** Every detector is given the set's true contamination c
   (PyOD's `contamination`) and "F1 at c" and "flagged at c" score its own `predict`: the

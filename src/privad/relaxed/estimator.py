@@ -41,7 +41,7 @@ from privad.base import (
 )
 from privad.errors import DataError, ParameterError, PrivacyWarning
 from privad.noise import as_randomness
-from privad.relaxed.detectors import ScoringOutlierDetector, laplace_scores
+from privad.relaxed.detectors import ScoringOutlierDetector, laplace_scores, projection_scores
 from privad.relaxed.messages import SensorToAnalyst
 from privad.relaxed.parties import Sensor
 from privad.relaxed.pipeline import Calibration, RelaxedReconstruction, calibrate
@@ -56,10 +56,11 @@ from privad.validation import check_array, check_choice, check_epsilon, check_pr
 
 __all__ = ["SCORES", "RelaxedDPDetector"]
 
-SCORES: tuple[str, ...] = ("analyst", "laplace")
+SCORES: tuple[str, ...] = ("analyst", "laplace", "projection")
 """What ``decision_scores_`` are: the analyst's own score (a scoring detector's
-``decision_function``; with DBSCAN the centre distance of step 4) or the noise-aware
-:func:`~privad.relaxed.detectors.laplace_scores`; both read 𝒯' and its public parameters
+``decision_function``; with DBSCAN the centre distance of step 4) or one of the noise-aware
+scores :func:`~privad.relaxed.detectors.laplace_scores` and
+:func:`~privad.relaxed.detectors.projection_scores`; all read 𝒯' and its public parameters
 only."""
 
 
@@ -126,11 +127,14 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         (:func:`privad.base.contamination_threshold`), post-processing of the released
         scores. None: the paper's rule, the labels are the corrected output (the
         candidates).
-    scores : {"analyst", "laplace"}, default "analyst"
+    scores : {"analyst", "laplace", "projection"}, default "analyst"
         What ``decision_scores_`` are (:data:`SCORES`): the analyst's own score (see
-        below), or ``"laplace"``: :func:`~privad.relaxed.detectors.laplace_scores`, the
-        Laplace distance of 𝒯'[j] to the median of 𝒯' in units of the known noise scale,
-        which ranks outliers better on the public sets of docs/relaxed.md.
+        below); ``"laplace"``: :func:`~privad.relaxed.detectors.laplace_scores`, the
+        Laplace distance of 𝒯'[j] to the median of 𝒯' in units of the known noise scale;
+        or ``"projection"``: :func:`~privad.relaxed.detectors.projection_scores`, the mean
+        rank of that distance and of a projection of 𝒯' on its components above the
+        noise, oriented by their skew (with ``p_o``), which ranks outliers best on the
+        public sets of docs/relaxed.md. All are post-processing of 𝒯'.
     sensitivity_floor : None or float in (0, 1], default None
         A floor on eq. (1) as a share of the domain: ``RS_j >= sensitivity_floor·GS_j``
         (:func:`~privad.relaxed.sensitivity.relaxed_sensitivity`), which caps the
@@ -199,8 +203,9 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
     size), ``decision_scores_`` (with ``scores="analyst"`` the analyst's score of each
     fitted record on 𝒯': the detector's ``decision_function`` for a scoring detector;
     with DBSCAN, which only labels, the distance of 𝒯'[j] to the centre c' of 𝒯', the
-    quantity of the analyst's step 4, larger = further out; with ``scores="laplace"``
-    :func:`~privad.relaxed.detectors.laplace_scores`), ``threshold_`` (PyOD's threshold
+    quantity of the analyst's step 4, larger = further out; with ``scores="laplace"`` or
+    ``"projection"`` :func:`~privad.relaxed.detectors.laplace_scores` or
+    :func:`~privad.relaxed.detectors.projection_scores`), ``threshold_`` (PyOD's threshold
     of the scores with contamination; without it θ of a scoring detector on the fitted
     window, None with DBSCAN), ``presumed_labels_`` (O', the uncorrected detection),
     ``run_`` (the fitted window's :class:`~privad.relaxed.protocol.ProtocolRun`),
@@ -405,10 +410,10 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
             ) as reservation,
         ):
             run = run_protocol(data, self.sensor_, analyst, server)
-        if self.scores == "laplace":
+        if self.scores in ("laplace", "projection"):
             message = analyst.received[0]  # 𝒯' and its public noise scales
             assert isinstance(message, SensorToAnalyst)
-            scores, theta = laplace_scores(message.perturbed, message.noise_scale), None
+            scores, theta = self._noise_aware(message), None
         elif isinstance(cal.detector, ScoringOutlierDetector):
             assert cal.detector.scores is not None
             scores, theta = cal.detector.scores, cal.detector.threshold
@@ -428,6 +433,12 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
             run=run,
             spend_id=reservation.id,
         )
+
+    def _noise_aware(self, message: SensorToAnalyst) -> np.ndarray:
+        """The ``"laplace"`` or ``"projection"`` score of 𝒯' (the analyst's message only)."""
+        if self.scores == "laplace":
+            return laplace_scores(message.perturbed, message.noise_scale)
+        return projection_scores(message.perturbed, message.noise_scale, self.p_o)
 
     def _answers(self, X: Any) -> tuple[_Window, np.ndarray]:
         """The release of the records ``X`` as one window, and where each row of ``X`` is
