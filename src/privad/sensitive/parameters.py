@@ -21,14 +21,15 @@ The radius r and PyOD's KNN
 With D_i the distance from record i to its (β + 1)-th nearest record (itself first),
 record i is a (β, r)-anomaly iff D_i > r, exactly. :func:`propose_parameters` takes r the
 smallest D_i that leaves at most ⌊c·n⌋ records above it, so the exact (β, r)-labels are
-the records whose k-th nearest *other* record is farthest: PyOD's
+the records whose β-th nearest *other* record is farthest: PyOD's
 ``KNN(n_neighbors=β, method="largest", contamination=c)`` labels, up to ties.
 
 Privacy: the proposal of r is computed from the raw data and is **not** differentially
-private (β from c and n reads nothing but the number of records, n, which is public in
-the benchmark and must be public, or counted privately, elsewhere). The paper notes β and r
-may be given by domain experts or found with DP methods; use this helper on public or
-held-out data, or account for it separately, or choose r privately
+private. β from c and n reads nothing but the number of records n: under "add or remove
+one record" n itself is not protected, so give a public n (the planned or published size
+of the data), as the benchmark does; privad has no private count of n yet. The paper
+notes β and r may be given by domain experts or found with DP methods; use this helper on
+public or held-out data, or account for it separately, or choose r privately
 (:func:`privad.sensitive.select_radius`).
 """
 
