@@ -45,7 +45,13 @@ from privad.errors import DataError, ParameterError
 from privad.sensitive.anomaly import METRICS
 from privad.validation import check_array, check_choice, check_int, check_probability
 
-__all__ = ["DEFAULT_ANOMALY_SHARE", "default_beta", "propose_parameters", "target_share"]
+__all__ = [
+    "DEFAULT_ANOMALY_SHARE",
+    "TABLE1_BETA_FRACTION",
+    "default_beta",
+    "propose_parameters",
+    "target_share",
+]
 
 DEFAULT_ANOMALY_SHARE = 0.01
 """The target share of :func:`propose_parameters` when no contamination is given."""
