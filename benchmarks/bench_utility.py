@@ -226,18 +226,19 @@ def _at_contamination(
 
 # -- the detectors ---------------------------------------------------------------------------
 
-SP_BETA = 20  # β of every SP row: public, as docs/sensitive.md measures it
-
 
 def _sensitive(mechanism: str, r: str) -> Callable[[Data, float, int, int], dict[str, Any]]:
-    """SP (or its DP baseline) with r read off the data (``"data"``) or chosen privately."""
+    """SP (or its DP baseline) with r read off the data (``"data"``) or chosen privately;
+    β = round(c·n) from the public c and n (:func:`privad.sensitive.parameters.default_beta`)."""
 
     def run(data: Data, epsilon: float, seed: int, _epochs: int) -> dict[str, Any]:
         from privad.sensitive import SensitiveAnomalyIdentifier as Est
+        from privad.sensitive.parameters import default_beta
 
         scope = _scope(data, f"{mechanism}-{r}", epsilon)
+        beta = default_beta(_c(data), data.y.size)
         est = Est(
-            SP_BETA,
+            beta,
             r,
             epsilon,
             mechanism=mechanism,
@@ -252,7 +253,7 @@ def _sensitive(mechanism: str, r: str) -> Callable[[Data, float, int, int], dict
         return {
             **out,
             "statement": _ledger_statement(est),
-            "parameters": f"β = {SP_BETA} (public), r = {p['r']:.4g} ({p['source']}: "
+            "parameters": f"β = {beta} (round(c·n), public), r = {p['r']:.4g} ({p['source']}: "
             + (
                 "read off the data by propose_parameters, not private"
                 if p["source"] == "data"
@@ -588,11 +589,14 @@ METHOD = """\
   RMP has no ε (its guarantee is resistance to reconstruction); the raw AANN and PyOD
   rows say "none".
 - **Where the parameters come from.** The lines under each table say it per detector.
-  β = 20 for every SP and DP row (public). "r from the data" (`r="data"`) is read off the
-  records by `propose_parameters`, aimed at c: **not private** and not counted in any
-  ledger. "SP, r chosen privately" (`r="private"`) is the fully private route: r chosen by
-  the ε-DP selection on the public grid for [0, 1] features, charged to the same ledger as
-  the labels (both spends in its statement), c a public input. The relaxed pipeline's
+  β = round(c·n) for every SP and DP row (`privad.sensitive.parameters.default_beta`:
+  Knorr and Ng's DB(p, D) with 1 − p = c; it reads only c and the set's size n, both
+  public inputs here). "r from the data" (`r="data"`) is read off the records by
+  `propose_parameters`, aimed at c: **not private** and not counted in any ledger; the
+  exact labels it gives are PyOD's KNN labels with `n_neighbors` = β. "SP, r chosen
+  privately" (`r="private"`) is the fully private route: r chosen by the ε-DP selection
+  on the public grid for [0, 1] features, charged to the same ledger as the labels (both
+  spends in its statement), c and n public inputs. The relaxed pipeline's
   sensitivities and calibration are read off the data (no history): not private.
 - **Not included.** The noisy binary search (`privad.search`) finds the single anomaly of a
   one-column series against public thresholds t_ℓ < t_h; these sets are tables of records
@@ -739,17 +743,18 @@ def _targets(rows: list[dict], settings: Settings) -> str:
         f"{', '.join(missed) or 'none'}); within in both directions on {len(close)}: "
         f"{_verdict(len(not_worse) >= 10)}"
     )
-    for key, what in (("f1", "labels at c"), ("own_f1", "the paper's labels")):
-        pairs = [
-            (r[key], _best_pyod(table, s, "f1")[0])
-            for s in sets
-            if _ok(r := table.get((s, "sp", eps))) and r.get(key) is not None
-        ]
-        ratio = float(np.median([a / b for a, b in pairs if b])) if pairs else math.nan
-        out.append(
-            f"- SP (r from the data), {what}: median F1 / best PyOD F1 = {ratio:.2f} over "
-            f"{len(pairs)} sets (target ≥ 0.90): {_verdict(ratio >= 0.9)}"
-        )
+    for det, route in (("sp", "r from the data"), ("sp-private", "r chosen privately")):
+        for key, what in (("f1", "labels at c"), ("own_f1", "the paper's labels")):
+            pairs = [
+                (r[key], _best_pyod(table, s, "f1")[0])
+                for s in sets
+                if _ok(r := table.get((s, det, eps))) and r.get(key) is not None
+            ]
+            ratio = float(np.median([a / b for a, b in pairs if b])) if pairs else math.nan
+            out.append(
+                f"- SP ({route}), {what}: median F1 / best PyOD F1 = {ratio:.2f} over "
+                f"{len(pairs)} sets (target ≥ 0.90): {_verdict(ratio >= 0.9)}"
+            )
     private = [r for r in rows if r["detector"] in SUMMARY_COLUMNS and _ok(r)]
     bad = _outside(private, "flagged")
     out.append(

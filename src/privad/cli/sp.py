@@ -275,12 +275,13 @@ SHARE_ANOMALY = Number("a number in [0, 1) (e.g. 0.01)", maximum=1.0, below=True
 @sp_app.command("params")
 def params(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
-    beta_fraction: float = typer.Option(
-        0.005,
+    beta_fraction: float | None = typer.Option(
+        None,
         "--beta-fraction",
         metavar="F",
         parser=SHARE_BETA.bind("--beta-fraction"),
-        help="β as a share of n: β = max(1, round(F·n)); a number in [0, 1) (default 0.005, "
+        help="β as a share of n: β = max(1, round(F·n)); a number in [0, 1) (default: the "
+        "target share, β = round(c·n), with --contamination or --anomaly-share; else 0.005, "
         "the β/n of the paper's Table 1).",
     ),
     anomaly_share: float | None = typer.Option(
@@ -336,10 +337,12 @@ def params(
 ) -> None:
     """Propose (β, r) for DATA: our reconstruction of the paper's missing Appendix A.2."""
     from privad.sensitive import propose_parameters
-    from privad.sensitive.parameters import target_share
+    from privad.sensitive.parameters import TABLE1_BETA_FRACTION, target_share
 
-    frac, metric_v = beta_fraction, metric
     share = target_share(anomaly_share, contamination)
+    frac, metric_v = beta_fraction, metric
+    if frac is None:  # β = round(c·n) for a target share c, else Table 1's β/n
+        frac = TABLE1_BETA_FRACTION if (anomaly_share, contamination) == (None, None) else share
     if private and (beta is None or contamination is None):
         raise ParameterError("--private needs --beta and --contamination (public inputs)")
     if not private and (ledger, scope, budget, selection_epsilon) != (None,) * 4:
@@ -386,8 +389,9 @@ def params(
     how = (
         selection.provenance()["how"] + " (charged to the ledger as its own spend)"
         if selection is not None
-        else "β is a fixed share of n (Table 1 has β/n ≈ 0.005) or given, and r a quantile "
-        "of the distance to the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers). "
+        else "β is the target share of n (round(c·n)), a fixed share (Table 1 has β/n ≈ "
+        "0.005, the default without a target) or given, and r a quantile of the distance to "
+        "the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers; PyOD's KNN rule). "
         "Not private: it reads the raw data; use it on public or held-out data, or account "
         "for it separately (or use --private)."
     )

@@ -153,7 +153,21 @@ def block_votes(
 ) -> np.ndarray:
     """NOT PRIVATE. Each block's vote: the index in ``radii`` of its radius (step 2 of the
     module docstring). ``blocks[i]`` is record i's block, in 0..n_blocks−1. The distances
-    come from SciPy's k-d tree (a block is small; a heuristic needs no exact predicate)."""
+    come from SciPy's k-d tree (a block is small; a heuristic needs no exact predicate).
+
+    Examples
+    --------
+    Two blocks of the line 0, 0.1, ..., 0.9, β = 2 (τ = 1): in each block the records are
+    0.2 apart, so at c = 0.2 each block's radius is 0.2, and 0.21 is the first grid radius
+    at or above it:
+
+    >>> import numpy as np
+    >>> from privad.sensitive.selection import block_votes
+    >>> X = np.linspace(0.0, 0.9, 10)[:, None]
+    >>> grid = np.array([0.05, 0.1, 0.19, 0.21, 0.5])
+    >>> block_votes(X, np.arange(10) % 2, 2, 2, 0.2, grid).tolist()
+    [3, 3]
+    """
     from scipy.spatial import cKDTree
 
     tau = beta / n_blocks
@@ -245,7 +259,20 @@ class RadiusSelection:
 
     Everything here is public or released: the chosen ``r`` (``radii[index]``), the public
     inputs (β, the contamination c, ε, K, the grid, the metric), the guarantee charged and
-    the ledger's spend (None when the selection was not charged to a ledger).
+    the ledger's spend (None when the selection was not charged to a ledger). Made by
+    :func:`select_radius`; an estimator takes it as ``r`` to reuse the radius without a new
+    spend.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.accounting import Ledger
+    >>> from privad.sensitive.selection import select_radius
+    >>> X = np.linspace(0.0, 1.0, 200)[:, None]
+    >>> with Ledger(":memory:", unbudgeted="record") as book:
+    ...     sel = select_radius(X, 10, 0.05, 2.0, ledger=book, scope="demo", rng=1)
+    >>> sel.r == sel.radii[sel.index], sel.provenance()["source"], sel.epsilon
+    (True, 'private', 2.0)
     """
 
     r: float
@@ -318,6 +345,18 @@ def select_radius(
     notion : ``"sensitive"`` (with ``k``) or ``"pure-dp"``: the notion of the labels the
         radius is for, under which the ε-DP selection is charged.
     rng : seed or :class:`~privad.noise.Randomness`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.accounting import Ledger
+    >>> from privad.sensitive.selection import select_radius
+    >>> X = np.r_[np.linspace(0.0, 1.0, 190), np.linspace(3.0, 5.0, 10)][:, None] / 5.0
+    >>> with Ledger(":memory:", unbudgeted="record") as book:
+    ...     sel = select_radius(X, 10, 0.05, 1.0, ledger=book, scope="demo", rng=0)
+    ...     spent = book.spent("demo", "sensitive")
+    >>> spent, 0.0 < sel.r <= 1.0
+    (1.0, True)
     """
     from privad import noise
 
