@@ -79,7 +79,7 @@ from privad.cli._sensor_options import (
     warn_seed,
 )
 from privad.cli._sensor_send import SendJob, send_windows
-from privad.errors import DataError, ParameterError
+from privad.errors import ParameterError
 
 __all__ = ["register", "sensor_app"]
 
@@ -533,121 +533,62 @@ def perturb(
     """Perturb a large archive at the source, partition by partition, on a Dask cluster.
 
     Steps 1a–1b of the sensor on every partition, each with its own noise stream
-    (privad.relaxed.distributed); the output is what the analyst would receive (𝒯').
+    (privad.relaxed.perturb_archive); the output is what the analyst would receive (𝒯').
     """
-    from privad.distributed import (
-        check_new_folder,
-        open_partitioned,
-        release_folder,
-        write_columns,
-    )
-    from privad.noise import Randomness
-    from privad.relaxed import Sensor
-    from privad.relaxed.distributed import perturb_partitions
+    from privad.relaxed import perturb_archive
 
-    eps, p_o_v, cols, excl = epsilon, p_o, columns, exclude
-    scaling_v, unit, seed_v, budget_v = scaling, guarantee_unit, seed, budget
     cluster = cluster_of(scheduler, workers, worker_timeout)
     gs = guarantee_options(global_sensitivity, ledger, "the archive's")
-    rs = given_sensitivities(relaxed_sensitivity, history, cols, excl, p_o_v)
+    rs = given_sensitivities(relaxed_sensitivity, history, columns, exclude, p_o)
     if rs is None:
         raise ParameterError(
             "give --relaxed-sensitivity or --history: the noise scale must "
             "not be estimated from the archive it protects"
         )
-    source = open_partitioned(archive, columns=cols, exclude=excl)
-    target = check_new_folder(out, "--out")
-    rs_v = np.asarray(rs, dtype=np.float64)
-    if rs_v.size == 1:  # one value for every column
-        rs_v = np.full(len(source.feature_names), rs_v[0])
-    sensor = Sensor(eps, rs_v, scaling=scaling_v, global_sensitivity=gs, guarantee_unit=unit)  # type: ignore[arg-type]
-    if sensor.n_columns != len(source.feature_names):
-        raise DataError(
-            f"{archive} has {len(source.feature_names)} column(s) but "
-            f"{sensor.n_columns} relaxed sensitivities were given"
-        )
-    warn_seed(seed_v)
-    from contextlib import ExitStack
-
-    import dask
-
-    from privad.accounting import Ledger, default_ledger_path
-    from privad.io import rows_digest
-
     base = scope if scope is not None else "relaxed-sensor"
-    g = sensor.guarantee()
-    book = Ledger(
-        ledger if ledger is not None else default_ledger_path(),
-        create=True,
-        default_budget=budget_v if budget_v is not None else g.epsilon,
-    )
-    try:
-        with StepProgress(quiet=as_json) as progress, ExitStack() as stack:
-            with progress.step("starting the Dask cluster"):
-                stack.enter_context(cluster.client())
-            with progress.step(f"reading and digesting the partitions of {archive}"):
-                table = source.load()
-                blocks = table.records.to_delayed().ravel()
-                digests = dask.compute(*[dask.delayed(rows_digest)(b) for b in blocks])
-            scopes = [f"{base}/rows-{d[:32]}" for d in digests]
-            for k, sc in enumerate(scopes):  # refused before any noise is drawn
-                book.check(sc, g)
-                if scopes.index(sc) != k and budget_v is None:
-                    raise DataError(
-                        f"partitions {scopes.index(sc)} and {k} of {archive} hold "
-                        "identical records: two noisy copies would release them "
-                        "twice (give --budget to allow it, charged twice)"
-                    )
-            job = perturb_partitions(sensor, table.records, rng=Randomness(seed_v))
-            with (
-                progress.step(f"perturbing {table.n_partitions} partition(s) and writing {target}"),
-                ExitStack() as spends,
-            ):
-                for k, (sc, d) in enumerate(zip(scopes, digests, strict=True)):
-                    spends.enter_context(
-                        book.reserve(
-                            sc,
-                            g,
-                            f"relaxed-DP perturbation of partition {k} of {archive} "
-                            f"({table.lengths[k]} records)",
-                            {
-                                "command": "privad sensor perturb",
-                                "archive": archive,
-                                "partition": k,
-                                "n": table.lengths[k],
-                                "digest": d,
-                                "out": str(target),
-                            },
-                        )
-                    )
-                perturbed = {
-                    name: job.perturbed[:, j] for j, name in enumerate(table.feature_names)
-                }
-                with release_folder(target) as tmp:  # durable and renamed on leaving
-                    write_columns(tmp, perturbed, table.lengths)
-                # leaving the ExitStack commits every spend, after the folder is published
-    finally:
-        book.close()
-    scales = ", ".join(f"{v:.6g}" for v in sensor.noise_scale.tolist())
+    check_output_path(out, "--out", "folder")
+    warn_seed(seed)
+    with StepProgress(quiet=as_json) as progress:
+        r = perturb_archive(
+            archive,
+            out,
+            epsilon=epsilon,
+            relaxed_sensitivity=rs,
+            global_sensitivity=gs,
+            scaling=scaling,
+            guarantee_unit=guarantee_unit,
+            columns=columns,
+            exclude=exclude,
+            ledger=ledger,
+            scope=base,
+            budget=budget,
+            scheduler=cluster.scheduler,
+            workers=cluster.workers,
+            worker_timeout=cluster.worker_timeout,
+            rng=seed,
+            step=progress.step,
+        )
+    scales = ", ".join(f"{v:.6g}" for v in r.noise_scale.tolist())
     lines = [
-        f"perturbed {table.n_records} record(s) x {sensor.n_columns} column(s) in "
-        f"{table.n_partitions} partition(s), each with its own noise stream",
-        f"divisors (step 1a): {', '.join(f'{v:.6g}' for v in sensor.divisors.tolist())}; "
+        f"perturbed {r.records} record(s) x {len(r.columns)} column(s) in "
+        f"{r.partitions} partition(s), each with its own noise stream",
+        f"divisors (step 1a): {', '.join(f'{v:.6g}' for v in r.divisors.tolist())}; "
         f"Laplace scale per column (scaled space): {scales}",
-        f"charged once per partition: {g.summary()} to scopes {base}/rows-DIGEST (the content "
-        f"digest of each partition's records) in {book.path}",
-        f"output: {target}",
+        f"charged once per partition: {r.guarantee.summary()} to scopes "
+        f"{base}/rows-DIGEST (the content "
+        f"digest of each partition's records) in {r.ledger}",
+        f"output: {r.output}",
     ]
     payload = {
-        "records": table.n_records,
-        "columns": list(table.feature_names),
-        "partitions": table.n_partitions,
-        "divisors": sensor.divisors,
-        "noise_scale": sensor.noise_scale,
-        "guarantee": g.to_dict(),
-        "scopes": scopes,
-        "ledger": book.path,
-        "output": target,
+        "records": r.records,
+        "columns": list(r.columns),
+        "partitions": r.partitions,
+        "divisors": r.divisors,
+        "noise_scale": r.noise_scale,
+        "guarantee": r.guarantee.to_dict(),
+        "scopes": list(r.scopes),
+        "ledger": r.ledger,
+        "output": r.output,
     }
     emit(payload, as_json, lambda console: print_lines(console, lines))
 

@@ -58,6 +58,7 @@ from privad.relaxed.detectors import (
     dbscan_parameters,
     laplace_scores,
 )
+from privad.relaxed.distributed import perturb_archive
 from privad.relaxed.distances import (
     D_DIFF_CENTRES,
     centre,
@@ -150,6 +151,7 @@ __all__ = [
     "laplace_columns",
     "laplace_scores",
     "noise_scales",
+    "perturb_archive",
     "presumed_radius",
     "reduction_thresholds",
     "relaxed_guarantee",
