@@ -137,12 +137,6 @@ def warn_seed(seed: int | None) -> None:
         warn("--seed makes the noise reproducible; use it for tests only, never for a real release")
 
 
-def sensor_token(value: str | None, option: str, env: str) -> str:
-    if value is None or not value.strip():
-        raise ParameterError(f"{option} is required (or set ${env})")
-    return value.strip()
-
-
 def format_choice(text: str, as_json: bool, choices: tuple[str, ...]) -> str:
     """``--format`` (one of ``choices``), which ``--json`` sets to json."""
     fmt = parse_choice(text, "--format", choices)

@@ -45,6 +45,7 @@ from privad.cli._options import (
     check_output_path,
     cluster_of,
     existing_file,
+    required_secret,
     retries_option,
     scope_option,
     timeout_option,
@@ -75,10 +76,8 @@ from privad.cli._sensor_options import (
     guarantee_options,
     p_o_option,
     scaling_option,
-    sensor_token,
     warn_seed,
 )
-from privad.cli._sensor_send import SendJob, send_windows
 from privad.errors import ParameterError
 
 __all__ = ["register", "sensor_app"]
@@ -246,6 +245,8 @@ def send(
     A line per window on standard output (none with --quiet); with --json, one JSON
     document at the end instead, with every window's corrected outliers.
     """
+    from privad.services.sensor_client import SendStarted, SkippedRows, send_file
+
     for value, option in ((cs_epsilon, "--cs-epsilon"), (tp_epsilon, "--tp-epsilon")):
         if exchange == "unprotected" and value is not None:
             raise ParameterError(
@@ -254,42 +255,116 @@ def send(
             )
     if journal is not None:
         check_output_path(journal, "--journal", "store")
-    job = SendJob(
-        data=data,
+    secret = required_secret(token, "--token", "PRIVAD_SENSOR_TOKEN")
+    rs = given_sensitivities(relaxed_sensitivity, history, columns, exclude, p_o)
+    gs = guarantee_options(global_sensitivity, ledger, "each window's")
+    source = sys.stdin if data == "-" else existing_file(data, "DATA")
+    warn_seed(seed)
+
+    def say(event: Any) -> None:
+        if quiet or as_json:
+            return
+        if isinstance(event, SendStarted):
+            typer.echo("each window: " + "; ".join(event.views.lines()))
+            typer.echo(
+                f"charged to scope {event.scope}/rows-DIGEST in {event.ledger}; "
+                f"journal {event.journal}"
+            )
+        elif isinstance(event, SkippedRows):
+            typer.echo(
+                f"rows {event.first_row}..{event.first_row + event.n - 1}: already released "
+                f"(window(s) {_span(event.windows)}); skipped (--force-rerelease to release "
+                "them again, charged)"
+            )
+        else:
+            typer.echo(_window_line(event))
+
+    r = send_file(
+        source,  # type: ignore[arg-type]
         analyst=analyst,
         correction=correction,
-        secret=sensor_token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
+        token=secret,
         correction_token=correction_token,
-        eps=epsilon,
-        size=window,
-        first=first_window,
+        epsilon=epsilon,
+        window=window,
+        relaxed_sensitivity=rs,
         p_o=p_o,
-        rs=given_sensitivities(relaxed_sensitivity, history, columns, exclude, p_o),
+        global_sensitivity=gs,
         scaling=scaling,
-        centres=d_diff_centres,
-        unit=guarantee_unit,
-        gs=guarantee_options(global_sensitivity, ledger, "each window's"),
+        d_diff_centres=d_diff_centres,
+        guarantee_unit=guarantee_unit,
         exchange=exchange,
-        cs_eps=cs_epsilon,
-        tp_eps=tp_epsilon,
-        keep_partial=partial == "send",
+        cs_epsilon=cs_epsilon,
+        tp_epsilon=tp_epsilon,
         columns=columns,
         exclude=exclude,
-        seed=seed,
+        first_window=first_window,
+        partial=partial == "send",
+        on_released="force" if force_rerelease else "skip",
+        close=not no_close,
         ledger=ledger,
         journal=journal,
         scope=scope,
         budget=budget,
-        force_rerelease=force_rerelease,
         timeout=timeout,
         retries=retries,
         verify=ca_cert or True,
-        close=not no_close,
-        quiet=quiet,
-        as_json=as_json,
+        rng=seed,
+        on_event=say,
     )
-    warn_seed(seed)
-    send_windows(job)
+    numbers = [w.window for w in r.sent]
+    summary = (
+        f"sent {len(numbers)} window(s), {r.records} record(s)"
+        f"{f' (windows {_span(numbers)})' if numbers else ''}; "
+        f"{r.skipped_records} record(s) already released, skipped"
+    )
+    payload = {
+        "windows": [
+            {
+                "window": w.window,
+                "records": w.n,
+                "status": w.status,
+                "presumed_outliers": w.n_presumed,
+                "outliers": w.outliers,
+                "spend": w.spend_id,
+                "digest": w.digest,
+            }
+            for w in r.windows
+        ],
+        "skipped": [
+            {"first_row": k.first_row, "records": k.n, "released_as": list(k.windows)}
+            for k in r.skipped
+        ],
+        "records": r.records,
+        "skipped_records": r.skipped_records,
+        "counts": {
+            status: sum(w.status == status for w in r.windows)
+            for status in ("sent", "forced", "resumed", "closed")
+        },
+    }
+    emit(payload, as_json, lambda console: None if quiet else console.print(summary, markup=False))
+
+
+def _span(numbers: Any) -> str:
+    """``"3"`` or ``"3..7"`` (smallest..largest)."""
+    lo, hi = min(numbers), max(numbers)
+    return str(lo) if lo == hi else f"{lo}..{hi}"
+
+
+def _window_line(report: Any) -> str:
+    """The line ``privad sensor send`` prints for one window's report."""
+    how = {
+        "sent": "sent",
+        "forced": "sent (forced re-release, charged again)",
+        "resumed": "sent (completed from the journal: an identical copy)",
+        "closed": "closed (uploaded before an interruption)",
+    }[report.status]
+    if report.outliers is None:
+        return f"window {report.window}: {report.n} record(s) {how.replace('sent', 'uploaded', 1)}"
+    return (
+        f"window {report.window}: {report.n} record(s) {how}; {report.n_presumed} presumed "
+        f"outlier(s) before correction, {report.outliers.size} corrected outlier(s)"
+    )
 
 
 @sensor_app.command("result")
@@ -326,7 +401,7 @@ def result(
     target = None if out is None else check_output_path(out, "--out")
     client = AnalystClient(
         analyst,
-        sensor_token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
+        required_secret(token, "--token", "PRIVAD_SENSOR_TOKEN"),
         timeout=timeout,
         verify=ca_cert or True,
     )
@@ -374,7 +449,7 @@ def close(
     w = window
     client = AnalystClient(
         analyst,
-        sensor_token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
+        required_secret(token, "--token", "PRIVAD_SENSOR_TOKEN"),
         timeout=timeout,
         verify=ca_cert or True,
     )

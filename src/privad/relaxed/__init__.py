@@ -58,13 +58,13 @@ from privad.relaxed.detectors import (
     dbscan_parameters,
     laplace_scores,
 )
-from privad.relaxed.distributed import perturb_archive
 from privad.relaxed.distances import (
     D_DIFF_CENTRES,
     centre,
     centre_distances,
     distance_differences,
 )
+from privad.relaxed.distributed import perturb_archive
 from privad.relaxed.messages import (
     MESSAGE_TYPES,
     AnalystToCorrection,

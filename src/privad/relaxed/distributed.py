@@ -45,7 +45,7 @@ from privad.relaxed.distances import centre_distances
 from privad.relaxed.parties import Sensor
 from privad.relaxed.perturbation import laplace_columns
 from privad.relaxed.scaling import scale_columns
-from privad.relaxed.sensitivity import check_relaxed_sensitivity
+from privad.relaxed.sensitivity import column_sensitivities
 from privad.validation import check_array
 
 __all__ = ["ArchiveRelease", "PartitionedPerturbation", "perturb_archive", "perturb_partitions"]
@@ -323,14 +323,7 @@ def perturb_archive(
     stage = step or (lambda text: contextlib.nullcontext())
     source = open_partitioned(archive, columns=columns, exclude=exclude)
     target = check_new_folder(out, "out")
-    d = len(source.feature_names)
-    rs = check_relaxed_sensitivity(relaxed_sensitivity)
-    if rs.size == 1:  # one value for every column
-        rs = np.full(d, rs[0])
-    if rs.size != d:
-        raise DataError(
-            f"{archive} has {d} column(s) but {rs.size} relaxed sensitivities were given"
-        )
+    rs = column_sensitivities(relaxed_sensitivity, len(source.feature_names), archive)
     sensor = Sensor(
         epsilon,
         rs,

@@ -31,6 +31,7 @@ __all__ = [
     "check_p_o",
     "check_global_sensitivity",
     "check_relaxed_sensitivity",
+    "column_sensitivities",
     "relaxed_guarantee",
     "relaxed_sensitivity",
     "stream_sensitivities",
@@ -263,6 +264,27 @@ def check_relaxed_sensitivity(
     if not (np.isfinite(arr).all() and (arr > 0).all()):
         raise ParameterError(f"{name} must be finite and > 0 in every column, got {arr.tolist()}")
     return arr
+
+
+def column_sensitivities(relaxed_sensitivity: Any, n_columns: int, source: str) -> np.ndarray:
+    """RS given for a table of ``n_columns`` columns: one value for every column, or one per
+    column (:func:`check_relaxed_sensitivity`); another count is a
+    :class:`~privad.errors.DataError` naming ``source``.
+
+    Examples
+    --------
+    >>> from privad.relaxed.sensitivity import column_sensitivities
+    >>> column_sensitivities(2.0, 3, "archive").tolist()
+    [2.0, 2.0, 2.0]
+    """
+    rs = check_relaxed_sensitivity(relaxed_sensitivity)
+    if rs.size == 1:
+        return np.full(n_columns, rs[0])
+    if rs.size != n_columns:
+        raise DataError(
+            f"{source} has {n_columns} column(s) but {rs.size} relaxed sensitivities were given"
+        )
+    return rs
 
 
 def check_global_sensitivity(global_sensitivity: Any, relaxed_sensitivity: Any) -> np.ndarray:
