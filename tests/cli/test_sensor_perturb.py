@@ -240,3 +240,24 @@ def test_a_full_disk_cancels_every_partitions_spend(run, tmp_path, error_line) -
     assert seen == [["cancelled", "reserved"]]
     with Ledger(ledger) as book:
         assert sorted(s.status for s in book.history()) == ["cancelled"] * 4 + ["committed"] * 4
+
+
+def test_a_meaningless_epsilon_is_one_warning_line(run, tmp_path) -> None:
+    """Issue 30: the sensor is built and validated once per run, so --epsilon 25 is one
+    warning line (the run fixture's --epsilon 0.5 is overridden by the later option)."""
+    code, _, err = run(
+        "--out",
+        "o",
+        "--epsilon",
+        "25",
+        "--relaxed-sensitivity",
+        "1",
+        "--global-sensitivity",
+        "10",
+        "--budget",
+        "1000",
+        "--ledger",
+        str(tmp_path / "l.sqlite"),
+    )
+    assert code == 0, err
+    assert err.count("privad: warning: epsilon = 25 per answer") == 1, err

@@ -95,7 +95,8 @@ class Sensor:
     Parameters
     ----------
     epsilon:
-        ε > 0 (non-outliers get ε-DP per column, Theorem 2).
+        ε > 0 (non-outliers get ε-DP per column, Theorem 2); above 20 a
+        :class:`~privad.errors.PrivacyWarning`, once, when the sensor is built.
     relaxed_sensitivity:
         ``RS_j`` per column in measurement units, from historical data (eq. 1,
         :func:`~privad.relaxed.sensitivity.relaxed_sensitivity`).
@@ -150,7 +151,7 @@ class Sensor:
         tp_epsilon: float | None = None,
         rng: Any = None,
     ) -> None:
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = check_epsilon(epsilon, per_answer=True)  # the one check of a run
         self.relaxed_sensitivity = check_relaxed_sensitivity(relaxed_sensitivity)
         self.divisors = column_divisors(scaling, self.relaxed_sensitivity)
         self.scaling = scaling if isinstance(scaling, str) else "explicit"
