@@ -13,7 +13,8 @@ import pytest
 from scipy import stats
 
 from privad.errors import DataError, ParameterError
-from privad.relaxed import Sensor, laplace_columns, noise_scales
+from privad.relaxed import Sensor
+from privad.relaxed.perturbation import laplace_columns, noise_scales
 
 ALPHA = 1e-6
 N = 200_000

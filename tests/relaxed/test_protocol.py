@@ -9,16 +9,10 @@ from privad.errors import DataError, ParameterError
 from privad.noise import Randomness
 from privad.relaxed import (
     Analyst,
-    AnalystToCorrection,
-    AnalystToCorrection2,
     CorrectionServer,
-    CorrectionToAnalyst,
-    CorrectionToAnalyst2,
     DBSCANDetector,
     ProtocolError,
     Sensor,
-    SensorToAnalyst,
-    SensorToCorrection,
     SplitRule,
     run_protocol,
 )
@@ -30,6 +24,14 @@ from privad.relaxed.correction import (
     split_presumed_outliers,
 )
 from privad.relaxed.distances import distance_differences
+from privad.relaxed.messages import (
+    AnalystToCorrection,
+    AnalystToCorrection2,
+    CorrectionToAnalyst,
+    CorrectionToAnalyst2,
+    SensorToAnalyst,
+    SensorToCorrection,
+)
 
 
 def _data(n: int = 600, seed: int = 5) -> np.ndarray:

@@ -30,67 +30,25 @@ reading.
 
 from typing import Any
 
-from privad.relaxed.correction import (
-    D_FP_RULES,
-    REDUCTIONS,
-    CorrectionLayers,
-    GapSplit,
-    SplitRule,
-    analyst_layers,
-    corrected_outliers,
-    estimate_outlier_layer_radius,
-    estimate_outlier_layer_width,
-    false_negative_layers,
-    presumed_radius,
-    reduction_thresholds,
-    split_presumed_outliers,
-)
+from privad.relaxed.correction import SplitRule
 from privad.relaxed.detectors import (
-    DBSCAN_BACKENDS,
-    DBSCAN_SHARES,
     AdaptiveDBSCANDetector,
     BallAnomalyDetector,
     DBSCANDetector,
-    OutlierDetector,
     ScoringOutlierDetector,
-    dbscan_candidates,
-    dbscan_noise,
     dbscan_parameters,
     laplace_scores,
 )
-from privad.relaxed.distances import (
-    D_DIFF_CENTRES,
-    centre,
-    centre_distances,
-    distance_differences,
-)
 from privad.relaxed.distributed import perturb_archive
-from privad.relaxed.messages import (
-    MESSAGE_TYPES,
-    AnalystToCorrection,
-    AnalystToCorrection2,
-    CorrectionToAnalyst,
-    CorrectionToAnalyst2,
-    Message,
-    ProtocolError,
-    SensorToAnalyst,
-    SensorToCorrection,
-)
-from privad.relaxed.metrics import accuracy, subset_size
+from privad.relaxed.messages import ProtocolError
 from privad.relaxed.parties import Analyst, CorrectionServer, Sensor
-from privad.relaxed.perturbation import laplace_columns, noise_scales
 from privad.relaxed.pipeline import (
-    DBSCAN_CALIBRATIONS,
-    OUTLIER_RADIUS_SOURCES,
-    Calibration,
-    PipelineResult,
     RelaxedExchange,
     RelaxedReconstruction,
     calibrate,
     run_pipeline,
 )
-from privad.relaxed.protocol import ProtocolRun, Transcript, TranscriptEntry, run_protocol
-from privad.relaxed.scaling import SCALINGS, column_divisors, scale_columns, unscale_columns
+from privad.relaxed.protocol import run_protocol
 from privad.relaxed.sensitivity import (
     relaxed_guarantee,
     relaxed_sensitivity,
@@ -98,71 +56,32 @@ from privad.relaxed.sensitivity import (
 )
 
 __all__ = [
-    "DBSCAN_BACKENDS",
-    "DBSCAN_CALIBRATIONS",
-    "DBSCAN_SHARES",
-    "D_DIFF_CENTRES",
-    "D_FP_RULES",
-    "MESSAGE_TYPES",
-    "OUTLIER_RADIUS_SOURCES",
-    "REDUCTIONS",
-    "SCALINGS",
-    "AdaptiveDBSCANDetector",
-    "Analyst",
-    "AnalystToCorrection",
-    "AnalystToCorrection2",
-    "BallAnomalyDetector",
-    "Calibration",
-    "CorrectionLayers",
-    "CorrectionServer",
-    "CorrectionToAnalyst",
-    "CorrectionToAnalyst2",
-    "DBSCANDetector",
-    "GapSplit",
-    "Message",
-    "OutlierDetector",
-    "PipelineResult",
-    "ProtocolError",
-    "ProtocolRun",
+    # the estimator and the detectors f_outlier a user picks
     "RelaxedDPDetector",
-    "RelaxedExchange",
-    "RelaxedReconstruction",
+    "DBSCANDetector",
+    "AdaptiveDBSCANDetector",
+    "BallAnomalyDetector",
     "ScoringOutlierDetector",
-    "Sensor",
-    "SensorToAnalyst",
-    "SensorToCorrection",
-    "SplitRule",
-    "Transcript",
-    "TranscriptEntry",
-    "accuracy",
-    "analyst_layers",
-    "calibrate",
-    "centre",
-    "centre_distances",
-    "column_divisors",
-    "corrected_outliers",
-    "dbscan_candidates",
-    "dbscan_noise",
     "dbscan_parameters",
-    "distance_differences",
-    "estimate_outlier_layer_radius",
-    "estimate_outlier_layer_width",
-    "false_negative_layers",
-    "laplace_columns",
     "laplace_scores",
-    "noise_scales",
-    "perturb_archive",
-    "presumed_radius",
-    "reduction_thresholds",
-    "relaxed_guarantee",
-    "relaxed_sensitivity",
-    "stream_sensitivities",
-    "run_pipeline",
+    # the parties of the protocol (section 6) and an in-process run
+    "Sensor",
+    "Analyst",
+    "CorrectionServer",
     "run_protocol",
-    "scale_columns",
-    "split_presumed_outliers",
-    "subset_size",
-    "unscale_columns",
+    "ProtocolError",
+    # the archive's release path (the stream's is privad.services.sensor_client.send_file)
+    "perturb_archive",
+    # relaxed sensitivity (eq. 1) and its guarantee (Theorem 2)
+    "relaxed_sensitivity",
+    "relaxed_guarantee",
+    "stream_sensitivities",
+    # the reconstruction's named parameter sets and the experiment pipeline
+    "SplitRule",
+    "RelaxedReconstruction",
+    "RelaxedExchange",
+    "calibrate",
+    "run_pipeline",
 ]
 
 

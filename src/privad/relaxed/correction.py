@@ -197,6 +197,13 @@ class SplitRule:
     ------
     ParameterError
         a field outside its allowed values, named with what is allowed.
+
+    Examples
+    --------
+    >>> from privad.relaxed import SplitRule
+    >>> rule = SplitRule(max_fp_share=0.3)  # at most 30 % of O' may be called false positives
+    >>> rule.max_fp_share, rule.d_fp_rule
+    (0.3, 'min')
     """
 
     min_gap: float = 0.0

@@ -223,6 +223,20 @@ class ArchiveRelease:
     ledger: str
     output: Path
 
+    def to_dict(self) -> dict[str, Any]:
+        """The release as JSON-ready data (``privad sensor perturb --json``)."""
+        return {
+            "records": self.records,
+            "columns": list(self.columns),
+            "partitions": self.partitions,
+            "divisors": self.divisors.tolist(),
+            "noise_scale": self.noise_scale.tolist(),
+            "guarantee": self.guarantee.to_dict(),
+            "scopes": list(self.scopes),
+            "ledger": self.ledger,
+            "output": str(self.output),
+        }
+
 
 def perturb_archive(
     archive: str,
@@ -302,6 +316,14 @@ def perturb_archive(
     >>> import pandas as pd
     >>> from privad.relaxed import perturb_archive
     >>> pd.DataFrame({"t": [20.5, 21.0, 22.5]}).to_parquet("archive.parquet")
+    >>> perturb_archive("archive.parquet", "perturbed", epsilon=1.0,
+    ...     relaxed_sensitivity=[2.0, 3.0], global_sensitivity=10.0)  # checked first
+    Traceback (most recent call last):
+    ...
+    privad.errors.DataError: archive.parquet has 1 column(s) but 2 relaxed sensitivities were given
+
+    On a cluster (a local one here, which takes seconds to start):
+
     >>> r = perturb_archive("archive.parquet", "perturbed", epsilon=1.0,
     ...     relaxed_sensitivity=2.0, global_sensitivity=10.0, ledger="ledger.sqlite",
     ...     workers=1, rng=7)  # doctest: +SKIP

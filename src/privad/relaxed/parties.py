@@ -135,6 +135,24 @@ class Sensor:
         d_TP noise.
     rng:
         :class:`privad.noise.Randomness`, a seed, or ``None`` (OS entropy).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.relaxed import Sensor
+    >>> sensor = Sensor(0.5, [2.0, 4.0], global_sensitivity=[20.0, 40.0], rng=0)
+    >>> sensor.divisors.tolist()  # step 1a: column j divided by RS_j
+    [2.0, 4.0]
+    >>> sensor.noise_scale.round(6).tolist()  # step 1b: Lap(1/ε) per scaled column
+    [2.0, 2.0]
+    >>> g = sensor.guarantee()  # Theorem 2 per record: d·ε, and Σ_j ε·GS_j/RS_j for outliers
+    >>> g.epsilon, g.epsilon_outlier
+    (1.0, 10.0)
+    >>> sensor.views().release.epsilon  # with the protected exchange's ε_CS (eq. V2)
+    2.0
+    >>> to_analyst, to_correction = sensor.perturb(np.zeros((3, 2)))  # steps 1a-1c and 2
+    >>> to_analyst.perturbed.shape, to_correction.d_diff.shape
+    ((3, 2), (3,))
     """
 
     def __init__(
@@ -307,6 +325,19 @@ class Analyst:
     radius_percentile:
         The percentile of that estimate (default 50: the median perturbed core distance of
         the presumed outliers).
+
+    Examples
+    --------
+    >>> from privad.datasets import make_sensor_ring
+    >>> from privad.relaxed import Analyst, CorrectionServer, Sensor, calibrate, run_protocol
+    >>> from privad.relaxed import relaxed_sensitivity
+    >>> H, T = make_sensor_ring(600, rng=1).X, make_sensor_ring(600, rng=0).X
+    >>> rs = relaxed_sensitivity(H, 10)  # eq. (1) on past data
+    >>> cal = calibrate(H / rs, 10)  # f_outlier and w_O, fixed before the run
+    >>> analyst = Analyst(cal.detector)
+    >>> run = run_protocol(T, Sensor(1.0, rs, rng=2), analyst, CorrectionServer(cal.w_o))
+    >>> analyst.distances().shape  # d(𝒯'[j]) of step 4, on 𝒯' only
+    (600,)
     """
 
     def __init__(
@@ -431,6 +462,19 @@ class CorrectionServer:
         with the paper's minima). ``rule.d_tp_percentile`` and ``rule.d_tp_floor`` change
         the value sent to the analyst (still one d_TP, as section 6.2 allows);
         ``rule.d_fp_rule`` stays with the correction server.
+
+    Examples
+    --------
+    >>> from privad.datasets import make_sensor_ring
+    >>> from privad.relaxed import Analyst, CorrectionServer, Sensor, calibrate, run_protocol
+    >>> from privad.relaxed import relaxed_sensitivity
+    >>> H, T = make_sensor_ring(600, rng=1).X, make_sensor_ring(600, rng=0).X
+    >>> rs = relaxed_sensitivity(H, 10)
+    >>> cal = calibrate(H / rs, 10)
+    >>> server = CorrectionServer(cal.w_o)  # holds w_O; receives d_diff and O'
+    >>> run = run_protocol(T, Sensor(1.0, rs, rng=2), Analyst(cal.detector), server)
+    >>> server.n  # the records of the window it corrected
+    600
     """
 
     def __init__(self, outlier_layer_width: float, rule: SplitRule = SplitRule()) -> None:

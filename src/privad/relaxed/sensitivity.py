@@ -213,6 +213,16 @@ def stream_sensitivities(
     ------
     ParameterError
         If both ``given`` and ``history`` are given, or ``p_o`` is not in (0, 100).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.relaxed import stream_sensitivities
+    >>> first = np.column_stack([np.arange(11.0), np.arange(11.0) * 2])
+    >>> stream_sensitivities(first, 20, given=2.0).tolist()  # public values win
+    [2.0, 2.0]
+    >>> stream_sensitivities(first, 20, history=first).tolist()  # eq. (1) on past data
+    [8.0, 16.0]
     """
     if given is not None and history is not None:
         raise ParameterError("give the relaxed sensitivities or a history, not both")
@@ -336,6 +346,15 @@ def relaxed_guarantee(
         ("sensitivity and perturbation are calculated per column", section 4.1):
         neighbours differ in one value of one column; ε for non-outliers and
         ``max_j ε·GS_j/RS_j`` for outliers.
+
+    Examples
+    --------
+    >>> from privad.relaxed import relaxed_guarantee
+    >>> g = relaxed_guarantee(0.5, [2.0, 4.0], [20.0, 40.0])  # per record: d·ε, Σ_j ε·GS_j/RS_j
+    >>> g.epsilon, g.epsilon_outlier
+    (1.0, 10.0)
+    >>> relaxed_guarantee(0.5, [2.0, 4.0], [20.0, 40.0], unit="column").epsilon_outlier
+    5.0
     """
     epsilon = check_epsilon(epsilon)
     rs = check_relaxed_sensitivity(relaxed_sensitivity)

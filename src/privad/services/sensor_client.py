@@ -526,6 +526,33 @@ class SendResult:
         """The records skipped as released before."""
         return sum(r.n for r in self.skipped)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data (``privad sensor send --json``)."""
+        return {
+            "windows": [
+                {
+                    "window": r.window,
+                    "records": r.n,
+                    "status": r.status,
+                    "presumed_outliers": r.n_presumed,
+                    "outliers": None if r.outliers is None else r.outliers.tolist(),
+                    "spend": r.spend_id,
+                    "digest": r.digest,
+                }
+                for r in self.windows
+            ],
+            "skipped": [
+                {"first_row": k.first_row, "records": k.n, "released_as": list(k.windows)}
+                for k in self.skipped
+            ],
+            "records": self.records,
+            "skipped_records": self.skipped_records,
+            "counts": {
+                status: sum(r.status == status for r in self.windows)
+                for status in ("sent", "forced", "resumed", "closed")
+            },
+        }
+
 
 def send_file(
     data: str | os.PathLike[str] | TextIO,
@@ -626,14 +653,20 @@ guarantee_unit, exchange, cs_epsilon, tp_epsilon:
 
     Examples
     --------
-    A stream sent to two running servers (see docs/relaxed.md for starting them):
-
     >>> import io
     >>> from privad.services.sensor_client import send_file
-    >>> result = send_file(io.StringIO("t,h\\n20.5,40\\n21.0,41\\n"),
-    ...     analyst="http://127.0.0.1:8701", correction="http://127.0.0.1:8702",
-    ...     token="sensor-token", epsilon=0.5, window=2, relaxed_sensitivity=[2, 5],
-    ...     global_sensitivity=[40, 100])  # doctest: +SKIP
+    >>> data = io.StringIO("t,h\\n20.5,40\\n21.0,41\\n")
+    >>> servers = {"analyst": "http://127.0.0.1:8701", "correction": "http://127.0.0.1:8702"}
+    >>> send_file(data, **servers, token="s", epsilon=0.5, window=0,
+    ...     global_sensitivity=[40, 100])  # checked before any server is asked
+    Traceback (most recent call last):
+    ...
+    privad.errors.ParameterError: window must be an integer >= 1, got 0
+
+    With the two servers running (docs/relaxed.md starts them):
+
+    >>> result = send_file(data, **servers, token="s", epsilon=0.5, window=2,
+    ...     relaxed_sensitivity=[2, 5], global_sensitivity=[40, 100])  # doctest: +SKIP
     >>> result.records  # doctest: +SKIP
     2
     """
