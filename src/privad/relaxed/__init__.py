@@ -20,12 +20,16 @@ notably the Figure 2 algorithm box, is reconstructed in ``docs/papers.md``):
   :mod:`privad.relaxed.protocol`;
 * the whole experiment pipeline with accuracy, subset size, baseline and timings:
   :mod:`privad.relaxed.pipeline`, :mod:`privad.relaxed.metrics`;
+* the release path of an archive perturbed on a Dask cluster, :func:`perturb_archive`
+  (:mod:`privad.relaxed.distributed`); a stream's windows are sent to the servers by
+  ``privad.services.sensor_client.send_file``;
 * the scheme as a scikit-learn estimator (perturb, detect with DBSCAN or any PyOD-style
   detector, correct; a ledger of every window): :class:`RelaxedDPDetector`
   (:mod:`privad.relaxed.estimator`).
 
 Every choice the paper leaves open is a named parameter whose docstring says it is our
-reading.
+reading. The package exports what a user needs (the estimator, the detectors, the parties,
+the jobs and the named parameter sets); the rest is imported from its submodule.
 """
 
 from typing import Any

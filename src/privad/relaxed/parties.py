@@ -328,16 +328,13 @@ class Analyst:
 
     Examples
     --------
-    >>> from privad.datasets import make_sensor_ring
-    >>> from privad.relaxed import Analyst, CorrectionServer, Sensor, calibrate, run_protocol
-    >>> from privad.relaxed import relaxed_sensitivity
-    >>> H, T = make_sensor_ring(600, rng=1).X, make_sensor_ring(600, rng=0).X
-    >>> rs = relaxed_sensitivity(H, 10)  # eq. (1) on past data
-    >>> cal = calibrate(H / rs, 10)  # f_outlier and w_O, fixed before the run
-    >>> analyst = Analyst(cal.detector)
-    >>> run = run_protocol(T, Sensor(1.0, rs, rng=2), analyst, CorrectionServer(cal.w_o))
-    >>> analyst.distances().shape  # d(𝒯'[j]) of step 4, on 𝒯' only
-    (600,)
+    >>> import numpy as np
+    >>> from privad.relaxed import Analyst, DBSCANDetector, Sensor
+    >>> T = np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.1], [0.1, 0.1], [5.0, 5.0]])
+    >>> to_analyst, _ = Sensor(20.0, [1.0, 1.0], rng=0).perturb(T)  # S's step 2 message
+    >>> analyst = Analyst(DBSCANDetector(eps=0.5, min_samples=3))
+    >>> analyst.receive_data(to_analyst).presumed_outliers.tolist()  # O' = f_outlier(𝒯')
+    [4]
     """
 
     def __init__(
@@ -465,16 +462,12 @@ class CorrectionServer:
 
     Examples
     --------
-    >>> from privad.datasets import make_sensor_ring
-    >>> from privad.relaxed import Analyst, CorrectionServer, Sensor, calibrate, run_protocol
-    >>> from privad.relaxed import relaxed_sensitivity
-    >>> H, T = make_sensor_ring(600, rng=1).X, make_sensor_ring(600, rng=0).X
-    >>> rs = relaxed_sensitivity(H, 10)
-    >>> cal = calibrate(H / rs, 10)
-    >>> server = CorrectionServer(cal.w_o)  # holds w_O; receives d_diff and O'
-    >>> run = run_protocol(T, Sensor(1.0, rs, rng=2), Analyst(cal.detector), server)
-    >>> server.n  # the records of the window it corrected
-    600
+    >>> from privad.relaxed import CorrectionServer, SplitRule
+    >>> server = CorrectionServer(3.4, rule=SplitRule(max_fp_share=0.3))  # w_O, step 3's rule
+    >>> server.rule.max_fp_share
+    0.3
+
+    It takes part in a run through :func:`~privad.relaxed.run_protocol`.
     """
 
     def __init__(self, outlier_layer_width: float, rule: SplitRule = SplitRule()) -> None:

@@ -364,6 +364,18 @@ class SensorUploader:
         number = int(first)
         if self.journal is not None:
             number = max(number, self.journal.next_window(self.destination))
+        forced = "force" if on_released == "force" else "refuse"
+
+        def send(number: int, rows: list[Any], keys: list[bytes], first_row: int) -> WindowReport:
+            return self.send_window(
+                number,
+                np.array(rows),
+                keys=keys,
+                source=source,
+                first_row=first_row,
+                on_released=forced,
+            )
+
         chain = RowChain()
         window_rows: list[np.ndarray] = []
         window_keys: list[bytes] = []
@@ -396,28 +408,14 @@ class SensorUploader:
                 window_rows.append(block[i])
                 window_keys.append(key)
                 if len(window_rows) == size:
-                    yield self.send_window(
-                        number,
-                        np.array(window_rows),
-                        keys=window_keys,
-                        source=source,
-                        first_row=window_first,
-                        on_released="force" if on_released == "force" else "refuse",
-                    )
+                    yield send(number, window_rows, window_keys, window_first)
                     number += 1
                     window_rows, window_keys = [], []
             position += len(keys)
         if skip:
             yield SkippedRows(skip[0], skip[1], tuple(sorted(skip[2])))
         if window_rows and partial:
-            yield self.send_window(
-                number,
-                np.array(window_rows),
-                keys=window_keys,
-                source=source,
-                first_row=window_first,
-                on_released="force" if on_released == "force" else "refuse",
-            )
+            yield send(number, window_rows, window_keys, window_first)
 
     def _upload(
         self,
