@@ -81,3 +81,32 @@ def test_send_file_refuses_before_any_spend(servers, ring, secrets, tmp_path) ->
     with pytest.raises(ParameterError, match="window must be"):
         send_file(_csv(ring.data[:20]), **{**base, "window": 0})
     assert not (tmp_path / "l.sqlite").exists()
+
+
+def test_a_meaningless_epsilon_is_warned_about_once(servers, ring, secrets, tmp_path) -> None:
+    """The sensor is built and validated once per run: ε = 25 over three windows is one
+    PrivacyWarning."""
+    import warnings
+
+    from privad.errors import PrivacyWarning
+
+    analyst, cs = servers.pair()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = send_file(
+            _csv(ring.data[:30]),
+            analyst=analyst.url,
+            correction=cs.url,
+            token=secrets["s2"],
+            epsilon=25,
+            window=10,
+            relaxed_sensitivity=ring.rs,
+            global_sensitivity=400,
+            budget=1000,
+            ledger=tmp_path / "l.sqlite",
+            journal=tmp_path / "j.sqlite",
+            close=False,
+        )
+    assert len(result.windows) == 3
+    privacy = [w for w in caught if issubclass(w.category, PrivacyWarning)]
+    assert [str(w.message)[:12] for w in privacy] == ["epsilon = 25"]
