@@ -143,14 +143,12 @@ def correction_times(
     X: np.ndarray, rs: np.ndarray, epsilon: float, seed: int, detector: Any, repeats: int
 ) -> dict[str, float]:
     """Steps 3–5 in-process with fresh parties on prepared messages (seconds)."""
-    from privad.relaxed import (
-        Analyst,
-        AnalystToCorrection,
-        CorrectionServer,
-        Sensor,
+    from privad.relaxed import Analyst, CorrectionServer, Sensor
+    from privad.relaxed.correction import (
         estimate_outlier_layer_radius,
         estimate_outlier_layer_width,
     )
+    from privad.relaxed.messages import AnalystToCorrection
 
     sensor = Sensor(epsilon, rs, rng=seed + 1)
     T = sensor.scale(X)
@@ -204,10 +202,10 @@ def main() -> None:
         AdaptiveDBSCANDetector,
         RelaxedReconstruction,
         Sensor,
-        dbscan_candidates,
         relaxed_sensitivity,
         run_pipeline,
     )
+    from privad.relaxed.detectors import dbscan_candidates
 
     epsilons = [float(e) for e in args.epsilons.split(",")]
     X = make_sensor_ring(args.n, separation=args.separation, rng=SEED).X

@@ -43,7 +43,9 @@ from sklearn.metrics import f1_score, roc_auc_score
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
 from privad.datasets import load_odds
-from privad.relaxed import RelaxedDPDetector, SensorToAnalyst, centre_distances, laplace_scores
+from privad.relaxed import RelaxedDPDetector, laplace_scores
+from privad.relaxed.distances import centre_distances
+from privad.relaxed.messages import SensorToAnalyst
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -240,3 +240,49 @@ def test_a_full_disk_cancels_every_partitions_spend(run, tmp_path, error_line) -
     assert seen == [["cancelled", "reserved"]]
     with Ledger(ledger) as book:
         assert sorted(s.status for s in book.history()) == ["cancelled"] * 4 + ["committed"] * 4
+
+
+def test_a_meaningless_epsilon_is_one_warning_line(run, tmp_path) -> None:
+    """Issue 30: the sensor is built and validated once per run, so --epsilon 25 is one
+    warning line (the run fixture's --epsilon 0.5 is overridden by the later option)."""
+    code, _, err = run(
+        "--out",
+        "o",
+        "--epsilon",
+        "25",
+        "--relaxed-sensitivity",
+        "1",
+        "--global-sensitivity",
+        "10",
+        "--budget",
+        "1000",
+        "--ledger",
+        str(tmp_path / "l.sqlite"),
+    )
+    assert code == 0, err
+    assert err.count("privad: warning: epsilon = 25 per answer") == 1, err
+
+
+def test_the_library_call_is_the_command(run, tmp_path, client) -> None:
+    """Issue 30: ``privad sensor perturb`` is one call of ``privad.relaxed.perturb_archive``:
+    with the same seed both write the same archive and charge the same scopes."""
+    from privad.relaxed import perturb_archive
+
+    common = ("--relaxed-sensitivity", "2,0.5", "--global-sensitivity", "10", "--seed", "3")
+    code, out, err = run("--out", "cli", *common, "--budget", "2", "--json", "--ledger", "a.db")
+    assert code == 0, err
+    r = perturb_archive(
+        "archive",
+        "lib",
+        epsilon=0.5,
+        relaxed_sensitivity=[2.0, 0.5],
+        global_sensitivity=10,
+        budget=2,
+        ledger=tmp_path / "b.db",
+        scheduler=client.scheduler.address,
+        rng=3,
+    )
+    assert json.loads(out)["scopes"] == list(r.scopes) and r.partitions == len(SIZES)
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "cli"), pd.read_parquet(r.output))
+    with Ledger(tmp_path / "b.db") as book:
+        assert sorted(s.scope for s in book.history()) == sorted(r.scopes)

@@ -16,7 +16,8 @@ from scipy import stats
 
 from privad.errors import DataError, ParameterError
 from privad.noise import Randomness
-from privad.relaxed import Sensor, distance_differences
+from privad.relaxed import Sensor
+from privad.relaxed.distances import distance_differences
 from privad.relaxed.distributed import perturb_partitions
 
 ALPHA = 1e-6

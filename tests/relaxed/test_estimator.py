@@ -29,13 +29,13 @@ from privad.relaxed import (
     RelaxedDPDetector,
     ScoringOutlierDetector,
     Sensor,
-    SensorToAnalyst,
     calibrate,
     laplace_scores,
     relaxed_sensitivity,
     run_protocol,
 )
 from privad.relaxed.distances import centre_distances, column_means
+from privad.relaxed.messages import SensorToAnalyst
 
 GS = 400.0  # the ring's domain is within ±200 in both columns
 

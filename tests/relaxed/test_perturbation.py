@@ -13,7 +13,8 @@ import pytest
 from scipy import stats
 
 from privad.errors import DataError, ParameterError
-from privad.relaxed import Sensor, laplace_columns, noise_scales
+from privad.relaxed import Sensor
+from privad.relaxed.perturbation import laplace_columns, noise_scales
 
 ALPHA = 1e-6
 N = 200_000
@@ -70,3 +71,29 @@ def test_validation() -> None:
         laplace_columns(np.zeros((3, 2)), [1.0, 0.0])
     with pytest.raises(DataError):
         laplace_columns(np.array([[np.inf, 0.0]]), [1.0, 1.0])
+
+
+def test_a_meaningless_epsilon_is_warned_about_once_per_run() -> None:
+    """Issue 30: the sensor is the mechanism, built and validated once per run, so ε = 25
+    (above privad's 20 per answer) gives one PrivacyWarning, whether the sensor is built
+    directly and used for several windows or by the estimator's fit."""
+    import warnings
+
+    from privad.errors import PrivacyWarning
+    from privad.relaxed import RelaxedDPDetector, Sensor
+
+    X = np.column_stack([np.linspace(0.0, 10.0, 40), np.linspace(5.0, 6.0, 40)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sensor = Sensor(25, [2.0, 0.5], global_sensitivity=10, rng=1)
+        sensor.views()
+        for _ in range(3):
+            sensor.perturb(X)
+        RelaxedDPDetector(
+            epsilon=25, relaxed_sensitivity=[2.0, 0.5], global_sensitivity=10, history=X, rng=1
+        ).fit(X)
+    privacy = [w for w in caught if issubclass(w.category, PrivacyWarning)]
+    assert [str(w.message).split(" per answer")[0] for w in privacy] == ["epsilon = 25"] * 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        Sensor(20, [2.0, 0.5])  # 20 itself is not warned about

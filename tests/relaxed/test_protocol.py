@@ -9,19 +9,14 @@ from privad.errors import DataError, ParameterError
 from privad.noise import Randomness
 from privad.relaxed import (
     Analyst,
-    AnalystToCorrection,
-    AnalystToCorrection2,
     CorrectionServer,
-    CorrectionToAnalyst,
-    CorrectionToAnalyst2,
     DBSCANDetector,
     ProtocolError,
     Sensor,
-    SensorToAnalyst,
-    SensorToCorrection,
     SplitRule,
     run_protocol,
 )
+from privad.relaxed import messages as msg
 from privad.relaxed.correction import (
     analyst_layers,
     corrected_outliers,
@@ -62,23 +57,23 @@ def test_transcript_order_and_parties() -> None:
     *_, run = _run()
     kinds = [type(e.message) for e in run.transcript]
     assert kinds == [
-        SensorToCorrection,
-        SensorToAnalyst,
-        AnalystToCorrection,
-        CorrectionToAnalyst,
-        AnalystToCorrection2,
-        CorrectionToAnalyst2,
+        msg.SensorToCorrection,
+        msg.SensorToAnalyst,
+        msg.AnalystToCorrection,
+        msg.CorrectionToAnalyst,
+        msg.AnalystToCorrection2,
+        msg.CorrectionToAnalyst2,
     ]
     assert [e.seq for e in run.transcript] == list(range(6))
     assert {type(m) for m in run.transcript.received_by("correction")} == {
-        SensorToCorrection,
-        AnalystToCorrection,
-        AnalystToCorrection2,
+        msg.SensorToCorrection,
+        msg.AnalystToCorrection,
+        msg.AnalystToCorrection2,
     }
     assert {type(m) for m in run.transcript.received_by("analyst")} == {
-        SensorToAnalyst,
-        CorrectionToAnalyst,
-        CorrectionToAnalyst2,
+        msg.SensorToAnalyst,
+        msg.CorrectionToAnalyst,
+        msg.CorrectionToAnalyst2,
     }
     assert run.transcript.received_by("sensor") == []
     assert len(run.transcript.sent_by("sensor")) == 2
@@ -103,14 +98,14 @@ def test_information_flow() -> None:
 
     # the analyst never receives noise or d_diff; the one d_diff value it learns is d_TP
     (thresholds,) = [
-        m for m in run.transcript.received_by("analyst") if isinstance(m, CorrectionToAnalyst)
+        m for m in run.transcript.received_by("analyst") if isinstance(m, msg.CorrectionToAnalyst)
     ]
     for message in run.transcript.received_by("analyst"):
         floats = _floats(message)
         assert not np.isin(floats, noise.ravel()).any()
         leaked = floats[np.isin(floats, d_diff)]
         assert leaked.size == 0 or (
-            isinstance(message, CorrectionToAnalyst) and leaked.tolist() == [thresholds.d_tp]
+            isinstance(message, msg.CorrectionToAnalyst) and leaked.tolist() == [thresholds.d_tp]
         )
     # the final message carries indices only, not which layer each came from
     assert set(vars(run.transcript.received_by("analyst")[-1])) == {"outliers"}
@@ -188,30 +183,30 @@ def test_messages_out_of_order_are_refused() -> None:
     to_analyst, to_correction = Sensor(1.0, [3.0, 3.0], rng=0).perturb(X)
     server = CorrectionServer(0.2)
     with pytest.raises(ProtocolError):
-        server.receive_presumed_outliers(AnalystToCorrection(presumed_outliers=[0]))
+        server.receive_presumed_outliers(msg.AnalystToCorrection(presumed_outliers=[0]))
     server.receive_differences(to_correction)
     with pytest.raises(ProtocolError):
         server.receive_differences(to_correction)
     with pytest.raises(ProtocolError):
-        server.receive_layers(AnalystToCorrection2(i_l2=[0], i_l3=[0]))
+        server.receive_layers(msg.AnalystToCorrection2(i_l2=[0], i_l3=[0]))
     with pytest.raises(ProtocolError):
         server.receive_presumed_outliers(to_analyst)  # type: ignore[arg-type]
     with pytest.raises(DataError):
-        server.receive_presumed_outliers(AnalystToCorrection(presumed_outliers=[len(X)]))
+        server.receive_presumed_outliers(msg.AnalystToCorrection(presumed_outliers=[len(X)]))
     analyst = Analyst(DBSCANDetector(0.3, 5))
     with pytest.raises(ProtocolError):
-        analyst.receive_thresholds(CorrectionToAnalyst(d_tp=1.0, w_o=0.0))
+        analyst.receive_thresholds(msg.CorrectionToAnalyst(d_tp=1.0, w_o=0.0))
     analyst.receive_data(to_analyst)
     with pytest.raises(ProtocolError):
         analyst.receive_data(to_analyst)
     # a noisy d_TP (ε_TP) is calibrated for the minimum only, not for a percentile
-    noisy = SensorToCorrection(
+    noisy = msg.SensorToCorrection(
         indices=to_correction.indices, d_diff=to_correction.d_diff, tp_noise=0.1
     )
     robust = CorrectionServer(0.2, SplitRule(d_tp_percentile=5.0))
     robust.receive_differences(noisy)
     with pytest.raises(ProtocolError, match="d_tp_percentile=0"):
-        robust.receive_presumed_outliers(AnalystToCorrection(presumed_outliers=[0, 1]))
+        robust.receive_presumed_outliers(msg.AnalystToCorrection(presumed_outliers=[0, 1]))
 
 
 def test_sensor_validation() -> None:

@@ -28,13 +28,8 @@ import privad.cli as cli
 from privad.cli import sensor as sensor_cli
 from privad.cli import serve as serve_cli
 from privad.datasets import make_sensor_ring
-from privad.relaxed import (
-    DBSCANDetector,
-    Sensor,
-    dbscan_parameters,
-    estimate_outlier_layer_width,
-    relaxed_sensitivity,
-)
+from privad.relaxed import DBSCANDetector, Sensor, dbscan_parameters, relaxed_sensitivity
+from privad.relaxed.correction import estimate_outlier_layer_width
 from privad.services.analyst import create_analyst_app
 from privad.services.app import ThreadedServer
 from privad.services.auth import TokenRegistry

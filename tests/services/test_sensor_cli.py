@@ -149,7 +149,7 @@ def test_sensor_errors_are_one_line(
         (base + ["--token", secrets["s0"], "--scaling", "log"], "--scaling must be one of"),
         (
             base + ["--token", secrets["s0"], "--relaxed-sensitivity", "1,1,1"],
-            "--relaxed-sensitivity has 3 value(s)",
+            "2 column(s) but 3 relaxed sensitivities",
         ),
         (
             ["sensor", "send", str(tmp_path / "none.csv")] + base[3:] + ["--token", secrets["s0"]],

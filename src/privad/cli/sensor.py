@@ -1,25 +1,10 @@
-"""``privad sensor``: the sensor S of the relaxed-DP scheme, talking to the two servers.
+"""``privad sensor``: the sensor S of the relaxed-DP scheme (``send``, ``result``, ``close``,
+``calibrate``, ``perturb``) and its options, declared once for its commands.
 
-* ``privad sensor send DATA --analyst URL --correction URL --token T --epsilon E --window N``
-  reads DATA (a CSV file, or ``-`` for a stream on standard input) window by window,
-  perturbs each window locally with :class:`privad.relaxed.Sensor` (steps 1a–1c), uploads
-  d_diff (with record indices) to the correction server and 𝒯' to the analyst, then closes
-  the window at the analyst, which runs detection and correction and answers with the
-  corrected outliers. With ``--ledger`` each window's guarantee is charged before anything
-  of the window leaves the process.
-* ``privad sensor result --analyst URL --token T [--window W]``: the corrected outlier
-  indices of closed windows (CSV ``window,index`` or JSON).
-* ``privad sensor close --analyst URL --token T --window W``: close an uploaded window
-  again, e.g. after the correction server was unreachable.
-* ``privad sensor calibrate HISTORY --p-o P``: the public parameters fixed from historical
-  data (relaxed sensitivities, DBSCAN's eps and minPts, w_O) for configuring the servers.
-* ``privad sensor perturb ARCHIVE --epsilon E --relaxed-sensitivity RS --out DIR``: perturb
-  a large archive (Parquet folder or CSV files) at the source on a Dask cluster
-  (``--scheduler ADDR`` or ``--workers N``), each partition with its own noise stream
-  (:mod:`privad.relaxed.distributed`); the output folder (one Parquet part per partition)
-  appears complete or not at all, after the archive's one ledger spend.
-
-Every mistake (bad option, unreadable file, a server refusing a request) is a
+Each command parses its options, makes one library call and renders: ``send`` is
+:func:`privad.services.sensor_client.send_file`, ``perturb`` is
+:func:`privad.relaxed.perturb_archive`, ``calibrate`` is
+:func:`privad.relaxed.pipeline.server_parameters`. Every mistake is a
 :class:`~privad.errors.PrivadError`: ``privad.cli.main`` prints it on one line and exits 2.
 """
 
@@ -29,7 +14,6 @@ import json
 import sys
 from typing import Any
 
-import numpy as np
 import typer
 
 from privad.cli._data import EXCLUDE_OPTION
@@ -41,12 +25,18 @@ from privad.cli._options import (
     WORKERS_OPTION,
     Choice,
     Integer,
+    Number,
+    Numbers,
     ca_cert_option,
     check_output_path,
     cluster_of,
+    columns_option,
     existing_file,
+    parse_choice,
+    required_secret,
     retries_option,
     scope_option,
+    seed_option,
     timeout_option,
 )
 from privad.cli._render import (
@@ -56,32 +46,136 @@ from privad.cli._render import (
     jsonable,
     print_json,
     print_lines,
+    warn,
 )
-from privad.cli._sensor_options import (
-    ANALYST_OPTION,
-    CENTRE_CHOICES,
-    COLUMNS_OPTION,
-    EPSILON_OPTION,
-    EXCHANGE_CHOICES,
-    GS_OPTION,
-    P_O_OPTION,
-    RS_OPTION,
-    SCALING_OPTION,
-    SEED_OPTION,
-    TOKEN_OPTION,
-    UNIT_OPTION,
-    format_choice,
-    given_sensitivities,
-    guarantee_options,
-    p_o_option,
-    scaling_option,
-    sensor_token,
-    warn_seed,
-)
-from privad.cli._sensor_send import SendJob, send_windows
-from privad.errors import DataError, ParameterError
+from privad.errors import ParameterError
 
 __all__ = ["register", "sensor_app"]
+
+
+def _opt(default: Any, name: str, metavar: str | None, help: str, parser: Any = None) -> Any:
+    """One option: ``parser`` (an option type of :mod:`privad.cli._options`) bound to it."""
+    bound = None if parser is None else parser.bind(name)
+    return typer.Option(default, name, metavar=metavar, help=help, parser=bound)
+
+
+def p_o_option(help: str = "Outlier percentage for eq. (1), in (0, 100).") -> Any:
+    """``--p-o P``: the outlier percentage of eq. (1)."""
+    percent = Number("a percentage in (0, 100), e.g. 10", strict=True, maximum=100.0, below=True)
+    return _opt(10.0, "--p-o", "P", help, percent)
+
+
+def scaling_option(
+    help: str = "Step 1a (reconstruction): relaxed-sensitivity (default), isotropic or none.",
+) -> Any:
+    """``--scaling S``: step 1a's scaling of the columns."""
+    return _opt(
+        "relaxed-sensitivity",
+        "--scaling",
+        "S",
+        help,
+        Choice(("relaxed-sensitivity", "isotropic", "none")),
+    )
+
+
+COLUMNS_OPTION: Any = columns_option(
+    "Columns to use, by header name or 0-based position; repeat or separate with commas. "
+    "Default: every column."
+)
+RS_OPTION: Any = _opt(
+    None,
+    "--relaxed-sensitivity",
+    "RS",
+    "RS_j per column (comma-separated, measurement units) instead of --history.",
+    Numbers("relaxed sensitivities > 0"),
+)
+SEED_OPTION: Any = seed_option(
+    "Reproducible noise, FOR TESTS ONLY: whoever knows the seed can remove the noise."
+)
+GS_OPTION: Any = _opt(
+    None,
+    "--global-sensitivity",
+    "GS",
+    "Domain width GS_j per column (comma-separated, or one for all) for the outliers' "
+    "ε' = ε·GS/RS.",
+    Numbers("domain widths > 0"),
+)
+UNIT_OPTION: Any = _opt(
+    "record",
+    "--guarantee-unit",
+    "U",
+    "Neighbouring records differ in a whole record (record, default: d·ε) or one "
+    "value (column: ε).",
+    Choice(("record", "column")),
+)
+EPSILON_OPTION: Any = _opt(..., "--epsilon", "E", "ε > 0 per column value.", POSITIVE)
+ANALYST_OPTION: Any = _opt(..., "--analyst", "URL", "The analyst server.")
+TOKEN_HELP = "This sensor's token. Default: $PRIVAD_SENSOR_TOKEN."
+
+
+def _token(help: str = TOKEN_HELP) -> Any:
+    return typer.Option(None, "--token", metavar="SECRET", envvar="PRIVAD_SENSOR_TOKEN", help=help)
+
+
+def _ledger(help: str) -> Any:
+    return _opt(None, "--ledger", "PATH", help)
+
+
+def _budget(help: str) -> Any:
+    return _opt(None, "--budget", "E", help, POSITIVE)
+
+
+def _history(help: str) -> Any:
+    return _opt(None, "--history", "FILE", help)
+
+
+def guarantee_options(global_sensitivity: list[float] | None, ledger: str | None, what: str) -> Any:
+    """``--global-sensitivity`` (one value: every column) and ``--ledger``. Every release is
+    charged to a ledger, and a guarantee for outliers needs a domain width, so the former
+    is required."""
+    if global_sensitivity is None:
+        raise ParameterError(
+            f"--global-sensitivity is required: {what} release is charged to a privacy "
+            "ledger (--ledger, default $PRIVAD_LEDGER or ~/.privad/ledger.sqlite), and without "
+            "a domain width outliers have no finite ε', so its guarantee cannot be stated"
+        )
+    if ledger is not None:
+        check_output_path(ledger, "--ledger", "store")
+    return global_sensitivity[0] if len(global_sensitivity) == 1 else global_sensitivity
+
+
+def given_sensitivities(
+    relaxed_sensitivity: list[float] | None,
+    history: str | None,
+    columns: list[str] | None,
+    exclude: list[str] | None,
+    p_o: float,
+) -> Any:
+    """RS from ``--relaxed-sensitivity`` or from ``--history`` (eq. 1); None without both
+    (:func:`privad.relaxed.stream_sensitivities` then decides, for a stream)."""
+    from privad.relaxed import relaxed_sensitivity as estimate_rs
+    from privad.services.streams import read_csv_array
+
+    if relaxed_sensitivity is not None and history is not None:
+        raise ParameterError("give --relaxed-sensitivity or --history, not both")
+    if history is None:
+        return relaxed_sensitivity
+    path = existing_file(history, "--history")
+    return estimate_rs(read_csv_array(path, columns=columns, exclude=exclude, source=history), p_o)
+
+
+def warn_seed(seed: int | None) -> None:
+    if seed is not None:
+        warn("--seed makes the noise reproducible; use it for tests only, never for a real release")
+
+
+def format_choice(text: str, as_json: bool, choices: tuple[str, ...]) -> str:
+    """``--format`` (one of ``choices``), which ``--json`` sets to json."""
+    fmt = parse_choice(text, "--format", choices)
+    if as_json and fmt not in ("json", choices[0]):
+        raise ParameterError(f"--json and --format {fmt} contradict each other; give one")
+    return "json" if as_json else fmt
+
 
 sensor_app = typer.Typer(
     name="sensor",
@@ -104,80 +198,64 @@ def send(
         "from standard input; windows are sent as soon as they are complete.",
     ),
     analyst: str = ANALYST_OPTION,
-    correction: str = typer.Option(
-        ..., "--correction", metavar="URL", help="The correction server."
+    correction: str = _opt(..., "--correction", "URL", "The correction server."),
+    token: str | None = _token(
+        "This sensor's token (its name at the servers is the sensor id). Default: "
+        "$PRIVAD_SENSOR_TOKEN."
     ),
-    token: str | None = typer.Option(
-        None,
-        "--token",
-        metavar="SECRET",
-        envvar="PRIVAD_SENSOR_TOKEN",
-        help="This sensor's token (its name at the servers is the sensor id). Default: "
-        "$PRIVAD_SENSOR_TOKEN.",
-    ),
-    correction_token: str | None = typer.Option(
+    correction_token: str | None = _opt(
         None,
         "--correction-token",
-        metavar="SECRET",
-        help="This sensor's token at the correction server, if it differs from --token.",
+        "SECRET",
+        "This sensor's token at the correction server, if it differs from --token.",
     ),
     epsilon: float = EPSILON_OPTION,
-    window: int = typer.Option(
-        ...,
-        "--window",
-        metavar="N",
-        help="Records per window.",
-        parser=Integer("a number of records >= 1", minimum=1).bind("--window"),
+    window: int = _opt(
+        ..., "--window", "N", "Records per window.", Integer("a number of records >= 1", minimum=1)
     ),
-    history: str | None = typer.Option(
-        None,
-        "--history",
-        metavar="FILE",
-        help="Historical data (CSV, same columns) for the relaxed sensitivities (eq. 1). "
+    history: str | None = _history(
+        "Historical data (CSV, same columns) for the relaxed sensitivities (eq. 1). "
         "Without it and without --relaxed-sensitivity the first window is used (as in the "
-        "paper's experiments; a deployment should use past data).",
+        "paper's experiments; a deployment should use past data)."
     ),
-    p_o: float = P_O_OPTION,
+    p_o: float = p_o_option(),
     relaxed_sensitivity: Any = RS_OPTION,
-    scaling: str = SCALING_OPTION,
-    d_diff_centres: str = typer.Option(
+    scaling: str = scaling_option(),
+    d_diff_centres: str = _opt(
         "separate",
         "--d-diff-centres",
-        metavar="C",
-        help="Step 1c (reconstruction): separate (default: c for T, c' for T') or original.",
-        parser=Choice(CENTRE_CHOICES).bind("--d-diff-centres"),
+        "C",
+        "Step 1c (reconstruction): separate (default: c for T, c' for T') or original.",
+        Choice(("separate", "original")),
     ),
     columns: list[str] | None = COLUMNS_OPTION,
     exclude: list[str] | None = EXCLUDE_OPTION,
-    first_window: int = typer.Option(
+    first_window: int = _opt(
         0,
         "--first-window",
-        metavar="W",
-        help="Number of the first new window (default 0, or after the last window the journal "
+        "W",
+        "Number of the first new window (default 0, or after the last window the journal "
         "sent to these servers with this token).",
-        parser=Integer("an integer >= 0", minimum=0).bind("--first-window"),
+        Integer("an integer >= 0", minimum=0),
     ),
-    partial: str = typer.Option(
+    partial: str = _opt(
         "send",
         "--partial",
-        metavar="P",
-        help="A last window with fewer than N records: send (default) or drop.",
-        parser=Choice(("send", "drop")).bind("--partial"),
+        "P",
+        "A last window with fewer than N records: send (default) or drop.",
+        Choice(("send", "drop")),
     ),
     seed: int | None = SEED_OPTION,
-    ledger: str | None = typer.Option(
-        None,
-        "--ledger",
-        metavar="PATH",
-        help="Privacy ledger (SQLite) charged with each window's release before it is sent, "
+    ledger: str | None = _ledger(
+        "Privacy ledger (SQLite) charged with each window's release before it is sent, "
         "in scope SCOPE/rows-DIGEST (the content digest of the window's records). Default: "
-        "$PRIVAD_LEDGER or ~/.privad/ledger.sqlite.",
+        "$PRIVAD_LEDGER or ~/.privad/ledger.sqlite."
     ),
-    journal: str | None = typer.Option(
+    journal: str | None = _opt(
         None,
         "--journal",
-        metavar="PATH",
-        help="The sensor's record of released rows (SQLite, keyed by row, so whatever "
+        "PATH",
+        "The sensor's record of released rows (SQLite, keyed by row, so whatever "
         "--window): a rerun skips rows already released and completes an interrupted window "
         "with its journalled messages. Default: $PRIVAD_SENSOR_JOURNAL or "
         "~/.privad/sensor-journal.sqlite.",
@@ -188,44 +266,38 @@ def send(
         help="Release records that were released before again, with new noise (charged "
         "again: their protection adds up).",
     ),
-    exchange: str = typer.Option(
+    exchange: str = _opt(
         "protected",
         "--exchange",
-        metavar="X",
-        help="protected (default: d_diff with Laplace noise under ε_CS, so the correction "
+        "X",
+        "protected (default: d_diff with Laplace noise under ε_CS, so the correction "
         "server's view and the corrected output have a guarantee) or unprotected (the "
         "paper's exchange: no guarantee for them).",
-        parser=Choice(EXCHANGE_CHOICES).bind("--exchange"),
+        Choice(("protected", "unprotected")),
     ),
-    cs_epsilon: float | None = typer.Option(
+    cs_epsilon: float | None = _opt(
         None,
         "--cs-epsilon",
-        metavar="E",
-        help="ε_CS of the d_diff noise, in the guarantee unit. Default: the perturbation's ε "
+        "E",
+        "ε_CS of the d_diff noise, in the guarantee unit. Default: the perturbation's ε "
         "in that unit.",
-        parser=POSITIVE.bind("--cs-epsilon"),
+        POSITIVE,
     ),
-    tp_epsilon: float | None = typer.Option(
+    tp_epsilon: float | None = _opt(
         None,
         "--tp-epsilon",
-        metavar="E",
-        help="ε_TP: Laplace noise on the one value d_TP the analyst learns, in the guarantee "
+        "E",
+        "ε_TP: Laplace noise on the one value d_TP the analyst learns, in the guarantee "
         "unit (protected exchange only). d_TP alone is then min(ε_TP, ε_CS)-DP; the "
         "analyst's whole view stays bounded by ε_T + ε_CS, and nothing more is charged. "
         "Default: none.",
-        parser=POSITIVE.bind("--tp-epsilon"),
+        POSITIVE,
     ),
-    scope: str = typer.Option(
-        "relaxed-sensor", "--scope", metavar="SCOPE", help="Base name of the ledger scopes."
-    ),
-    budget: float | None = typer.Option(
-        None,
-        "--budget",
-        metavar="E",
-        help="Total ε of each window's scope when it has no budget yet. Default: one "
+    scope: str = _opt("relaxed-sensor", "--scope", "SCOPE", "Base name of the ledger scopes."),
+    budget: float | None = _budget(
+        "Total ε of each window's scope when it has no budget yet. Default: one "
         "release (the window's ε), so the same records are never released twice unless "
-        "forced.",
-        parser=POSITIVE.bind("--budget"),
+        "forced."
     ),
     global_sensitivity: Any = GS_OPTION,
     guarantee_unit: str = UNIT_OPTION,
@@ -246,6 +318,8 @@ def send(
     A line per window on standard output (none with --quiet); with --json, one JSON
     document at the end instead, with every window's corrected outliers.
     """
+    from privad.services.sensor_client import SendStarted, SkippedRows, send_file
+
     for value, option in ((cs_epsilon, "--cs-epsilon"), (tp_epsilon, "--tp-epsilon")):
         if exchange == "unprotected" and value is not None:
             raise ParameterError(
@@ -254,94 +328,143 @@ def send(
             )
     if journal is not None:
         check_output_path(journal, "--journal", "store")
-    job = SendJob(
-        data=data,
+    secret = required_secret(token, "--token", "PRIVAD_SENSOR_TOKEN")
+    rs = given_sensitivities(relaxed_sensitivity, history, columns, exclude, p_o)
+    gs = guarantee_options(global_sensitivity, ledger, "each window's")
+    source = sys.stdin if data == "-" else existing_file(data, "DATA")
+    warn_seed(seed)
+
+    def say(event: Any) -> None:
+        if quiet or as_json:
+            return
+        if isinstance(event, SendStarted):
+            typer.echo("each window: " + "; ".join(event.views.lines()))
+            typer.echo(
+                f"charged to scope {event.scope}/rows-DIGEST in {event.ledger}; "
+                f"journal {event.journal}"
+            )
+        elif isinstance(event, SkippedRows):
+            typer.echo(
+                f"rows {event.first_row}..{event.first_row + event.n - 1}: already released "
+                f"(window(s) {_span(event.windows)}); skipped (--force-rerelease to release "
+                "them again, charged)"
+            )
+        else:
+            typer.echo(_window_line(event))
+
+    r = send_file(
+        source,  # type: ignore[arg-type]
         analyst=analyst,
         correction=correction,
-        secret=sensor_token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
+        token=secret,
         correction_token=correction_token,
-        eps=epsilon,
-        size=window,
-        first=first_window,
+        epsilon=epsilon,
+        window=window,
+        relaxed_sensitivity=rs,
         p_o=p_o,
-        rs=given_sensitivities(relaxed_sensitivity, history, columns, exclude, p_o),
+        global_sensitivity=gs,
         scaling=scaling,
-        centres=d_diff_centres,
-        unit=guarantee_unit,
-        gs=guarantee_options(global_sensitivity, ledger, "each window's"),
+        d_diff_centres=d_diff_centres,
+        guarantee_unit=guarantee_unit,
         exchange=exchange,
-        cs_eps=cs_epsilon,
-        tp_eps=tp_epsilon,
-        keep_partial=partial == "send",
+        cs_epsilon=cs_epsilon,
+        tp_epsilon=tp_epsilon,
         columns=columns,
         exclude=exclude,
-        seed=seed,
+        first_window=first_window,
+        partial=partial == "send",
+        on_released="force" if force_rerelease else "skip",
+        close=not no_close,
         ledger=ledger,
         journal=journal,
         scope=scope,
         budget=budget,
-        force_rerelease=force_rerelease,
         timeout=timeout,
         retries=retries,
         verify=ca_cert or True,
-        close=not no_close,
-        quiet=quiet,
-        as_json=as_json,
+        rng=seed,
+        on_event=say,
     )
-    warn_seed(seed)
-    send_windows(job)
+    numbers = [w.window for w in r.sent]
+    summary = (
+        f"sent {len(numbers)} window(s), {r.records} record(s)"
+        f"{f' (windows {_span(numbers)})' if numbers else ''}; "
+        f"{r.skipped_records} record(s) already released, skipped"
+    )
+    emit(
+        r.to_dict(),
+        as_json,
+        lambda console: None if quiet else console.print(summary, markup=False),
+    )
+
+
+def _span(numbers: Any) -> str:
+    """``"3"`` or ``"3..7"`` (smallest..largest)."""
+    lo, hi = min(numbers), max(numbers)
+    return str(lo) if lo == hi else f"{lo}..{hi}"
+
+
+def _window_line(report: Any) -> str:
+    """The line ``privad sensor send`` prints for one window's report."""
+    how = {
+        "sent": "sent",
+        "forced": "sent (forced re-release, charged again)",
+        "resumed": "sent (completed from the journal: an identical copy)",
+        "closed": "closed (uploaded before an interruption)",
+    }[report.status]
+    if report.outliers is None:
+        return f"window {report.window}: {report.n} record(s) {how.replace('sent', 'uploaded', 1)}"
+    return (
+        f"window {report.window}: {report.n} record(s) {how}; {report.n_presumed} presumed "
+        f"outlier(s) before correction, {report.outliers.size} corrected outlier(s)"
+    )
+
+
+def _analyst_client(analyst: str, token: str | None, timeout: float, ca_cert: str | None) -> Any:
+    from privad.services.clients import AnalystClient
+
+    secret = required_secret(token, "--token", "PRIVAD_SENSOR_TOKEN")
+    return AnalystClient(analyst, secret, timeout=timeout, verify=ca_cert or True)
 
 
 @sensor_app.command("result")
 def result(
     analyst: str = ANALYST_OPTION,
-    token: str | None = TOKEN_OPTION,
-    window: int | None = typer.Option(
+    token: str | None = _token(),
+    window: int | None = _opt(
         None,
         "--window",
-        metavar="W",
-        help="One window. Default: every closed window.",
-        parser=Integer("an integer >= 0", minimum=0).bind("--window"),
+        "W",
+        "One window. Default: every closed window.",
+        Integer("an integer >= 0", minimum=0),
     ),
-    output_format: str = typer.Option(
+    output_format: str = _opt(
         "csv",
         "--format",
-        metavar="F",
-        help="csv (default: 'window,index' lines, indices within the window) or json (full "
+        "F",
+        "csv (default: 'window,index' lines, indices within the window) or json (full "
         "results; the same as --json).",
     ),
-    out: str | None = typer.Option(
-        None, "--out", metavar="FILE", help="Write to FILE (atomically) instead of stdout."
-    ),
+    out: str | None = _opt(None, "--out", "FILE", "Write to FILE (atomically) instead of stdout."),
     timeout: float = timeout_option(),
     ca_cert: str | None = ca_cert_option("analyst"),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Print the corrected outlier indices of this sensor's closed windows."""
     from privad.io import atomic_write
-    from privad.services.clients import AnalystClient
 
     fmt = format_choice(output_format, as_json, ("csv", "json"))
-    w = window
     target = None if out is None else check_output_path(out, "--out")
-    client = AnalystClient(
-        analyst,
-        sensor_token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
-        timeout=timeout,
-        verify=ca_cert or True,
-    )
-    with client:
-        if w is not None:
-            results = [client.outliers(w)]
+    with _analyst_client(analyst, token, timeout, ca_cert) as client:
+        if window is not None:
+            results = [client.outliers(window)]
         else:
-            results = [
-                client.outliers(x["window"]) for x in client.windows() if x["status"] == "closed"
-            ]
+            closed = [x["window"] for x in client.windows() if x["status"] == "closed"]
+            results = [client.outliers(w) for w in closed]
     if fmt == "json":
-        text = json.dumps(jsonable(results if w is None else results[0]), indent=1) + "\n"
+        text = json.dumps(jsonable(results if window is None else results[0]), indent=1) + "\n"
     else:
-        lines = ["window,index"]
-        lines += [f"{r['window']},{i}" for r in results for i in r["outliers"]]
+        lines = ["window,index"] + [f"{r['window']},{i}" for r in results for i in r["outliers"]]
         text = "\n".join(lines) + "\n"
     if target is None:
         sys.stdout.write(text)
@@ -353,13 +476,9 @@ def result(
 @sensor_app.command("close")
 def close(
     analyst: str = ANALYST_OPTION,
-    token: str | None = TOKEN_OPTION,
-    window: int = typer.Option(
-        ...,
-        "--window",
-        metavar="W",
-        help="The window to close.",
-        parser=Integer("an integer >= 0", minimum=0).bind("--window"),
+    token: str | None = _token(),
+    window: int = _opt(
+        ..., "--window", "W", "The window to close.", Integer("an integer >= 0", minimum=0)
     ),
     timeout: float = timeout_option(),
     ca_cert: str | None = ca_cert_option("analyst"),
@@ -369,26 +488,13 @@ def close(
 
     Idempotent: a closed window answers its stored result.
     """
-    from privad.services.clients import AnalystClient
-
-    w = window
-    client = AnalystClient(
-        analyst,
-        sensor_token(token, "--token", "PRIVAD_SENSOR_TOKEN"),
-        timeout=timeout,
-        verify=ca_cert or True,
+    with _analyst_client(analyst, token, timeout, ca_cert) as client:
+        r = client.close_window(window)
+    line = (
+        f"window {window}: {r['n']} record(s); {r['n_presumed_outliers']} presumed outlier(s) "
+        f"before correction, {len(r['outliers'])} corrected outlier(s)"
     )
-    with client:
-        r = client.close_window(w)
-    emit(
-        r,
-        as_json,
-        lambda console: console.print(
-            f"window {w}: {r['n']} record(s); {r['n_presumed_outliers']} presumed outlier(s) "
-            f"before correction, {len(r['outliers'])} corrected outlier(s)",
-            markup=False,
-        ),
-    )
+    emit(r, as_json, lambda console: console.print(line, markup=False))
 
 
 @sensor_app.command("calibrate")
@@ -400,20 +506,19 @@ def calibrate(
     scaling: str = scaling_option(
         "Step 1a: relaxed-sensitivity (default), isotropic or none (as for send)."
     ),
-    min_samples: int | None = typer.Option(
+    min_samples: int | None = _opt(
         None,
         "--min-samples",
-        metavar="M",
-        help="DBSCAN minPts. Default: 0.5% of the history's records (at least 2); use a "
+        "M",
+        "DBSCAN minPts. Default: 0.5% of the history's records (at least 2); use a "
         "history of one window's size.",
-        parser=COUNT.bind("--min-samples"),
+        COUNT,
     ),
-    output_format: str = typer.Option(
+    output_format: str = _opt(
         "text",
         "--format",
-        metavar="F",
-        help="text (default), json (the same as --json), or env (NAME=VALUE lines for a "
-        "shell's eval).",
+        "F",
+        "text (default), json (the same as --json), or env (NAME=VALUE lines for a shell's eval).",
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -422,55 +527,33 @@ def calibrate(
     Not private: it reads the historical data in the clear, as the paper's parameters are
     fixed from past data before the protocol runs.
     """
-    from privad.relaxed import (
-        DBSCANDetector,
-        column_divisors,
-        dbscan_parameters,
-        estimate_outlier_layer_width,
-        relaxed_sensitivity,
-    )
+    from privad.relaxed.pipeline import server_parameters
     from privad.services.streams import read_csv_array
 
-    p_o_v = p_o
     fmt = format_choice(output_format, as_json, ("text", "json", "env"))
-    scaling_v, ms = scaling, min_samples
-    H = read_csv_array(
-        existing_file(history, "HISTORY"),
-        columns=columns,
-        exclude=exclude,
-        source=history,
+    path = existing_file(history, "HISTORY")
+    H = read_csv_array(path, columns=columns, exclude=exclude, source=history)
+    p = server_parameters(H, p_o, scaling=scaling, min_samples=min_samples)
+    rs, eps, ms, w_o = (
+        p["relaxed_sensitivity"],
+        p["eps"],
+        p["min_samples"],
+        p["outlier_layer_width"],
     )
-    rs = relaxed_sensitivity(H, p_o_v)
-    divisors = column_divisors(scaling_v, rs)
-    Hs = H / divisors
-    eps, ms_v = dbscan_parameters(Hs, p_o_v, min_samples=ms)
-    outliers = DBSCANDetector(eps, ms_v)(Hs)
-    w_o = estimate_outlier_layer_width(Hs, outliers)
-    params = {
-        "n": int(H.shape[0]),
-        "p_o": p_o_v,
-        "scaling": scaling_v,
-        "relaxed_sensitivity": rs.tolist(),
-        "divisors": np.asarray(divisors).tolist(),
-        "eps": eps,
-        "min_samples": ms_v,
-        "outlier_layer_width": w_o,
-        "historical_outliers": int(outliers.size),
-    }
     if fmt == "json":
-        print_json(params)
+        print_json(p)
     elif fmt == "env":
-        typer.echo(f"PRIVAD_RELAXED_SENSITIVITY={','.join(repr(v) for v in rs.tolist())}")
-        typer.echo(f"PRIVAD_EPS={eps!r}")
-        typer.echo(f"PRIVAD_MIN_SAMPLES={ms_v}")
-        typer.echo(f"PRIVAD_W_O={w_o!r}")
+        typer.echo(f"PRIVAD_RELAXED_SENSITIVITY={','.join(repr(v) for v in rs)}")
+        typer.echo(f"PRIVAD_EPS={eps!r}\nPRIVAD_MIN_SAMPLES={ms}\nPRIVAD_W_O={w_o!r}")
     else:
-        rs_text = ", ".join(f"{v:.6g}" for v in rs.tolist())
-        typer.echo(f"history: {params['n']} record(s), p_o = {p_o_v:g}%, scaling {scaling_v}")
-        typer.echo(f"relaxed sensitivity RS (sensor --relaxed-sensitivity): {rs_text}")
+        typer.echo(f"history: {p['n']} record(s), p_o = {p_o:g}%, scaling {scaling}")
         typer.echo(
-            f"DBSCAN eps, minPts (analyst --eps, --min-samples): {eps!r}, {ms_v} "
-            f"({outliers.size} historical outliers)"
+            f"relaxed sensitivity RS (sensor --relaxed-sensitivity): "
+            f"{', '.join(f'{v:.6g}' for v in rs)}"
+        )
+        typer.echo(
+            f"DBSCAN eps, minPts (analyst --eps, --min-samples): {eps!r}, {ms} "
+            f"({p['historical_outliers']} historical outliers)"
         )
         typer.echo(f"w_O (correction --outlier-layer-width): {w_o!r}")
 
@@ -493,38 +576,28 @@ def perturb(
         "space of step 1a), written by the workers, renamed into place when complete.",
     ),
     epsilon: float = EPSILON_OPTION,
-    history: str | None = typer.Option(
-        None,
-        "--history",
-        metavar="FILE",
-        help="Historical data (CSV, same columns) for the relaxed sensitivities (eq. 1).",
+    history: str | None = _history(
+        "Historical data (CSV, same columns) for the relaxed sensitivities (eq. 1)."
     ),
-    p_o: float = P_O_OPTION,
+    p_o: float = p_o_option(),
     relaxed_sensitivity: Any = RS_OPTION,
-    scaling: str = SCALING_OPTION,
+    scaling: str = scaling_option(),
     columns: list[str] | None = COLUMNS_OPTION,
     exclude: list[str] | None = EXCLUDE_OPTION,
     scheduler: str | None = SCHEDULER_OPTION,
     workers: int | None = WORKERS_OPTION,
     worker_timeout: float | None = WORKER_TIMEOUT_OPTION,
     seed: int | None = SEED_OPTION,
-    ledger: str | None = typer.Option(
-        None,
-        "--ledger",
-        metavar="PATH",
-        help="Privacy ledger charged (once per partition, in scope SCOPE/rows-DIGEST keyed by "
+    ledger: str | None = _ledger(
+        "Privacy ledger charged (once per partition, in scope SCOPE/rows-DIGEST keyed by "
         "the content digest of the partition's records) before the output appears. Default: "
-        "$PRIVAD_LEDGER or ~/.privad/ledger.sqlite.",
+        "$PRIVAD_LEDGER or ~/.privad/ledger.sqlite."
     ),
     scope: str | None = scope_option("Base name of the ledger scopes. Default: relaxed-sensor."),
-    budget: float | None = typer.Option(
-        None,
-        "--budget",
-        metavar="E",
-        help="Total ε of each partition's scope when it has no budget yet. Default: one "
+    budget: float | None = _budget(
+        "Total ε of each partition's scope when it has no budget yet. Default: one "
         "release, so the same records (in a copy of the archive too) are never perturbed "
-        "and released twice.",
-        parser=POSITIVE.bind("--budget"),
+        "and released twice."
     ),
     global_sensitivity: Any = GS_OPTION,
     guarantee_unit: str = UNIT_OPTION,
@@ -533,123 +606,52 @@ def perturb(
     """Perturb a large archive at the source, partition by partition, on a Dask cluster.
 
     Steps 1a–1b of the sensor on every partition, each with its own noise stream
-    (privad.relaxed.distributed); the output is what the analyst would receive (𝒯').
+    (privad.relaxed.perturb_archive); the output is what the analyst would receive (𝒯').
     """
-    from privad.distributed import (
-        check_new_folder,
-        open_partitioned,
-        release_folder,
-        write_columns,
-    )
-    from privad.noise import Randomness
-    from privad.relaxed import Sensor
-    from privad.relaxed.distributed import perturb_partitions
+    from privad.relaxed import perturb_archive
 
-    eps, p_o_v, cols, excl = epsilon, p_o, columns, exclude
-    scaling_v, unit, seed_v, budget_v = scaling, guarantee_unit, seed, budget
     cluster = cluster_of(scheduler, workers, worker_timeout)
     gs = guarantee_options(global_sensitivity, ledger, "the archive's")
-    rs = given_sensitivities(relaxed_sensitivity, history, cols, excl, p_o_v)
+    rs = given_sensitivities(relaxed_sensitivity, history, columns, exclude, p_o)
     if rs is None:
         raise ParameterError(
             "give --relaxed-sensitivity or --history: the noise scale must "
             "not be estimated from the archive it protects"
         )
-    source = open_partitioned(archive, columns=cols, exclude=excl)
-    target = check_new_folder(out, "--out")
-    rs_v = np.asarray(rs, dtype=np.float64)
-    if rs_v.size == 1:  # one value for every column
-        rs_v = np.full(len(source.feature_names), rs_v[0])
-    sensor = Sensor(eps, rs_v, scaling=scaling_v, global_sensitivity=gs, guarantee_unit=unit)  # type: ignore[arg-type]
-    if sensor.n_columns != len(source.feature_names):
-        raise DataError(
-            f"{archive} has {len(source.feature_names)} column(s) but "
-            f"{sensor.n_columns} relaxed sensitivities were given"
-        )
-    warn_seed(seed_v)
-    from contextlib import ExitStack
-
-    import dask
-
-    from privad.accounting import Ledger, default_ledger_path
-    from privad.io import rows_digest
-
     base = scope if scope is not None else "relaxed-sensor"
-    g = sensor.guarantee()
-    book = Ledger(
-        ledger if ledger is not None else default_ledger_path(),
-        create=True,
-        default_budget=budget_v if budget_v is not None else g.epsilon,
-    )
-    try:
-        with StepProgress(quiet=as_json) as progress, ExitStack() as stack:
-            with progress.step("starting the Dask cluster"):
-                stack.enter_context(cluster.client())
-            with progress.step(f"reading and digesting the partitions of {archive}"):
-                table = source.load()
-                blocks = table.records.to_delayed().ravel()
-                digests = dask.compute(*[dask.delayed(rows_digest)(b) for b in blocks])
-            scopes = [f"{base}/rows-{d[:32]}" for d in digests]
-            for k, sc in enumerate(scopes):  # refused before any noise is drawn
-                book.check(sc, g)
-                if scopes.index(sc) != k and budget_v is None:
-                    raise DataError(
-                        f"partitions {scopes.index(sc)} and {k} of {archive} hold "
-                        "identical records: two noisy copies would release them "
-                        "twice (give --budget to allow it, charged twice)"
-                    )
-            job = perturb_partitions(sensor, table.records, rng=Randomness(seed_v))
-            with (
-                progress.step(f"perturbing {table.n_partitions} partition(s) and writing {target}"),
-                ExitStack() as spends,
-            ):
-                for k, (sc, d) in enumerate(zip(scopes, digests, strict=True)):
-                    spends.enter_context(
-                        book.reserve(
-                            sc,
-                            g,
-                            f"relaxed-DP perturbation of partition {k} of {archive} "
-                            f"({table.lengths[k]} records)",
-                            {
-                                "command": "privad sensor perturb",
-                                "archive": archive,
-                                "partition": k,
-                                "n": table.lengths[k],
-                                "digest": d,
-                                "out": str(target),
-                            },
-                        )
-                    )
-                perturbed = {
-                    name: job.perturbed[:, j] for j, name in enumerate(table.feature_names)
-                }
-                with release_folder(target) as tmp:  # durable and renamed on leaving
-                    write_columns(tmp, perturbed, table.lengths)
-                # leaving the ExitStack commits every spend, after the folder is published
-    finally:
-        book.close()
-    scales = ", ".join(f"{v:.6g}" for v in sensor.noise_scale.tolist())
+    check_output_path(out, "--out", "folder")
+    warn_seed(seed)
+    with StepProgress(quiet=as_json) as progress:
+        r = perturb_archive(
+            archive,
+            out,
+            epsilon=epsilon,
+            relaxed_sensitivity=rs,
+            global_sensitivity=gs,
+            scaling=scaling,
+            guarantee_unit=guarantee_unit,
+            columns=columns,
+            exclude=exclude,
+            ledger=ledger,
+            scope=base,
+            budget=budget,
+            scheduler=cluster.scheduler,
+            workers=cluster.workers,
+            worker_timeout=cluster.worker_timeout,
+            rng=seed,
+            step=progress.step,
+        )
+    scales = ", ".join(f"{v:.6g}" for v in r.noise_scale.tolist())
     lines = [
-        f"perturbed {table.n_records} record(s) x {sensor.n_columns} column(s) in "
-        f"{table.n_partitions} partition(s), each with its own noise stream",
-        f"divisors (step 1a): {', '.join(f'{v:.6g}' for v in sensor.divisors.tolist())}; "
+        f"perturbed {r.records} record(s) x {len(r.columns)} column(s) in "
+        f"{r.partitions} partition(s), each with its own noise stream",
+        f"divisors (step 1a): {', '.join(f'{v:.6g}' for v in r.divisors.tolist())}; "
         f"Laplace scale per column (scaled space): {scales}",
-        f"charged once per partition: {g.summary()} to scopes {base}/rows-DIGEST (the content "
-        f"digest of each partition's records) in {book.path}",
-        f"output: {target}",
+        f"charged once per partition: {r.guarantee.summary()} to scopes {base}/rows-DIGEST "
+        f"(the content digest of each partition's records) in {r.ledger}",
+        f"output: {r.output}",
     ]
-    payload = {
-        "records": table.n_records,
-        "columns": list(table.feature_names),
-        "partitions": table.n_partitions,
-        "divisors": sensor.divisors,
-        "noise_scale": sensor.noise_scale,
-        "guarantee": g.to_dict(),
-        "scopes": scopes,
-        "ledger": book.path,
-        "output": target,
-    }
-    emit(payload, as_json, lambda console: print_lines(console, lines))
+    emit(r.to_dict(), as_json, lambda console: print_lines(console, lines))
 
 
 def register(app: typer.Typer) -> None:

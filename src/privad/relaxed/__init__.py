@@ -20,76 +20,39 @@ notably the Figure 2 algorithm box, is reconstructed in ``docs/papers.md``):
   :mod:`privad.relaxed.protocol`;
 * the whole experiment pipeline with accuracy, subset size, baseline and timings:
   :mod:`privad.relaxed.pipeline`, :mod:`privad.relaxed.metrics`;
+* the release path of an archive perturbed on a Dask cluster, :func:`perturb_archive`
+  (:mod:`privad.relaxed.distributed`); a stream's windows are sent to the servers by
+  ``privad.services.sensor_client.send_file``;
 * the scheme as a scikit-learn estimator (perturb, detect with DBSCAN or any PyOD-style
   detector, correct; a ledger of every window): :class:`RelaxedDPDetector`
   (:mod:`privad.relaxed.estimator`).
 
 Every choice the paper leaves open is a named parameter whose docstring says it is our
-reading.
+reading. The package exports what a user needs (the estimator, the detectors, the parties,
+the jobs and the named parameter sets); the rest is imported from its submodule.
 """
 
 from typing import Any
 
-from privad.relaxed.correction import (
-    D_FP_RULES,
-    REDUCTIONS,
-    CorrectionLayers,
-    GapSplit,
-    SplitRule,
-    analyst_layers,
-    corrected_outliers,
-    estimate_outlier_layer_radius,
-    estimate_outlier_layer_width,
-    false_negative_layers,
-    presumed_radius,
-    reduction_thresholds,
-    split_presumed_outliers,
-)
+from privad.relaxed.correction import SplitRule
 from privad.relaxed.detectors import (
-    DBSCAN_BACKENDS,
-    DBSCAN_SHARES,
     AdaptiveDBSCANDetector,
     BallAnomalyDetector,
     DBSCANDetector,
-    OutlierDetector,
     ScoringOutlierDetector,
-    dbscan_candidates,
-    dbscan_noise,
     dbscan_parameters,
     laplace_scores,
 )
-from privad.relaxed.distances import (
-    D_DIFF_CENTRES,
-    centre,
-    centre_distances,
-    distance_differences,
-)
-from privad.relaxed.messages import (
-    MESSAGE_TYPES,
-    AnalystToCorrection,
-    AnalystToCorrection2,
-    CorrectionToAnalyst,
-    CorrectionToAnalyst2,
-    Message,
-    ProtocolError,
-    SensorToAnalyst,
-    SensorToCorrection,
-)
-from privad.relaxed.metrics import accuracy, subset_size
+from privad.relaxed.distributed import perturb_archive
+from privad.relaxed.messages import ProtocolError
 from privad.relaxed.parties import Analyst, CorrectionServer, Sensor
-from privad.relaxed.perturbation import laplace_columns, noise_scales
 from privad.relaxed.pipeline import (
-    DBSCAN_CALIBRATIONS,
-    OUTLIER_RADIUS_SOURCES,
-    Calibration,
-    PipelineResult,
     RelaxedExchange,
     RelaxedReconstruction,
     calibrate,
     run_pipeline,
 )
-from privad.relaxed.protocol import ProtocolRun, Transcript, TranscriptEntry, run_protocol
-from privad.relaxed.scaling import SCALINGS, column_divisors, scale_columns, unscale_columns
+from privad.relaxed.protocol import run_protocol
 from privad.relaxed.sensitivity import (
     relaxed_guarantee,
     relaxed_sensitivity,
@@ -97,70 +60,32 @@ from privad.relaxed.sensitivity import (
 )
 
 __all__ = [
-    "DBSCAN_BACKENDS",
-    "DBSCAN_CALIBRATIONS",
-    "DBSCAN_SHARES",
-    "D_DIFF_CENTRES",
-    "D_FP_RULES",
-    "MESSAGE_TYPES",
-    "OUTLIER_RADIUS_SOURCES",
-    "REDUCTIONS",
-    "SCALINGS",
-    "AdaptiveDBSCANDetector",
-    "Analyst",
-    "AnalystToCorrection",
-    "AnalystToCorrection2",
-    "BallAnomalyDetector",
-    "Calibration",
-    "CorrectionLayers",
-    "CorrectionServer",
-    "CorrectionToAnalyst",
-    "CorrectionToAnalyst2",
-    "DBSCANDetector",
-    "GapSplit",
-    "Message",
-    "OutlierDetector",
-    "PipelineResult",
-    "ProtocolError",
-    "ProtocolRun",
+    # the estimator and the detectors f_outlier a user picks
     "RelaxedDPDetector",
-    "RelaxedExchange",
-    "RelaxedReconstruction",
+    "DBSCANDetector",
+    "AdaptiveDBSCANDetector",
+    "BallAnomalyDetector",
     "ScoringOutlierDetector",
-    "Sensor",
-    "SensorToAnalyst",
-    "SensorToCorrection",
-    "SplitRule",
-    "Transcript",
-    "TranscriptEntry",
-    "accuracy",
-    "analyst_layers",
-    "calibrate",
-    "centre",
-    "centre_distances",
-    "column_divisors",
-    "corrected_outliers",
-    "dbscan_candidates",
-    "dbscan_noise",
     "dbscan_parameters",
-    "distance_differences",
-    "estimate_outlier_layer_radius",
-    "estimate_outlier_layer_width",
-    "false_negative_layers",
-    "laplace_columns",
     "laplace_scores",
-    "noise_scales",
-    "presumed_radius",
-    "reduction_thresholds",
-    "relaxed_guarantee",
-    "relaxed_sensitivity",
-    "stream_sensitivities",
-    "run_pipeline",
+    # the parties of the protocol (section 6) and an in-process run
+    "Sensor",
+    "Analyst",
+    "CorrectionServer",
     "run_protocol",
-    "scale_columns",
-    "split_presumed_outliers",
-    "subset_size",
-    "unscale_columns",
+    "ProtocolError",
+    # the archive's release path (the stream's is privad.services.sensor_client.send_file)
+    "perturb_archive",
+    # relaxed sensitivity (eq. 1) and its guarantee (Theorem 2)
+    "relaxed_sensitivity",
+    "relaxed_guarantee",
+    "stream_sensitivities",
+    # the reconstruction's named parameter sets and the experiment pipeline
+    "SplitRule",
+    "RelaxedReconstruction",
+    "RelaxedExchange",
+    "calibrate",
+    "run_pipeline",
 ]
 
 

@@ -197,6 +197,13 @@ class SplitRule:
     ------
     ParameterError
         a field outside its allowed values, named with what is allowed.
+
+    Examples
+    --------
+    >>> from privad.relaxed import SplitRule
+    >>> rule = SplitRule(max_fp_share=0.3)  # at most 30 % of O' may be called false positives
+    >>> rule.max_fp_share, rule.d_fp_rule
+    (0.3, 'min')
     """
 
     min_gap: float = 0.0
@@ -569,13 +576,9 @@ def estimate_outlier_layer_width(
         raise ParameterError(
             f"quantiles must satisfy 0 <= q_lo < q_hi <= 100, got {tuple(quantiles)!r}"
         )
-    idx = _outlier_indices(outliers, D.shape[0])
-    if idx.size < 2:
+    dist = _outlier_distances(D, outliers, centre)
+    if dist.size < 2:
         return 0.0
-    c = column_means(D) if centre is None else check_array(centre, "centre", ndim=1)
-    if c.shape != (D.shape[1],):
-        raise DataError(f"centre must have {D.shape[1]} coordinate(s), got shape {c.shape}")
-    dist = centre_distances(D[idx], c)
     hi, lo = np.percentile(dist, [q_hi, q_lo])
     return float(hi - lo)
 
@@ -598,14 +601,10 @@ def estimate_outlier_layer_radius(
 
     Parameters
     ----------
-    history:
-        Historical data D (n × d), already scaled by step 1a.
-    outliers:
-        Indices (or a boolean mask) of the historical outliers, e.g. ``f_outlier(D)``.
+    history, outliers, centre:
+        As for :func:`estimate_outlier_layer_width`.
     percentile:
         In [0, 100]; default 0 (the minimum).
-    centre:
-        The centre c; default the column means of D.
 
     Returns
     -------
@@ -619,13 +618,19 @@ def estimate_outlier_layer_radius(
     """
     D = check_array(history, "history")
     percentile = check_percentile(percentile, "percentile")
-    idx = _outlier_indices(outliers, D.shape[0])
-    if idx.size == 0:
+    dist = _outlier_distances(D, outliers, centre)
+    if dist.size == 0:
         raise DataError("estimating the outlier layer radius needs at least one historical outlier")
+    return float(np.percentile(dist, percentile))
+
+
+def _outlier_distances(D: np.ndarray, outliers: Any, centre: Any) -> np.ndarray:
+    """d_c(D[i]) for the historical outliers i, c the given centre or D's column means."""
+    idx = _outlier_indices(outliers, D.shape[0])
     c = column_means(D) if centre is None else check_array(centre, "centre", ndim=1)
     if c.shape != (D.shape[1],):
         raise DataError(f"centre must have {D.shape[1]} coordinate(s), got shape {c.shape}")
-    return float(np.percentile(centre_distances(D[idx], c), percentile))
+    return centre_distances(D[idx], c)
 
 
 def _outlier_indices(outliers: Any, n: int) -> np.ndarray:

@@ -183,6 +183,14 @@ class DBSCANDetector:
         one of :data:`DBSCAN_BACKENDS`.
     geometry_engine
         ball-count engine of the ``"geometry"`` backend.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.relaxed import DBSCANDetector
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.1], [0.1, 0.1], [5.0, 5.0]])
+    >>> DBSCANDetector(eps=0.2, min_samples=3)(X).tolist()  # the noise points
+    [4]
     """
 
     eps: float
@@ -218,6 +226,14 @@ class BallAnomalyDetector:
     Definition 2.2 of the sensitive-privacy paper: i is an anomaly iff ``B(i, r) <= β``,
     where the ball counts i itself. Counting uses :func:`privad.geometry.ball_counts`
     (``engine`` is passed on).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.relaxed import BallAnomalyDetector
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.1], [0.1, 0.1], [5.0, 5.0]])
+    >>> BallAnomalyDetector(beta=1, r=0.2)(X).tolist()  # B(i, 0.2) <= 1: alone in its ball
+    [4]
     """
 
     beta: int
@@ -262,6 +278,18 @@ class ScoringOutlierDetector:
     rng:
         Seeds the clones' ``random_state`` (:class:`privad.noise.Randomness`, a seed or
         ``None``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.relaxed import ScoringOutlierDetector
+    >>> from privad.detectors import SklearnOutlierAdapter
+    >>> from sklearn.neighbors import LocalOutlierFactor
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.1], [0.1, 0.1], [5.0, 5.0]])
+    >>> lof = SklearnOutlierAdapter(LocalOutlierFactor(n_neighbors=2, novelty=True))
+    >>> f = ScoringOutlierDetector(lof, p_o=20)
+    >>> f(X).tolist()  # the rows scored above the 80th percentile
+    [4]
     """
 
     def __init__(self, detector: Any, p_o: Any, rng: Any = None) -> None:
@@ -487,6 +515,15 @@ def dbscan_parameters(
     (eps, min_samples)
         If even the smallest grid value leaves less than the target as noise, the smallest
         value is returned.
+
+    Examples
+    --------
+    >>> from privad.datasets import make_sensor_ring
+    >>> from privad.relaxed import dbscan_parameters, relaxed_sensitivity
+    >>> H = make_sensor_ring(600, rng=1).X  # past data
+    >>> eps, min_samples = dbscan_parameters(H / relaxed_sensitivity(H, 10), 10)
+    >>> round(eps, 4), min_samples
+    (0.1585, 3)
     """
     from privad.relaxed.sensitivity import check_p_o
 
@@ -598,6 +635,17 @@ class AdaptiveDBSCANDetector:
         :class:`DBSCANDetector` objects (e.g. from :func:`dbscan_candidates`).
     p_o:
         The outlier percentage (0 < p_o < 100).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.relaxed import AdaptiveDBSCANDetector, DBSCANDetector
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.1], [0.1, 0.1], [5.0, 5.0]])
+    >>> f = AdaptiveDBSCANDetector([DBSCANDetector(0.2, 3), DBSCANDetector(0.2, 5)], p_o=20)
+    >>> f(X).tolist(), f.noise_shares  # the first candidate's share is p_o/100
+    ([4], (0.2, 1.0))
+    >>> f.selected.min_samples
+    3
     """
 
     def __init__(self, candidates: Any, p_o: Any) -> None:

@@ -1,5 +1,9 @@
 """The sensor's perturbation (steps 1a–1c) applied partition by partition, for large archives.
 
+:func:`perturb_archive` is the release path of a perturbed archive (``privad sensor
+perturb``): check and reserve each partition's guarantee, perturb on the workers, write the
+parts into a staging folder, rename it into place, commit.
+
 :func:`perturb_partitions` takes a configured :class:`~privad.relaxed.Sensor` and records
 held as a Dask array (row chunks = partitions, e.g.
 :attr:`privad.distributed.PartitionedTable.records`) and returns lazy Dask arrays:
@@ -24,21 +28,27 @@ Independent noise per partition
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from privad.accounting.guarantee import Guarantee
 from privad.errors import DataError, ParameterError
 from privad.noise import as_randomness
 from privad.relaxed.distances import centre_distances
 from privad.relaxed.parties import Sensor
 from privad.relaxed.perturbation import laplace_columns
 from privad.relaxed.scaling import scale_columns
+from privad.relaxed.sensitivity import column_sensitivities
 from privad.validation import check_array
 
-__all__ = ["PartitionedPerturbation", "perturb_partitions"]
+__all__ = ["ArchiveRelease", "PartitionedPerturbation", "perturb_archive", "perturb_partitions"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,4 +192,226 @@ def perturb_partitions(
         divisors=divisors,
         noise_scale=scales,
         n_partitions=len(blocks),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class ArchiveRelease:
+    """What :func:`perturb_archive` released (all of it public).
+
+    Attributes
+    ----------
+    records, columns, partitions
+        the archive's number of records, its perturbed columns and its partitions.
+    divisors, noise_scale
+        step 1a's divisors and the Laplace scale per column in the scaled space.
+    guarantee
+        what each partition's scope was charged (Theorem 2, :meth:`Sensor.guarantee`).
+    scopes
+        the ledger scope of each partition (``SCOPE/rows-DIGEST``).
+    ledger, output
+        the ledger's path and the output folder.
+    """
+
+    records: int
+    columns: tuple[str, ...]
+    partitions: int
+    divisors: np.ndarray
+    noise_scale: np.ndarray
+    guarantee: Guarantee
+    scopes: tuple[str, ...]
+    ledger: str
+    output: Path
+
+    def to_dict(self) -> dict[str, Any]:
+        """The release as JSON-ready data (``privad sensor perturb --json``)."""
+        return {
+            "records": self.records,
+            "columns": list(self.columns),
+            "partitions": self.partitions,
+            "divisors": self.divisors.tolist(),
+            "noise_scale": self.noise_scale.tolist(),
+            "guarantee": self.guarantee.to_dict(),
+            "scopes": list(self.scopes),
+            "ledger": self.ledger,
+            "output": str(self.output),
+        }
+
+
+def perturb_archive(
+    archive: str,
+    out: str | os.PathLike[str],
+    *,
+    epsilon: float,
+    relaxed_sensitivity: Any,
+    global_sensitivity: Any,
+    scaling: Any = "relaxed-sensitivity",
+    guarantee_unit: str = "record",
+    columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    ledger: str | os.PathLike[str] | None = None,
+    scope: str = "relaxed-sensor",
+    budget: float | None = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    worker_timeout: float | None = None,
+    rng: Any = None,
+    step: Callable[[str], Any] | None = None,
+) -> ArchiveRelease:
+    """Perturb an archive at the source on a Dask cluster: the archive's one release path.
+
+    Steps 1a–1b of :class:`~privad.relaxed.Sensor` on every partition, each with its own
+    noise stream (:func:`perturb_partitions`). The output is what the analyst receives, 𝒯'.
+    The order is the release path's: the sensor is built and validated once; every
+    partition's guarantee (Theorem 2, ``Sensor.guarantee()``: ε per non-outlier record,
+    ε' = ε·GS/RS for outliers) is checked in scope ``f"{scope}/rows-{DIGEST}"`` (the
+    content digest of the partition's records, :func:`privad.io.rows_digest`) before any
+    noise is drawn, then reserved; the workers perturb and write the parts into a staging
+    folder, which is made durable and renamed to ``out``; then every reservation is
+    committed. A failure before the rename cancels them all and leaves no folder.
+
+    Parameters
+    ----------
+    archive:
+        A Parquet folder or file, or CSV files (a glob); each file is a partition.
+    out:
+        A new folder for the perturbed archive (one Parquet part per input partition:
+        ``index`` and the perturbed columns, in the scaled space of step 1a).
+    epsilon, relaxed_sensitivity, global_sensitivity, scaling, guarantee_unit:
+        The sensor's parameters (:class:`~privad.relaxed.Sensor`); ``relaxed_sensitivity``
+        (RS_j of eq. 1, from past data, never from the archive it protects) and
+        ``global_sensitivity`` (GS_j) are a number for every column or one per column.
+    columns, exclude:
+        The archive's columns to perturb (names or positions), or to leave out.
+    ledger:
+        The privacy ledger's path; default ``$PRIVAD_LEDGER`` or ``~/.privad/ledger.sqlite``.
+    scope:
+        The base name of the partitions' scopes.
+    budget:
+        The total ε of a partition's scope when it has none yet. Default: one release, so
+        the same records (in a copy of the archive too) are never released twice; two
+        identical partitions in one archive are then refused.
+    scheduler, workers, worker_timeout:
+        The Dask cluster (:func:`privad.distributed.dask_client`; default a local one).
+    rng:
+        A seed or :class:`~privad.noise.Randomness`; ``None``: OS entropy. **Never seed a
+        real release.**
+    step:
+        ``step(text)`` returns a context manager around each stage (progress display).
+
+    Returns
+    -------
+    ArchiveRelease
+
+    Raises
+    ------
+    BudgetExceededError
+        A partition's scope cannot pay (nothing drawn, nothing written).
+    DataError
+        RS or GS do not match the archive's columns, or two partitions hold identical
+        records without ``budget``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from privad.relaxed import perturb_archive
+    >>> pd.DataFrame({"t": [20.5, 21.0, 22.5]}).to_parquet("archive.parquet")
+    >>> perturb_archive("archive.parquet", "perturbed", epsilon=1.0,
+    ...     relaxed_sensitivity=[2.0, 3.0], global_sensitivity=10.0)  # checked first
+    Traceback (most recent call last):
+    ...
+    privad.errors.DataError: archive.parquet has 1 column(s) but 2 relaxed sensitivities were given
+
+    On a cluster (a local one here, which takes seconds to start):
+
+    >>> r = perturb_archive("archive.parquet", "perturbed", epsilon=1.0,
+    ...     relaxed_sensitivity=2.0, global_sensitivity=10.0, ledger="ledger.sqlite",
+    ...     workers=1, rng=7)  # doctest: +SKIP
+    >>> r.records, r.partitions, r.guarantee.epsilon  # doctest: +SKIP
+    (3, 1, 1.0)
+    """
+    import dask
+
+    from privad.accounting import Ledger, default_ledger_path
+    from privad.distributed import (
+        check_new_folder,
+        dask_client,
+        open_partitioned,
+        release_folder,
+        write_columns,
+    )
+    from privad.io import rows_digest
+
+    stage = step or (lambda text: contextlib.nullcontext())
+    source = open_partitioned(archive, columns=columns, exclude=exclude)
+    target = check_new_folder(out, "out")
+    rs = column_sensitivities(relaxed_sensitivity, len(source.feature_names), archive)
+    sensor = Sensor(
+        epsilon,
+        rs,
+        scaling=scaling,
+        global_sensitivity=global_sensitivity,
+        guarantee_unit=guarantee_unit,
+        rng=rng,  # type: ignore[arg-type]
+    )
+    g = sensor.guarantee()
+    book = Ledger(
+        ledger if ledger is not None else default_ledger_path(),
+        create=True,
+        default_budget=budget if budget is not None else g.epsilon,
+    )
+    with book, contextlib.ExitStack() as stack:
+        with stage("starting the Dask cluster"):
+            stack.enter_context(
+                dask_client(scheduler, workers=workers, worker_timeout=worker_timeout)
+            )
+        with stage(f"reading and digesting the partitions of {archive}"):
+            table = source.load()
+            blocks = table.records.to_delayed().ravel()
+            digests = dask.compute(*[dask.delayed(rows_digest)(b) for b in blocks])
+        scopes = tuple(f"{scope}/rows-{h[:32]}" for h in digests)
+        for k, sc in enumerate(scopes):  # refused before any noise is drawn
+            book.check(sc, g)
+            if scopes.index(sc) != k and budget is None:
+                raise DataError(
+                    f"partitions {scopes.index(sc)} and {k} of {archive} hold identical "
+                    "records: two noisy copies would release them twice (give a budget to "
+                    "allow it, charged twice)"
+                )
+        job = perturb_partitions(sensor, table.records)
+        with (
+            stage(f"perturbing {table.n_partitions} partition(s) and writing {target}"),
+            contextlib.ExitStack() as spends,
+        ):
+            for k, (sc, h) in enumerate(zip(scopes, digests, strict=True)):
+                spends.enter_context(
+                    book.reserve(
+                        sc,
+                        g,
+                        f"relaxed-DP perturbation of partition {k} of {archive} "
+                        f"({table.lengths[k]} records)",
+                        {
+                            "command": "privad sensor perturb",
+                            "archive": archive,
+                            "partition": k,
+                            "n": table.lengths[k],
+                            "digest": h,
+                            "out": str(target),
+                        },
+                    )
+                )
+            perturbed = {name: job.perturbed[:, j] for j, name in enumerate(table.feature_names)}
+            with release_folder(target) as tmp:  # durable and renamed on leaving
+                write_columns(tmp, perturbed, table.lengths)
+            # leaving the ExitStack commits every spend, after the folder is published
+    return ArchiveRelease(
+        records=table.n_records,
+        columns=tuple(table.feature_names),
+        partitions=table.n_partitions,
+        divisors=sensor.divisors,
+        noise_scale=sensor.noise_scale,
+        guarantee=g,
+        scopes=scopes,
+        ledger=str(book.path),
+        output=target,
     )

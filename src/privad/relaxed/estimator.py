@@ -322,7 +322,7 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
                 "global_sensitivity (the width of each column's domain) is required: without "
                 "it outliers get no finite ε' and the release's guarantee cannot be charged"
             )
-        epsilon = check_epsilon(self.epsilon, per_answer=True)
+        epsilon = check_epsilon(self.epsilon)  # the Sensor warns above 20, once
         p_o = check_p_o(self.p_o)
         if self.contamination is not None:
             check_contamination(self.contamination)

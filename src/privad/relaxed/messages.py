@@ -57,7 +57,17 @@ __all__ = [
 
 
 class ProtocolError(PrivadError):
-    """A party received a message out of order or inconsistent with what it already holds."""
+    """A party received a message out of order or inconsistent with what it already holds.
+
+    Examples
+    --------
+    >>> from privad.relaxed import Analyst, DBSCANDetector, ProtocolError
+    >>> try:
+    ...     Analyst(DBSCANDetector(0.2, 3)).distances()  # before 𝒯' was received
+    ... except ProtocolError as exc:
+    ...     print(exc)
+    the analyst has no data yet
+    """
 
 
 def index_array(values: Any, name: str) -> np.ndarray:

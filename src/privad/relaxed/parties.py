@@ -95,7 +95,8 @@ class Sensor:
     Parameters
     ----------
     epsilon:
-        ε > 0 (non-outliers get ε-DP per column, Theorem 2).
+        ε > 0 (non-outliers get ε-DP per column, Theorem 2); above 20 a
+        :class:`~privad.errors.PrivacyWarning`, once, when the sensor is built.
     relaxed_sensitivity:
         ``RS_j`` per column in measurement units, from historical data (eq. 1,
         :func:`~privad.relaxed.sensitivity.relaxed_sensitivity`).
@@ -134,6 +135,24 @@ class Sensor:
         d_TP noise.
     rng:
         :class:`privad.noise.Randomness`, a seed, or ``None`` (OS entropy).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.relaxed import Sensor
+    >>> sensor = Sensor(0.5, [2.0, 4.0], global_sensitivity=[20.0, 40.0], rng=0)
+    >>> sensor.divisors.tolist()  # step 1a: column j divided by RS_j
+    [2.0, 4.0]
+    >>> sensor.noise_scale.round(6).tolist()  # step 1b: Lap(1/ε) per scaled column
+    [2.0, 2.0]
+    >>> g = sensor.guarantee()  # Theorem 2 per record: d·ε, and Σ_j ε·GS_j/RS_j for outliers
+    >>> g.epsilon, g.epsilon_outlier
+    (1.0, 10.0)
+    >>> sensor.views().release.epsilon  # with the protected exchange's ε_CS (eq. V2)
+    2.0
+    >>> to_analyst, to_correction = sensor.perturb(np.zeros((3, 2)))  # steps 1a-1c and 2
+    >>> to_analyst.perturbed.shape, to_correction.d_diff.shape
+    ((3, 2), (3,))
     """
 
     def __init__(
@@ -150,7 +169,7 @@ class Sensor:
         tp_epsilon: float | None = None,
         rng: Any = None,
     ) -> None:
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = check_epsilon(epsilon, per_answer=True)  # the one check of a run
         self.relaxed_sensitivity = check_relaxed_sensitivity(relaxed_sensitivity)
         self.divisors = column_divisors(scaling, self.relaxed_sensitivity)
         self.scaling = scaling if isinstance(scaling, str) else "explicit"
@@ -306,6 +325,16 @@ class Analyst:
     radius_percentile:
         The percentile of that estimate (default 50: the median perturbed core distance of
         the presumed outliers).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.relaxed import Analyst, DBSCANDetector, Sensor
+    >>> T = np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.1], [0.1, 0.1], [5.0, 5.0]])
+    >>> to_analyst, _ = Sensor(20.0, [1.0, 1.0], rng=0).perturb(T)  # S's step 2 message
+    >>> analyst = Analyst(DBSCANDetector(eps=0.5, min_samples=3))
+    >>> analyst.receive_data(to_analyst).presumed_outliers.tolist()  # O' = f_outlier(𝒯')
+    [4]
     """
 
     def __init__(
@@ -430,6 +459,15 @@ class CorrectionServer:
         with the paper's minima). ``rule.d_tp_percentile`` and ``rule.d_tp_floor`` change
         the value sent to the analyst (still one d_TP, as section 6.2 allows);
         ``rule.d_fp_rule`` stays with the correction server.
+
+    Examples
+    --------
+    >>> from privad.relaxed import CorrectionServer, SplitRule
+    >>> server = CorrectionServer(3.4, rule=SplitRule(max_fp_share=0.3))  # w_O, step 3's rule
+    >>> server.rule.max_fp_share
+    0.3
+
+    It takes part in a run through :func:`~privad.relaxed.run_protocol`.
     """
 
     def __init__(self, outlier_layer_width: float, rule: SplitRule = SplitRule()) -> None:

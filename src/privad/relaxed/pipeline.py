@@ -45,6 +45,7 @@ from privad.relaxed.distances import D_DIFF_CENTRES
 from privad.relaxed.metrics import accuracy, subset_size
 from privad.relaxed.parties import ANALYST_CENTRES, Analyst, CorrectionServer, Sensor
 from privad.relaxed.protocol import Transcript, run_protocol
+from privad.relaxed.scaling import column_divisors
 from privad.relaxed.sensitivity import check_p_o, relaxed_sensitivity
 from privad.relaxed.views import check_exchange
 from privad.validation import check_array, check_choice, check_epsilon, check_nonnegative
@@ -58,6 +59,7 @@ __all__ = [
     "RelaxedReconstruction",
     "calibrate",
     "run_pipeline",
+    "server_parameters",
 ]
 
 DBSCAN_CALIBRATIONS: tuple[str, ...] = ("adaptive", "history")
@@ -288,6 +290,13 @@ class RelaxedReconstruction:
     ------
     ParameterError
         a choice outside the allowed ones, named with what is allowed.
+
+    Examples
+    --------
+    >>> from privad.relaxed import RelaxedReconstruction, SplitRule
+    >>> rec = RelaxedReconstruction(reduction="notes", split=SplitRule(min_gap=0.5))
+    >>> rec.reduction, rec.split.min_gap, rec.dbscan_calibration
+    ('notes', 0.5, 'adaptive')
     """
 
     reduction: str = "radius"
@@ -379,6 +388,12 @@ class RelaxedExchange:
     ParameterError
         an unknown kind, a bad ε, or an ε with the unprotected exchange
         (:func:`~privad.relaxed.views.check_exchange`).
+
+    Examples
+    --------
+    >>> from privad.relaxed import RelaxedExchange
+    >>> RelaxedExchange("protected", cs_epsilon=1.0)
+    RelaxedExchange(kind='protected', cs_epsilon=1.0, tp_epsilon=None)
     """
 
     kind: Literal["protected", "unprotected"] = "unprotected"
@@ -392,6 +407,57 @@ class RelaxedExchange:
         object.__setattr__(self, "tp_epsilon", tp)
 
 
+def server_parameters(
+    history: Any,
+    p_o: float,
+    *,
+    scaling: Any = "relaxed-sensitivity",
+    min_samples: int | None = None,
+) -> dict[str, Any]:
+    """The public parameters of a deployment, fixed from historical data before any run.
+
+    Not private: like the paper's parameters, they are read in the clear from past data.
+    RS_j by eq. (1) (:func:`~privad.relaxed.relaxed_sensitivity`), step 1a's divisors, then
+    in the scaled space DBSCAN's ``eps`` and ``min_samples``
+    (:func:`~privad.relaxed.dbscan_parameters`) and the outlier layer's width w_O
+    (:func:`~privad.relaxed.correction.estimate_outlier_layer_width`) from the historical
+    outliers: what the sensor, the analyst and the correction server are configured with
+    (``privad sensor calibrate``).
+
+    Returns
+    -------
+    dict
+        ``n``, ``p_o``, ``scaling``, ``relaxed_sensitivity``, ``divisors``, ``eps``,
+        ``min_samples``, ``outlier_layer_width``, ``historical_outliers``.
+
+    Examples
+    --------
+    >>> from privad.datasets import make_sensor_ring
+    >>> from privad.relaxed.pipeline import server_parameters
+    >>> p = server_parameters(make_sensor_ring(600, rng=1).X, 10)
+    >>> round(p["eps"], 4), p["min_samples"], p["historical_outliers"]
+    (0.1585, 3, 57)
+    """
+    H = check_array(history, "history")
+    p_o = check_p_o(p_o)
+    rs = relaxed_sensitivity(H, p_o)
+    divisors = column_divisors(scaling, rs)
+    scaled = H / divisors
+    eps, min_samples = dbscan_parameters(scaled, p_o, min_samples=min_samples)
+    outliers = DBSCANDetector(eps, min_samples)(scaled)
+    return {
+        "n": int(H.shape[0]),
+        "p_o": p_o,
+        "scaling": scaling,
+        "relaxed_sensitivity": rs.tolist(),
+        "divisors": np.asarray(divisors).tolist(),
+        "eps": eps,
+        "min_samples": min_samples,
+        "outlier_layer_width": estimate_outlier_layer_width(scaled, outliers),
+        "historical_outliers": int(outliers.size),
+    }
+
+
 def calibrate(
     history: np.ndarray,
     p_o: float,
@@ -403,6 +469,15 @@ def calibrate(
     ``reconstruction`` says how (default :class:`RelaxedReconstruction`). For the adaptive
     DBSCAN family the historical outliers are every record that any member labels as noise
     (a conservative ρ: at most the inner edge of any member's layer).
+
+    Examples
+    --------
+    >>> from privad.datasets import make_sensor_ring
+    >>> from privad.relaxed import calibrate, relaxed_sensitivity
+    >>> H = make_sensor_ring(600, rng=1).X
+    >>> cal = calibrate(H / relaxed_sensitivity(H, 10), 10)  # in the scaled space of step 1a
+    >>> round(cal.w_o, 3), round(cal.outlier_radius, 3)
+    (3.437, 7.143)
     """
     H = check_array(history, "history")
     rec = RelaxedReconstruction() if reconstruction is None else reconstruction
@@ -505,6 +580,14 @@ def run_pipeline(
         (DBSCAN parameters, w_O and ρ from history), ``"detection_original"`` (O on 𝒯,
         evaluation only), ``"perturbation"``, ``"detection"`` (O' on 𝒯'), ``"split"``,
         ``"layers"``, ``"false_negatives"``, ``"correction"`` (steps 3–5) and ``"total"``.
+
+    Examples
+    --------
+    >>> from privad.datasets import make_sensor_ring
+    >>> from privad.relaxed import run_pipeline
+    >>> result = run_pipeline(make_sensor_ring(600, rng=0).X, 1.0, rng=0)
+    >>> result.accuracy
+    1.0
     """
     clock = time.perf_counter
     start = clock()

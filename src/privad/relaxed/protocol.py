@@ -109,6 +109,19 @@ def run_protocol(
     """Run the whole protocol in-process on the sensor's data 𝒯 and record the transcript.
 
     Each party object must be fresh (one run per object).
+
+    Examples
+    --------
+    >>> from privad.datasets import make_sensor_ring
+    >>> from privad.relaxed import Analyst, CorrectionServer, Sensor, calibrate, run_protocol
+    >>> from privad.relaxed import relaxed_sensitivity
+    >>> H, T = make_sensor_ring(600, rng=1).X, make_sensor_ring(600, rng=0).X
+    >>> rs = relaxed_sensitivity(H, 10)
+    >>> cal = calibrate(H / rs, 10)
+    >>> run = run_protocol(T, Sensor(1.0, rs, rng=2), Analyst(cal.detector),
+    ...                    CorrectionServer(cal.w_o))
+    >>> run.presumed_outliers.size, run.outliers.size  # |O'| on 𝒯', the corrected output
+    (56, 188)
     """
     transcript = Transcript()
     clock = time.perf_counter

@@ -31,6 +31,7 @@ __all__ = [
     "check_p_o",
     "check_global_sensitivity",
     "check_relaxed_sensitivity",
+    "column_sensitivities",
     "relaxed_guarantee",
     "relaxed_sensitivity",
     "stream_sensitivities",
@@ -212,6 +213,16 @@ def stream_sensitivities(
     ------
     ParameterError
         If both ``given`` and ``history`` are given, or ``p_o`` is not in (0, 100).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.relaxed import stream_sensitivities
+    >>> first = np.column_stack([np.arange(11.0), np.arange(11.0) * 2])
+    >>> stream_sensitivities(first, 20, given=2.0).tolist()  # public values win
+    [2.0, 2.0]
+    >>> stream_sensitivities(first, 20, history=first).tolist()  # eq. (1) on past data
+    [8.0, 16.0]
     """
     if given is not None and history is not None:
         raise ParameterError("give the relaxed sensitivities or a history, not both")
@@ -265,6 +276,27 @@ def check_relaxed_sensitivity(
     return arr
 
 
+def column_sensitivities(relaxed_sensitivity: Any, n_columns: int, source: str) -> np.ndarray:
+    """RS given for a table of ``n_columns`` columns: one value for every column, or one per
+    column (:func:`check_relaxed_sensitivity`); another count is a
+    :class:`~privad.errors.DataError` naming ``source``.
+
+    Examples
+    --------
+    >>> from privad.relaxed.sensitivity import column_sensitivities
+    >>> column_sensitivities(2.0, 3, "archive").tolist()
+    [2.0, 2.0, 2.0]
+    """
+    rs = check_relaxed_sensitivity(relaxed_sensitivity)
+    if rs.size == 1:
+        return np.full(n_columns, rs[0])
+    if rs.size != n_columns:
+        raise DataError(
+            f"{source} has {n_columns} column(s) but {rs.size} relaxed sensitivities were given"
+        )
+    return rs
+
+
 def check_global_sensitivity(global_sensitivity: Any, relaxed_sensitivity: Any) -> np.ndarray:
     """``GS_j`` per column, checked against ``RS_j``: the non-outlier range (width RS_j) lies
     inside the domain (width GS_j), so GS_j >= RS_j; a smaller GS_j (a mistyped domain width)
@@ -314,6 +346,15 @@ def relaxed_guarantee(
         ("sensitivity and perturbation are calculated per column", section 4.1):
         neighbours differ in one value of one column; ε for non-outliers and
         ``max_j ε·GS_j/RS_j`` for outliers.
+
+    Examples
+    --------
+    >>> from privad.relaxed import relaxed_guarantee
+    >>> g = relaxed_guarantee(0.5, [2.0, 4.0], [20.0, 40.0])  # per record: d·ε, Σ_j ε·GS_j/RS_j
+    >>> g.epsilon, g.epsilon_outlier
+    (1.0, 10.0)
+    >>> relaxed_guarantee(0.5, [2.0, 4.0], [20.0, 40.0], unit="column").epsilon_outlier
+    5.0
     """
     epsilon = check_epsilon(epsilon)
     rs = check_relaxed_sensitivity(relaxed_sensitivity)

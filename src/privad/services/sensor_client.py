@@ -9,27 +9,48 @@ given), uploads d_diff to the correction server and 𝒯' to the analyst
 detection and correction and answers with the corrected outliers.
 :meth:`SensorUploader.send_stream` skips rows the journal says were released and completes
 what an interrupted run left. The CSV input is read by :mod:`privad.services.streams`.
+
+:func:`send_file` is the whole job of ``privad sensor send`` in one call: it builds the
+sensor (once), the two clients, the ledger with its budget policy and the journal, and
+sends a CSV file or stream window by window through :class:`SensorUploader`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
 import numpy as np
 
-from privad.errors import ParameterError
+from privad.accounting import Ledger, default_ledger_path
+from privad.errors import DataError, ParameterError, PrivadWarning
 from privad.io import rows_digest
-from privad.relaxed.journal import RowChain
+from privad.relaxed.journal import ReleaseJournal, RowChain
 from privad.relaxed.messages import SensorToAnalyst, SensorToCorrection
 from privad.relaxed.parties import Sensor
+from privad.relaxed.sensitivity import column_sensitivities, stream_sensitivities
+from privad.relaxed.views import ProtocolViews
 from privad.services.clients import AnalystClient, CorrectionClient
 from privad.services.errors import Conflict
-from privad.services.streams import iter_windows
-from privad.validation import check_choice
+from privad.services.streams import iter_windows, read_csv_rows
+from privad.validation import check_choice, check_int
 
-__all__ = ["ON_RELEASED", "AlreadyReleased", "SensorUploader", "SkippedRows", "WindowReport"]
+__all__ = [
+    "ON_RELEASED",
+    "AlreadyReleased",
+    "SendResult",
+    "SendStarted",
+    "SensorUploader",
+    "SkippedRows",
+    "WindowReport",
+    "send_file",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -343,6 +364,18 @@ class SensorUploader:
         number = int(first)
         if self.journal is not None:
             number = max(number, self.journal.next_window(self.destination))
+        forced = "force" if on_released == "force" else "refuse"
+
+        def send(number: int, rows: list[Any], keys: list[bytes], first_row: int) -> WindowReport:
+            return self.send_window(
+                number,
+                np.array(rows),
+                keys=keys,
+                source=source,
+                first_row=first_row,
+                on_released=forced,
+            )
+
         chain = RowChain()
         window_rows: list[np.ndarray] = []
         window_keys: list[bytes] = []
@@ -375,28 +408,14 @@ class SensorUploader:
                 window_rows.append(block[i])
                 window_keys.append(key)
                 if len(window_rows) == size:
-                    yield self.send_window(
-                        number,
-                        np.array(window_rows),
-                        keys=window_keys,
-                        source=source,
-                        first_row=window_first,
-                        on_released="force" if on_released == "force" else "refuse",
-                    )
+                    yield send(number, window_rows, window_keys, window_first)
                     number += 1
                     window_rows, window_keys = [], []
             position += len(keys)
         if skip:
             yield SkippedRows(skip[0], skip[1], tuple(sorted(skip[2])))
         if window_rows and partial:
-            yield self.send_window(
-                number,
-                np.array(window_rows),
-                keys=window_keys,
-                source=source,
-                first_row=window_first,
-                on_released="force" if on_released == "force" else "refuse",
-            )
+            yield send(number, window_rows, window_keys, window_first)
 
     def _upload(
         self,
@@ -470,3 +489,290 @@ def _numbers(values: Iterable[int]) -> str:
     nums = sorted(set(values))
     text = ", ".join(str(v) for v in nums[:5])
     return text + (", …" if len(nums) > 5 else "")
+
+
+@dataclass(frozen=True)
+class SendStarted:
+    """What :func:`send_file` reports before its first window: each party's view of a
+    window and its guarantee, where each window is charged and journalled."""
+
+    views: ProtocolViews
+    scope: str
+    ledger: str
+    journal: str
+
+
+@dataclass(frozen=True)
+class SendResult:
+    """What :func:`send_file` did, window by window and run by run of skipped rows."""
+
+    windows: tuple[WindowReport, ...]
+    skipped: tuple[SkippedRows, ...]
+
+    @property
+    def sent(self) -> tuple[WindowReport, ...]:
+        """The windows whose records were uploaded by this call (all but ``"closed"``)."""
+        return tuple(r for r in self.windows if r.status != "closed")
+
+    @property
+    def records(self) -> int:
+        """The records uploaded by this call."""
+        return sum(r.n for r in self.sent)
+
+    @property
+    def skipped_records(self) -> int:
+        """The records skipped as released before."""
+        return sum(r.n for r in self.skipped)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data (``privad sensor send --json``)."""
+        return {
+            "windows": [
+                {
+                    "window": r.window,
+                    "records": r.n,
+                    "status": r.status,
+                    "presumed_outliers": r.n_presumed,
+                    "outliers": None if r.outliers is None else r.outliers.tolist(),
+                    "spend": r.spend_id,
+                    "digest": r.digest,
+                }
+                for r in self.windows
+            ],
+            "skipped": [
+                {"first_row": k.first_row, "records": k.n, "released_as": list(k.windows)}
+                for k in self.skipped
+            ],
+            "records": self.records,
+            "skipped_records": self.skipped_records,
+            "counts": {
+                status: sum(r.status == status for r in self.windows)
+                for status in ("sent", "forced", "resumed", "closed")
+            },
+        }
+
+
+def send_file(
+    data: str | os.PathLike[str] | TextIO,
+    *,
+    analyst: str,
+    correction: str,
+    token: str,
+    epsilon: float,
+    window: int,
+    global_sensitivity: Any,
+    relaxed_sensitivity: Any = None,
+    p_o: float = 10.0,
+    scaling: Any = "relaxed-sensitivity",
+    d_diff_centres: str = "separate",
+    guarantee_unit: str = "record",
+    exchange: str = "protected",
+    cs_epsilon: float | None = None,
+    tp_epsilon: float | None = None,
+    columns: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    first_window: int = 0,
+    partial: bool = True,
+    on_released: str = "skip",
+    close: bool = True,
+    ledger: str | os.PathLike[str] | None = None,
+    journal: str | os.PathLike[str] | None = None,
+    scope: str = "relaxed-sensor",
+    budget: float | None = None,
+    correction_token: str | None = None,
+    timeout: float = 60.0,
+    retries: int = 3,
+    verify: bool | str = True,
+    rng: Any = None,
+    on_event: Callable[[SendStarted | WindowReport | SkippedRows], None] | None = None,
+) -> SendResult:
+    """Perturb a CSV file or stream window by window and send it to the two servers.
+
+    The sensor S of the relaxed-DP protocol (steps 1a–1c and 2) as one job: the
+    :class:`~privad.relaxed.Sensor` is built and validated once, with ε and ``RS_j`` per
+    column (eq. 1: given, or estimated from the first window with a
+    :class:`~privad.errors.PrivacyWarning`, :func:`privad.relaxed.stream_sensitivities`);
+    both servers are asked first (reachable, token accepted), before anything is spent;
+    then every window leaves through :meth:`SensorUploader.send_window`: journalled, its
+    release (``Sensor.views().release``: ε_T of Theorem 2 plus ε_CS of the protected
+    exchange) spent in scope ``f"{scope}/rows-{DIGEST}"``, uploaded and closed. Rows the
+    journal holds are skipped (``on_released``, see :meth:`SensorUploader.send_stream`),
+    and what an interrupted run left is completed first.
+
+    Parameters
+    ----------
+    data:
+        A CSV file's path, or an open text stream (e.g. ``sys.stdin``); a header row is
+        optional (:func:`privad.services.streams.read_csv_rows`).
+    analyst, correction, token, correction_token:
+        The servers' URLs, and this sensor's token (at the correction server
+        ``correction_token`` when it differs).
+    epsilon, relaxed_sensitivity, p_o, global_sensitivity, scaling, d_diff_centres, \
+guarantee_unit, exchange, cs_epsilon, tp_epsilon:
+        The sensor's parameters (:class:`~privad.relaxed.Sensor`); ``relaxed_sensitivity``
+        is one value for every column or one per column, or None (eq. 1 on the first
+        window, with the outlier percentage ``p_o``).
+    window:
+        Records per window.
+    columns, exclude:
+        The input's columns to send (names or positions), or to leave out.
+    first_window, partial, on_released:
+        The first new window's number (or after the journal's last); whether a last,
+        shorter window is sent; what to do with rows released before (``"skip"``,
+        ``"refuse"`` or ``"force"``: released again, charged again).
+    close:
+        Close each window at the analyst (detection and correction); False only uploads.
+    ledger, journal, scope, budget:
+        The ledger's and the journal's paths (defaults ``$PRIVAD_LEDGER`` or
+        ``~/.privad/ledger.sqlite``, ``$PRIVAD_SENSOR_JOURNAL`` or
+        ``~/.privad/sensor-journal.sqlite``); the scopes' base name; the total ε of a
+        window's scope when it has none yet (default: one release, so the same records are
+        never released twice unless forced).
+    timeout, retries, verify:
+        The HTTP clients' settings (:class:`~privad.services.clients.AnalystClient`).
+    rng:
+        A seed or :class:`~privad.noise.Randomness`; ``None``: OS entropy. **Never seed a
+        real release.**
+    on_event:
+        Called with a :class:`SendStarted` before the first window, then with each
+        :class:`WindowReport` and :class:`SkippedRows` as it happens.
+
+    Returns
+    -------
+    SendResult
+
+    Raises
+    ------
+    Conflict
+        A server holds a window number the journal did not send (the message says what
+        to do), or :class:`AlreadyReleased` records under ``on_released="refuse"``.
+    DataError
+        No records, or RS does not match the input's columns.
+
+    Examples
+    --------
+    >>> import io
+    >>> from privad.services.sensor_client import send_file
+    >>> data = io.StringIO("t,h\\n20.5,40\\n21.0,41\\n")
+    >>> servers = {"analyst": "http://127.0.0.1:8701", "correction": "http://127.0.0.1:8702"}
+    >>> send_file(data, **servers, token="s", epsilon=0.5, window=0,
+    ...     global_sensitivity=[40, 100])  # checked before any server is asked
+    Traceback (most recent call last):
+    ...
+    privad.errors.ParameterError: window must be an integer >= 1, got 0
+
+    With the two servers running (docs/relaxed.md starts them):
+
+    >>> result = send_file(data, **servers, token="s", epsilon=0.5, window=2,
+    ...     relaxed_sensitivity=[2, 5], global_sensitivity=[40, 100])  # doctest: +SKIP
+    >>> result.records  # doctest: +SKIP
+    2
+    """
+    size = check_int(window, "window", minimum=1)
+    if isinstance(data, (str, os.PathLike)):
+        try:
+            stream: TextIO = open(data, newline="", encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            raise DataError(f"cannot read {str(data)!r}: {exc.strerror}") from None
+        label, source = str(data), str(Path(data).resolve())
+    else:
+        stream = data
+        label = source = str(getattr(data, "name", "<stream>"))
+    with contextlib.ExitStack() as stack:
+        if stream is not data:
+            stack.enter_context(stream)
+        settings = {"timeout": timeout, "retries": retries, "verify": verify}
+        a_client = stack.enter_context(AnalystClient(analyst, token, **settings))
+        c_client = stack.enter_context(
+            CorrectionClient(correction, correction_token or token, **settings)
+        )
+        # fail before any privacy is spent: both servers reachable, both tokens accepted
+        a_client.windows()
+        c_client.windows()
+        rows = read_csv_rows(stream, columns=columns, exclude=exclude, source=label)
+        head = list(itertools.islice(rows, size))
+        if not head:
+            raise DataError(f"{label}: no records to send")
+        given = (
+            None
+            if relaxed_sensitivity is None
+            else column_sensitivities(relaxed_sensitivity, len(head[0]), label)
+        )
+        sensor = Sensor(
+            epsilon,
+            stream_sensitivities(np.array(head), p_o, given=given),
+            scaling=scaling,
+            d_diff_centres=d_diff_centres,  # type: ignore[arg-type]
+            global_sensitivity=global_sensitivity,
+            guarantee_unit=guarantee_unit,  # type: ignore[arg-type]
+            exchange=exchange,  # type: ignore[arg-type]
+            cs_epsilon=cs_epsilon,
+            tp_epsilon=tp_epsilon,
+            rng=rng,
+        )
+        views = sensor.views()
+        book = stack.enter_context(
+            Ledger(
+                ledger if ledger is not None else default_ledger_path(),
+                create=True,
+                default_budget=budget if budget is not None else views.release.epsilon,
+            )
+        )
+        book_journal = stack.enter_context(ReleaseJournal(journal))
+        uploader = SensorUploader(
+            sensor, a_client, c_client, ledger=book, scope=scope, close=close, journal=book_journal
+        )
+        tell = on_event or (lambda event: None)
+        tell(SendStarted(views, scope, str(book.path), book_journal.path))
+        elsewhere = [
+            r.window
+            for r in book_journal.releases()
+            if r.destination != uploader.destination and r.status in ("pending", "partial")
+        ]
+        if elsewhere:
+            warnings.warn(
+                f"{len(elsewhere)} interrupted release(s) in the journal were for other "
+                "servers or another token; their records count as released (rerun against "
+                "those servers to complete them)",
+                PrivadWarning,
+                stacklevel=2,
+            )
+        events = uploader.send_stream(
+            itertools.chain(head, rows),
+            size,
+            first=first_window,
+            partial=partial,
+            source=source,
+            on_released=on_released,
+        )
+        reports: list[WindowReport] = []
+        skipped: list[SkippedRows] = []
+        try:
+            for event in events:
+                (skipped if isinstance(event, SkippedRows) else reports).append(event)  # type: ignore[arg-type]
+                tell(event)
+        except AlreadyReleased:
+            raise
+        except Conflict as exc:
+            raise Conflict(f"{exc}; {_next_hint(a_client, c_client, book_journal)}") from None
+    return SendResult(tuple(reports), tuple(skipped))
+
+
+def _next_hint(a_client: AnalystClient, c_client: CorrectionClient, journal: Any) -> str:
+    """What to do after a 409: the servers hold a window number this journal did not
+    send."""
+    try:
+        seen = [w["window"] for w in a_client.windows()] + [w["window"] for w in c_client.windows()]
+    except Exception:  # only a hint
+        seen = []
+    nxt = (
+        f"--first-window {max(seen) + 1} (first_window={max(seen) + 1}: the next free number)"
+        if seen
+        else "--first-window N (first_window=N: a number the servers do not hold)"
+    )
+    return (
+        f"the servers hold this window number of this sensor, and the journal "
+        f"{journal.path} did not send it: if another journal sent these records, rerun "
+        "with that --journal (sending them again would release them twice); if they are "
+        f"new records, give {nxt}"
+    )

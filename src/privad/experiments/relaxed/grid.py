@@ -24,10 +24,10 @@ from privad.relaxed import (
     DBSCANDetector,
     RelaxedReconstruction,
     Sensor,
-    dbscan_candidates,
     relaxed_sensitivity,
     run_pipeline,
 )
+from privad.relaxed.detectors import dbscan_candidates
 from privad.validation import check_int
 
 SEPARATIONS: tuple[float, ...] = (50.0, 120.0, 220.0, 400.0)

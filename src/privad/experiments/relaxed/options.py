@@ -18,12 +18,10 @@ from privad.relaxed import (
     RelaxedReconstruction,
     Sensor,
     SplitRule,
-    accuracy,
-    estimate_outlier_layer_radius,
-    estimate_outlier_layer_width,
-    subset_size,
 )
+from privad.relaxed.correction import estimate_outlier_layer_radius, estimate_outlier_layer_width
 from privad.relaxed.messages import SensorToAnalyst, SensorToCorrection
+from privad.relaxed.metrics import accuracy, subset_size
 from privad.validation import check_int
 
 

@@ -17,14 +17,12 @@ from privad.relaxed import (
     RelaxedExchange,
     RelaxedReconstruction,
     Sensor,
-    accuracy,
     calibrate,
-    estimate_outlier_layer_radius,
-    estimate_outlier_layer_width,
     relaxed_sensitivity,
     run_protocol,
-    subset_size,
 )
+from privad.relaxed.correction import estimate_outlier_layer_radius, estimate_outlier_layer_width
+from privad.relaxed.metrics import accuracy, subset_size
 from privad.validation import check_int
 
 DEFAULT = RelaxedReconstruction()
