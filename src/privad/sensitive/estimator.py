@@ -60,7 +60,6 @@ the error probabilities of the same ``Q`` count once.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -76,32 +75,18 @@ from privad.base import (
 from privad.errors import DataError, ParameterError
 from privad.io import rows_digest
 from privad.sensitive._common import check_beta, check_eps, check_k
-from privad.sensitive._dask import (
-    dask_claim5_bound,
-    dask_records,
-    dask_statistics,
-    shared,
-)
-from privad.sensitive.accounting import (
-    Claim5Bound,
-    RecordExposure,
-    claim5_bound,
-    per_record_privacy_loss,
-    record_exposure,
-)
-from privad.sensitive.anomaly import (
-    METRICS,
-    BallStatistics,
-    anomaly_label,
-    ball_statistics,
-)
+from privad.sensitive._dask import dask_records
+from privad.sensitive.accounting import Claim5Bound, per_record_privacy_loss
+from privad.sensitive.anomaly import METRICS, BallStatistics, anomaly_label
 from privad.sensitive.constructions import mechanism_name
 from privad.sensitive.contamination import ContaminationScores, check_r, choose_radius
 from privad.sensitive.mechanisms import AIQMechanism, aiq_mechanism
 from privad.sensitive.release import (
     AnswerRecord,
     Release,
-    claim5_charge,
+    batch_bound,
+    batch_charge,
+    batch_statistics,
     question_keys,
     release_labels,
 )
@@ -291,12 +276,12 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
         if self.engine == DASK_ENGINE or is_distributed(X):
             check_distributed_engine(self.engine)  # not an in-memory engine for Dask data
             self.engine_ = DASK_ENGINE
-            self._summaries: dict = {}  # the distributed engine's summary passes, per fit
             self._query_memo: tuple[str, Any, BallStatistics | None] | None = None
             self.X_ = dask_records(X, "X")
         else:
             self.engine_ = self.engine
             self.X_ = self._validate(X, reset=True).copy()
+        self._summaries: dict = {}  # the distributed engine's summary passes, per fit
         self.n_records_ = int(self.X_.shape[0])
         self.n_features_in_ = int(self.X_.shape[1])
         self.count_cap_ = params["cap"]
@@ -354,7 +339,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
         params = {**params, "r": self.parameters_["r"]}
         self.r_ = params["r"]
         self._params = params
-        self.mechanism_ = replace(self.mechanism_, r=self.r_)
+        self.mechanism_ = self.mechanism_.at_radius(self.r_)
         # the tie-break of the released answers (contamination): data-independent
         self._tiebreak_salt = None if params["contamination"] is None else self.rng_.derive_seed()
         key = (digest, bool(self.add_query_to_data), *sorted(self._params.items()))
@@ -398,24 +383,14 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
         if Qa is not None and Qa.shape[0] == 0:
             z = np.zeros(0, np.int64)
             return BallStatistics(z, z, z.astype(bool), p["cap"], add)
-        if self.engine_ == DASK_ENGINE:
-            memo = self._query_memo
-            if Qa is not None and memo is not None and memo[1] is Qa and memo[2] is not None:
-                return memo[2]
-            with shared(self):
-                stats = dask_statistics(self.X_, Qa, p["r"], p["metric"], p["cap"], add)
-            if Qa is not None and memo is not None and memo[1] is Qa:
-                self._query_memo = (memo[0], Qa, stats)
-        else:
-            stats = ball_statistics(
-                self.X_,
-                p["r"],
-                queries=Qa,
-                metric=p["metric"],
-                add_query_to_data=add,
-                cap=p["cap"],
-                engine=self.engine,
-            )
+        memo = self._query_memo if self.engine_ == DASK_ENGINE else None
+        if Qa is not None and memo is not None and memo[1] is Qa and memo[2] is not None:
+            return memo[2]
+        stats = batch_statistics(
+            self.X_, Qa, self.mechanism_, add=add, engine=self.engine_, summaries=self._summaries
+        )
+        if Qa is not None and memo is not None and memo[1] is Qa:
+            self._query_memo = (memo[0], Qa, stats)
         if Qa is None:
             self._self_stats = stats
         return stats
@@ -493,41 +468,16 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
         self._check_fitted()
         return self._claim5(self._queries(Q))
 
-    def _claim5(self, Qa: Any, stats: BallStatistics | None = None) -> Claim5Bound:
-        """Claim 5's bound for ``Qa`` (the fitted records for None). For the fitted records
-        the lower bound max B(i, r) is read from their uncapped counts when known."""
-        p = self._params
-        queries = self.X_ if Qa is None else Qa
-        if stats is None:
-            stats = self._self_stats
-        lower = None
-        if Qa is None and p["cap"] is None and stats is not None and not stats.added_query:
-            lower = int(stats.ball.max()) if stats.ball.size else 0
-        if self.engine_ == DASK_ENGINE:
-            with shared(self):
-                return dask_claim5_bound(queries, p["r"], p["metric"], lower)
-        return claim5_bound(
-            queries,
-            p["r"],
-            metric=p["metric"],
-            ball_counts_at_r=None if lower is None else stats.ball,
-        )
-
-    def _exposure(self, Q_new: Any, kind: Any, stats: BallStatistics, m: int) -> RecordExposure:
-        """NOT PRIVATE. How many of the new questions' answers can move with each fitted
-        record. When every fitted record is asked once and the counts are uncapped, these
-        are the records' own ball counts (no pass); else one pass of the queries around
-        the records."""
-        p = self._params
-        own = kind[0] == "self" and Q_new is None and p["cap"] is None
-        return record_exposure(
+    def _claim5(self, Qa: Any) -> Claim5Bound:
+        """Claim 5's bound for ``Qa`` (the fitted records for None, their counts at r
+        reused when known: :func:`~privad.sensitive.release.batch_bound`)."""
+        return batch_bound(
             self.X_,
-            p["r"],
-            epsilon=p["epsilon"],
-            m=m,
-            metric=p["metric"],
-            queries=None if own else (self.X_ if Q_new is None else Q_new),
-            self_counts=stats.ball if own else None,
+            Qa,
+            self.mechanism_,
+            self._self_stats,
+            engine=self.engine_,
+            summaries=self._summaries,
         )
 
     # -- private releases ------------------------------------------------------------------
@@ -624,11 +574,13 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
                     rng=self.rng_,
                     output=output,
                     statistics=lambda: self._new_statistics(Qa, Q_new, kind, where),
-                    charge=claim5_charge(
+                    charge=batch_charge(
+                        self.X_,
+                        Q_new,
                         self.mechanism_,
-                        lambda stats: self._claim5(Q_new, stats),
                         {**(context or {}), "parameters": self.parameters_},
-                        lambda stats, m: self._exposure(Q_new, kind, stats, m),
+                        engine=self.engine_,
+                        summaries=self._summaries,
                     ),
                     step=step,
                 )

@@ -23,6 +23,7 @@ dispatched. With a count cap c ≥ β + 2 a mechanism reads min(B, c) and keeps 
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -164,6 +165,20 @@ class AIQMechanism:
     def _lambda(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         k = None if self.name == "dp" else self.k
         return mechanism_lambda(a, b, self.beta, k, self.count_cap)
+
+    def at_radius(self, r: float) -> AIQMechanism:
+        """The same mechanism at radius ``r`` (a radius chosen after the mechanism was made,
+        e.g. privately); only ``r`` is checked again, so a warning about ε is not repeated.
+
+        Examples
+        --------
+        >>> from privad.sensitive import SPMechanism
+        >>> SPMechanism(beta=5, r=0.0, epsilon=0.5).at_radius(0.25).r
+        0.25
+        """
+        moved = copy.copy(self)
+        object.__setattr__(moved, "r", check_nonnegative(r, "r"))
+        return moved
 
     def params(self) -> dict[str, Any]:
         """The parameters as a JSON-ready dict (with the name), for ledger metadata."""
