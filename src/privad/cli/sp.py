@@ -28,7 +28,6 @@ The engine of ``identify`` is :mod:`privad.cli._sp_identify`; the options shared
 from __future__ import annotations
 
 import csv
-import dataclasses
 import shlex
 from typing import Any
 
@@ -84,13 +83,7 @@ from privad.cli._sensitive import (
     SELECTION_EPSILON_OPTION,
     sensitive_mechanism,
 )
-from privad.cli._sp_identify import (
-    Identify,
-    ball_statistics_with_progress,
-    identify_dask,
-    identify_local,
-    print_summary,
-)
+from privad.cli._sp_identify import in_memory, partitioned, print_summary
 from privad.errors import (
     ParameterError,
 )
@@ -199,6 +192,8 @@ def identify(
     worker_timeout: float | None = WORKER_TIMEOUT_OPTION,
 ) -> None:
     """Label records as (β, r)-anomalies privately, and charge the privacy budget."""
+    from privad.sensitive import identify as identify_records
+
     # 1. every option, before anything is read or written
     private = r == "private"
     if private and contamination is None:
@@ -207,60 +202,75 @@ def identify(
         raise ParameterError("--contamination and --selection-epsilon apply only with --r private")
     if private and engine == "dask":
         raise ParameterError("--r private applies with --engine numba (the records in memory)")
-    m = sensitive_mechanism(beta, 0.0 if private else r, epsilon, k, mechanism, metric, count_cap)
-    job = Identify(
-        data=data,
-        beta=m.beta,
-        eps=m.epsilon,
-        mech=m.name,
-        cap=m.count_cap,
-        r=m.r,
-        k=m.k,
-        metric=m.metric,
-        seed=seed,
-        columns=columns,
-        label=label,
-        exclude=exclude,
-        id_column=id_column,
-        bounds=public_bounds(bound, bounds_file),
-        scope=scope,
-        ledger=ledger,
-        out=out,
-        budget=budget,
-        errors=with_error_probabilities,
-        quiet=as_json,
-        private_r=private,
-        contamination=contamination,
-        selection_epsilon=selection_epsilon,
+    mech = sensitive_mechanism(
+        beta, 0.0 if private else r, epsilon, k, mechanism, metric, count_cap
     )
-    engine_v = engine
+    bounds = public_bounds(bound, bounds_file)
     cluster = cluster_of(scheduler, workers, worker_timeout)
     if out is not None:
-        check_output_path(out, "--out", "folder" if engine_v == "dask" else "file")
+        check_output_path(out, "--out", "folder" if engine == "dask" else "file")
     if ledger is not None:
         check_output_path(ledger, "--ledger", "store")
     if add_query_to_data and queries is None:
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
-    if engine_v == "dask":
+    engine_text = None
+    table = {"columns": columns, "label": label, "exclude": exclude}
+    if engine == "dask":
         if id_column is not None:
             raise ParameterError(
                 "--id applies with --engine numba (the Dask output parts are keyed by index)"
             )
-        if job.bounds is not None:
+        if bounds is not None:
             raise ParameterError(
                 "--bound and --bounds apply with --engine numba; scale the "
                 "partitions with the public bounds first"
             )
-        outcome = identify_dask(job, cluster, queries, add_query_to_data)
+        inputs = partitioned(data, queries, out, scope, mech.name, **table)
+        where = f"scheduler {cluster.scheduler}" if cluster.scheduler else "a local cluster"
     else:
         if cluster.given:
             raise ParameterError(
                 "--scheduler, --workers and --worker-timeout apply only with --engine dask"
             )
-        outcome = identify_local(job, queries, add_query_to_data)
-    if outcome.parameters is not None:  # the radius used (chosen privately for --r private)
-        job = dataclasses.replace(job, r=outcome.parameters["r"])
-    print_summary(job, outcome, as_json)
+        table.update(id_column=id_column, seed=seed)
+        inputs = in_memory(data, queries, out, scope, mech.name, bounds, table)
+    # 2. the one library call
+    with StepProgress(quiet=as_json) as progress:
+        res = identify_records(
+            inputs.data,
+            mech,
+            ledger=ledger,
+            scope=scope or inputs.name,
+            output=inputs.out,
+            budget=budget,
+            queries=inputs.queries,
+            add_query_to_data=add_query_to_data,
+            ids=inputs.ids,
+            error_probabilities=with_error_probabilities,
+            contamination=contamination,
+            selection_epsilon=selection_epsilon,
+            cluster=cluster.client,
+            rng=seed,
+            context={"command": "privad sp identify", "data": data, "queries": queries},
+            step=progress.step,
+        )
+    if res.workers is not None:
+        engine_text = (
+            f"dask on {where} ({res.workers} worker(s)); answers sampled on this "
+            "machine from the gathered counts (identical to --engine numba)"
+        )
+    # 3. render
+    print_summary(
+        res,
+        inputs,
+        data=data,
+        queries=queries,
+        add=add_query_to_data,
+        errors=with_error_probabilities,
+        id_column=id_column,
+        engine_text=engine_text,
+        as_json=as_json,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -335,7 +345,7 @@ def params(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Propose (β, r) for DATA: our reconstruction of the paper's missing Appendix A.2."""
-    from privad.sensitive import propose_parameters
+    from privad.sensitive.jobs import choose_parameters
     from privad.sensitive.parameters import target_share
 
     frac, metric_v = beta_fraction, metric
@@ -358,29 +368,23 @@ def params(
         ),
         bounds,
     )
-    selection = None
     with StepProgress(quiet=as_json) as progress:
-        if private:
-            with progress.step("private selection of r"):
-                selection = _select(
-                    ds,
-                    beta,
-                    contamination,
-                    selection_epsilon,
-                    metric_v,
-                    seed,
-                    ledger,
-                    scope,
-                    budget,
-                )
-            beta_v, r_v = selection.beta, selection.r
-        else:
-            with progress.step("k-th neighbour distances"):
-                beta_v, r_v = propose_parameters(ds.X, frac, share, beta=beta, metric=metric_v)
-        stats = ball_statistics_with_progress(
-            ds.X, r_v, queries=None, metric=metric_v, add=False, cap=None, progress=progress
+        choice = choose_parameters(
+            ds.X,
+            beta_fraction=frac,
+            share=share,
+            beta=beta,
+            metric=metric_v,
+            contamination=contamination,
+            private=private,
+            selection_epsilon=selection_epsilon,
+            ledger=ledger,
+            scope=scope or ds.name,
+            budget=budget,
+            rng=seed,
+            step=progress.step,
         )
-    br = stats.ball <= beta_v
+    beta_v, r_v, br, selection = choice.beta, choice.r, choice.anomalies, choice.selection
     n, d = ds.X.shape
     true_br = None if ds.y is None else int((br & (ds.y == 1)).sum())
     how = (
@@ -467,36 +471,6 @@ def params(
         console.print(f"Next: {next_command}", markup=False)
 
     emit(payload, as_json, render)
-
-
-def _select(
-    ds: Any,
-    beta: int,
-    contamination: float,
-    epsilon: float | None,
-    metric: str,
-    seed: int | None,
-    ledger: str | None,
-    scope: str | None,
-    budget: float | None,
-) -> Any:
-    """``sp params --private``: the ε-DP selection of r, charged to the ledger's scope."""
-    from privad.cli._sp_identify import ensure_budget, open_ledger
-    from privad.sensitive import select_radius
-
-    scope_v = scope or ds.name
-    with open_ledger(ledger, budget) as book:
-        ensure_budget(book, scope_v, "sensitive", budget)
-        return select_radius(
-            ds.X,
-            beta,
-            contamination,
-            1.0 if epsilon is None else epsilon,
-            ledger=book,
-            scope=scope_v,
-            metric=metric,
-            rng=seed,
-        )
 
 
 # --------------------------------------------------------------------------------------------

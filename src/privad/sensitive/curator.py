@@ -63,7 +63,7 @@ What the curator keeps to itself
 --------------------------------
 Each charged request's ledger row records, in its metadata (``"per_record"``), how many of
 the querier's answers can move with each stored record (c_j = the querier's distinct
-questions within r of record j; :class:`~privad.sensitive.RecordExposure`) next to what
+questions within r of record j; :class:`~privad.sensitive.accounting.RecordExposure`) next to what
 the querier is charged per record (distinct ids plus the online Claim 5 m of its vectors):
 the curator's view of who can lose how much (``privad budget statement``). It reads the
 data, so no response carries it.

@@ -59,7 +59,6 @@ the error probabilities of the same ``Q`` count once.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -80,7 +79,7 @@ from privad.sensitive.accounting import Claim5Bound, per_record_privacy_loss
 from privad.sensitive.anomaly import METRICS, BallStatistics, anomaly_label
 from privad.sensitive.constructions import mechanism_name
 from privad.sensitive.contamination import ContaminationScores, check_r, choose_radius
-from privad.sensitive.mechanisms import AIQMechanism, aiq_mechanism
+from privad.sensitive.mechanisms import AIQMechanism, aiq_mechanism, auto_count_cap
 from privad.sensitive.release import (
     AnswerRecord,
     Release,
@@ -97,26 +96,6 @@ __all__ = ["DASK_ENGINE", "NotFittedError", "SensitiveAnomalyIdentifier", "auto_
 
 DASK_ENGINE = "dask"
 """The ``engine`` value that keeps the data in Dask collections (see the module docstring)."""
-
-
-def auto_count_cap(
-    beta: int, epsilon: float, *, mechanism: str = "sp", tolerance: float = 1e-30
-) -> int:
-    """The count cap c = β + 1 + L of ``count_cap="auto"``.
-
-    L is the smallest integer ≥ 1 such that the capped mechanism's error on a capped record,
-    e^{−ε'L}/(1 + e^{ε'}), is ≤ ``tolerance`` (ε' = ε, or ε/2 for the compiled mechanism,
-    whose input runs at ε/2). Records with B ≥ c then get exactly that error, which is an
-    upper bound of the uncapped mechanism's error there; the privacy guarantee is unchanged
-    (:mod:`privad.sensitive.mdd`, "Count caps").
-    """
-    beta = check_beta(beta)
-    epsilon = check_eps(epsilon)
-    if not (0.0 < tolerance < 0.5):
-        raise ParameterError(f"count_cap tolerance must be in (0, 0.5), got {tolerance!r}")
-    eps = epsilon / 2.0 if mechanism == "compiled" else epsilon
-    L = math.ceil((-math.log(tolerance) - float(np.logaddexp(0.0, eps))) / eps)
-    return beta + 1 + max(1, L)
 
 
 class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstimator):

@@ -24,12 +24,14 @@ dispatched. With a count cap c ≥ β + 2 a mechanism reads min(B, c) and keeps 
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from privad.accounting import Guarantee, per_ball, scaled, sequential
+from privad.errors import ParameterError
 from privad.sensitive._common import as_count_pair, check_beta, check_cap, check_eps, check_k
 from privad.sensitive.anomaly import METRICS, anomaly_label
 from privad.sensitive.compiler import _builtin_compiled
@@ -48,6 +50,7 @@ __all__ = [
     "DPMechanism",
     "SPMechanism",
     "aiq_mechanism",
+    "auto_count_cap",
     "neighbouring_relation",
 ]
 
@@ -275,3 +278,29 @@ def aiq_mechanism(
     ``"compiled"``), the one place where a mechanism is chosen by name."""
     name = check_choice(mechanism, "mechanism", MECHANISMS)
     return _BY_NAME[name](beta, r, epsilon, k=k, metric=metric, count_cap=count_cap)
+
+
+def auto_count_cap(
+    beta: int, epsilon: float, *, mechanism: str = "sp", tolerance: float = 1e-30
+) -> int:
+    """The count cap c = β + 1 + L of ``count_cap="auto"``.
+
+    L is the smallest integer ≥ 1 such that the capped mechanism's error on a capped record,
+    e^{−ε'L}/(1 + e^{ε'}), is ≤ ``tolerance`` (ε' = ε, or ε/2 for the compiled mechanism,
+    whose input runs at ε/2). Records with B ≥ c then get exactly that error, which is an
+    upper bound of the uncapped mechanism's error there; the privacy guarantee is unchanged
+    (:mod:`privad.sensitive.mdd`, "Count caps").
+
+    Examples
+    --------
+    >>> from privad.sensitive.mechanisms import auto_count_cap
+    >>> auto_count_cap(beta=5, epsilon=1.0)
+    74
+    """
+    beta = check_beta(beta)
+    epsilon = check_eps(epsilon)
+    if not (0.0 < tolerance < 0.5):
+        raise ParameterError(f"count_cap tolerance must be in (0, 0.5), got {tolerance!r}")
+    eps = epsilon / 2.0 if mechanism == "compiled" else epsilon
+    L = math.ceil((-math.log(tolerance) - float(np.logaddexp(0.0, eps))) / eps)
+    return beta + 1 + max(1, L)

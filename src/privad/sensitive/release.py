@@ -180,9 +180,7 @@ def batch_statistics(
         from privad.geometry.distributed import shared_summaries
 
         with shared_summaries(summaries):
-            return dask_statistics(
-                X, Q, mechanism.r, mechanism.metric, mechanism.count_cap, add
-            )
+            return dask_statistics(X, Q, mechanism.r, mechanism.metric, mechanism.count_cap, add)
     return ball_statistics(
         X,
         mechanism.r,

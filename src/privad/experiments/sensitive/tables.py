@@ -21,12 +21,8 @@ from privad.experiments.sensitive.data import (
     _mechanism,
     _seed,
 )
-from privad.sensitive import (
-    acceptance_probability,
-    ball_statistics,
-    f1_score,
-    select_threshold,
-)
+from privad.sensitive import ball_statistics
+from privad.sensitive.baselines import acceptance_probability, f1_score, select_threshold
 from privad.validation import check_epsilon, check_int, check_probability
 
 # --------------------------------------------------------------------------------------------
