@@ -18,7 +18,8 @@ import pytest
 from privad import datasets
 from privad.accounting import Ledger
 from privad.cli import budget, sp
-from privad.sensitive import SPMechanism, claim5_bound
+from privad.sensitive import SPMechanism
+from privad.sensitive.accounting import claim5_bound
 
 BETA, R, EPS = "18", "0.1", "0.1"
 

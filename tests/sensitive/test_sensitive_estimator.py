@@ -13,11 +13,10 @@ from privad.noise import Randomness
 from privad.sensitive import (
     SensitiveAnomalyIdentifier,
     ball_statistics,
-    claim5_bound,
     compile_mechanism,
-    per_record_privacy_loss,
     propose_parameters,
 )
+from privad.sensitive.accounting import claim5_bound, per_record_privacy_loss
 from privad.sensitive.anomaly import anomaly_label
 from privad.sensitive.baselines import (
     acceptance_probability,

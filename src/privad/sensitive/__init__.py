@@ -35,7 +35,6 @@ need scikit-learn, which :func:`identify` and ``privad sp identify`` do not).
 from typing import Any
 
 from privad.sensitive._common import InvalidCountsError
-from privad.sensitive.accounting import claim5_bound, per_record_privacy_loss
 from privad.sensitive.anomaly import ball_statistics, is_anomaly, is_sensitive
 from privad.sensitive.compiler import InvalidMechanismError, compile_mechanism
 from privad.sensitive.domain import QueryDomain
@@ -65,12 +64,10 @@ __all__ = [
     "aiq_mechanism",
     "ball_statistics",
     "choose_parameters",
-    "claim5_bound",
     "compile_mechanism",
     "identify",
     "is_anomaly",
     "is_sensitive",
-    "per_record_privacy_loss",
     "propose_parameters",
     "select_radius",
 ]

@@ -84,7 +84,7 @@ def dask_statistics(
 
 
 def dask_claim5_bound(Q: Any, r: float, metric: str, lower: int | None = None) -> Claim5Bound:
-    """:func:`privad.sensitive.claim5_bound` for queries held as a Dask array (same radii).
+    """:func:`~privad.sensitive.accounting.claim5_bound` for queries held as a Dask array.
 
     ``lower`` (max B(i, r) over the queries, when already counted) saves one pass.
     """

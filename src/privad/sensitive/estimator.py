@@ -166,6 +166,22 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
     or None). :attr:`decision_scores_`, :attr:`threshold_` and :attr:`labels_` (PyOD's
     names) release the fitted records' answers on first use.
 
+    Examples
+    --------
+    Four close records and a lone one; with β = 1 and r = 0.5 the lone one is the only
+    (β, r)-anomaly (Definition 2.2). Each answer is (ε, k)-SP (Theorem 4.6); the five
+    answers cost min(n, m)·ε (Claim 5) on the records' in-memory ledger, once:
+
+    >>> import numpy as np
+    >>> from privad.sensitive import SensitiveAnomalyIdentifier
+    >>> X = np.array([[0.0], [0.1], [0.2], [0.15], [5.0]])
+    >>> est = SensitiveAnomalyIdentifier(beta=1, r=0.5, epsilon=1.0, rng=0).fit(X)
+    >>> est.predict().tolist()
+    [0, 0, 0, 0, 1]
+    >>> est.ledger_.spent("fitted-data", "sensitive")  # no budget set: recorded, not capped
+    4.0
+    >>> est.predict().tolist()  # the recorded answers: no new noise, no new spend
+    [0, 0, 0, 0, 1]
     """
 
     def __init__(

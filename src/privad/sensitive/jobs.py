@@ -125,6 +125,16 @@ class Identification:
     n_records, n_features : the data's shape.
     partitions : (data partitions, query partitions) on Dask, else None.
     workers : the Dask workers that counted, else None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.sensitive import SPMechanism, identify
+    >>> X = np.array([[0.0], [0.1], [0.2], [0.15], [5.0]])
+    >>> job = identify(X, SPMechanism(beta=1, r=0.5, epsilon=1.0), ledger="job.sqlite",
+    ...                scope="demo", output="job.csv", budget=10.0, rng=7)
+    >>> job.flagged, job.bound.m, job.remaining, job.parameters["source"]
+    (1, 4, 6.0, 'given')
     """
 
     answers: np.ndarray

@@ -23,15 +23,8 @@ from privad.experiments.sensitive.data import (
     _log_mean,
     _seed,
 )
-from privad.sensitive import (
-    ball_statistics,
-    claim5_bound,
-    compile_mechanism,
-    is_sensitive,
-    per_record_privacy_loss,
-    propose_parameters,
-)
-from privad.sensitive.accounting import RecordExposure
+from privad.sensitive import ball_statistics, compile_mechanism, is_sensitive, propose_parameters
+from privad.sensitive.accounting import RecordExposure, claim5_bound, per_record_privacy_loss
 from privad.sensitive.compiler import InputMechanism
 from privad.validation import check_epsilon, check_int, check_probability
 
@@ -470,9 +463,9 @@ def figure3(
     Data: :func:`privacy_map_data` (or ``X``). β = 20 and r from
     :func:`privad.sensitive.propose_parameters` with ``anomaly_share`` (or ``r``): our
     choice, the paper's values are in the missing Appendix A.1. Every record is queried; a
-    record's privacy loss is :func:`privad.sensitive.per_record_privacy_loss` (the largest
-    log-ratio any single answer shows about its presence) and the colour is the "level of
-    privacy" e^{−loss}. One row per record and k: ``k``, ``record``, ``x1``, ``x2``,
+    record's privacy loss is :func:`privad.sensitive.accounting.per_record_privacy_loss`
+    (the largest log-ratio any single answer shows about its presence) and the colour is the
+    "level of privacy" e^{−loss}. One row per record and k: ``k``, ``record``, ``x1``, ``x2``,
     ``beta``, ``r``, ``epsilon``, ``ball``, ``anomaly``, ``sensitive``, ``loss``,
     ``privacy_level``.
     """
