@@ -8,9 +8,12 @@ Every privad estimator is a real scikit-learn estimator: it inherits
 :class:`~privad.errors.ParameterError`, a call before ``fit`` a
 :class:`~privad.errors.NotFittedError` (which is also scikit-learn's ``NotFittedError``),
 and malformed input a :class:`~privad.errors.DataError` (also a ``ValueError``) whose message
-says what was wrong. Estimators that release a noisy result per block of records (a window,
-a series) keep what they released by the block's content (:meth:`PrivadEstimator._released`),
-so asking again returns the same answers and spends nothing.
+says what was wrong. :class:`PrivadEstimator` is made on first use (the module's
+``__getattr__``), so importing this module, as the sensitive-privacy jobs and the command
+line do for :func:`check_contamination`, imports no scikit-learn. Estimators that release a
+noisy result per block of records (a window, a series) keep what they released by the
+block's content (:meth:`PrivadEstimator._released`), so asking again returns the same
+answers and spends nothing.
 
 The process's in-memory ledgers
 -------------------------------

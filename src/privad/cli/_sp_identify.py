@@ -116,7 +116,7 @@ def print_summary(
     add: bool,
     errors: bool,
     id_column: str | None,
-    engine_text: str | None,
+    scheduler: str | None,
     as_json: bool,
 ) -> None:
     """The result: the released answers and public parameters, and, marked as not for
@@ -124,8 +124,13 @@ def print_summary(
     (Claim 5's m, the composed and the remaining ε)."""
     m, bound, n_q = res.mechanism, res.bound, int(res.answers.size)
     data_text = f"{inputs.name}: {res.n_records} records x {res.n_features} features"
-    queries_text = inputs.queries_text
+    queries_text, engine_text = inputs.queries_text, None
     if res.partitions is not None:
+        where = f"scheduler {scheduler}" if scheduler else "a local cluster"
+        engine_text = (
+            f"dask on {where} ({res.workers} worker(s)); answers sampled on this "
+            "machine from the gathered counts (identical to --engine numba)"
+        )
         data_text += f" in {res.partitions[0]} partition(s)"
         queries_text = (
             f"the {n_q} record(s) of the data"

@@ -84,9 +84,7 @@ from privad.cli._sensitive import (
     sensitive_mechanism,
 )
 from privad.cli._sp_identify import in_memory, partitioned, print_summary
-from privad.errors import (
-    ParameterError,
-)
+from privad.errors import ParameterError
 
 __all__ = ["register", "sp_app"]
 
@@ -104,6 +102,13 @@ sp_app = typer.Typer(
 )
 
 ENGINE_CHOICES = ("numba", "dask")
+LEDGER_OPTION: Any = typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_HELP)
+BUDGET = Number("a finite number > 0 (the scope's total ε)", strict=True)
+
+
+def budget_option(help: str) -> Any:
+    """``--budget E``: the scope's total ε, set when the scope has no budget."""
+    return typer.Option(None, "--budget", metavar="E", parser=BUDGET.bind("--budget"), help=help)
 
 
 @sp_app.command("identify")
@@ -156,19 +161,15 @@ def identify(
         "evaluation. These columns are NOT PRIVATE (they are computed from the exact counts); "
         "never release them.",
     ),
-    ledger: str | None = typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_HELP),
+    ledger: str | None = LEDGER_OPTION,
     scope: str | None = scope_option(
         "Budget scope the spend is charged to (a non-empty name). Default: the dataset "
         "name (the file name without extension for files)."
     ),
-    budget: float | None = typer.Option(
-        None,
-        "--budget",
-        metavar="E",
-        parser=Number("a finite number > 0 (the scope's total ε)", strict=True).bind("--budget"),
-        help="Create the scope's budget with total ε = E (a finite number > 0) if it has none "
+    budget: float | None = budget_option(
+        "Create the scope's budget with total ε = E (a finite number > 0) if it has none "
         "(an existing budget is never changed: use 'privad budget set'). Without it, a scope "
-        "without a budget is an error.",
+        "without a budget is an error."
     ),
     count_cap: Any = COUNT_CAP_OPTION,
     seed: int | None = seed_option(
@@ -213,7 +214,6 @@ def identify(
         check_output_path(ledger, "--ledger", "store")
     if add_query_to_data and queries is None:
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
-    engine_text = None
     table = {"columns": columns, "label": label, "exclude": exclude}
     if engine == "dask":
         if id_column is not None:
@@ -226,7 +226,6 @@ def identify(
                 "partitions with the public bounds first"
             )
         inputs = partitioned(data, queries, out, scope, mech.name, **table)
-        where = f"scheduler {cluster.scheduler}" if cluster.scheduler else "a local cluster"
     else:
         if cluster.given:
             raise ParameterError(
@@ -254,13 +253,7 @@ def identify(
             context={"command": "privad sp identify", "data": data, "queries": queries},
             step=progress.step,
         )
-    if res.workers is not None:
-        engine_text = (
-            f"dask on {where} ({res.workers} worker(s)); answers sampled on this "
-            "machine from the gathered counts (identical to --engine numba)"
-        )
-    # 3. render
-    print_summary(
+    print_summary(  # 3. render
         res,
         inputs,
         data=data,
@@ -268,7 +261,7 @@ def identify(
         add=add_query_to_data,
         errors=with_error_probabilities,
         id_column=id_column,
-        engine_text=engine_text,
+        scheduler=cluster.scheduler,
         as_json=as_json,
     )
 
@@ -318,16 +311,12 @@ def params(
         "charged to --ledger/--scope as its own spend; features in [0, 1]).",
     ),
     selection_epsilon: float | None = SELECTION_EPSILON_OPTION,
-    ledger: str | None = typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_HELP),
+    ledger: str | None = LEDGER_OPTION,
     scope: str | None = scope_option(
         "With --private: the budget scope charged (default: the dataset name)."
     ),
-    budget: float | None = typer.Option(
-        None,
-        "--budget",
-        metavar="E",
-        parser=Number("a finite number > 0 (the scope's total ε)", strict=True).bind("--budget"),
-        help="With --private: create the scope's sensitive budget with total ε = E if it has none.",
+    budget: float | None = budget_option(
+        "With --private: create the scope's sensitive budget with total ε = E if it has none."
     ),
     metric: str = METRIC_OPTION,
     columns: list[str] | None = COLUMNS_OPTION,

@@ -128,13 +128,14 @@ class Identification:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from privad.sensitive import SPMechanism, identify
-    >>> X = np.array([[0.0], [0.1], [0.2], [0.15], [5.0]])
-    >>> job = identify(X, SPMechanism(beta=1, r=0.5, epsilon=1.0), ledger="job.sqlite",
-    ...                scope="demo", output="job.csv", budget=10.0, rng=7)
-    >>> job.flagged, job.bound.m, job.remaining, job.parameters["source"]
-    (1, 4, 6.0, 'given')
+    One query record labelled against three records with the ε-DP mechanism:
+
+    >>> from privad.sensitive import DPMechanism, identify
+    >>> dp = DPMechanism(beta=1, r=0.5, epsilon=2.0)
+    >>> res = identify([[0, 0], [0, 0.1], [3, 3]], dp, queries=[[3, 3.1]], ledger="dp.sqlite",
+    ...                scope="dp", output="dp.csv", budget=50.0, rng=1)
+    >>> res.n_records, res.answers.size, res.guarantee.notion, res.bound.m, res.remaining
+    (3, 1, 'pure-dp', 1, 48.0)
     """
 
     answers: np.ndarray
@@ -427,16 +428,11 @@ def _aligned_queries(queries: Any, data: Any) -> Any:
 
 @dataclass(frozen=True)
 class ParameterChoice:
-    """(β, r) for a data set, and the (β, r)-anomalies they make (:func:`choose_parameters`).
-
-    Attributes
-    ----------
-    beta, r : the parameters.
-    anomalies : bool array, B_x(i, r) ≤ β for each record (NOT private: exact counts).
-    selection : the private selection of r (:class:`~privad.sensitive.RadiusSelection`), or
-        None when (β, r) were proposed from the data (not private).
-    note : what happened to the budget of a private selection, or None.
-    """
+    """(β, r) for a data set (:func:`choose_parameters`): ``beta`` and ``r``; ``anomalies``,
+    B_x(i, r) ≤ β for each record (NOT private: exact counts); ``selection``, the private
+    selection of r (:class:`~privad.sensitive.RadiusSelection`), or None when (β, r) were
+    proposed from the data (not private); ``note``, what happened to the budget of a
+    private selection, or None."""
 
     beta: int
     r: float

@@ -280,11 +280,9 @@ class CompiledSPMechanism(AIQMechanism):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from privad.sensitive import CompiledSPMechanism
-    >>> m = CompiledSPMechanism(beta=2, r=0.5, epsilon=1.0)
-    >>> m.notion, round(float(np.exp(m.log_error_probability(1, 1))), 4)
-    ('sensitive', 0.294)
+    >>> CompiledSPMechanism(beta=2, r=0.5, epsilon=1.0).guarantee.description
+    '(ε, k)-SP (β=2, r=0.5)-AIQ, compiled U_δ (Theorem 4.7, Construction 2)'
     """
 
     name: ClassVar[str] = "compiled"
