@@ -486,18 +486,7 @@ def compiled_log_error_probability(
     return _builtin_compiled(beta, epsilon, k, input, cap).log_error_probability(x_i, ball)
 
 
-def compiled_error_probability(
-    x_i: Any,
-    ball: Any,
-    *,
-    beta: Any,
-    epsilon: Any,
-    k: Any = 1,
-    input: str = "optimal-dp",
-    cap: Any = None,
-) -> Any:
-    """P(error) of the compiled mechanism; see :func:`compiled_log_error_probability`."""
-    out = compiled_log_error_probability(
-        x_i, ball, beta=beta, epsilon=epsilon, k=k, input=input, cap=cap
-    )
-    return scalar_or_array(np.exp(np.asarray(out)))
+def compiled_error_probability(x_i: Any, ball: Any, **options: Any) -> Any:
+    """P(error) of the compiled mechanism; ``options`` as :func:`compiled_log_error_probability`."""
+    log_error = compiled_log_error_probability(x_i, ball, **options)
+    return scalar_or_array(np.exp(np.asarray(log_error)))
