@@ -1,28 +1,18 @@
 """``privad sp``: sensitively private (β, r)-anomaly identification from the command line.
 
 * ``privad sp identify DATA --beta B --r R --epsilon E``: noisy anomaly labels for every
-  record of DATA (or for the records of ``--queries FILE``), from one of the paper's three
-  mechanisms (``sp``: U_{λ_k}; ``dp``: the optimal ε-DP U_{Δ_G}; ``compiled``: Construction 2).
-  The batch's guarantee (Claim 5: min(n, m)·ε) is charged to a ledger *before* anything is
-  written; a refused spend writes nothing. Output: a CSV ``index,label`` (1 = anomaly;
-  ``index,id,label`` with ``--id COL``), written atomically. ``--exclude COL`` drops
-  columns that are not features before any distance is computed. With ``--engine dask
-  [--scheduler ADDR | --workers N]`` DATA is a Parquet folder/file or CSV glob counted on a
-  Dask cluster (``--queries`` partitioned the same way), and the output a Parquet folder
-  with one part per input (or query) partition, renamed into place after the spend is
-  committed
-  (:mod:`privad.distributed`, ``docs/distributed.md``).
-* ``privad sp plan --beta B --epsilon E [--k K] [--queries N] [--delta D]``: what ε buys
-  and what N answers cost, before any data is read (:mod:`privad.cli._plan`).
-* ``privad sp params DATA``: propose (β, r) with our reconstruction of the paper's missing
-  Appendix A.2 (:func:`privad.sensitive.propose_parameters`), not private.
+  record of DATA (or of ``--queries FILE``), charged to a ledger before anything is
+  written: one call of :func:`privad.sensitive.identify` (in memory, or with ``--engine
+  dask`` on partitioned files, docs/distributed.md); :mod:`privad.cli._sp_identify` opens
+  the inputs and prints the summary.
+* ``privad sp params DATA``: (β, r) from our reconstruction of the paper's missing
+  Appendix A.2, or r chosen privately: :func:`privad.sensitive.choose_parameters`.
+* ``privad sp ask``: ask a curator (``privad serve sp``); ``privad sp plan``: what ε buys,
+  before any data is read (:mod:`privad.cli._plan`).
 
-DATA is a catalogue name (``thyroid``, ``mammography``, ..., see ``privad datasets list``)
-or a file (.csv, .parquet, .npy, .npz, .mat). Every option is typed
-(:mod:`privad.cli._options`), so that a bad value is a :class:`~privad.errors.PrivadError`:
-``privad.cli.main`` prints it on one line and exits with status 2, before any file is written.
-The engine of ``identify`` is :mod:`privad.cli._sp_identify`; the options shared with
-``privad serve sp`` are in :mod:`privad.cli._sensitive` and :mod:`privad.cli._data`.
+Every option is typed (:mod:`privad.cli._options`; those shared with ``privad serve sp``
+in :mod:`privad.cli._sensitive` and :mod:`privad.cli._data`): a bad value is one line and
+exit status 2, before any file is written.
 """
 
 from __future__ import annotations
