@@ -19,8 +19,11 @@ from privad.errors import DataError, ParameterError
 @dataclass(frozen=True)
 class Inputs:
     """The records and queries handed to :func:`privad.sensitive.identify`, and how the
-    summary names them."""
+    summary names them (``source``, ``queries_source``: DATA and ``--queries`` as given)."""
 
+    source: str
+    queries_source: str | None
+    id_column: str | None
     data: Any
     queries: Any
     ids: Any
@@ -43,6 +46,7 @@ def in_memory(
     loaded in this process, and the output file checked (never one of the inputs)."""
     from privad.datasets import scale_to_bounds
 
+    id_column = table_options["id_column"]
     ds, scaling = scale_features(load_table(data, **table_options), bounds)
     out_path = check_output_path(
         out if out is not None else f"{scope or ds.name}-{mechanism}-labels.csv", "--out"
@@ -56,14 +60,14 @@ def in_memory(
             raise ParameterError(f"--out {str(out_path)!r} would overwrite the input {source!r}")
     if queries is None:
         text = f"the {ds.X.shape[0]} record(s) of the data"
-        return Inputs(ds.X, None, ds.ids, ds.name, scaling, out_path, text)
+        return Inputs(data, None, id_column, ds.X, None, ds.ids, ds.name, scaling, out_path, text)
     # the id column, if any, must be in the queries too
-    q_table = load_table(queries, id_column=table_options["id_column"])
+    q_table = load_table(queries, id_column=id_column)
     Q = align_queries(q_table, ds)
     if bounds:  # the same public map as the data (clip counts: the data's only)
         Q = scale_to_bounds(Q, bounds, ds.feature_names)[0]
     text = f"{Q.shape[0]} record(s) of {queries}"
-    return Inputs(ds.X, Q, q_table.ids, ds.name, scaling, out_path, text)
+    return Inputs(data, queries, id_column, ds.X, Q, q_table.ids, ds.name, scaling, out_path, text)
 
 
 def partitioned(
@@ -93,7 +97,7 @@ def partitioned(
     out_path = check_output_path(
         out if out is not None else f"{scope or source.name}-{mechanism}-labels", "--out", "folder"
     )
-    return Inputs(source, q_source, None, source.name, None, out_path, "")
+    return Inputs(data, queries, None, source, q_source, None, source.name, None, out_path, "")
 
 
 NOT_FOR_PUBLICATION = (
@@ -108,21 +112,13 @@ NOT_FOR_PUBLICATION = (
 
 
 def print_summary(
-    res: Any,
-    inputs: Inputs,
-    *,
-    data: str,
-    queries: str | None,
-    add: bool,
-    errors: bool,
-    id_column: str | None,
-    scheduler: str | None,
-    as_json: bool,
+    res: Any, inputs: Inputs, add: bool, errors: bool, scheduler: str | None, as_json: bool
 ) -> None:
     """The result: the released answers and public parameters, and, marked as not for
     publication (:data:`NOT_FOR_PUBLICATION`), the numbers computed from the queried records
     (Claim 5's m, the composed and the remaining ε)."""
     m, bound, n_q = res.mechanism, res.bound, int(res.answers.size)
+    data, queries = inputs.source, inputs.queries_source
     data_text = f"{inputs.name}: {res.n_records} records x {res.n_features} features"
     queries_text, engine_text = inputs.queries_text, None
     if res.partitions is not None:
@@ -176,7 +172,7 @@ def print_summary(
         "scope": res.scope,
         "ledger": res.ledger,
         "output": res.output,
-        "id_column": id_column,
+        "id_column": inputs.id_column,
         "scaling": None if inputs.scaling is None else inputs.scaling.to_dict(),
         "note": res.note,
         "warning": warning,

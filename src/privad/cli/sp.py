@@ -243,16 +243,9 @@ def identify(
             context={"command": "privad sp identify", "data": data, "queries": queries},
             step=progress.step,
         )
-    print_summary(  # 3. render
-        res,
-        inputs,
-        data=data,
-        queries=queries,
-        add=add_query_to_data,
-        errors=with_error_probabilities,
-        id_column=id_column,
-        scheduler=cluster.scheduler,
-        as_json=as_json,
+    # 3. render
+    print_summary(
+        res, inputs, add_query_to_data, with_error_probabilities, cluster.scheduler, as_json
     )
 
 
