@@ -19,21 +19,26 @@ X = Randomness(11).uniform(size=(300, 2))
 MECH = SPMechanism(beta=4, r=0.08, epsilon=0.5)
 
 
+def _identify(folder: Path, scope: str, mechanism=MECH, **options):
+    """identify(X) charged to ``scope`` of folder/l.sqlite (budget 10^6), to folder/SCOPE.csv."""
+    options = {"budget": 1e6, **options}
+    return identify(
+        X,
+        mechanism,
+        ledger=folder / "l.sqlite",
+        scope=scope,
+        output=folder / f"{scope}.csv",
+        **options,
+    )
+
+
 def _row(spend) -> tuple:
     meta = {key: value for key, value in spend.metadata.items() if key != "context"}
     return spend.label, spend.epsilon, spend.guarantee, meta
 
 
 def test_identify_releases_what_the_estimator_releases(tmp_path: Path) -> None:
-    res = identify(
-        X,
-        MECH,
-        ledger=tmp_path / "l.sqlite",
-        scope="a",
-        output=tmp_path / "a.csv",
-        budget=1e6,
-        rng=5,
-    )
+    res = _identify(tmp_path, "a", rng=5)
     est = SensitiveAnomalyIdentifier(4, 0.08, 0.5, rng=5).fit(X)
     with Ledger(tmp_path / "l.sqlite") as book:
         book.set_budget("b", "sensitive", 1e6)
@@ -67,13 +72,9 @@ def test_no_ledger_file_and_no_budget_is_refused_before_anything(tmp_path: Path)
 
 def test_queries_ids_and_error_columns(tmp_path: Path) -> None:
     Q = np.array([[0.5, 0.5], [5.0, 5.0]])
-    res = identify(
-        X,
-        MECH,
-        ledger=tmp_path / "l.sqlite",
-        scope="q",
-        output=tmp_path / "q.csv",
-        budget=100.0,
+    res = _identify(
+        tmp_path,
+        "q",
         queries=Q,
         add_query_to_data=True,
         ids=["p", "far"],
@@ -94,16 +95,7 @@ def test_queries_ids_and_error_columns(tmp_path: Path) -> None:
 
 
 def test_a_private_radius_is_charged_first_and_used(tmp_path: Path) -> None:
-    res = identify(
-        X,
-        SPMechanism(beta=4, r=0.0, epsilon=1.0),
-        ledger=tmp_path / "l.sqlite",
-        scope="p",
-        output=tmp_path / "p.csv",
-        budget=1e6,
-        contamination=0.05,
-        rng=2,
-    )
+    res = _identify(tmp_path, "p", SPMechanism(4, 0.0, 1.0), contamination=0.05, rng=2)
     with Ledger(tmp_path / "l.sqlite") as book:
         selection, labels = book.history("p")
     assert res.parameters["source"] == "private" and res.mechanism.r == res.parameters["r"] > 0
