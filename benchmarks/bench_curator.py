@@ -13,7 +13,8 @@ answered questions per second, requests per second, p50 and p99 request latency.
 
 Then the online Claim 5 bound alone (:class:`privad.sensitive.curator.OnlineClaim5`): the
 time to add one more vector to a querier's set of 10^3, 10^4 and 10^5 vectors (median of
-20 additions), against recomputing :func:`privad.sensitive.claim5_bound` for the whole set.
+20 additions), against recomputing :func:`privad.sensitive.accounting.claim5_bound` for the
+whole set.
 
 This is a benchmark, never a test: the numbers depend on the machine and its load.
 """
@@ -110,7 +111,7 @@ def serve(name: str, args: argparse.Namespace) -> dict:
 
 
 def online_bound() -> list[tuple[int, float, float]]:
-    from privad.sensitive import claim5_bound
+    from privad.sensitive.accounting import claim5_bound
     from privad.sensitive.curator import OnlineClaim5
 
     X = make_data(110_000)

@@ -15,7 +15,7 @@ one process after a warm-up on a small sample (Numba compiled), median of ``--re
   then ``predict()``: counts, multiplicities, Claim 5's bound, the reservation in the
   estimator's own ledger, the exact sampling, the commit, the answer record;
 * ``fit + predict (SQLite ledger)``: the same charged to a ledger file;
-* ``Claim 5 bound alone``: :func:`privad.sensitive.claim5_bound` given the counts at r.
+* ``Claim 5 bound alone``: :func:`privad.sensitive.accounting.claim5_bound` given the counts at r.
 
 The answer of a second ``predict()`` is the recorded one (no new release), timed too. This
 is a benchmark, never a test: the numbers depend on the machine and its load.
@@ -53,7 +53,8 @@ def main() -> None:
 
     from privad.accounting import Ledger
     from privad.geometry import ball_counts
-    from privad.sensitive import SensitiveAnomalyIdentifier, claim5_bound
+    from privad.sensitive import SensitiveAnomalyIdentifier
+    from privad.sensitive.accounting import claim5_bound
 
     X = make_data(args.n)
     r = radius_for_median(X)

@@ -8,9 +8,12 @@ Every privad estimator is a real scikit-learn estimator: it inherits
 :class:`~privad.errors.ParameterError`, a call before ``fit`` a
 :class:`~privad.errors.NotFittedError` (which is also scikit-learn's ``NotFittedError``),
 and malformed input a :class:`~privad.errors.DataError` (also a ``ValueError``) whose message
-says what was wrong. Estimators that release a noisy result per block of records (a window,
-a series) keep what they released by the block's content (:meth:`PrivadEstimator._released`),
-so asking again returns the same answers and spends nothing.
+says what was wrong. :class:`PrivadEstimator` is made on first use (the module's
+``__getattr__``), so importing this module, as the sensitive-privacy jobs and the command
+line do for :func:`check_contamination`, imports no scikit-learn. Estimators that release a
+noisy result per block of records (a window, a series) keep what they released by the
+block's content (:meth:`PrivadEstimator._released`), so asking again returns the same
+answers and spends nothing.
 
 The process's in-memory ledgers
 -------------------------------
@@ -35,6 +38,7 @@ process) carries a copy, and its first release there issues a
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -44,24 +48,15 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.exceptions import NotFittedError as SklearnNotFittedError
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from privad.errors import (
-    BudgetExceededError,
-    DataError,
-    NotFittedError,
-    ParameterError,
-    PrivacyWarning,
-)
+from privad.errors import BudgetExceededError, DataError, ParameterError, PrivacyWarning
 from privad.io import rows_digest
 from privad.validation import check_array
 
 __all__ = [
     "InputTypeError",
-    "NotFittedError",
-    "PrivadEstimator",
+    "NotFittedError",  # noqa: F822 (made on first use: __getattr__)
+    "PrivadEstimator",  # noqa: F822
     "check_contamination",
     "contamination_threshold",
     "process_ledger",
@@ -320,145 +315,173 @@ def _declare_budget(book: Any, scope: str, notion: str, budget: float, *, strict
     book.set_budget(scope, notion, budget)
 
 
-class PrivadEstimator(BaseEstimator):
-    """:class:`sklearn.base.BaseEstimator` with privad's errors and input validation."""
+def __getattr__(name: str) -> Any:
+    """:class:`PrivadEstimator` (and ``NotFittedError``) are made on first use: they
+    subclass scikit-learn's classes, and importing scikit-learn costs about a second, which
+    the commands and services that fit no estimator (``privad sp identify``) never pay."""
+    if name == "PrivadEstimator":
+        return _estimator_class()
+    if name == "NotFittedError":
+        from privad import errors
 
-    _releases: dict[str, Any]  # released results by block digest (see _released)
-    _account: _Account  # the fitted records' account (see the module docstring)
-    budget: float | None  # of the estimators that release: their parameters and scope_
-    scope_: str
+        return errors.NotFittedError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    @property
-    def ledger_(self) -> Any:
-        """The in-memory :class:`~privad.accounting.Ledger` of the fitted records' account:
-        every release of this process on these records (or records overlapping them) that
-        was charged to an estimator's own ledger, whichever estimator or copy made it."""
-        account = self.__dict__.get("_account")
-        if account is None:
-            raise AttributeError(f"this {type(self).__name__} has no ledger_ before fit")
-        return account.resolve().ledger
 
-    def __getstate__(self) -> dict[str, Any]:
-        """scikit-learn's state, and the process it was pickled in (see
-        :meth:`_open_account`)."""
-        return {**super().__getstate__(), "_pickled_in": _PROCESS}
+@functools.cache
+def _estimator_class() -> type:
+    """Make :class:`PrivadEstimator` (once), importing scikit-learn."""
+    from sklearn.base import BaseEstimator
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+    from sklearn.utils.validation import check_is_fitted, validate_data
 
-    def _open_account(self, hashes: np.ndarray, ledger_class: Any, notion: str) -> None:
-        """At ``fit``: join the account of the records with :func:`row_hashes` ``hashes``
-        in scope ``scope_`` (a new in-memory ``ledger_class`` for records never seen), and
-        declare ``budget`` on it under ``notion`` unless the records have spent more.
+    from privad.errors import NotFittedError
 
-        An estimator pickled in another process (a parallel grid search's worker gets its
-        clones so) issues a :class:`~privad.errors.PrivacyWarning`: that process never
-        sees what is spent here."""
-        origin = self.__dict__.get("_pickled_in", _PROCESS)
-        if origin != _PROCESS:
-            warnings.warn(
-                f"{type(self).__name__}: fitted in process {os.getpid()}, pickled in "
-                f"process {origin.partition('-')[0]} (a worker of a parallel search?): its "
-                "in-memory ledger here is not that process's, so spends here are not "
-                "counted there. To share a budget between processes, charge a persistent "
-                "ledger (privad.accounting.Ledger on a file)",
-                PrivacyWarning,
-                stacklevel=3,
-            )
-        self._account = _ACCOUNTS.join(None, self.scope_, hashes, ledger_class)
-        if self.budget is not None:
-            book = self._account.ledger
-            _declare_budget(book, self.scope_, notion, float(self.budget), strict=False)
+    class PrivadEstimator(BaseEstimator):
+        """:class:`sklearn.base.BaseEstimator` with privad's errors and input validation."""
 
-    def _fitted_record(self, key: Any, make: Callable[[], _T]) -> _T:
-        """The object that every fit of this process with the same ``key`` (the exact data
-        and what decides its answers) shares, made by ``make`` the first time: the record
-        of released answers, so a question asked again after a refit gets its answer."""
-        return self._account.resolve().records.setdefault(key, make())
+        _releases: dict[str, Any]  # released results by block digest (see _released)
+        _account: _Account  # the fitted records' account (see the module docstring)
+        budget: float | None  # of the estimators that release: their parameters and scope_
+        scope_: str
 
-    @contextmanager
-    def _own_ledger(
-        self, notion: str, rows: np.ndarray | None = None, *, ledger: Any = None
-    ) -> Iterator[Any]:
-        """The account's ledger for one release, held under the process's lock (``ledger``
-        instead when the caller gave one).
+        @property
+        def ledger_(self) -> Any:
+            """The in-memory :class:`~privad.accounting.Ledger` of the fitted records' account:
+            every release of this process on these records (or records overlapping them) that
+            was charged to an estimator's own ledger, whichever estimator or copy made it."""
+            account = self.__dict__.get("_account")
+            if account is None:
+                raise AttributeError(f"this {type(self).__name__} has no ledger_ before fit")
+            return account.resolve().ledger
 
-        The released records ``rows`` (when they are not only the fitted ones) join the
-        account first; ``budget`` is declared under ``notion`` (a
-        :class:`~privad.errors.BudgetExceededError` when the records have already spent
-        more); an account copied from another process issues a
-        :class:`~privad.errors.PrivacyWarning`: its spends there are not counted here.
-        """
-        if ledger is not None:
-            yield ledger
-            return
-        with _ACCOUNTS.lock:
-            account = self._account.resolve()
-            if rows is not None:
-                hashes = row_hashes(rows)
-                account = _ACCOUNTS.join(account, self.scope_, hashes, type(account.ledger))
-            self._account = account
-            if account.pid != os.getpid():
+        def __getstate__(self) -> dict[str, Any]:
+            """scikit-learn's state, and the process it was pickled in (see
+            :meth:`_open_account`)."""
+            return {**super().__getstate__(), "_pickled_in": _PROCESS}
+
+        def _open_account(self, hashes: np.ndarray, ledger_class: Any, notion: str) -> None:
+            """At ``fit``: join the account of the records with :func:`row_hashes` ``hashes``
+            in scope ``scope_`` (a new in-memory ``ledger_class`` for records never seen), and
+            declare ``budget`` on it under ``notion`` unless the records have spent more.
+
+            An estimator pickled in another process (a parallel grid search's worker gets its
+            clones so) issues a :class:`~privad.errors.PrivacyWarning`: that process never
+            sees what is spent here."""
+            origin = self.__dict__.get("_pickled_in", _PROCESS)
+            if origin != _PROCESS:
                 warnings.warn(
-                    f"{type(self).__name__}: this in-memory ledger was made in process "
-                    f"{account.pid} and is used in process {os.getpid()} (a pickle loaded "
-                    "elsewhere, or a fork): spends here and there are not counted together. "
-                    "To share a budget between processes, charge a persistent ledger "
-                    "(privad.accounting.Ledger on a file)",
+                    f"{type(self).__name__}: fitted in process {os.getpid()}, pickled in "
+                    f"process {origin.partition('-')[0]} (a worker of a parallel search?): its "
+                    "in-memory ledger here is not that process's, so spends here are not "
+                    "counted there. To share a budget between processes, charge a persistent "
+                    "ledger (privad.accounting.Ledger on a file)",
                     PrivacyWarning,
-                    stacklevel=4,
+                    stacklevel=3,
                 )
+            self._account = _ACCOUNTS.join(None, self.scope_, hashes, ledger_class)
             if self.budget is not None:
-                book = account.ledger
-                _declare_budget(book, self.scope_, notion, float(self.budget), strict=True)
-            yield account.ledger
+                book = self._account.ledger
+                _declare_budget(book, self.scope_, notion, float(self.budget), strict=False)
 
-    def set_params(self, **params: Any) -> Any:
-        """Set constructor parameters (scikit-learn convention); refit afterwards."""
-        allowed = self._get_param_names()
-        for name in params:
-            if name.partition("__")[0] not in allowed:  # "estimator__x": a nested parameter
-                raise ParameterError(f"unknown parameter {name!r}; allowed: {', '.join(allowed)}")
-        return super().set_params(**params)
+        def _fitted_record(self, key: Any, make: Callable[[], _T]) -> _T:
+            """The object that every fit of this process with the same ``key`` (the exact data
+            and what decides its answers) shares, made by ``make`` the first time: the record
+            of released answers, so a question asked again after a refit gets its answer."""
+            return self._account.resolve().records.setdefault(key, make())
 
-    def _require_fitted(self, attribute: str) -> None:
-        """Raise :class:`~privad.errors.NotFittedError` unless ``attribute`` was fitted."""
-        try:
-            check_is_fitted(self, attribute)
-        except SklearnNotFittedError:
-            raise NotFittedError(
-                f"this {type(self).__name__} is not fitted yet; call fit(X) first"
-            ) from None
+        @contextmanager
+        def _own_ledger(
+            self, notion: str, rows: np.ndarray | None = None, *, ledger: Any = None
+        ) -> Iterator[Any]:
+            """The account's ledger for one release, held under the process's lock (``ledger``
+            instead when the caller gave one).
 
-    def _validate(self, X: Any, *, reset: bool, min_rows: int = 1) -> np.ndarray:
-        """``X`` as a finite float64 (n, d) array through scikit-learn's ``validate_data``
-        (which records ``n_features_in_`` and ``feature_names_in_`` on ``reset`` and checks
-        them otherwise); its ValueErrors become :class:`~privad.errors.DataError`."""
-        try:
-            return validate_data(
-                self, X, reset=reset, dtype=np.float64, ensure_min_samples=min_rows
-            )
-        except DataError:
-            raise
-        except ValueError as exc:
-            raise DataError(f"X: {exc}") from None
-        except TypeError as exc:
-            raise InputTypeError(f"X: {exc}") from None
+            The released records ``rows`` (when they are not only the fitted ones) join the
+            account first; ``budget`` is declared under ``notion`` (a
+            :class:`~privad.errors.BudgetExceededError` when the records have already spent
+            more); an account copied from another process issues a
+            :class:`~privad.errors.PrivacyWarning`: its spends there are not counted here.
+            """
+            if ledger is not None:
+                yield ledger
+                return
+            with _ACCOUNTS.lock:
+                account = self._account.resolve()
+                if rows is not None:
+                    hashes = row_hashes(rows)
+                    account = _ACCOUNTS.join(account, self.scope_, hashes, type(account.ledger))
+                self._account = account
+                if account.pid != os.getpid():
+                    warnings.warn(
+                        f"{type(self).__name__}: this in-memory ledger was made in process "
+                        f"{account.pid} and is used in process {os.getpid()} (a pickle loaded "
+                        "elsewhere, or a fork): spends here and there are not counted together. "
+                        "To share a budget between processes, charge a persistent ledger "
+                        "(privad.accounting.Ledger on a file)",
+                        PrivacyWarning,
+                        stacklevel=4,
+                    )
+                if self.budget is not None:
+                    book = account.ledger
+                    _declare_budget(book, self.scope_, notion, float(self.budget), strict=True)
+                yield account.ledger
 
-    def _released(
-        self, data: np.ndarray, release: Callable[[np.ndarray], _T]
-    ) -> tuple[_T, np.ndarray]:
-        """The result released before for the same records as ``data`` (the same rows, in
-        any order, by :func:`~privad.io.rows_digest` of the sorted rows), else
-        ``release(data)``, recorded for next time.
+        def set_params(self, **params: Any) -> Any:
+            """Set constructor parameters (scikit-learn convention); refit afterwards."""
+            allowed = self._get_param_names()
+            for name in params:
+                if name.partition("__")[0] not in allowed:  # "estimator__x": a nested parameter
+                    raise ParameterError(
+                        f"unknown parameter {name!r}; allowed: {', '.join(allowed)}"
+                    )
+            return super().set_params(**params)
 
-        A noisy release is made once per block of records: asking again for the same
-        records (or a permutation of them) returns the same answers without new noise or
-        spend, so repeated calls cannot average the noise away. Returns the result and
-        ``where``: row i of ``data`` is row ``where[i]`` of the block the result was
-        released for (per-record arrays of the result are read as ``array[where]``).
-        ``fit`` starts an empty record (``self._releases = {}``).
-        """
-        order = np.lexsort(data.T[::-1])  # rows sorted; ties (equal rows) keep their order
-        key = rows_digest(data[order])
-        if key not in self._releases:
-            self._releases[key] = (release(data), order)
-        result, first_order = self._releases[key]
-        return result, first_order[np.argsort(order)]
+        def _require_fitted(self, attribute: str) -> None:
+            """Raise :class:`~privad.errors.NotFittedError` unless ``attribute`` was fitted."""
+            try:
+                check_is_fitted(self, attribute)
+            except SklearnNotFittedError:
+                raise NotFittedError(
+                    f"this {type(self).__name__} is not fitted yet; call fit(X) first"
+                ) from None
+
+        def _validate(self, X: Any, *, reset: bool, min_rows: int = 1) -> np.ndarray:
+            """``X`` as a finite float64 (n, d) array through scikit-learn's ``validate_data``
+            (which records ``n_features_in_`` and ``feature_names_in_`` on ``reset`` and checks
+            them otherwise); its ValueErrors become :class:`~privad.errors.DataError`."""
+            try:
+                return validate_data(
+                    self, X, reset=reset, dtype=np.float64, ensure_min_samples=min_rows
+                )
+            except DataError:
+                raise
+            except ValueError as exc:
+                raise DataError(f"X: {exc}") from None
+            except TypeError as exc:
+                raise InputTypeError(f"X: {exc}") from None
+
+        def _released(
+            self, data: np.ndarray, release: Callable[[np.ndarray], _T]
+        ) -> tuple[_T, np.ndarray]:
+            """The result released before for the same records as ``data`` (the same rows, in
+            any order, by :func:`~privad.io.rows_digest` of the sorted rows), else
+            ``release(data)``, recorded for next time.
+
+            A noisy release is made once per block of records: asking again for the same
+            records (or a permutation of them) returns the same answers without new noise or
+            spend, so repeated calls cannot average the noise away. Returns the result and
+            ``where``: row i of ``data`` is row ``where[i]`` of the block the result was
+            released for (per-record arrays of the result are read as ``array[where]``).
+            ``fit`` starts an empty record (``self._releases = {}``).
+            """
+            order = np.lexsort(data.T[::-1])  # rows sorted; ties (equal rows) keep their order
+            key = rows_digest(data[order])
+            if key not in self._releases:
+                self._releases[key] = (release(data), order)
+            result, first_order = self._releases[key]
+            return result, first_order[np.argsort(order)]
+
+    PrivadEstimator.__module__ = __name__
+    PrivadEstimator.__qualname__ = "PrivadEstimator"  # found again here by name
+    return PrivadEstimator

@@ -18,7 +18,8 @@ import pytest
 from privad import datasets
 from privad.accounting import Ledger
 from privad.cli import budget, sp
-from privad.sensitive import SPMechanism, claim5_bound
+from privad.sensitive import SPMechanism
+from privad.sensitive.accounting import claim5_bound
 
 BETA, R, EPS = "18", "0.1", "0.1"
 
@@ -383,3 +384,57 @@ def test_parsers() -> None:
     with pytest.raises(Exception, match="--x must be w"):
         parse_float("nan", "--x", strict=False, what="w")
     assert np.isclose(parse_float("0", "--r", strict=False, what="w"), 0.0)
+
+
+def test_a_large_epsilon_is_warned_about_once(run, tmp_path: Path) -> None:
+    """Issue 30: the mechanism is built and validated once per run, so ``--epsilon 25``
+    (above the per-answer warning level of 20) gives exactly one warning line."""
+    ledger, out = tmp_path / "l.sqlite", tmp_path / "labels.csv"
+    args = _identify(ledger, out, "--budget", "1e9")
+    args[args.index("--epsilon") + 1] = "25"
+    code, _, err = run(*args)
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if "protects (almost) nothing" in line]
+    assert len(warnings) == 1, err
+    assert warnings[0].startswith("privad: warning: epsilon = 25 per answer")
+
+
+_PROBE = (
+    "import atexit, sys\n"
+    "{preload}\n"
+    "from privad.cli import main\n"
+    "atexit.register(lambda: print('SKLEARN-LOADED', 'sklearn' in sys.modules, file=sys.stderr))\n"
+    "main(sys.argv[1:])\n"
+)
+
+
+def _sklearn_loaded(args: list[str], preload: str = "") -> bool:
+    """Whether ``privad ARGS``, run in a fresh process, had scikit-learn imported at exit."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(preload=preload), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    marker = [line for line in proc.stderr.splitlines() if line.startswith("SKLEARN-LOADED")]
+    assert marker, proc.stderr
+    return marker[-1].split()[-1] == "True"
+
+
+def test_identify_imports_no_scikit_learn(tmp_path: Path) -> None:
+    """Issue 28: ``sp identify`` (in memory, private r included) pays for no scikit-learn
+    import; the same probe sees it once the estimator is imported."""
+    ledger = str(tmp_path / "l.sqlite")
+    args = _identify(Path(ledger), tmp_path / "labels.csv", "--budget", "1000", "--json")
+    assert not _sklearn_loaded(args)
+    private = ["--r", "private", "--contamination", "0.05", "--out", str(tmp_path / "p.csv")]
+    args = [*args[: args.index("--r")], *args[args.index("--r") + 2 :], *private]
+    args.remove("--out")  # the first --out and its path
+    args.remove(str(tmp_path / "labels.csv"))
+    assert not _sklearn_loaded(args)
+    preload = "import privad.sensitive.estimator"
+    assert _sklearn_loaded(["sp", "plan", "--beta", "10", "--epsilon", "0.1"], preload=preload)

@@ -10,12 +10,8 @@ import pytest
 from privad.accounting import Ledger
 from privad.datasets import load
 from privad.errors import BudgetExceededError, DataError, ParameterError
-from privad.sensitive import (
-    DPMechanism,
-    SensitiveAnomalyIdentifier,
-    SPMechanism,
-    claim5_bound,
-)
+from privad.sensitive import DPMechanism, SensitiveAnomalyIdentifier, SPMechanism
+from privad.sensitive.accounting import claim5_bound
 from privad.sensitive.curator import Curator, OnlineClaim5
 
 MECH = SPMechanism(18, 0.1, 0.1)

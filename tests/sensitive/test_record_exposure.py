@@ -7,7 +7,8 @@ import pytest
 
 from privad.accounting import Ledger
 from privad.accounting.tight import optimal_epsilon
-from privad.sensitive import RecordExposure, SensitiveAnomalyIdentifier, record_exposure
+from privad.sensitive import SensitiveAnomalyIdentifier
+from privad.sensitive.accounting import RecordExposure, record_exposure
 
 # 1-D records: a cluster of three within r = 0.1 of each other, and two loners.
 X = np.array([[0.0], [0.05], [0.1], [1.0], [3.0]])

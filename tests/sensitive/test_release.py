@@ -15,16 +15,10 @@ from privad.accounting import Ledger
 from privad.datasets import load
 from privad.errors import BudgetExceededError, ParameterError
 from privad.geometry import ball_counts
-from privad.sensitive import (
-    RecordExposure,
-    SensitiveAnomalyIdentifier,
-    SPMechanism,
-    claim5_bound,
-    is_sensitive,
-    release_labels,
-)
+from privad.sensitive import SensitiveAnomalyIdentifier, SPMechanism, is_sensitive
+from privad.sensitive.accounting import RecordExposure, claim5_bound
 from privad.sensitive.contamination import GIVEN_TEXT
-from privad.sensitive.release import AnswerRecord, CsvLabels, question_keys
+from privad.sensitive.release import AnswerRecord, CsvLabels, question_keys, release_labels
 
 
 @pytest.fixture(scope="module")

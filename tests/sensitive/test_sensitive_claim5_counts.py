@@ -7,8 +7,7 @@ import pytest
 
 from privad.errors import ParameterError
 from privad.geometry import ball_counts
-from privad.sensitive import claim5_bound
-from privad.sensitive.accounting import claim5_radius
+from privad.sensitive.accounting import claim5_bound, claim5_radius
 
 
 def test_reused_counts_give_the_same_bound():

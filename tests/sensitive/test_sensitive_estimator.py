@@ -8,33 +8,31 @@ import numpy as np
 import pytest
 
 from privad.accounting import Guarantee, Ledger
-from privad.errors import BudgetExceededError, DataError, ParameterError
+from privad.errors import BudgetExceededError, DataError, NotFittedError, ParameterError
 from privad.noise import Randomness
 from privad.sensitive import (
-    Construction1,
-    InputMechanism,
-    NotFittedError,
     SensitiveAnomalyIdentifier,
-    acceptance_probability,
-    auto_count_cap,
     ball_statistics,
+    compile_mechanism,
+    propose_parameters,
+)
+from privad.sensitive.accounting import claim5_bound, per_record_privacy_loss
+from privad.sensitive.anomaly import anomaly_label
+from privad.sensitive.baselines import (
+    acceptance_probability,
     baseline_answers,
     baseline_guarantee,
-    claim5_bound,
-    compile_mechanism,
     count_anomalies,
-    error_probability,
-    log_error_probability,
-    per_record_privacy_loss,
-    propose_parameters,
     select_threshold,
 )
-from privad.sensitive.anomaly import anomaly_label
+from privad.sensitive.compiler import InputMechanism
+from privad.sensitive.constructions import Construction1, error_probability, log_error_probability
 from privad.sensitive.mechanisms import (
     CompiledSPMechanism,
     DPMechanism,
     SPMechanism,
     aiq_mechanism,
+    auto_count_cap,
 )
 
 Z = 5.5  # two-sided z threshold: false-alarm rate ~4e-8 per check

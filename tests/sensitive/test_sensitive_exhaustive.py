@@ -43,18 +43,12 @@ from scipy.sparse.csgraph import dijkstra
 from privad.errors import DataError
 from privad.geometry.predicate import METRICS, MIN_GAP, pair_values, threshold
 from privad.geometry.reference import count_brute
-from privad.sensitive import (
-    InputMechanism,
-    SensitiveAnomalyIdentifier,
-    anomaly_label,
-    compile_mechanism,
-    delta_g,
-    is_sensitive,
-    lambda_k,
-    log_error_probability,
-)
+from privad.sensitive import SensitiveAnomalyIdentifier, compile_mechanism, is_sensitive
 from privad.sensitive.accounting import claim5_bound, claim5_radius
-from privad.sensitive.constructions import log_output_probabilities
+from privad.sensitive.anomaly import anomaly_label
+from privad.sensitive.compiler import InputMechanism
+from privad.sensitive.constructions import log_error_probability, log_output_probabilities
+from privad.sensitive.mdd import delta_g, lambda_k
 
 TOL = 1e-9
 

@@ -11,26 +11,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privad.errors import DataError, ParameterError, PrivadError
-from privad.sensitive import (
-    Construction1,
+from privad.sensitive import InvalidMechanismError, compile_mechanism, is_anomaly, is_sensitive
+from privad.sensitive.anomaly import anomaly_label, is_normal
+from privad.sensitive.compiler import (
     InputMechanism,
-    InvalidMechanismError,
-    anomaly_label,
     check_input_mechanism,
-    compile_mechanism,
     compiled_error_probability,
     compiled_log_error_probability,
-    compiler_delta,
-    delta_g,
-    error_probability,
-    is_anomaly,
-    is_normal,
-    is_sensitive,
-    lambda_k,
-    log_error_probability,
-    theorem46_bound,
     validity_bound,
 )
+from privad.sensitive.constructions import (
+    Construction1,
+    error_probability,
+    log_error_probability,
+    theorem46_bound,
+)
+from privad.sensitive.mdd import compiler_delta, delta_g, lambda_k
 
 counts = st.integers(min_value=0, max_value=400)
 

@@ -18,7 +18,8 @@ from privad.accounting import Ledger
 from privad.datasets import load
 from privad.errors import BudgetExceededError
 from privad.geometry import ball_counts
-from privad.sensitive import SensitiveAnomalyIdentifier, SPMechanism, claim5_bound
+from privad.sensitive import SensitiveAnomalyIdentifier, SPMechanism
+from privad.sensitive.accounting import claim5_bound
 from privad.services.auth import TokenRegistry
 from privad.services.clients import CuratorClient
 from privad.services.curator import create_curator_app

@@ -156,7 +156,7 @@ def sensitive_mechanism(
 ) -> Any:
     """The mechanism object of the options ``--beta --r --epsilon --k --mechanism --metric
     --count-cap`` (``--count-cap`` must be at least β + 2: a one-line ParameterError)."""
-    from privad.sensitive import aiq_mechanism, auto_count_cap
+    from privad.sensitive.mechanisms import aiq_mechanism, auto_count_cap
 
     if count_cap == "none":
         cap: int | None = None

@@ -1,34 +1,23 @@
 """``privad sp``: sensitively private (β, r)-anomaly identification from the command line.
 
 * ``privad sp identify DATA --beta B --r R --epsilon E``: noisy anomaly labels for every
-  record of DATA (or for the records of ``--queries FILE``), from one of the paper's three
-  mechanisms (``sp``: U_{λ_k}; ``dp``: the optimal ε-DP U_{Δ_G}; ``compiled``: Construction 2).
-  The batch's guarantee (Claim 5: min(n, m)·ε) is charged to a ledger *before* anything is
-  written; a refused spend writes nothing. Output: a CSV ``index,label`` (1 = anomaly;
-  ``index,id,label`` with ``--id COL``), written atomically. ``--exclude COL`` drops
-  columns that are not features before any distance is computed. With ``--engine dask
-  [--scheduler ADDR | --workers N]`` DATA is a Parquet folder/file or CSV glob counted on a
-  Dask cluster (``--queries`` partitioned the same way), and the output a Parquet folder
-  with one part per input (or query) partition, renamed into place after the spend is
-  committed
-  (:mod:`privad.distributed`, ``docs/distributed.md``).
-* ``privad sp plan --beta B --epsilon E [--k K] [--queries N] [--delta D]``: what ε buys
-  and what N answers cost, before any data is read (:mod:`privad.cli._plan`).
-* ``privad sp params DATA``: propose (β, r) with our reconstruction of the paper's missing
-  Appendix A.2 (:func:`privad.sensitive.propose_parameters`), not private.
+  record of DATA (or of ``--queries FILE``), charged to a ledger before anything is
+  written: one call of :func:`privad.sensitive.identify` (in memory, or with ``--engine
+  dask`` on partitioned files, docs/distributed.md); :mod:`privad.cli._sp_identify` opens
+  the inputs and prints the summary.
+* ``privad sp params DATA``: (β, r) from our reconstruction of the paper's missing
+  Appendix A.2, or r chosen privately: :func:`privad.sensitive.choose_parameters`.
+* ``privad sp ask``: ask a curator (``privad serve sp``); ``privad sp plan``: what ε buys,
+  before any data is read (:mod:`privad.cli._plan`).
 
-DATA is a catalogue name (``thyroid``, ``mammography``, ..., see ``privad datasets list``)
-or a file (.csv, .parquet, .npy, .npz, .mat). Every option is typed
-(:mod:`privad.cli._options`), so that a bad value is a :class:`~privad.errors.PrivadError`:
-``privad.cli.main`` prints it on one line and exits with status 2, before any file is written.
-The engine of ``identify`` is :mod:`privad.cli._sp_identify`; the options shared with
-``privad serve sp`` are in :mod:`privad.cli._sensitive` and :mod:`privad.cli._data`.
+Every option is typed (:mod:`privad.cli._options`; those shared with ``privad serve sp``
+in :mod:`privad.cli._sensitive` and :mod:`privad.cli._data`): a bad value is one line and
+exit status 2, before any file is written.
 """
 
 from __future__ import annotations
 
 import csv
-import dataclasses
 import shlex
 from typing import Any
 
@@ -84,16 +73,8 @@ from privad.cli._sensitive import (
     SELECTION_EPSILON_OPTION,
     sensitive_mechanism,
 )
-from privad.cli._sp_identify import (
-    Identify,
-    ball_statistics_with_progress,
-    identify_dask,
-    identify_local,
-    print_summary,
-)
-from privad.errors import (
-    ParameterError,
-)
+from privad.cli._sp_identify import in_memory, partitioned, print_summary
+from privad.errors import ParameterError
 
 __all__ = ["register", "sp_app"]
 
@@ -111,6 +92,13 @@ sp_app = typer.Typer(
 )
 
 ENGINE_CHOICES = ("numba", "dask")
+LEDGER_OPTION: Any = typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_HELP)
+BUDGET = Number("a finite number > 0 (the scope's total ε)", strict=True)
+
+
+def budget_option(help: str) -> Any:
+    """``--budget E``: the scope's total ε, set when the scope has no budget."""
+    return typer.Option(None, "--budget", metavar="E", parser=BUDGET.bind("--budget"), help=help)
 
 
 @sp_app.command("identify")
@@ -163,19 +151,15 @@ def identify(
         "evaluation. These columns are NOT PRIVATE (they are computed from the exact counts); "
         "never release them.",
     ),
-    ledger: str | None = typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_HELP),
+    ledger: str | None = LEDGER_OPTION,
     scope: str | None = scope_option(
         "Budget scope the spend is charged to (a non-empty name). Default: the dataset "
         "name (the file name without extension for files)."
     ),
-    budget: float | None = typer.Option(
-        None,
-        "--budget",
-        metavar="E",
-        parser=Number("a finite number > 0 (the scope's total ε)", strict=True).bind("--budget"),
-        help="Create the scope's budget with total ε = E (a finite number > 0) if it has none "
+    budget: float | None = budget_option(
+        "Create the scope's budget with total ε = E (a finite number > 0) if it has none "
         "(an existing budget is never changed: use 'privad budget set'). Without it, a scope "
-        "without a budget is an error.",
+        "without a budget is an error."
     ),
     count_cap: Any = COUNT_CAP_OPTION,
     seed: int | None = seed_option(
@@ -199,6 +183,8 @@ def identify(
     worker_timeout: float | None = WORKER_TIMEOUT_OPTION,
 ) -> None:
     """Label records as (β, r)-anomalies privately, and charge the privacy budget."""
+    from privad.sensitive import identify as identify_records
+
     # 1. every option, before anything is read or written
     private = r == "private"
     if private and contamination is None:
@@ -207,60 +193,60 @@ def identify(
         raise ParameterError("--contamination and --selection-epsilon apply only with --r private")
     if private and engine == "dask":
         raise ParameterError("--r private applies with --engine numba (the records in memory)")
-    m = sensitive_mechanism(beta, 0.0 if private else r, epsilon, k, mechanism, metric, count_cap)
-    job = Identify(
-        data=data,
-        beta=m.beta,
-        eps=m.epsilon,
-        mech=m.name,
-        cap=m.count_cap,
-        r=m.r,
-        k=m.k,
-        metric=m.metric,
-        seed=seed,
-        columns=columns,
-        label=label,
-        exclude=exclude,
-        id_column=id_column,
-        bounds=public_bounds(bound, bounds_file),
-        scope=scope,
-        ledger=ledger,
-        out=out,
-        budget=budget,
-        errors=with_error_probabilities,
-        quiet=as_json,
-        private_r=private,
-        contamination=contamination,
-        selection_epsilon=selection_epsilon,
+    mech = sensitive_mechanism(
+        beta, 0.0 if private else r, epsilon, k, mechanism, metric, count_cap
     )
-    engine_v = engine
+    bounds = public_bounds(bound, bounds_file)
     cluster = cluster_of(scheduler, workers, worker_timeout)
     if out is not None:
-        check_output_path(out, "--out", "folder" if engine_v == "dask" else "file")
+        check_output_path(out, "--out", "folder" if engine == "dask" else "file")
     if ledger is not None:
         check_output_path(ledger, "--ledger", "store")
     if add_query_to_data and queries is None:
         raise ParameterError("--add-query-to-data applies only with --queries FILE")
-    if engine_v == "dask":
+    table = {"columns": columns, "label": label, "exclude": exclude}
+    if engine == "dask":
         if id_column is not None:
             raise ParameterError(
                 "--id applies with --engine numba (the Dask output parts are keyed by index)"
             )
-        if job.bounds is not None:
+        if bounds is not None:
             raise ParameterError(
                 "--bound and --bounds apply with --engine numba; scale the "
                 "partitions with the public bounds first"
             )
-        outcome = identify_dask(job, cluster, queries, add_query_to_data)
+        inputs = partitioned(data, queries, out, scope, mech.name, **table)
     else:
         if cluster.given:
             raise ParameterError(
                 "--scheduler, --workers and --worker-timeout apply only with --engine dask"
             )
-        outcome = identify_local(job, queries, add_query_to_data)
-    if outcome.parameters is not None:  # the radius used (chosen privately for --r private)
-        job = dataclasses.replace(job, r=outcome.parameters["r"])
-    print_summary(job, outcome, as_json)
+        table.update(id_column=id_column, seed=seed)
+        inputs = in_memory(data, queries, out, scope, mech.name, bounds, table)
+    # 2. the one library call
+    with StepProgress(quiet=as_json) as progress:
+        res = identify_records(
+            inputs.data,
+            mech,
+            ledger=ledger,
+            scope=scope or inputs.name,
+            output=inputs.out,
+            budget=budget,
+            queries=inputs.queries,
+            add_query_to_data=add_query_to_data,
+            ids=inputs.ids,
+            error_probabilities=with_error_probabilities,
+            contamination=contamination,
+            selection_epsilon=selection_epsilon,
+            cluster=cluster.client,
+            rng=seed,
+            context={"command": "privad sp identify", "data": data, "queries": queries},
+            step=progress.step,
+        )
+    # 3. render
+    print_summary(
+        res, inputs, add_query_to_data, with_error_probabilities, cluster.scheduler, as_json
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -309,16 +295,12 @@ def params(
         "charged to --ledger/--scope as its own spend; features in [0, 1]).",
     ),
     selection_epsilon: float | None = SELECTION_EPSILON_OPTION,
-    ledger: str | None = typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_HELP),
+    ledger: str | None = LEDGER_OPTION,
     scope: str | None = scope_option(
         "With --private: the budget scope charged (default: the dataset name)."
     ),
-    budget: float | None = typer.Option(
-        None,
-        "--budget",
-        metavar="E",
-        parser=Number("a finite number > 0 (the scope's total ε)", strict=True).bind("--budget"),
-        help="With --private: create the scope's sensitive budget with total ε = E if it has none.",
+    budget: float | None = budget_option(
+        "With --private: create the scope's sensitive budget with total ε = E if it has none."
     ),
     metric: str = METRIC_OPTION,
     columns: list[str] | None = COLUMNS_OPTION,
@@ -336,7 +318,7 @@ def params(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Propose (β, r) for DATA: our reconstruction of the paper's missing Appendix A.2."""
-    from privad.sensitive import propose_parameters
+    from privad.sensitive.jobs import choose_parameters
     from privad.sensitive.parameters import TABLE1_BETA_FRACTION, target_share
 
     share = target_share(anomaly_share, contamination)
@@ -361,29 +343,23 @@ def params(
         ),
         bounds,
     )
-    selection = None
     with StepProgress(quiet=as_json) as progress:
-        if private:
-            with progress.step("private selection of r"):
-                selection = _select(
-                    ds,
-                    beta,
-                    contamination,
-                    selection_epsilon,
-                    metric_v,
-                    seed,
-                    ledger,
-                    scope,
-                    budget,
-                )
-            beta_v, r_v = selection.beta, selection.r
-        else:
-            with progress.step("k-th neighbour distances"):
-                beta_v, r_v = propose_parameters(ds.X, frac, share, beta=beta, metric=metric_v)
-        stats = ball_statistics_with_progress(
-            ds.X, r_v, queries=None, metric=metric_v, add=False, cap=None, progress=progress
+        choice = choose_parameters(
+            ds.X,
+            beta_fraction=frac,
+            share=share,
+            beta=beta,
+            metric=metric_v,
+            contamination=contamination,
+            private=private,
+            selection_epsilon=selection_epsilon,
+            ledger=ledger,
+            scope=scope or ds.name,
+            budget=budget,
+            rng=seed,
+            step=progress.step,
         )
-    br = stats.ball <= beta_v
+    beta_v, r_v, br, selection = choice.beta, choice.r, choice.anomalies, choice.selection
     n, d = ds.X.shape
     true_br = None if ds.y is None else int((br & (ds.y == 1)).sum())
     how = (
@@ -471,36 +447,6 @@ def params(
         console.print(f"Next: {next_command}", markup=False)
 
     emit(payload, as_json, render)
-
-
-def _select(
-    ds: Any,
-    beta: int,
-    contamination: float,
-    epsilon: float | None,
-    metric: str,
-    seed: int | None,
-    ledger: str | None,
-    scope: str | None,
-    budget: float | None,
-) -> Any:
-    """``sp params --private``: the ε-DP selection of r, charged to the ledger's scope."""
-    from privad.cli._sp_identify import ensure_budget, open_ledger
-    from privad.sensitive import select_radius
-
-    scope_v = scope or ds.name
-    with open_ledger(ledger, budget) as book:
-        ensure_budget(book, scope_v, "sensitive", budget)
-        return select_radius(
-            ds.X,
-            beta,
-            contamination,
-            1.0 if epsilon is None else epsilon,
-            ledger=book,
-            scope=scope_v,
-            metric=metric,
-            rng=seed,
-        )
 
 
 # --------------------------------------------------------------------------------------------

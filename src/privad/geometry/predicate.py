@@ -52,7 +52,7 @@ units in the last place, and:
   0 under gradual underflow, so they need no gap check). More generally any ``r`` with
   ``r * r`` subnormal decides exactly as real arithmetic does (distinct records are at
   least ``2**-511 > r`` apart), so small radii need no refusal;
-* Claim 5 holds as computed (:func:`privad.sensitive.claim5_bound`, which checks the
+* Claim 5 holds as computed (:func:`privad.sensitive.accounting.claim5_bound`, which checks the
   queries): if queries ``s`` and ``t`` both have ``v(., j) <= thr(r)`` for *any* record
   ``j`` (stored, added, or not passing the check itself), then
   ``v(s, t) <= thr(claim5_radius(r))``, for fewer than 10**6 features. (Either ``thr(r)``

@@ -15,8 +15,10 @@ CCS 2019. Modules, one per idea:
   :func:`aiq_mechanism` by name).
 * :mod:`.baselines`: B1 and B2 of section 5, threshold chosen by F1.
 * :mod:`.accounting`: Claims 3 and 5, per-record loss.
-* :mod:`.release`: the one release path (:func:`release_labels`) and the record of
-  released answers.
+* :mod:`.release`: the one release path (:func:`~.release.release_labels`), the batch
+  charge and the record of released answers.
+* :mod:`.jobs`: one call per job: :func:`identify` (``privad sp identify``) and
+  :func:`choose_parameters` (``privad sp params``).
 * :mod:`.estimator`: :class:`SensitiveAnomalyIdentifier` (scikit-learn conventions).
 * :mod:`.curator`: :class:`Curator`, the trusted curator answering queriers with
   per-querier budgets charged online (``privad serve sp``).
@@ -24,116 +26,60 @@ CCS 2019. Modules, one per idea:
   domain of records and questions, so that no refusal reads the data.
 * :mod:`.parameters`: :func:`propose_parameters`, our reconstruction of Appendix A.2.
 * :mod:`.selection`: :func:`select_radius`, an ε-DP choice of r (ours).
+
+The package exports what a user needs; everything else is importable from its module.
+:class:`SensitiveAnomalyIdentifier` and :class:`Curator` are imported on first use (they
+need scikit-learn, which :func:`identify` and ``privad sp identify`` do not).
 """
 
+from typing import Any
+
 from privad.sensitive._common import InvalidCountsError
-from privad.sensitive.accounting import (
-    Claim5Bound,
-    RecordExposure,
-    claim5_bound,
-    per_record_privacy_loss,
-    record_exposure,
-)
-from privad.sensitive.anomaly import (
-    METRICS,
-    BallStatistics,
-    anomaly_label,
-    ball_statistics,
-    is_anomaly,
-    is_normal,
-    is_sensitive,
-)
-from privad.sensitive.baselines import (
-    ThresholdSelection,
-    acceptance_probability,
-    baseline_answers,
-    baseline_guarantee,
-    count_anomalies,
-    f1_score,
-    select_threshold,
-)
-from privad.sensitive.compiler import (
-    CompiledMechanism,
-    InputMechanism,
-    InvalidMechanismError,
-    ValidityReport,
-    check_input_mechanism,
-    compile_mechanism,
-    compiled_error_probability,
-    compiled_log_error_probability,
-    validity_bound,
-)
-from privad.sensitive.constructions import (
-    MECHANISMS,
-    Construction1,
-    error_probability,
-    log_error_probability,
-    theorem46_bound,
-)
-from privad.sensitive.estimator import NotFittedError, SensitiveAnomalyIdentifier, auto_count_cap
-from privad.sensitive.mdd import compiler_delta, delta_g, lambda_k
+from privad.sensitive.anomaly import ball_statistics, is_anomaly, is_sensitive
+from privad.sensitive.compiler import InvalidMechanismError, compile_mechanism
+from privad.sensitive.domain import QueryDomain
+from privad.sensitive.jobs import Identification, choose_parameters, identify
 from privad.sensitive.mechanisms import (
     AIQMechanism,
     CompiledSPMechanism,
     DPMechanism,
     SPMechanism,
     aiq_mechanism,
-    neighbouring_relation,
 )
 from privad.sensitive.parameters import propose_parameters
-from privad.sensitive.release import Release, release_labels
 from privad.sensitive.selection import RadiusSelection, select_radius
 
 __all__ = [
-    "MECHANISMS",
     "AIQMechanism",
-    "METRICS",
-    "BallStatistics",
-    "Claim5Bound",
-    "CompiledMechanism",
     "CompiledSPMechanism",
+    "Curator",
     "DPMechanism",
-    "Construction1",
-    "InputMechanism",
+    "Identification",
     "InvalidCountsError",
     "InvalidMechanismError",
-    "NotFittedError",
-    "RecordExposure",
-    "Release",
+    "QueryDomain",
+    "RadiusSelection",
     "SPMechanism",
     "SensitiveAnomalyIdentifier",
-    "ThresholdSelection",
-    "ValidityReport",
-    "acceptance_probability",
     "aiq_mechanism",
-    "anomaly_label",
-    "auto_count_cap",
     "ball_statistics",
-    "baseline_answers",
-    "baseline_guarantee",
-    "check_input_mechanism",
-    "claim5_bound",
+    "choose_parameters",
     "compile_mechanism",
-    "compiled_error_probability",
-    "compiled_log_error_probability",
-    "compiler_delta",
-    "count_anomalies",
-    "delta_g",
-    "error_probability",
-    "f1_score",
+    "identify",
     "is_anomaly",
-    "is_normal",
     "is_sensitive",
-    "lambda_k",
-    "log_error_probability",
-    "neighbouring_relation",
-    "per_record_privacy_loss",
-    "record_exposure",
     "propose_parameters",
-    "RadiusSelection",
     "select_radius",
-    "release_labels",
-    "select_threshold",
-    "theorem46_bound",
-    "validity_bound",
 ]
+
+_LAZY = {"SensitiveAnomalyIdentifier": "estimator", "Curator": "curator"}
+
+
+def __getattr__(name: str) -> Any:
+    """The estimator and the curator are imported on first use: they need scikit-learn,
+    which the command line's ``sp identify`` does not (importing it costs about a second)."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

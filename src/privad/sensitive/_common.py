@@ -32,6 +32,15 @@ class InvalidCountsError(ParameterError, DataError):
     It is both a :class:`~privad.errors.ParameterError` (the counts are arguments of the
     closed-form functions) and a :class:`~privad.errors.DataError` (they describe the data),
     so either ``except`` clause catches it.
+
+    Examples
+    --------
+    >>> from privad.sensitive import InvalidCountsError, SPMechanism
+    >>> try:
+    ...     SPMechanism(beta=2, r=0.5, epsilon=1.0).log_error_probability(-1, 3)
+    ... except InvalidCountsError as error:
+    ...     print(error)
+    x_i must be >= 0 (a count), got -1
     """
 
 

@@ -17,14 +17,7 @@ from privad.sensitive.accounting import Claim5Bound, claim5_radius
 from privad.sensitive.anomaly import BallStatistics, statistics_from_counts
 from privad.validation import check_array
 
-__all__ = ["dask_claim5_bound", "dask_records", "dask_statistics", "shared"]
-
-
-def shared(est: Any) -> Any:
-    """The fitted estimator's cache of summary passes, active for the block."""
-    from privad.geometry.distributed import shared_summaries
-
-    return shared_summaries(est._summaries)
+__all__ = ["dask_claim5_bound", "dask_records", "dask_statistics"]
 
 
 def _persisted(X: Any) -> Any:
@@ -91,7 +84,7 @@ def dask_statistics(
 
 
 def dask_claim5_bound(Q: Any, r: float, metric: str, lower: int | None = None) -> Claim5Bound:
-    """:func:`privad.sensitive.claim5_bound` for queries held as a Dask array (same radii).
+    """:func:`~privad.sensitive.accounting.claim5_bound` for queries held as a Dask array.
 
     ``lower`` (max B(i, r) over the queries, when already counted) saves one pass.
     """

@@ -66,6 +66,14 @@ def is_anomaly(ball: Any, beta: Any, *, x_i: Any = None) -> Any:
     to apply the presence test as well (then this is g(i, x), see :func:`anomaly_label`).
 
     Vectorised: ``ball`` (and ``x_i``) may be arrays; a scalar input gives a Python bool.
+
+    Examples
+    --------
+    >>> from privad.sensitive import is_anomaly
+    >>> is_anomaly(3, beta=3), is_anomaly(4, beta=3)
+    (True, False)
+    >>> is_anomaly([1, 5], beta=3).tolist()
+    [True, False]
     """
     beta = check_beta(beta)
     if x_i is None:
@@ -104,6 +112,14 @@ def is_sensitive(ball: Any, beta: Any, k: Any) -> Any:
     closed form is exact (see the module docstring) and independent of x_i; the tests in
     ``tests/sensitive`` check it against the literal definition by brute force. For
     k ≥ β + 1 every record is sensitive.
+
+    Examples
+    --------
+    With β = 3 and k = 1 a record needs B ≥ 3: one more record in its ball makes it normal.
+
+    >>> from privad.sensitive import is_sensitive
+    >>> is_sensitive([1, 2, 3, 10], beta=3, k=1).tolist()
+    [False, False, True, True]
     """
     beta = check_beta(beta)
     k = check_k(k)
@@ -174,6 +190,19 @@ def ball_statistics(
         the reported ball is ``min(B + 1, c)``.
     engine
         passed to :func:`privad.geometry.ball_counts`.
+
+    Examples
+    --------
+    Three close records and a lone one; B_x(i, r) counts the record itself (Definition 2.2).
+
+    >>> import numpy as np
+    >>> from privad.sensitive import ball_statistics
+    >>> X = np.array([[0.0], [0.1], [0.2], [5.0]])
+    >>> stats = ball_statistics(X, 0.5)
+    >>> stats.x_i.tolist(), stats.ball.tolist()
+    ([1, 1, 1, 1], [3, 3, 3, 1])
+    >>> ball_statistics(X, 0.5, queries=np.array([[4.9]]), add_query_to_data=True).ball.tolist()
+    [2]
     """
     from privad import geometry  # deferred: geometry is a lower layer, loaded when needed
 

@@ -77,7 +77,23 @@ _TOL = 1e-9  # relative slack for float comparisons of exact-in-theory equalitie
 
 
 class InvalidMechanismError(ParameterError):
-    """The compiler's input is not a valid ε_M-DP mechanism (section 4.2, Theorem 4.7)."""
+    """The compiler's input is not a valid ε_M-DP mechanism (section 4.2, Theorem 4.7).
+
+    Examples
+    --------
+    A mechanism that is wrong 90 % of the time is not valid (nor does its error move
+    with the data as an ε_M-DP one may):
+
+    >>> import numpy as np
+    >>> from privad.sensitive import InvalidMechanismError, compile_mechanism
+    >>> from privad.sensitive.compiler import InputMechanism
+    >>> bad = InputMechanism.from_error_probability(lambda x, b: np.full(np.shape(b), 0.9), 0.5)
+    >>> try:
+    ...     compile_mechanism(bad, beta=3, check_up_to=10)
+    ... except InvalidMechanismError as error:
+    ...     print(type(error).__name__)
+    InvalidMechanismError
+    """
 
 
 def validity_bound(epsilon_m: float) -> float:
@@ -413,6 +429,17 @@ def compile_mechanism(
     Returns a :class:`CompiledMechanism` that is (2·ε_M, k)-SP (Theorem 4.7). Raises
     :class:`InvalidMechanismError` if the input is not ε_M-DP or not valid on the checked
     states.
+
+    Examples
+    --------
+    The optimal ε_M-DP mechanism (Theorem 4.4) at ε_M = 0.5, compiled for β = 3, k = 1:
+
+    >>> import numpy as np
+    >>> from privad.sensitive import compile_mechanism
+    >>> from privad.sensitive.compiler import InputMechanism
+    >>> c = compile_mechanism(InputMechanism.optimal_dp(3, 0.5), beta=3, k=1, check_up_to=30)
+    >>> c.epsilon, round(float(np.exp(c.log_error_probability(1, 1))), 3)
+    (1.0, 0.229)
     """
     beta = check_beta(beta)
     k = check_k(k)
@@ -459,18 +486,7 @@ def compiled_log_error_probability(
     return _builtin_compiled(beta, epsilon, k, input, cap).log_error_probability(x_i, ball)
 
 
-def compiled_error_probability(
-    x_i: Any,
-    ball: Any,
-    *,
-    beta: Any,
-    epsilon: Any,
-    k: Any = 1,
-    input: str = "optimal-dp",
-    cap: Any = None,
-) -> Any:
-    """P(error) of the compiled mechanism; see :func:`compiled_log_error_probability`."""
-    out = compiled_log_error_probability(
-        x_i, ball, beta=beta, epsilon=epsilon, k=k, input=input, cap=cap
-    )
-    return scalar_or_array(np.exp(np.asarray(out)))
+def compiled_error_probability(x_i: Any, ball: Any, **options: Any) -> Any:
+    """P(error) of the compiled mechanism; ``options`` as :func:`compiled_log_error_probability`."""
+    log_error = compiled_log_error_probability(x_i, ball, **options)
+    return scalar_or_array(np.exp(np.asarray(log_error)))

@@ -24,7 +24,7 @@ only on what it sent, never on the data:
 * **Queries by feature vector** ("future queries", records not in the data) are charged
   online by Claim 5. Let V_q be the vector questions querier q was answered so far, and
   m(V) = min(|V|, max_t #{s : d(v_s, v_t) ≤ 2r}) Claim 5's bound (the same computation as
-  :func:`privad.sensitive.claim5_bound`, radius 2r(1 + 1e-9)). m is non-decreasing as V
+  :func:`privad.sensitive.accounting.claim5_bound`, radius 2r(1 + 1e-9)). m is non-decreasing as V
   grows, so charging ε·(m(V ∪ N) − m(V)) for a request with new questions N makes the total
   charged ε·m(V_final): exactly Claim 5's charge for the whole set, whatever the order of
   arrival. m depends on the querier's vectors only. A request that raises no m is answered
@@ -63,7 +63,7 @@ What the curator keeps to itself
 --------------------------------
 Each charged request's ledger row records, in its metadata (``"per_record"``), how many of
 the querier's answers can move with each stored record (c_j = the querier's distinct
-questions within r of record j; :class:`~privad.sensitive.RecordExposure`) next to what
+questions within r of record j; :class:`~privad.sensitive.accounting.RecordExposure`) next to what
 the querier is charged per record (distinct ids plus the online Claim 5 m of its vectors):
 the curator's view of who can lose how much (``privad budget statement``). It reads the
 data, so no response carries it.
@@ -123,7 +123,7 @@ class OnlineClaim5:
     Keeps, for every vector v_t asked so far, c_t = #{s : d(v_s, v_t) ≤ R} with
     R = :func:`~privad.sensitive.accounting.claim5_radius` (r), counted by
     :func:`privad.geometry.ball_counts` (the canonical predicate), so :attr:`bound` equals
-    :func:`privad.sensitive.claim5_bound` of the same set. Adding N vectors to V counts N
+    :func:`privad.sensitive.accounting.claim5_bound` of the same set. Adding N vectors to V counts N
     against V ∪ N and V against N: by brute force when there are few pairs (one vector
     against 10^5 costs a few ms), else with the tree engine.
     """
@@ -233,6 +233,24 @@ class Curator:
     DataError
         When the data has a value outside the public domain (see "Refusals" in the module
         docstring): refused here, once, never per question.
+
+    Examples
+    --------
+    A querier asks about record 4 twice in one request: each new question costs ε, a
+    repeated one gets its recorded answer for free.
+
+    >>> import numpy as np
+    >>> from privad.accounting import Ledger
+    >>> from privad.sensitive import Curator, SPMechanism
+    >>> X = np.array([[0.0], [0.1], [0.2], [0.15], [5.0]])
+    >>> book = Ledger(":memory:")
+    >>> curator = Curator(X, SPMechanism(beta=1, r=0.5, epsilon=1.0), ledger=book,
+    ...                   store="curator.sqlite", budget=3.0, rng=0)
+    >>> reply = curator.ask("alice", ids=[4, 4])
+    >>> reply.answers, reply.charged, reply.budget["remaining"]
+    ([1, 1], 1.0, 2.0)
+    >>> curator.ask("alice", ids=[4]).charged
+    0.0
     """
 
     def __init__(

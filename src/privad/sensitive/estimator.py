@@ -59,8 +59,6 @@ the error probabilities of the same ``Q`` count once.
 
 from __future__ import annotations
 
-import math
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -76,32 +74,18 @@ from privad.base import (
 from privad.errors import DataError, ParameterError
 from privad.io import rows_digest
 from privad.sensitive._common import check_beta, check_eps, check_k
-from privad.sensitive._dask import (
-    dask_claim5_bound,
-    dask_records,
-    dask_statistics,
-    shared,
-)
-from privad.sensitive.accounting import (
-    Claim5Bound,
-    RecordExposure,
-    claim5_bound,
-    per_record_privacy_loss,
-    record_exposure,
-)
-from privad.sensitive.anomaly import (
-    METRICS,
-    BallStatistics,
-    anomaly_label,
-    ball_statistics,
-)
+from privad.sensitive._dask import dask_records
+from privad.sensitive.accounting import Claim5Bound, per_record_privacy_loss
+from privad.sensitive.anomaly import METRICS, BallStatistics, anomaly_label
 from privad.sensitive.constructions import mechanism_name
 from privad.sensitive.contamination import ContaminationScores, check_r, choose_radius
-from privad.sensitive.mechanisms import AIQMechanism, aiq_mechanism
+from privad.sensitive.mechanisms import AIQMechanism, aiq_mechanism, auto_count_cap
 from privad.sensitive.release import (
     AnswerRecord,
     Release,
-    claim5_charge,
+    batch_bound,
+    batch_charge,
+    batch_statistics,
     question_keys,
     release_labels,
 )
@@ -112,26 +96,6 @@ __all__ = ["DASK_ENGINE", "NotFittedError", "SensitiveAnomalyIdentifier", "auto_
 
 DASK_ENGINE = "dask"
 """The ``engine`` value that keeps the data in Dask collections (see the module docstring)."""
-
-
-def auto_count_cap(
-    beta: int, epsilon: float, *, mechanism: str = "sp", tolerance: float = 1e-30
-) -> int:
-    """The count cap c = β + 1 + L of ``count_cap="auto"``.
-
-    L is the smallest integer ≥ 1 such that the capped mechanism's error on a capped record,
-    e^{−ε'L}/(1 + e^{ε'}), is ≤ ``tolerance`` (ε' = ε, or ε/2 for the compiled mechanism,
-    whose input runs at ε/2). Records with B ≥ c then get exactly that error, which is an
-    upper bound of the uncapped mechanism's error there; the privacy guarantee is unchanged
-    (:mod:`privad.sensitive.mdd`, "Count caps").
-    """
-    beta = check_beta(beta)
-    epsilon = check_eps(epsilon)
-    if not (0.0 < tolerance < 0.5):
-        raise ParameterError(f"count_cap tolerance must be in (0, 0.5), got {tolerance!r}")
-    eps = epsilon / 2.0 if mechanism == "compiled" else epsilon
-    L = math.ceil((-math.log(tolerance) - float(np.logaddexp(0.0, eps))) / eps)
-    return beta + 1 + max(1, L)
 
 
 class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstimator):
@@ -202,6 +166,22 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
     or None). :attr:`decision_scores_`, :attr:`threshold_` and :attr:`labels_` (PyOD's
     names) release the fitted records' answers on first use.
 
+    Examples
+    --------
+    Four close records and a lone one; with β = 1 and r = 0.5 the lone one is the only
+    (β, r)-anomaly (Definition 2.2). Each answer is (ε, k)-SP (Theorem 4.6); the five
+    answers cost min(n, m)·ε (Claim 5) on the records' in-memory ledger, once:
+
+    >>> import numpy as np
+    >>> from privad.sensitive import SensitiveAnomalyIdentifier
+    >>> X = np.array([[0.0], [0.1], [0.2], [0.15], [5.0]])
+    >>> est = SensitiveAnomalyIdentifier(beta=1, r=0.5, epsilon=1.0, rng=0).fit(X)
+    >>> est.predict().tolist()
+    [0, 0, 0, 0, 1]
+    >>> est.ledger_.spent("fitted-data", "sensitive")  # no budget set: recorded, not capped
+    4.0
+    >>> est.predict().tolist()  # the recorded answers: no new noise, no new spend
+    [0, 0, 0, 0, 1]
     """
 
     def __init__(
@@ -291,12 +271,12 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
         if self.engine == DASK_ENGINE or is_distributed(X):
             check_distributed_engine(self.engine)  # not an in-memory engine for Dask data
             self.engine_ = DASK_ENGINE
-            self._summaries: dict = {}  # the distributed engine's summary passes, per fit
             self._query_memo: tuple[str, Any, BallStatistics | None] | None = None
             self.X_ = dask_records(X, "X")
         else:
             self.engine_ = self.engine
             self.X_ = self._validate(X, reset=True).copy()
+        self._summaries: dict = {}  # the distributed engine's summary passes, per fit
         self.n_records_ = int(self.X_.shape[0])
         self.n_features_in_ = int(self.X_.shape[1])
         self.count_cap_ = params["cap"]
@@ -354,7 +334,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
         params = {**params, "r": self.parameters_["r"]}
         self.r_ = params["r"]
         self._params = params
-        self.mechanism_ = replace(self.mechanism_, r=self.r_)
+        self.mechanism_ = self.mechanism_.at_radius(self.r_)
         # the tie-break of the released answers (contamination): data-independent
         self._tiebreak_salt = None if params["contamination"] is None else self.rng_.derive_seed()
         key = (digest, bool(self.add_query_to_data), *sorted(self._params.items()))
@@ -398,24 +378,14 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
         if Qa is not None and Qa.shape[0] == 0:
             z = np.zeros(0, np.int64)
             return BallStatistics(z, z, z.astype(bool), p["cap"], add)
-        if self.engine_ == DASK_ENGINE:
-            memo = self._query_memo
-            if Qa is not None and memo is not None and memo[1] is Qa and memo[2] is not None:
-                return memo[2]
-            with shared(self):
-                stats = dask_statistics(self.X_, Qa, p["r"], p["metric"], p["cap"], add)
-            if Qa is not None and memo is not None and memo[1] is Qa:
-                self._query_memo = (memo[0], Qa, stats)
-        else:
-            stats = ball_statistics(
-                self.X_,
-                p["r"],
-                queries=Qa,
-                metric=p["metric"],
-                add_query_to_data=add,
-                cap=p["cap"],
-                engine=self.engine,
-            )
+        memo = self._query_memo if self.engine_ == DASK_ENGINE else None
+        if Qa is not None and memo is not None and memo[1] is Qa and memo[2] is not None:
+            return memo[2]
+        stats = batch_statistics(
+            self.X_, Qa, self.mechanism_, add=add, engine=self.engine_, summaries=self._summaries
+        )
+        if Qa is not None and memo is not None and memo[1] is Qa:
+            self._query_memo = (memo[0], Qa, stats)
         if Qa is None:
             self._self_stats = stats
         return stats
@@ -493,41 +463,16 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
         self._check_fitted()
         return self._claim5(self._queries(Q))
 
-    def _claim5(self, Qa: Any, stats: BallStatistics | None = None) -> Claim5Bound:
-        """Claim 5's bound for ``Qa`` (the fitted records for None). For the fitted records
-        the lower bound max B(i, r) is read from their uncapped counts when known."""
-        p = self._params
-        queries = self.X_ if Qa is None else Qa
-        if stats is None:
-            stats = self._self_stats
-        lower = None
-        if Qa is None and p["cap"] is None and stats is not None and not stats.added_query:
-            lower = int(stats.ball.max()) if stats.ball.size else 0
-        if self.engine_ == DASK_ENGINE:
-            with shared(self):
-                return dask_claim5_bound(queries, p["r"], p["metric"], lower)
-        return claim5_bound(
-            queries,
-            p["r"],
-            metric=p["metric"],
-            ball_counts_at_r=None if lower is None else stats.ball,
-        )
-
-    def _exposure(self, Q_new: Any, kind: Any, stats: BallStatistics, m: int) -> RecordExposure:
-        """NOT PRIVATE. How many of the new questions' answers can move with each fitted
-        record. When every fitted record is asked once and the counts are uncapped, these
-        are the records' own ball counts (no pass); else one pass of the queries around
-        the records."""
-        p = self._params
-        own = kind[0] == "self" and Q_new is None and p["cap"] is None
-        return record_exposure(
+    def _claim5(self, Qa: Any) -> Claim5Bound:
+        """Claim 5's bound for ``Qa`` (the fitted records for None, their counts at r
+        reused when known: :func:`~privad.sensitive.release.batch_bound`)."""
+        return batch_bound(
             self.X_,
-            p["r"],
-            epsilon=p["epsilon"],
-            m=m,
-            metric=p["metric"],
-            queries=None if own else (self.X_ if Q_new is None else Q_new),
-            self_counts=stats.ball if own else None,
+            Qa,
+            self.mechanism_,
+            self._self_stats,
+            engine=self.engine_,
+            summaries=self._summaries,
         )
 
     # -- private releases ------------------------------------------------------------------
@@ -624,11 +569,13 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
                     rng=self.rng_,
                     output=output,
                     statistics=lambda: self._new_statistics(Qa, Q_new, kind, where),
-                    charge=claim5_charge(
+                    charge=batch_charge(
+                        self.X_,
+                        Q_new,
                         self.mechanism_,
-                        lambda stats: self._claim5(Q_new, stats),
                         {**(context or {}), "parameters": self.parameters_},
-                        lambda stats, m: self._exposure(Q_new, kind, stats, m),
+                        engine=self.engine_,
+                        summaries=self._summaries,
                     ),
                     step=step,
                 )

@@ -23,12 +23,15 @@ dispatched. With a count cap c ≥ β + 2 a mechanism reads min(B, c) and keeps 
 
 from __future__ import annotations
 
+import copy
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from privad.accounting import Guarantee, per_ball, scaled, sequential
+from privad.errors import ParameterError
 from privad.sensitive._common import as_count_pair, check_beta, check_cap, check_eps, check_k
 from privad.sensitive.anomaly import METRICS, anomaly_label
 from privad.sensitive.compiler import _builtin_compiled
@@ -47,6 +50,7 @@ __all__ = [
     "DPMechanism",
     "SPMechanism",
     "aiq_mechanism",
+    "auto_count_cap",
     "neighbouring_relation",
 ]
 
@@ -80,6 +84,17 @@ class AIQMechanism:
         Read min(B, c) instead of B (same guarantee; capped records get the capped error).
 
     Use a subclass, or :func:`aiq_mechanism` with a name.
+
+    Examples
+    --------
+    Every mechanism states what one answer and a batch cost (Claims 3 and 5):
+
+    >>> from privad.sensitive import AIQMechanism, SPMechanism
+    >>> m = SPMechanism(beta=2, r=0.5, epsilon=1.0)
+    >>> isinstance(m, AIQMechanism), m.notion, m.guarantee.epsilon
+    (True, 'sensitive', 1.0)
+    >>> m.batch_guarantee(10, m=3).epsilon  # 10 answers, at most 3 within r of a record
+    3.0
     """
 
     beta: int
@@ -120,7 +135,7 @@ class AIQMechanism:
 
         Without ``m`` this is sequential composition (Claim 3: n·ε). With Claim 5's m (at
         most m of the queried records in any closed ball of radius r, see
-        :func:`privad.sensitive.claim5_bound`) it is m·ε: every answer reads only the
+        :func:`privad.sensitive.accounting.claim5_bound`) it is m·ε: every answer reads only the
         records within r of its query, so one differing record changes at most m answers.
         """
         one = self.guarantee
@@ -165,6 +180,20 @@ class AIQMechanism:
         k = None if self.name == "dp" else self.k
         return mechanism_lambda(a, b, self.beta, k, self.count_cap)
 
+    def at_radius(self, r: float) -> AIQMechanism:
+        """The same mechanism at radius ``r`` (a radius chosen after the mechanism was made,
+        e.g. privately); only ``r`` is checked again, so a warning about ε is not repeated.
+
+        Examples
+        --------
+        >>> from privad.sensitive import SPMechanism
+        >>> SPMechanism(beta=5, r=0.0, epsilon=0.5).at_radius(0.25).r
+        0.25
+        """
+        moved = copy.copy(self)
+        object.__setattr__(moved, "r", check_nonnegative(r, "r"))
+        return moved
+
     def params(self) -> dict[str, Any]:
         """The parameters as a JSON-ready dict (with the name), for ledger metadata."""
         return {
@@ -193,7 +222,22 @@ class _Construction1Mechanism(AIQMechanism):
 
 @dataclass(frozen=True)
 class SPMechanism(_Construction1Mechanism):
-    """U_{λ_k}: (ε, k)-sensitively private (Theorem 4.6)."""
+    """U_{λ_k}: (ε, k)-sensitively private (Theorem 4.6).
+
+    Construction 1 with λ_k (section 4.1.2): the answer is wrong with probability
+    e^{−ε(λ_k − 1)}/(1 + e^ε) (Claim 2), exponentially small in the distance λ_k of the
+    record from the set of k-sensitive records.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.sensitive import SPMechanism
+    >>> m = SPMechanism(beta=2, r=0.5, epsilon=1.0)
+    >>> np.round(np.exp(m.log_error_probability([1, 1], [1, 10])), 5).tolist()
+    [0.09894, 0.00025]
+    >>> m.sample([1, 1, 1], [1, 10, 10], rng=0).tolist()  # (x_i, B) of an anomaly, then normals
+    [1, 0, 0]
+    """
 
     name: ClassVar[str] = "sp"
 
@@ -204,7 +248,19 @@ class SPMechanism(_Construction1Mechanism):
 
 @dataclass(frozen=True)
 class DPMechanism(_Construction1Mechanism):
-    """U_{Δ_G}: the Pareto-optimal ε-DP mechanism (Theorem 4.4). ``k`` is not used."""
+    """U_{Δ_G}: the Pareto-optimal ε-DP mechanism (Theorem 4.4). ``k`` is not used.
+
+    Construction 1 with Δ_G (section 4.1.1, equation (2)): every record is protected, and a
+    lone anomaly's answer is wrong far more often than under :class:`SPMechanism`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.sensitive import DPMechanism
+    >>> m = DPMechanism(beta=2, r=0.5, epsilon=1.0)
+    >>> m.notion, round(float(np.exp(m.log_error_probability(1, 1))), 4)
+    ('pure-dp', 0.2689)
+    """
 
     name: ClassVar[str] = "dp"
 
@@ -220,7 +276,14 @@ class DPMechanism(_Construction1Mechanism):
 
 @dataclass(frozen=True)
 class CompiledSPMechanism(AIQMechanism):
-    """Construction 2 on the optimal ε/2-DP mechanism: (ε, k)-SP (Theorem 4.7)."""
+    """Construction 2 on the optimal ε/2-DP mechanism: (ε, k)-SP (Theorem 4.7).
+
+    Examples
+    --------
+    >>> from privad.sensitive import CompiledSPMechanism
+    >>> CompiledSPMechanism(beta=2, r=0.5, epsilon=1.0).guarantee.description
+    '(ε, k)-SP (β=2, r=0.5)-AIQ, compiled U_δ (Theorem 4.7, Construction 2)'
+    """
 
     name: ClassVar[str] = "compiled"
 
@@ -257,6 +320,39 @@ def aiq_mechanism(
     count_cap: int | None = None,
 ) -> AIQMechanism:
     """The mechanism object for a name in :data:`MECHANISMS` (``"sp"``, ``"dp"``,
-    ``"compiled"``), the one place where a mechanism is chosen by name."""
+    ``"compiled"``), the one place where a mechanism is chosen by name.
+
+    Examples
+    --------
+    >>> from privad.sensitive import aiq_mechanism
+    >>> aiq_mechanism("dp", beta=2, r=0.5, epsilon=1.0)
+    DPMechanism(beta=2, r=0.5, epsilon=1.0, k=1, metric='euclidean', count_cap=None)
+    """
     name = check_choice(mechanism, "mechanism", MECHANISMS)
     return _BY_NAME[name](beta, r, epsilon, k=k, metric=metric, count_cap=count_cap)
+
+
+def auto_count_cap(
+    beta: int, epsilon: float, *, mechanism: str = "sp", tolerance: float = 1e-30
+) -> int:
+    """The count cap c = β + 1 + L of ``count_cap="auto"``.
+
+    L is the smallest integer ≥ 1 such that the capped mechanism's error on a capped record,
+    e^{−ε'L}/(1 + e^{ε'}), is ≤ ``tolerance`` (ε' = ε, or ε/2 for the compiled mechanism,
+    whose input runs at ε/2). Records with B ≥ c then get exactly that error, which is an
+    upper bound of the uncapped mechanism's error there; the privacy guarantee is unchanged
+    (:mod:`privad.sensitive.mdd`, "Count caps").
+
+    Examples
+    --------
+    >>> from privad.sensitive.mechanisms import auto_count_cap
+    >>> auto_count_cap(beta=5, epsilon=1.0)
+    74
+    """
+    beta = check_beta(beta)
+    epsilon = check_eps(epsilon)
+    if not (0.0 < tolerance < 0.5):
+        raise ParameterError(f"count_cap tolerance must be in (0, 0.5), got {tolerance!r}")
+    eps = epsilon / 2.0 if mechanism == "compiled" else epsilon
+    L = math.ceil((-math.log(tolerance) - float(np.logaddexp(0.0, eps))) / eps)
+    return beta + 1 + max(1, L)

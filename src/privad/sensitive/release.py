@@ -60,8 +60,9 @@ import numpy as np
 
 from privad.accounting import Guarantee, Ledger, NoBudgetError, Spend
 from privad.errors import BudgetExceededError, DataError, ParameterError
-from privad.sensitive.accounting import Claim5Bound, RecordExposure
-from privad.sensitive.anomaly import BallStatistics
+from privad.sensitive._dask import dask_claim5_bound, dask_statistics
+from privad.sensitive.accounting import Claim5Bound, RecordExposure, claim5_bound, record_exposure
+from privad.sensitive.anomaly import BallStatistics, ball_statistics
 from privad.sensitive.mechanisms import AIQMechanism
 
 __all__ = [
@@ -71,6 +72,9 @@ __all__ = [
     "CsvLabels",
     "ParquetLabels",
     "Release",
+    "batch_bound",
+    "batch_charge",
+    "batch_statistics",
     "claim5_charge",
     "question_keys",
     "release_labels",
@@ -163,6 +167,87 @@ def claim5_charge(
         )
 
     return charge
+
+
+def batch_statistics(
+    X: Any, Q: Any, mechanism: AIQMechanism, *, add: bool, engine: str, summaries: Any = None
+) -> BallStatistics:
+    """(x_i, B_x(i, r)) of the queries ``Q`` (None: the records ``X`` themselves) on ``X``,
+    counted by ``engine`` (:func:`privad.geometry.ball_counts`'s, or ``"dask"``: ``X`` and
+    ``Q`` are Dask arrays, counted on the active scheduler, the summary passes kept in the
+    dict ``summaries``); ``add``: footnote 1 (each query added to the data). NOT private."""
+    if engine == "dask":
+        from privad.geometry.distributed import shared_summaries
+
+        with shared_summaries(summaries):
+            return dask_statistics(X, Q, mechanism.r, mechanism.metric, mechanism.count_cap, add)
+    return ball_statistics(
+        X,
+        mechanism.r,
+        queries=Q,
+        metric=mechanism.metric,
+        add_query_to_data=add,
+        cap=mechanism.count_cap,
+        engine=engine,
+    )
+
+
+def batch_bound(
+    X: Any,
+    Q: Any,
+    mechanism: AIQMechanism,
+    stats: BallStatistics | None,
+    *,
+    engine: str,
+    summaries: Any = None,
+) -> Claim5Bound:
+    """Claim 5's bound on m for the queries ``Q`` (None: the records ``X``). For the records
+    themselves, the lower bound max B(i, r) is read from their uncapped counts ``stats``
+    when known (one pass saved)."""
+    queries = X if Q is None else Q
+    own = Q is None and mechanism.count_cap is None and stats is not None
+    counts = stats.ball if own and not stats.added_query else None  # type: ignore[union-attr]
+    if engine == "dask":
+        from privad.geometry.distributed import shared_summaries
+
+        lower = None if counts is None else (int(counts.max()) if counts.size else 0)
+        with shared_summaries(summaries):
+            return dask_claim5_bound(queries, mechanism.r, mechanism.metric, lower)
+    return claim5_bound(queries, mechanism.r, metric=mechanism.metric, ball_counts_at_r=counts)
+
+
+def batch_charge(
+    X: Any,
+    Q: Any,
+    mechanism: AIQMechanism,
+    context: dict[str, Any],
+    *,
+    engine: str,
+    summaries: Any = None,
+) -> Callable[[BallStatistics], Charge]:
+    """The batch rule (:func:`claim5_charge`) for the queries ``Q`` (None: the records
+    ``X``) on ``X``, with the per-record exposure of the records of ``X`` (NOT private:
+    when the records ask about themselves with uncapped counts, their own ball counts; else
+    one pass of the queries around the records). What every batch release charges."""
+    own = Q is None and mechanism.count_cap is None
+
+    def exposure(stats: BallStatistics, m: int) -> RecordExposure:
+        return record_exposure(
+            X,
+            mechanism.r,
+            epsilon=mechanism.epsilon,
+            m=m,
+            metric=mechanism.metric,
+            queries=None if own else (X if Q is None else Q),
+            self_counts=stats.ball if own else None,
+        )
+
+    return claim5_charge(
+        mechanism,
+        lambda stats: batch_bound(X, Q, mechanism, stats, engine=engine, summaries=summaries),
+        context,
+        exposure,
+    )
 
 
 def release_labels(

@@ -259,20 +259,19 @@ class RadiusSelection:
 
     Everything here is public or released: the chosen ``r`` (``radii[index]``), the public
     inputs (β, the contamination c, ε, K, the grid, the metric), the guarantee charged and
-    the ledger's spend (None when the selection was not charged to a ledger). Made by
-    :func:`select_radius`; an estimator takes it as ``r`` to reuse the radius without a new
-    spend.
+    the ledger's spend (None when the selection was not charged to a ledger).
 
     Examples
     --------
-    >>> import numpy as np
     >>> from privad.accounting import Ledger
-    >>> from privad.sensitive.selection import select_radius
-    >>> X = np.linspace(0.0, 1.0, 200)[:, None]
-    >>> with Ledger(":memory:", unbudgeted="record") as book:
-    ...     sel = select_radius(X, 10, 0.05, 2.0, ledger=book, scope="demo", rng=1)
-    >>> sel.r == sel.radii[sel.index], sel.provenance()["source"], sel.epsilon
-    (True, 'private', 2.0)
+    >>> from privad.noise import Randomness
+    >>> from privad.sensitive import select_radius
+    >>> book = Ledger(":memory:")
+    >>> _ = book.set_budget("demo", "sensitive", 5.0)
+    >>> sel = select_radius(Randomness(0).uniform(size=(200, 2)), 3, 0.05, 1.0,
+    ...                     ledger=book, scope="demo", rng=1)
+    >>> sel.provenance()["source"], sel.beta, sel.r == sel.radii[sel.index]
+    ('private', 3, True)
     """
 
     r: float
@@ -348,15 +347,17 @@ def select_radius(
 
     Examples
     --------
-    >>> import numpy as np
+    200 records in [0, 1]²; r for 5 % of (3, r)-anomalies, at ε = 1 charged to the ledger:
+
     >>> from privad.accounting import Ledger
-    >>> from privad.sensitive.selection import select_radius
-    >>> X = np.r_[np.linspace(0.0, 1.0, 190), np.linspace(3.0, 5.0, 10)][:, None] / 5.0
-    >>> with Ledger(":memory:", unbudgeted="record") as book:
-    ...     sel = select_radius(X, 10, 0.05, 1.0, ledger=book, scope="demo", rng=0)
-    ...     spent = book.spent("demo", "sensitive")
-    >>> spent, 0.0 < sel.r <= 1.0
-    (1.0, True)
+    >>> from privad.noise import Randomness
+    >>> from privad.sensitive import select_radius
+    >>> book = Ledger(":memory:")
+    >>> _ = book.set_budget("demo", "sensitive", 5.0)
+    >>> X = Randomness(0).uniform(size=(200, 2))
+    >>> sel = select_radius(X, 3, 0.05, 1.0, ledger=book, scope="demo", rng=1)
+    >>> round(sel.r, 3), book.remaining("demo", "sensitive")
+    (0.105, 4.0)
     """
     from privad import noise
 

@@ -23,16 +23,9 @@ from privad.experiments.sensitive.data import (
     _log_mean,
     _seed,
 )
-from privad.sensitive import (
-    InputMechanism,
-    RecordExposure,
-    ball_statistics,
-    claim5_bound,
-    compile_mechanism,
-    is_sensitive,
-    per_record_privacy_loss,
-    propose_parameters,
-)
+from privad.sensitive import ball_statistics, compile_mechanism, is_sensitive, propose_parameters
+from privad.sensitive.accounting import RecordExposure, claim5_bound, per_record_privacy_loss
+from privad.sensitive.compiler import InputMechanism
 from privad.validation import check_epsilon, check_int, check_probability
 
 # --------------------------------------------------------------------------------------------
@@ -257,7 +250,7 @@ def per_record_loss(
     """How much each record loses when every record is labelled in one batch.
 
     Record j can move the answers of the records within r of it, its own ball count
-    c_j = B_x(j, r) of them (:class:`~privad.sensitive.RecordExposure`); it loses at most
+    c_j = B_x(j, r) of them (:class:`~privad.sensitive.accounting.RecordExposure`); it loses at most
     c_j·ε (linear) or the optimal composition of c_j answers at δ. The batch is charged
     Claim 5's m, the worst case over every possible record. One row per dataset and
     threshold c on a geometric grid of ``points`` counts from 1 to max c_j: the share of
@@ -359,7 +352,7 @@ def figure5(
         "constant (5a)": InputMechanism.constant(epsilon_m),
         "optimal DP (5b)": InputMechanism.optimal_dp(beta, epsilon_m),
     }
-    from privad.sensitive import anomaly_label
+    from privad.sensitive.anomaly import anomaly_label
 
     g = np.asarray(anomaly_label(a, b, beta))
     sens = np.asarray(is_sensitive(b, beta, k), dtype=bool)
@@ -477,9 +470,9 @@ def figure3(
     Data: :func:`privacy_map_data` (or ``X``). β = 20 and r from
     :func:`privad.sensitive.propose_parameters` with ``anomaly_share`` (or ``r``): our
     choice, the paper's values are in the missing Appendix A.1. Every record is queried; a
-    record's privacy loss is :func:`privad.sensitive.per_record_privacy_loss` (the largest
-    log-ratio any single answer shows about its presence) and the colour is the "level of
-    privacy" e^{−loss}. One row per record and k: ``k``, ``record``, ``x1``, ``x2``,
+    record's privacy loss is :func:`privad.sensitive.accounting.per_record_privacy_loss`
+    (the largest log-ratio any single answer shows about its presence) and the colour is the
+    "level of privacy" e^{−loss}. One row per record and k: ``k``, ``record``, ``x1``, ``x2``,
     ``beta``, ``r``, ``epsilon``, ``ball``, ``anomaly``, ``sensitive``, ``loss``,
     ``privacy_level``.
     """

@@ -21,12 +21,8 @@ from privad.experiments.sensitive.data import (
     _mechanism,
     _seed,
 )
-from privad.sensitive import (
-    acceptance_probability,
-    ball_statistics,
-    f1_score,
-    select_threshold,
-)
+from privad.sensitive import ball_statistics
+from privad.sensitive.baselines import acceptance_probability, f1_score, select_threshold
 from privad.validation import check_epsilon, check_int, check_probability
 
 # --------------------------------------------------------------------------------------------
@@ -180,10 +176,10 @@ def table3(
     * ``"exact"``: from the closed-form probabilities. Recall = E[TP]/P exactly;
       precision = E[TP]/(E[TP] + E[FP]) and F1 = 2E[TP]/(E[TP] + E[FP] + P) (ratios of
       expectations). B1/B2 answer 1 with the same probability for every query
-      (:func:`privad.sensitive.acceptance_probability`); t is the threshold of ``thresholds``
-      (default 0, 0.01, ..., 1) with the highest expected F1.
+      (:func:`privad.sensitive.baselines.acceptance_probability`); t is the threshold of
+      ``thresholds`` (default 0, 0.01, ..., 1) with the highest expected F1.
     * ``"sampled"``: ``samples`` independent runs with the seed (exact sampling); B1/B2 pick
-      t by the F1 of each run's own answers (:func:`privad.sensitive.select_threshold`, as
+      t by the F1 of each run's own answers (:func:`privad.sensitive.baselines.select_threshold`, as
       the paper did); mean over runs, with the standard deviation in ``*_sd``.
 
     Columns: ``dataset``, ``mechanism`` (B1, B2, DP, SP), ``estimate``, ``epsilon``, ``k``,
