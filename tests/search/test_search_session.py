@@ -9,13 +9,8 @@ import pytest
 
 from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger
 from privad.errors import BudgetExceededError, ParameterError
-from privad.search import (
-    DEFAULT_MAX_QUERIES,
-    PrivacyBudget,
-    ledger_search,
-    make_oracle,
-    remote_query_cap,
-)
+from privad.search import DEFAULT_MAX_QUERIES, PrivacyBudget, ledger_search, make_oracle
+from privad.search.session import remote_query_cap
 
 VALUES = np.ones(64)
 VALUES[17] = 9.0
