@@ -75,8 +75,6 @@ MAXIMUM_EXPORTS = 25
 _NOT_YET = {
     "privad.sensitive",
     "privad.relaxed",
-    "privad.search",
-    "privad.rmp",
     "privad.accounting",
 }
 

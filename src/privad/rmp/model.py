@@ -180,6 +180,17 @@ class RMPModel(EndUserPath):
         θ = μ + 3σ of the training reconstruction errors (section 4).
     metadata
         JSON-able facts about the training (see the module documentation).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.rmp import AANNTraining, RMPModel, run_scheme
+    >>> X = np.random.default_rng(0).uniform(0, 1, (60, 4))
+    >>> model = run_scheme(X, 0.3, training=AANNTraining(epochs=5), rng=1)
+    >>> path = model.save("model.npz")
+    >>> again = RMPModel.load("model.npz")
+    >>> bool(np.array_equal(again.decision_function(X), model.decision_function(X)))
+    True
     """
 
     T: np.ndarray
@@ -424,6 +435,16 @@ def fit_model(
 
     The AANN is trained on the rows of ``Z_all.T``; θ is μ + 3σ of the reconstruction
     errors of all training records pooled (section 4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.rmp import AANNTraining, Participant, fit_model, public_matrix
+    >>> T = public_matrix(2, 3, rng=1)
+    >>> Z = Participant(T, 0.3, rng=2).perturb(np.random.default_rng(3).uniform(0, 1, (40, 3)))
+    >>> model = fit_model(T, Z, alpha=0.3, training=AANNTraining(epochs=5), rng=4)
+    >>> model.n_features, model.predict(np.full((2, 3), 0.5)).shape
+    (3, (2,))
     """
     T = check_public_matrix(T)
     Z = check_training_matrix(T, Z_all)

@@ -57,7 +57,17 @@ class SearchState:
 
 
 class HaltingRule(ABC):
-    """A stopping rule; combine with ``|`` and ``&``."""
+    """A stopping rule; combine with ``|`` and ``&``.
+
+    Examples
+    --------
+    >>> from privad.search import MaxQueries, PosteriorThreshold, PrivacyBudget
+    >>> rule = PosteriorThreshold(0.9) | (PrivacyBudget(3.0) & MaxQueries(5))
+    >>> rule
+    PosteriorThreshold(0.9) | (PrivacyBudget(3.0) & MaxQueries(5))
+    >>> rule.query_limit(1.0)  # ex ante: both of the budget and the cap must fire
+    5
+    """
 
     name: str = ""
 
@@ -94,7 +104,14 @@ def _flatten(rules: tuple[HaltingRule, ...], combination: type) -> tuple[Halting
 
 
 class AnyOf(HaltingRule):
-    """Stop as soon as any of the rules fires (Algorithm 1's "τ or budget")."""
+    """Stop as soon as any of the rules fires (Algorithm 1's "τ or budget").
+
+    Examples
+    --------
+    >>> from privad.search import AnyOf, MaxQueries, PrivacyBudget
+    >>> AnyOf(PrivacyBudget(3.0), MaxQueries(5)).query_limit(1.0)  # the first to stop
+    3
+    """
 
     name = "any"
 
@@ -140,7 +157,14 @@ class AllOf(HaltingRule):
 
 
 class PrivacyBudget(HaltingRule):
-    """Stop when (T + 1)ε > b (section 4.2): the total risk Tε never exceeds b."""
+    """Stop when (T + 1)ε > b (section 4.2): the total risk Tε never exceeds b.
+
+    Examples
+    --------
+    >>> from privad.search import PrivacyBudget
+    >>> PrivacyBudget(0.3).query_limit(0.1)  # exact: three queries of 0.1 fit in 0.3
+    3
+    """
 
     name = "budget"
 
@@ -161,7 +185,18 @@ class PrivacyBudget(HaltingRule):
 
 
 class PosteriorThreshold(HaltingRule):
-    """τ(f) = 1(max_i f(i) > α) (section 4.2; α = 0.5 in section 6)."""
+    """τ(f) = 1(max_i f(i) > α) (section 4.2; α = 0.5 in section 6).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    >>> from privad.search import LaplaceMaxOracle, PosteriorThreshold, search
+    >>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1)
+    >>> result = search(oracle, halting=PosteriorThreshold(0.9), rng=2)
+    >>> result.halted_by, result.max_probability > 0.9
+    (('posterior',), True)
+    """
 
     name = "posterior"
 
@@ -180,6 +215,15 @@ class BenOrHassidim(HaltingRule):
     """τ(f) = 1(max_i f(i) > ε_par), ε_par = (24 ln n)^(-1/2) for the n items searched.
 
     A pruning level: it looks at the items only (not at a "no anomaly" hypothesis).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    >>> from privad.search import BenOrHassidim, LaplaceMaxOracle, MaxQueries, search
+    >>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1)
+    >>> search(oracle, halting=BenOrHassidim() | MaxQueries(100), rng=2).halted_by
+    ('ben-or-hassidim',)
     """
 
     name = "ben-or-hassidim"
@@ -193,7 +237,18 @@ class BenOrHassidim(HaltingRule):
 
 
 class LogOddsThreshold(HaltingRule):
-    """Burnashev-Zigangirov: stop when max_i log(f(i)/(1 - f(i))) > log(1/δ) (eq. 25)."""
+    """Burnashev-Zigangirov: stop when max_i log(f(i)/(1 - f(i))) > log(1/δ) (eq. 25).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    >>> from privad.search import LaplaceMaxOracle, LogOddsThreshold, MaxQueries, search
+    >>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1)
+    >>> result = search(oracle, halting=LogOddsThreshold(0.01) | MaxQueries(100), rng=2)
+    >>> result.halted_by, int(result.argmax)
+    (('log-odds',), 17)
+    """
 
     name = "log-odds"
 
@@ -209,7 +264,14 @@ class LogOddsThreshold(HaltingRule):
 
 
 class MaxQueries(HaltingRule):
-    """Stop after ``limit`` queries (a cap; not in the paper)."""
+    """Stop after ``limit`` queries (a cap; not in the paper).
+
+    Examples
+    --------
+    >>> from privad.search import MaxQueries
+    >>> MaxQueries(5), MaxQueries(5).query_limit(1.0)
+    (MaxQueries(5), 5)
+    """
 
     name = "max-queries"
 

@@ -259,6 +259,16 @@ def pruned_search(
     ``budget`` bounds Σ_e T_e ε (each epoch gets what is left); ``max_queries`` caps each
     epoch. A ledger is charged per query (the epochs compose sequentially in one scope).
     The oracle must support :meth:`~privad.search.Oracle.restrict`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    >>> from privad.search import LaplaceMaxOracle, MaxQueries, PosteriorThreshold, pruned_search
+    >>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1)
+    >>> result = pruned_search(oracle, halting=PosteriorThreshold(0.9) | MaxQueries(200), rng=2)
+    >>> int(result.top[0]), len(result.epochs)
+    (17, 2)
     """
     if not isinstance(oracle, Oracle):
         raise ParameterError(f"oracle must be a privad.search.Oracle, got {type(oracle).__name__}")
@@ -498,6 +508,17 @@ def find_anomalies(
     The number of groups is ``n_groups`` or :func:`groups_needed` (``max_anomalies``,
     ``failure_probability``). Privacy: parallel composition over the groups (see the module
     documentation).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.search import LaplaceMaxOracle, MaxQueries, PosteriorThreshold, find_anomalies
+    >>> x = np.ones(256); x[[10, 200]] = 9.0
+    >>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=4)
+    >>> rule = PosteriorThreshold(0.9) | MaxQueries(100)
+    >>> found = find_anomalies(oracle, 2, rng=5, halting=rule)
+    >>> found.found.tolist(), len(found.groups)  # disjoint groups: parallel composition
+    ([10, 200], 20)
     """
     n = oracle.n_items
     g = (

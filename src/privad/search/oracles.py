@@ -203,6 +203,14 @@ class Oracle(ABC):
     A local oracle (one holding the data in this process) owns its release path: every
     answer leaves ``query`` only through :meth:`_release`, which first records the answer's
     ε in :attr:`ledger` under :attr:`scope` (refused past a budget, with nothing drawn).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.search import Oracle, make_oracle
+    >>> oracle = make_oracle("laplace", np.r_[np.ones(7), 9.0], 2.0, 8.0, 1.0, rng=1)
+    >>> isinstance(oracle, Oracle), oracle.n_items, oracle.epsilon, oracle.guarantee.notion
+    (True, 8, 1.0, 'anomaly-restricted-dp')
     """
 
     _account: _Account | None = None
@@ -331,6 +339,16 @@ class RandomizedResponseOracle(Oracle):
         Total ε of the oracle's own ledger: a query past it raises
         :class:`~privad.errors.BudgetExceededError` and releases nothing. With ``ledger=``,
         set the scope's budget on that ledger instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.search import RandomizedResponseOracle
+    >>> anomalous = np.zeros(64, dtype=bool); anomalous[17] = True
+    >>> oracle = RandomizedResponseOracle(anomalous, epsilon=1.0, rng=1)
+    >>> answer = oracle.query(np.arange(32))  # 1(i* in Q) flipped with p = 1/(1 + e)
+    >>> oracle.model.kind, oracle.epsilon, len(oracle.ledger.history())
+    ('randomized-response', 1.0, 1)
     """
 
     def __init__(
@@ -467,6 +485,16 @@ class LaplaceMaxOracle(Oracle):
         Total ε of the oracle's own ledger: a query past it raises
         :class:`~privad.errors.BudgetExceededError` and releases nothing. With ``ledger=``,
         set the scope's budget on that ledger instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    >>> from privad.search import LaplaceMaxOracle
+    >>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1)
+    >>> answer = oracle.query(np.arange(32))  # noisy max of Q and of its complement (eq. 9)
+    >>> answer.y > answer.y_complement, len(oracle.ledger.history())  # recorded, then released
+    (True, 1)
     """
 
     def __init__(
@@ -553,6 +581,15 @@ class BinarizedOracle(Oracle):
     :class:`LaplaceMaxOracle` or a remote one): binarizing is post-processing done on the
     searcher's side, so the guarantee is the base oracle's ε, and the base records each
     answer (:attr:`ledger` and :attr:`scope` are the base's).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    >>> from privad.search import BinarizedOracle, LaplaceMaxOracle
+    >>> oracle = BinarizedOracle(LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1))
+    >>> oracle.query(np.arange(32)), oracle.model.kind  # the bit 1(Y > Ybar), eq. 24
+    (True, 'binarized')
     """
 
     def __init__(self, base: Oracle) -> None:
@@ -640,6 +677,15 @@ def make_oracle(
 
     ``rng``, ``ledger``, ``scope`` and ``budget`` are passed to the oracle: every answer is
     recorded in its ledger (its own in-memory one unless ``ledger`` is given).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    >>> from privad.search import make_oracle
+    >>> oracle = make_oracle("binarized", x, 2.0, 8.0, 0.5, rng=3)
+    >>> type(oracle).__name__, oracle.epsilon, oracle.n_items
+    ('BinarizedOracle', 0.5, 64)
     """
     kind = check_choice(kind, "kind", ORACLE_KINDS)
     if kind == "laplace":
