@@ -116,40 +116,16 @@ class _Model(TextType):
 MODEL = _Model()
 
 
-def _client(
-    server: str, token: str | None, timeout: float, retries: int, ca_cert: str | None
-) -> Any:
+def _client(server: str, token: Any, timeout: float, retries: int, ca_cert: Any) -> Any:
     from privad.services.rmp_client import RMPClient
 
-    return RMPClient(
-        server,
-        token,
-        timeout=timeout,
-        retries=retries,
-        verify=ca_cert or True,
-    )
+    return RMPClient(server, token, timeout=timeout, retries=retries, verify=ca_cert or True)
 
 
-def _load(
-    data: str,
-    columns: list[str] | None,
-    label: str | None,
-    exclude: list[str] | None,
-    id_column: str | None,
-    bounds: dict[str, tuple[float, float]] | None,
-) -> tuple[Any, Any]:
+def _load(data: str, columns: Any, label: Any, exclude: Any, id_column: Any, bounds: Any) -> Any:
     """DATA's records with the column roles, scaled with the public bounds (if any)."""
-    return scale_features(
-        load_table(
-            data,
-            columns=columns,
-            label=label,
-            id_column=id_column,
-            exclude=exclude,
-        ),
-        bounds,
-        check=False,
-    )
+    table = load_table(data, columns=columns, label=label, id_column=id_column, exclude=exclude)
+    return scale_features(table, bounds, check=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -364,32 +340,6 @@ def train(
 # --------------------------------------------------------------------------------------------
 
 
-def _write_scores(
-    out: Path, scores: np.ndarray, labels: np.ndarray, ids: np.ndarray | None
-) -> None:
-    import pandas as pd
-
-    from privad.io import atomic_write
-
-    frame = pd.DataFrame(
-        {
-            "index": np.arange(scores.size, dtype=np.int64),
-            **({} if ids is None else {"id": ids}),
-            "score": scores,
-            "label": labels.astype(np.int64),
-        }
-    )
-    try:
-        if out.suffix.lower() == ".csv":
-            with atomic_write(out, "w", newline="", encoding="utf-8") as handle:
-                frame.to_csv(handle, index=False)
-        else:
-            with atomic_write(out, "wb") as handle:
-                frame.to_parquet(handle, index=False)
-    except OSError as exc:
-        raise ParameterError(f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
-
-
 @rmp_app.command("score")
 def score(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
@@ -446,33 +396,29 @@ def score(
         secret = required_secret(token, "--token", "PRIVAD_RMP_TOKEN")
     ds, scaling = _load(data, columns, label, exclude, id_column, public_bounds(bound, bounds_file))
     with _client(server, secret, timeout, retries, ca_cert) as client:
-        meta, fitted, scores, labels = run_scoring(
-            client, ds.X, model=model, data=data, names=ds.feature_names
+        done = run_scoring(
+            client, ds.X, model=model, data=data, names=ds.feature_names, y=getattr(ds, "y", None)
         )
     if out is not None:
-        _write_scores(out, scores, labels, ds.ids)
-    flagged, m = int(labels.sum()), scores.size
+        done.write(out, ds.ids)
+    meta, flagged, m = done.model, int(done.labels.sum()), done.scores.size
     lines = [
         f"model {meta['id']} ({meta['n_records']} training record(s), created "
-        f"{meta['created_at']}): threshold {fitted.threshold:.6g}",
+        f"{meta['created_at']}): threshold {done.threshold:.6g}",
         f"records {m}, flagged {flagged} ({100.0 * flagged / m:.1f} %)",
     ]
-    y, auc = getattr(ds, "y", None), None
-    if y is not None and np.unique(np.asarray(y)).size == 2:
-        from sklearn.metrics import roc_auc_score
-
-        auc = float(roc_auc_score(np.asarray(y), scores))
-        lines.append(f"ROC AUC against the labels: {auc:.4f}")
+    if done.roc_auc is not None:
+        lines.append(f"ROC AUC against the labels: {done.roc_auc:.4f}")
     if scaling is not None:
         lines.append(f"feature scaling: {scaling_text(scaling)}")
     if out is not None:
         lines.append(f"wrote {out}")
     payload = {
         "model": meta,
-        "threshold": fitted.threshold,
+        "threshold": done.threshold,
         "records": m,
         "flagged": flagged,
-        "roc_auc": auc,
+        "roc_auc": done.roc_auc,
         "output": out,
         "scaling": None if scaling is None else scaling.to_dict(),
     }

@@ -36,7 +36,7 @@ from privad.services.rmp_client import (
     write_private,
 )
 
-__all__ = ["Participation", "check_records", "participate", "score", "train"]
+__all__ = ["Participation", "Scoring", "check_records", "participate", "score", "train"]
 
 
 def check_records(X: Any, n: int, data: str, names: Any = ()) -> np.ndarray:
@@ -242,6 +242,45 @@ def train(
     return {"job": job, "result": final, "model": meta}
 
 
+@dataclass(frozen=True)
+class Scoring:
+    """What :func:`score` computed: the model's metadata and threshold, each record's
+    score and 0/1 label (1 = anomaly: score above the threshold) and, where the records
+    carry two classes of labels, the ROC AUC against them."""
+
+    model: dict[str, Any]
+    threshold: float
+    scores: np.ndarray
+    labels: np.ndarray
+    roc_auc: float | None
+
+    def write(self, path: str | Path, ids: Any = None) -> None:
+        """Write ``index[,id],score,label`` per record, atomically: CSV, or Parquet for a
+        ``.parquet``/``.pq`` path."""
+        import pandas as pd
+
+        from privad.io import atomic_write
+
+        out = Path(path)
+        frame = pd.DataFrame(
+            {
+                "index": np.arange(self.scores.size, dtype=np.int64),
+                **({} if ids is None else {"id": ids}),
+                "score": self.scores,
+                "label": self.labels.astype(np.int64),
+            }
+        )
+        try:
+            if out.suffix.lower() == ".csv":
+                with atomic_write(out, "w", newline="", encoding="utf-8") as handle:
+                    frame.to_csv(handle, index=False)
+            else:
+                with atomic_write(out, "wb") as handle:
+                    frame.to_parquet(handle, index=False)
+        except OSError as exc:
+            raise ParameterError(f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
+
+
 def score(
     client: RMPClient,
     X: Any,
@@ -249,11 +288,12 @@ def score(
     model: str | int = "latest",
     data: str = "the records",
     names: Any = (),
-) -> tuple[dict[str, Any], Any, np.ndarray, np.ndarray]:
+    y: Any = None,
+) -> Scoring:
     """Score the records ``X`` locally with a model of the server (end-user).
 
-    Returns ``(metadata, model, scores, labels)``: labels are 1 where the score is above
-    the model's threshold.
+    ``y``: the records' 0/1 labels, if known (never sent): the ROC AUC is computed against
+    them when they hold both classes.
 
     Raises
     ------
@@ -272,4 +312,10 @@ def score(
         )
     X = check_records(X, fitted.n_features, data, names)
     scores = fitted.decision_function(X)
-    return meta, fitted, scores, (scores > fitted.threshold).astype(np.int64)
+    auc = None
+    if y is not None and np.unique(np.asarray(y)).size == 2:
+        from sklearn.metrics import roc_auc_score
+
+        auc = float(roc_auc_score(np.asarray(y), scores))
+    labels = (scores > fitted.threshold).astype(np.int64)
+    return Scoring(meta, fitted.threshold, scores, labels, auc)
