@@ -307,13 +307,13 @@ def train(
             if (done := (state.get("progress") or {}).get("epoch")) is not None:
                 progress.update(task[0], completed=done)
 
+        limit = max_wait if wait else None
         payload = run_training(
             client,
             epochs=epochs,
             hidden=hidden,
             seed=seed,
-            wait=wait,
-            max_wait=max_wait,
+            wait=limit,
             on_started=started,
             on_poll=show,
         )

@@ -14,12 +14,12 @@ mining server are :mod:`privad.services.rmp_jobs`.
 
 Examples
 --------
->>> import numpy as np
->>> from privad.rmp import AANNTraining, run_scheme
->>> X = np.random.default_rng(0).uniform(0, 1, (60, 4))
->>> model = run_scheme(X, alpha=0.3, training=AANNTraining(epochs=5), rng=1)
->>> model.predict(X).shape
-(60,)
+A participant's records leave only as Z_i = T_i Y_i (eqs. 1-3), w < n rows:
+
+>>> from privad.rmp import Participant, public_matrix
+>>> records = [[0.1, 0.5, 0.9], [0.2, 0.4, 0.8]]
+>>> Participant(public_matrix(2, 3, rng=1), alpha=0.3, rng=2).perturb(records).shape
+(2, 2)
 """
 
 from privad.rmp.aann import AANNTraining, train_aann

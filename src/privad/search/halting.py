@@ -189,13 +189,11 @@ class PosteriorThreshold(HaltingRule):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
-    >>> from privad.search import LaplaceMaxOracle, PosteriorThreshold, search
-    >>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1)
-    >>> result = search(oracle, halting=PosteriorThreshold(0.9), rng=2)
-    >>> result.halted_by, result.max_probability > 0.9
-    (('posterior',), True)
+    τ = 1(max f > α) with the budget b as a cap (section 6 uses α = 0.5):
+
+    >>> from privad.search import PosteriorThreshold, PrivacyBudget
+    >>> PosteriorThreshold(0.9) | PrivacyBudget(50.0)
+    PosteriorThreshold(0.9) | PrivacyBudget(50.0)
     """
 
     name = "posterior"
@@ -218,12 +216,12 @@ class BenOrHassidim(HaltingRule):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
-    >>> from privad.search import BenOrHassidim, LaplaceMaxOracle, MaxQueries, search
-    >>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1)
-    >>> search(oracle, halting=BenOrHassidim() | MaxQueries(100), rng=2).halted_by
-    ('ben-or-hassidim',)
+    The level α = (24 ln n)^(-1/2) depends on the n items searched:
+
+    >>> from privad.search import BenOrHassidim
+    >>> from privad.search.theory import ben_or_hassidim_level
+    >>> BenOrHassidim(), round(ben_or_hassidim_level(1024), 4)
+    (BenOrHassidim(), 0.0775)
     """
 
     name = "ben-or-hassidim"
@@ -241,13 +239,12 @@ class LogOddsThreshold(HaltingRule):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
-    >>> from privad.search import LaplaceMaxOracle, LogOddsThreshold, MaxQueries, search
-    >>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1)
-    >>> result = search(oracle, halting=LogOddsThreshold(0.01) | MaxQueries(100), rng=2)
-    >>> result.halted_by, int(result.argmax)
-    (('log-odds',), 17)
+    Burnashev and Zigangirov's rule (eq. 25) stops once some item's log-odds pass
+    log(1/δ); it sets no ex-ante cap:
+
+    >>> from privad.search import LogOddsThreshold
+    >>> LogOddsThreshold(0.01), LogOddsThreshold(0.01).query_limit(1.0)
+    (LogOddsThreshold(0.01), None)
     """
 
     name = "log-odds"

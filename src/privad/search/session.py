@@ -29,19 +29,12 @@ from typing import Any
 
 import numpy as np
 
+import privad.search.halting as rules
 from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger, NoBudgetError
 from privad.accounting.exact import to_fraction
 from privad.errors import BudgetExceededError, ParameterError
 from privad.noise import RandomnessLike
-from privad.search.halting import (
-    AnyOf,
-    BenOrHassidim,
-    HaltingRule,
-    LogOddsThreshold,
-    MaxQueries,
-    PosteriorThreshold,
-    PrivacyBudget,
-)
+from privad.search.halting import HaltingRule
 from privad.search.loop import DEFAULT_MAX_QUERIES, SearchResult, search
 from privad.search.oracles import Oracle
 
@@ -355,24 +348,27 @@ def halting_rule(specs: Sequence[str] | None, budget: float, *, linear: bool = T
     >>> halting_rule(None, 10.0, linear=False)
     PosteriorThreshold(0.5)
     """
-    rules: list[HaltingRule] = []
+    chosen: list[HaltingRule] = []
     for spec in specs or ["posterior:0.5"]:
         name, _, arg = str(spec).strip().lower().partition(":")
         if name == "budget" and not arg:
-            rules.append(PrivacyBudget(budget) if linear else MaxQueries(DEFAULT_MAX_QUERIES))
+            chosen.append(
+                rules.PrivacyBudget(budget) if linear else rules.MaxQueries(DEFAULT_MAX_QUERIES)
+            )
         elif name in ("posterior", "alpha"):
-            rules.append(PosteriorThreshold(_unit(arg, "posterior:ALPHA", "α") if arg else 0.5))
+            alpha = _unit(arg, "posterior:ALPHA", "α") if arg else 0.5
+            chosen.append(rules.PosteriorThreshold(alpha))
         elif name == "log-odds" and arg:
-            rules.append(LogOddsThreshold(_unit(arg, "log-odds:DELTA", "δ")))
+            chosen.append(rules.LogOddsThreshold(_unit(arg, "log-odds:DELTA", "δ")))
         elif name in ("ben-or-hassidim", "boh") and not arg:
-            rules.append(BenOrHassidim())
+            chosen.append(rules.BenOrHassidim())
         elif name == "max-queries" and arg and arg.isdigit() and int(arg) > 0:
-            rules.append(MaxQueries(int(arg)))
+            chosen.append(rules.MaxQueries(int(arg)))
         else:
             raise ParameterError(
                 f"--halting must be budget, posterior[:ALPHA], log-odds:DELTA, ben-or-hassidim "
                 f"or max-queries:N (N >= 1), got {spec!r}"
             )
-    if linear and not any(isinstance(r, PrivacyBudget) for r in rules):
-        rules.append(PrivacyBudget(budget))
-    return rules[0] if len(rules) == 1 else AnyOf(*rules)
+    if linear and not any(isinstance(r, rules.PrivacyBudget) for r in chosen):
+        chosen.append(rules.PrivacyBudget(budget))
+    return chosen[0] if len(chosen) == 1 else rules.AnyOf(*chosen)

@@ -212,12 +212,12 @@ def train(
     epochs: int | None = None,
     hidden: int | None = None,
     seed: int | None = None,
-    wait: bool = True,
-    max_wait: float = 3600.0,
+    wait: float | None = 3600.0,
     on_started: Callable[[dict[str, Any]], None] | None = None,
     on_poll: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Start training on every stored batch (operator) and, with ``wait``, wait for it.
+    """Start training on every stored batch (operator) and wait for it up to ``wait``
+    seconds (None: return once started).
 
     Returns ``{"job": ..., "result": ..., "model": ...}``: the started job, its final state
     and the stored model's metadata (None where not waited for).
@@ -225,14 +225,14 @@ def train(
     Raises
     ------
     PrivadError
-        The job failed, or did not finish within ``max_wait`` seconds.
+        The job failed, or did not finish within ``wait`` seconds.
     """
     job = client.train(epochs=epochs, hidden=hidden, seed=seed)
     final = meta = None
     if on_started is not None:
         on_started(job)
-    if wait:
-        final = client.wait(int(job["job"]), timeout=max_wait, on_poll=on_poll)
+    if wait is not None:
+        final = client.wait(int(job["job"]), timeout=wait, on_poll=on_poll)
         if final["status"] != "done":
             raise PrivadError(
                 f"training job {final['job']} {final['status']}: "
