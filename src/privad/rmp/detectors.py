@@ -63,10 +63,9 @@ class DetectorModel(EndUserPath):
 
     Attributes
     ----------
-    T
-        the public matrix, w x n (w < n).
-    beta
-        β of the double logistic (eq. 2) the participants used.
+    T, beta
+        the public matrix (w x n, w < n) and β of eq. (2), as in
+        :class:`~privad.rmp.model.RMPModel`.
     detector
         the fitted detector (protocol of :mod:`privad.detectors`).
     threshold

@@ -46,6 +46,7 @@ import json
 import math
 import os
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -123,6 +124,30 @@ def transform_records(T: np.ndarray, beta: float, X_rows: Any) -> np.ndarray:
             f"X_rows must have n = {n} columns (attributes; records are rows), got shape {X.shape}"
         )
     return (T @ double_logistic(X.T, beta)).T
+
+
+def write_file(path: str | os.PathLike[str], payload: bytes) -> Path:
+    """Write a model or key file atomically (mode 0600, :func:`privad.io.atomic_write`)."""
+    target = Path(path)
+    with atomic_write(target, "wb") as handle:
+        handle.write(payload)
+    return target
+
+
+def read_file(path: str | os.PathLike[str], what: str, parse: Callable[[bytes], Any]) -> Any:
+    """``parse`` of the bytes of a model or key file: :class:`DatasetNotFoundError` if
+    missing, :class:`DataError` naming the path if unreadable or invalid."""
+    p = Path(path)
+    if not p.is_file():
+        raise DatasetNotFoundError(f"{what} {str(p)!r} does not exist or is not a file")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read {what} {str(p)!r}: {exc}") from None
+    try:
+        return parse(data)
+    except DataError as exc:
+        raise DataError(f"{str(p)!r}: {exc}") from None
 
 
 class PublicShape:
@@ -315,27 +340,13 @@ class RMPModel(EndUserPath):
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the model file atomically (:func:`privad.io.atomic_write`); returns the path."""
-        target = Path(path)
-        payload = self.to_bytes()
-        with atomic_write(target, "wb") as handle:
-            handle.write(payload)
-        return target
+        return write_file(path, self.to_bytes())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> RMPModel:
         """Read a model file. :class:`~privad.errors.DatasetNotFoundError` if it does not
         exist; :class:`~privad.errors.DataError` if it is not a valid model file."""
-        p = Path(path)
-        if not p.is_file():
-            raise DatasetNotFoundError(f"model file {str(p)!r} does not exist or is not a file")
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
-            raise DataError(f"cannot read model file {str(p)!r}: {exc}") from None
-        try:
-            return cls.from_bytes(data)
-        except DataError as exc:
-            raise DataError(f"{str(p)!r}: {exc}") from None
+        return read_file(path, "model file", cls.from_bytes)
 
 
 def _read_npz(data: bytes) -> dict[str, np.ndarray]:

@@ -36,12 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from privad.errors import DataError, DatasetNotFoundError, ParameterError
-from privad.io import atomic_write
+from privad.errors import DataError, ParameterError
 from privad.noise import RandomnessLike, as_randomness
 from privad.rmp.aann import AANNTraining, Progress, check_training
 from privad.rmp.detectors import DetectorModel, check_detector, fit_detector_model
-from privad.rmp.model import PublicShape, RMPModel, fit_model
+from privad.rmp.model import PublicShape, RMPModel, fit_model, read_file, write_file
 from privad.rmp.perturbation import (
     beta_star,
     check_alpha,
@@ -232,26 +231,12 @@ class Participant(PublicShape):
     def save_key(self, path: str | os.PathLike[str]) -> Path:
         """Write the key file atomically (:func:`privad.io.atomic_write`), readable by its
         owner only (mode 0600 where the OS supports it)."""
-        target = Path(path)
-        payload = self.to_key_bytes()
-        with atomic_write(target, "wb") as handle:
-            handle.write(payload)
-        return target
+        return write_file(path, self.to_key_bytes())
 
     @classmethod
     def load_key(cls, path: str | os.PathLike[str], T: Any = None) -> Participant:
         """Read a key file (:meth:`from_key_bytes`); ``DatasetNotFoundError`` if missing."""
-        p = Path(path)
-        if not p.is_file():
-            raise DatasetNotFoundError(f"key file {str(p)!r} does not exist or is not a file")
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
-            raise DataError(f"cannot read key file {str(p)!r}: {exc}") from None
-        try:
-            return cls.from_key_bytes(data, T)
-        except DataError as exc:
-            raise DataError(f"{str(p)!r}: {exc}") from None
+        return read_file(path, "key file", lambda data: cls.from_key_bytes(data, T))
 
 
 def _read_key(data: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:

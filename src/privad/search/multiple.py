@@ -262,11 +262,13 @@ def pruned_search(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    Each epoch keeps the items holding 99 % of the belief and searches them again:
+
     >>> from privad.search import LaplaceMaxOracle, MaxQueries, PosteriorThreshold, pruned_search
-    >>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1)
-    >>> result = pruned_search(oracle, halting=PosteriorThreshold(0.9) | MaxQueries(200), rng=2)
+    >>> values = [1.0] * 17 + [9.0] + [1.0] * 46
+    >>> rule = PosteriorThreshold(0.9) | MaxQueries(200)
+    >>> result = pruned_search(LaplaceMaxOracle(values, 2.0, 8.0, epsilon=1.0, rng=1),
+    ...                        halting=rule, rng=2)
     >>> int(result.top[0]), len(result.epochs)
     (17, 2)
     """
@@ -412,34 +414,22 @@ def search_groups(
     try:
         for items in parts:
             sub = oracle.restrict(items)
+            common: dict[str, Any] = {
+                "halting": rule,
+                "budget": budget,
+                "top_k": top_k,
+                "absent_prior": absent_prior,
+                "max_queries": max_queries,
+                "label": label,
+                "rng": gen,
+            }
             result: SearchResult | PrunedSearchResult
             if pruning:
-                result = pruned_search(
-                    sub,
-                    halting=rule,
-                    budget=budget,
-                    top_k=top_k,
-                    absent_prior=absent_prior,
-                    max_queries=max_queries,
-                    label=label,
-                    rng=gen,
-                    **pruning_options,
-                )
+                result = pruned_search(sub, **common, **pruning_options)
                 final = result.final
-                top_local = result.top
             else:
-                result = search(
-                    sub,
-                    halting=rule,
-                    budget=budget,
-                    top_k=top_k,
-                    absent_prior=absent_prior,
-                    max_queries=max_queries,
-                    label=label,
-                    rng=gen,
-                )
-                final = result
-                top_local = result.top
+                result = final = search(sub, **common)
+            top_local = result.top
             found = None
             p_top = float(final.posterior[final.top[0]])
             if p_top > detect and p_top > final.absent_probability:

@@ -49,6 +49,7 @@ anomaly and differ in one non-anomalous record whose value stays in [0, t_ℓ]).
 
 from __future__ import annotations
 
+import copy
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -96,6 +97,7 @@ DEFAULT_SCOPE: Final[str] = "oracle"
 """The ledger scope a local oracle records its answers under unless given one."""
 
 _T = TypeVar("_T")
+_O = TypeVar("_O", bound="Oracle")
 
 
 def _check_items(items: Any, n_items: int) -> np.ndarray:
@@ -214,6 +216,16 @@ class Oracle(ABC):
     """
 
     _account: _Account | None = None
+
+    def _subset(self: _O, **arrays: np.ndarray) -> _O:
+        """A copy that holds ``arrays`` (read-only) for a subset of the items and shares
+        the model, the randomness and the account (:meth:`restrict`)."""
+        sub = copy.copy(self)
+        for name, array in arrays.items():
+            array.setflags(write=False)
+            setattr(sub, name, array)
+        sub._cached = None  # type: ignore[attr-defined]
+        return sub
 
     @property
     @abstractmethod
@@ -446,17 +458,8 @@ class RandomizedResponseOracle(Oracle):
         return bool(bernoulli(self._model.p, r))
 
     def restrict(self, items: Any) -> RandomizedResponseOracle:
-        idx = _check_items(items, self.n_items)
-        sub = RandomizedResponseOracle.__new__(RandomizedResponseOracle)
-        sub._model = self._model
-        sub._flip_logit = self._flip_logit
-        sub._anomalous = self._anomalous[idx]
-        sub._anomalous.setflags(write=False)
-        sub._anomaly_items = np.flatnonzero(sub._anomalous)
-        sub._rng = self._rng
-        sub._account = self._account
-        sub._cached = None
-        return sub
+        anomalous = self._anomalous[_check_items(items, self.n_items)]
+        return self._subset(_anomalous=anomalous, _anomaly_items=np.flatnonzero(anomalous))
 
     def __repr__(self) -> str:
         return f"RandomizedResponseOracle(n_items={self.n_items}, {self._model!r})"
@@ -478,13 +481,9 @@ class LaplaceMaxOracle(Oracle):
         The oracle's own randomness (default: OS entropy).
     granularity_bits:
         G of the Laplace grid (:func:`privad.noise.laplace`).
-    ledger, scope:
-        Record every answer in this :class:`~privad.accounting.Ledger` under ``scope``
-        (default: the oracle's own in-memory ledger, scope ``"oracle"``).
-    budget:
-        Total ε of the oracle's own ledger: a query past it raises
-        :class:`~privad.errors.BudgetExceededError` and releases nothing. With ``ledger=``,
-        set the scope's budget on that ledger instead.
+    ledger, scope, budget:
+        Where every answer is recorded before it is released, and the own ledger's total
+        ε, as for :class:`RandomizedResponseOracle`.
 
     Examples
     --------
@@ -560,15 +559,7 @@ class LaplaceMaxOracle(Oracle):
         return self._release(_group_size(resolved), draw, rng, metadata)
 
     def restrict(self, items: Any) -> LaplaceMaxOracle:
-        idx = _check_items(items, self.n_items)
-        sub = LaplaceMaxOracle.__new__(LaplaceMaxOracle)
-        sub._values = self._values[idx]
-        sub._values.setflags(write=False)
-        sub._model = self._model
-        sub._rng = self._rng
-        sub._account = self._account
-        sub._cached = None
-        return sub
+        return self._subset(_values=self._values[_check_items(items, self.n_items)])
 
     def __repr__(self) -> str:
         return f"LaplaceMaxOracle(n_items={self.n_items}, {self._model!r})"
@@ -600,33 +591,10 @@ class BinarizedOracle(Oracle):
         self._account = base._account
 
     @classmethod
-    def from_values(
-        cls,
-        values: Any,
-        t_low: float,
-        t_high: float,
-        epsilon: float,
-        *,
-        rng: RandomnessLike = None,
-        granularity_bits: int = GRANULARITY_BITS,
-        ledger: Ledger | None = None,
-        scope: str = DEFAULT_SCOPE,
-        budget: float | None = None,
-    ) -> BinarizedOracle:
-        """Binarize a local :class:`LaplaceMaxOracle` built from these arguments."""
-        return cls(
-            LaplaceMaxOracle(
-                values,
-                t_low,
-                t_high,
-                epsilon,
-                rng=rng,
-                granularity_bits=granularity_bits,
-                ledger=ledger,
-                scope=scope,
-                budget=budget,
-            )
-        )
+    def from_values(cls, *args: Any, **kwargs: Any) -> BinarizedOracle:
+        """Binarize a local :class:`LaplaceMaxOracle` built from these arguments (those of
+        :class:`LaplaceMaxOracle`: values, t_ℓ, t_h, ε, and its keywords)."""
+        return cls(LaplaceMaxOracle(*args, **kwargs))
 
     @property
     def model(self) -> BinaryModel:
