@@ -397,23 +397,13 @@ class RandomizedResponseOracle(Oracle):
 
     @classmethod
     def from_values(
-        cls,
-        values: Any,
-        t_low: float,
-        t_high: float,
-        *,
-        epsilon: float | None = None,
-        p: float | None = None,
-        rng: RandomnessLike = None,
-        ledger: Ledger | None = None,
-        scope: str = DEFAULT_SCOPE,
-        budget: float | None = None,
+        cls, values: Any, t_low: float, t_high: float, **options: Any
     ) -> RandomizedResponseOracle:
-        """From data satisfying eq. (1): the anomalous items are those with x >= t_h."""
+        """From data satisfying eq. (1): the anomalous items are those with x >= t_h;
+        ``options`` are the keywords of the constructor (``epsilon`` or ``p``, ``rng``,
+        ``ledger``, ``scope``, ``budget``)."""
         x, _, hi = check_search_data(values, t_low, t_high)
-        return cls(
-            x >= hi, epsilon=epsilon, p=p, rng=rng, ledger=ledger, scope=scope, budget=budget
-        )
+        return cls(x >= hi, **options)
 
     @property
     def model(self) -> BinaryModel:
