@@ -1,24 +1,12 @@
 """``privad rmp``: the participants, the operator and the end-users of the RMP mining server.
 
-* ``privad rmp participate DATA --server URL``: read DATA (a file or a catalogue name, the
-  loaders of ``privad sp``), check that it has the server's n attributes, register (or reuse
-  the saved token), create or load the participant's private T_i (the key file, mode 0600,
-  never sent anywhere), perturb locally (double logistic, then T_i) and upload the batches
-  with a progress bar. Only Z_i = T_i Y_i leaves the machine.
-* ``privad rmp train --server URL --token SECRET``: the operator starts training on every
-  stored batch and waits for the model.
-* ``privad rmp score DATA --server URL --token SECRET``: an end-user (or participant)
-  downloads the latest model, applies the double logistic and the public T locally and
-  scores DATA: a summary, and with ``--output FILE`` one row per record (``index, score,
-  label``, with ``--id COL`` also the record's ``id``; CSV, or Parquet for
-  ``.parquet``/``.pq``), written atomically.
-
+``participate DATA`` (perturb with the private T_i, upload only Z_i = T_i Y_i), ``train``
+(the operator) and ``score DATA`` (an end-user, with the public T, locally) each parse their
+options, make one call into :mod:`privad.services.rmp_jobs` and render the result.
 ``--exclude COL`` drops columns that are not attributes; ``--id COL`` names the records
-(never sent, never an attribute).
-
-Every mistake (a bad option, an unknown file, the wrong number of columns, an unreachable
-server, a refused request) is a :class:`~privad.errors.PrivadError`: ``privad.cli.main``
-prints it on one line and exits 2, and no output file is left behind.
+(never sent, never an attribute). Every mistake (a bad option, an unknown file, the wrong
+number of columns, an unreachable server, a refused request) is one line and exit status 2,
+and no output file is left behind.
 """
 
 from __future__ import annotations

@@ -1,24 +1,13 @@
 """``privad search``: the DP noisy binary search (Bittner, Sarwate, Wright) from the command line.
 
-* ``privad search run --oracle URL --token T --budget B``: search for the anomaly with an
-  oracle server (``privad serve oracle``) through :class:`privad.services.
-  remote_oracle.RemoteOracle`; the server holds the data and charges its own ledger.
-* ``privad search run --oracle DATA --epsilon E --budget B --t-low L --t-high H`` (or
-  ``--derive-thresholds``: section 6.1's single-anomaly reduction of the labelled series,
-  as the library's :func:`~privad.experiments.search_problems.problem_from_series`): the
-  same with a local oracle over a data file. The oracle records every answer before
-  releasing it: in the ``--ledger`` file (scope ``--scope``; the search stops before the
-  scope's budget would refuse a query), else in its own in-memory ledger, whose total the
-  summary shows. Items are positions in DATA.
-
-Both print a summary (the top-|S| items with their posterior mass, the number of queries
-T, the privacy spent Tε, which rule halted the search) and, with ``--out FILE``, write the
-posterior as CSV (``item,posterior``), atomically. Every option is parsed before anything
-is read, sent or written; a mistake is a :class:`~privad.errors.PrivadError`, printed by
-``privad.cli.main`` on one line with exit status 2.
-
-The data and threshold options are shared with ``privad serve oracle``: they live in
-:mod:`privad.cli._search_options` and :mod:`privad.cli._data`.
+``privad search run`` searches for the anomaly against an oracle server (``privad serve
+oracle``, through :class:`privad.services.remote_oracle.RemoteOracle`) or a local oracle over
+a data file, with one call to :func:`privad.search.ledger_search` (Algorithm 1, every answer
+charged before it is released), and prints its summary (``--json``: the library's
+:meth:`~privad.search.LedgerSearch.summary`). ``privad search plan`` gives the closed forms
+of eqs. (24) and (26). Every option is parsed before anything is read, sent or written; a
+mistake is one line and exit status 2. The oracle's options are shared with ``privad serve
+oracle`` (:mod:`privad.cli._search_options`, :mod:`privad.cli._data`).
 """
 
 from __future__ import annotations
