@@ -84,10 +84,7 @@ class DetectorModel(EndUserPath):
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        T = np.array(check_public_matrix(self.T), dtype=np.float64)
-        T.setflags(write=False)
-        object.__setattr__(self, "T", T)
-        object.__setattr__(self, "beta", check_positive(self.beta, "beta"))
+        self._check_public()
         check_detector(self.detector)
         theta = float(self.threshold)
         if not math.isfinite(theta):

@@ -174,6 +174,14 @@ class EndUserPath(PublicShape):
     beta: float
     threshold: float
 
+    def _check_public(self) -> np.ndarray:
+        """Keep a read-only copy of the public T (w x n, w < n) and a checked β (eq. 2)."""
+        T = np.array(check_public_matrix(self.T), dtype=np.float64)
+        T.setflags(write=False)
+        object.__setattr__(self, "T", T)
+        object.__setattr__(self, "beta", check_positive(self.beta, "beta"))
+        return T
+
     def transform(self, X_rows: Any) -> np.ndarray:
         """Rows of (T · double_logistic(X^T))^T: eq. 2 then eq. 3 with the public T.
 
@@ -225,9 +233,7 @@ class RMPModel(EndUserPath):
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        T = np.array(check_public_matrix(self.T), dtype=np.float64)
-        T.setflags(write=False)
-        beta = check_positive(self.beta, "beta")
+        T = self._check_public()
         if not isinstance(self.aann, AANN):
             raise ParameterError(f"aann must be an AANN, got {type(self.aann).__name__}")
         if self.aann.n_inputs != T.shape[0]:
@@ -247,8 +253,6 @@ class RMPModel(EndUserPath):
             metadata = json.loads(json.dumps(self.metadata, allow_nan=False))
         except (TypeError, ValueError) as exc:
             raise DataError(f"metadata must be JSON-able: {exc}") from None
-        object.__setattr__(self, "T", T)
-        object.__setattr__(self, "beta", beta)
         object.__setattr__(self, "threshold", theta)
         object.__setattr__(self, "metadata", metadata)
 
