@@ -29,7 +29,6 @@ downloaded model is loaded. ``to_bytes``/``save`` raise ``ParameterError``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +41,7 @@ from privad.detectors import (
     detector_scores,
     fit_clone,
 )
-from privad.errors import DataError, ParameterError
+from privad.errors import ParameterError
 from privad.noise import RandomnessLike
 from privad.rmp.aann import threshold
 from privad.rmp.model import EndUserPath, check_training_matrix
@@ -86,10 +85,6 @@ class DetectorModel(EndUserPath):
     def __post_init__(self) -> None:
         self._check_public()
         check_detector(self.detector)
-        theta = float(self.threshold)
-        if not math.isfinite(theta):
-            raise DataError(f"threshold must be finite, got {theta!r}")
-        object.__setattr__(self, "threshold", theta)
 
     def decision_function(self, X_rows: Any) -> np.ndarray:
         """The detector's score of :meth:`transform` (m,); larger is more anomalous."""

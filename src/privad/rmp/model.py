@@ -175,11 +175,19 @@ class EndUserPath(PublicShape):
     threshold: float
 
     def _check_public(self) -> np.ndarray:
-        """Keep a read-only copy of the public T (w x n, w < n) and a checked β (eq. 2)."""
+        """Keep a read-only copy of the public T (w x n, w < n), a checked β (eq. 2) and a
+        finite threshold θ; returns T."""
         T = np.array(check_public_matrix(self.T), dtype=np.float64)
         T.setflags(write=False)
         object.__setattr__(self, "T", T)
         object.__setattr__(self, "beta", check_positive(self.beta, "beta"))
+        try:
+            theta = float(self.threshold)
+        except (TypeError, ValueError):
+            raise DataError(f"threshold must be a real number, got {self.threshold!r}") from None
+        if not math.isfinite(theta):
+            raise DataError(f"threshold must be finite, got {theta!r}")
+        object.__setattr__(self, "threshold", theta)
         return T
 
     def transform(self, X_rows: Any) -> np.ndarray:
@@ -241,19 +249,12 @@ class RMPModel(EndUserPath):
                 f"the AANN has {self.aann.n_inputs} inputs but T has w = {T.shape[0]} rows; "
                 f"they must agree (the AANN reads Z = T Y, eq. 3)"
             )
-        try:
-            theta = float(self.threshold)
-        except (TypeError, ValueError):
-            raise DataError(f"threshold must be a real number, got {self.threshold!r}") from None
-        if not math.isfinite(theta):
-            raise DataError(f"threshold must be finite, got {theta!r}")
         if not isinstance(self.metadata, dict):
             raise DataError(f"metadata must be a dict, got {type(self.metadata).__name__}")
         try:
             metadata = json.loads(json.dumps(self.metadata, allow_nan=False))
         except (TypeError, ValueError) as exc:
             raise DataError(f"metadata must be JSON-able: {exc}") from None
-        object.__setattr__(self, "threshold", theta)
         object.__setattr__(self, "metadata", metadata)
 
     # -- the end-user's path (section 4) -------------------------------------------------
