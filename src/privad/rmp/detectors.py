@@ -76,8 +76,6 @@ class DetectorModel(EndUserPath):
     ``save`` raise :class:`~privad.errors.ParameterError` (no pickle, see the module).
     """
 
-    T: np.ndarray
-    beta: float
     detector: Any
     threshold: float
     metadata: dict[str, Any] = field(default_factory=dict)

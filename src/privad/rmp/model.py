@@ -167,12 +167,13 @@ class PublicShape:
         return int(self.T.shape[0])
 
 
+@dataclass(frozen=True, eq=False)
 class EndUserPath(PublicShape):
     """What an end-user does with a model M (section 4), for any model with the public
     ``T``, the double logistic's ``beta``, a ``threshold`` and a ``decision_function``."""
 
+    T: np.ndarray
     beta: float
-    threshold: float
 
     def _check_public(self) -> np.ndarray:
         """Keep a read-only copy of the public T (w x n, w < n), a checked β (eq. 2) and a
@@ -234,8 +235,6 @@ class RMPModel(EndUserPath):
     True
     """
 
-    T: np.ndarray
-    beta: float
     aann: AANN
     threshold: float
     metadata: dict[str, Any] = field(default_factory=dict)
