@@ -227,10 +227,12 @@ class Oracle(ABC):
         sub._cached = None  # type: ignore[attr-defined]
         return sub
 
+    _model: Any
+
     @property
-    @abstractmethod
     def model(self) -> AnswerModel:
         """The public answer model."""
+        return self._model
 
     @property
     @abstractmethod
@@ -406,10 +408,6 @@ class RandomizedResponseOracle(Oracle):
         return cls(x >= hi, **options)
 
     @property
-    def model(self) -> BinaryModel:
-        return self._model
-
-    @property
     def n_items(self) -> int:
         return int(self._anomalous.size)
 
@@ -507,10 +505,6 @@ class LaplaceMaxOracle(Oracle):
         self._cached: tuple[QueryOrder, np.ndarray, np.ndarray] | None = None
 
     @property
-    def model(self) -> LaplaceMaxModel:
-        return self._model
-
-    @property
     def n_items(self) -> int:
         return int(self._values.size)
 
@@ -585,10 +579,6 @@ class BinarizedOracle(Oracle):
         """Binarize a local :class:`LaplaceMaxOracle` built from these arguments (those of
         :class:`LaplaceMaxOracle`: values, t_ℓ, t_h, ε, and its keywords)."""
         return cls(LaplaceMaxOracle(*args, **kwargs))
-
-    @property
-    def model(self) -> BinaryModel:
-        return self._model
 
     @property
     def n_items(self) -> int:
