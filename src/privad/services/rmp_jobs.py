@@ -42,7 +42,18 @@ __all__ = ["Participation", "Scoring", "check_records", "participate", "score", 
 def check_records(X: Any, n: int, data: str, names: Any = ()) -> np.ndarray:
     """The records of ``data`` as an m × n float array, refused unless they have the
     server's n attributes; a :class:`~privad.errors.FeatureScaleWarning` when values lie
-    outside [-1, 1] (RMP expects records scaled to [0, 1] with shared bounds)."""
+    outside [-1, 1] (RMP expects records scaled to [0, 1] with shared bounds).
+
+    Examples
+    --------
+    >>> from privad.services.rmp_jobs import check_records
+    >>> check_records([[0.1, 0.2, 0.3]], 3, "records.csv").shape
+    (1, 3)
+    >>> check_records([[0.1, 0.2]], 3, "records.csv", ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    privad.errors.DataError: records.csv has 2 attribute column(s) (a, b) but the server's ...
+    """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] == 0:
         raise DataError(f"{data}: no records")
@@ -246,7 +257,17 @@ def train(
 class Scoring:
     """What :func:`score` computed: the model's metadata and threshold, each record's
     score and 0/1 label (1 = anomaly: score above the threshold) and, where the records
-    carry two classes of labels, the ROC AUC against them."""
+    carry two classes of labels, the ROC AUC against them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.services.rmp_jobs import Scoring
+    >>> done = Scoring({"id": 1}, 0.5, np.array([0.2, 0.9]), np.array([0, 1]), None)
+    >>> done.write("scores.csv", ids=["a", "b"])
+    >>> open("scores.csv").read().splitlines()
+    ['index,id,score,label', '0,a,0.2,0', '1,b,0.9,1']
+    """
 
     model: dict[str, Any]
     threshold: float
