@@ -48,15 +48,15 @@ from privad.datasets import make_search_mixture
 from privad.experiments.search_problems import problem_from_dataset
 from privad.noise import as_randomness
 from privad.search import (
-    FixedOrderSelection,
     LogOddsThreshold,
     MaxQueries,
     PosteriorThreshold,
-    SearchState,
     expected_queries_bound,
     make_oracle,
     search,
 )
+from privad.search.halting import SearchState
+from privad.search.selection import FixedOrderSelection
 
 EPSILON = 1.0
 RATIO = 0.7

@@ -19,17 +19,19 @@ from privad.datasets import inject_uniform_anomalies, load_abalone
 from privad.errors import DataError, ParameterError
 from privad.noise import Randomness
 from privad.rmp import (
-    DetectorModel,
     EndUser,
     MiningServer,
     Participant,
     RMPDetector,
     RMPModel,
+    public_matrix,
+    run_scheme,
+)
+from privad.rmp.detectors import (
+    DetectorModel,
     SklearnOutlierAdapter,
     check_detector,
     fit_detector_model,
-    public_matrix,
-    run_scheme,
 )
 
 

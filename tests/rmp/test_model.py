@@ -10,14 +10,8 @@ import pytest
 
 from privad.errors import DataError, DatasetNotFoundError
 from privad.noise import Randomness
-from privad.rmp import (
-    AANNTraining,
-    double_logistic,
-    participant_matrix,
-    perturb,
-    public_matrix,
-    threshold,
-)
+from privad.rmp import AANNTraining, double_logistic, participant_matrix, perturb, public_matrix
+from privad.rmp.aann import threshold
 from privad.rmp.model import FORMAT_VERSION, RMPModel, fit_model
 
 ONE_EPOCH = AANNTraining(epochs=1)

@@ -11,15 +11,13 @@ from scipy import stats
 from privad.errors import DataError, ParameterError
 from privad.rmp import (
     beta_star,
-    check_alpha,
-    check_dimensions,
     double_logistic,
     guarantee,
-    inverse_double_logistic,
     participant_matrix,
     perturb,
     public_matrix,
 )
+from privad.rmp.perturbation import check_alpha, check_dimensions, inverse_double_logistic
 
 P_MIN = 1e-6  # two-sided statistical checks at α ≈ 1e-6, fixed seeds
 

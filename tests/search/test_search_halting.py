@@ -9,19 +9,18 @@ import pytest
 
 from privad.errors import ParameterError
 from privad.search import (
-    AllOf,
     AnyOf,
     BenOrHassidim,
-    DensePosterior,
     LogOddsThreshold,
     MaxQueries,
     PosteriorThreshold,
     PrivacyBudget,
-    SearchState,
-    ben_or_hassidim_level,
     make_oracle,
     search,
 )
+from privad.search.halting import AllOf, SearchState
+from privad.search.posterior import DensePosterior
+from privad.search.theory import ben_or_hassidim_level
 
 
 def _data(n=200, anomaly=37):

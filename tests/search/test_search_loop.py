@@ -12,7 +12,6 @@ from privad.errors import BudgetExceededError, ParameterError
 from privad.experiments.search_problems import problem_from_dataset, run_trials
 from privad.noise import as_randomness
 from privad.search import (
-    FixedOrderSelection,
     LogOddsThreshold,
     PosteriorThreshold,
     RandomizedResponseOracle,
@@ -20,6 +19,7 @@ from privad.search import (
     make_oracle,
     search,
 )
+from privad.search.selection import FixedOrderSelection
 
 
 def assert_rarely_wrong(summary, rate=0.01):

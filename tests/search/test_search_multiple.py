@@ -10,14 +10,11 @@ import pytest
 from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger
 from privad.errors import DataError, ParameterError
 from privad.noise import as_randomness
-from privad.search import (
-    find_anomalies,
+from privad.search import find_anomalies, make_oracle, pruned_search, search
+from privad.search.multiple import (
     groups_needed,
-    make_oracle,
     probability_distinct_groups,
-    pruned_search,
     random_partition,
-    search,
     search_groups,
 )
 

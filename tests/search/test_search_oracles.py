@@ -16,18 +16,15 @@ from privad.errors import DataError, ParameterError
 from privad.noise import as_randomness, bernoulli
 from privad.search import (
     BinarizedOracle,
-    LaplaceMaxModel,
     LaplaceMaxOracle,
-    MaxAnswer,
     Oracle,
-    QueryOrder,
     RandomizedResponseOracle,
-    laplace_difference_cdf,
     make_oracle,
-    model_from_description,
-    randomized_response_p,
     search,
 )
+from privad.search.groups import QueryOrder
+from privad.search.models import LaplaceMaxModel, MaxAnswer, model_from_description
+from privad.search.theory import laplace_difference_cdf, randomized_response_p
 
 ALPHA = 1e-6
 

@@ -8,18 +8,16 @@ import numpy as np
 import pytest
 
 from privad.errors import DataError, ParameterError
-from privad.search import (
-    BinaryModel,
+from privad.search.groups import QueryOrder
+from privad.search.models import BinaryModel, LaplaceMaxModel
+from privad.search.posterior import (
     DensePosterior,
-    LaplaceMaxModel,
-    QueryOrder,
     SegmentPosterior,
     binary_update,
     laplace_update,
     log_bayes_update,
-    median_index,
-    median_split_size,
 )
+from privad.search.selection import median_index, median_split_size
 
 
 def test_eq6_by_hand():

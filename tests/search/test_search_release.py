@@ -18,10 +18,10 @@ from privad.search import (
     MaxQueries,
     Oracle,
     PosteriorThreshold,
-    QueryOrder,
     make_oracle,
     search,
 )
+from privad.search.groups import QueryOrder
 
 KINDS = ("laplace", "binarized", "randomized-response")
 X = np.array([0.1, 0.5, 0.9, 3.0, 0.3, 0.7])

@@ -12,10 +12,11 @@ from privad.errors import BudgetExceededError, ParameterError
 from privad.search import (
     DEFAULT_MAX_QUERIES,
     PrivacyBudget,
+    halting_rule,
     ledger_search,
     make_oracle,
-    remote_query_cap,
 )
+from privad.search.session import remote_query_cap
 
 VALUES = np.ones(64)
 VALUES[17] = 9.0
@@ -100,3 +101,46 @@ def test_remote_query_cap():
         remote_query_cap(_remote(), kind="binarized")
     with pytest.raises(BudgetExceededError, match="no budget left"):
         remote_query_cap(_remote(left=0))
+
+
+def test_a_remote_oracle_is_checked_before_any_query():
+    """ledger_search applies remote_query_cap itself: a server with nothing left, or with
+    another ε than the one asked for, is refused before a query is sent."""
+    halting = PrivacyBudget(5.0)
+    with pytest.raises(BudgetExceededError, match="no budget left"):
+        ledger_search(_remote(left=0), budget=5.0, scope="s", halting=halting)
+    with pytest.raises(ParameterError, match="--epsilon 2 differs"):
+        ledger_search(_remote(), epsilon=2.0, budget=5.0, scope="s", halting=halting)
+
+
+def test_halting_rule_reads_every_rule_and_keeps_the_budget():
+    specs = ["posterior:0.9", "log-odds:0.05", "ben-or-hassidim", "max-queries:7"]
+    rule = halting_rule(specs, 3.0)
+    assert repr(rule) == (
+        "PosteriorThreshold(0.9) | LogOddsThreshold(0.05) | BenOrHassidim() | MaxQueries(7) "
+        "| PrivacyBudget(3.0)"
+    )
+    assert rule.query_limit(1.0) == 3
+    assert repr(halting_rule(None, 2.0)) == "PosteriorThreshold(0.5) | PrivacyBudget(2.0)"
+    assert repr(halting_rule(["budget"], 2.0)) == "PrivacyBudget(2.0)"
+    under_delta = halting_rule(["budget"], 2.0, linear=False)  # the ledger stops it
+    assert repr(under_delta) == f"MaxQueries({DEFAULT_MAX_QUERIES})"
+    for bad in ("sometimes", "posterior:1.5", "log-odds:0", "max-queries:0", "max-queries:x"):
+        with pytest.raises(ParameterError, match="--halting"):
+            halting_rule([bad], 1.0)
+
+
+def test_the_summary_and_the_posterior_file_name_the_items(tmp_path):
+    run = ledger_search(make_oracle=_make, budget=4.0, scope="s", halting=PrivacyBudget(4.0), rng=1)
+    items = np.arange(VALUES.size) + 100
+    data = run.summary(items)
+    assert (data["queries"], data["epsilon_spent"], data["recorded_epsilon"]) == (4, 4.0, 4.0)
+    assert data["ledger_account"] is None and data["oracle_budget"] is None
+    assert data["kind"] == "laplace" and data["epsilon_per_query"] == 1.0
+    assert [row["item"] for row in data["top"]] == (run.result.top + 100).tolist()
+    assert data["top"][0]["posterior"] == float(run.result.posterior[run.result.top[0]])
+    path = tmp_path / "post.csv"
+    run.write_posterior(path, items)
+    lines = path.read_text().splitlines()
+    assert lines[0] == "item,posterior" and len(lines) == VALUES.size + 1
+    assert lines[1 + 17].startswith("117,")  # row i names item i + 100

@@ -9,13 +9,12 @@ import pytest
 from scipy import integrate
 
 from privad.errors import ParameterError
-from privad.search import (
+from privad.search import binarized_error_probability, expected_queries_bound
+from privad.search.theory import (
     ben_or_hassidim_level,
-    binarized_error_probability,
     binarized_error_probability_for,
     binary_entropy,
     capacity,
-    expected_queries_bound,
     laplace_difference_cdf,
     randomized_response_epsilon,
     randomized_response_p,

@@ -21,7 +21,9 @@ from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger
 from privad.datasets import make_search_mixture
 from privad.errors import BudgetExceededError, ParameterError
 from privad.experiments.search_problems import problem_from_dataset
-from privad.search import MaxAnswer, PrefixGroup, QueryOrder, make_oracle, search
+from privad.search import make_oracle, search
+from privad.search.groups import PrefixGroup, QueryOrder
+from privad.search.models import MaxAnswer
 from privad.services.app import ThreadedServer
 from privad.services.auth import TokenRegistry
 from privad.services.clients import OracleClient

@@ -1,6 +1,6 @@
 """The options of a search oracle, declared once for ``privad search run`` and ``privad
 serve oracle``: the data column and labels, the thresholds t_l and t_h (eq. 1), the oracle
-kind; and the ``--halting`` rules of ``privad search run``."""
+kind; and ``--halting`` (read by :func:`privad.search.halting_rule`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import typer
 
 from privad.cli._data import SeriesData
-from privad.cli._options import COUNT, Number, TextType
+from privad.cli._options import Number, TextType
 from privad.errors import ParameterError
 
 KIND_HELP = (
@@ -87,7 +87,7 @@ KINDS = {
     "rr": "randomized-response",
     "randomized-response": "randomized-response",
 }
-"""--kind values and the oracle names (:data:`privad.search.ORACLE_KINDS`) they stand for."""
+"""--kind values and the oracle names (:data:`privad.search.models.ORACLE_KINDS`) they stand for."""
 
 
 class _Kind(TextType):
@@ -169,57 +169,3 @@ def resolve_thresholds(
         f"threshold ratio {problem.threshold_ratio:.4g}"
     )
     return OracleValues(problem.values, problem.t_low, problem.t_high, how, problem.source_index)
-
-
-_OPEN_UNIT = {  # the α of posterior:ALPHA (also alpha:ALPHA) and the δ of log-odds:DELTA
-    "alpha": Number("α in (0, 1), e.g. posterior:0.9", strict=True, maximum=1.0, below=True),
-    "posterior": Number("α in (0, 1), e.g. posterior:0.9", strict=True, maximum=1.0, below=True),
-    "log-odds": Number("δ in (0, 1), e.g. log-odds:0.05", strict=True, maximum=1.0, below=True),
-}
-
-
-def parse_halting(specs: list[str] | None, budget: float, *, linear: bool = True) -> Any:
-    """``--halting`` values → a :class:`~privad.search.HaltingRule` (any of them stops).
-
-    ``budget`` (only b), ``posterior[:ALPHA]`` (τ = 1(max f > α), default α = 0.5),
-    ``log-odds:DELTA`` (eq. 25), ``ben-or-hassidim`` (α = (24 ln n)^(-1/2)),
-    ``max-queries:N``. The budget b always applies: as the rule Tε ≤ b when ``linear``,
-    else (an (ε, δ) budget, ``--delta``) through the ledger, which stops the search tightly.
-    Default: ``posterior:0.5`` (section 6).
-    """
-    from privad.search import (
-        DEFAULT_MAX_QUERIES,
-        AnyOf,
-        BenOrHassidim,
-        LogOddsThreshold,
-        MaxQueries,
-        PosteriorThreshold,
-        PrivacyBudget,
-    )
-
-    rules: list[Any] = []
-    for spec in specs or ["posterior:0.5"]:
-        name, _, arg = str(spec).strip().lower().partition(":")
-        if name == "budget" and not arg:
-            rules.append(PrivacyBudget(budget) if linear else MaxQueries(DEFAULT_MAX_QUERIES))
-        elif name in ("posterior", "alpha"):
-            alpha = (
-                0.5 if not arg else _OPEN_UNIT["posterior"].parse(arg, "--halting posterior:ALPHA")
-            )
-            rules.append(PosteriorThreshold(alpha))
-        elif name == "log-odds" and arg:
-            rules.append(
-                LogOddsThreshold(_OPEN_UNIT["log-odds"].parse(arg, "--halting log-odds:DELTA"))
-            )
-        elif name in ("ben-or-hassidim", "boh") and not arg:
-            rules.append(BenOrHassidim())
-        elif name == "max-queries" and arg:
-            rules.append(MaxQueries(COUNT.parse(arg, "--halting max-queries:N")))
-        else:
-            raise ParameterError(
-                f"--halting must be budget, posterior[:ALPHA], log-odds:DELTA, ben-or-hassidim "
-                f"or max-queries:N, got {spec!r}"
-            )
-    if linear and not any(isinstance(r, PrivacyBudget) for r in rules):
-        rules.append(PrivacyBudget(budget))
-    return rules[0] if len(rules) == 1 else AnyOf(*rules)

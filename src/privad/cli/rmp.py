@@ -1,32 +1,18 @@
 """``privad rmp``: the participants, the operator and the end-users of the RMP mining server.
 
-* ``privad rmp participate DATA --server URL``: read DATA (a file or a catalogue name, the
-  loaders of ``privad sp``), check that it has the server's n attributes, register (or reuse
-  the saved token), create or load the participant's private T_i (the key file, mode 0600,
-  never sent anywhere), perturb locally (double logistic, then T_i) and upload the batches
-  with a progress bar. Only Z_i = T_i Y_i leaves the machine.
-* ``privad rmp train --server URL --token SECRET``: the operator starts training on every
-  stored batch and waits for the model.
-* ``privad rmp score DATA --server URL --token SECRET``: an end-user (or participant)
-  downloads the latest model, applies the double logistic and the public T locally and
-  scores DATA: a summary, and with ``--output FILE`` one row per record (``index, score,
-  label``, with ``--id COL`` also the record's ``id``; CSV, or Parquet for
-  ``.parquet``/``.pq``), written atomically.
-
+``participate DATA`` (perturb with the private T_i, upload only Z_i = T_i Y_i), ``train``
+(the operator) and ``score DATA`` (an end-user, with the public T, locally) each parse their
+options, make one call into :mod:`privad.services.rmp_jobs` and render the result.
 ``--exclude COL`` drops columns that are not attributes; ``--id COL`` names the records
-(never sent, never an attribute).
-
-Every mistake (a bad option, an unknown file, the wrong number of columns, an unreachable
-server, a refused request) is a :class:`~privad.errors.PrivadError`: ``privad.cli.main``
-prints it on one line and exits 2, and no output file is left behind.
+(never sent, never an attribute). Every mistake (a bad option, an unknown file, the wrong
+number of columns, an unreachable server, a refused request) is one line and exit status 2,
+and no output file is left behind.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import numpy as np
 import typer
@@ -54,8 +40,8 @@ from privad.cli._options import (
     seed_option,
     timeout_option,
 )
-from privad.cli._render import JSON_OPTION, StepProgress, emit, print_lines, warn
-from privad.errors import DataError, ParameterError, PrivadError
+from privad.cli._render import JSON_OPTION, StepProgress, emit, print_lines
+from privad.errors import ParameterError
 
 __all__ = ["register", "rmp_app"]
 
@@ -118,102 +104,16 @@ class _Model(TextType):
 MODEL = _Model()
 
 
-def _client(
-    server: str, token: str | None, timeout: float, retries: int, ca_cert: str | None
-) -> Any:
+def _client(server: str, token: Any, timeout: float, retries: int, ca_cert: Any) -> Any:
     from privad.services.rmp_client import RMPClient
 
-    return RMPClient(
-        server,
-        token,
-        timeout=timeout,
-        retries=retries,
-        verify=ca_cert or True,
-    )
+    return RMPClient(server, token, timeout=timeout, retries=retries, verify=ca_cert or True)
 
 
-def _load(
-    data: str,
-    columns: list[str] | None,
-    label: str | None,
-    exclude: list[str] | None,
-    id_column: str | None,
-    bounds: dict[str, tuple[float, float]] | None,
-) -> tuple[Any, Any]:
+def _load(data: str, columns: Any, label: Any, exclude: Any, id_column: Any, bounds: Any) -> Any:
     """DATA's records with the column roles, scaled with the public bounds (if any)."""
-    return scale_features(
-        load_table(
-            data,
-            columns=columns,
-            label=label,
-            id_column=id_column,
-            exclude=exclude,
-        ),
-        bounds,
-        check=False,
-    )
-
-
-def _check_width(ds: Any, n: int, data: str) -> np.ndarray:
-    X = np.asarray(ds.X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[0] == 0:
-        raise DataError(f"{data}: no records")
-    if X.shape[1] != n:
-        names = ", ".join(str(c) for c in list(ds.feature_names)[:12])
-        raise DataError(
-            f"{data} has {X.shape[1]} attribute column(s) ({names}) but the server's records "
-            f"have n = {n}; choose the columns with --columns (and leave a label out with "
-            "--label)"
-        )
-    outside = int(np.count_nonzero(np.abs(X) > 1.0))
-    if outside:
-        warn(
-            f"{outside} value(s) of {data} lie outside [-1, 1]; RMP expects records scaled "
-            "to [0, 1] with bounds all parties share (the double logistic saturates beyond): "
-            "give them with --bounds FILE or --bound COL=LO:HI"
-        )
-    return X
-
-
-def _default_dir(server: str) -> Path:
-    netloc = urlsplit(server.strip()).netloc or "server"
-    safe = "".join(c if c.isalnum() or c in ".-" else "_" for c in netloc)
-    return Path.home() / ".privad" / "rmp" / safe
-
-
-def _save_token(
-    path: Path, server: str, t_sha256: str, secret: str, name: str | None, participant: str | None
-) -> dict[str, Any]:
-    """Write a participant's token file (mode 0600); ``participant`` None: not registered
-    yet (the next run repeats the registration with the same secret)."""
-    from privad.services.rmp_client import write_private
-
-    record = {
-        "server": server,
-        "participant": participant,
-        "name": name,
-        "token": secret,
-        "t_sha256": t_sha256,
-    }
-    write_private(path, (json.dumps(record, indent=2) + "\n").encode())
-    return record
-
-
-def _register(client: Any, name: str | None, registration_token: str | None, secret: str) -> str:
-    """Register ``secret``'s digest (idempotent); the participant name."""
-    from privad.services.errors import ServiceError
-
-    token_v = None if registration_token is None else registration_token.strip() or None
-    try:
-        return client.register(name, registration_token=token_v, secret=secret)[0]
-    except ServiceError as exc:
-        if exc.status_code not in (401, 403):
-            raise
-        raise ParameterError(
-            f"{client.base_url} refused the registration ({exc.status_code}: "
-            f"{getattr(exc, 'detail', exc)}): it needs its registration token, give "
-            "--registration-token (or set $PRIVAD_RMP_REGISTRATION_TOKEN)"
-        ) from None
+    table = load_table(data, columns=columns, label=label, id_column=id_column, exclude=exclude)
+    return scale_features(table, bounds, check=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -281,106 +181,40 @@ def participate(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Perturb DATA with this participant's private T_i and upload it to the mining server."""
-    from privad.rmp.roles import Participant
     from privad.services.auth import check_name
-    from privad.services.errors import ServiceError
-    from privad.services.rmp_client import (
-        new_participant_secret,
-        read_token_file,
-        upload_records,
-        write_private,
-    )
+    from privad.services.rmp_jobs import participate as run_participation
 
-    size, seed_v = batch_size, seed
     bounds = public_bounds(bound, bounds_file)
     if name is not None:
         check_name(name, "--name")
     for option, path in (("--key-file", key_file), ("--token-file", token_file)):
         if path:  # the default folder under ~/.privad is privad's own: created when missing
             check_output_path(path, option, "store")
-    client = _client(server, None, timeout, retries, ca_cert)
-    with client:
+    with _client(server, None, timeout, retries, ca_cert) as client:
         ds, scaling = _load(data, columns, label, exclude, id_column, bounds)
-        remote = client.config()
-        X = _check_width(ds, remote.n, data)
-        if size > remote.max_batch:
-            raise ParameterError(
-                f"--batch-size {size} is more than the server accepts per "
-                f"batch ({remote.max_batch})"
-            )
-        folder = _default_dir(client.base_url)
-        key_path = Path(key_file).expanduser() if key_file else folder / "key.npz"
-        token_path = Path(token_file).expanduser() if token_file else folder / "token.json"
-        notes: list[str] = []
-        who, mine = "", {"batches": []}
-        saved = read_token_file(token_path) if token_path.exists() else None
-        if saved is not None and "participant" in saved and saved["participant"] is None:
-            # a registration whose answer never came: repeat it with the same secret
-            who = _register(client, saved.get("name"), registration_token, saved["token"])
-            saved = _save_token(
-                token_path, client.base_url, remote.t_sha256, saved["token"], saved.get("name"), who
-            )
-            notes.append(f"registration of {who} completed (token from {token_path})")
-        if saved is not None:
-            client.set_token(saved["token"])
-            try:
-                mine = client.batches()
-            except ServiceError as exc:
-                if exc.status_code == 401:
-                    raise ParameterError(
-                        f"the token in {str(token_path)!r} is not known to {client.base_url}; "
-                        "give this server's token file with --token-file"
-                    ) from None
-                raise
-            who = str(mine["participant"])
-            notes.append(f"participant {who} (token from {token_path})")
-        if key_path.exists():
-            participant = Participant.load_key(key_path, remote.T)
-            if (participant.alpha, participant.beta) != (remote.config.alpha, remote.config.beta):
-                raise DataError(
-                    f"key file {str(key_path)!r} has alpha {participant.alpha:g}, beta "
-                    f"{participant.beta:g}; the server uses alpha {remote.config.alpha:g}, "
-                    f"beta {remote.config.beta:g}"
-                )
-            notes.append(f"private T_i from {key_path}")
-        else:
-            if saved is not None and mine["batches"]:
-                raise ParameterError(
-                    f"participant {who} already uploaded {len(mine['batches'])} batch(es) "
-                    f"with a private T_i that is not at {str(key_path)!r}; give its --key-file "
-                    "(perturbing the same records again with a new T_i would give the server "
-                    "a second view of them)"
-                )
-            participant = Participant(
-                remote.T, remote.config.alpha, seed_v, beta=remote.config.beta
-            )
-            write_private(key_path, participant.to_key_bytes())
-            notes.append(f"new private T_i saved to {key_path} (mode 0600; never sent)")
-        if saved is None:
-            # the secret is saved before it is registered: a lost answer is retried by
-            # running the command again (the server knows only the secret's digest)
-            secret = new_participant_secret()
-            _save_token(token_path, client.base_url, remote.t_sha256, secret, name, None)
-            who = _register(client, name, registration_token, secret)
-            _save_token(token_path, client.base_url, remote.t_sha256, secret, name, who)
-            notes.append(
-                f"registered as participant {who}; token saved to {token_path} (mode 0600)"
-            )
         with StepProgress(quiet=as_json) as progress:
-            task = progress.add_task("uploading batches", total=X.shape[0])
-            report = upload_records(
+            task = progress.add_task("uploading batches", total=np.shape(ds.X)[0])
+            done = run_participation(
                 client,
-                participant,
-                X,
-                batch_size=size,
+                ds.X,
+                data=data,
+                names=ds.feature_names,
+                key_file=key_file,
+                token_file=token_file,
+                name=name,
+                registration_token=registration_token,
+                batch_size=batch_size,
+                seed=seed,
                 on_batch=lambda _answer, m: progress.update(task, advance=m),
             )
+    report, notes = done.report, list(done.notes)
+    n = np.shape(ds.X)[1]
     again = f", {report.duplicates} already stored" if report.duplicates else ""
     payload = {
         "server": client.base_url,
-        "participant": who,
+        "participant": done.participant,
         "records": report.records,
-        "attributes": remote.n,
+        "attributes": n,
         "batches": report.batches,
         "stored": report.stored,
         "duplicates": report.duplicates,
@@ -389,18 +223,12 @@ def participate(
     }
     if scaling is not None:
         notes.append(f"feature scaling: {scaling_text(scaling)}")
-    emit(
-        payload,
-        as_json,
-        lambda console: print_lines(
-            console,
-            [
-                *notes,
-                f"uploaded {report.records} record(s) of {remote.n} attributes in "
-                f"{report.batches} batch(es) to {client.base_url}: {report.stored} new{again}",
-            ],
-        ),
-    )
+    lines = [
+        *notes,
+        f"uploaded {report.records} record(s) of {n} attributes in "
+        f"{report.batches} batch(es) to {client.base_url}: {report.stored} new{again}",
+    ]
+    emit(payload, as_json, lambda console: print_lines(console, lines))
 
 
 # --------------------------------------------------------------------------------------------
@@ -450,35 +278,39 @@ def train(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Train the model on every batch the server holds (operator)."""
-    epochs_v, hidden_v, seed_v, limit = epochs, hidden, seed, max_wait
+    from privad.services.rmp_jobs import train as run_training
+
     secret = required_secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")
-    meta = final = None
     with (
         _client(server, secret, timeout, retries, ca_cert) as client,
         StepProgress(quiet=as_json) as progress,
     ):
-        job = client.train(epochs=epochs_v, hidden=hidden_v, seed=seed_v)
-        started = (
-            f"training job {job['job']} started on {job['n_records']} record(s) from "
-            f"{job['n_batches']} batch(es) of {job['n_participants']} participant(s), "
-            f"{job['options']['epochs']} epochs"
+        task: list[Any] = []
+
+        def started(job: dict[str, Any]) -> None:
+            if wait:
+                task.append(progress.add_task("training", total=job["options"]["epochs"]))
+
+        def show(state: dict[str, Any]) -> None:
+            if (done := (state.get("progress") or {}).get("epoch")) is not None:
+                progress.update(task[0], completed=done)
+
+        limit = max_wait if wait else None
+        payload = run_training(
+            client,
+            epochs=epochs,
+            hidden=hidden,
+            seed=seed,
+            wait=limit,
+            on_started=started,
+            on_poll=show,
         )
-        if wait:
-            task = progress.add_task("training", total=job["options"]["epochs"])
-
-            def show(state: dict[str, Any]) -> None:
-                done = (state.get("progress") or {}).get("epoch")
-                if done is not None:
-                    progress.update(task, completed=done)
-
-            final = client.wait(int(job["job"]), timeout=limit, on_poll=show)
-            if final["status"] != "done":
-                raise PrivadError(
-                    f"training job {final['job']} {final['status']}: "
-                    f"{final.get('error') or 'no reason given'}"
-                )
-            meta = next((m for m in client.models() if m["id"] == final["model"]), None)
-    lines = [started]
+    job, final, meta = payload["job"], payload["result"], payload["model"]
+    lines = [
+        f"training job {job['job']} started on {job['n_records']} record(s) from "
+        f"{job['n_batches']} batch(es) of {job['n_participants']} participant(s), "
+        f"{job['options']['epochs']} epochs"
+    ]
     if final is not None and meta is None:
         lines.append(f"model {final['model']} stored")
     elif meta is not None:
@@ -488,39 +320,12 @@ def train(
             f"batch(es), {meta['n_participants']} participant(s); threshold "
             f"{threshold}; trained in {meta['train_seconds']:.2f} s"
         )
-    payload = {"job": job, "result": final, "model": meta}
     emit(payload, as_json, lambda console: print_lines(console, lines))
 
 
 # --------------------------------------------------------------------------------------------
 # privad rmp score
 # --------------------------------------------------------------------------------------------
-
-
-def _write_scores(
-    out: Path, scores: np.ndarray, labels: np.ndarray, ids: np.ndarray | None
-) -> None:
-    import pandas as pd
-
-    from privad.io import atomic_write
-
-    frame = pd.DataFrame(
-        {
-            "index": np.arange(scores.size, dtype=np.int64),
-            **({} if ids is None else {"id": ids}),
-            "score": scores,
-            "label": labels.astype(np.int64),
-        }
-    )
-    try:
-        if out.suffix.lower() == ".csv":
-            with atomic_write(out, "w", newline="", encoding="utf-8") as handle:
-                frame.to_csv(handle, index=False)
-        else:
-            with atomic_write(out, "wb") as handle:
-                frame.to_parquet(handle, index=False)
-    except OSError as exc:
-        raise ParameterError(f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
 
 
 @rmp_app.command("score")
@@ -568,53 +373,40 @@ def score(
 ) -> None:
     """Score DATA locally with the server's latest model and the public T (end-user)."""
     from privad.services.rmp_client import read_token_file
+    from privad.services.rmp_jobs import score as run_scoring
 
     if output is not None and Path(output).suffix.lower() not in OUTPUT_SUFFIXES:
         raise ParameterError(f"--output must end in {', '.join(OUTPUT_SUFFIXES)}, got {output!r}")
     out = None if output is None else check_output_path(output, "--output")
-    ref = model
     if token_file is not None:
         secret = read_token_file(token_file)["token"]
     else:
         secret = required_secret(token, "--token", "PRIVAD_RMP_TOKEN")
     ds, scaling = _load(data, columns, label, exclude, id_column, public_bounds(bound, bounds_file))
     with _client(server, secret, timeout, retries, ca_cert) as client:
-        public = client.config()
-        meta, fitted = client.model(ref)
-    if fitted.T.shape != public.T.shape or not np.array_equal(fitted.T, public.T):
-        raise ParameterError(
-            f"model {meta['id']} was trained for another public T than the server's "
-            f"(sha256 {public.t_sha256[:16]} in /v1/config): its scores would be meaningless; "
-            "ask the operator to train a model on this server's T"
+        done = run_scoring(
+            client, ds.X, model=model, data=data, names=ds.feature_names, y=getattr(ds, "y", None)
         )
-    X = _check_width(ds, fitted.n_features, data)
-    scores = fitted.decision_function(X)
-    labels = (scores > fitted.threshold).astype(np.int64)
     if out is not None:
-        _write_scores(out, scores, labels, ds.ids)
-    flagged = int(labels.sum())
+        done.write(out, ds.ids)
+    meta, flagged, m = done.model, int(done.labels.sum()), done.scores.size
     lines = [
         f"model {meta['id']} ({meta['n_records']} training record(s), created "
-        f"{meta['created_at']}): threshold {fitted.threshold:.6g}",
-        f"records {X.shape[0]}, flagged {flagged} ({100.0 * flagged / X.shape[0]:.1f} %)",
+        f"{meta['created_at']}): threshold {done.threshold:.6g}",
+        f"records {m}, flagged {flagged} ({100.0 * flagged / m:.1f} %)",
     ]
-    y = getattr(ds, "y", None)
-    auc = None
-    if y is not None and np.unique(np.asarray(y)).size == 2:
-        from sklearn.metrics import roc_auc_score
-
-        auc = float(roc_auc_score(np.asarray(y), scores))
-        lines.append(f"ROC AUC against the labels: {auc:.4f}")
+    if done.roc_auc is not None:
+        lines.append(f"ROC AUC against the labels: {done.roc_auc:.4f}")
     if scaling is not None:
         lines.append(f"feature scaling: {scaling_text(scaling)}")
     if out is not None:
         lines.append(f"wrote {out}")
     payload = {
         "model": meta,
-        "threshold": fitted.threshold,
-        "records": X.shape[0],
+        "threshold": done.threshold,
+        "records": m,
         "flagged": flagged,
-        "roc_auc": auc,
+        "roc_auc": done.roc_auc,
         "output": out,
         "scaling": None if scaling is None else scaling.to_dict(),
     }

@@ -1,30 +1,18 @@
 """``privad search``: the DP noisy binary search (Bittner, Sarwate, Wright) from the command line.
 
-* ``privad search run --oracle URL --token T --budget B``: search for the anomaly with an
-  oracle server (``privad serve oracle``) through :class:`privad.services.
-  remote_oracle.RemoteOracle`; the server holds the data and charges its own ledger.
-* ``privad search run --oracle DATA --epsilon E --budget B --t-low L --t-high H`` (or
-  ``--derive-thresholds``: section 6.1's single-anomaly reduction of the labelled series,
-  as the library's :func:`~privad.experiments.search_problems.problem_from_series`): the
-  same with a local oracle over a data file. The oracle records every answer before
-  releasing it: in the ``--ledger`` file (scope ``--scope``; the search stops before the
-  scope's budget would refuse a query), else in its own in-memory ledger, whose total the
-  summary shows. Items are positions in DATA.
-
-Both print a summary (the top-|S| items with their posterior mass, the number of queries
-T, the privacy spent Tε, which rule halted the search) and, with ``--out FILE``, write the
-posterior as CSV (``item,posterior``), atomically. Every option is parsed before anything
-is read, sent or written; a mistake is a :class:`~privad.errors.PrivadError`, printed by
-``privad.cli.main`` on one line with exit status 2.
-
-The data and threshold options are shared with ``privad serve oracle``: they live in
-:mod:`privad.cli._search_options` and :mod:`privad.cli._data`.
+``privad search run`` searches for the anomaly against an oracle server (``privad serve
+oracle``, through :class:`privad.services.remote_oracle.RemoteOracle`) or a local oracle over
+a data file, with one call to :func:`privad.search.ledger_search` (Algorithm 1, every answer
+charged before it is released), and prints its summary (``--json``: the library's
+:meth:`~privad.search.LedgerSearch.summary`). ``privad search plan`` gives the closed forms
+of eqs. (24) and (26). Every option is parsed before anything is read, sent or written; a
+mistake is one line and exit status 2. The oracle's options are shared with ``privad serve
+oracle`` (:mod:`privad.cli._search_options`, :mod:`privad.cli._data`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +45,6 @@ from privad.cli._search_options import (
     T_HIGH_OPTION,
     T_LOW_OPTION,
     kind_option,
-    parse_halting,
     resolve_thresholds,
     thresholds_options,
 )
@@ -67,7 +54,7 @@ __all__ = ["register", "search_app"]
 
 
 def _selections() -> tuple[str, ...]:
-    from privad.search import SELECTIONS
+    from privad.search.selection import SELECTIONS
 
     return SELECTIONS
 
@@ -87,15 +74,6 @@ search_app = typer.Typer(
 # --------------------------------------------------------------------------------------------
 # privad search run
 # --------------------------------------------------------------------------------------------
-
-
-def _write_posterior(out: Path, items: np.ndarray, posterior: np.ndarray) -> None:
-    from privad.io import atomic_write
-
-    with atomic_write(out, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["item", "posterior"])
-        writer.writerows((int(i), repr(float(p))) for i, p in zip(items, posterior, strict=True))
 
 
 def _check_target(
@@ -122,41 +100,6 @@ def _check_target(
         raise ParameterError(
             "--token is required for an oracle server (or set $PRIVAD_ORACLE_TOKEN)"
         )
-
-
-def _ledger_summary(
-    account: Any, recorded: float | None, scope: str, ledger: str | None, result: Any
-) -> tuple[list[tuple[str, str]], dict[str, Any] | None]:
-    """The summary rows and the ``--json`` account of the ledger the search was charged to."""
-    rows: list[tuple[str, str]] = []
-    if recorded is not None:
-        rows.append(
-            (
-                "ledger",
-                f"the oracle's own in-memory ledger, scope {scope!r}: "
-                f"{result.n_queries} answers recorded, ε {recorded:g}",
-            )
-        )
-    if account is None:
-        return rows, None
-    where = ledger or "an in-memory ledger"
-    if account.delta is None:
-        text = f"scope {scope!r} in {where}: remaining ε {float(account.remaining):g}"
-    else:
-        text = (
-            f"scope {scope!r} in {where}: spent (ε {float(account.spent):g}, δ "
-            f"{float(account.delta_spent):g}) of (ε {float(account.total):g}, δ "
-            f"{float(account.delta):g}), composed tightly"
-        )
-    return [("ledger", text), *rows], {
-        "scope": scope,
-        "ledger": ledger,
-        "total": float(account.total),
-        "spent": float(account.spent),
-        "remaining": float(account.remaining),
-        "delta": None if account.delta is None else float(account.delta),
-        "delta_spent": float(account.delta_spent or 0),
-    }
 
 
 @search_app.command("run")
@@ -246,65 +189,50 @@ def run(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Search for the anomaly with noisy group queries (Algorithm 1) and summarise."""
+    from privad.noise import as_randomness
+    from privad.search import halting_rule, ledger_search, make_oracle
 
     # 1. every option, before anything is read or sent
     remote = oracle.strip().lower().startswith(("http://", "https://"))
-    rule = parse_halting(halting, budget, linear=delta is None)
+    rule = halting_rule(halting, budget, linear=delta is None)
     out_path = None if out is None else check_output_path(out, "--out")
     if ledger is not None:
         check_output_path(ledger, "--ledger", "store")
-    _check_target(
-        oracle,
-        remote,
-        out_path,
-        token,
-        epsilon,
-        {
-            "--column": column,
-            "--labels-column": labels_column,
-            "--t-low": t_low,
-            "--t-high": t_high,
-            "--derive-thresholds": derive_thresholds or None,
-        },
-    )
+    local = {
+        "--column": column,
+        "--labels-column": labels_column,
+        "--t-low": t_low,
+        "--t-high": t_high,
+        "--derive-thresholds": derive_thresholds or None,
+    }
+    _check_target(oracle, remote, out_path, token, epsilon, local)
 
     # 2. the oracle and the search, charged (privad.search.session)
-    from privad.noise import as_randomness
-    from privad.search import ledger_search, remote_query_cap
-
     search_rng, oracle_rng = as_randomness(seed).spawn(2) if seed is not None else (None, None)
     with contextlib.ExitStack() as stack:
+        items, above, make, orc = None, np.zeros(0, dtype=bool), None, None
         if remote:
             from privad.services.remote_oracle import RemoteOracle
 
             orc = stack.enter_context(
                 RemoteOracle(oracle, token.strip(), timeout=timeout, verify=ca_cert or True)  # type: ignore[union-attr]
             )
-            cap = remote_query_cap(orc, epsilon=epsilon, kind=kind)
-            info = orc.description
-            where = f"server {orc.base_url}"
+            where, info = f"server {orc.base_url}", orc.description
             default_scope = f"search/{orc.base_url.split('://', 1)[-1]}"
             data_text = f"{orc.n_items} items held by the server"
             thresholds = (
                 f"t_l = {float(info.get('t_low', 'nan')):.6g}, "
                 f"t_h = {float(info.get('t_high', 'nan')):.6g} (the server's)"
             )
-            above: set[int] = set()
-            held = None
-            make = None
         else:
-            from privad.search import make_oracle
-
             data = load_series(oracle, column=column, labels_column=labels_column)
             held = resolve_thresholds(data, t_low, t_high, derive_thresholds, labels_column)
-            where = f"local data {oracle}"
-            default_scope = f"search/{data.name}"
+            where, default_scope = f"local data {oracle}", f"search/{data.name}"
             data_text = f"{data.name}: {data.values.size} values" + (
                 "" if held.source_index is None else f", {held.values.size} held by the oracle"
             )
             thresholds = f"t_l = {held.t_low:.6g}, t_h = {held.t_high:.6g}, {held.how}"
-            above = set(np.flatnonzero(held.values >= held.t_high).tolist())
-            orc, cap = None, None
+            items, above = held.source_index, held.values >= held.t_high
 
             def make(book: Any, scope: str) -> Any:
                 return make_oracle(
@@ -312,7 +240,7 @@ def run(
                     held.values,
                     held.t_low,
                     held.t_high,
-                    epsilon,  # type: ignore[arg-type]
+                    epsilon,
                     rng=oracle_rng,
                     ledger=book,
                     scope=scope,
@@ -336,92 +264,84 @@ def run(
                 halting=rule,
                 delta=delta,
                 ledger=ledger,
-                query_cap=cap,
+                epsilon=epsilon,
+                kind=kind,
                 top_k=top,
                 selection=selection,
                 label=f"privad search run against {where}",
                 rng=search_rng,
                 progress=advance,
             )
-        orc, result, account, recorded = done.oracle, done.result, done.account, done.recorded
-        items = np.arange(result.posterior.size)  # an item is its position in DATA
-        if held is not None and held.source_index is not None:
-            items = held.source_index
         if out_path is not None:
-            _write_posterior(out_path, items, result.posterior)
-        server_budget = orc.last_budget if remote else None
+            done.write_posterior(out_path, items)
+        summary = done.summary(items)
 
     # 3. summary (released answers and public parameters only)
-    halted, notes = list(done.halted), list(done.notes)
-    post = result.posterior
-    top_items = [
-        {
-            "rank": rank,
-            "item": int(items[item]),
-            "posterior": float(post[item]),
-            "above_t_high": int(item) in above,
-        }
-        for rank, item in enumerate(result.top, 1)
-    ]
+    for row, i in zip(summary["top"], done.result.top, strict=True):
+        row["above_t_high"] = bool(i < above.size and above[i])
+    payload = {
+        "oracle": where,
+        "data": data_text,
+        "thresholds": thresholds,
+        **summary,
+        "posterior_file": out_path,
+    }
+    emit(payload, as_json, lambda console: _render(console, payload))
+
+
+def _render(console: Any, payload: dict[str, Any]) -> None:
+    p, account = payload, payload["ledger_account"]
     rows = [
-        ("oracle", f"{where}: {orc.model.kind}, ε = {orc.epsilon:g} per query"),
-        ("data", data_text),
-        ("thresholds", thresholds),
-        ("queries T", str(result.n_queries)),
+        ("oracle", f"{p['oracle']}: {p['kind']}, ε = {p['epsilon_per_query']:g} per query"),
+        ("data", p["data"]),
+        ("thresholds", p["thresholds"]),
+        ("queries T", str(p["queries"])),
         (
             "privacy spent Tε",
-            f"{result.epsilon_spent:g} (anomaly-restricted DP: ε-DP for every "
-            f"non-anomalous record, sequential composition of "
-            f"{result.n_queries} answers)",
+            f"{p['epsilon_spent']:g} (anomaly-restricted DP: ε-DP for every "
+            f"non-anomalous record, sequential composition of {p['queries']} answers)",
         ),
-        ("halted by", ", ".join(halted) or "—"),
-        ("max posterior", f"{result.max_probability:.4g}"),
+        ("halted by", ", ".join(p["halted_by"]) or "—"),
+        ("max posterior", f"{p['max_posterior']:.4g}"),
     ]
-    if server_budget:
+    if server := p["oracle_budget"]:
         rows.append(
             (
                 "oracle budget",
-                f"scope {server_budget.get('scope')!r}: remaining ε "
-                f"{server_budget.get('remaining'):g} of {server_budget.get('total'):g}",
+                f"scope {server.get('scope')!r}: remaining ε "
+                f"{server.get('remaining'):g} of {server.get('total'):g}",
             )
         )
-    ledger_rows, ledger_account = _ledger_summary(account, recorded, scope_v, ledger, result)
-    rows += ledger_rows
-    if out_path is not None:
-        rows.append(("posterior", str(out_path)))
-    payload = {
-        "oracle": where,
-        "kind": orc.model.kind,
-        "epsilon_per_query": orc.epsilon,
-        "data": data_text,
-        "thresholds": thresholds,
-        "queries": result.n_queries,
-        "epsilon_spent": result.epsilon_spent,
-        "halted_by": halted,
-        "max_posterior": result.max_probability,
-        "top": top_items,
-        "scope": scope_v,
-        "ledger_account": ledger_account,
-        "recorded_epsilon": recorded,
-        "oracle_budget": server_budget or None,
-        "posterior_file": out_path,
-        "notes": notes,
-    }
-
-    def render(console: Any) -> None:
-        console.print(summary_table("privad search run", rows))
-        tops = Table(title=f"S: the {result.top.size} most probable items", title_justify="left")
-        tops.add_column("rank", justify="right")
-        tops.add_column("item", justify="right")
-        tops.add_column("posterior", justify="right")
-        for row in top_items:
-            mark = " (x >= t_h in the local data)" if row["above_t_high"] else ""
-            tops.add_row(str(row["rank"]), f"{row['item']}{mark}", f"{row['posterior']:.4g}")
-        console.print(tops)
-        for note in notes:
-            console.print(note, markup=False)
-
-    emit(payload, as_json, render)
+    if account is not None:
+        text = f"scope {p['scope']!r} in {account['ledger'] or 'an in-memory ledger'}: "
+        if account["delta"] is None:
+            text += f"remaining ε {account['remaining']:g}"
+        else:
+            text += (
+                f"spent (ε {account['spent']:g}, δ {account['delta_spent']:g}) of "
+                f"(ε {account['total']:g}, δ {account['delta']:g}), composed tightly"
+            )
+        rows.append(("ledger", text))
+    if p["recorded_epsilon"] is not None:
+        rows.append(
+            (
+                "ledger",
+                f"the oracle's own in-memory ledger, scope {p['scope']!r}: "
+                f"{p['queries']} answers recorded, ε {p['recorded_epsilon']:g}",
+            )
+        )
+    if p["posterior_file"] is not None:
+        rows.append(("posterior", str(p["posterior_file"])))
+    console.print(summary_table("privad search run", rows))
+    tops = Table(title=f"S: the {len(p['top'])} most probable items", title_justify="left")
+    for name in ("rank", "item", "posterior"):
+        tops.add_column(name, justify="right")
+    for row in p["top"]:
+        mark = " (x >= t_h in the local data)" if row["above_t_high"] else ""
+        tops.add_row(str(row["rank"]), f"{row['item']}{mark}", f"{row['posterior']:.4g}")
+    console.print(tops)
+    for note in p["notes"]:
+        console.print(note, markup=False)
 
 
 _PLAN_THRESHOLDS = thresholds_options(True, "Required. t_ℓ > 0.", "Required. t_h > t_ℓ.")

@@ -5,24 +5,30 @@ sensing" (PAKDD 2014). Participants perturb their records with private matrices
 T_i = T + Δ_i after a double logistic (eq. 1-3); a mining server trains an auto-associative
 neural network on what it receives (or any detector of :mod:`privad.rmp.detectors`);
 end-users score their own records with the public T.
+
+The package exports the estimators, the three roles and the one-process scheme, the
+model and its training, and the perturbation of eqs. (1)-(3); the detector adapters
+(:mod:`privad.rmp.detectors`), the AANN itself (:mod:`privad.rmp.aann`) and the attacks of
+section 5 (:mod:`privad.rmp.attacks`) are imported from their modules. The jobs against a
+mining server are :mod:`privad.services.rmp_jobs`.
+
+Examples
+--------
+A participant's records leave only as Z_i = T_i Y_i (eqs. 1-3), w < n rows:
+
+>>> from privad.rmp import Participant, public_matrix
+>>> records = [[0.1, 0.5, 0.9], [0.2, 0.4, 0.8]]
+>>> Participant(public_matrix(2, 3, rng=1), alpha=0.3, rng=2).perturb(records).shape
+(2, 2)
 """
 
-from privad.rmp.aann import AANN, AANNTraining, threshold, train_aann
-from privad.rmp.detectors import (
-    DetectorModel,
-    SklearnOutlierAdapter,
-    check_detector,
-    fit_detector_model,
-)
-from privad.rmp.estimator import AANNDetector, NotFittedError, RMPDetector
+from privad.rmp.aann import AANNTraining, train_aann
+from privad.rmp.estimator import AANNDetector, RMPDetector
 from privad.rmp.model import RMPModel, fit_model
 from privad.rmp.perturbation import (
     beta_star,
-    check_alpha,
-    check_dimensions,
     double_logistic,
     guarantee,
-    inverse_double_logistic,
     participant_matrix,
     perturb,
     public_matrix,
@@ -30,30 +36,20 @@ from privad.rmp.perturbation import (
 from privad.rmp.roles import EndUser, MiningServer, Participant, run_scheme
 
 __all__ = [
-    "AANN",
     "AANNDetector",
     "AANNTraining",
-    "DetectorModel",
     "EndUser",
     "MiningServer",
-    "NotFittedError",
     "Participant",
     "RMPDetector",
     "RMPModel",
-    "SklearnOutlierAdapter",
-    "check_detector",
-    "fit_detector_model",
-    "fit_model",
-    "threshold",
-    "train_aann",
     "beta_star",
-    "check_alpha",
-    "check_dimensions",
     "double_logistic",
+    "fit_model",
     "guarantee",
-    "inverse_double_logistic",
     "participant_matrix",
     "perturb",
     "public_matrix",
     "run_scheme",
+    "train_aann",
 ]

@@ -163,6 +163,17 @@ class AANNTraining:
     loss : str, default :data:`DEFAULT_LOSS` ("mean")
         One of :data:`LOSSES`: ``"mean"`` averages a record's squared error over the
         outputs, ``"sum"`` sums it (scikit-learn's own gradient, the former default).
+
+    Examples
+    --------
+    >>> from privad.rmp import AANNTraining
+    >>> training = AANNTraining(hidden=2, epochs=5)
+    >>> training.learning_rate, training.momentum, training.activation
+    (0.25, 0.85, 'logistic')
+    >>> AANNTraining(momentum=1.0)
+    Traceback (most recent call last):
+    ...
+    privad.errors.ParameterError: momentum must satisfy 0 <= momentum < 1, got 1.0
     """
 
     hidden: int | None = None
@@ -421,6 +432,15 @@ def train_aann(
     shuffling seeded by ``derive_seed()`` of ``rng``. No L2 penalty is used (the paper
     mentions none). With one input (w = 1) the network is fitted to a 1-D target, the same
     network without scikit-learn's column-vector warning.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.rmp import AANNTraining, train_aann
+    >>> X = np.random.default_rng(0).uniform(0, 1, (60, 4))
+    >>> net = train_aann(X, AANNTraining(hidden=2, epochs=5), rng=1)
+    >>> net.n_inputs, net.errors(X).shape
+    (4, (60,))
     """
     Z = check_array(Z_rows, "Z_rows", min_rows=2)
     n_in = Z.shape[1]

@@ -13,8 +13,8 @@ Orientation: as in :mod:`privad.rmp.perturbation` and the paper, *records are co
   Σ_z = T̃ Σ_y T̃'. The prior comes from :func:`gaussian_prior` (a sample the attacker
   holds) or :func:`oracle_prior` (the victim's true statistics: the worst case).
   :func:`reconstruct` wraps it into what an attacker does end to end: prior in the space of
-  Y, eq. (5), back through :func:`~privad.rmp.inverse_double_logistic`, clip to the public
-  data range.
+  Y, eq. (5), back through :func:`~privad.rmp.perturbation.inverse_double_logistic`, clip to
+  the public data range.
 * **Bayesian estimation, T̃ unknown** (section 5.1, eq. 6): the paper poses a joint,
   non-convex problem and does not solve it. Our reading offers two tractable attackers: plug
   a guess (the public T, or a colluder's T_c) into eq. (5), or, knowing α, treat the unknown
@@ -280,9 +280,9 @@ def reconstruct(
     ``prior`` must be in the space of Y (estimated from records passed through
     :func:`~privad.rmp.double_logistic` when ``double_logistic_applied``). With
     ``double_logistic_applied`` the estimate is mapped back with
-    :func:`~privad.rmp.inverse_double_logistic` (β default β*). ``clip`` (default (0, 1):
-    the paper normalises every attribute to [0, 1], section 6, so the range is public; our
-    reading) clips the reconstruction to the data range; ``None`` keeps it as is.
+    :func:`~privad.rmp.perturbation.inverse_double_logistic` (β default β*). ``clip``
+    (default (0, 1): the paper normalises every attribute to [0, 1], section 6, so the range
+    is public; our reading) clips the reconstruction to the data range; ``None`` keeps it as is.
 
     Returns X̂, n x m.
     """

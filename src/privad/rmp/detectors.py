@@ -29,7 +29,6 @@ downloaded model is loaded. ``to_bytes``/``save`` raise ``ParameterError``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +41,7 @@ from privad.detectors import (
     detector_scores,
     fit_clone,
 )
-from privad.errors import DataError, ParameterError
+from privad.errors import ParameterError
 from privad.noise import RandomnessLike
 from privad.rmp.aann import threshold
 from privad.rmp.model import EndUserPath, check_training_matrix
@@ -63,10 +62,9 @@ class DetectorModel(EndUserPath):
 
     Attributes
     ----------
-    T
-        the public matrix, w x n (w < n).
-    beta
-        β of the double logistic (eq. 2) the participants used.
+    T, beta
+        the public matrix (w x n, w < n) and β of eq. (2), as in
+        :class:`~privad.rmp.model.RMPModel`.
     detector
         the fitted detector (protocol of :mod:`privad.detectors`).
     threshold
@@ -78,22 +76,13 @@ class DetectorModel(EndUserPath):
     ``save`` raise :class:`~privad.errors.ParameterError` (no pickle, see the module).
     """
 
-    T: np.ndarray
-    beta: float
     detector: Any
     threshold: float
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        T = np.array(check_public_matrix(self.T), dtype=np.float64)
-        T.setflags(write=False)
-        object.__setattr__(self, "T", T)
-        object.__setattr__(self, "beta", check_positive(self.beta, "beta"))
+        self._check_public()
         check_detector(self.detector)
-        theta = float(self.threshold)
-        if not math.isfinite(theta):
-            raise DataError(f"threshold must be finite, got {theta!r}")
-        object.__setattr__(self, "threshold", theta)
 
     def decision_function(self, X_rows: Any) -> np.ndarray:
         """The detector's score of :meth:`transform` (m,); larger is more anomalous."""

@@ -46,6 +46,7 @@ import json
 import math
 import os
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -125,6 +126,30 @@ def transform_records(T: np.ndarray, beta: float, X_rows: Any) -> np.ndarray:
     return (T @ double_logistic(X.T, beta)).T
 
 
+def write_file(path: str | os.PathLike[str], payload: bytes) -> Path:
+    """Write a model or key file atomically (mode 0600, :func:`privad.io.atomic_write`)."""
+    target = Path(path)
+    with atomic_write(target, "wb") as handle:
+        handle.write(payload)
+    return target
+
+
+def read_file(path: str | os.PathLike[str], what: str, parse: Callable[[bytes], Any]) -> Any:
+    """``parse`` of the bytes of a model or key file: :class:`DatasetNotFoundError` if
+    missing, :class:`DataError` naming the path if unreadable or invalid."""
+    p = Path(path)
+    if not p.is_file():
+        raise DatasetNotFoundError(f"{what} {str(p)!r} does not exist or is not a file")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read {what} {str(p)!r}: {exc}") from None
+    try:
+        return parse(data)
+    except DataError as exc:
+        raise DataError(f"{str(p)!r}: {exc}") from None
+
+
 class PublicShape:
     """n and w read off the public matrix ``T`` (w x n) of anything that holds it."""
 
@@ -142,12 +167,29 @@ class PublicShape:
         return int(self.T.shape[0])
 
 
+@dataclass(frozen=True, eq=False)
 class EndUserPath(PublicShape):
     """What an end-user does with a model M (section 4), for any model with the public
     ``T``, the double logistic's ``beta``, a ``threshold`` and a ``decision_function``."""
 
+    T: np.ndarray
     beta: float
-    threshold: float
+
+    def _check_public(self) -> np.ndarray:
+        """Keep a read-only copy of the public T (w x n, w < n), a checked β (eq. 2) and a
+        finite threshold θ; returns T."""
+        T = np.array(check_public_matrix(self.T), dtype=np.float64)
+        T.setflags(write=False)
+        object.__setattr__(self, "T", T)
+        object.__setattr__(self, "beta", check_positive(self.beta, "beta"))
+        try:
+            theta = float(self.threshold)
+        except (TypeError, ValueError):
+            raise DataError(f"threshold must be a real number, got {self.threshold!r}") from None
+        if not math.isfinite(theta):
+            raise DataError(f"threshold must be finite, got {theta!r}")
+        object.__setattr__(self, "threshold", theta)
+        return T
 
     def transform(self, X_rows: Any) -> np.ndarray:
         """Rows of (T · double_logistic(X^T))^T: eq. 2 then eq. 3 with the public T.
@@ -180,18 +222,25 @@ class RMPModel(EndUserPath):
         θ = μ + 3σ of the training reconstruction errors (section 4).
     metadata
         JSON-able facts about the training (see the module documentation).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.rmp import AANNTraining, RMPModel, run_scheme
+    >>> X = np.random.default_rng(0).uniform(0, 1, (60, 4))
+    >>> model = run_scheme(X, 0.3, training=AANNTraining(epochs=5), rng=1)
+    >>> path = model.save("model.npz")
+    >>> again = RMPModel.load("model.npz")
+    >>> bool(np.array_equal(again.decision_function(X), model.decision_function(X)))
+    True
     """
 
-    T: np.ndarray
-    beta: float
     aann: AANN
     threshold: float
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        T = np.array(check_public_matrix(self.T), dtype=np.float64)
-        T.setflags(write=False)
-        beta = check_positive(self.beta, "beta")
+        T = self._check_public()
         if not isinstance(self.aann, AANN):
             raise ParameterError(f"aann must be an AANN, got {type(self.aann).__name__}")
         if self.aann.n_inputs != T.shape[0]:
@@ -199,21 +248,12 @@ class RMPModel(EndUserPath):
                 f"the AANN has {self.aann.n_inputs} inputs but T has w = {T.shape[0]} rows; "
                 f"they must agree (the AANN reads Z = T Y, eq. 3)"
             )
-        try:
-            theta = float(self.threshold)
-        except (TypeError, ValueError):
-            raise DataError(f"threshold must be a real number, got {self.threshold!r}") from None
-        if not math.isfinite(theta):
-            raise DataError(f"threshold must be finite, got {theta!r}")
         if not isinstance(self.metadata, dict):
             raise DataError(f"metadata must be a dict, got {type(self.metadata).__name__}")
         try:
             metadata = json.loads(json.dumps(self.metadata, allow_nan=False))
         except (TypeError, ValueError) as exc:
             raise DataError(f"metadata must be JSON-able: {exc}") from None
-        object.__setattr__(self, "T", T)
-        object.__setattr__(self, "beta", beta)
-        object.__setattr__(self, "threshold", theta)
         object.__setattr__(self, "metadata", metadata)
 
     # -- the end-user's path (section 4) -------------------------------------------------
@@ -304,27 +344,13 @@ class RMPModel(EndUserPath):
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the model file atomically (:func:`privad.io.atomic_write`); returns the path."""
-        target = Path(path)
-        payload = self.to_bytes()
-        with atomic_write(target, "wb") as handle:
-            handle.write(payload)
-        return target
+        return write_file(path, self.to_bytes())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> RMPModel:
         """Read a model file. :class:`~privad.errors.DatasetNotFoundError` if it does not
         exist; :class:`~privad.errors.DataError` if it is not a valid model file."""
-        p = Path(path)
-        if not p.is_file():
-            raise DatasetNotFoundError(f"model file {str(p)!r} does not exist or is not a file")
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
-            raise DataError(f"cannot read model file {str(p)!r}: {exc}") from None
-        try:
-            return cls.from_bytes(data)
-        except DataError as exc:
-            raise DataError(f"{str(p)!r}: {exc}") from None
+        return read_file(path, "model file", cls.from_bytes)
 
 
 def _read_npz(data: bytes) -> dict[str, np.ndarray]:
@@ -424,6 +450,16 @@ def fit_model(
 
     The AANN is trained on the rows of ``Z_all.T``; θ is μ + 3σ of the reconstruction
     errors of all training records pooled (section 4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.rmp import AANNTraining, Participant, fit_model, public_matrix
+    >>> T = public_matrix(2, 3, rng=1)
+    >>> Z = Participant(T, 0.3, rng=2).perturb(np.random.default_rng(3).uniform(0, 1, (40, 3)))
+    >>> model = fit_model(T, Z, alpha=0.3, training=AANNTraining(epochs=5), rng=4)
+    >>> model.n_features, model.predict(np.full((2, 3), 0.5)).shape
+    (3, (2,))
     """
     T = check_public_matrix(T)
     Z = check_training_matrix(T, Z_all)

@@ -39,6 +39,12 @@ def beta_star() -> float:
 
     Computed, not hard-coded: bounded scalar minimisation (SciPy) of the integral evaluated
     by adaptive quadrature. The paper prints "≈ 2.81".
+
+    Examples
+    --------
+    >>> from privad.rmp import beta_star
+    >>> round(beta_star(), 4)
+    2.8124
     """
     result = optimize.minimize_scalar(
         _integrated_squared_gap,
@@ -59,6 +65,12 @@ def double_logistic(X: Any, beta: float | None = None) -> np.ndarray:
     Stage 1 of RMP. ``beta`` defaults to :func:`beta_star`. Any shape; finite values only.
     On [−1, 1] (the paper's normalised data) it approximates the identity and maps into
     (−1, 1).
+
+    Examples
+    --------
+    >>> from privad.rmp import double_logistic
+    >>> double_logistic([0.0, 0.5, -1.0]).round(4).tolist()
+    [0.0, 0.505, -0.9399]
     """
     X = check_finite_array(X, "X")
     b = _check_beta(beta)
@@ -98,7 +110,15 @@ def check_dimensions(w: Any, n: Any) -> tuple[int, int]:
 
 
 def public_matrix(w: int, n: int, rng: RandomnessLike = None) -> np.ndarray:
-    """The public random matrix T in R^{w x n} with U(0, 1) elements, w < n (section 3.2)."""
+    """The public random matrix T in R^{w x n} with U(0, 1) elements, w < n (section 3.2).
+
+    Examples
+    --------
+    >>> from privad.rmp import public_matrix
+    >>> T = public_matrix(2, 3, rng=1)
+    >>> T.shape, bool(((0 <= T) & (T <= 1)).all())
+    ((2, 3), True)
+    """
     w, n = check_dimensions(w, n)
     return np.asarray(as_randomness(rng).uniform(0.0, 1.0, size=(w, n)), dtype=np.float64)
 
@@ -111,7 +131,16 @@ def check_public_matrix(T: Any) -> np.ndarray:
 
 
 def participant_matrix(T: Any, alpha: float, rng: RandomnessLike = None) -> np.ndarray:
-    """Eq. (1): T_i = T + Δ_i, with every element of Δ_i drawn from U(−α, α), 0 < α < 1."""
+    """Eq. (1): T_i = T + Δ_i, with every element of Δ_i drawn from U(−α, α), 0 < α < 1.
+
+    Examples
+    --------
+    >>> from privad.rmp import participant_matrix, public_matrix
+    >>> T = public_matrix(2, 3, rng=1)
+    >>> T_i = participant_matrix(T, 0.3, rng=2)
+    >>> bool((abs(T_i - T) < 0.3).all())
+    True
+    """
     T = check_public_matrix(T)
     a = check_alpha(alpha)
     delta = as_randomness(rng).uniform(-a, a, size=T.shape)
@@ -119,7 +148,17 @@ def participant_matrix(T: Any, alpha: float, rng: RandomnessLike = None) -> np.n
 
 
 def perturb(T_i: Any, Y: Any) -> np.ndarray:
-    """Eq. (3): Z_i = T_i Y_i, with T_i (w x n) and Y_i (n x m, records as columns)."""
+    """Eq. (3): Z_i = T_i Y_i, with T_i (w x n) and Y_i (n x m, records as columns).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.rmp import double_logistic, participant_matrix, perturb, public_matrix
+    >>> T_i = participant_matrix(public_matrix(2, 3, rng=1), 0.3, rng=2)
+    >>> Y = double_logistic(np.full((3, 4), 0.5))  # n = 3 attributes, 4 records as columns
+    >>> perturb(T_i, Y).shape  # w x m: only these leave the participant
+    (2, 4)
+    """
     T_i = check_public_matrix(T_i)
     Y = check_array(Y, "Y", min_rows=1)
     if Y.shape[0] != T_i.shape[1]:
@@ -134,6 +173,13 @@ def guarantee(alpha: float, w: int, n: int) -> Guarantee:
     """What RMP promises, as data: no ε; resistance to reconstruction (section 5).
 
     Recorded in the ledger with notion ``"rmp"`` (it spends no budget).
+
+    Examples
+    --------
+    >>> from privad.rmp import guarantee
+    >>> g = guarantee(0.3, 2, 3)
+    >>> g.notion, g.epsilon
+    ('rmp', None)
     """
     a = check_alpha(alpha)
     w, n = check_dimensions(w, n)

@@ -36,12 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from privad.errors import DataError, DatasetNotFoundError, ParameterError
-from privad.io import atomic_write
+from privad.errors import DataError, ParameterError
 from privad.noise import RandomnessLike, as_randomness
 from privad.rmp.aann import AANNTraining, Progress, check_training
 from privad.rmp.detectors import DetectorModel, check_detector, fit_detector_model
-from privad.rmp.model import PublicShape, RMPModel, fit_model
+from privad.rmp.model import PublicShape, RMPModel, fit_model, read_file, write_file
 from privad.rmp.perturbation import (
     beta_star,
     check_alpha,
@@ -99,6 +98,14 @@ class Participant(PublicShape):
 
     T_i is never shown by ``repr`` and is not an attribute; only :meth:`private_matrix` and
     the key-file methods give it out, deliberately.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.rmp import Participant, public_matrix
+    >>> c = Participant(public_matrix(2, 3, rng=1), alpha=0.3, rng=2)
+    >>> c, c.perturb(np.full((5, 3), 0.5)).shape  # 5 records -> Z_i, w x m
+    (Participant(w=2, n=3, alpha=0.3), (2, 5))
     """
 
     __slots__ = ("_T", "_T_i", "_alpha", "_beta")
@@ -224,26 +231,12 @@ class Participant(PublicShape):
     def save_key(self, path: str | os.PathLike[str]) -> Path:
         """Write the key file atomically (:func:`privad.io.atomic_write`), readable by its
         owner only (mode 0600 where the OS supports it)."""
-        target = Path(path)
-        payload = self.to_key_bytes()
-        with atomic_write(target, "wb") as handle:
-            handle.write(payload)
-        return target
+        return write_file(path, self.to_key_bytes())
 
     @classmethod
     def load_key(cls, path: str | os.PathLike[str], T: Any = None) -> Participant:
         """Read a key file (:meth:`from_key_bytes`); ``DatasetNotFoundError`` if missing."""
-        p = Path(path)
-        if not p.is_file():
-            raise DatasetNotFoundError(f"key file {str(p)!r} does not exist or is not a file")
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
-            raise DataError(f"cannot read key file {str(p)!r}: {exc}") from None
-        try:
-            return cls.from_key_bytes(data, T)
-        except DataError as exc:
-            raise DataError(f"{str(p)!r}: {exc}") from None
+        return read_file(path, "key file", lambda data: cls.from_key_bytes(data, T))
 
 
 def _read_key(data: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -315,6 +308,18 @@ class MiningServer:
         anomalous): :meth:`train` fits a clone of it on the rows of Z_all and returns a
         :class:`~privad.rmp.detectors.DetectorModel`, which cannot be saved.
         ``training`` is then unused.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.rmp import AANNTraining, MiningServer, Participant, public_matrix
+    >>> T = public_matrix(2, 3, rng=1)
+    >>> server = MiningServer(T, 0.3, training=AANNTraining(epochs=5), rng=2)
+    >>> X = np.random.default_rng(3).uniform(0, 1, (30, 3))
+    >>> server.receive(Participant(T, 0.3, rng=4).perturb(X))  # records held
+        30
+    >>> server.train().n_features
+    3
     """
 
     def __init__(
@@ -395,6 +400,15 @@ class EndUser:
 
     ``model`` is an :class:`RMPModel` (the AANN; also from a file) or an in-process
     :class:`~privad.rmp.detectors.DetectorModel`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.rmp import AANNTraining, EndUser, run_scheme
+    >>> X = np.random.default_rng(0).uniform(0, 1, (60, 4))
+    >>> user = EndUser(run_scheme(X, 0.3, training=AANNTraining(epochs=5), rng=1))
+    >>> user.predict(X[:3]).shape, user.decision_function(X[:3]).shape
+    ((3,), (3,))
     """
 
     def __init__(self, model: RMPModel | DetectorModel) -> None:
@@ -466,6 +480,15 @@ def run_scheme(
         ``None`` for the AANN, or a detector the server trains instead
         (:class:`MiningServer`, :mod:`privad.rmp.detectors`); the participants and
         the perturbation are unchanged.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.rmp import AANNTraining, run_scheme
+    >>> X = np.random.default_rng(0).uniform(0, 1, (60, 4))
+    >>> model = run_scheme(X, alpha=0.3, training=AANNTraining(epochs=5), rng=1)
+    >>> model.n_features, model.T.shape  # w = n - r = 3
+    (4, (3, 4))
     """
     randomness = as_randomness(rng)
     X = check_array(X_rows, "X_rows", min_rows=2)

@@ -24,7 +24,8 @@ Modules, one per idea:
 * :mod:`.loop`: the search loop (Algorithm 1), :class:`SearchResult`, ledger charging.
 * :mod:`.session`: a search charged to a ledger file (budget created when missing, the
   local oracle recording its answers, a remote oracle's budget as a query cap) and why it
-  stopped: :func:`ledger_search`, the body of ``privad search run``.
+  stopped: :func:`ledger_search`, the body of ``privad search run``; :func:`halting_rule`
+  reads stopping rules from text.
 * :mod:`.multiple`: several anomalies over disjoint groups, recursive pruning (section 7).
 * :mod:`.problems`: :class:`SearchProblem`, values with one anomaly and thresholds. Making
   one from data (section 6.1) and the trials of section 6.2 are in
@@ -32,24 +33,24 @@ Modules, one per idea:
 * :mod:`.estimator`: :class:`NoisyBinarySearchDetector`, the search over one series as a
   scikit-learn estimator (imported on first use: it needs scikit-learn).
 
-Example::
+The package exports what a user needs (the estimator, the search and its ledger-charged
+job, the oracles, the halting rules, the planning bounds); everything else is importable
+from its module.
 
-    from privad.datasets import make_search_mixture
-    from privad.experiments.search_problems import problem_from_dataset
-    from privad.search import LaplaceMaxOracle, search
-
-    problem = problem_from_dataset(make_search_mixture(n=10_000, threshold_ratio=0.7, rng=1))
-    oracle = LaplaceMaxOracle(problem.values, problem.t_low, problem.t_high, epsilon=1.0)
-    result = search(oracle, budget=200.0, rng=2)
-    result.top, result.n_queries, result.guarantee
-    oracle.ledger.history()  # one spend of ε = 1 per answer (T in all)
+Examples
+--------
+>>> import numpy as np
+>>> from privad.search import LaplaceMaxOracle, PosteriorThreshold, PrivacyBudget, search
+>>> x = np.ones(256); x[100] = 9.0
+>>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1)
+>>> result = search(oracle, halting=PosteriorThreshold(0.9) | PrivacyBudget(60.0), rng=2)
+>>> int(result.argmax), result.n_queries == len(oracle.ledger.history())
+(100, True)
 """
 
 from typing import Any
 
-from privad.search.groups import GroupLike, PrefixGroup, QueryOrder, resolve_group
 from privad.search.halting import (
-    AllOf,
     AnyOf,
     BenOrHassidim,
     HaltingRule,
@@ -57,139 +58,45 @@ from privad.search.halting import (
     MaxQueries,
     PosteriorThreshold,
     PrivacyBudget,
-    SearchState,
 )
-from privad.search.loop import DEFAULT_MAX_QUERIES, SearchResult, TraceEntry, search
-from privad.search.models import (
-    NEIGHBOURING,
-    ORACLE_KINDS,
-    AnswerModel,
-    BinaryModel,
-    LaplaceMaxModel,
-    MaxAnswer,
-    check_search_data,
-    model_from_description,
-)
-from privad.search.multiple import (
-    GroupOutcome,
-    MultiSearchResult,
-    PrunedSearchResult,
-    find_anomalies,
-    groups_needed,
-    probability_distinct_groups,
-    pruned_search,
-    random_partition,
-    search_groups,
-)
+from privad.search.loop import DEFAULT_MAX_QUERIES, SearchResult, search
+from privad.search.multiple import find_anomalies, pruned_search
 from privad.search.oracles import (
-    DEFAULT_SCOPE,
     BinarizedOracle,
     LaplaceMaxOracle,
     Oracle,
     RandomizedResponseOracle,
     make_oracle,
 )
-from privad.search.posterior import (
-    DensePosterior,
-    Posterior,
-    SegmentPosterior,
-    binary_update,
-    laplace_update,
-    log_bayes_update,
-)
 from privad.search.problems import SearchProblem
-from privad.search.selection import (
-    SELECTIONS,
-    SPLITS,
-    FixedOrderSelection,
-    FreshPermutationSelection,
-    QuerySelection,
-    median_index,
-    median_split_size,
-)
-from privad.search.session import LedgerSearch, ledger_search, remote_query_cap
-from privad.search.theory import (
-    ben_or_hassidim_level,
-    binarized_error_probability,
-    binarized_error_probability_for,
-    binary_entropy,
-    capacity,
-    expected_queries_bound,
-    laplace_difference_cdf,
-    randomized_response_epsilon,
-    randomized_response_p,
-    threshold_ratio,
-)
+from privad.search.session import LedgerSearch, halting_rule, ledger_search
+from privad.search.theory import binarized_error_probability, expected_queries_bound
 
 __all__ = [
     "DEFAULT_MAX_QUERIES",
-    "LedgerSearch",
-    "DEFAULT_SCOPE",
-    "NEIGHBOURING",
-    "ORACLE_KINDS",
-    "SELECTIONS",
-    "SPLITS",
-    "AllOf",
-    "AnswerModel",
     "AnyOf",
     "BenOrHassidim",
     "BinarizedOracle",
-    "BinaryModel",
-    "DensePosterior",
-    "FixedOrderSelection",
-    "FreshPermutationSelection",
-    "GroupLike",
-    "GroupOutcome",
     "HaltingRule",
-    "LaplaceMaxModel",
     "LaplaceMaxOracle",
+    "LedgerSearch",
     "LogOddsThreshold",
-    "MaxAnswer",
     "MaxQueries",
-    "MultiSearchResult",
     "NoisyBinarySearchDetector",
     "Oracle",
-    "Posterior",
     "PosteriorThreshold",
-    "PrefixGroup",
     "PrivacyBudget",
-    "PrunedSearchResult",
-    "QueryOrder",
-    "QuerySelection",
     "RandomizedResponseOracle",
     "SearchProblem",
     "SearchResult",
-    "SearchState",
-    "SegmentPosterior",
-    "TraceEntry",
-    "ben_or_hassidim_level",
     "binarized_error_probability",
-    "binarized_error_probability_for",
-    "binary_entropy",
-    "binary_update",
-    "capacity",
-    "check_search_data",
     "expected_queries_bound",
     "find_anomalies",
-    "groups_needed",
-    "laplace_difference_cdf",
-    "laplace_update",
+    "halting_rule",
     "ledger_search",
-    "log_bayes_update",
     "make_oracle",
-    "median_index",
-    "median_split_size",
-    "model_from_description",
-    "probability_distinct_groups",
     "pruned_search",
-    "random_partition",
-    "resolve_group",
-    "randomized_response_epsilon",
-    "randomized_response_p",
-    "remote_query_cap",
     "search",
-    "search_groups",
-    "threshold_ratio",
 ]
 
 

@@ -93,6 +93,16 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
     scores of a subset of rows are a new search's, not a subset of the scores. There is no
     ``contamination``: the search locates one anomaly, and α sets the labels. ``predict``
     returns 0/1 with 1 = anomaly (PyOD's convention, not scikit-learn's ±1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.search import NoisyBinarySearchDetector
+    >>> X = np.ones((64, 1)); X[17] = 9.0  # one series, one item per row
+    >>> det = NoisyBinarySearchDetector(t_low=2.0, t_high=8.0, epsilon=1.0, budget=40.0, rng=1)
+    >>> det = det.fit(X)
+    >>> det.anomaly_, int(det.labels_.sum()), det.n_queries_, det.guarantee_.epsilon
+    (17, 1, 6, 6.0)
     """
 
     def __init__(

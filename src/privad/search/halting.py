@@ -57,7 +57,17 @@ class SearchState:
 
 
 class HaltingRule(ABC):
-    """A stopping rule; combine with ``|`` and ``&``."""
+    """A stopping rule; combine with ``|`` and ``&``.
+
+    Examples
+    --------
+    >>> from privad.search import MaxQueries, PosteriorThreshold, PrivacyBudget
+    >>> rule = PosteriorThreshold(0.9) | (PrivacyBudget(3.0) & MaxQueries(5))
+    >>> rule
+    PosteriorThreshold(0.9) | (PrivacyBudget(3.0) & MaxQueries(5))
+    >>> rule.query_limit(1.0)  # ex ante: both of the budget and the cap must fire
+    5
+    """
 
     name: str = ""
 
@@ -94,7 +104,14 @@ def _flatten(rules: tuple[HaltingRule, ...], combination: type) -> tuple[Halting
 
 
 class AnyOf(HaltingRule):
-    """Stop as soon as any of the rules fires (Algorithm 1's "τ or budget")."""
+    """Stop as soon as any of the rules fires (Algorithm 1's "τ or budget").
+
+    Examples
+    --------
+    >>> from privad.search import AnyOf, MaxQueries, PrivacyBudget
+    >>> AnyOf(PrivacyBudget(3.0), MaxQueries(5)).query_limit(1.0)  # the first to stop
+    3
+    """
 
     name = "any"
 
@@ -140,7 +157,14 @@ class AllOf(HaltingRule):
 
 
 class PrivacyBudget(HaltingRule):
-    """Stop when (T + 1)ε > b (section 4.2): the total risk Tε never exceeds b."""
+    """Stop when (T + 1)ε > b (section 4.2): the total risk Tε never exceeds b.
+
+    Examples
+    --------
+    >>> from privad.search import PrivacyBudget
+    >>> PrivacyBudget(0.3).query_limit(0.1)  # exact: three queries of 0.1 fit in 0.3
+    3
+    """
 
     name = "budget"
 
@@ -161,7 +185,16 @@ class PrivacyBudget(HaltingRule):
 
 
 class PosteriorThreshold(HaltingRule):
-    """τ(f) = 1(max_i f(i) > α) (section 4.2; α = 0.5 in section 6)."""
+    """τ(f) = 1(max_i f(i) > α) (section 4.2; α = 0.5 in section 6).
+
+    Examples
+    --------
+    τ = 1(max f > α) with the budget b as a cap (section 6 uses α = 0.5):
+
+    >>> from privad.search import PosteriorThreshold, PrivacyBudget
+    >>> PosteriorThreshold(0.9) | PrivacyBudget(50.0)
+    PosteriorThreshold(0.9) | PrivacyBudget(50.0)
+    """
 
     name = "posterior"
 
@@ -180,6 +213,15 @@ class BenOrHassidim(HaltingRule):
     """τ(f) = 1(max_i f(i) > ε_par), ε_par = (24 ln n)^(-1/2) for the n items searched.
 
     A pruning level: it looks at the items only (not at a "no anomaly" hypothesis).
+
+    Examples
+    --------
+    The level α = (24 ln n)^(-1/2) depends on the n items searched:
+
+    >>> from privad.search import BenOrHassidim
+    >>> from privad.search.theory import ben_or_hassidim_level
+    >>> BenOrHassidim(), round(ben_or_hassidim_level(1024), 4)
+    (BenOrHassidim(), 0.0775)
     """
 
     name = "ben-or-hassidim"
@@ -193,7 +235,17 @@ class BenOrHassidim(HaltingRule):
 
 
 class LogOddsThreshold(HaltingRule):
-    """Burnashev-Zigangirov: stop when max_i log(f(i)/(1 - f(i))) > log(1/δ) (eq. 25)."""
+    """Burnashev-Zigangirov: stop when max_i log(f(i)/(1 - f(i))) > log(1/δ) (eq. 25).
+
+    Examples
+    --------
+    Burnashev and Zigangirov's rule (eq. 25) stops once some item's log-odds pass
+    log(1/δ); it sets no ex-ante cap:
+
+    >>> from privad.search import LogOddsThreshold
+    >>> LogOddsThreshold(0.01), LogOddsThreshold(0.01).query_limit(1.0)
+    (LogOddsThreshold(0.01), None)
+    """
 
     name = "log-odds"
 
@@ -209,7 +261,14 @@ class LogOddsThreshold(HaltingRule):
 
 
 class MaxQueries(HaltingRule):
-    """Stop after ``limit`` queries (a cap; not in the paper)."""
+    """Stop after ``limit`` queries (a cap; not in the paper).
+
+    Examples
+    --------
+    >>> from privad.search import MaxQueries
+    >>> MaxQueries(5), MaxQueries(5).query_limit(1.0)
+    (MaxQueries(5), 5)
+    """
 
     name = "max-queries"
 

@@ -126,6 +126,15 @@ class SearchResult:
         The :class:`~privad.search.posterior.Posterior` object.
     trace:
         Per-iteration :class:`TraceEntry` records when ``trace=True`` was passed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    >>> from privad.search import LaplaceMaxOracle, search
+    >>> result = search(LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1), budget=30.0, rng=2)
+    >>> result.top.tolist(), result.epsilon_spent, result.contains(17)
+    ([17, 40, 33, 31], 6.0, True)
     """
 
     n_items: int
@@ -247,6 +256,16 @@ def search(
     rng:
         The searcher's randomness (the permutation σ). The oracle draws its noise from its
         own randomness.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    >>> from privad.search import LaplaceMaxOracle, PosteriorThreshold, PrivacyBudget, search
+    >>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1)
+    >>> result = search(oracle, halting=PosteriorThreshold(0.9) | PrivacyBudget(30.0), rng=2)
+    >>> int(result.argmax), result.n_queries, result.halted_by, result.guarantee.epsilon
+    (17, 6, ('posterior',), 6.0)
     """
     if not isinstance(oracle, Oracle):
         raise ParameterError(f"oracle must be a privad.search.Oracle, got {type(oracle).__name__}")

@@ -52,15 +52,23 @@ class AnswerModel(ABC):
     supports_absent: bool = False
     """Whether the model has a likelihood for "no anomaly among the items" (section 7 search)."""
 
+    _epsilon: float
+
     @property
-    @abstractmethod
     def epsilon(self) -> float:
         """ε of one query under :data:`NEIGHBOURING`."""
+        return self._epsilon
 
     @property
     @abstractmethod
     def guarantee(self) -> Guarantee:
         """The per-query guarantee, notion ``"anomaly-restricted-dp"``."""
+
+    def _declare(self, description: str, **extra: Any) -> Guarantee:
+        """ε-DP under :data:`NEIGHBOURING` for one answer (Definition 1), as data."""
+        return Guarantee(
+            ANOMALY_RESTRICTED_DP, self._epsilon, NEIGHBOURING, description=description, **extra
+        )
 
     @abstractmethod
     def check_answer(self, answer: Any) -> Any:
@@ -128,17 +136,8 @@ class BinaryModel(AnswerModel):
         self._log_wrong = math.log(p)
 
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
-
-    @property
     def guarantee(self) -> Guarantee:
-        return Guarantee(
-            ANOMALY_RESTRICTED_DP,
-            self._epsilon,
-            NEIGHBOURING,
-            description=self._description,
-        )
+        return self._declare(self._description)
 
     def check_answer(self, answer: Any) -> bool:
         return _binary_answer(answer)
@@ -201,19 +200,12 @@ class LaplaceMaxModel(AnswerModel):
         self.grid = math.ldexp(1.0, grid_exponent(self.scale, self.granularity_bits))
 
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
-
-    @property
     def guarantee(self) -> Guarantee:
         # The accountant composes the Laplace mechanism's privacy-loss distribution, not a
         # worst-case ε-DP answer: scale b on a query of sensitivity ε·b ≥ t_l + the grid's
         # allowance (laplace_scale_for), so the declared mechanism is never tighter than
         # the real one (Lemma 1: one coordinate of the pair changes).
-        return Guarantee(
-            ANOMALY_RESTRICTED_DP,
-            self._epsilon,
-            NEIGHBOURING,
+        return self._declare(
             description=(
                 "noisy group maxima (eq. 9): max over Q and over its complement, each plus "
                 f"floating-point-safe Laplace noise of scale {self.scale!r} (sensitivity "

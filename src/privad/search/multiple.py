@@ -259,6 +259,18 @@ def pruned_search(
     ``budget`` bounds Σ_e T_e ε (each epoch gets what is left); ``max_queries`` caps each
     epoch. A ledger is charged per query (the epochs compose sequentially in one scope).
     The oracle must support :meth:`~privad.search.Oracle.restrict`.
+
+    Examples
+    --------
+    Each epoch keeps the items holding 99 % of the belief and searches them again:
+
+    >>> from privad.search import LaplaceMaxOracle, MaxQueries, PosteriorThreshold, pruned_search
+    >>> values = [1.0] * 17 + [9.0] + [1.0] * 46
+    >>> rule = PosteriorThreshold(0.9) | MaxQueries(200)
+    >>> result = pruned_search(LaplaceMaxOracle(values, 2.0, 8.0, epsilon=1.0, rng=1),
+    ...                        halting=rule, rng=2)
+    >>> int(result.top[0]), len(result.epochs)
+    (17, 2)
     """
     if not isinstance(oracle, Oracle):
         raise ParameterError(f"oracle must be a privad.search.Oracle, got {type(oracle).__name__}")
@@ -402,34 +414,22 @@ def search_groups(
     try:
         for items in parts:
             sub = oracle.restrict(items)
+            common: dict[str, Any] = {
+                "halting": rule,
+                "budget": budget,
+                "top_k": top_k,
+                "absent_prior": absent_prior,
+                "max_queries": max_queries,
+                "label": label,
+                "rng": gen,
+            }
             result: SearchResult | PrunedSearchResult
             if pruning:
-                result = pruned_search(
-                    sub,
-                    halting=rule,
-                    budget=budget,
-                    top_k=top_k,
-                    absent_prior=absent_prior,
-                    max_queries=max_queries,
-                    label=label,
-                    rng=gen,
-                    **pruning_options,
-                )
+                result = pruned_search(sub, **common, **pruning_options)
                 final = result.final
-                top_local = result.top
             else:
-                result = search(
-                    sub,
-                    halting=rule,
-                    budget=budget,
-                    top_k=top_k,
-                    absent_prior=absent_prior,
-                    max_queries=max_queries,
-                    label=label,
-                    rng=gen,
-                )
-                final = result
-                top_local = result.top
+                result = final = search(sub, **common)
+            top_local = result.top
             found = None
             p_top = float(final.posterior[final.top[0]])
             if p_top > detect and p_top > final.absent_probability:
@@ -498,6 +498,17 @@ def find_anomalies(
     The number of groups is ``n_groups`` or :func:`groups_needed` (``max_anomalies``,
     ``failure_probability``). Privacy: parallel composition over the groups (see the module
     documentation).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.search import LaplaceMaxOracle, MaxQueries, PosteriorThreshold, find_anomalies
+    >>> x = np.ones(256); x[[10, 200]] = 9.0
+    >>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=4)
+    >>> rule = PosteriorThreshold(0.9) | MaxQueries(100)
+    >>> found = find_anomalies(oracle, 2, rng=5, halting=rule)
+    >>> found.found.tolist(), len(found.groups)  # disjoint groups: parallel composition
+    ([10, 200], 20)
     """
     n = oracle.n_items
     g = (

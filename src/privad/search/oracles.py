@@ -49,6 +49,7 @@ anomaly and differ in one non-anomalous record whose value stays in [0, t_ℓ]).
 
 from __future__ import annotations
 
+import copy
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -96,6 +97,7 @@ DEFAULT_SCOPE: Final[str] = "oracle"
 """The ledger scope a local oracle records its answers under unless given one."""
 
 _T = TypeVar("_T")
+_O = TypeVar("_O", bound="Oracle")
 
 
 def _check_items(items: Any, n_items: int) -> np.ndarray:
@@ -203,14 +205,34 @@ class Oracle(ABC):
     A local oracle (one holding the data in this process) owns its release path: every
     answer leaves ``query`` only through :meth:`_release`, which first records the answer's
     ε in :attr:`ledger` under :attr:`scope` (refused past a budget, with nothing drawn).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.search import Oracle, make_oracle
+    >>> oracle = make_oracle("laplace", np.r_[np.ones(7), 9.0], 2.0, 8.0, 1.0, rng=1)
+    >>> isinstance(oracle, Oracle), oracle.n_items, oracle.epsilon, oracle.guarantee.notion
+    (True, 8, 1.0, 'anomaly-restricted-dp')
     """
 
     _account: _Account | None = None
 
+    def _subset(self: _O, **arrays: np.ndarray) -> _O:
+        """A copy that holds ``arrays`` (read-only) for a subset of the items and shares
+        the model, the randomness and the account (:meth:`restrict`)."""
+        sub = copy.copy(self)
+        for name, array in arrays.items():
+            array.setflags(write=False)
+            setattr(sub, name, array)
+        sub._cached = None  # type: ignore[attr-defined]
+        return sub
+
+    _model: Any
+
     @property
-    @abstractmethod
     def model(self) -> AnswerModel:
         """The public answer model."""
+        return self._model
 
     @property
     @abstractmethod
@@ -331,6 +353,16 @@ class RandomizedResponseOracle(Oracle):
         Total ε of the oracle's own ledger: a query past it raises
         :class:`~privad.errors.BudgetExceededError` and releases nothing. With ``ledger=``,
         set the scope's budget on that ledger instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privad.search import RandomizedResponseOracle
+    >>> anomalous = np.zeros(64, dtype=bool); anomalous[17] = True
+    >>> oracle = RandomizedResponseOracle(anomalous, epsilon=1.0, rng=1)
+    >>> answer = oracle.query(np.arange(32))  # 1(i* in Q) flipped with p = 1/(1 + e)
+    >>> oracle.model.kind, oracle.epsilon, len(oracle.ledger.history())
+    ('randomized-response', 1.0, 1)
     """
 
     def __init__(
@@ -367,27 +399,13 @@ class RandomizedResponseOracle(Oracle):
 
     @classmethod
     def from_values(
-        cls,
-        values: Any,
-        t_low: float,
-        t_high: float,
-        *,
-        epsilon: float | None = None,
-        p: float | None = None,
-        rng: RandomnessLike = None,
-        ledger: Ledger | None = None,
-        scope: str = DEFAULT_SCOPE,
-        budget: float | None = None,
+        cls, values: Any, t_low: float, t_high: float, **options: Any
     ) -> RandomizedResponseOracle:
-        """From data satisfying eq. (1): the anomalous items are those with x >= t_h."""
+        """From data satisfying eq. (1): the anomalous items are those with x >= t_h;
+        ``options`` are the keywords of the constructor (``epsilon`` or ``p``, ``rng``,
+        ``ledger``, ``scope``, ``budget``)."""
         x, _, hi = check_search_data(values, t_low, t_high)
-        return cls(
-            x >= hi, epsilon=epsilon, p=p, rng=rng, ledger=ledger, scope=scope, budget=budget
-        )
-
-    @property
-    def model(self) -> BinaryModel:
-        return self._model
+        return cls(x >= hi, **options)
 
     @property
     def n_items(self) -> int:
@@ -428,17 +446,8 @@ class RandomizedResponseOracle(Oracle):
         return bool(bernoulli(self._model.p, r))
 
     def restrict(self, items: Any) -> RandomizedResponseOracle:
-        idx = _check_items(items, self.n_items)
-        sub = RandomizedResponseOracle.__new__(RandomizedResponseOracle)
-        sub._model = self._model
-        sub._flip_logit = self._flip_logit
-        sub._anomalous = self._anomalous[idx]
-        sub._anomalous.setflags(write=False)
-        sub._anomaly_items = np.flatnonzero(sub._anomalous)
-        sub._rng = self._rng
-        sub._account = self._account
-        sub._cached = None
-        return sub
+        anomalous = self._anomalous[_check_items(items, self.n_items)]
+        return self._subset(_anomalous=anomalous, _anomaly_items=np.flatnonzero(anomalous))
 
     def __repr__(self) -> str:
         return f"RandomizedResponseOracle(n_items={self.n_items}, {self._model!r})"
@@ -460,13 +469,19 @@ class LaplaceMaxOracle(Oracle):
         The oracle's own randomness (default: OS entropy).
     granularity_bits:
         G of the Laplace grid (:func:`privad.noise.laplace`).
-    ledger, scope:
-        Record every answer in this :class:`~privad.accounting.Ledger` under ``scope``
-        (default: the oracle's own in-memory ledger, scope ``"oracle"``).
-    budget:
-        Total ε of the oracle's own ledger: a query past it raises
-        :class:`~privad.errors.BudgetExceededError` and releases nothing. With ``ledger=``,
-        set the scope's budget on that ledger instead.
+    ledger, scope, budget:
+        Where every answer is recorded before it is released, and the own ledger's total
+        ε, as for :class:`RandomizedResponseOracle`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    >>> from privad.search import LaplaceMaxOracle
+    >>> oracle = LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1)
+    >>> answer = oracle.query(np.arange(32))  # noisy max of Q and of its complement (eq. 9)
+    >>> answer.y > answer.y_complement, len(oracle.ledger.history())  # recorded, then released
+    (True, 1)
     """
 
     def __init__(
@@ -488,10 +503,6 @@ class LaplaceMaxOracle(Oracle):
         self._rng = as_randomness(rng)
         self._account = _Account(self._model, ledger=ledger, scope=scope, budget=budget)
         self._cached: tuple[QueryOrder, np.ndarray, np.ndarray] | None = None
-
-    @property
-    def model(self) -> LaplaceMaxModel:
-        return self._model
 
     @property
     def n_items(self) -> int:
@@ -532,15 +543,7 @@ class LaplaceMaxOracle(Oracle):
         return self._release(_group_size(resolved), draw, rng, metadata)
 
     def restrict(self, items: Any) -> LaplaceMaxOracle:
-        idx = _check_items(items, self.n_items)
-        sub = LaplaceMaxOracle.__new__(LaplaceMaxOracle)
-        sub._values = self._values[idx]
-        sub._values.setflags(write=False)
-        sub._model = self._model
-        sub._rng = self._rng
-        sub._account = self._account
-        sub._cached = None
-        return sub
+        return self._subset(_values=self._values[_check_items(items, self.n_items)])
 
     def __repr__(self) -> str:
         return f"LaplaceMaxOracle(n_items={self.n_items}, {self._model!r})"
@@ -553,6 +556,15 @@ class BinarizedOracle(Oracle):
     :class:`LaplaceMaxOracle` or a remote one): binarizing is post-processing done on the
     searcher's side, so the guarantee is the base oracle's ε, and the base records each
     answer (:attr:`ledger` and :attr:`scope` are the base's).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    >>> from privad.search import BinarizedOracle, LaplaceMaxOracle
+    >>> oracle = BinarizedOracle(LaplaceMaxOracle(x, 2.0, 8.0, epsilon=1.0, rng=1))
+    >>> oracle.query(np.arange(32)), oracle.model.kind  # the bit 1(Y > Ybar), eq. 24
+    (True, 'binarized')
     """
 
     def __init__(self, base: Oracle) -> None:
@@ -563,37 +575,10 @@ class BinarizedOracle(Oracle):
         self._account = base._account
 
     @classmethod
-    def from_values(
-        cls,
-        values: Any,
-        t_low: float,
-        t_high: float,
-        epsilon: float,
-        *,
-        rng: RandomnessLike = None,
-        granularity_bits: int = GRANULARITY_BITS,
-        ledger: Ledger | None = None,
-        scope: str = DEFAULT_SCOPE,
-        budget: float | None = None,
-    ) -> BinarizedOracle:
-        """Binarize a local :class:`LaplaceMaxOracle` built from these arguments."""
-        return cls(
-            LaplaceMaxOracle(
-                values,
-                t_low,
-                t_high,
-                epsilon,
-                rng=rng,
-                granularity_bits=granularity_bits,
-                ledger=ledger,
-                scope=scope,
-                budget=budget,
-            )
-        )
-
-    @property
-    def model(self) -> BinaryModel:
-        return self._model
+    def from_values(cls, *args: Any, **kwargs: Any) -> BinarizedOracle:
+        """Binarize a local :class:`LaplaceMaxOracle` built from these arguments (those of
+        :class:`LaplaceMaxOracle`: values, t_ℓ, t_h, ε, and its keywords)."""
+        return cls(LaplaceMaxOracle(*args, **kwargs))
 
     @property
     def n_items(self) -> int:
@@ -640,6 +625,15 @@ def make_oracle(
 
     ``rng``, ``ledger``, ``scope`` and ``budget`` are passed to the oracle: every answer is
     recorded in its ledger (its own in-memory one unless ``ledger`` is given).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    >>> from privad.search import make_oracle
+    >>> oracle = make_oracle("binarized", x, 2.0, 8.0, 0.5, rng=3)
+    >>> type(oracle).__name__, oracle.epsilon, oracle.n_items
+    ('BinarizedOracle', 0.5, 64)
     """
     kind = check_choice(kind, "kind", ORACLE_KINDS)
     if kind == "laplace":

@@ -25,7 +25,18 @@ __all__ = ["SearchProblem"]
 
 @dataclass(frozen=True, eq=False)
 class SearchProblem:
-    """Values with one anomaly and the thresholds of eq. (1)."""
+    """Values with one anomaly and the thresholds of eq. (1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(64); x[17] = 9.0  # one anomaly above t_h = 8, the rest below t_l = 2
+    >>> from privad.search import SearchProblem, search
+    >>> problem = SearchProblem("demo", x, 2.0, 8.0, anomaly_index=17, threshold_ratio=3.0)
+    >>> result = search(problem.oracle("laplace", 1.0, rng=1), budget=20.0, rng=2)
+    >>> problem.n_items, int(result.argmax) == problem.anomaly_index
+    (64, True)
+    """
 
     name: str
     values: np.ndarray

@@ -82,15 +82,9 @@ from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger, NoBudgetError
 from privad.accounting.exact import to_fraction
 from privad.errors import BudgetExceededError, DataError, ParameterError
 from privad.noise import RandomnessLike
-from privad.search import (
-    ORACLE_KINDS,
-    Oracle,
-    PrefixGroup,
-    QueryOrder,
-    check_search_data,
-    make_oracle,
-    resolve_group,
-)
+from privad.search import Oracle, make_oracle
+from privad.search.groups import PrefixGroup, QueryOrder, resolve_group
+from privad.search.models import ORACLE_KINDS, check_search_data
 from privad.services.app import create_app
 from privad.services.auth import SENSOR_ROLE, Principal, TokenRegistry, require_role
 from privad.services.bodies import (
@@ -130,7 +124,8 @@ NOTION: Final[str] = ANOMALY_RESTRICTED_DP
 
 
 def oracle_kind(kind: Any) -> str:
-    """The canonical oracle name (:data:`~privad.search.ORACLE_KINDS`) of ``kind`` or an alias."""
+    """The canonical oracle name (:data:`~privad.search.models.ORACLE_KINDS`) of ``kind``
+    or an alias."""
     key = str(kind).strip().lower() if isinstance(kind, str) else kind
     if key in KIND_ALIASES:
         return KIND_ALIASES[key]
@@ -355,7 +350,7 @@ def create_oracle_app(
         recorded with each spend).
     values, t_low, t_high:
         The data and the thresholds of eq. (1) (checked by
-        :func:`~privad.search.check_search_data`: every value in [0, t_ℓ] or [t_h, ∞)).
+        :func:`~privad.search.models.check_search_data`: every value in [0, t_ℓ] or [t_h, ∞)).
     epsilon:
         ε per answer (> 0).
     budget:

@@ -13,7 +13,9 @@ import numpy as np
 
 from privad.errors import DataError, ParameterError
 from privad.noise import RandomnessLike
-from privad.search import AnswerModel, Oracle, PrefixGroup, model_from_description, resolve_group
+from privad.search import Oracle
+from privad.search.groups import PrefixGroup, resolve_group
+from privad.search.models import AnswerModel, model_from_description
 from privad.services.clients import ClosesOnExit, OracleClient
 from privad.services.errors import NotFound, UpstreamError
 from privad.validation import check_int
@@ -25,9 +27,9 @@ class RemoteOracle(Oracle, ClosesOnExit):
     """A :class:`privad.search.Oracle` whose data live on an oracle server.
 
     The answer model is rebuilt from the server's public description
-    (:func:`privad.search.model_from_description`), so :func:`privad.search.search` runs
+    (:func:`privad.search.models.model_from_description`), so :func:`privad.search.search` runs
     against it unchanged. :meth:`query` sends the group: a
-    :class:`~privad.search.PrefixGroup` as (order id, size, complement) after storing its
+    :class:`~privad.search.groups.PrefixGroup` as (order id, size, complement) after storing its
     order once (and again if the server answers 404, e.g. after a restart); a mask or an
     index array as indices. The server charges each answer to its own ledger and refuses
     queries past its budget (:class:`~privad.errors.BudgetExceededError`); the

@@ -269,7 +269,7 @@ def _check_datasets(datasets: Iterable[str]) -> list[str]:
 
 
 def _check_alphas(alphas: Iterable[float]) -> list[float]:
-    from privad.rmp import check_alpha
+    from privad.rmp.perturbation import check_alpha
 
     return [check_alpha(a) for a in alphas]
 

@@ -343,7 +343,7 @@ def reproduce(
         ``gas_path`` given but not found.
     """
     from privad import __version__
-    from privad.rmp import check_alpha
+    from privad.rmp.perturbation import check_alpha
 
     names = _check_datasets(datasets)
     alpha_list = _check_alphas(alphas)

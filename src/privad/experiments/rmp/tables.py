@@ -302,7 +302,7 @@ def dimension_study(
     """AUC of RMP at one α against r = n − w, one row per fit (:func:`auc_table`), plus
     Raw per dataset and seed for reference. Section 6 says only that larger n suffers less
     from larger r; it does not say which α it used (default 0.1 here)."""
-    from privad.rmp import check_alpha
+    from privad.rmp.perturbation import check_alpha
 
     cache = cache if cache is not None else DataCache(gas_path=gas_path)
     names, _ = cache.available(_check_datasets(datasets))

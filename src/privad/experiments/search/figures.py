@@ -18,13 +18,8 @@ from privad.experiments.search.trials import (
     _summary,
     _trials,
 )
-from privad.search import (
-    PosteriorThreshold,
-    SearchProblem,
-    binarized_error_probability,
-    randomized_response_p,
-    search,
-)
+from privad.search import PosteriorThreshold, SearchProblem, binarized_error_probability, search
+from privad.search.theory import randomized_response_p
 
 
 def _log_axis(ax: Any, values: Any, which: str = "x") -> None:

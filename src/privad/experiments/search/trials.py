@@ -12,12 +12,8 @@ import numpy as np
 from privad.accounting.exact import to_fraction
 from privad.experiments.search.data import TOP_K, _seed
 from privad.noise import Randomness, as_randomness
-from privad.search import (
-    HaltingRule,
-    SearchProblem,
-    SearchState,
-    search,
-)
+from privad.search import HaltingRule, SearchProblem, search
+from privad.search.halting import SearchState
 from privad.validation import check_int
 
 
