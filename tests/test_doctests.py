@@ -77,7 +77,6 @@ _NOT_YET = {
     "privad.relaxed",
     "privad.search",
     "privad.rmp",
-    "privad.accounting",
 }
 
 

@@ -161,6 +161,16 @@ class Ledger:
 
     A ledger is safe to share between threads, and any number of processes may open the
     same file. Use it as a context manager, or call :meth:`close`.
+
+    Examples
+    --------
+    >>> from privad.accounting import Guarantee, Ledger
+    >>> g = Guarantee("pure-dp", 0.1, "add or remove one record", description="noisy count")
+    >>> with Ledger(":memory:") as ledger:
+    ...     _ = ledger.set_budget("census", "pure-dp", 1.0)
+    ...     _ = ledger.spend("census", g, "count of anomalies")
+    ...     print(ledger.remaining("census", "pure-dp"))
+    0.9
     """
 
     def __init__(

@@ -24,6 +24,14 @@ class Budget:
     ``delta_spent``; its ``spent`` is then the sum of the spends' *tight* ε
     (:mod:`privad.accounting.tight`), and the spends' δ add up in ``delta_spent`` (basic
     composition of (ε_i, δ_i) releases, valid for adaptively chosen spends).
+
+    Examples
+    --------
+    >>> from privad.accounting import Ledger
+    >>> with Ledger(":memory:") as ledger:
+    ...     budget = ledger.set_budget("census", "pure-dp", 1.0)
+    >>> budget.total, budget.remaining
+    (Fraction(1, 1), Fraction(1, 1))
     """
 
     scope: str
@@ -73,7 +81,18 @@ class Budget:
 
 @dataclass(frozen=True)
 class Spend:
-    """One charge to the ledger: what was released, under which guarantee, when."""
+    """One charge to the ledger: what was released, under which guarantee, when.
+
+    Examples
+    --------
+    >>> from privad.accounting import Guarantee, Ledger
+    >>> g = Guarantee("pure-dp", 0.5, "add or remove one record")
+    >>> with Ledger(":memory:") as ledger:
+    ...     _ = ledger.set_budget("census", "pure-dp", 1.0)
+    ...     spend = ledger.spend("census", g, "noisy count")
+    >>> spend.id, spend.label, spend.epsilon, spend.status
+    (1, 'noisy count', 0.5, 'committed')
+    """
 
     id: int
     timestamp: datetime
