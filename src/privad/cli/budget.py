@@ -18,12 +18,7 @@ from privad.accounting import BUDGETED_NOTIONS, NOTIONS, PURE_DP, Ledger, defaul
 from privad.accounting.exact import fmt
 from privad.accounting.records import CANCELLED, RESERVED
 from privad.accounting.statement import account_summary, accounts, when
-from privad.cli._options import (
-    DELTA_OPTION,
-    Integer,
-    Number,
-    check_output_path,
-)
+from privad.cli._options import DELTA_OPTION, LEDGER_HELP, Integer, Number, check_output_path
 from privad.cli._render import JSON_OPTION, emit, out_console
 from privad.errors import PrivadError
 from privad.validation import check_choice, check_epsilon
@@ -43,13 +38,24 @@ budget_app = typer.Typer(
 
 _NOTIONS = ", ".join(BUDGETED_NOTIONS)
 
-LEDGER_OPTION_HELP = (
-    "Ledger file (SQLite). Default: $PRIVAD_LEDGER if set, else ~/.privad/ledger.sqlite."
+LEDGER_OPTION: Any = typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_HELP)
+YES_OPTION: Any = typer.Option(
+    False,
+    "--yes",
+    "-y",
+    help="Do not ask for confirmation. Without it the command asks, and refuses when "
+    "there is no one to answer (no standard input).",
 )
 
 
-def _ledger_option() -> Any:
-    return typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_OPTION_HELP)
+def _scope_option(what: str) -> Any:
+    """``--scope SCOPE``: ``what`` (e.g. "Show only") this scope; default every scope."""
+    return typer.Option(
+        None,
+        "--scope",
+        metavar="SCOPE",
+        help=f"{what} this scope (a non-empty name). Default: every scope.",
+    )
 
 
 def _open(ledger: str | None, *, create: bool) -> Ledger:
@@ -60,13 +66,8 @@ def _open(ledger: str | None, *, create: bool) -> Ledger:
 
 @budget_app.command("show")
 def show(
-    ledger: str | None = _ledger_option(),
-    scope: str | None = typer.Option(
-        None,
-        "--scope",
-        metavar="SCOPE",
-        help="Show only this scope (a non-empty name). Default: every scope.",
-    ),
+    ledger: str | None = LEDGER_OPTION,
+    scope: str | None = _scope_option("Show only"),
     last: int = typer.Option(
         50,
         "--last",
@@ -202,7 +203,7 @@ def set_(
         help=f"Privacy notion the budget is for, one of: {_NOTIONS}.",
     ),
     delta: float | None = DELTA_OPTION,
-    ledger: str | None = _ledger_option(),
+    ledger: str | None = LEDGER_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Set (create or change) the total ε (and δ) of SCOPE under one notion."""
@@ -236,20 +237,9 @@ def set_(
 
 @budget_app.command("reset")
 def reset(
-    scope: str | None = typer.Option(
-        None,
-        "--scope",
-        metavar="SCOPE",
-        help="Reset only this scope (a non-empty name). Default: every scope.",
-    ),
-    ledger: str | None = _ledger_option(),
-    yes: bool = typer.Option(
-        False,
-        "--yes",
-        "-y",
-        help="Do not ask for confirmation. Without it the command asks, and refuses when "
-        "there is no one to answer (no standard input).",
-    ),
+    scope: str | None = _scope_option("Reset only"),
+    ledger: str | None = LEDGER_OPTION,
+    yes: bool = YES_OPTION,
     drop_budgets: bool = typer.Option(
         False,
         "--drop-budgets",
@@ -266,17 +256,13 @@ def reset(
         n_budgets = len(book.budgets(scope))
         what = f"scope {scope!r}" if scope is not None else "every scope"
         kept = "and delete" if drop_budgets else "keeping"
-        if as_json and not yes:
-            raise PrivadError(
-                "refusing to reset without confirmation: with --json, pass "
-                "--yes (a script cannot answer the question)"
-            )
         _confirm(
             f"Delete {n_spends} spend(s) of {what} from ledger {book.path}, {kept} "
             f"{n_budgets} budget(s)?",
-            yes,
+            yes or as_json,
             "reset",
             "reset",
+            as_json=as_json and not yes,
         )
         deleted = book.reset(scope, drop_budgets=drop_budgets)
         name = book.path
@@ -297,9 +283,14 @@ def reset(
     )
 
 
-def _confirm(prompt: str, yes: bool, verb: str, done: str) -> None:
+def _confirm(prompt: str, yes: bool, verb: str, done: str, *, as_json: bool = False) -> None:
     """Go on if ``yes`` or the user answers yes; exit 1 on no ("Nothing was DONE."), refuse
-    to VERB when there is no standard input to answer."""
+    to VERB when there is no one to answer (``as_json``: a script; no standard input)."""
+    if as_json:
+        raise PrivadError(
+            f"refusing to {verb} without confirmation: with --json, pass "
+            "--yes (a script cannot answer the question)"
+        )
     if yes:
         return
     try:
@@ -323,14 +314,8 @@ def cancel(
         "where its status is reserved.",
         parser=Integer("a spend id (an integer >= 1)", minimum=1).bind("ID"),
     ),
-    ledger: str | None = _ledger_option(),
-    yes: bool = typer.Option(
-        False,
-        "--yes",
-        "-y",
-        help="Do not ask for confirmation. Without it the command asks, and refuses when "
-        "there is no one to answer (no standard input).",
-    ),
+    ledger: str | None = LEDGER_OPTION,
+    yes: bool = YES_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Give back the ε of a reservation whose run was killed before it finished.
@@ -350,17 +335,13 @@ def cancel(
         )
         already = spend.status == CANCELLED
         if spend.status == RESERVED:
-            if as_json and not yes:
-                raise PrivadError(
-                    "refusing to cancel without confirmation: with --json, pass "
-                    "--yes (a script cannot answer the question)"
-                )
             _confirm(
                 f"Give back the ε of {what} in ledger {book.path}? Only if nothing it "
                 "computed was released.",
-                yes,
+                yes or as_json,
                 "cancel",
                 "cancelled",
+                as_json=as_json and not yes,
             )
         if not already:
             spend = book.cancel(number)  # a committed spend: LedgerError, one line
@@ -385,13 +366,8 @@ def cancel(
 
 @budget_app.command("statement")
 def statement(
-    ledger: str | None = _ledger_option(),
-    scope: str | None = typer.Option(
-        None,
-        "--scope",
-        metavar="SCOPE",
-        help="Only this scope (a non-empty name). Default: every scope.",
-    ),
+    ledger: str | None = LEDGER_OPTION,
+    scope: str | None = _scope_option("Only"),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Print a readable statement of what was spent on what, per scope and notion.
