@@ -23,13 +23,18 @@
 
 Examples
 --------
->>> from privad.accounting import Guarantee, Ledger
->>> g = Guarantee("pure-dp", 0.1, "add or remove one record", description="noisy count")
->>> with Ledger(":memory:") as ledger:
-...     _ = ledger.set_budget("census", "pure-dp", 1.0)
-...     _ = ledger.spend("census", g, "count of anomalies")
-...     print(ledger.remaining("census", "pure-dp"))
-0.9
+Plan five counts, then spend them as one release:
+
+>>> from privad.accounting import Guarantee, Ledger, composition_costs, sequential
+>>> float(composition_costs(0.1, 5, None).linear)
+0.5
+>>> count = Guarantee("pure-dp", 0.1, "add or remove one record")
+>>> ledger = Ledger(":memory:", default_budget=1.0)
+>>> ledger.spend("census", sequential([count] * 5), "five counts").epsilon
+0.5
+>>> ledger.remaining("census", "pure-dp")
+0.5
+>>> ledger.close()
 """
 
 from __future__ import annotations

@@ -78,6 +78,19 @@ class Budget:
         """``remaining`` as a float."""
         return float(self.remaining)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The budget's amounts by name (exact Fractions; ``delta_spent`` None for a pure-ε
+        budget), as ``privad budget set --json`` prints them."""
+        return {
+            "scope": self.scope,
+            "notion": self.notion,
+            "total": self.total,
+            "spent": self.spent,
+            "remaining": self.remaining,
+            "delta": self.delta,
+            "delta_spent": self.delta_spent if self.delta is not None else None,
+        }
+
 
 @dataclass(frozen=True)
 class Spend:
@@ -86,10 +99,11 @@ class Spend:
     Examples
     --------
     >>> from privad.accounting import Guarantee, Ledger
-    >>> g = Guarantee("pure-dp", 0.5, "add or remove one record")
-    >>> with Ledger(":memory:") as ledger:
-    ...     _ = ledger.set_budget("census", "pure-dp", 1.0)
-    ...     spend = ledger.spend("census", g, "noisy count")
+    >>> ledger = Ledger(":memory:", default_budget=1.0)   # a budget made on first spend
+    >>> spend = ledger.spend(
+    ...     "census", Guarantee("pure-dp", 0.5, "add or remove one record"), "noisy count"
+    ... )
+    >>> ledger.close()
     >>> spend.id, spend.label, spend.epsilon, spend.status
     (1, 'noisy count', 0.5, 'committed')
     """

@@ -52,12 +52,11 @@ BOUNDS_OPTION: Any = typer.Option(
     "values outside clipped (both use only the bounds, so the guarantee holds). Never "
     "computed from the data: see docs/scaling.md.",
 )
-BOUND_OPTION: Any = typer.Option(
+BOUND_OPTION: Any = BOUND.option(
     None,
     "--bound",
-    metavar="COL=LO:HI",
-    parser=BOUND.bind("--bound"),
-    help="A public bound of one column, e.g. --bound proline=0:2000 (repeatable; with or "
+    "COL=LO:HI",
+    "A public bound of one column, e.g. --bound proline=0:2000 (repeatable; with or "
     "without --bounds). Scaled like --bounds.",
 )
 ID_OPTION: Any = typer.Option(

@@ -214,16 +214,7 @@ def set_(
         b = book.set_budget(scope, notion, total, delta=d)
         name = book.path
     kind = "" if b.delta is None else f", δ {fmt(b.delta)} (spent δ {fmt(b.delta_spent)})"
-    payload = {
-        "ledger": name,
-        "scope": b.scope,
-        "notion": b.notion,
-        "total": b.total,
-        "spent": b.spent,
-        "remaining": b.remaining,
-        "delta": b.delta,
-        "delta_spent": b.delta_spent if b.delta is not None else None,
-    }
+    payload = {"ledger": name, **b.to_dict()}
     emit(
         payload,
         as_json,

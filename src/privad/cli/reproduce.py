@@ -87,7 +87,7 @@ def sp(
     )
     t1 = result.tables["table1"]
     t2 = result.tables["table2"]
-    what = f"{_run_kind(quick)}, seed {seed}, {result.settings.samples} sampled run(s)"
+    what = _run_kind(quick, f"seed {seed}", f"{result.settings.samples} sampled run(s)")
     payload = {
         **_files_payload(result.files, directory, elapsed, what),
         "table1": t1.to_dict(orient="records"),
@@ -129,8 +129,9 @@ def sp(
     emit(payload, as_json, render)
 
 
-def _run_kind(quick: bool) -> str:
-    return "quick run" if quick else "full run"
+def _run_kind(quick: bool, *more: str) -> str:
+    """What a run was, for its summary line: "quick run, seed 0, ..." (``more`` appended)."""
+    return ", ".join(("quick run" if quick else "full run", *more))
 
 
 def _output_folder(out: str) -> Path:
@@ -221,7 +222,7 @@ def relaxed(
             directory, quick=quick, seed=seed, runs=runs, progress=progress
         ),
         directory,
-        f"{_run_kind(quick)}, seed {seed}, {runs} run(s)",
+        _run_kind(quick, f"seed {seed}", f"{runs} run(s)"),
         quiet=quiet,
         as_json=as_json,
     )
@@ -287,7 +288,7 @@ def search(
             command=command,
         ),
         directory,
-        f"{_run_kind(quick)}, seed {seed}, {runs} run(s)",
+        _run_kind(quick, f"seed {seed}", f"{runs} run(s)"),
         quiet=quiet,
         as_json=as_json,
     )
@@ -354,7 +355,7 @@ def rmp(
             command=command,
         ),
         directory,
-        f"{_run_kind(quick)}, seeds from {seed}",
+        _run_kind(quick, f"seeds from {seed}"),
         quiet=quiet,
         as_json=as_json,
     )
