@@ -7,6 +7,7 @@ with ``--delta``, the optimal composition theorem's ε at δ (Kairouz, Oh, Viswa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +41,21 @@ def _cost_lines(costs: Any) -> list[str]:
     return lines
 
 
-def _save(fig: Any, path: Path) -> None:
+def _draw(figure: str | None, size: tuple[float, float], draw: Callable[[Any], None]) -> None:
+    """``draw(fig)`` on a new Matplotlib figure of ``size``, saved atomically to ``figure``
+    (its format from the suffix, PNG without one); nothing without ``figure``."""
+    if figure is None:
+        return
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
     from privad.io import atomic_write
 
+    fig = Figure(figsize=size)
+    draw(fig)
+    path = Path(figure)
     with atomic_write(path, "wb") as handle:
         fig.savefig(handle, format=path.suffix.lstrip(".") or "png", dpi=120)
 
@@ -109,13 +122,8 @@ def sp_plan(
                 f"{row['sp']:.4g}",
                 f"{row['dp']:.4g}",
             )
-    if figure is not None:
-        import matplotlib
 
-        matplotlib.use("Agg")
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(10, 4))
+    def draw(fig: Any) -> None:
         ax1, ax2 = fig.subplots(1, 2)
         ax1.plot(curve["ball"], curve["sp"], label=f"sp, k = {k_v}")
         ax1.plot(curve["ball"], curve["dp"], "--", label="dp")
@@ -124,7 +132,8 @@ def sp_plan(
         ax1.set_ylabel("P(labelled anomaly)")
         ax1.legend()
         _cost_axis(ax2, eps, n or 1000, d)
-        _save(fig, Path(figure))
+
+    _draw(figure, (10, 4), draw)
     _emit(payload, table, as_json, [] if costs is None else _cost_lines(costs))
 
 
@@ -172,13 +181,5 @@ def search_plan(
         ("E[T] bound (eq. 26)", f"{expected:.1f}"),
     ):
         table.add_row(name, value)
-    if figure is not None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(5, 4))
-        _cost_axis(fig.subplots(), eps, costs.n, d)
-        _save(fig, Path(figure))
+    _draw(figure, (5, 4), lambda fig: _cost_axis(fig.subplots(), eps, costs.n, d))
     _emit(payload, table, as_json, _cost_lines(costs))
