@@ -47,7 +47,6 @@ __all__ = [
     "parse_choice",
     "parse_columns",
     "parse_float",
-    "parse_floats",
     "parse_int",
     "required_secret",
 ]
@@ -74,32 +73,37 @@ class ParamType(click.ParamType):
     one line naming the option and what it allows.
 
     A subclass says what it takes (``what``, the error's description) and implements
-    :meth:`parse`, usually with one of Click's types (:class:`click.FloatRange`,
+    :meth:`value`, usually with one of Click's types (:class:`click.FloatRange`,
     :class:`click.IntRange`, :class:`click.Choice`, :class:`click.Path`) or a library
-    validator. Whatever :meth:`parse` raises becomes privad's message: a
+    validator. :meth:`parse` turns whatever :meth:`value` raises into privad's message: a
     :class:`~privad.errors.PrivadError` keeps its own, a ``ValueError`` or
-    :class:`click.BadParameter` becomes "OPTION must be WHAT, got 'TEXT'". :meth:`check`
-    raises it as a ParameterError (for checks made by a command), :meth:`convert` as an
-    :class:`OptionError`, and :meth:`bind` makes the ``parser=`` of a :func:`typer.Option`
-    (Typer 0.29 takes a function, not a Click type).
+    :class:`click.BadParameter` becomes a ParameterError "OPTION must be WHAT, got 'TEXT'"
+    (a type may instead override :meth:`parse`, raising ParameterErrors itself).
+    :meth:`convert` raises it as an :class:`OptionError`, and :meth:`bind` makes the
+    ``parser=`` of a :func:`typer.Option` (Typer 0.29 takes a function, not a Click type).
     """
 
     name = "text"
     what = "a value"
 
-    def parse(self, text: str, option: str) -> Any:  # pragma: no cover - abstract
+    def value(self, text: str, option: str) -> Any:  # pragma: no cover - abstract
+        """``text`` as this type's value; a bad one raises (ValueError, BadParameter, ...)."""
         raise NotImplementedError
 
-    def check(self, text: str | None, option: str) -> Any:
+    def parse(self, text: str, option: str) -> Any:
         """``text`` as this type's value, or a one-line ParameterError naming ``option``."""
-        if text is None:
-            raise ParameterError(f"{option} is required: {self.what}")
         try:
-            return self.parse(str(text), option)
+            return self.value(text, option)
         except PrivadError:
             raise
         except (ValueError, click.BadParameter):
             raise ParameterError(f"{option} must be {self.what}, got {text!r}") from None
+
+    def check(self, text: str | None, option: str) -> Any:
+        """:meth:`parse`; a missing value (None) is a ParameterError too."""
+        if text is None:
+            raise ParameterError(f"{option} is required: {self.what}")
+        return self.parse(str(text), option)
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         """Click's conversion: text → value (a default, already of the type, passes)."""
@@ -145,7 +149,7 @@ class Number(ParamType):
         self.what = what
         self.range = click.FloatRange(minimum, maximum, min_open=strict, max_open=below)
 
-    def parse(self, text: str, option: str) -> float:
+    def value(self, text: str, option: str) -> float:
         value = self.range.convert(text, None, None)
         if not math.isfinite(value):
             raise ValueError(value)
@@ -162,7 +166,7 @@ class Integer(ParamType):
         self.what, self.maximum = what, maximum
         self.range = click.IntRange(minimum)
 
-    def parse(self, text: str, option: str) -> int:
+    def value(self, text: str, option: str) -> int:
         value = self.range.convert(text, None, None)
         if value > self.maximum:
             raise ParameterError(
@@ -188,7 +192,7 @@ class Choice(ParamType):
     def what(self) -> str:  # type: ignore[override]
         return f"one of {', '.join(self._list())}"
 
-    def parse(self, text: str, option: str) -> str:
+    def value(self, text: str, option: str) -> str:
         return click.Choice(self._list(), case_sensitive=False).convert(text.strip(), None, None)
 
 
@@ -198,7 +202,7 @@ class _List(ParamType):
     def __init__(self, item: ParamType) -> None:
         self.item, self.what = item, item.what
 
-    def parse(self, text: str, option: str) -> list[Any]:
+    def value(self, text: str, option: str) -> list[Any]:
         parts = [p.strip() for p in text.split(",")]
         if not all(parts):
             raise ValueError(text)
@@ -226,7 +230,7 @@ class Integers(_List):
 class _Scope(ParamType):
     name, what = "scope", "a non-empty name"
 
-    def parse(self, text: str, option: str) -> str:
+    def value(self, text: str, option: str) -> str:
         if not text.strip():
             raise ParameterError(f"{option} must be a non-empty name")
         return text.strip()
@@ -237,7 +241,7 @@ class _ExistingFile(ParamType):
 
     name, what = "file", "an existing file"
 
-    def parse(self, text: str, option: str) -> str:
+    def value(self, text: str, option: str) -> str:
         try:
             return click.Path(exists=True, dir_okay=False).convert(
                 os.path.expanduser(text), None, None
@@ -252,7 +256,7 @@ class _Bound(ParamType):
     name, what = "bound", "COL=LO:HI with finite numbers LO < HI"
     _END = Number(what, minimum=-math.inf)
 
-    def parse(self, text: str, option: str) -> tuple[str, tuple[float, float]]:
+    def value(self, text: str, option: str) -> tuple[str, tuple[float, float]]:
         name, eq, span = text.rpartition("=")
         lo, colon, hi = span.partition(":")
         if not (eq and colon and name.strip()):
@@ -291,11 +295,6 @@ def parse_float(
 def parse_choice(text: str, option: str, choices: Sequence[str]) -> str:
     """``text`` (case-insensitive) if it is one of ``choices``, else ParameterError."""
     return Choice(choices).check(text, option)
-
-
-def parse_floats(text: str, option: str, *, what: str) -> list[float]:
-    """A comma-separated list of finite numbers > 0 (a scalar is a list of one)."""
-    return Numbers(what).check(text, option)
 
 
 def parse_columns(values: Sequence[str] | None, option: str = "--columns") -> list[str] | None:
