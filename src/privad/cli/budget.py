@@ -68,12 +68,8 @@ def _open(ledger: str | None, *, create: bool) -> Ledger:
 def show(
     ledger: str | None = LEDGER_OPTION,
     scope: str | None = _scope_option("Show only"),
-    last: int = typer.Option(
-        50,
-        "--last",
-        metavar="N",
-        help="Show only the N most recent spends (an integer >= 0; 0 shows all).",
-        parser=Integer("an integer >= 0", minimum=0).bind("--last"),
+    last: int = Integer("an integer >= 0", minimum=0).option(
+        50, "--last", "N", "Show only the N most recent spends (an integer >= 0; 0 shows all)."
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -83,14 +79,13 @@ def show(
     "2.0 (1.0 own + 1.0 implied by pure-dp)"; a notion with no budget is listed when such
     implied spends count toward it.
     """
-    limit = last
     with _open(ledger, create=False) as book:
         budgets = book.budgets(scope)
         spends = book.history(scope, include_cancelled=False)
         name = book.path
     where = f" (scope {scope!r})" if scope is not None else ""
     rows = [a for a in accounts(budgets, spends) if NOTIONS[a.notion].has_epsilon]
-    shown = spends if limit == 0 else spends[-limit:]
+    shown = spends if last == 0 else spends[-last:]
     payload = {
         "ledger": name,
         "scope": scope,
@@ -186,15 +181,12 @@ def set_(
         metavar="SCOPE",
         help="The scope to budget: any non-empty name (a dataset, a user, a deployment).",
     ),
-    epsilon: float = typer.Option(
+    epsilon: float = Number("a finite number > 0 (e.g. 1.0)", strict=True).option(
         ...,
         "--epsilon",
-        metavar="E",
-        help=(
-            "Total ε of the budget: a finite number > 0. It may not be below what the scope "
-            "has already spent under the notion (reset first)."
-        ),
-        parser=Number("a finite number > 0 (e.g. 1.0)", strict=True).bind("--epsilon"),
+        "E",
+        "Total ε of the budget: a finite number > 0. It may not be below what the scope "
+        "has already spent under the notion (reset first).",
     ),
     notion: str = typer.Option(
         PURE_DP,
@@ -209,9 +201,8 @@ def set_(
     """Set (create or change) the total ε (and δ) of SCOPE under one notion."""
     total = check_epsilon(epsilon, "--epsilon")
     notion = check_choice(notion, "--notion", BUDGETED_NOTIONS)
-    d = delta
     with _open(ledger, create=True) as book:
-        b = book.set_budget(scope, notion, total, delta=d)
+        b = book.set_budget(scope, notion, total, delta=delta)
         name = book.path
     kind = "" if b.delta is None else f", δ {fmt(b.delta)} (spent δ {fmt(b.delta_spent)})"
     payload = {"ledger": name, **b.to_dict()}
@@ -317,9 +308,8 @@ def cancel(
     appeared and nobody read the unfinished staging files (.NAME.XXXX.part) it left.
     A committed spend cannot be cancelled.
     """
-    number = spend_id
     with _open(ledger, create=False) as book:
-        spend = book.get_spend(number)
+        spend = book.get_spend(spend_id)
         what = (
             f"reservation #{spend.id} ({spend.label!r}, scope {spend.scope!r}, "
             f"{spend.notion}, ε = {fmt(spend.epsilon)}, {when(spend.timestamp)} UTC)"
@@ -335,7 +325,7 @@ def cancel(
                 as_json=as_json and not yes,
             )
         if not already:
-            spend = book.cancel(number)  # a committed spend: LedgerError, one line
+            spend = book.cancel(spend_id)  # a committed spend: LedgerError, one line
         remaining = {b.notion: b.remaining for b in book.budgets(spend.scope)}
         name = book.path
     payload = {
