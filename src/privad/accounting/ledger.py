@@ -61,7 +61,6 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
-from types import TracebackType
 from typing import Any, Literal
 
 from privad.accounting.charges import (
@@ -250,12 +249,7 @@ class Ledger:
     def __enter__(self) -> Ledger:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
