@@ -70,22 +70,7 @@ PUBLIC_PACKAGES = [
 MAXIMUM_EXPORTS = 25
 
 
-#: Packages whose surface is still being cut down (issue 30); strict, so a package that
-#: meets the rule must leave this set.
-_NOT_YET = {
-    "privad.accounting",
-}
-
-
-@pytest.mark.parametrize(
-    "package",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="issue 30"))
-        if p in _NOT_YET
-        else p
-        for p in PUBLIC_PACKAGES
-    ],
-)
+@pytest.mark.parametrize("package", PUBLIC_PACKAGES)
 def test_public_surface_is_small_and_shown(package: str) -> None:
     module = importlib.import_module(package)
     exported = list(module.__all__)

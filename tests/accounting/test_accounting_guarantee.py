@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from privad.accounting import NOTION_NAMES, Guarantee
+from privad.accounting import Guarantee
+from privad.accounting.notions import NOTION_NAMES
 from privad.errors import ParameterError
 
 REL = "add or remove one record"

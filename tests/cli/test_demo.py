@@ -38,14 +38,10 @@ def test_demo_runs_every_section_and_writes_nothing(tmp_path):
 
 
 def test_search_section_plans_then_finds_the_anomaly_and_states_its_cost():
-    from rich.console import Console
-
-    from privad.cli.demo import _search_section
+    from privad.experiments.tour import search_section
     from privad.noise import Randomness
 
-    console = Console(record=True, width=400)
-    _search_section(console, Randomness(0))
-    text = console.export_text()
+    text = search_section(Randomness(0)).text
     assert "nab:ambient_temperature_system_failure: threshold ratio 0.047" in text
     assert "not searched, nothing spent" in text
     assert "threshold ratio 0.667" in text

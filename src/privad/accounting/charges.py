@@ -31,7 +31,19 @@ from privad.validation import check_probability
 
 
 class NoBudgetError(LedgerError, LookupError):
-    """No budget is set for a scope and notion, and the ledger has no ``default_budget``."""
+    """No budget is set for a scope and notion, and the ledger has no ``default_budget``.
+
+    Examples
+    --------
+    >>> from privad.accounting import Guarantee, Ledger, NoBudgetError
+    >>> g = Guarantee("pure-dp", 0.5, "add or remove one record")
+    >>> with Ledger(":memory:") as ledger:
+    ...     try:
+    ...         ledger.spend("census", g, "noisy count")
+    ...     except NoBudgetError as exc:
+    ...         print(str(exc).split(";")[0])
+    no budget is set for scope 'census' and notion 'pure-dp'
+    """
 
 
 def no_budget(scope: str, notion: str) -> NoBudgetError:

@@ -114,6 +114,13 @@ def sequential(
 
     Raises :class:`~privad.errors.ParameterError` for an empty input, for mixed notions, or
     for differing neighbouring relations without an explicit ``neighbouring``.
+
+    Examples
+    --------
+    >>> from privad.accounting import Guarantee, sequential
+    >>> g = Guarantee("pure-dp", 0.5, "add or remove one record")
+    >>> sequential([g, g]).epsilon
+    1.0
     """
     items = _collect(guarantees, "sequential")
     return _combine(
@@ -140,6 +147,13 @@ def parallel(
 
     The caller is responsible for the parts being disjoint; this function only does the
     arithmetic. Raises :class:`~privad.errors.ParameterError` as :func:`sequential` does.
+
+    Examples
+    --------
+    >>> from privad.accounting import Guarantee, parallel
+    >>> parts = [Guarantee("pure-dp", e, "add or remove one record") for e in (0.5, 0.25)]
+    >>> parallel(parts).epsilon
+    0.5
     """
     items = _collect(guarantees, "parallel")
     return _combine(
@@ -174,6 +188,14 @@ def scaled(g: Guarantee, m: int, *, description: str | None = None) -> Guarantee
     privacy (one run, a group of m records): its mε holds, but its (ε, δ) is not that of m
     answers, so build that guarantee directly. The neighbouring relation and ``k`` are
     kept. ``"rmp"`` is returned unchanged (no ε to scale).
+
+    Examples
+    --------
+    >>> from privad.accounting import Guarantee, scaled
+    >>> g = Guarantee("pure-dp", 0.5, "add or remove one record", description="noisy count")
+    >>> three = scaled(g, 3)
+    >>> three.epsilon, three.description
+    (1.5, '3 × (noisy count)')
     """
     if not isinstance(g, Guarantee):
         raise ParameterError(f"scaled takes a Guarantee, got {type(g).__name__}")
@@ -208,6 +230,14 @@ def per_ball(
     all of them is (m · max ε_t)-sensitively private for k = min k_t. This is
     ``scaled(parallel(guarantees), m)``; ``m`` must be an integer >= 1 and is the caller's
     bound (the geometry layer computes it).
+
+    Examples
+    --------
+    >>> from privad.accounting import Guarantee, per_ball
+    >>> query = Guarantee("sensitive", 0.1, "k-sensitive", k=2)
+    >>> both = per_ball([query, query], 4)   # at most 4 queried records in any ball
+    >>> both.epsilon, both.k
+    (0.4, 2)
     """
     items = _collect(guarantees, "per-ball")
     base = parallel(items, neighbouring=neighbouring, description=description)

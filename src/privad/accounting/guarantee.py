@@ -62,6 +62,15 @@ class Guarantee:
         Σ count·ε must equal ``epsilon`` (up to a relative 10⁻⁹): they describe the same
         release. :func:`~privad.accounting.composition.scaled` and
         :func:`~privad.accounting.composition.sequential` fill them in.
+
+    Examples
+    --------
+    >>> from privad.accounting import Guarantee
+    >>> g = Guarantee("pure-dp", 0.5, "add or remove one record", description="noisy count")
+    >>> g.summary()
+    'pure-dp (ε=0.5)'
+    >>> Guarantee("sensitive", 0.1, "k-sensitive", k=2).k
+    2
     """
 
     notion: str

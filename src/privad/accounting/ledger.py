@@ -61,7 +61,6 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
-from types import TracebackType
 from typing import Any, Literal
 
 from privad.accounting.charges import (
@@ -161,6 +160,16 @@ class Ledger:
 
     A ledger is safe to share between threads, and any number of processes may open the
     same file. Use it as a context manager, or call :meth:`close`.
+
+    Examples
+    --------
+    >>> from privad.accounting import Guarantee, Ledger
+    >>> g = Guarantee("pure-dp", 0.1, "add or remove one record", description="noisy count")
+    >>> with Ledger(":memory:") as ledger:
+    ...     _ = ledger.set_budget("census", "pure-dp", 1.0)
+    ...     _ = ledger.spend("census", g, "count of anomalies")
+    ...     print(ledger.remaining("census", "pure-dp"))
+    0.9
     """
 
     def __init__(
@@ -240,12 +249,7 @@ class Ledger:
     def __enter__(self) -> Ledger:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:

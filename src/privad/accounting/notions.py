@@ -32,7 +32,16 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Notion:
-    """What one privacy notion is and which parameters a guarantee of it carries."""
+    """What one privacy notion is and which parameters a guarantee of it carries.
+
+    Examples
+    --------
+    >>> from privad.accounting import NOTIONS
+    >>> NOTIONS["pure-dp"].implies   # an ε-DP spend counts toward these budgets too
+    ('sensitive', 'anomaly-restricted-dp', 'relaxed-dp')
+    >>> NOTIONS["sensitive"].needs_k
+    True
+    """
 
     name: str
     title: str

@@ -14,7 +14,14 @@ MEMORY = ":memory:"
 
 def default_ledger_path() -> Path:
     """The default ledger file: ``$PRIVAD_LEDGER`` if set and non-empty, else
-    ``~/.privad/ledger.sqlite``. (``~`` is expanded; the file need not exist yet.)"""
+    ``~/.privad/ledger.sqlite``. (``~`` is expanded; the file need not exist yet.)
+
+    Examples
+    --------
+    >>> from privad.accounting import default_ledger_path
+    >>> default_ledger_path().suffix   # ~/.privad/ledger.sqlite unless $PRIVAD_LEDGER is set
+    '.sqlite'
+    """
     env = os.environ.get(LEDGER_ENV, "").strip()
     if env:
         return Path(env).expanduser()

@@ -55,6 +55,13 @@ def composition_costs(epsilon: float, n: int, delta: float | None) -> Compositio
     epsilon : ε of one answer (> 0).
     n : the number of answers that can touch one record (Claim 5's m for a batch).
     delta : δ in (0, 1), or None for the pure total only.
+
+    Examples
+    --------
+    >>> from privad.accounting import composition_costs
+    >>> costs = composition_costs(0.1, 100, 1e-6)
+    >>> float(costs.linear), float(costs.optimal)
+    (10.0, 4.774568)
     """
     eps = check_epsilon(epsilon)
     n = check_int(n, "n", minimum=1)

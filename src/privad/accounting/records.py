@@ -24,6 +24,14 @@ class Budget:
     ``delta_spent``; its ``spent`` is then the sum of the spends' *tight* ε
     (:mod:`privad.accounting.tight`), and the spends' δ add up in ``delta_spent`` (basic
     composition of (ε_i, δ_i) releases, valid for adaptively chosen spends).
+
+    Examples
+    --------
+    >>> from privad.accounting import Ledger
+    >>> with Ledger(":memory:") as ledger:
+    ...     budget = ledger.set_budget("census", "pure-dp", 1.0)
+    >>> budget.total, budget.remaining
+    (Fraction(1, 1), Fraction(1, 1))
     """
 
     scope: str
@@ -70,10 +78,35 @@ class Budget:
         """``remaining`` as a float."""
         return float(self.remaining)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The budget's amounts by name (exact Fractions; ``delta_spent`` None for a pure-ε
+        budget), as ``privad budget set --json`` prints them."""
+        return {
+            "scope": self.scope,
+            "notion": self.notion,
+            "total": self.total,
+            "spent": self.spent,
+            "remaining": self.remaining,
+            "delta": self.delta,
+            "delta_spent": self.delta_spent if self.delta is not None else None,
+        }
+
 
 @dataclass(frozen=True)
 class Spend:
-    """One charge to the ledger: what was released, under which guarantee, when."""
+    """One charge to the ledger: what was released, under which guarantee, when.
+
+    Examples
+    --------
+    >>> from privad.accounting import Guarantee, Ledger
+    >>> ledger = Ledger(":memory:", default_budget=1.0)   # a budget made on first spend
+    >>> spend = ledger.spend(
+    ...     "census", Guarantee("pure-dp", 0.5, "add or remove one record"), "noisy count"
+    ... )
+    >>> ledger.close()
+    >>> spend.id, spend.label, spend.epsilon, spend.status
+    (1, 'noisy count', 0.5, 'committed')
+    """
 
     id: int
     timestamp: datetime

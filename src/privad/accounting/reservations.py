@@ -157,6 +157,17 @@ class Reservation:
 
     As a context manager it commits when the block ends normally and, when the block raises,
     cancels (or commits, if reserved with ``on_error="commit"``).
+
+    Examples
+    --------
+    >>> from privad.accounting import Guarantee, Ledger
+    >>> g = Guarantee("pure-dp", 0.5, "add or remove one record")
+    >>> with Ledger(":memory:") as ledger:
+    ...     _ = ledger.set_budget("census", "pure-dp", 1.0)
+    ...     with ledger.reserve("census", g, "noisy count") as reservation:
+    ...         held = ledger.remaining("census", "pure-dp")   # counted while reserved
+    ...     print(held, reservation.status)
+    0.5 committed
     """
 
     def __init__(

@@ -105,6 +105,12 @@ class Component:
     epsilon : float, the pure ε of one answer (Laplace: Δ/b; RR: ln((1 − q)/q)).
     scale, sensitivity : Laplace only: the noise scale b and the query's sensitivity Δ.
     flip : RR only: the probability q < 1/2 that the binary answer is flipped.
+
+    Examples
+    --------
+    >>> from privad.accounting import Component
+    >>> Component.pure(0.1, count=100)
+    Component(kind='pure', count=100, epsilon=0.1, scale=None, sensitivity=None, flip=None)
     """
 
     kind: str
@@ -252,6 +258,12 @@ def optimal_epsilon(epsilon: float, m: int, delta: float) -> Fraction:
     -------
     Fraction
         ε_g, a multiple of 10⁻⁶ (or exactly m·ε).
+
+    Examples
+    --------
+    >>> from privad.accounting import optimal_epsilon
+    >>> float(optimal_epsilon(0.1, 100, 1e-6))   # linear composition: 10.0
+    4.774568
     """
     from privad.accounting.exact import to_fraction
 
@@ -372,6 +384,12 @@ def tight_epsilon(
     :func:`pld_epsilon` rounded up to the :data:`GRID` (``coarse``: on the
     :data:`COARSE_INTERVAL`, a looser bound, fast enough for searches). Never above the
     linear sum. Cached: a service asks for the same components again and again.
+
+    Examples
+    --------
+    >>> from privad.accounting import Component, tight_epsilon
+    >>> float(tight_epsilon([Component.pure(0.1, count=100)], 1e-6))
+    4.774568
     """
     parts = merge(components)
     if not parts:

@@ -35,41 +35,40 @@ app = typer.Typer(
 SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
 
 
-def _completion(install: bool) -> Any:
-    """The callback of ``--install-completion SHELL`` or ``--show-completion SHELL``."""
-    from typer.completion import install_callback, show_callback
+def _completion(option: str, what: str, after: str = ".") -> Any:
+    """``--install-completion SHELL`` or ``--show-completion SHELL``, run before the rest."""
 
     def callback(ctx: Any, param: Any, value: str | None) -> None:
+        from typer.completion import install_callback, show_callback
+
         if value is None or ctx.resilient_parsing:
             return
         shell = value.strip().lower()
         if shell not in SHELLS:
-            raise PrivadError(f"{param.opts[0]} must be one of {', '.join(SHELLS)}, got {value!r}")
-        (install_callback if install else show_callback)(ctx, param, shell)
+            raise PrivadError(f"{option} must be one of {', '.join(SHELLS)}, got {value!r}")
+        run = install_callback if option == "--install-completion" else show_callback
+        run(ctx, param, shell)
 
-    return callback
+    return typer.Option(
+        None,
+        option,
+        metavar="SHELL",
+        is_eager=True,
+        expose_value=False,
+        callback=callback,
+        help=f"{what} for SHELL (bash, zsh, fish, powershell){after}",
+    )
 
 
 @app.callback()
 def _root(
-    install_completion: str | None = typer.Option(
-        None,
-        "--install-completion",
-        metavar="SHELL",
-        is_eager=True,
-        expose_value=False,
-        callback=_completion(install=True),
-        help="Install tab completion of privad for SHELL (bash, zsh, fish, powershell).",
+    install_completion: str | None = _completion(
+        "--install-completion", "Install tab completion of privad"
     ),
-    show_completion: str | None = typer.Option(
-        None,
+    show_completion: str | None = _completion(
         "--show-completion",
-        metavar="SHELL",
-        is_eager=True,
-        expose_value=False,
-        callback=_completion(install=False),
-        help="Print the completion script for SHELL (bash, zsh, fish, powershell), e.g. "
-        "privad --show-completion bash >> ~/.bashrc.",
+        "Print the completion script",
+        ", e.g. privad --show-completion bash >> ~/.bashrc.",
     ),
 ) -> None:
     """Find anomalies while protecting the privacy of everyone who is not one."""

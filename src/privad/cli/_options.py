@@ -1,18 +1,18 @@
 """Option types and declarations shared by the ``privad`` command groups: one line per mistake.
 
-Options are typed: each takes a :class:`click.ParamType` of this module (:class:`Number`,
-:class:`Integer`, :class:`Choice`, :data:`SEED`, :data:`SCOPE`, :data:`DELTA`, ...), so
-``--help`` shows what each takes, the shell completes it, and a bad value is an
-:class:`OptionError` naming the option and what it allows, raised while Click parses the
-command line: ``privad.cli.main`` prints it on one line and exits with status 2, before the
+Every option type is a :class:`ParamType` (Click's type protocol), mostly Click's own
+types with privad's message: :class:`Number` (:class:`click.FloatRange`), :class:`Integer`
+(:class:`click.IntRange`), :class:`Choice` (:class:`click.Choice`), :data:`EXISTING_FILE`
+(:class:`click.Path`), :data:`SEED`, :data:`SCOPE`, :data:`DELTA`, ... A bad value is an
+:class:`OptionError` naming the option and what it allows, raised while the command line
+is parsed: ``privad.cli.main`` prints it on one line and exits with status 2, before the
 command runs (nothing is read or written). An option that appears in several command
 modules is declared once here (or in :mod:`privad.cli._data`, :mod:`privad.cli._sensitive`,
 :mod:`privad.cli._search_options`); where only the help text differs, a small factory takes
-it. The ``parse_*`` functions are what the types run; a few checks that need two options
-(``--t-high`` > ``--t-low``, ``--count-cap`` >= β + 2) call them from the command. Output
-paths (``--out``, ``--output``, ``--ledger``, ...) go through
-:func:`privad.io.check_output_path` (re-exported here): their folder must exist and be
-writable, checked before any work.
+it. Checks that need two options (``--t-high`` > ``--t-low``, ``--count-cap`` >= β + 2)
+call :meth:`ParamType.check` or a ``parse_*`` function from the command. Output paths go
+through :func:`privad.io.check_output_path` (re-exported here): their folder must exist
+and be writable, checked before any work.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
+import click
 import typer
 
 from privad.errors import ParameterError, PrivadError
@@ -46,26 +47,223 @@ __all__ = [
     "parse_choice",
     "parse_columns",
     "parse_float",
-    "parse_floats",
     "parse_int",
     "required_secret",
 ]
 
-_T = TypeVar("_T")
-
-
-def _convert(text: str | None, option: str, convert: Callable[[str], _T], what: str) -> _T:
-    """``convert(text)``, or a ParameterError when ``text`` is missing or does not convert."""
-    if text is None:
-        raise ParameterError(f"{option} is required: {what}")
-    try:
-        return convert(str(text).strip())
-    except ValueError:
-        raise ParameterError(f"{option} must be {what}, got {text!r}") from None
-
-
 MAX_INT = 2**62
 """The largest integer an option takes (ids, counts, seeds): larger ones are refused."""
+
+
+class OptionError(PrivadError):
+    """A bad option value, raised while the command line is parsed; its message names the
+    option and what it allows, and ``privad.cli.main`` prints it as one line. Not a
+    ValueError on purpose: Typer's conversion would wrap a ValueError in its own message."""
+
+
+class _Named:
+    """The part of a :class:`click.Parameter` that :meth:`ParamType.convert` reads."""
+
+    def __init__(self, option: str) -> None:
+        self.opts = [option]
+
+
+class ParamType(click.ParamType):
+    """privad's option type: Click's own type protocol (:meth:`convert`), with every failure
+    one line naming the option and what it allows.
+
+    A subclass says what it takes (``what``, the error's description) and implements
+    :meth:`value`, usually with one of Click's types (:class:`click.FloatRange`,
+    :class:`click.IntRange`, :class:`click.Choice`, :class:`click.Path`) or a library
+    validator. :meth:`parse` turns whatever :meth:`value` raises into privad's message: a
+    :class:`~privad.errors.PrivadError` keeps its own, a ``ValueError`` or
+    :class:`click.BadParameter` becomes a ParameterError "OPTION must be WHAT, got 'TEXT'"
+    (a type may instead override :meth:`parse`, raising ParameterErrors itself).
+    :meth:`convert` raises it as an :class:`OptionError`, and :meth:`bind` makes the
+    ``parser=`` of a :func:`typer.Option` (Typer 0.29 takes a function, not a Click type).
+    """
+
+    name = "text"
+    what = "a value"
+
+    def value(self, text: str, option: str) -> Any:  # pragma: no cover - abstract
+        """``text`` as this type's value; a bad one raises (ValueError, BadParameter, ...)."""
+        raise NotImplementedError
+
+    def parse(self, text: str, option: str) -> Any:
+        """``text`` as this type's value, or a one-line ParameterError naming ``option``."""
+        try:
+            return self.value(text, option)
+        except PrivadError:
+            raise
+        except (ValueError, click.BadParameter):
+            raise ParameterError(f"{option} must be {self.what}, got {text!r}") from None
+
+    def check(self, text: str | None, option: str) -> Any:
+        """:meth:`parse`; a missing value (None) is a ParameterError too."""
+        if text is None:
+            raise ParameterError(f"{option} is required: {self.what}")
+        return self.parse(str(text), option)
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        """Click's conversion: text → value (a default, already of the type, passes)."""
+        if not isinstance(value, str):
+            return value
+        try:
+            return self.check(value, param.opts[0])
+        except PrivadError as exc:
+            raise OptionError(str(exc)) from None
+
+    def bind(self, option: str) -> Callable[[Any], Any]:
+        """The converter of ``option``: text → value, a bad value → :class:`OptionError`."""
+        named = _Named(option)
+        return lambda value: self.convert(value, named, None)
+
+    def option(self, default: Any, option: str, metavar: str, help: str, **more: Any) -> Any:
+        """A :func:`typer.Option` ``option METAVAR`` of this type."""
+        return typer.Option(
+            default, option, metavar=metavar, parser=self.bind(option), help=help, **more
+        )
+
+
+TextType = ParamType
+"""The earlier name of :class:`ParamType`, which the command modules subclass."""
+
+
+class Number(ParamType):
+    """A finite float ≥ (``strict``: >) ``minimum``, ≤ ``maximum`` (``below``: <):
+    :class:`click.FloatRange`; ``what`` is the error's description (e.g. "a finite number
+    > 0 (e.g. 0.1)")."""
+
+    name = "number"
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        minimum: float = 0.0,
+        strict: bool = False,
+        maximum: float | None = None,
+        below: bool = False,
+    ) -> None:
+        self.what = what
+        self.range = click.FloatRange(minimum, maximum, min_open=strict, max_open=below)
+
+    def value(self, text: str, option: str) -> float:
+        value = self.range.convert(text, None, None)
+        if not math.isfinite(value):
+            raise ValueError(value)
+        return value
+
+
+class Integer(ParamType):
+    """An int in [``minimum``, ``maximum``] (:class:`click.IntRange`; ``maximum`` 2^62 by
+    default, :data:`MAX_INT`: SQLite and NumPy overflow beyond 2^63)."""
+
+    name = "integer"
+
+    def __init__(self, what: str, *, minimum: int | None = None, maximum: int = MAX_INT) -> None:
+        self.what, self.maximum = what, maximum
+        self.range = click.IntRange(minimum)
+
+    def value(self, text: str, option: str) -> int:
+        value = self.range.convert(text, None, None)
+        if value > self.maximum:
+            raise ParameterError(
+                f"{option} must be {self.what} (at most {self.maximum}), got {text[:40]!r}"
+            )
+        return value
+
+
+class Choice(ParamType):
+    """One of ``choices``, case-insensitive (:class:`click.Choice`); ``choices`` may be a
+    function that returns them, so that a library's own list is read only when the option
+    is given (``privad --help`` imports no scheme)."""
+
+    name = "choice"
+
+    def __init__(self, choices: Sequence[str] | Callable[[], Sequence[str]]) -> None:
+        self.choices = choices
+
+    def _list(self) -> tuple[str, ...]:
+        return tuple(self.choices() if callable(self.choices) else self.choices)
+
+    @property
+    def what(self) -> str:  # type: ignore[override]
+        return f"one of {', '.join(self._list())}"
+
+    def value(self, text: str, option: str) -> str:
+        return click.Choice(self._list(), case_sensitive=False).convert(text.strip(), None, None)
+
+
+class _List(ParamType):
+    """A comma-separated list of values of ``item`` (a scalar is a list of one)."""
+
+    def __init__(self, item: ParamType) -> None:
+        self.item, self.what = item, item.what
+
+    def value(self, text: str, option: str) -> list[Any]:
+        parts = [p.strip() for p in text.split(",")]
+        if not all(parts):
+            raise ValueError(text)
+        return [self.item.check(part, option) for part in parts]
+
+
+class Numbers(_List):
+    """A comma-separated list of finite numbers > 0 (a scalar is a list of one)."""
+
+    name = "numbers"
+
+    def __init__(self, what: str) -> None:
+        super().__init__(Number(what, strict=True))
+
+
+class Integers(_List):
+    """A comma-separated list of ints ≥ ``minimum`` (one value of a repeated option)."""
+
+    name = "integers"
+
+    def __init__(self, what: str, *, minimum: int | None = None) -> None:
+        super().__init__(Integer(what, minimum=minimum))
+
+
+class _Scope(ParamType):
+    name, what = "scope", "a non-empty name"
+
+    def value(self, text: str, option: str) -> str:
+        if not text.strip():
+            raise ParameterError(f"{option} must be a non-empty name")
+        return text.strip()
+
+
+class _ExistingFile(ParamType):
+    """A file that exists (:class:`click.Path`), its path with ``~`` expanded."""
+
+    name, what = "file", "an existing file"
+
+    def value(self, text: str, option: str) -> str:
+        try:
+            return click.Path(exists=True, dir_okay=False).convert(
+                os.path.expanduser(text), None, None
+            )
+        except click.BadParameter:
+            raise ParameterError(f"{option}: no such file {text!r}") from None
+
+
+class _Bound(ParamType):
+    """``COL=LO:HI`` as (column, (lo, hi))."""
+
+    name, what = "bound", "COL=LO:HI with finite numbers LO < HI"
+    _END = Number(what, minimum=-math.inf)
+
+    def value(self, text: str, option: str) -> tuple[str, tuple[float, float]]:
+        name, eq, span = text.rpartition("=")
+        lo, colon, hi = span.partition(":")
+        if not (eq and colon and name.strip()):
+            raise ParameterError(
+                f"{option} must be COL=LO:HI (e.g. {option} proline=0:2000), got {text!r}"
+            )
+        return name.strip(), (self._END.check(lo, option), self._END.check(hi, option))
 
 
 def parse_int(
@@ -76,15 +274,8 @@ def parse_int(
     maximum: int = MAX_INT,
     what: str = "an integer",
 ) -> int:
-    """``text`` as an int in [``minimum``, ``maximum``], or a one-line ParameterError
-    naming ``option`` (``maximum`` defaults to 2^62: no option needs more, and SQLite and
-    NumPy overflow beyond 2^63)."""
-    value = _convert(text, option, int, what)
-    if value > maximum:
-        raise ParameterError(f"{option} must be {what} (at most {maximum}), got {str(text)[:40]!r}")
-    if minimum is not None and value < minimum:
-        raise ParameterError(f"{option} must be {what}, got {text!r}")
-    return value
+    """``text`` as an int in [``minimum``, ``maximum``], or a one-line ParameterError."""
+    return Integer(what, minimum=minimum, maximum=maximum).check(text, option)
 
 
 def parse_float(
@@ -98,23 +289,12 @@ def parse_float(
 ) -> float:
     """``text`` as a finite float ≥ (``strict``: >) ``minimum`` and ≤ ``maximum``, or a
     one-line ParameterError naming ``option``."""
-    value = _convert(text, option, float, what)
-    if (
-        not math.isfinite(value)
-        or value < minimum
-        or (strict and value == minimum)
-        or (maximum is not None and value > maximum)
-    ):
-        raise ParameterError(f"{option} must be {what}, got {text!r}")
-    return value
+    return Number(what, minimum=minimum, strict=strict, maximum=maximum).check(text, option)
 
 
 def parse_choice(text: str, option: str, choices: Sequence[str]) -> str:
     """``text`` (case-insensitive) if it is one of ``choices``, else ParameterError."""
-    value = str(text).strip().lower()
-    if value not in choices:
-        raise ParameterError(f"{option} must be one of {', '.join(choices)}, got {text!r}")
-    return value
+    return Choice(choices).check(text, option)
 
 
 def parse_columns(values: Sequence[str] | None, option: str = "--columns") -> list[str] | None:
@@ -127,22 +307,9 @@ def parse_columns(values: Sequence[str] | None, option: str = "--columns") -> li
     return out
 
 
-def parse_floats(text: str, option: str, *, what: str) -> list[float]:
-    """A comma-separated list of finite numbers > 0 (a scalar is a list of one)."""
-    parts = [p.strip() for p in str(text).split(",")]
-    if not parts or any(not p for p in parts):
-        raise ParameterError(f"{option} must be {what}, got {text!r}")
-    return [parse_float(p, option, strict=True, what=what) for p in parts]
-
-
 def existing_file(path: str | None, option: str) -> str | None:
-    """``path`` if it names a readable file (or None)."""
-    if path is None:
-        return None
-    expanded = os.path.expanduser(path)
-    if not os.path.isfile(expanded):
-        raise ParameterError(f"{option}: no such file {path!r}")
-    return expanded
+    """``path`` if it names a file that exists (or None), with ``~`` expanded."""
+    return None if path is None else EXISTING_FILE.parse(path, option)
 
 
 def required_secret(value: str | None, option: str, env: str) -> str:
@@ -173,160 +340,6 @@ def public_bounds(
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# Option types: a bad value is one line naming the option, raised while Click parses
-# --------------------------------------------------------------------------------------------
-
-
-class OptionError(PrivadError):
-    """A bad option value, raised while the command line is parsed; its message names the
-    option and what it allows, and ``privad.cli.main`` prints it as one line. Not a
-    ValueError on purpose: Typer's conversion would wrap a ValueError in its own message."""
-
-
-class TextType:
-    """The type of an option: :meth:`parse` turns its text into a value or raises a
-    ParameterError naming the option; :meth:`bind` makes the ``parser=`` of a
-    :func:`typer.Option` for one option name."""
-
-    name = "text"
-
-    def parse(self, text: str, option: str) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def bind(self, option: str) -> Callable[[Any], Any]:
-        """The converter of ``option``: text → value, a bad value → :class:`OptionError`."""
-
-        def convert(value: Any) -> Any:
-            if not isinstance(value, str):  # a default, already of the type
-                return value
-            try:
-                return self.parse(value, option)
-            except ParameterError as exc:
-                raise OptionError(str(exc)) from None
-
-        return convert
-
-
-class Number(TextType):
-    """A finite float ≥ (``strict``: >) ``minimum``, ≤ ``maximum`` (``below``: <);
-    ``what`` is the error's description (e.g. "a finite number > 0 (e.g. 0.1)")."""
-
-    name = "number"
-
-    def __init__(
-        self,
-        what: str,
-        *,
-        minimum: float = 0.0,
-        strict: bool = False,
-        maximum: float | None = None,
-        below: bool = False,
-    ) -> None:
-        self.what, self.minimum, self.strict = what, minimum, strict
-        self.maximum, self.below = maximum, below
-
-    def parse(self, text: str, option: str) -> float:
-        value = parse_float(
-            text,
-            option,
-            minimum=self.minimum,
-            strict=self.strict,
-            maximum=self.maximum,
-            what=self.what,
-        )
-        if self.below and value == self.maximum:
-            raise ParameterError(f"{option} must be {self.what}, got {text!r}")
-        return value
-
-
-class Integer(TextType):
-    """An int in [``minimum``, ``maximum``] (``maximum`` 2^62 by default, :data:`MAX_INT`)."""
-
-    name = "integer"
-
-    def __init__(self, what: str, *, minimum: int | None = None, maximum: int = MAX_INT) -> None:
-        self.what, self.minimum, self.maximum = what, minimum, maximum
-
-    def parse(self, text: str, option: str) -> int:
-        return parse_int(text, option, minimum=self.minimum, maximum=self.maximum, what=self.what)
-
-
-class Choice(TextType):
-    """One of ``choices``, case-insensitive; ``choices`` may be a function that returns them,
-    so that a library's own list is read only when the option is given (``privad --help``
-    imports no scheme)."""
-
-    name = "choice"
-
-    def __init__(self, choices: Sequence[str] | Callable[[], Sequence[str]]) -> None:
-        self.choices = choices
-
-    def parse(self, text: str, option: str) -> str:
-        choices = self.choices() if callable(self.choices) else self.choices
-        return parse_choice(text, option, tuple(choices))
-
-
-class Numbers(TextType):
-    """A comma-separated list of finite numbers > 0 (a scalar is a list of one)."""
-
-    name = "numbers"
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-
-    def parse(self, text: str, option: str) -> list[float]:
-        return parse_floats(text, option, what=self.what)
-
-
-class Integers(TextType):
-    """A comma-separated list of ints ≥ ``minimum`` (one value of a repeated option)."""
-
-    name = "integers"
-
-    def __init__(self, what: str, *, minimum: int | None = None) -> None:
-        self.what, self.minimum = what, minimum
-
-    def parse(self, text: str, option: str) -> list[int]:
-        parts = [p.strip() for p in text.split(",")]
-        return [parse_int(p, option, minimum=self.minimum, what=self.what) for p in parts]
-
-
-class _Scope(TextType):
-    name = "scope"
-
-    def parse(self, text: str, option: str) -> str:
-        if not text.strip():
-            raise ParameterError(f"{option} must be a non-empty name")
-        return text.strip()
-
-
-class _ExistingFile(TextType):
-    name = "file"
-
-    def parse(self, text: str, option: str) -> str:
-        return existing_file(text, option)  # type: ignore[return-value]
-
-
-class _Bound(TextType):
-    """``COL=LO:HI`` as (column, (lo, hi))."""
-
-    name = "bound"
-
-    def parse(self, text: str, option: str) -> tuple[str, tuple[float, float]]:
-        name, eq, span = text.rpartition("=")
-        lo, colon, hi = span.partition(":")
-        if not (eq and colon and name.strip()):
-            raise ParameterError(
-                f"{option} must be COL=LO:HI (e.g. {option} proline=0:2000), got {text!r}"
-            )
-        what = "COL=LO:HI with finite numbers LO < HI"
-        return name.strip(), (
-            parse_float(lo, option, minimum=-math.inf, what=what),
-            parse_float(hi, option, minimum=-math.inf, what=what),
-        )
-
-
 SEED = Integer("an integer >= 0", minimum=0)
 """``--seed``: an integer ≥ 0 (None: fresh OS entropy)."""
 SCOPE = _Scope()
@@ -334,7 +347,7 @@ SCOPE = _Scope()
 DELTA = Number("a number in (0, 1) (e.g. 1e-6)", strict=True, maximum=1.0, below=True)
 """``--delta``: a number in (0, 1) (None: a pure-ε budget)."""
 EXISTING_FILE = _ExistingFile()
-"""A readable file, its path with ``~`` expanded."""
+"""A file that exists, its path with ``~`` expanded."""
 BOUND = _Bound()
 """``--bound COL=LO:HI``."""
 POSITIVE = Number("a finite number > 0", strict=True)
@@ -359,50 +372,34 @@ def columns_option(help: str, option: str = "--columns", metavar: str = "COLS") 
 
 def plan_delta_option() -> Any:
     """``--delta`` of ``privad sp plan`` and ``privad search plan``."""
-    return typer.Option(
-        None,
-        "--delta",
-        metavar="D",
-        parser=DELTA.bind("--delta"),
-        help="δ in (0, 1): also show the optimal composition's ε at this δ.",
+    return DELTA.option(
+        None, "--delta", "D", "δ in (0, 1): also show the optimal composition's ε at this δ."
     )
 
 
 def seed_option(help: str, default: int | None = None) -> Any:
     """``--seed S`` (an integer >= 0) with a command's help text."""
-    return typer.Option(default, "--seed", metavar="S", parser=SEED.bind("--seed"), help=help)
+    return SEED.option(default, "--seed", "S", help)
 
 
 def timeout_option(help: str = "Seconds per request.") -> Any:
     """``--timeout S`` (seconds > 0, default 60)."""
-    return typer.Option(60.0, "--timeout", metavar="S", parser=SECONDS.bind("--timeout"), help=help)
+    return SECONDS.option(60.0, "--timeout", "S", help)
 
 
 def retries_option(help: str) -> Any:
     """``--retries N`` (an integer >= 0, default 3)."""
-    return typer.Option(
-        3,
-        "--retries",
-        metavar="N",
-        parser=Integer("an integer >= 0", minimum=0).bind("--retries"),
-        help=help,
-    )
+    return Integer("an integer >= 0", minimum=0).option(3, "--retries", "N", help)
 
 
 def ca_cert_option(what: str) -> Any:
     """``--ca-cert FILE``: the CA bundle to verify an https ``what``."""
-    return typer.Option(
-        None,
-        "--ca-cert",
-        metavar="FILE",
-        parser=EXISTING_FILE.bind("--ca-cert"),
-        help=f"CA bundle to verify an https {what}.",
-    )
+    return EXISTING_FILE.option(None, "--ca-cert", "FILE", f"CA bundle to verify an https {what}.")
 
 
 def scope_option(help: str) -> Any:
     """``--scope NAME`` (a non-empty name) with a command's help text."""
-    return typer.Option(None, "--scope", metavar="NAME", parser=SCOPE.bind("--scope"), help=help)
+    return SCOPE.option(None, "--scope", "NAME", help)
 
 
 LEDGER_HELP = "Ledger file (SQLite). Default: $PRIVAD_LEDGER if set, else ~/.privad/ledger.sqlite."
@@ -413,20 +410,17 @@ SCHEDULER_OPTION: Any = typer.Option(
     help="With Dask: the address of a running Dask scheduler (e.g. tcp://10.0.0.5:8786). "
     "Default: start a local cluster (see --workers).",
 )
-WORKERS_OPTION: Any = typer.Option(
+WORKERS_OPTION: Any = COUNT.option(
     None,
     "--workers",
-    metavar="N",
-    parser=Integer("an integer >= 1", minimum=1).bind("--workers"),
-    help="With Dask and no --scheduler: worker processes of the local cluster (default: one "
-    "per core).",
+    "N",
+    "With Dask and no --scheduler: worker processes of the local cluster (default: one per core).",
 )
-WORKER_TIMEOUT_OPTION: Any = typer.Option(
+WORKER_TIMEOUT_OPTION: Any = Number("seconds > 0 (e.g. 120)", strict=True).option(
     None,
     "--worker-timeout",
-    metavar="S",
-    parser=Number("seconds > 0 (e.g. 120)", strict=True).bind("--worker-timeout"),
-    help="With Dask: seconds the cluster may have no worker before the job fails (its "
+    "S",
+    "With Dask: seconds the cluster may have no worker before the job fails (its "
     "reservation cancelled, no output). Default: 120; raise it for a cluster that starts "
     "its workers on demand.",
 )
@@ -468,12 +462,11 @@ def cluster_of(scheduler: str | None, workers: int | None, worker_timeout: float
     )
 
 
-DELTA_OPTION: Any = typer.Option(
+DELTA_OPTION: Any = DELTA.option(
     None,
     "--delta",
-    metavar="D",
-    parser=DELTA.bind("--delta"),
-    help="Make the budget an (ε, δ) budget with this δ in (0, 1), e.g. 1e-6: answers are then "
+    "D",
+    "Make the budget an (ε, δ) budget with this δ in (0, 1), e.g. 1e-6: answers are then "
     "charged their tight ε (optimal composition, or the privacy-loss distribution), a "
     "service's answers from a prepaid block (see docs/accounting.md). Default: a pure-ε "
     "budget.",

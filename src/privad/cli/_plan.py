@@ -7,6 +7,7 @@ with ``--delta``, the optimal composition theorem's ε at δ (Kairouz, Oh, Viswa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,7 @@ from rich.table import Table
 
 from privad.accounting.planner import composition_costs
 from privad.cli._render import emit, print_lines
-from privad.errors import ParameterError
-from privad.sensitive.accounting import flag_curve
+from privad.experiments import plans
 
 
 def _emit(payload: dict[str, Any], table: Table, as_json: bool, extra: list[str]) -> None:
@@ -27,22 +27,36 @@ def _emit(payload: dict[str, Any], table: Table, as_json: bool, extra: list[str]
     emit(payload, as_json, render)
 
 
-def _cost_lines(costs: Any) -> list[str]:
+def _cost_lines(cost: dict[str, Any] | None) -> list[str]:
+    if cost is None:
+        return []
     lines = [
-        f"{costs.n} answer(s) of ε = {costs.epsilon:g} that may touch one record cost: "
-        f"ε = {float(costs.linear):g} by linear composition (pure ε-DP)"
+        f"{cost['answers']} answer(s) of ε = {cost['epsilon_per_answer']:g} that may touch one "
+        f"record cost: ε = {cost['linear_epsilon']:g} by linear composition (pure ε-DP)"
     ]
-    if costs.optimal is not None:
+    if cost["optimal_epsilon"] is not None:
         lines.append(
-            f"  and (ε = {float(costs.optimal):g}, δ = {costs.delta:g}) by the optimal "
+            f"  and (ε = {cost['optimal_epsilon']:g}, δ = {cost['delta']:g}) by the optimal "
             "composition theorem"
         )
     return lines
 
 
-def _save(fig: Any, path: Path) -> None:
+def _draw(figure: str | None, size: tuple[float, float], draw: Callable[[Any], None]) -> None:
+    """``draw(fig)`` on a new Matplotlib figure of ``size``, saved atomically to ``figure``
+    (its format from the suffix, PNG without one); nothing without ``figure``."""
+    if figure is None:
+        return
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
     from privad.io import atomic_write
 
+    fig = Figure(figsize=size)
+    draw(fig)
+    path = Path(figure)
     with atomic_write(path, "wb") as handle:
         fig.savefig(handle, format=path.suffix.lstrip(".") or "png", dpi=120)
 
@@ -70,22 +84,10 @@ def sp_plan(
     as_json: bool,
     figure: str | None,
 ) -> None:
-    """The body of ``privad sp plan`` (see :func:`privad.cli.sp.plan`)."""
-    top = (2 * b + 20) if max_ball is None else max_ball
-    curve = flag_curve(b, eps, k_v, np.arange(1, top + 1))
-    costs = None if n is None else composition_costs(eps, n, d)
-    payload: dict[str, Any] = {
-        "beta": b,
-        "epsilon": eps,
-        "k": k_v,
-        "flag_probability": [
-            {"ball": int(x), "anomaly": bool(a), "sp": float(s), "dp": float(p)}
-            for x, a, s, p in zip(
-                curve["ball"], curve["anomaly"], curve["sp"], curve["dp"], strict=True
-            )
-        ],
-        "cost": None if costs is None else costs.to_dict(),
-    }
+    """``privad sp plan`` (see :func:`privad.cli.sp.plan`): :func:`plans.sp_plan`, shown."""
+    payload = plans.sp_plan(b, eps, k_v, answers=n, delta=d, max_ball=max_ball)
+    rows = payload["flag_probability"]
+    top = len(rows)
     table = Table(
         title=f"P(labelled anomaly) by ball count B (β = {b}, ε = {eps:g}, k = {k_v};"
         " multiplicity 1)",
@@ -93,15 +95,9 @@ def sp_plan(
     )
     for col in ("B", "anomaly?", "sp (U_λk)", "dp (U_ΔG)"):
         table.add_column(col, justify="right")
-    show = sorted(
-        {
-            1,
-            *range(max(1, b - 3), min(top, b + 4) + 1),
-            top,
-            *np.linspace(1, top, 8).astype(int).tolist(),
-        }
-    )
-    for row in payload["flag_probability"]:
+    show = {1, *range(max(1, b - 3), min(top, b + 4) + 1), top}
+    show |= set(np.linspace(1, top, 8).astype(int).tolist())
+    for row in rows:
         if row["ball"] in show:
             table.add_row(
                 str(row["ball"]),
@@ -109,23 +105,20 @@ def sp_plan(
                 f"{row['sp']:.4g}",
                 f"{row['dp']:.4g}",
             )
-    if figure is not None:
-        import matplotlib
 
-        matplotlib.use("Agg")
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(10, 4))
+    def draw(fig: Any) -> None:
         ax1, ax2 = fig.subplots(1, 2)
-        ax1.plot(curve["ball"], curve["sp"], label=f"sp, k = {k_v}")
-        ax1.plot(curve["ball"], curve["dp"], "--", label="dp")
+        balls = np.array([row["ball"] for row in rows])
+        ax1.plot(balls, np.array([row["sp"] for row in rows]), label=f"sp, k = {k_v}")
+        ax1.plot(balls, np.array([row["dp"] for row in rows]), "--", label="dp")
         ax1.axvline(b + 0.5, color="grey", lw=0.8)
         ax1.set_xlabel("records within r (B)")
         ax1.set_ylabel("P(labelled anomaly)")
         ax1.legend()
         _cost_axis(ax2, eps, n or 1000, d)
-        _save(fig, Path(figure))
-    _emit(payload, table, as_json, [] if costs is None else _cost_lines(costs))
+
+    _draw(figure, (10, 4), draw)
+    _emit(payload, table, as_json, _cost_lines(payload["cost"]))
 
 
 def search_plan(
@@ -138,47 +131,18 @@ def search_plan(
     as_json: bool,
     figure: str | None,
 ) -> None:
-    """The body of ``privad search plan`` (see :func:`privad.cli.search.plan`)."""
-    from privad.search.theory import (
-        binarized_error_probability,
-        expected_queries_bound,
-        threshold_ratio,
-    )
-
-    ratio = threshold_ratio(lo, hi)
-    p = binarized_error_probability(eps, ratio)
-    if not p < 0.5:
-        raise ParameterError(
-            f"at ε = {eps:g} and threshold ratio R = {ratio:.4g} an answer is wrong with "
-            f"probability {p:.4g} >= 1/2: the search cannot converge; raise ε or the ratio"
-        )
-    expected = expected_queries_bound(n_items, p, err)
-    costs = composition_costs(eps, max(1, int(np.ceil(expected))), d)
-    payload = {
-        "epsilon": eps,
-        "threshold_ratio": ratio,
-        "error_probability": p,
-        "items": n_items,
-        "search_error": err,
-        "expected_queries_bound": expected,
-        "cost": costs.to_dict(),
-    }
+    """``privad search plan`` (see :func:`privad.cli.search.plan`): :func:`plans.search_plan`,
+    shown."""
+    payload = plans.search_plan(eps, lo, hi, n_items, err, d)
     table = Table(title="Noisy binary search plan (binarized oracle)", title_justify="left")
     table.add_column("quantity")
     table.add_column("value", justify="right")
     for name, value in (
-        ("threshold ratio R = (t_h − t_ℓ)/t_ℓ", f"{ratio:.4g}"),
-        ("answer error p (eq. 24)", f"{p:.4g}"),
-        ("E[T] bound (eq. 26)", f"{expected:.1f}"),
+        ("threshold ratio R = (t_h − t_ℓ)/t_ℓ", f"{payload['threshold_ratio']:.4g}"),
+        ("answer error p (eq. 24)", f"{payload['error_probability']:.4g}"),
+        ("E[T] bound (eq. 26)", f"{payload['expected_queries_bound']:.1f}"),
     ):
         table.add_row(name, value)
-    if figure is not None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(5, 4))
-        _cost_axis(fig.subplots(), eps, costs.n, d)
-        _save(fig, Path(figure))
-    _emit(payload, table, as_json, _cost_lines(costs))
+    answers = payload["cost"]["answers"]
+    _draw(figure, (5, 4), lambda fig: _cost_axis(fig.subplots(), eps, answers, d))
+    _emit(payload, table, as_json, _cost_lines(payload["cost"]))

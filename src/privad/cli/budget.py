@@ -18,12 +18,7 @@ from privad.accounting import BUDGETED_NOTIONS, NOTIONS, PURE_DP, Ledger, defaul
 from privad.accounting.exact import fmt
 from privad.accounting.records import CANCELLED, RESERVED
 from privad.accounting.statement import account_summary, accounts, when
-from privad.cli._options import (
-    DELTA_OPTION,
-    Integer,
-    Number,
-    check_output_path,
-)
+from privad.cli._options import DELTA_OPTION, LEDGER_HELP, Integer, Number, check_output_path
 from privad.cli._render import JSON_OPTION, emit, out_console
 from privad.errors import PrivadError
 from privad.validation import check_choice, check_epsilon
@@ -43,13 +38,24 @@ budget_app = typer.Typer(
 
 _NOTIONS = ", ".join(BUDGETED_NOTIONS)
 
-LEDGER_OPTION_HELP = (
-    "Ledger file (SQLite). Default: $PRIVAD_LEDGER if set, else ~/.privad/ledger.sqlite."
+LEDGER_OPTION: Any = typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_HELP)
+YES_OPTION: Any = typer.Option(
+    False,
+    "--yes",
+    "-y",
+    help="Do not ask for confirmation. Without it the command asks, and refuses when "
+    "there is no one to answer (no standard input).",
 )
 
 
-def _ledger_option() -> Any:
-    return typer.Option(None, "--ledger", metavar="PATH", help=LEDGER_OPTION_HELP)
+def _scope_option(what: str) -> Any:
+    """``--scope SCOPE``: ``what`` (e.g. "Show only") this scope; default every scope."""
+    return typer.Option(
+        None,
+        "--scope",
+        metavar="SCOPE",
+        help=f"{what} this scope (a non-empty name). Default: every scope.",
+    )
 
 
 def _open(ledger: str | None, *, create: bool) -> Ledger:
@@ -60,19 +66,10 @@ def _open(ledger: str | None, *, create: bool) -> Ledger:
 
 @budget_app.command("show")
 def show(
-    ledger: str | None = _ledger_option(),
-    scope: str | None = typer.Option(
-        None,
-        "--scope",
-        metavar="SCOPE",
-        help="Show only this scope (a non-empty name). Default: every scope.",
-    ),
-    last: int = typer.Option(
-        50,
-        "--last",
-        metavar="N",
-        help="Show only the N most recent spends (an integer >= 0; 0 shows all).",
-        parser=Integer("an integer >= 0", minimum=0).bind("--last"),
+    ledger: str | None = LEDGER_OPTION,
+    scope: str | None = _scope_option("Show only"),
+    last: int = Integer("an integer >= 0", minimum=0).option(
+        50, "--last", "N", "Show only the N most recent spends (an integer >= 0; 0 shows all)."
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -82,14 +79,13 @@ def show(
     "2.0 (1.0 own + 1.0 implied by pure-dp)"; a notion with no budget is listed when such
     implied spends count toward it.
     """
-    limit = last
     with _open(ledger, create=False) as book:
         budgets = book.budgets(scope)
         spends = book.history(scope, include_cancelled=False)
         name = book.path
     where = f" (scope {scope!r})" if scope is not None else ""
     rows = [a for a in accounts(budgets, spends) if NOTIONS[a.notion].has_epsilon]
-    shown = spends if limit == 0 else spends[-limit:]
+    shown = spends if last == 0 else spends[-last:]
     payload = {
         "ledger": name,
         "scope": scope,
@@ -185,15 +181,12 @@ def set_(
         metavar="SCOPE",
         help="The scope to budget: any non-empty name (a dataset, a user, a deployment).",
     ),
-    epsilon: float = typer.Option(
+    epsilon: float = Number("a finite number > 0 (e.g. 1.0)", strict=True).option(
         ...,
         "--epsilon",
-        metavar="E",
-        help=(
-            "Total ε of the budget: a finite number > 0. It may not be below what the scope "
-            "has already spent under the notion (reset first)."
-        ),
-        parser=Number("a finite number > 0 (e.g. 1.0)", strict=True).bind("--epsilon"),
+        "E",
+        "Total ε of the budget: a finite number > 0. It may not be below what the scope "
+        "has already spent under the notion (reset first).",
     ),
     notion: str = typer.Option(
         PURE_DP,
@@ -202,27 +195,17 @@ def set_(
         help=f"Privacy notion the budget is for, one of: {_NOTIONS}.",
     ),
     delta: float | None = DELTA_OPTION,
-    ledger: str | None = _ledger_option(),
+    ledger: str | None = LEDGER_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Set (create or change) the total ε (and δ) of SCOPE under one notion."""
     total = check_epsilon(epsilon, "--epsilon")
     notion = check_choice(notion, "--notion", BUDGETED_NOTIONS)
-    d = delta
     with _open(ledger, create=True) as book:
-        b = book.set_budget(scope, notion, total, delta=d)
+        b = book.set_budget(scope, notion, total, delta=delta)
         name = book.path
     kind = "" if b.delta is None else f", δ {fmt(b.delta)} (spent δ {fmt(b.delta_spent)})"
-    payload = {
-        "ledger": name,
-        "scope": b.scope,
-        "notion": b.notion,
-        "total": b.total,
-        "spent": b.spent,
-        "remaining": b.remaining,
-        "delta": b.delta,
-        "delta_spent": b.delta_spent if b.delta is not None else None,
-    }
+    payload = {"ledger": name, **b.to_dict()}
     emit(
         payload,
         as_json,
@@ -236,20 +219,9 @@ def set_(
 
 @budget_app.command("reset")
 def reset(
-    scope: str | None = typer.Option(
-        None,
-        "--scope",
-        metavar="SCOPE",
-        help="Reset only this scope (a non-empty name). Default: every scope.",
-    ),
-    ledger: str | None = _ledger_option(),
-    yes: bool = typer.Option(
-        False,
-        "--yes",
-        "-y",
-        help="Do not ask for confirmation. Without it the command asks, and refuses when "
-        "there is no one to answer (no standard input).",
-    ),
+    scope: str | None = _scope_option("Reset only"),
+    ledger: str | None = LEDGER_OPTION,
+    yes: bool = YES_OPTION,
     drop_budgets: bool = typer.Option(
         False,
         "--drop-budgets",
@@ -266,17 +238,13 @@ def reset(
         n_budgets = len(book.budgets(scope))
         what = f"scope {scope!r}" if scope is not None else "every scope"
         kept = "and delete" if drop_budgets else "keeping"
-        if as_json and not yes:
-            raise PrivadError(
-                "refusing to reset without confirmation: with --json, pass "
-                "--yes (a script cannot answer the question)"
-            )
         _confirm(
             f"Delete {n_spends} spend(s) of {what} from ledger {book.path}, {kept} "
             f"{n_budgets} budget(s)?",
-            yes,
+            yes or as_json,
             "reset",
             "reset",
+            as_json=as_json and not yes,
         )
         deleted = book.reset(scope, drop_budgets=drop_budgets)
         name = book.path
@@ -297,9 +265,14 @@ def reset(
     )
 
 
-def _confirm(prompt: str, yes: bool, verb: str, done: str) -> None:
+def _confirm(prompt: str, yes: bool, verb: str, done: str, *, as_json: bool = False) -> None:
     """Go on if ``yes`` or the user answers yes; exit 1 on no ("Nothing was DONE."), refuse
-    to VERB when there is no standard input to answer."""
+    to VERB when there is no one to answer (``as_json``: a script; no standard input)."""
+    if as_json:
+        raise PrivadError(
+            f"refusing to {verb} without confirmation: with --json, pass "
+            "--yes (a script cannot answer the question)"
+        )
     if yes:
         return
     try:
@@ -323,14 +296,8 @@ def cancel(
         "where its status is reserved.",
         parser=Integer("a spend id (an integer >= 1)", minimum=1).bind("ID"),
     ),
-    ledger: str | None = _ledger_option(),
-    yes: bool = typer.Option(
-        False,
-        "--yes",
-        "-y",
-        help="Do not ask for confirmation. Without it the command asks, and refuses when "
-        "there is no one to answer (no standard input).",
-    ),
+    ledger: str | None = LEDGER_OPTION,
+    yes: bool = YES_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Give back the ε of a reservation whose run was killed before it finished.
@@ -341,29 +308,24 @@ def cancel(
     appeared and nobody read the unfinished staging files (.NAME.XXXX.part) it left.
     A committed spend cannot be cancelled.
     """
-    number = spend_id
     with _open(ledger, create=False) as book:
-        spend = book.get_spend(number)
+        spend = book.get_spend(spend_id)
         what = (
             f"reservation #{spend.id} ({spend.label!r}, scope {spend.scope!r}, "
             f"{spend.notion}, ε = {fmt(spend.epsilon)}, {when(spend.timestamp)} UTC)"
         )
         already = spend.status == CANCELLED
         if spend.status == RESERVED:
-            if as_json and not yes:
-                raise PrivadError(
-                    "refusing to cancel without confirmation: with --json, pass "
-                    "--yes (a script cannot answer the question)"
-                )
             _confirm(
                 f"Give back the ε of {what} in ledger {book.path}? Only if nothing it "
                 "computed was released.",
-                yes,
+                yes or as_json,
                 "cancel",
                 "cancelled",
+                as_json=as_json and not yes,
             )
         if not already:
-            spend = book.cancel(number)  # a committed spend: LedgerError, one line
+            spend = book.cancel(spend_id)  # a committed spend: LedgerError, one line
         remaining = {b.notion: b.remaining for b in book.budgets(spend.scope)}
         name = book.path
     payload = {
@@ -385,13 +347,8 @@ def cancel(
 
 @budget_app.command("statement")
 def statement(
-    ledger: str | None = _ledger_option(),
-    scope: str | None = typer.Option(
-        None,
-        "--scope",
-        metavar="SCOPE",
-        help="Only this scope (a non-empty name). Default: every scope.",
-    ),
+    ledger: str | None = LEDGER_OPTION,
+    scope: str | None = _scope_option("Only"),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Print a readable statement of what was spent on what, per scope and notion.

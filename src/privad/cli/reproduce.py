@@ -20,7 +20,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from privad.cli._options import COUNT, SEED, check_output_path, seed_option
+from privad.cli._options import COUNT, check_output_path, seed_option
 from privad.cli._render import JSON_OPTION, QUIET_OPTION, StepProgress, emit
 from privad.errors import ParameterError
 
@@ -52,21 +52,17 @@ def sp(
         help="Smaller run for tests (about 10 s): synthetic set with n = 4,000 (β scaled), 2 "
         "sampled runs, coarser threshold grid. Thyroid and Mammography stay complete.",
     ),
-    seed: int = typer.Option(
-        0,
-        "--seed",
-        metavar="S",
-        help="Seed (an integer >= 0) for the synthetic data, the random queries of Table 2 "
+    seed: int = seed_option(
+        "Seed (an integer >= 0) for the synthetic data, the random queries of Table 2 "
         "and the sampled runs of Table 3 (default 0).",
-        parser=SEED.bind("--seed"),
+        0,
     ),
-    samples: int | None = typer.Option(
+    samples: int | None = COUNT.option(
         None,
         "--samples",
-        metavar="N",
-        help="Sampled runs per mechanism in Table 3 (an integer >= 1; default 10, or 2 with "
+        "N",
+        "Sampled runs per mechanism in Table 3 (an integer >= 1; default 10, or 2 with "
         "--quick). The exact expectations do not depend on it.",
-        parser=COUNT.bind("--samples"),
     ),
     quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
@@ -75,33 +71,23 @@ def sp(
     from privad.experiments import sensitive
     from privad.experiments.report import format_number
 
-    seed_v = seed
-    samples_v = samples
     directory = _output_folder(out)
     command = _command(
         "sp",
         ["--out", out]
         + (["--quick"] if quick else [])
-        + ["--seed", str(seed_v)]
-        + (["--samples", str(samples_v)] if samples_v else []),
+        + ["--seed", str(seed)]
+        + (["--samples", str(samples)] if samples else []),
     )
     result, elapsed = _with_progress(
         lambda progress: sensitive.reproduce(
-            directory,
-            quick=quick,
-            seed=seed_v,
-            samples=samples_v,
-            progress=progress,
-            command=command,
+            directory, quick=quick, seed=seed, samples=samples, progress=progress, command=command
         ),
         quiet or as_json,
     )
     t1 = result.tables["table1"]
     t2 = result.tables["table2"]
-    what = (
-        f"{'quick' if quick else 'full'} run, seed {seed_v}, {result.settings.samples} "
-        "sampled run(s)"
-    )
+    what = _run_kind(quick, f"seed {seed}", f"{result.settings.samples} sampled run(s)")
     payload = {
         **_files_payload(result.files, directory, elapsed, what),
         "table1": t1.to_dict(orient="records"),
@@ -141,6 +127,11 @@ def sp(
         _print_files(console, payload)
 
     emit(payload, as_json, render)
+
+
+def _run_kind(quick: bool, *more: str) -> str:
+    """What a run was, for its summary line: "quick run, seed 0, ..." (``more`` appended)."""
+    return ", ".join(("quick run" if quick else "full run", *more))
 
 
 def _output_folder(out: str) -> Path:
@@ -208,7 +199,7 @@ def _out_option(name: str) -> Any:
 
 def _runs_option(default: int, help: str) -> Any:
     """``--runs N`` (an integer >= 1)."""
-    return typer.Option(default, "--runs", metavar="N", parser=COUNT.bind("--runs"), help=help)
+    return COUNT.option(default, "--runs", "N", help)
 
 
 @reproduce_app.command("relaxed")
@@ -225,15 +216,13 @@ def relaxed(
     """Relaxed-DP sensor streams: Figure 3a/3b (accuracy, subset size), options, streaming."""
     from privad.experiments import relaxed as experiment
 
-    seed_v = seed
-    runs_v = runs
     directory = _output_folder(out)
     _run_with_progress(
         lambda progress: experiment.reproduce(
-            directory, quick=quick, seed=seed_v, runs=runs_v, progress=progress
+            directory, quick=quick, seed=seed, runs=runs, progress=progress
         ),
         directory,
-        f"{'quick' if quick else 'full'} run, seed {seed_v}, {runs_v} run(s)",
+        _run_kind(quick, f"seed {seed}", f"{runs} run(s)"),
         quiet=quiet,
         as_json=as_json,
     )
@@ -274,8 +263,6 @@ def search(
     """DP noisy binary search: Figures 1-4 on NAB series and synthetic mixtures."""
     from privad.experiments import search as experiment
 
-    seed_v = seed
-    runs_v = runs
     for flag, folder in (("--nab-root", nab_root), ("--yahoo-root", yahoo_root)):
         if folder is not None and not Path(folder).expanduser().is_dir():
             raise ParameterError(f"{flag} {folder!r} is not a folder")
@@ -284,7 +271,7 @@ def search(
     directory = _output_folder(out)
     command = _command(
         "search",
-        ["--out", out, "--seed", str(seed_v), "--runs", str(runs_v)]
+        ["--out", out, "--seed", str(seed), "--runs", str(runs)]
         + (["--quick"] if quick else [])
         + ([] if other_anomalies == "drop" else ["--other-anomalies", other_anomalies]),
     )
@@ -292,8 +279,8 @@ def search(
         lambda progress: experiment.reproduce(
             directory,
             quick=quick,
-            seed=seed_v,
-            runs=runs_v,
+            seed=seed,
+            runs=runs,
             progress=progress,
             nab_root=None if nab_root is None else Path(nab_root).expanduser(),
             yahoo_root=None if yahoo_root is None else Path(yahoo_root).expanduser(),
@@ -301,7 +288,7 @@ def search(
             command=command,
         ),
         directory,
-        f"{'quick' if quick else 'full'} run, seed {seed_v}, {runs_v} run(s)",
+        _run_kind(quick, f"seed {seed}", f"{runs} run(s)"),
         quiet=quiet,
         as_json=as_json,
     )
@@ -318,20 +305,15 @@ def rmp(
         "$PRIVAD_DATA/gas or [../]shared/datasets/gas; Gas is skipped with a note when "
         "it is not found there.",
     ),
-    seeds: int = typer.Option(
-        "5",
-        "--seeds",
-        metavar="N",
-        help="Repetitions with different seeds, averaged (integer >= 1; default 5).",
-        parser=COUNT.bind("--seeds"),
+    seeds: int = COUNT.option(
+        "5", "--seeds", "N", "Repetitions with different seeds, averaged (integer >= 1; default 5)."
     ),
-    epochs: int | None = typer.Option(
+    epochs: int | None = COUNT.option(
         None,
         "--epochs",
-        metavar="E",
-        help="AANN training epochs (integer >= 1; default 300, the estimators' default; the "
+        "E",
+        "AANN training epochs (integer >= 1; default 300, the estimators' default; the "
         "paper's range is 300-1000; 15 with --quick).",
-        parser=COUNT.bind("--epochs"),
     ),
     seed: int = seed_option("First seed (an integer >= 0).", 0),
     quick: bool = typer.Option(
@@ -346,9 +328,6 @@ def rmp(
     """RMP (Erfani et al., PAKDD 2014): Table 1, ROC curves (Figures 2-4), the effect of r."""
     from privad.experiments import rmp as experiment
 
-    seeds_v = seeds
-    seed_v = seed
-    epochs_v = epochs
     directory = _output_folder(out)
     gas_path = None
     if gas is not None:
@@ -357,8 +336,8 @@ def rmp(
             raise ParameterError(f"--gas {gas!r} does not exist (give gas-drift.npz or its folder)")
     command = _command(
         "rmp",
-        ["--out", out, "--seeds", str(seeds_v), "--seed", str(seed_v)]
-        + (["--epochs", str(epochs_v)] if epochs_v else [])
+        ["--out", out, "--seeds", str(seeds), "--seed", str(seed)]
+        + (["--epochs", str(epochs)] if epochs else [])
         + (["--gas", gas] if gas else [])
         + (["--quick"] if quick else [])
         + (["--skip-privacy"] if skip_privacy else []),
@@ -366,9 +345,9 @@ def rmp(
     _run_with_progress(
         lambda progress: experiment.reproduce(
             directory,
-            seeds=seeds_v,
-            seed=seed_v,
-            epochs=epochs_v,
+            seeds=seeds,
+            seed=seed,
+            epochs=epochs,
             gas_path=gas_path,
             quick=quick,
             privacy=not skip_privacy,
@@ -376,7 +355,7 @@ def rmp(
             command=command,
         ),
         directory,
-        f"{'quick' if quick else 'full'} run, seeds from {seed_v}",
+        _run_kind(quick, f"seeds from {seed}"),
         quiet=quiet,
         as_json=as_json,
     )

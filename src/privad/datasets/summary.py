@@ -1,0 +1,151 @@
+"""What ``privad datasets`` shows, for Python users too: a catalogue entry as data
+(:func:`entry_dict`) and one dataset or data file described with its summary statistics
+(:func:`describe_source`).
+
+Examples
+--------
+>>> from privad.datasets.summary import describe_source
+>>> doc = describe_source("thyroid")
+>>> doc["entry"]["kind"], doc["data"]["records"], doc["data"]["anomalies"]
+('embedded', 3772, 93)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privad.datasets.containers import Dataset, TimeSeries
+from privad.datasets.embedded import expected_sha256
+from privad.datasets.registry import DatasetInfo, describe, load
+from privad.errors import DatasetNotFoundError, ParameterError
+
+__all__ = ["describe_source", "entry_dict"]
+
+
+def entry_dict(entry: DatasetInfo) -> dict[str, Any]:
+    """A catalogue entry as JSON data (its loader left out).
+
+    Examples
+    --------
+    >>> from privad.datasets import describe
+    >>> entry_dict(describe("thyroid"))["shape"]
+    [3772, 6]
+    """
+    return {
+        "name": entry.name,
+        "kind": entry.kind,
+        "shape": None if entry.shape is None else list(entry.shape),
+        "anomalies": entry.n_anomalies,
+        "anomalies_text": entry.anomalies_text,
+        "series": entry.series,
+        "description": entry.description,
+        "source": entry.source,
+        "licence": entry.licence,
+        "usage": entry.usage,
+        "files": list(entry.files),
+    }
+
+
+def describe_source(
+    name: str, *, path: str | None = None, seed: int = 0, stats: bool = True
+) -> dict[str, Any]:
+    """A catalogue dataset (``name``) or a data file (a path) described: ``{"entry": ...,
+    "data": ...}``, ``data`` the summary statistics of the loaded data (None without
+    ``stats``; ``{"available": False, "reason": ...}`` for external data not found).
+
+    ``path`` is the file of an external dataset; ``seed`` that of a generated one, so the
+    statistics are repeatable. An unknown name that is no file is a
+    :class:`~privad.errors.DatasetNotFoundError` with suggestions.
+    """
+    entry = _registered(name)
+    if entry is None:  # a data file, read by the rule of every data file (docs/data.md)
+        if path is not None:
+            raise ParameterError(
+                "--path applies to the external datasets (gas, creditcard, yahoo); "
+                f"{name!r} is a file: it is described as it is"
+            )
+        data = _summary(load(Path(name).expanduser()), None) if stats else None
+        return {"entry": {"name": name, "kind": "file"}, "data": data}
+    doc: dict[str, Any] = {"entry": entry_dict(entry), "data": None}
+    if entry.kind == "embedded":
+        doc["entry"]["sha256"] = {f: expected_sha256(f) for f in entry.files}
+    if stats:
+        try:
+            data = _load(entry, path, seed)
+        except DatasetNotFoundError as exc:
+            if entry.kind != "external" or path is not None:
+                raise
+            doc["data"] = {"available": False, "reason": str(exc)}
+        else:
+            doc["data"] = _summary(data, seed if entry.kind == "generated" else None)
+    return doc
+
+
+def _registered(name: str) -> DatasetInfo | None:
+    """The registry's entry of ``name``; None for a path that exists (a data file)."""
+    try:
+        return describe(name)
+    except DatasetNotFoundError:
+        if Path(name).expanduser().exists():
+            return None
+        raise
+
+
+def _load(entry: DatasetInfo, path: str | None, seed: int) -> Dataset | TimeSeries:
+    if entry.kind == "external":
+        return entry.loader(path=path)
+    if path is not None:
+        raise ParameterError(f"--path does not apply to the {entry.kind} dataset {entry.name!r}")
+    return entry.loader(rng=seed) if entry.kind == "generated" else entry.loader()
+
+
+def _when(stamp: np.datetime64) -> str:
+    return np.datetime_as_string(stamp, unit="s").replace("T", " ")
+
+
+def _summary(data: Dataset | TimeSeries, seed: int | None) -> dict[str, Any]:
+    """Loaded data's summary (``seed``: that of generated data, else None)."""
+    if isinstance(data, TimeSeries):
+        values = data.values
+        return {
+            "available": True,
+            "points": len(data),
+            "from": _when(data.timestamps[0]),
+            "to": _when(data.timestamps[-1]),
+            "anomalous_points": data.n_anomalies,
+            "windows": [[_when(s), _when(e)] for s, e in data.windows],
+            "values": {
+                "min": values.min(),
+                "mean": values.mean(),
+                "sd": values.std(),
+                "max": values.max(),
+            },
+        }
+    n, d = data.shape
+    X = data.X
+    info: dict[str, Any] = {
+        "available": True,
+        "records": n,
+        "features": d,
+        "anomalies": data.n_anomalies,
+        "anomaly_share": None if data.y is None else float(data.y.mean()),
+        "seed": seed,
+        "statistics": [
+            {"feature": f, "min": lo, "mean": mu, "sd": sd, "max": hi}
+            for f, lo, mu, sd, hi in zip(
+                data.feature_names,
+                X.min(axis=0),
+                X.mean(axis=0),
+                X.std(axis=0),
+                X.max(axis=0),
+                strict=True,
+            )
+        ],
+    }
+    if data.classes is not None:
+        values, counts = np.unique(data.classes, return_counts=True)
+        info["classes"] = {str(v): int(c) for v, c in zip(values, counts, strict=True)}
+    return info
