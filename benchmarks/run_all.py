@@ -132,6 +132,24 @@ BENCHMARKS = (
         "work the mechanism cannot avoid); medians of 3, after compiling every kernel.",
     ),
     Benchmark(
+        "sp_split",
+        "Where `sp identify` spends its time",
+        ("bench_sp_split.py", "--sizes", "100000,284807"),
+        "One warm `privad sp identify` (a fresh process, kernels in the cache) on the Credit "
+        "Fraud stand-in (median ball about 1,000, β = 0.005 n, ε = 0.1) split into imports "
+        "(`-X importtime`), reading the CSV, the counts at r (with the multiplicities), "
+        "Claim 5's bound at 2r, sampling, writing and the rest; `whole/counts` is the "
+        "process's wall time over the counts.",
+    ),
+    Benchmark(
+        "claim5_options",
+        "Claim 5's 2r pass: what certificates would leave",
+        ("bench_claim5_options.py", "--sizes", "100000,284807"),
+        "The seed (exact 2r counts of the 8 densest r-balls) against the true maximum, and "
+        "for five certificates that a record's 2r count cannot exceed the seed, the share of "
+        "records they do not rule out (which an exact shortcut would still have to count).",
+    ),
+    Benchmark(
         "curator",
         "The sensitive-privacy curator",
         ("bench_curator.py",),

@@ -7,6 +7,7 @@ import pytest
 
 from privad.errors import ParameterError
 from privad.geometry import ball_counts
+from privad.geometry.predicate import pair_values, threshold
 from privad.sensitive.accounting import claim5_bound, claim5_radius
 
 
@@ -28,3 +29,28 @@ def test_bad_counts_raise(counts):
     Q = np.arange(8.0).reshape(4, 2)
     with pytest.raises(ParameterError, match="ball_counts_at_r"):
         claim5_bound(Q, 0.5, ball_counts_at_r=counts)
+
+
+def _brute_max(Q: np.ndarray, radius: float, metric: str) -> int:
+    """max_t #{s : v(t, s) <= threshold(radius)} from every pair value (canonical predicate)."""
+    return int((pair_values(Q, Q, metric) <= threshold(radius, metric)).sum(axis=1).max())
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan", "chebyshev"])
+def test_bound_equals_brute_force_on_small_random_inputs(metric):
+    """Both bounds, bit for bit, against every pair on 300 inputs per metric: lattice points
+    (ties at r and at 2r, duplicates), d = 1..4, radii taken from the pair distances."""
+    rng = np.random.default_rng(20261128)
+    for _ in range(300):
+        n = int(rng.integers(1, 41))
+        d = int(rng.integers(1, 5))
+        Q = rng.integers(-3, 4, size=(n, d)) * 0.5
+        Q[rng.random(n) < 0.2] = Q[0]  # duplicates of one record
+        radii = np.unique(np.abs(Q[:, None, :] - Q[None, :, :]).max(axis=2))
+        r = float(rng.choice(np.concatenate([radii, radii / 2, [0.0, 0.3]])))
+        bound = claim5_bound(Q, r, metric=metric)
+        assert bound.upper == _brute_max(Q, claim5_radius(r), metric)
+        assert bound.lower == _brute_max(Q, r, metric)
+        assert bound.m == max(1, min(bound.upper, n))
+        given = claim5_bound(Q, r, metric=metric, ball_counts_at_r=ball_counts(Q, r, metric=metric))
+        assert given == bound

@@ -227,6 +227,23 @@ def _push(stack_a, stack_b, sp, a, b):
 
 
 @njit(cache=True, inline="always")
+def _pop(stack_a, stack_b, sp):
+    """Pop the top node pair: ``(new stack size, a, b)``."""
+    sp -= 1
+    return sp, stack_a[sp], stack_b[sp]
+
+
+@njit(cache=True, inline="always")
+def _pair_bounds(qtree, a, dtree, b, metric):
+    """Box bounds of node ``a`` of ``qtree`` against node ``b`` of ``dtree``, and the two
+    nodes' sizes: ``(lower, upper, |a|, |b|)``."""
+    q_start, q_end, _, _, q_lo, q_hi = qtree
+    d_start, d_end, _, _, d_lo, d_hi = dtree
+    mn, mx = box_bounds(q_lo, q_hi, a, d_lo, d_hi, b, metric)
+    return mn, mx, q_end[a] - q_start[a], d_end[b] - d_start[b]
+
+
+@njit(cache=True, inline="always")
 def _split_a(a_leaf, b_leaf, na, nb):
     """Whether to split node ``a`` of a pair (else ``b``): the larger one, unless a leaf."""
     return b_leaf or (not a_leaf and na >= nb)
@@ -239,14 +256,10 @@ def _traverse_sym(a0, b0, X, XT, tree, thr, metric, node_add, pt, ws):
     stack_a, stack_b = _pair_stack(a0, b0)
     sp = 1
     while sp > 0:
-        sp -= 1
-        a = stack_a[sp]
-        b = stack_b[sp]
-        mn, mx = box_bounds(lo, hi, a, lo, hi, b, metric)
+        sp, a, b = _pop(stack_a, stack_b, sp)
+        mn, mx, na, nb = _pair_bounds(tree, a, tree, b, metric)
         if mn > thr:
             continue
-        na = end[a] - start[a]
-        nb = end[b] - start[b]
         if mx <= thr:
             node_add[a] += nb
             if a != b:
@@ -320,33 +333,29 @@ def _mark_capped(a, top, parent, left, right, capped):
 
 
 @njit(cache=True)
-def _traverse_cross(
-    a0, qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, use_cap, node_add, pt, capped, ws
-):
+def _traverse_cross(a0, job, ws):
     """Counts of the query points under query node ``a0`` against the whole data tree.
 
-    The task owns ``a0``'s subtree (its counters and ``capped`` flags). With ``use_cap``,
-    query nodes whose points all reached ``cap`` are skipped and the nearer data child is
-    visited first, so dense points reach the cap early.
+    ``job`` is the tuple :func:`count_cross_trees` builds (the trees, the threshold, the
+    cap and the counters). The task owns ``a0``'s subtree (its counters and ``capped``
+    flags). With ``use_cap``, query nodes whose points all reached ``cap`` are skipped and
+    the nearer data child is visited first, so dense points reach the cap early.
 
     The walk looks like :func:`_traverse_sym`'s but acts differently on every pair (two
     trees, one-sided counts, caps); only the stack handling is shared (``_push``).
     """
+    qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, use_cap, node_add, pt, capped = job
     q_start, q_end, q_left, q_right, q_lo, q_hi = qtree
     d_start, d_end, d_left, d_right, d_lo, d_hi = dtree
     stack_a, stack_b = _pair_stack(a0, 0)
     sp = 1
     while sp > 0:
-        sp -= 1
-        a = stack_a[sp]
-        b = stack_b[sp]
+        sp, a, b = _pop(stack_a, stack_b, sp)
         if use_cap and capped[a]:
             continue
-        mn, mx = box_bounds(q_lo, q_hi, a, d_lo, d_hi, b, metric)
+        mn, mx, na, nb = _pair_bounds(qtree, a, dtree, b, metric)
         if mn > thr:
             continue
-        na = q_end[a] - q_start[a]
-        nb = d_end[b] - d_start[b]
         if mx <= thr:
             node_add[a] += nb
             if use_cap and _path_add(parent, node_add, a) >= cap:
@@ -443,81 +452,20 @@ def _sym_serial(task_a, task_b, X, XT, tree, thr, metric, node_add, pt, width):
 
 
 @njit(cache=True, parallel=True)
-def _cross_parallel(
-    tasks,
-    qX,
-    qXT,
-    qtree,
-    parent,
-    dXT,
-    dtree,
-    thr,
-    metric,
-    cap,
-    use_cap,
-    node_add,
-    pt,
-    capped,
-    width,
-):
+def _cross_parallel(tasks, job, width):
+    # A parallel loop cannot take a tuple holding tuples (the trees): unpacked outside it.
+    qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, use_cap, node_add, pt, capped = job
     for t in prange(tasks.shape[0]):
         ws = _workspace(qX.shape[1], width)
-        _traverse_cross(
-            tasks[t],
-            qX,
-            qXT,
-            qtree,
-            parent,
-            dXT,
-            dtree,
-            thr,
-            metric,
-            cap,
-            use_cap,
-            node_add[0],
-            pt[0],
-            capped,
-            ws,
-        )
+        task = (qX, qXT, qtree, parent, dXT, dtree, thr, metric, cap, use_cap, node_add, pt, capped)
+        _traverse_cross(tasks[t], task, ws)
 
 
 @njit(cache=True)
-def _cross_serial(
-    tasks,
-    qX,
-    qXT,
-    qtree,
-    parent,
-    dXT,
-    dtree,
-    thr,
-    metric,
-    cap,
-    use_cap,
-    node_add,
-    pt,
-    capped,
-    width,
-):
-    ws = _workspace(qX.shape[1], width)
+def _cross_serial(tasks, job, width):
+    ws = _workspace(job[0].shape[1], width)
     for t in range(tasks.shape[0]):
-        _traverse_cross(
-            tasks[t],
-            qX,
-            qXT,
-            qtree,
-            parent,
-            dXT,
-            dtree,
-            thr,
-            metric,
-            cap,
-            use_cap,
-            node_add[0],
-            pt[0],
-            capped,
-            ws,
-        )
+        _traverse_cross(tasks[t], job, ws)
 
 
 def _totals(tree: KDTree, node_add: np.ndarray, pt: np.ndarray) -> np.ndarray:
@@ -616,8 +564,7 @@ def count_cross_trees(
     node_add = np.zeros((1, qtree.n_nodes), np.int64)
     pt = np.zeros((1, nq), np.int64)
     capped = np.zeros(qtree.n_nodes, np.bool_)
-    args = (
-        tasks,
+    job = (
         qtree.points,
         qtree.points_t,
         qtree.arrays(),
@@ -628,11 +575,11 @@ def count_cross_trees(
         code,
         cap_value,
         use_cap,
-        node_add,
-        pt,
+        node_add[0],
+        pt[0],
         capped,
-        _width(qtree, dtree),
     )
+    args = (tasks, job, _width(qtree, dtree))
     if parallel:
         with numba.parallel_chunksize(1):
             _cross_parallel(*args)

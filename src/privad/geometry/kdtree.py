@@ -80,7 +80,10 @@ def widest_feature(lo, hi, node):
 
 
 @njit(cache=True, inline="always")
-def _swap(perm, XT, i, j):
+def _swap(moved, i, j):
+    """Swap positions ``i`` and ``j`` of ``perm`` and columns ``i`` and ``j`` of ``XT``
+    (``moved = (perm, XT)``)."""
+    perm, XT = moved
     t = perm[i]
     perm[i] = perm[j]
     perm[j] = t
@@ -90,30 +93,17 @@ def _swap(perm, XT, i, j):
         XT[f, j] = v
 
 
-@njit(cache=True)
-def _select(perm, XT, dim, lo, hi, k):
-    """Reorder positions ``lo..hi`` (inclusive) of ``perm`` and of the columns of ``XT``
-    alike so that position ``k`` holds the k-th key ``XT[dim]`` (Hoare quickselect,
-    median-of-three pivot)."""
-    key = XT[dim]
+@njit(cache=True, inline="always")
+def quickselect(key, lo, hi, k, swap, moved):
+    """Reorder positions ``lo..hi`` (inclusive) so that position ``k`` holds the k-th
+    smallest of ``key`` (Hoare quickselect, median-of-three pivot). Positions are
+    exchanged with ``swap(moved, i, j)``, which must swap ``key[i]`` and ``key[j]`` too
+    (``key`` may be a view of what ``moved`` holds)."""
     while hi > lo:
-        a = key[lo]
-        b = key[(lo + hi) // 2]
-        c = key[hi]
-        if a < b:
-            if b < c:
-                pivot = b
-            elif a < c:
-                pivot = c
-            else:
-                pivot = a
-        else:
-            if a < c:
-                pivot = a
-            elif b < c:
-                pivot = c
-            else:
-                pivot = b
+        x = key[lo]
+        y = key[(lo + hi) // 2]
+        z = key[hi]
+        pivot = max(min(x, y), min(max(x, y), z))  # the median of the three
         i = lo
         j = hi
         while i <= j:
@@ -122,7 +112,7 @@ def _select(perm, XT, dim, lo, hi, k):
             while key[j] > pivot:
                 j -= 1
             if i <= j:
-                _swap(perm, XT, i, j)
+                swap(moved, i, j)
                 i += 1
                 j -= 1
         if k <= j:
@@ -204,7 +194,7 @@ def _build(X, leaf_size):
             _sort(perm, XT, dim, s, e, order, moved, scratch)
             continue
         mid = (s + e) // 2
-        _select(perm, XT, dim, s, e - 1, mid)
+        quickselect(XT[dim], s, e - 1, mid, _swap, (perm, XT))
         lc = n_nodes
         rc = n_nodes + 1
         n_nodes += 2

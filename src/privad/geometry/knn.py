@@ -35,7 +35,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from privad.geometry.kdtree import build_tree
+from privad.geometry.kdtree import build_tree, quickselect
 from privad.geometry.kernels import (
     accumulator_rows,
     box_bounds,
@@ -82,13 +82,15 @@ def _sift_up(heap, pos):
 
 
 @njit(cache=True)
-def _kth_one(X, i, XT, start, end, left, right, lo, hi, k, metric, heap, buf, st_node, st_bound):
-    """k-th smallest pair value between point i and all points.
+def _kth_one(X, i, tree, k, metric, heap, buf, st_node, st_bound):
+    """k-th smallest pair value between point i and all points of ``tree`` (the node
+    arrays and the points, feature-major: ``(start, end, left, right, lo, hi, XT)``).
 
     A max-heap holds the k smallest values seen; nodes are searched depth first, nearer
     child first, and skipped when their box bound is not below the heap's top (their points
     cannot change the k-th smallest value).
     """
+    start, end, left, right, lo, hi, XT = tree
     size = 0
     sp = 1
     st_node[0] = 0
@@ -131,23 +133,33 @@ def _kth_one(X, i, XT, start, end, left, right, lo, hi, k, metric, heap, buf, st
     return heap[0]
 
 
+@njit(cache=True, inline="always")
+def _expand(st_node, sp, left, right, node, admitted):
+    """One step of a depth-first walk down the tree from the node just popped: an inner
+    ``node`` that the bound ``admitted`` pushes its children (left on top); returns the new
+    stack size and whether ``node`` is an admitted leaf, whose points the caller reads."""
+    if not admitted:
+        return sp, False
+    if left[node] >= 0:
+        st_node[sp] = right[node]
+        st_node[sp + 1] = left[node]
+        return sp + 2, False
+    return sp, True
+
+
 @njit(cache=True)
-def _collect(X, i, XT, start, end, left, right, lo, hi, thr, metric, out, buf, st_node):
-    """Write every pair value ``<= thr`` between point ``X[i]`` and the tree's points into
-    ``out`` (capacity: all points); returns how many."""
+def _collect(X, i, tree, thr, metric, out, buf, st_node):
+    """Write every pair value ``<= thr`` between point ``X[i]`` and the points of ``tree``
+    (as for :func:`_kth_one`) into ``out`` (capacity: all points); returns how many."""
+    start, end, left, right, lo, hi, XT = tree
     m = 0
     sp = 1
     st_node[0] = 0
     while sp > 0:
-        sp -= 1
-        node = st_node[sp]
+        sp, node = sp - 1, st_node[sp - 1]
         mn, _ = point_box_bounds(X, i, lo, hi, node, metric)
-        if mn > thr:
-            continue
-        if left[node] >= 0:
-            st_node[sp] = right[node]
-            st_node[sp + 1] = left[node]
-            sp += 2
+        sp, at_leaf = _expand(st_node, sp, left, right, node, mn <= thr)
+        if not at_leaf:
             continue
         s = start[node]
         e = end[node]
@@ -159,35 +171,16 @@ def _collect(X, i, XT, start, end, left, right, lo, hi, thr, metric, out, buf, s
     return m
 
 
+@njit(cache=True, inline="always")
+def _swap_values(a, i, j):
+    a[i], a[j] = a[j], a[i]
+
+
 @njit(cache=True)
 def _select(a, m, k):
-    """The k-th smallest (1-based) of ``a[:m]``, reordering it (quickselect, median of 3)."""
-    lo = 0
-    hi = m - 1
-    t = k - 1
-    while hi > lo:
-        x = a[lo]
-        y = a[(lo + hi) // 2]
-        z = a[hi]
-        pivot = max(min(x, y), min(max(x, y), z))
-        i = lo
-        j = hi
-        while i <= j:
-            while a[i] < pivot:
-                i += 1
-            while a[j] > pivot:
-                j -= 1
-            if i <= j:
-                a[i], a[j] = a[j], a[i]
-                i += 1
-                j -= 1
-        if t <= j:
-            hi = j
-        elif t >= i:
-            lo = i
-        else:
-            break
-    return a[t]
+    """The k-th smallest (1-based) of ``a[:m]``, reordering it (:func:`quickselect`)."""
+    quickselect(a, 0, m - 1, k - 1, _swap_values, a)
+    return a[k - 1]
 
 
 @njit(cache=True)
@@ -212,15 +205,10 @@ def _collect_group(Q, leaf, full, t, metric, vals, count, buf, bmin, st_node):
     sp = 1
     st_node[0] = 0
     while sp > 0:
-        sp -= 1
-        node = st_node[sp]
+        sp, node = sp - 1, st_node[sp - 1]
         mn, _ = box_bounds(lo, hi, leaf, lo, hi, node, metric)
-        if mn > tmax:
-            continue
-        if left[node] >= 0:
-            st_node[sp] = right[node]
-            st_node[sp + 1] = left[node]
-            sp += 2
+        sp, at_leaf = _expand(st_node, sp, left, right, node, mn <= tmax)
+        if not at_leaf:
             continue
         s = start[node]
         e = end[node]
@@ -248,8 +236,9 @@ def _kth_leaves(l0, l1, leaves, full, sample, k, j, metric, out, leaf_max, capac
     (see the module docstring)."""
     Q = full[0]
     n = Q.shape[0]
-    f_start, f_end, f_left, f_right, f_lo, f_hi, f_pts_t = full[1:]
-    s_start, s_end, s_left, s_right, s_lo, s_hi, s_pts_t = sample
+    ftree = full[1:]
+    f_start, f_end = ftree[0], ftree[1]
+    s_pts_t = sample[6]
     heap = np.empty(max(k, j), np.float64)
     buf = np.empty(leaf_max, np.float64)
     st_node = np.empty(_STACK, np.int64)
@@ -268,13 +257,7 @@ def _kth_leaves(l0, l1, leaves, full, sample, k, j, metric, out, leaf_max, capac
             out[i] = _kth_one(
                 Q,
                 i,
-                s_pts_t,
-                s_start,
-                s_end,
-                s_left,
-                s_right,
-                s_lo,
-                s_hi,
+                sample,
                 j,
                 metric,
                 heap,
@@ -286,7 +269,7 @@ def _kth_leaves(l0, l1, leaves, full, sample, k, j, metric, out, leaf_max, capac
             continue
         for i in range(gs, ge):
             t[i - gs] = out[i]
-        _collect_group(Q, leaf, full[1:], t, metric, vals, count, buf, bmin, st_node)
+        _collect_group(Q, leaf, ftree, t, metric, vals, count, buf, bmin, st_node)
         for i in range(gs, ge):
             m = count[i - gs]
             row = vals[i - gs]
@@ -296,13 +279,7 @@ def _kth_leaves(l0, l1, leaves, full, sample, k, j, metric, out, leaf_max, capac
                 m = _collect(
                     Q,
                     i,
-                    f_pts_t,
-                    f_start,
-                    f_end,
-                    f_left,
-                    f_right,
-                    f_lo,
-                    f_hi,
+                    ftree,
                     out[i],
                     metric,
                     big,
@@ -316,13 +293,7 @@ def _kth_leaves(l0, l1, leaves, full, sample, k, j, metric, out, leaf_max, capac
                 out[i] = _kth_one(
                     Q,
                     i,
-                    f_pts_t,
-                    f_start,
-                    f_end,
-                    f_left,
-                    f_right,
-                    f_lo,
-                    f_hi,
+                    ftree,
                     k,
                     metric,
                     heap,
