@@ -242,6 +242,63 @@ def spawn(tmp_path: Path) -> Iterator[Callable[..., Process]]:
         p.stop()
 
 
+def sensor_send(source: Any, analyst: str, correction: str, token: str, options: str) -> list[str]:
+    """``privad sensor send SOURCE`` to the two servers with a sensor's ``token``, then
+    ``options`` (white-space separated)."""
+    to = ["--analyst", analyst, "--correction", correction, "--token", token]
+    return ["sensor", "send", str(source), *to, *options.split()]
+
+
+@pytest.fixture
+def send_args() -> Callable[..., list[str]]:
+    """:func:`sensor_send`: ``send_args(source, analyst_url, cs_url, token, "--epsilon 1 ...")``
+    is the command line of ``privad sensor send``."""
+    return sensor_send
+
+
+class RelaxedProcesses:
+    """``privad serve correction`` and ``privad serve analyst`` as subprocesses (``spawn``)
+    on free ports, their stores in the test's folder, the sensors' tokens in a file."""
+
+    def __init__(self, tmp_path: Path, spawn: Callable[..., Process]) -> None:
+        self.tmp_path, self.spawn = tmp_path, spawn
+
+    def tokens(self, *sensors: str) -> Path:
+        """A tokens file (a comment, then NAME=SECRET lines) of ``sensors``."""
+        path = self.tmp_path / "tokens.txt"
+        path.write_text("# sensors\n" + "".join(f"{s}={SENSOR_SECRETS[s]}\n" for s in sensors))
+        return path
+
+    def analyst_args(
+        self, cs_url: str, eps: float, min_samples: int, tokens: Path, db: str = "a.sqlite"
+    ) -> list[str]:
+        """``privad serve analyst`` against the correction server at ``cs_url``."""
+        return [
+            *f"serve analyst --db {self.tmp_path / db} --port 0 --tokens {tokens}".split(),
+            *f"--correction-url {cs_url} --correction-token {ANALYST_SECRET}".split(),
+            *f"--eps {eps!r} --min-samples {min_samples}".split(),
+        ]
+
+    def pair(
+        self, w_o: float, eps: float, min_samples: int, sensors: tuple[str, ...] = ("s0",)
+    ) -> tuple[Process, Process]:
+        """(correction, analyst), stores ``cs.sqlite`` and ``a.sqlite``."""
+        tokens = self.tokens(*sensors)
+        cs = self.spawn(
+            *f"serve correction --db {self.tmp_path / 'cs.sqlite'} --port 0".split(),
+            *f"--tokens {tokens} --analyst-token {ANALYST_SECRET}".split(),
+            *f"--outlier-layer-width {w_o!r}".split(),
+        )
+        return cs, self.spawn(*self.analyst_args(cs.url, eps, min_samples, tokens))
+
+
+@pytest.fixture
+def processes(tmp_path: Path, spawn: Callable[..., Process]) -> RelaxedProcesses:
+    """:class:`RelaxedProcesses`: ``processes.pair(w_o, eps, min_samples)`` starts the two
+    relaxed-DP servers as ``privad serve`` subprocesses (stopped at teardown)."""
+    return RelaxedProcesses(tmp_path, spawn)
+
+
 @pytest.fixture
 def cli_process(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen]]:
     """``cli_process("sensor", "send", ...)``: ``privad ARGS`` (serve and sensor groups) as a

@@ -14,30 +14,12 @@ from privad.services.sensor_client import SensorUploader
 
 
 def test_killed_analyst_process_restarts_with_everything_it_acknowledged(
-    tmp_path: Path, servers, spawn, ring, secrets
+    tmp_path: Path, servers, processes, ring, secrets
 ) -> None:
     cs = servers.correction()
-    tokens = tmp_path / "tokens.txt"
-    tokens.write_text(f"s0={secrets['s0']}\n")
-    args = [
-        "serve",
-        "analyst",
-        "--db",
-        str(tmp_path / "analyst.sqlite"),
-        "--port",
-        "0",
-        "--tokens",
-        str(tokens),
-        "--correction-url",
-        cs.url,
-        "--correction-token",
-        secrets["analyst"],
-        "--eps",
-        repr(ring.eps),
-        "--min-samples",
-        str(ring.min_samples),
-    ]
-    first = spawn(*args)
+    tokens = processes.tokens("s0")
+    args = processes.analyst_args(cs.url, ring.eps, ring.min_samples, tokens, "analyst.sqlite")
+    first = processes.spawn(*args)
     up = SensorUploader(
         Sensor(1.0, ring.rs, rng=Randomness(3)),
         AnalystClient(first.url, secrets["s0"]),
@@ -48,7 +30,7 @@ def test_killed_analyst_process_restarts_with_everything_it_acknowledged(
     up.send_window(1, ring.window(1))  # acknowledged, not closed
     first.kill()  # SIGKILL right after the acknowledgements: no graceful shutdown
 
-    second = spawn(*args)
+    second = processes.spawn(*args)
     client = AnalystClient(second.url, secrets["s0"])
     assert client.outliers(0)["outliers"] == closed.outliers.tolist()
     assert [(w["window"], w["status"], w["n"]) for w in client.windows()] == [
