@@ -111,6 +111,33 @@ def spawn_server() -> Any:
     return spawn_privad
 
 
+def shim_source(*groups: str) -> str:
+    """Python source that runs ``privad`` (``sys.argv[1:]``) with only the command ``groups``
+    (modules of :mod:`privad.cli`), so that a subprocess test depends on no other group."""
+    names = ", ".join(groups)
+    return f"""
+import sys
+import typer
+import privad.cli as cli
+from privad.cli import {names}
+app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False)
+@app.callback()
+def _root() -> None:
+    '''privad ({names}).'''
+cli.app = app
+cli._register = lambda: [group.register(app) for group in ({names},)]
+cli.main(sys.argv[1:])
+"""
+
+
+@pytest.fixture(scope="session")
+def privad_shim() -> Any:
+    """:func:`shim_source`: ``[sys.executable, "-c", privad_shim("serve"), *args]`` runs
+    ``privad ARGS`` with the ``serve`` group alone."""
+    return shim_source
+
+
 WINE_BOUNDS = {
     "alcohol": (10.0, 15.0),
     "malic_acid": (0.0, 6.0),

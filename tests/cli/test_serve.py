@@ -23,21 +23,6 @@ from privad.cli import serve
 SECRET = "sensor-secret-0123456789abcdef"
 PEER = "analyst-secret-0123456789abcdef"
 
-SHIM = """
-import sys
-import typer
-import privad.cli as cli
-from privad.cli import serve
-app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
-                  pretty_exceptions_enable=False)
-@app.callback()
-def _root() -> None:
-    '''privad (serve group only).'''
-cli.app = app
-cli._register = lambda: serve.register(app)
-cli.main(sys.argv[1:])
-"""
-
 
 @pytest.fixture
 def run(privad_cli, monkeypatch: pytest.MonkeyPatch):
@@ -230,14 +215,14 @@ def test_database_of_the_other_role_and_busy_port(error_line, run, tmp_path: Pat
     ids=["SIGTERM", "SIGINT"],
 )
 def test_server_process_starts_answers_and_stops_on_a_signal(
-    tmp_path: Path, sig: signal.Signals, statuses: tuple[int, ...], tokens: list[str]
+    tmp_path: Path, sig: signal.Signals, statuses: tuple[int, ...], tokens: list[str], privad_shim
 ) -> None:
     db = tmp_path / "cs.sqlite"
     proc = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            SHIM,
+            privad_shim("serve"),
             "serve",
             "correction",
             "--db",
@@ -314,12 +299,20 @@ def test_the_curator_refuses_the_ledger_or_a_garbage_file_as_its_store(
     assert "is not a usable SQLite database" in error_line(err)
 
 
-def test_server_loads_its_kernels_before_it_reports_listening(tmp_path: Path) -> None:
+def test_server_loads_its_kernels_before_it_reports_listening(tmp_path: Path, privad_shim) -> None:
     """One line on standard error says the kernels are ready, before ``listening on``: a
     client's first request never waits for a compilation (standard error merged into
     standard output keeps the order of the two flushed lines)."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", SHIM, "serve", "correction", "--db", str(tmp_path / "c.sqlite")]
+        [
+            sys.executable,
+            "-c",
+            privad_shim("serve"),
+            "serve",
+            "correction",
+            "--db",
+            str(tmp_path / "c.sqlite"),
+        ]
         + ["--port", "0", "--outlier-layer-width", "0.25"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

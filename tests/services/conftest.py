@@ -43,24 +43,8 @@ from privad.services.correction import create_correction_app
 ANALYST_SECRET = "analyst-peer-secret-0123456789"
 SENSOR_SECRETS = {f"s{i}": f"sensor-{i}-secret-abcdefghijklmnop" for i in range(8)}
 WINDOW = 2000
+GROUPS = ("serve", "sensor")  # the subprocesses run privad with these command groups only
 N_WINDOWS = 3
-
-# Runs 'privad' with only the serve and sensor groups (privad.cli.__init__ is wired by the
-# package owner; these tests must not depend on that).
-SHIM = """
-import sys
-import typer
-import privad.cli as cli
-from privad.cli import sensor, serve
-app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
-                  pretty_exceptions_enable=False)
-@app.callback()
-def _root() -> None:
-    '''privad (serve and sensor groups).'''
-cli.app = app
-cli._register = lambda: (serve.register(app), sensor.register(app))
-cli.main(sys.argv[1:])
-"""
 
 
 @dataclass(frozen=True)
@@ -165,11 +149,11 @@ def auth() -> Callable[[str], dict[str, str]]:
 class Process:
     """A ``privad serve ...`` subprocess; ``url`` is read from its 'listening on' line."""
 
-    def __init__(self, args: list[str], log: Path) -> None:
+    def __init__(self, args: list[str], log: Path, shim: str) -> None:
         self.log = log
         self._err = open(log, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", SHIM, *args],
+            [sys.executable, "-c", shim, *args],
             stdout=subprocess.PIPE,
             stderr=self._err,
             env={**os.environ, "COLUMNS": "200"},
@@ -228,12 +212,12 @@ class Process:
 
 
 @pytest.fixture
-def spawn(tmp_path: Path) -> Iterator[Callable[..., Process]]:
+def spawn(tmp_path: Path, privad_shim: Any) -> Iterator[Callable[..., Process]]:
     """``spawn("serve", "analyst", ...)``: a privad subprocess, stopped at teardown."""
     procs: list[Process] = []
 
     def _spawn(*args: str) -> Process:
-        p = Process(list(args), tmp_path / f"server-{len(procs)}.log")
+        p = Process(list(args), tmp_path / f"server-{len(procs)}.log", privad_shim(*GROUPS))
         procs.append(p)
         return p
 
@@ -300,7 +284,7 @@ def processes(tmp_path: Path, spawn: Callable[..., Process]) -> RelaxedProcesses
 
 
 @pytest.fixture
-def cli_process(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen]]:
+def cli_process(tmp_path: Path, privad_shim: Any) -> Iterator[Callable[..., subprocess.Popen]]:
     """``cli_process("sensor", "send", ...)``: ``privad ARGS`` (serve and sensor groups) as a
     subprocess with a pipe on standard input and standard output/error in files
     (``proc.out``, ``proc.err``); killed at teardown if still running."""
@@ -311,7 +295,7 @@ def cli_process(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen]]:
         out, err = tmp_path / f"cli-{k}.out", tmp_path / f"cli-{k}.err"
         with open(out, "wb") as o, open(err, "wb") as e:
             proc = subprocess.Popen(
-                [sys.executable, "-c", SHIM, *args],
+                [sys.executable, "-c", privad_shim(*GROUPS), *args],
                 stdin=subprocess.PIPE,
                 stdout=o,
                 stderr=e,
