@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -206,6 +207,21 @@ def test_database_of_the_other_role_and_busy_port(error_line, run, tmp_path: Pat
     assert code == 2 and "cannot listen on 127.0.0.1:" in error_line(err)
 
 
+def _correction(shim: Any, db: Path, tokens: str, *more: str, stderr: int) -> subprocess.Popen:
+    """``privad serve correction`` (the serve group alone) on a free port, w_O = 0.25, the
+    analyst's token and ``$PRIVAD_TOKENS`` (``tokens``) from the environment; standard
+    output a text pipe."""
+    args = f"serve correction --db {db} --port 0 --outlier-layer-width 0.25".split()
+    env = {**os.environ, "PRIVAD_ANALYST_TOKEN": PEER, "PRIVAD_TOKENS": tokens}
+    return subprocess.Popen(
+        [sys.executable, "-c", shim("serve"), *args, *more],
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        env=env,
+    )
+
+
 @pytest.mark.parametrize(
     ("sig", "statuses", "tokens"),
     [
@@ -218,30 +234,8 @@ def test_server_process_starts_answers_and_stops_on_a_signal(
     tmp_path: Path, sig: signal.Signals, statuses: tuple[int, ...], tokens: list[str], privad_shim
 ) -> None:
     db = tmp_path / "cs.sqlite"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            privad_shim("serve"),
-            "serve",
-            "correction",
-            "--db",
-            str(db),
-            "--port",
-            "0",
-            *tokens,
-            "--outlier-layer-width",
-            "0.25",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={
-            **os.environ,
-            "PRIVAD_ANALYST_TOKEN": PEER,
-            "PRIVAD_TOKENS": f"s1={SECRET}\ns2={SECRET}-2",
-        },
-    )
+    env_tokens = f"s1={SECRET}\ns2={SECRET}-2"
+    proc = _correction(privad_shim, db, env_tokens, *tokens, stderr=subprocess.PIPE)
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]
         assert line.startswith("privad correction listening on http://127.0.0.1:"), line
@@ -303,22 +297,8 @@ def test_server_loads_its_kernels_before_it_reports_listening(tmp_path: Path, pr
     """One line on standard error says the kernels are ready, before ``listening on``: a
     client's first request never waits for a compilation (standard error merged into
     standard output keeps the order of the two flushed lines)."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            privad_shim("serve"),
-            "serve",
-            "correction",
-            "--db",
-            str(tmp_path / "c.sqlite"),
-        ]
-        + ["--port", "0", "--outlier-layer-width", "0.25"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PRIVAD_ANALYST_TOKEN": PEER, "PRIVAD_TOKENS": f"s1={SECRET}"},
-    )
+    db = tmp_path / "c.sqlite"
+    proc = _correction(privad_shim, db, f"s1={SECRET}", stderr=subprocess.STDOUT)
     try:
         lines = [proc.stdout.readline()]  # type: ignore[union-attr]
         while lines[-1] and " listening on " not in lines[-1]:
