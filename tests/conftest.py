@@ -139,19 +139,15 @@ def privad_shim() -> Any:
 
 
 WINE_BOUNDS = {
-    "alcohol": (10.0, 15.0),
-    "malic_acid": (0.0, 6.0),
-    "ash": (1.0, 4.0),
-    "alcalinity_of_ash": (10.0, 30.0),
-    "magnesium": (60.0, 170.0),
-    "total_phenols": (0.0, 4.0),
-    "flavanoids": (0.0, 5.0),
-    "nonflavanoid_phenols": (0.0, 1.0),
-    "proanthocyanins": (0.0, 4.0),
-    "color_intensity": (0.0, 13.0),
-    "hue": (0.0, 2.0),
-    "od280/od315_of_diluted_wines": (1.0, 4.0),
-    "proline": (0.0, 2000.0),
+    name: (float(lower), float(upper))
+    for name, lower, upper in (
+        entry.split()
+        for entry in (
+            "alcohol 10 15, malic_acid 0 6, ash 1 4, alcalinity_of_ash 10 30, magnesium 60 170, "
+            "total_phenols 0 4, flavanoids 0 5, nonflavanoid_phenols 0 1, proanthocyanins 0 4, "
+            "color_intensity 0 13, hue 0 2, od280/od315_of_diluted_wines 1 4, proline 0 2000"
+        ).split(", ")
+    )
 }
 """Round, domain-style bounds of the Wine features (what an analyst would write down from
 the measurement ranges, not computed from the data); flavanoids' 5.08 lies above its bound."""
