@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from privad.noise import Randomness
 from privad.relaxed import Analyst, CorrectionServer, Sensor, run_protocol
@@ -21,16 +24,25 @@ def _one_error_line(err: str) -> str:
     return lines[0]
 
 
-def test_stream_on_stdin_matches_in_process_protocol(
-    servers, ring, run_cli, secrets, send_args
-) -> None:
-    analyst, cs = servers.pair()
+@pytest.fixture
+def send_stdin(servers, ring, run_cli, send_args) -> Any:  # type: ignore[no-untyped-def]
+    """``send_stdin(token, options, X)``: ``privad sensor send -`` with ``X`` on standard
+    input, to a new pair of threaded servers, with the ring's relaxed sensitivities; returns
+    the analyst server and (status, out, err)."""
+
+    def send(token: str, options: str, X: Any) -> tuple[Any, tuple[int, str, str]]:
+        analyst, cs = servers.pair()
+        rs = ",".join(repr(v) for v in ring.rs.tolist())
+        args = send_args("-", analyst.url, cs.url, token, f"{options} --relaxed-sensitivity {rs}")
+        return analyst, run_cli(*args, stdin=_csv(X))
+
+    return send
+
+
+def test_stream_on_stdin_matches_in_process_protocol(ring, run_cli, secrets, send_stdin) -> None:
     X = ring.data[:1300]
-    rs = ",".join(repr(v) for v in ring.rs.tolist())
-    options = f"--epsilon 0.5 --window 500 --first-window 4 --relaxed-sensitivity {rs} --seed 21"
-    code, out, err = run_cli(
-        *send_args("-", analyst.url, cs.url, secrets["s2"], options), stdin=_csv(X)
-    )
+    options = "--epsilon 0.5 --window 500 --first-window 4 --seed 21"
+    analyst, (code, out, err) = send_stdin(secrets["s2"], options, X)
     assert code == 0, err
     assert out.count("record(s) sent") == 3 and "(windows 4..6)" in out
     code, out, _ = run_cli(
@@ -46,12 +58,9 @@ def test_stream_on_stdin_matches_in_process_protocol(
         assert r["outliers"] == run.outliers.tolist()
 
 
-def test_no_close_and_partial_drop(servers, ring, run_cli, secrets, send_args) -> None:
-    analyst, cs = servers.pair()
-    rs = ",".join(repr(v) for v in ring.rs.tolist())
-    options = f"--epsilon 1 --window 400 --no-close --partial drop --relaxed-sensitivity {rs}"
-    args = send_args("-", analyst.url, cs.url, secrets["s3"], options)
-    code, out, err = run_cli(*args, stdin=_csv(ring.data[:1000]))
+def test_no_close_and_partial_drop(ring, run_cli, secrets, send_stdin) -> None:
+    options = "--epsilon 1 --window 400 --no-close --partial drop"
+    analyst, (code, out, err) = send_stdin(secrets["s3"], options, ring.data[:1000])
     assert code == 0, err
     assert "window 1: 400 record(s) uploaded" in out and "window 2" not in out
     code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token", secrets["s3"])
@@ -148,13 +157,10 @@ def test_calibrate_formats(ring, run_cli, to_csv, tmp_path: Path) -> None:
     assert code == 2 and "--p-o must be" in _one_error_line(err)
 
 
-def test_json_documents(servers, ring, run_cli, secrets, to_csv, send_args, tmp_path: Path) -> None:
+def test_json_documents(ring, run_cli, secrets, to_csv, send_stdin, tmp_path: Path) -> None:
     """send, result, close and calibrate with --json: stdout is exactly one JSON document."""
-    analyst, cs = servers.pair()
-    rs = ",".join(repr(v) for v in ring.rs.tolist())
-    options = f"--epsilon 0.5 --window 500 --relaxed-sensitivity {rs} --seed 5 --json"
-    args = send_args("-", analyst.url, cs.url, secrets["s4"], options)
-    code, out, err = run_cli(*args, stdin=_csv(ring.data[:1000]))
+    options = "--epsilon 0.5 --window 500 --seed 5 --json"
+    analyst, (code, out, err) = send_stdin(secrets["s4"], options, ring.data[:1000])
     assert code == 0, err
     sent = json.loads(out)
     assert [(w["window"], w["records"], w["status"]) for w in sent["windows"]] == [
