@@ -57,7 +57,7 @@ class Sender:
 
 
 @pytest.fixture
-def sender(servers, ring, secrets, tmp_path: Path) -> Iterator[Sender]:  # type: ignore[no-untyped-def]
+def sender(servers: Any, ring: Any, secrets: dict[str, str], tmp_path: Path) -> Iterator[Sender]:
     """A :class:`Sender`, its clients, ledger and journal closed at teardown."""
     parts = Sender(servers, ring, secrets, tmp_path)
     yield parts
