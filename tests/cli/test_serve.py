@@ -310,3 +310,31 @@ def test_server_loads_its_kernels_before_it_reports_listening(tmp_path: Path, pr
     ready = [line for line in lines if line.startswith("privad correction: kernels ready in ")]
     assert len(ready) == 1 and ready[0].rstrip().endswith(" s"), lines
     float(ready[0].split()[-2])  # the seconds it took
+
+
+def test_every_server_warns_when_it_listens_beyond_loopback_without_tls(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shared options' one warning, for each server (it was the curator's alone): tokens
+    travel in every request, so a server on another address without TLS says so on standard
+    error before it serves (the serving itself is stubbed out here)."""
+    from privad.accounting import Ledger
+    from privad.services import app as service_app
+
+    served: list[str] = []
+    monkeypatch.setattr(service_app, "run_service", lambda app, **kw: served.append(kw["host"]))
+    Ledger(tmp_path / "l.sqlite", create=True).close()
+    correction = ["serve", "correction", "--db", str(tmp_path / "c.sqlite"), "--port", "0"]
+    correction += ["--token", f"s1={SECRET}", "--analyst-token", PEER]
+    correction += ["--outlier-layer-width", "1"]
+    console = ["serve", "console", "--ledger", str(tmp_path / "l.sqlite"), "--port", "0"]
+    for args, name in ((correction, "privad correction"), (console, "privad console")):
+        code, out, err = run(*args, "--host", "0.0.0.0")
+        assert code == 0 and out == "", err
+        assert err.splitlines()[-1] == (
+            f"{name}: warning: listening on 0.0.0.0 without TLS: tokens and answers travel "
+            "in clear text"
+        )
+        code, _, err = run(*args, "--host", "127.0.0.1")
+        assert code == 0 and "without TLS" not in err, err
+    assert served == ["0.0.0.0", "127.0.0.1"] * 2

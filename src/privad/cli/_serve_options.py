@@ -126,6 +126,12 @@ def port_option(default: int) -> Any:
     )
 
 
+def secret_option(name: str, env: str, help: str) -> Any:
+    """An optional ``--NAME SECRET`` that defaults to the environment variable ``env``
+    (a peer's or an operator's token)."""
+    return typer.Option(None, name, metavar="SECRET", envvar=env, help=help)
+
+
 def token_options(who: str, what: str) -> tuple[Any, Any]:
     """``--tokens FILE`` and ``--token NAME=SECRET`` of a server whose users are ``who``
     (the sensors' own pair is :data:`TOKENS_OPTION`, :data:`TOKEN_OPTION`)."""
@@ -224,10 +230,14 @@ class ServeOptions:
         """Serve ``app`` until interrupted (prints ``NAME listening on URL`` first).
 
         ``notes`` go to standard error first, one ``NAME: NOTE`` line each, so that the first
-        line of standard output stays ``NAME listening on URL``.
+        line of standard output stays ``NAME listening on URL``; the last one warns when the
+        server listens beyond loopback without TLS.
         """
         from privad.services.app import run_service
 
+        if self.host not in ("127.0.0.1", "localhost", "::1") and self.ssl_certfile is None:
+            clear = "tokens and answers travel in clear text"
+            notes = [*notes, f"warning: listening on {self.host} without TLS: {clear}"]
         for line in notes:
             print(f"{name}: {line}", file=sys.stderr, flush=True)
 

@@ -80,11 +80,7 @@ from privad.cli._sensitive import (
     r_option,
     sensitive_mechanism,
 )
-from privad.cli._serve_options import (
-    ServeOptions,
-    serve_command,
-    token_options,
-)
+from privad.cli._serve_options import ServeOptions, secret_option, serve_command, token_options
 
 __all__ = ["register", "serve_app"]
 
@@ -128,12 +124,10 @@ def analyst(
         metavar="URL",
         help="The correction server, e.g. http://127.0.0.1:8702.",
     ),
-    correction_token: str | None = typer.Option(
-        None,
+    correction_token: str | None = secret_option(
         "--correction-token",
-        metavar="SECRET",
-        envvar="PRIVAD_CORRECTION_TOKEN",
-        help="The analyst's token at the correction server (its --analyst-token). Default: "
+        "PRIVAD_CORRECTION_TOKEN",
+        "The analyst's token at the correction server (its --analyst-token). Default: "
         "$PRIVAD_CORRECTION_TOKEN.",
     ),
     eps: float = typer.Option(
@@ -205,13 +199,10 @@ def correction(
         "historical data (see 'privad sensor calibrate').",
         parser=Number("a width >= 0").bind("--outlier-layer-width"),
     ),
-    analyst_token: str | None = typer.Option(
-        None,
+    analyst_token: str | None = secret_option(
         "--analyst-token",
-        metavar="SECRET",
-        envvar="PRIVAD_ANALYST_TOKEN",
-        help="The token the analyst uses here (at least 16 characters). Default: "
-        "$PRIVAD_ANALYST_TOKEN.",
+        "PRIVAD_ANALYST_TOKEN",
+        "The token the analyst uses here (at least 16 characters). Default: $PRIVAD_ANALYST_TOKEN.",
     ),
     min_gap: float = typer.Option(
         0.0,
@@ -442,11 +433,6 @@ def sp(
         f"{len(common.tokens)} querier token(s)",
         f"feature scaling: {scaling_text(scaling)}",
     ]
-    if common.host not in ("127.0.0.1", "localhost", "::1") and common.ssl_certfile is None:
-        notes.append(
-            f"warning: listening on {common.host} without TLS: tokens and answers "
-            "travel in clear text"
-        )
     return app, notes
 
 
@@ -537,20 +523,16 @@ def rmp(
         help="Most records (columns) one uploaded batch may hold (default 30, as in the paper).",
         parser=COUNT.bind("--max-batch"),
     ),
-    operator_token: str | None = typer.Option(
-        None,
+    operator_token: str | None = secret_option(
         "--operator-token",
-        metavar="SECRET",
-        envvar="PRIVAD_RMP_OPERATOR_TOKEN",
-        help="The operator's token: starts training, sees jobs and participants (at least 16 "
+        "PRIVAD_RMP_OPERATOR_TOKEN",
+        "The operator's token: starts training, sees jobs and participants (at least 16 "
         "characters). Default: $PRIVAD_RMP_OPERATOR_TOKEN.",
     ),
-    registration_token: str | None = typer.Option(
-        None,
+    registration_token: str | None = secret_option(
         "--registration-token",
-        metavar="SECRET",
-        envvar="PRIVAD_RMP_REGISTRATION_TOKEN",
-        help="If set, registering a participant needs this token. Default: "
+        "PRIVAD_RMP_REGISTRATION_TOKEN",
+        "If set, registering a participant needs this token. Default: "
         "$PRIVAD_RMP_REGISTRATION_TOKEN, else registration is open.",
     ),
 ) -> Built:
@@ -607,12 +589,10 @@ def console(
         help="Saved results of benchmarks/bench_utility.py (benchmarks/results/utility), "
         "shown on /plan at the chosen ε.",
     ),
-    operator_token: str | None = typer.Option(
-        None,
+    operator_token: str | None = secret_option(
         "--operator-token",
-        metavar="SECRET",
-        envvar="PRIVAD_CONSOLE_OPERATOR_TOKEN",
-        help="The operator's secret: with it, a login may set budgets and cancel stale "
+        "PRIVAD_CONSOLE_OPERATOR_TOKEN",
+        "The operator's secret: with it, a login may set budgets and cancel stale "
         "reservations. Default: $PRIVAD_CONSOLE_OPERATOR_TOKEN; none: read-only console.",
     ),
 ) -> Built:
