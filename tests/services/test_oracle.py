@@ -364,3 +364,31 @@ def test_serve_oracle_takes_an_approximate_budget(tmp_path, problem, spawn_serve
         err = _stop(proc)
     assert codes == [200, 429]
     assert "δ 0.05 (tight accounting)" in err and "(1 queries of ε = 1)" in err
+
+
+def test_the_operator_is_told_when_not_exactly_one_value_reaches_t_high(tmp_path) -> None:
+    """The oracle's notes (printed by ``privad serve oracle``) count the values >= t_h when
+    they are not exactly the one anomaly the search assumes, before the budget line."""
+    values = np.array([0.1, 0.2, 2.0, 3.0])
+    for n, db in ((4, "two.sqlite"), (3, "one.sqlite")):
+        notes: list[str] = []
+        app = create_oracle_app(
+            tmp_path / db,
+            TokenRegistry([("s1", SECRET)]),
+            values=values[:n],
+            t_low=0.5,
+            t_high=1.5,
+            epsilon=1.0,
+            budget=5.0,
+            notes=notes,
+        )
+        app.state.ledger.close()
+        assert notes[-1].startswith("scope 'oracle' (anomaly-restricted-dp) in ledger ")
+        assert notes[:-1] == (
+            [
+                "note: 2 values are >= t_h; the search assumes exactly one anomaly (several: "
+                "search disjoint groups, section 7, privad.search.multiple)"
+            ]
+            if n == 4
+            else []
+        )

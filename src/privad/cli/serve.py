@@ -296,12 +296,6 @@ def oracle(
         f"{series.name}: {held.values.size} values, t_l = {lo:.6g}, t_h = {hi:.6g} "
         f"({held.how}); {kind} oracle, ε = {epsilon:g} per answer"
     ]
-    above = int((held.values >= hi).sum())
-    if above != 1:  # the operator holds the data; this line is for them only
-        notes.append(
-            f"note: {above} values are >= t_h; the search assumes exactly one anomaly "
-            "(several: search disjoint groups, section 7, privad.search.multiple)"
-        )
     app = create_oracle_app(
         common.db,
         TokenRegistry(common.tokens),
@@ -547,9 +541,7 @@ def rmp(
         operator_token=required_secret(
             operator_token, "--operator-token", "PRIVAD_RMP_OPERATOR_TOKEN"
         ),
-        registration_token=None
-        if registration_token is None or not registration_token.strip()
-        else registration_token.strip(),
+        registration_token=(registration_token or "").strip() or None,
         n=n,
         w=w,
         r=r,
