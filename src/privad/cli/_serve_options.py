@@ -279,6 +279,17 @@ def serve_command(
     ``build`` makes the app and the lines to print first (standard error), and the server
     runs as ``BANNER listening on URL``. ``tokens``: the ``--tokens``/``--token`` pair of
     the server's users ``who`` (``None``: a server without them).
+
+    Examples
+    --------
+    >>> group = typer.Typer()
+    >>> @serve_command(group, "echo", port=8799, banner="privad echo")
+    ... def echo(common: ServeOptions, word: str = typer.Option("hi", "--word")) -> Any:
+    ...     '''A toy server: its own --word, then the shared options.'''
+    ...     return None, [word]
+    >>> command = group.registered_commands[0].callback
+    >>> list(inspect.signature(command).parameters)[:7]
+    ['db', 'host', 'port', 'tokens', 'token', 'word', 'max_body_bytes']
     """
 
     def register(build: Build) -> Build:
