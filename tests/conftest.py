@@ -111,20 +111,43 @@ def spawn_server() -> Any:
     return spawn_privad
 
 
+def shim_source(*groups: str) -> str:
+    """Python source that runs ``privad`` (``sys.argv[1:]``) with only the command ``groups``
+    (modules of :mod:`privad.cli`), so that a subprocess test depends on no other group."""
+    names = ", ".join(groups)
+    return f"""
+import sys
+import typer
+import privad.cli as cli
+from privad.cli import {names}
+app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False)
+@app.callback()
+def _root() -> None:
+    '''privad ({names}).'''
+cli.app = app
+cli._register = lambda: [group.register(app) for group in ({names},)]
+cli.main(sys.argv[1:])
+"""
+
+
+@pytest.fixture(scope="session")
+def privad_shim() -> Any:
+    """:func:`shim_source`: ``[sys.executable, "-c", privad_shim("serve"), *args]`` runs
+    ``privad ARGS`` with the ``serve`` group alone."""
+    return shim_source
+
+
 WINE_BOUNDS = {
-    "alcohol": (10.0, 15.0),
-    "malic_acid": (0.0, 6.0),
-    "ash": (1.0, 4.0),
-    "alcalinity_of_ash": (10.0, 30.0),
-    "magnesium": (60.0, 170.0),
-    "total_phenols": (0.0, 4.0),
-    "flavanoids": (0.0, 5.0),
-    "nonflavanoid_phenols": (0.0, 1.0),
-    "proanthocyanins": (0.0, 4.0),
-    "color_intensity": (0.0, 13.0),
-    "hue": (0.0, 2.0),
-    "od280/od315_of_diluted_wines": (1.0, 4.0),
-    "proline": (0.0, 2000.0),
+    name: (float(lower), float(upper))
+    for name, lower, upper in (
+        entry.split()
+        for entry in (
+            "alcohol 10 15, malic_acid 0 6, ash 1 4, alcalinity_of_ash 10 30, magnesium 60 170, "
+            "total_phenols 0 4, flavanoids 0 5, nonflavanoid_phenols 0 1, proanthocyanins 0 4, "
+            "color_intensity 0 13, hue 0 2, od280/od315_of_diluted_wines 1 4, proline 0 2000"
+        ).split(", ")
+    )
 }
 """Round, domain-style bounds of the Wine features (what an analyst would write down from
 the measurement ranges, not computed from the data); flavanoids' 5.08 lies above its bound."""

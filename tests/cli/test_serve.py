@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -22,21 +23,6 @@ from privad.cli import serve
 
 SECRET = "sensor-secret-0123456789abcdef"
 PEER = "analyst-secret-0123456789abcdef"
-
-SHIM = """
-import sys
-import typer
-import privad.cli as cli
-from privad.cli import serve
-app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
-                  pretty_exceptions_enable=False)
-@app.callback()
-def _root() -> None:
-    '''privad (serve group only).'''
-cli.app = app
-cli._register = lambda: serve.register(app)
-cli.main(sys.argv[1:])
-"""
 
 
 @pytest.fixture
@@ -221,6 +207,21 @@ def test_database_of_the_other_role_and_busy_port(error_line, run, tmp_path: Pat
     assert code == 2 and "cannot listen on 127.0.0.1:" in error_line(err)
 
 
+def _correction(shim: Any, db: Path, tokens: str, *more: str, stderr: int) -> subprocess.Popen:
+    """``privad serve correction`` (the serve group alone) on a free port, w_O = 0.25, the
+    analyst's token and ``$PRIVAD_TOKENS`` (``tokens``) from the environment; standard
+    output a text pipe."""
+    args = f"serve correction --db {db} --port 0 --outlier-layer-width 0.25".split()
+    env = {**os.environ, "PRIVAD_ANALYST_TOKEN": PEER, "PRIVAD_TOKENS": tokens}
+    return subprocess.Popen(
+        [sys.executable, "-c", shim("serve"), *args, *more],
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        env=env,
+    )
+
+
 @pytest.mark.parametrize(
     ("sig", "statuses", "tokens"),
     [
@@ -230,33 +231,11 @@ def test_database_of_the_other_role_and_busy_port(error_line, run, tmp_path: Pat
     ids=["SIGTERM", "SIGINT"],
 )
 def test_server_process_starts_answers_and_stops_on_a_signal(
-    tmp_path: Path, sig: signal.Signals, statuses: tuple[int, ...], tokens: list[str]
+    tmp_path: Path, sig: signal.Signals, statuses: tuple[int, ...], tokens: list[str], privad_shim
 ) -> None:
     db = tmp_path / "cs.sqlite"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            SHIM,
-            "serve",
-            "correction",
-            "--db",
-            str(db),
-            "--port",
-            "0",
-            *tokens,
-            "--outlier-layer-width",
-            "0.25",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={
-            **os.environ,
-            "PRIVAD_ANALYST_TOKEN": PEER,
-            "PRIVAD_TOKENS": f"s1={SECRET}\ns2={SECRET}-2",
-        },
-    )
+    env_tokens = f"s1={SECRET}\ns2={SECRET}-2"
+    proc = _correction(privad_shim, db, env_tokens, *tokens, stderr=subprocess.PIPE)
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]
         assert line.startswith("privad correction listening on http://127.0.0.1:"), line
@@ -314,18 +293,12 @@ def test_the_curator_refuses_the_ledger_or_a_garbage_file_as_its_store(
     assert "is not a usable SQLite database" in error_line(err)
 
 
-def test_server_loads_its_kernels_before_it_reports_listening(tmp_path: Path) -> None:
+def test_server_loads_its_kernels_before_it_reports_listening(tmp_path: Path, privad_shim) -> None:
     """One line on standard error says the kernels are ready, before ``listening on``: a
     client's first request never waits for a compilation (standard error merged into
     standard output keeps the order of the two flushed lines)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SHIM, "serve", "correction", "--db", str(tmp_path / "c.sqlite")]
-        + ["--port", "0", "--outlier-layer-width", "0.25"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PRIVAD_ANALYST_TOKEN": PEER, "PRIVAD_TOKENS": f"s1={SECRET}"},
-    )
+    db = tmp_path / "c.sqlite"
+    proc = _correction(privad_shim, db, f"s1={SECRET}", stderr=subprocess.STDOUT)
     try:
         lines = [proc.stdout.readline()]  # type: ignore[union-attr]
         while lines[-1] and " listening on " not in lines[-1]:
@@ -337,3 +310,31 @@ def test_server_loads_its_kernels_before_it_reports_listening(tmp_path: Path) ->
     ready = [line for line in lines if line.startswith("privad correction: kernels ready in ")]
     assert len(ready) == 1 and ready[0].rstrip().endswith(" s"), lines
     float(ready[0].split()[-2])  # the seconds it took
+
+
+def test_every_server_warns_when_it_listens_beyond_loopback_without_tls(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shared options' one warning, for each server (it was the curator's alone): tokens
+    travel in every request, so a server on another address without TLS says so on standard
+    error before it serves (the serving itself is stubbed out here)."""
+    from privad.accounting import Ledger
+    from privad.services import app as service_app
+
+    served: list[str] = []
+    monkeypatch.setattr(service_app, "run_service", lambda app, **kw: served.append(kw["host"]))
+    Ledger(tmp_path / "l.sqlite", create=True).close()
+    correction = ["serve", "correction", "--db", str(tmp_path / "c.sqlite"), "--port", "0"]
+    correction += ["--token", f"s1={SECRET}", "--analyst-token", PEER]
+    correction += ["--outlier-layer-width", "1"]
+    console = ["serve", "console", "--ledger", str(tmp_path / "l.sqlite"), "--port", "0"]
+    for args, name in ((correction, "privad correction"), (console, "privad console")):
+        code, out, err = run(*args, "--host", "0.0.0.0")
+        assert code == 0 and out == "", err
+        assert err.splitlines()[-1] == (
+            f"{name}: warning: listening on 0.0.0.0 without TLS: tokens and answers travel "
+            "in clear text"
+        )
+        code, _, err = run(*args, "--host", "127.0.0.1")
+        assert code == 0 and "without TLS" not in err, err
+    assert served == ["0.0.0.0", "127.0.0.1"] * 2

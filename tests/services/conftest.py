@@ -38,24 +38,8 @@ from privad.services.correction import create_correction_app
 ANALYST_SECRET = "analyst-peer-secret-0123456789"
 SENSOR_SECRETS = {f"s{i}": f"sensor-{i}-secret-abcdefghijklmnop" for i in range(8)}
 WINDOW = 2000
+GROUPS = ("serve", "sensor")  # the subprocesses run privad with these command groups only
 N_WINDOWS = 3
-
-# Runs 'privad' with only the serve and sensor groups (privad.cli.__init__ is wired by the
-# package owner; these tests must not depend on that).
-SHIM = """
-import sys
-import typer
-import privad.cli as cli
-from privad.cli import sensor, serve
-app = typer.Typer(name="privad", no_args_is_help=True, add_completion=False,
-                  pretty_exceptions_enable=False)
-@app.callback()
-def _root() -> None:
-    '''privad (serve and sensor groups).'''
-cli.app = app
-cli._register = lambda: (serve.register(app), sensor.register(app))
-cli.main(sys.argv[1:])
-"""
 
 
 @dataclass(frozen=True)
@@ -160,11 +144,11 @@ def auth() -> Callable[[str], dict[str, str]]:
 class Process:
     """A ``privad serve ...`` subprocess; ``url`` is read from its 'listening on' line."""
 
-    def __init__(self, args: list[str], log: Path) -> None:
+    def __init__(self, args: list[str], log: Path, shim: str) -> None:
         self.log = log
         self._err = open(log, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", SHIM, *args],
+            [sys.executable, "-c", shim, *args],
             stdout=subprocess.PIPE,
             stderr=self._err,
             env={**os.environ, "COLUMNS": "200"},
@@ -223,12 +207,12 @@ class Process:
 
 
 @pytest.fixture
-def spawn(tmp_path: Path) -> Iterator[Callable[..., Process]]:
+def spawn(tmp_path: Path, privad_shim: Any) -> Iterator[Callable[..., Process]]:
     """``spawn("serve", "analyst", ...)``: a privad subprocess, stopped at teardown."""
     procs: list[Process] = []
 
     def _spawn(*args: str) -> Process:
-        p = Process(list(args), tmp_path / f"server-{len(procs)}.log")
+        p = Process(list(args), tmp_path / f"server-{len(procs)}.log", privad_shim(*GROUPS))
         procs.append(p)
         return p
 
@@ -237,8 +221,65 @@ def spawn(tmp_path: Path) -> Iterator[Callable[..., Process]]:
         p.stop()
 
 
+def sensor_send(source: Any, analyst: str, correction: str, token: str, options: str) -> list[str]:
+    """``privad sensor send SOURCE`` to the two servers with a sensor's ``token``, then
+    ``options`` (white-space separated)."""
+    to = ["--analyst", analyst, "--correction", correction, "--token", token]
+    return ["sensor", "send", str(source), *to, *options.split()]
+
+
 @pytest.fixture
-def cli_process(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen]]:
+def send_args() -> Callable[..., list[str]]:
+    """:func:`sensor_send`: ``send_args(source, analyst_url, cs_url, token, "--epsilon 1 ...")``
+    is the command line of ``privad sensor send``."""
+    return sensor_send
+
+
+class RelaxedProcesses:
+    """``privad serve correction`` and ``privad serve analyst`` as subprocesses (``spawn``)
+    on free ports, their stores in the test's folder, the sensors' tokens in a file."""
+
+    def __init__(self, tmp_path: Path, spawn: Callable[..., Process]) -> None:
+        self.tmp_path, self.spawn = tmp_path, spawn
+
+    def tokens(self, *sensors: str) -> Path:
+        """A tokens file (a comment, then NAME=SECRET lines) of ``sensors``."""
+        path = self.tmp_path / "tokens.txt"
+        path.write_text("# sensors\n" + "".join(f"{s}={SENSOR_SECRETS[s]}\n" for s in sensors))
+        return path
+
+    def analyst_args(
+        self, cs_url: str, eps: float, min_samples: int, tokens: Path, db: str = "a.sqlite"
+    ) -> list[str]:
+        """``privad serve analyst`` against the correction server at ``cs_url``."""
+        return [
+            *f"serve analyst --db {self.tmp_path / db} --port 0 --tokens {tokens}".split(),
+            *f"--correction-url {cs_url} --correction-token {ANALYST_SECRET}".split(),
+            *f"--eps {eps!r} --min-samples {min_samples}".split(),
+        ]
+
+    def pair(
+        self, w_o: float, eps: float, min_samples: int, sensors: tuple[str, ...] = ("s0",)
+    ) -> tuple[Process, Process]:
+        """(correction, analyst), stores ``cs.sqlite`` and ``a.sqlite``."""
+        tokens = self.tokens(*sensors)
+        cs = self.spawn(
+            *f"serve correction --db {self.tmp_path / 'cs.sqlite'} --port 0".split(),
+            *f"--tokens {tokens} --analyst-token {ANALYST_SECRET}".split(),
+            *f"--outlier-layer-width {w_o!r}".split(),
+        )
+        return cs, self.spawn(*self.analyst_args(cs.url, eps, min_samples, tokens))
+
+
+@pytest.fixture
+def processes(tmp_path: Path, spawn: Callable[..., Process]) -> RelaxedProcesses:
+    """:class:`RelaxedProcesses`: ``processes.pair(w_o, eps, min_samples)`` starts the two
+    relaxed-DP servers as ``privad serve`` subprocesses (stopped at teardown)."""
+    return RelaxedProcesses(tmp_path, spawn)
+
+
+@pytest.fixture
+def cli_process(tmp_path: Path, privad_shim: Any) -> Iterator[Callable[..., subprocess.Popen]]:
     """``cli_process("sensor", "send", ...)``: ``privad ARGS`` (serve and sensor groups) as a
     subprocess with a pipe on standard input and standard output/error in files
     (``proc.out``, ``proc.err``); killed at teardown if still running."""
@@ -249,7 +290,7 @@ def cli_process(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen]]:
         out, err = tmp_path / f"cli-{k}.out", tmp_path / f"cli-{k}.err"
         with open(out, "wb") as o, open(err, "wb") as e:
             proc = subprocess.Popen(
-                [sys.executable, "-c", SHIM, *args],
+                [sys.executable, "-c", privad_shim(*GROUPS), *args],
                 stdin=subprocess.PIPE,
                 stdout=o,
                 stderr=e,

@@ -214,30 +214,15 @@ def test_an_approximate_budget_per_querier_over_http(server_pool, tmp_path, thyr
         book.verify()
 
 
+def serve_sp(tmp_path: Path, options: str) -> list[str]:
+    """``privad serve sp OPTIONS`` on a free port, its store and ledger in the test's folder,
+    alice's token last."""
+    stores = f"--db {tmp_path / 'c.sqlite'} --ledger {tmp_path / 'l.sqlite'} --port 0"
+    return [*f"serve sp {options} {stores}".split(), "--token", f"alice={ALICE}"]
+
+
 def test_serve_sp_takes_an_approximate_budget(tmp_path, spawn_server) -> None:
-    args = [
-        "serve",
-        "sp",
-        "thyroid",
-        "--beta",
-        "18",
-        "--r",
-        "0.1",
-        "--epsilon",
-        "0.5",
-        "--budget",
-        "2",
-        "--delta",
-        "0.1",
-        "--db",
-        str(tmp_path / "c.sqlite"),
-        "--ledger",
-        str(tmp_path / "l.sqlite"),
-        "--port",
-        "0",
-        "--token",
-        f"alice={ALICE}",
-    ]
+    args = serve_sp(tmp_path, "thyroid --beta 18 --r 0.1 --epsilon 0.5 --budget 2 --delta 0.1")
     proc, url = spawn_server(args, "privad curator")
     try:
         with CuratorClient(url, ALICE) as alice:
@@ -252,27 +237,7 @@ def test_serve_sp_takes_an_approximate_budget(tmp_path, spawn_server) -> None:
 
 
 def test_sigkill_loses_no_charged_answer(tmp_path, spawn_server) -> None:
-    args = [
-        "serve",
-        "sp",
-        "thyroid",
-        "--beta",
-        "18",
-        "--r",
-        "0.1",
-        "--epsilon",
-        "0.1",
-        "--budget",
-        "5",
-        "--db",
-        str(tmp_path / "c.sqlite"),
-        "--ledger",
-        str(tmp_path / "l.sqlite"),
-        "--port",
-        "0",
-        "--token",
-        f"alice={ALICE}",
-    ]
+    args = serve_sp(tmp_path, "thyroid --beta 18 --r 0.1 --epsilon 0.1 --budget 5")
     proc, url = spawn_server(args, "privad curator")
     try:
         with CuratorClient(url, ALICE) as alice:
@@ -309,9 +274,7 @@ def test_serve_sp_bounds_exclude_and_id(tmp_path, spawn_server) -> None:
         + "".join(f"r{i},{1000 + i},{x!r},{y!r}\n" for i, (x, y) in enumerate(rows.tolist()))
     )
     (tmp_path / "b.json").write_text('{"x": [0, 10]}')
-    args = ["serve", "sp", str(data), "--beta", "2", "--r", "0.2", "--epsilon", "0.5"]
-    args += ["--budget", "5", "--db", str(tmp_path / "c.sqlite"), "--ledger"]
-    args += [str(tmp_path / "l.sqlite"), "--port", "0", "--token", f"alice={ALICE}"]
+    args = serve_sp(tmp_path, f"{data} --beta 2 --r 0.2 --epsilon 0.5 --budget 5")
     args += ["--id", "name", "--exclude", "stamp", "--bounds", str(tmp_path / "b.json")]
     args += ["--bound", "y=0:20"]
     proc, url = spawn_server(args, "privad curator")

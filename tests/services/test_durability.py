@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from privad.noise import Randomness
 from privad.relaxed import Analyst, CorrectionServer, Sensor, SplitRule, run_protocol
@@ -13,42 +14,31 @@ from privad.services.correction import create_correction_app
 from privad.services.sensor_client import SensorUploader
 
 
-def test_killed_analyst_process_restarts_with_everything_it_acknowledged(
-    tmp_path: Path, servers, spawn, ring, secrets
-) -> None:
-    cs = servers.correction()
-    tokens = tmp_path / "tokens.txt"
-    tokens.write_text(f"s0={secrets['s0']}\n")
-    args = [
-        "serve",
-        "analyst",
-        "--db",
-        str(tmp_path / "analyst.sqlite"),
-        "--port",
-        "0",
-        "--tokens",
-        str(tokens),
-        "--correction-url",
-        cs.url,
-        "--correction-token",
-        secrets["analyst"],
-        "--eps",
-        repr(ring.eps),
-        "--min-samples",
-        str(ring.min_samples),
-    ]
-    first = spawn(*args)
+def _send_two_windows(ring: Any, seed: int, analyst: str, correction: str, secret: str) -> Any:
+    """Windows 0 (closed: its result is returned) and 1 (acknowledged by both servers, not
+    closed) of sensor s0, its noise from ``seed``."""
     up = SensorUploader(
-        Sensor(1.0, ring.rs, rng=Randomness(3)),
-        AnalystClient(first.url, secrets["s0"]),
-        CorrectionClient(cs.url, secrets["s0"]),
+        Sensor(1.0, ring.rs, rng=Randomness(seed)),
+        AnalystClient(analyst, secret),
+        CorrectionClient(correction, secret),
     )
     closed = up.send_window(0, ring.window(0))
     up.close = False
-    up.send_window(1, ring.window(1))  # acknowledged, not closed
+    up.send_window(1, ring.window(1))
+    return closed
+
+
+def test_killed_analyst_process_restarts_with_everything_it_acknowledged(
+    tmp_path: Path, servers, processes, ring, secrets
+) -> None:
+    cs = servers.correction()
+    tokens = processes.tokens("s0")
+    args = processes.analyst_args(cs.url, ring.eps, ring.min_samples, tokens, "analyst.sqlite")
+    first = processes.spawn(*args)
+    closed = _send_two_windows(ring, 3, first.url, cs.url, secrets["s0"])
     first.kill()  # SIGKILL right after the acknowledgements: no graceful shutdown
 
-    second = spawn(*args)
+    second = processes.spawn(*args)
     client = AnalystClient(second.url, secrets["s0"])
     assert client.outliers(0)["outliers"] == closed.outliers.tolist()
     assert [(w["window"], w["status"], w["n"]) for w in client.windows()] == [
@@ -74,14 +64,7 @@ def test_correction_server_restart_keeps_differences_and_progress(
     cs = ThreadedServer(create_correction_app(db, registry, outlier_layer_width=ring.w_o)).start()
     port = int(cs.url.rsplit(":", 1)[1])
     analyst = servers.analyst(cs.url)
-    up = SensorUploader(
-        Sensor(1.0, ring.rs, rng=Randomness(4)),
-        AnalystClient(analyst.url, secrets["s0"]),
-        CorrectionClient(cs.url, secrets["s0"]),
-    )
-    first = up.send_window(0, ring.window(0))
-    up.close = False
-    up.send_window(1, ring.window(1))
+    first = _send_two_windows(ring, 4, analyst.url, cs.url, secrets["s0"])
     cs.stop()
 
     # same file, same address; w_O and the split rule changed: window 0's parameters were

@@ -18,7 +18,7 @@ from privad.relaxed import Analyst, CorrectionServer, Sensor, run_protocol
 
 
 def test_cli_end_to_end_matches_in_process_protocol(
-    tmp_path: Path, ring, spawn, run_cli, to_csv, secrets
+    tmp_path: Path, ring, processes, run_cli, to_csv, secrets, send_args
 ) -> None:
     data = to_csv(tmp_path / "ring.csv", ring.data)
     history = to_csv(tmp_path / "history.csv", ring.history)
@@ -31,67 +31,14 @@ def test_cli_end_to_end_matches_in_process_protocol(
     assert params["outlier_layer_width"] == ring.w_o
     assert params["relaxed_sensitivity"] == ring.rs.tolist()
 
-    tokens = tmp_path / "tokens.txt"
-    tokens.write_text(f"# sensors\ns0={secrets['s0']}\ns1={secrets['s1']}\n")
-    cs = spawn(
-        "serve",
-        "correction",
-        "--db",
-        str(tmp_path / "cs.sqlite"),
-        "--port",
-        "0",
-        "--tokens",
-        str(tokens),
-        "--analyst-token",
-        secrets["analyst"],
-        "--outlier-layer-width",
-        repr(params["outlier_layer_width"]),
-    )
-    analyst = spawn(
-        "serve",
-        "analyst",
-        "--db",
-        str(tmp_path / "a.sqlite"),
-        "--port",
-        "0",
-        "--tokens",
-        str(tokens),
-        "--correction-url",
-        cs.url,
-        "--correction-token",
-        secrets["analyst"],
-        "--eps",
-        repr(params["eps"]),
-        "--min-samples",
-        str(params["min_samples"]),
+    cs, analyst = processes.pair(
+        params["outlier_layer_width"], params["eps"], params["min_samples"], ("s0", "s1")
     )
 
     ledger = tmp_path / "ledger.sqlite"
-    code, out, err = run_cli(
-        "sensor",
-        "send",
-        str(data),
-        "--analyst",
-        analyst.url,
-        "--correction",
-        cs.url,
-        "--token",
-        secrets["s0"],
-        "--epsilon",
-        "1",
-        "--window",
-        "2000",
-        "--history",
-        str(history),
-        "--p-o",
-        "10",
-        "--seed",
-        "7",
-        "--ledger",
-        str(ledger),
-        "--global-sensitivity",
-        "400",
-    )
+    to = (analyst.url, cs.url, secrets["s0"])
+    seeded = f"--history {history} --p-o 10 --seed 7 --ledger {ledger} --global-sensitivity 400"
+    code, out, err = run_cli(*send_args(data, *to, f"--epsilon 1 --window 2000 {seeded}"))
     assert code == 0, err
     assert "sent 3 window(s), 6000 record(s)" in out
     assert "--seed makes the noise reproducible" in err
@@ -137,25 +84,8 @@ def test_cli_end_to_end_matches_in_process_protocol(
         assert s.epsilon_outlier == pytest.approx(g.epsilon_outlier)
         assert s.metadata["views"]["correction"]["guarantee"] is not None
 
-    send = (
-        "sensor",
-        "send",
-        str(data),
-        "--analyst",
-        analyst.url,
-        "--correction",
-        cs.url,
-        "--token",
-        secrets["s0"],
-        "--epsilon",
-        "1",
-        "--window",
-        "2000",
-        "--history",
-        str(history),
-        "--global-sensitivity",
-        "400",
-    )
+    again = f"--epsilon 1 --window 2000 --history {history} --global-sensitivity 400"
+    send = send_args(data, *to, again)
     # sending the stream again releases nothing: the journal knows these rows, whatever the
     # window size
     for size in ("2000", "700"):
@@ -175,24 +105,9 @@ def test_cli_end_to_end_matches_in_process_protocol(
     assert code == 2 and "(409)" in err and "--first-window 3" in err
     # another sensor (its own journal) has windows independent of s0's; with the journal
     # that sent s0's rows they count as released, whoever's token is used
-    s1 = (
-        "sensor",
-        "send",
-        str(data),
-        "--analyst",
-        analyst.url,
-        "--correction",
-        cs.url,
-        "--token",
-        secrets["s1"],
-        "--epsilon",
-        "1",
-        "--window",
-        "3000",
-        "--quiet",
-        "--relaxed-sensitivity",
-        ",".join(repr(v) for v in ring.rs.tolist()),
-    )
+    rs = ",".join(repr(v) for v in ring.rs.tolist())
+    quiet = f"--epsilon 1 --window 3000 --quiet --relaxed-sensitivity {rs}"
+    s1 = send_args(data, analyst.url, cs.url, secrets["s1"], quiet)
     code, out, err = run_cli(*s1)
     assert code == 0 and out == "" and "6000" not in err
     code, out, _ = run_cli(

@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -91,75 +92,48 @@ def records_body(X: np.ndarray) -> dict:
 def start_servers(tmp: Path) -> Iterator[dict[str, Server]]:
     """The five servers with a little stored data each (stopped when the generator ends)."""
     started: list[ThreadedServer] = []
+    out: dict[str, Server] = {}
 
-    def run(app) -> str:
+    def run(name: str, app: Any, tokens: tuple[str, ...], *files: str) -> str:
         srv = ThreadedServer(app).start()
         started.append(srv)
+        out[name] = Server(name, srv.url, tokens, tuple(tmp / f for f in files))
         return srv.url
 
     rng = Randomness(0)
-    out: dict[str, Server] = {}
-    cs = run(
-        create_correction_app(
-            tmp / "cs.sqlite",
-            TokenRegistry([("s1", SENSOR)], {"analyst": ANALYST}),
-            outlier_layer_width=0.5,
-        )
+    sensors = TokenRegistry([("s1", SENSOR)], {"analyst": ANALYST})
+    app = create_correction_app(tmp / "cs.sqlite", sensors, outlier_layer_width=0.5)
+    cs = run("correction", app, (SENSOR, ANALYST), "cs.sqlite")
+    app = create_analyst_app(
+        tmp / "analyst.sqlite",
+        TokenRegistry([("s1", SENSOR)]),
+        correction_url=cs,
+        correction_token=ANALYST,
+        detector=DBSCANDetector(0.5, 5),
+        retries=0,
     )
-    out["correction"] = Server("correction", cs, (SENSOR, ANALYST), (tmp / "cs.sqlite",))
-    analyst = run(
-        create_analyst_app(
-            tmp / "analyst.sqlite",
-            TokenRegistry([("s1", SENSOR)]),
-            correction_url=cs,
-            correction_token=ANALYST,
-            detector=DBSCANDetector(0.5, 5),
-            retries=0,
-        )
-    )
-    out["analyst"] = Server("analyst", analyst, (SENSOR,), (tmp / "analyst.sqlite",))
+    analyst = run("analyst", app, (SENSOR,), "analyst.sqlite")
     problem = problem_from_dataset(make_search_mixture(n=60, threshold_ratio=1.0, rng=3))
-    oracle = run(
-        create_oracle_app(
-            tmp / "oracle.sqlite",
-            TokenRegistry([("s1", QUERIER)]),
-            values=problem.values,
-            t_low=problem.t_low,
-            t_high=problem.t_high,
-            epsilon=1.0,
-            budget=100.0,
-            rng=1,
-        )
+    held = {"values": problem.values, "t_low": problem.t_low, "t_high": problem.t_high}
+    querier = TokenRegistry([("s1", QUERIER)])
+    app = create_oracle_app(
+        tmp / "oracle.sqlite", querier, **held, epsilon=1.0, budget=100.0, rng=1
     )
-    out["oracle"] = Server("oracle", oracle, (QUERIER,), (tmp / "oracle.sqlite",))
-    rmp = run(
-        create_rmp_app(
-            tmp / "rmp.sqlite",
-            [],
-            operator_token=OPERATOR,
-            n=5,
-            w=4,
-            alpha=0.2,
-            rng=0,
-            training=AANNTraining(epochs=2),
-        )
+    run("oracle", app, (QUERIER,), "oracle.sqlite")
+    config = {"n": 5, "w": 4, "alpha": 0.2, "rng": 0, "training": AANNTraining(epochs=2)}
+    app = create_rmp_app(tmp / "rmp.sqlite", [], operator_token=OPERATOR, **config)
+    rmp = run("rmp", app, (OPERATOR, PARTICIPANT), "rmp.sqlite")
+    stores = {"db": tmp / "curator.sqlite", "ledger": tmp / "ledger.sqlite"}
+    querier = TokenRegistry([("q1", QUERIER)])
+    app = create_curator_app(
+        rng.uniform(size=(40, 2)),
+        SPMechanism(5, 0.1, 0.1),
+        **stores,
+        tokens=querier,
+        budget=50.0,
+        rng=7,
     )
-    out["rmp"] = Server("rmp", rmp, (OPERATOR, PARTICIPANT), (tmp / "rmp.sqlite",))
-    X = rng.uniform(size=(40, 2))
-    curator = run(
-        create_curator_app(
-            X,
-            SPMechanism(5, 0.1, 0.1),
-            db=tmp / "curator.sqlite",
-            ledger=tmp / "ledger.sqlite",
-            tokens=TokenRegistry([("q1", QUERIER)]),
-            budget=50.0,
-            rng=7,
-        )
-    )
-    out["curator"] = Server(
-        "curator", curator, (QUERIER,), (tmp / "curator.sqlite", tmp / "ledger.sqlite")
-    )
+    curator = run("curator", app, (QUERIER,), "curator.sqlite", "ledger.sqlite")
     # a little stored data, so that "unchanged" means something
     with httpx.Client(timeout=30) as http:
         digest = hashlib.sha256(PARTICIPANT.encode()).hexdigest()

@@ -296,31 +296,17 @@ def _stop(proc: subprocess.Popen) -> str:
     return err
 
 
-def test_spent_budget_survives_a_server_restart(tmp_path, problem, spawn_server) -> None:
-    data = tmp_path / "values.npy"
+def serve_oracle(problem: Any, data: Path, db: Path, options: str) -> list[str]:
+    """``privad serve oracle`` on a free port over ``problem``'s values (saved to ``data``)
+    and thresholds, s1's token, then ``options``."""
     np.save(data, problem.values)
-    db = tmp_path / "oracle-ledger.sqlite"
-    args = [
-        "serve",
-        "oracle",
-        str(data),
-        "--db",
-        str(db),
-        "--port",
-        "0",
-        "--epsilon",
-        "0.5",
-        "--budget",
-        "3",
-        "--t-low",
-        repr(problem.t_low),
-        "--t-high",
-        repr(problem.t_high),
-        "--token",
-        f"s1={SECRET}",
-        "--kind",
-        "rr",
-    ]
+    held = f"{data} --db {db} --port 0 --t-low {problem.t_low!r} --t-high {problem.t_high!r}"
+    return [*f"serve oracle {held}".split(), "--token", f"s1={SECRET}", *options.split()]
+
+
+def test_spent_budget_survives_a_server_restart(tmp_path, problem, spawn_server) -> None:
+    data, db = tmp_path / "values.npy", tmp_path / "oracle-ledger.sqlite"
+    args = serve_oracle(problem, data, db, "--epsilon 0.5 --budget 3 --kind rr")
     proc, url = spawn_server(args, "privad oracle")
     try:
         with RemoteOracle(url, SECRET) as remote:
@@ -368,29 +354,8 @@ def test_an_approximate_budget_is_spent_tightly_and_refuses_with_429(oracles) ->
 
 
 def test_serve_oracle_takes_an_approximate_budget(tmp_path, problem, spawn_server) -> None:
-    data = tmp_path / "values.npy"
-    np.save(data, problem.values)
-    args = [
-        "serve",
-        "oracle",
-        str(data),
-        "--db",
-        str(tmp_path / "l.sqlite"),
-        "--port",
-        "0",
-        "--epsilon",
-        "1",
-        "--budget",
-        "0.9",
-        "--delta",
-        "0.05",
-        "--t-low",
-        repr(problem.t_low),
-        "--t-high",
-        repr(problem.t_high),
-        "--token",
-        f"s1={SECRET}",
-    ]
+    data, db = tmp_path / "values.npy", tmp_path / "l.sqlite"
+    args = serve_oracle(problem, data, db, "--epsilon 1 --budget 0.9 --delta 0.05")
     proc, url = spawn_server(args, "privad oracle")
     try:
         codes = [
@@ -401,3 +366,31 @@ def test_serve_oracle_takes_an_approximate_budget(tmp_path, problem, spawn_serve
         err = _stop(proc)
     assert codes == [200, 429]
     assert "δ 0.05 (tight accounting)" in err and "(1 queries of ε = 1)" in err
+
+
+def test_the_operator_is_told_when_not_exactly_one_value_reaches_t_high(tmp_path) -> None:
+    """The oracle's notes (printed by ``privad serve oracle``) count the values >= t_h when
+    they are not exactly the one anomaly the search assumes, before the budget line."""
+    values = np.array([0.1, 0.2, 2.0, 3.0])
+    for n, db in ((4, "two.sqlite"), (3, "one.sqlite")):
+        notes: list[str] = []
+        app = create_oracle_app(
+            tmp_path / db,
+            TokenRegistry([("s1", SECRET)]),
+            values=values[:n],
+            t_low=0.5,
+            t_high=1.5,
+            epsilon=1.0,
+            budget=5.0,
+            notes=notes,
+        )
+        app.state.ledger.close()
+        assert notes[-1].startswith("scope 'oracle' (anomaly-restricted-dp) in ledger ")
+        assert notes[:-1] == (
+            [
+                "note: 2 values are >= t_h; the search assumes exactly one anomaly (several: "
+                "search disjoint groups, section 7, privad.search.multiple)"
+            ]
+            if n == 4
+            else []
+        )

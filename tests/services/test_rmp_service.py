@@ -166,21 +166,23 @@ def _bad_uploads(Z: np.ndarray, secret: str) -> list[tuple[str, dict[str, str], 
     def body(arr: np.ndarray) -> bytes:
         return json.dumps({"z": arr.tolist()}).encode()
 
-    return [
-        ("wrong w", good, body(Z[:-1]), 422),
-        ("w + 1", good, body(np.vstack([Z, Z[:1]])), 422),
-        ("NaN", good, text.replace(first, "NaN", 1).encode(), 422),
-        ("Infinity", good, text.replace(first, "-Infinity", 1).encode(), 422),
-        ("empty z", good, b'{"z": []}', 422),
-        ("empty rows", good, b'{"z": [[], [], [], []]}', 422),
-        ("ragged", good, b'{"z": [[1.0, 2.0], [1.0], [1.0, 2.0], [1.0, 2.0]]}', 422),
-        ("booleans", good, b'{"z": [[true], [1.0], [1.0], [1.0]]}', 422),
-        ("strings", good, b'{"z": [["1"], [1.0], [1.0], [1.0]]}', 422),
-        ("null", good, b'{"z": [[null], [1.0], [1.0], [1.0]]}', 422),
-        ("out of range", good, b'{"z": [[1e9], [1.0], [1.0], [1.0]]}', 422),
-        ("missing z", good, b'{"Z": [[1.0], [1.0], [1.0], [1.0]]}', 422),
-        ("extra field", good, b'{"z": [[1.0], [1.0], [1.0], [1.0]], "owner": "x"}', 422),
-        ("not an object", good, b"[[1.0], [1.0], [1.0], [1.0]]", 422),
+    unprocessable = {  # sent with a good token, refused with 422
+        "wrong w": body(Z[:-1]),
+        "w + 1": body(np.vstack([Z, Z[:1]])),
+        "NaN": text.replace(first, "NaN", 1).encode(),
+        "Infinity": text.replace(first, "-Infinity", 1).encode(),
+        "empty z": b'{"z": []}',
+        "empty rows": b'{"z": [[], [], [], []]}',
+        "ragged": b'{"z": [[1.0, 2.0], [1.0], [1.0, 2.0], [1.0, 2.0]]}',
+        "booleans": b'{"z": [[true], [1.0], [1.0], [1.0]]}',
+        "strings": b'{"z": [["1"], [1.0], [1.0], [1.0]]}',
+        "null": b'{"z": [[null], [1.0], [1.0], [1.0]]}',
+        "out of range": b'{"z": [[1e9], [1.0], [1.0], [1.0]]}',
+        "missing z": b'{"Z": [[1.0], [1.0], [1.0], [1.0]]}',
+        "extra field": b'{"z": [[1.0], [1.0], [1.0], [1.0]], "owner": "x"}',
+        "not an object": b"[[1.0], [1.0], [1.0], [1.0]]",
+    }
+    return [(what, good, raw, 422) for what, raw in unprocessable.items()] + [
         ("empty body", good, b"", 400),
         ("not JSON", good, b'{"z": [[1.0]', 400),
         ("too many records", good, body(np.hstack([Z] * 11)), 422),  # 330 > max batch 300

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from privad.noise import Randomness
 from privad.relaxed import Analyst, CorrectionServer, Sensor, run_protocol
@@ -21,32 +24,25 @@ def _one_error_line(err: str) -> str:
     return lines[0]
 
 
-def test_stream_on_stdin_matches_in_process_protocol(servers, ring, run_cli, secrets) -> None:
-    analyst, cs = servers.pair()
+@pytest.fixture
+def send_stdin(servers, ring, run_cli, send_args) -> Any:  # type: ignore[no-untyped-def]
+    """``send_stdin(token, options, X)``: ``privad sensor send -`` with ``X`` on standard
+    input, to a new pair of threaded servers, with the ring's relaxed sensitivities; returns
+    the analyst server and (status, out, err)."""
+
+    def send(token: str, options: str, X: Any) -> tuple[Any, tuple[int, str, str]]:
+        analyst, cs = servers.pair()
+        rs = ",".join(repr(v) for v in ring.rs.tolist())
+        args = send_args("-", analyst.url, cs.url, token, f"{options} --relaxed-sensitivity {rs}")
+        return analyst, run_cli(*args, stdin=_csv(X))
+
+    return send
+
+
+def test_stream_on_stdin_matches_in_process_protocol(ring, run_cli, secrets, send_stdin) -> None:
     X = ring.data[:1300]
-    rs = ",".join(repr(v) for v in ring.rs.tolist())
-    code, out, err = run_cli(
-        "sensor",
-        "send",
-        "-",
-        "--analyst",
-        analyst.url,
-        "--correction",
-        cs.url,
-        "--token",
-        secrets["s2"],
-        "--epsilon",
-        "0.5",
-        "--window",
-        "500",
-        "--first-window",
-        "4",
-        "--relaxed-sensitivity",
-        rs,
-        "--seed",
-        "21",
-        stdin=_csv(X),
-    )
+    options = "--epsilon 0.5 --window 500 --first-window 4 --seed 21"
+    analyst, (code, out, err) = send_stdin(secrets["s2"], options, X)
     assert code == 0, err
     assert out.count("record(s) sent") == 3 and "(windows 4..6)" in out
     code, out, _ = run_cli(
@@ -62,30 +58,9 @@ def test_stream_on_stdin_matches_in_process_protocol(servers, ring, run_cli, sec
         assert r["outliers"] == run.outliers.tolist()
 
 
-def test_no_close_and_partial_drop(servers, ring, run_cli, secrets) -> None:
-    analyst, cs = servers.pair()
-    rs = ",".join(repr(v) for v in ring.rs.tolist())
-    code, out, err = run_cli(
-        "sensor",
-        "send",
-        "-",
-        "--analyst",
-        analyst.url,
-        "--correction",
-        cs.url,
-        "--token",
-        secrets["s3"],
-        "--epsilon",
-        "1",
-        "--window",
-        "400",
-        "--no-close",
-        "--partial",
-        "drop",
-        "--relaxed-sensitivity",
-        rs,
-        stdin=_csv(ring.data[:1000]),
-    )
+def test_no_close_and_partial_drop(ring, run_cli, secrets, send_stdin) -> None:
+    options = "--epsilon 1 --window 400 --no-close --partial drop"
+    analyst, (code, out, err) = send_stdin(secrets["s3"], options, ring.data[:1000])
     assert code == 0, err
     assert "window 1: 400 record(s) uploaded" in out and "window 2" not in out
     code, out, _ = run_cli("sensor", "result", "--analyst", analyst.url, "--token", secrets["s3"])
@@ -110,26 +85,13 @@ def test_no_close_and_partial_drop(servers, ring, run_cli, secrets) -> None:
 
 
 def test_sensor_errors_are_one_line(
-    servers, ring, run_cli, secrets, tmp_path: Path, monkeypatch
+    servers, ring, run_cli, secrets, send_args, tmp_path: Path, monkeypatch
 ) -> None:
     analyst, cs = servers.pair()
     data = tmp_path / "d.csv"
     data.write_text(_csv(ring.data[:50]))
-    base = [
-        "sensor",
-        "send",
-        str(data),
-        "--analyst",
-        analyst.url,
-        "--correction",
-        cs.url,
-        "--epsilon",
-        "1",
-        "--window",
-        "10",
-        "--retries",
-        "0",
-    ]
+    base = ["sensor", "send", str(data), "--analyst", analyst.url, "--correction", cs.url]
+    base += ["--epsilon", "1", "--window", "10", "--retries", "0"]
     monkeypatch.delenv("PRIVAD_SENSOR_TOKEN", raising=False)
     cases = [
         (base, "--token is required"),
@@ -156,41 +118,12 @@ def test_sensor_errors_are_one_line(
             "no such file",
         ),
         (
-            [
-                "sensor",
-                "send",
-                str(data),
-                "--analyst",
-                "http://127.0.0.1:9",
-                "--correction",
-                cs.url,
-                "--epsilon",
-                "1",
-                "--window",
-                "10",
-                "--retries",
-                "0",
-                "--token",
-                secrets["s0"],
-            ],
+            send_args(data, "http://127.0.0.1:9", cs.url, secrets["s0"], "--epsilon 1")
+            + ["--window", "10", "--retries", "0"],
             "cannot reach the analyst",
         ),
         (
-            [
-                "sensor",
-                "send",
-                str(data),
-                "--analyst",
-                "ftp://x",
-                "--correction",
-                cs.url,
-                "--epsilon",
-                "1",
-                "--window",
-                "10",
-                "--token",
-                secrets["s0"],
-            ],
+            send_args(data, "ftp://x", cs.url, secrets["s0"], "--epsilon 1 --window 10"),
             "must start with",
         ),
     ]
@@ -224,31 +157,10 @@ def test_calibrate_formats(ring, run_cli, to_csv, tmp_path: Path) -> None:
     assert code == 2 and "--p-o must be" in _one_error_line(err)
 
 
-def test_json_documents(servers, ring, run_cli, secrets, to_csv, tmp_path: Path) -> None:
+def test_json_documents(ring, run_cli, secrets, to_csv, send_stdin, tmp_path: Path) -> None:
     """send, result, close and calibrate with --json: stdout is exactly one JSON document."""
-    analyst, cs = servers.pair()
-    rs = ",".join(repr(v) for v in ring.rs.tolist())
-    code, out, err = run_cli(
-        "sensor",
-        "send",
-        "-",
-        "--analyst",
-        analyst.url,
-        "--correction",
-        cs.url,
-        "--token",
-        secrets["s4"],
-        "--epsilon",
-        "0.5",
-        "--window",
-        "500",
-        "--relaxed-sensitivity",
-        rs,
-        "--seed",
-        "5",
-        "--json",
-        stdin=_csv(ring.data[:1000]),
-    )
+    options = "--epsilon 0.5 --window 500 --seed 5 --json"
+    analyst, (code, out, err) = send_stdin(secrets["s4"], options, ring.data[:1000])
     assert code == 0, err
     sent = json.loads(out)
     assert [(w["window"], w["records"], w["status"]) for w in sent["windows"]] == [
@@ -261,17 +173,8 @@ def test_json_documents(servers, ring, run_cli, secrets, to_csv, tmp_path: Path)
     )
     assert code == 0, err
     assert [r["outliers"] for r in json.loads(out)] == [w["outliers"] for w in sent["windows"]]
-    code, out, err = run_cli(
-        "sensor",
-        "close",
-        "--analyst",
-        analyst.url,
-        "--token",
-        secrets["s4"],
-        "--window",
-        "1",
-        "--json",
-    )
+    to = ["--analyst", analyst.url, "--token", secrets["s4"]]
+    code, out, err = run_cli("sensor", "close", *to, "--window", "1", "--json")
     assert code == 0, err
     assert json.loads(out)["outliers"] == sent["windows"][1]["outliers"]
     history = to_csv(tmp_path / "h.csv", ring.history)

@@ -56,61 +56,13 @@ def _wait_for(journal: Path, sql: str, want: int, proc: Any, timeout: float = 60
 
 
 def test_killed_sender_resumes_and_every_row_reaches_the_servers_once(
-    tmp_path: Path, spawn, cli_process, secrets
+    tmp_path: Path, processes, cli_process, secrets
 ) -> None:
-    tokens = tmp_path / "tokens.txt"
-    tokens.write_text(f"s0={secrets['s0']}\n")
-    cs = spawn(
-        "serve",
-        "correction",
-        "--db",
-        str(tmp_path / "cs.sqlite"),
-        "--port",
-        "0",
-        "--tokens",
-        str(tokens),
-        "--analyst-token",
-        secrets["analyst"],
-        "--outlier-layer-width",
-        "1.0",
-    )
-    analyst = spawn(
-        "serve",
-        "analyst",
-        "--db",
-        str(tmp_path / "a.sqlite"),
-        "--port",
-        "0",
-        "--tokens",
-        str(tokens),
-        "--correction-url",
-        cs.url,
-        "--correction-token",
-        secrets["analyst"],
-        "--eps",
-        "2.0",
-        "--min-samples",
-        "3",
-    )
+    cs, analyst = processes.pair(1.0, 2.0, 3)
     journal, ledger = tmp_path / "journal.sqlite", tmp_path / "ledger.sqlite"
-    common = [
-        "--analyst",
-        analyst.url,
-        "--correction",
-        cs.url,
-        "--token",
-        secrets["s0"],
-        "--epsilon",
-        EPSILON,
-        "--relaxed-sensitivity",
-        "1,1",
-        "--global-sensitivity",
-        "2000",
-        "--journal",
-        str(journal),
-        "--ledger",
-        str(ledger),
-    ]
+    to = ["--analyst", analyst.url, "--correction", cs.url, "--token", secrets["s0"]]
+    common = [*to, "--epsilon", EPSILON, "--relaxed-sensitivity", "1,1"]
+    common += ["--global-sensitivity", "2000", "--journal", str(journal), "--ledger", str(ledger)]
     X = _rows()
 
     sender = cli_process("sensor", "send", "-", "--window", str(FIRST_WINDOW), *common)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -37,28 +39,36 @@ def test_row_keys_are_a_chain_over_the_stream() -> None:
     assert RowChain().keys(X[1:])[0] != keys[1]  # another stream (another prefix)
 
 
-def _setup(servers, ring, secrets, tmp_path: Path):  # type: ignore[no-untyped-def]
-    analyst, cs = servers.pair()
-    book = Ledger(tmp_path / "l.sqlite", default_budget=4.0)
-    journal = ReleaseJournal(tmp_path / "j.sqlite")
-    a = AnalystClient(analyst.url, secrets["s0"])
-    c = CorrectionClient(cs.url, secrets["s0"])
-    return a, c, book, journal
+class Sender:
+    """Sensor s0's clients of a pair of threaded servers, its ledger and its journal."""
+
+    def __init__(self, servers: Any, ring: Any, secrets: dict[str, str], tmp_path: Path) -> None:
+        analyst, cs = servers.pair()
+        self.ring = ring
+        self.a = AnalystClient(analyst.url, secrets["s0"])
+        self.c = CorrectionClient(cs.url, secrets["s0"])
+        self.book = Ledger(tmp_path / "l.sqlite", default_budget=4.0)
+        self.journal = ReleaseJournal(tmp_path / "j.sqlite")
+
+    def uploader(self) -> SensorUploader:
+        """A new sensor per run: new noise for new windows."""
+        sensor = Sensor(1.0, self.ring.rs, global_sensitivity=400)
+        return SensorUploader(sensor, self.a, self.c, ledger=self.book, journal=self.journal)
 
 
-def _uploader(ring, a, c, book, journal) -> SensorUploader:  # type: ignore[no-untyped-def]
-    # a new sensor per run: new noise for new windows
-    return SensorUploader(
-        Sensor(1.0, ring.rs, global_sensitivity=400), a, c, ledger=book, journal=journal
-    )
+@pytest.fixture
+def sender(servers: Any, ring: Any, secrets: dict[str, str], tmp_path: Path) -> Iterator[Sender]:
+    """A :class:`Sender`, its clients, ledger and journal closed at teardown."""
+    parts = Sender(servers, ring, secrets, tmp_path)
+    yield parts
+    for x in (parts.a, parts.c, parts.journal, parts.book):
+        x.close()
 
 
-def test_interrupted_sender_resumes_with_another_window_size(
-    servers, ring, secrets, tmp_path: Path
-) -> None:
-    a, c, book, journal = _setup(servers, ring, secrets, tmp_path)
+def test_interrupted_sender_resumes_with_another_window_size(ring, sender) -> None:
+    a, c, book, journal = sender.a, sender.c, sender.book, sender.journal
     X = ring.data[:2000]
-    up = _uploader(ring, a, c, book, journal)
+    up = sender.uploader()
     events = up.send_stream(X.tolist(), 400)
     first = [next(events), next(events)]  # windows 0 and 1
     assert [(r.window, r.first_row, r.status) for r in first] == [(0, 0, "sent"), (1, 400, "sent")]
@@ -70,7 +80,7 @@ def test_interrupted_sender_resumes_with_another_window_size(
     c.put_differences = real  # type: ignore[method-assign]
     assert [r.status for r in journal.releases()] == ["closed", "closed", "pending"]
     # the rerun walks the whole stream again, in windows of 300
-    got = list(_uploader(ring, a, c, book, journal).send_stream(X.tolist(), 300))
+    got = list(sender.uploader().send_stream(X.tolist(), 300))
     assert isinstance(got[1], SkippedRows)
     assert (got[1].first_row, got[1].n, got[1].windows) == (0, 1200, (0, 1, 2))
     windows = [
@@ -103,19 +113,14 @@ def test_interrupted_sender_resumes_with_another_window_size(
         ).fetchone() == (2000, 2000)
     assert all(r.status == "closed" and r.to_analyst is None for r in journal.releases())
     # a third run has nothing left to send
-    assert [
-        type(r).__name__ for r in _uploader(ring, a, c, book, journal).send_stream(X.tolist(), 1000)
-    ] == ["SkippedRows"]
-    for x in (a, c, journal, book):
-        x.close()
+    assert [type(r).__name__ for r in sender.uploader().send_stream(X.tolist(), 1000)] == [
+        "SkippedRows"
+    ]
 
 
-def test_released_rows_are_refused_or_forced_whatever_the_window(
-    servers, ring, secrets, tmp_path: Path
-) -> None:
-    a, c, book, journal = _setup(servers, ring, secrets, tmp_path)
-    X = ring.data[:1000]
-    up = _uploader(ring, a, c, book, journal)
+def test_released_rows_are_refused_or_forced_whatever_the_window(ring, sender) -> None:
+    book, journal, X = sender.book, sender.journal, ring.data[:1000]
+    up = sender.uploader()
     assert [r.n for r in up.send_stream(X[:600].tolist(), 300)] == [300, 300]
     # the same stream, longer and cut in windows of 250: rows 0..599 are released
     with pytest.raises(AlreadyReleased, match="250 of rows 0..249 were already released"):
@@ -139,8 +144,6 @@ def test_released_rows_are_refused_or_forced_whatever_the_window(
         assert conn.execute(
             "SELECT COUNT(*), COUNT(DISTINCT key) FROM released_rows"
         ).fetchone() == (1500, 1000)
-    for x in (a, c, journal, book):
-        x.close()
 
 
 def test_a_journal_without_row_keys_is_refused(tmp_path: Path) -> None:

@@ -82,32 +82,16 @@ def test_a_file_from_before_tp_noise_gets_the_column(tmp_path: Path) -> None:
         assert conn.execute("SELECT win, tp_noise FROM differences").fetchall() == [(0, 0.0)]
 
 
-def test_send_with_tp_epsilon(servers, ring, run_cli, secrets, to_csv, tmp_path: Path) -> None:
+def test_send_with_tp_epsilon(
+    servers, ring, run_cli, secrets, to_csv, send_args, tmp_path: Path
+) -> None:
     analyst, cs = servers.pair()
     data = to_csv(tmp_path / "d.csv", ring.data[:1000])
     rs = ",".join(repr(v) for v in ring.rs.tolist())
     ledger = tmp_path / "ledger.sqlite"
-    code, out, err = run_cli(
-        "sensor",
-        "send",
-        str(data),
-        "--analyst",
-        analyst.url,
-        "--correction",
-        cs.url,
-        "--token",
-        secrets["s0"],
-        "--epsilon",
-        "1",
-        "--window",
-        "500",
-        "--relaxed-sensitivity",
-        rs,
-        "--tp-epsilon",
-        "0.5",
-        "--ledger",
-        str(ledger),
-    )
+    options = f"--epsilon 1 --window 500 --relaxed-sensitivity {rs} --tp-epsilon 0.5"
+    to = (analyst.url, cs.url, secrets["s0"])
+    code, out, err = run_cli(*send_args(data, *to, options), "--ledger", str(ledger))
     assert code == 0, err
     # the statement: ε_CS defaults to dε = 2; d_TP alone min(0.5, 2); each view ε_T + ε_CS = 4
     assert "exchange: protected (ε_CS = 2, ε_TP = 0.5)" in out
@@ -121,27 +105,7 @@ def test_send_with_tp_epsilon(servers, ring, run_cli, secrets, to_csv, tmp_path:
     with sqlite3.connect(tmp_path / "cs.sqlite") as conn:
         noise = [v for (v,) in conn.execute("SELECT tp_noise FROM differences")]
     assert len(noise) == 2 and all(v != 0.0 for v in noise)
-    code, _, err = run_cli(
-        "sensor",
-        "send",
-        str(data),
-        "--analyst",
-        analyst.url,
-        "--correction",
-        cs.url,
-        "--token",
-        secrets["s0"],
-        "--epsilon",
-        "1",
-        "--window",
-        "500",
-        "--relaxed-sensitivity",
-        rs,
-        "--exchange",
-        "unprotected",
-        "--tp-epsilon",
-        "0.5",
-    )
+    code, _, err = run_cli(*send_args(data, *to, options), "--exchange", "unprotected")
     lines = [x for x in err.strip().splitlines() if not x.startswith("privad: warning")]
     assert (
         code == 2 and len(lines) == 1 and "--tp-epsilon applies to --exchange protected" in lines[0]

@@ -103,21 +103,12 @@ def test_analyst_rejects_bad_records_and_stores_nothing(pair, auth, tmp_path: Pa
 def test_column_count_must_match_earlier_windows_and_configuration(servers, auth) -> None:
     cs = servers.correction()
     analyst = servers.analyst(cs.url, columns=2, db="a2.sqlite")
-    r = _send(
-        analyst.url,
-        "/v1/windows/0/records",
-        _body(perturbed=[[1.0, 2.0, 3.0]], divisors=[1, 1, 1], noise_scale=[1, 1, 1]),
-        auth("s0"),
-    )
+    wide = _body(perturbed=[[1.0, 2.0, 3.0]], divisors=[1, 1, 1], noise_scale=[1, 1, 1])
+    r = _send(analyst.url, "/v1/windows/0/records", wide, auth("s0"))
     assert r.status_code == 422 and "takes 2" in r.json()["detail"]
     free = servers.analyst(cs.url, db="a3.sqlite")
     assert _send(free.url, "/v1/windows/0/records", GOOD, auth("s0")).status_code == 201
-    r = _send(
-        free.url,
-        "/v1/windows/1/records",
-        _body(perturbed=[[1.0, 2.0, 3.0]], divisors=[1, 1, 1], noise_scale=[1, 1, 1]),
-        auth("s0"),
-    )
+    r = _send(free.url, "/v1/windows/1/records", wide, auth("s0"))
     assert r.status_code == 422 and "earlier windows have 2" in r.json()["detail"]
     windows = httpx.get(free.url + "/v1/windows", headers=auth("s0")).json()["windows"]
     assert [w["window"] for w in windows] == [0]

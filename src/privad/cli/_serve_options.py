@@ -1,10 +1,13 @@
 """The options every ``privad serve`` server shares (``--db``, ``--host``, ``--port``,
-tokens, ``--max-body-bytes``, the request limits, ``--log-level``, TLS) and
-:class:`ServeOptions`, which checks them and runs a server (:mod:`privad.cli.serve`)."""
+tokens, ``--max-body-bytes``, the request limits, ``--log-level``, TLS), declared once:
+:func:`serve_command` adds them to a server's command, checks them into a
+:class:`ServeOptions` and runs the app the command builds (:mod:`privad.cli.serve`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,11 +126,51 @@ def port_option(default: int) -> Any:
     )
 
 
+def secret_option(name: str, env: str, help: str) -> Any:
+    """An optional ``--NAME SECRET`` that defaults to the environment variable ``env``
+    (a peer's or an operator's token)."""
+    return typer.Option(None, name, metavar="SECRET", envvar=env, help=help)
+
+
+def token_options(who: str, what: str) -> tuple[Any, Any]:
+    """``--tokens FILE`` and ``--token NAME=SECRET`` of a server whose users are ``who``
+    (the sensors' own pair is :data:`TOKENS_OPTION`, :data:`TOKEN_OPTION`)."""
+    return typer.Option(
+        None,
+        "--tokens",
+        metavar="FILE",
+        help=f"{who.capitalize()} tokens: one NAME=SECRET per line (# comments); {what}. At "
+        f"least one {who} token (--tokens or --token) is required; each SECRET at least 16 "
+        "characters.",
+    ), typer.Option(
+        None,
+        "--token",
+        metavar="NAME=SECRET",
+        envvar=TOKENS_ENV,
+        help=f"A {who} token (repeatable), in addition to --tokens. Default: $PRIVAD_TOKENS "
+        "(NAME=SECRET entries separated by white space); prefer it or --tokens FILE to the "
+        "command line, which other local users can read.",
+    )
+
+
+_TOKENS = (("tokens", str | None), ("token", list[str] | None))
+_LIMITS = (
+    ("max_body_bytes", int, MAX_BODY_OPTION),
+    ("max_bytes_in_flight", int, MAX_IN_FLIGHT_OPTION),
+    ("header_timeout", float, HEADER_TIMEOUT_OPTION),
+    ("body_timeout", float, BODY_TIMEOUT_OPTION),
+    ("log_level", str, LOG_LEVEL_OPTION),
+    ("ssl_certfile", str | None, SSL_CERT_OPTION),
+    ("ssl_keyfile", str | None, SSL_KEY_OPTION),
+)
+_SHARED = {"db", "host", "port", *(n for n, _ in _TOKENS), *(n for n, _, _ in _LIMITS)}
+
+
 @dataclass(frozen=True)
 class ServeOptions:
     """The parsed shared options of a ``privad serve`` command."""
 
-    db: str
+    db: str | None
     host: str
     port: int
     tokens: list[tuple[str, str]]
@@ -140,39 +183,39 @@ class ServeOptions:
     @classmethod
     def parse(
         cls,
-        db: str,
+        *,
         host: str,
         port: int,
-        tokens_file: str | None,
-        token: Sequence[str] | None,
         max_body_bytes: int,
-        log_level: str,
-        ssl_certfile: str | None,
-        ssl_keyfile: str | None,
-        *,
         max_bytes_in_flight: int,
         header_timeout: float,
         body_timeout: float,
-        tokens_required: bool = True,
+        log_level: str,
+        ssl_certfile: str | None,
+        ssl_keyfile: str | None,
+        db: str | None = None,
+        tokens: str | None = None,
+        token: Sequence[str] | None = None,
+        who: str | None = "sensor",
+        why: str = "",
     ) -> ServeOptions:
-        """Parse and check the shared options (one-line ParameterError on a mistake);
-        ``tokens_required=False`` for a server whose readers need none (the console)."""
+        """Check the shared options (a one-line ParameterError on a mistake): the tokens of
+        the server's users ``who`` (at least one, ``why`` they need them; ``who=None``: a
+        server without users' tokens, the console), TLS, and ``db``, an output path."""
         from privad.services.app import ServerLimits
         from privad.services.auth import load_token_file, parse_token_spec
 
-        pairs: list[tuple[str, str]] = []
-        if tokens_file is not None:
-            pairs.extend(load_token_file(tokens_file))
-        for spec in token or ():
-            pairs.append(parse_token_spec(spec))
-        if not pairs and tokens_required:
+        pairs = [] if tokens is None else list(load_token_file(tokens))
+        pairs += [parse_token_spec(spec) for spec in token or ()]
+        if not pairs and who is not None:
             raise ParameterError(
-                "no sensor tokens: give --tokens FILE (NAME=SECRET lines) or --token NAME=SECRET"
+                f"no {who} tokens: give --tokens FILE (NAME=SECRET lines) or --token "
+                f"NAME=SECRET{f' ({why})' if why else ''}"
             )
         if (ssl_certfile is None) != (ssl_keyfile is None):
             raise ParameterError("--ssl-certfile and --ssl-keyfile go together")
         return cls(
-            db=str(check_output_path(db, "--db", "store")),
+            db=None if db is None else str(check_output_path(db, "--db", "store")),
             host=str(host).strip(),
             port=port,
             tokens=pairs,
@@ -187,12 +230,14 @@ class ServeOptions:
         """Serve ``app`` until interrupted (prints ``NAME listening on URL`` first).
 
         ``notes`` go to standard error first, one ``NAME: NOTE`` line each, so that the first
-        line of standard output stays ``NAME listening on URL``.
+        line of standard output stays ``NAME listening on URL``; the last one warns when the
+        server listens beyond loopback without TLS.
         """
-        import sys
-
         from privad.services.app import run_service
 
+        if self.host not in ("127.0.0.1", "localhost", "::1") and self.ssl_certfile is None:
+            clear = "tokens and answers travel in clear text"
+            notes = [*notes, f"warning: listening on {self.host} without TLS: {clear}"]
         for line in notes:
             print(f"{name}: {line}", file=sys.stderr, flush=True)
 
@@ -207,3 +252,76 @@ class ServeOptions:
             limits=self.limits,
             announce=lambda line: print(line, flush=True),
         )
+
+
+Build = Callable[..., tuple[Any, Sequence[str]]]
+
+
+def serve_command(
+    group: typer.Typer,
+    name: str,
+    *,
+    port: int,
+    banner: str,
+    tokens: tuple[Any, Any] | None = (TOKENS_OPTION, TOKEN_OPTION),
+    who: str = "sensor",
+    why: str = "",
+    db: bool = True,
+) -> Callable[[Build], Build]:
+    """Register ``build(common, **own)`` as ``privad serve NAME`` with the shared options.
+
+    ``build``'s parameters after ``common`` are the command's own options; the shared ones
+    are added to them: the shared ``--db`` first, with the address options (``--host``,
+    ``--port``, tokens), unless ``build`` declares its own ``--db`` (then the address
+    options follow the command's own), or ``db=False`` (no ``--db``: the console); the
+    request limits, log level and TLS last. Once Click has parsed the command line, the
+    shared options are checked into a :class:`ServeOptions` (its ``db`` from ``--db``),
+    ``build`` makes the app and the lines to print first (standard error), and the server
+    runs as ``BANNER listening on URL``. ``tokens``: the ``--tokens``/``--token`` pair of
+    the server's users ``who`` (``None``: a server without them).
+
+    Examples
+    --------
+    >>> group = typer.Typer()
+    >>> @serve_command(group, "echo", port=8799, banner="privad echo")
+    ... def echo(common: ServeOptions, word: str = typer.Option("hi", "--word")) -> Any:
+    ...     '''A toy server: its own --word, then the shared options.'''
+    ...     return None, [word]
+    >>> command = group.registered_commands[0].callback
+    >>> list(inspect.signature(command).parameters)[:7]
+    ['db', 'host', 'port', 'tokens', 'token', 'word', 'max_body_bytes']
+    """
+
+    def register(build: Build) -> Build:
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        own = [
+            p.replace(kind=keyword)
+            for p in inspect.signature(build, eval_str=True).parameters.values()
+        ][1:]
+        declared = {p.name for p in own}
+
+        def param(name: str, kind: Any, default: Any) -> inspect.Parameter:
+            return inspect.Parameter(name, keyword, default=default, annotation=kind)
+
+        where = [param("host", str, HOST_OPTION), param("port", int, port_option(port))]
+        if tokens is not None:
+            where += [param(n, t, o) for (n, t), o in zip(_TOKENS, tokens, strict=True)]
+        if db and "db" not in declared:
+            own = [param("db", str, DB_OPTION), *where, *own]
+        else:
+            own += where
+        params = [*own, *(param(n, t, o) for n, t, o in _LIMITS)]
+
+        def command(**options: Any) -> None:
+            shared = {n: v for n, v in options.items() if n in _SHARED}
+            common = ServeOptions.parse(**shared, who=None if tokens is None else who, why=why)
+            app, notes = build(common, **{n: v for n, v in options.items() if n in declared})
+            common.run(app, banner, notes)
+
+        command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        command.__doc__, command.__name__ = build.__doc__, build.__name__
+        group.command(name)(command)
+        return build
+
+    return register

@@ -17,26 +17,20 @@ every acknowledged record is already committed to ``--db``. Configuration errors
 token, an unreadable database, a port in use) are :class:`~privad.errors.PrivadError`:
 ``privad.cli.main`` prints them on one line and exits with status 2.
 
-Adding a server (``privad serve oracle``, ``privad serve rmp``) is one function here, on
-the shared options and :class:`~privad.cli._serve_options.ServeOptions`::
+Adding a server is one function here: :func:`~privad.cli._serve_options.serve_command`
+declares the options every server shares, checks them into a
+:class:`~privad.cli._serve_options.ServeOptions` and runs the app the function builds::
 
-    @serve_app.command("oracle")
-    def oracle(db: str = DB_OPTION, host: str = HOST_OPTION, port: int = port_option(8703),
-               tokens: str | None = TOKENS_OPTION, token: list[str] | None = TOKEN_OPTION,
-               max_body_bytes: int = MAX_BODY_OPTION, log_level: str = LOG_LEVEL_OPTION,
-               ssl_certfile: str | None = SSL_CERT_OPTION,
-               ssl_keyfile: str | None = SSL_KEY_OPTION) -> None:
+    @serve_command(serve_app, "oracle", port=8703, banner="privad oracle")
+    def oracle(common: ServeOptions, epsilon: float = epsilon_option(...)) -> Built:
         '''One line for --help.'''
-        common = ServeOptions.parse(db, host, port, tokens, token, max_body_bytes, log_level,
-                                    ssl_certfile, ssl_keyfile, max_bytes_in_flight=...,
-                                    header_timeout=..., body_timeout=...)
-        app = create_oracle_app(common.db, common.registry(), ...)   # built on
-        common.run(app, "privad oracle")                            # services.app
+        return create_oracle_app(common.db, TokenRegistry(common.tokens), ...), notes
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import typer
@@ -86,24 +80,7 @@ from privad.cli._sensitive import (
     r_option,
     sensitive_mechanism,
 )
-from privad.cli._serve_console import serve_console
-from privad.cli._serve_options import (
-    BODY_TIMEOUT_OPTION,
-    DB_OPTION,
-    HEADER_TIMEOUT_OPTION,
-    HOST_OPTION,
-    LOG_LEVEL_OPTION,
-    MAX_BODY_OPTION,
-    MAX_IN_FLIGHT_OPTION,
-    SSL_CERT_OPTION,
-    SSL_KEY_OPTION,
-    TOKEN_OPTION,
-    TOKENS_ENV,
-    TOKENS_OPTION,
-    ServeOptions,
-    port_option,
-)
-from privad.errors import ParameterError
+from privad.cli._serve_options import ServeOptions, secret_option, serve_command, token_options
 
 __all__ = ["register", "serve_app"]
 
@@ -123,6 +100,10 @@ serve_app = typer.Typer(
 )
 
 
+Built = tuple[Any, Sequence[str]]
+"""What a server's command returns: its app and the lines printed before it serves."""
+
+
 def _dbscan_backends() -> tuple[str, ...]:
     from privad.relaxed.detectors import DBSCAN_BACKENDS
 
@@ -134,25 +115,19 @@ def _dbscan_backends() -> tuple[str, ...]:
 # --------------------------------------------------------------------------------------------
 
 
-@serve_app.command("analyst")
+@serve_command(serve_app, "analyst", port=8701, banner="privad analyst")
 def analyst(
-    db: str = DB_OPTION,
-    host: str = HOST_OPTION,
-    port: int = port_option(8701),
-    tokens: str | None = TOKENS_OPTION,
-    token: list[str] | None = TOKEN_OPTION,
+    common: ServeOptions,
     correction_url: str = typer.Option(
         ...,
         "--correction-url",
         metavar="URL",
         help="The correction server, e.g. http://127.0.0.1:8702.",
     ),
-    correction_token: str | None = typer.Option(
-        None,
+    correction_token: str | None = secret_option(
         "--correction-token",
-        metavar="SECRET",
-        envvar="PRIVAD_CORRECTION_TOKEN",
-        help="The analyst's token at the correction server (its --analyst-token). Default: "
+        "PRIVAD_CORRECTION_TOKEN",
+        "The analyst's token at the correction server (its --analyst-token). Default: "
         "$PRIVAD_CORRECTION_TOKEN.",
     ),
     eps: float = typer.Option(
@@ -186,14 +161,7 @@ def analyst(
     ),
     timeout: float = timeout_option("Seconds per request to the correction server."),
     ca_cert: str | None = ca_cert_option("correction server"),
-    max_body_bytes: int = MAX_BODY_OPTION,
-    max_bytes_in_flight: int = MAX_IN_FLIGHT_OPTION,
-    header_timeout: float = HEADER_TIMEOUT_OPTION,
-    body_timeout: float = BODY_TIMEOUT_OPTION,
-    log_level: str = LOG_LEVEL_OPTION,
-    ssl_certfile: str | None = SSL_CERT_OPTION,
-    ssl_keyfile: str | None = SSL_KEY_OPTION,
-) -> None:
+) -> Built:
     """Run the analyst A: store perturbed windows, detect outliers, correct them with CS."""
     # The 'dbscan' package's parallel scheduler keeps an idle worker polling (measured: about
     # 7 % of a core while the server waits); one thread per detection is plenty for windows
@@ -203,20 +171,6 @@ def analyst(
     from privad.services.analyst import create_analyst_app
     from privad.services.auth import TokenRegistry
 
-    common = ServeOptions.parse(
-        db,
-        host,
-        port,
-        tokens,
-        token,
-        max_body_bytes,
-        log_level,
-        ssl_certfile,
-        ssl_keyfile,
-        max_bytes_in_flight=max_bytes_in_flight,
-        header_timeout=header_timeout,
-        body_timeout=body_timeout,
-    )
     detector = DBSCANDetector(eps, min_samples, backend=backend)
     app = create_analyst_app(
         common.db,
@@ -231,16 +185,12 @@ def analyst(
         timeout=timeout,
         verify=ca_cert or True,
     )
-    common.run(app, "privad analyst")
+    return app, ()
 
 
-@serve_app.command("correction")
+@serve_command(serve_app, "correction", port=8702, banner="privad correction")
 def correction(
-    db: str = DB_OPTION,
-    host: str = HOST_OPTION,
-    port: int = port_option(8702),
-    tokens: str | None = TOKENS_OPTION,
-    token: list[str] | None = TOKEN_OPTION,
+    common: ServeOptions,
     outlier_layer_width: float = typer.Option(
         ...,
         "--outlier-layer-width",
@@ -249,13 +199,10 @@ def correction(
         "historical data (see 'privad sensor calibrate').",
         parser=Number("a width >= 0").bind("--outlier-layer-width"),
     ),
-    analyst_token: str | None = typer.Option(
-        None,
+    analyst_token: str | None = secret_option(
         "--analyst-token",
-        metavar="SECRET",
-        envvar="PRIVAD_ANALYST_TOKEN",
-        help="The token the analyst uses here (at least 16 characters). Default: "
-        "$PRIVAD_ANALYST_TOKEN.",
+        "PRIVAD_ANALYST_TOKEN",
+        "The token the analyst uses here (at least 16 characters). Default: $PRIVAD_ANALYST_TOKEN.",
     ),
     min_gap: float = typer.Option(
         0.0,
@@ -271,33 +218,12 @@ def correction(
         help="Step 3 (reconstruction): at most this share of O' may become FP (default 0.5).",
         parser=Number("a share in [0, 1]", maximum=1.0).bind("--max-fp-share"),
     ),
-    max_body_bytes: int = MAX_BODY_OPTION,
-    max_bytes_in_flight: int = MAX_IN_FLIGHT_OPTION,
-    header_timeout: float = HEADER_TIMEOUT_OPTION,
-    body_timeout: float = BODY_TIMEOUT_OPTION,
-    log_level: str = LOG_LEVEL_OPTION,
-    ssl_certfile: str | None = SSL_CERT_OPTION,
-    ssl_keyfile: str | None = SSL_KEY_OPTION,
-) -> None:
+) -> Built:
     """Run the correction server CS: hold d_diff per window, split O', find false negatives."""
     from privad.relaxed.correction import SplitRule
     from privad.services.auth import TokenRegistry
     from privad.services.correction import ANALYST_ROLE, create_correction_app
 
-    common = ServeOptions.parse(
-        db,
-        host,
-        port,
-        tokens,
-        token,
-        max_body_bytes,
-        log_level,
-        ssl_certfile,
-        ssl_keyfile,
-        max_bytes_in_flight=max_bytes_in_flight,
-        header_timeout=header_timeout,
-        body_timeout=body_timeout,
-    )
     registry = TokenRegistry(
         common.tokens,
         {ANALYST_ROLE: required_secret(analyst_token, "--analyst-token", "PRIVAD_ANALYST_TOKEN")},
@@ -309,7 +235,7 @@ def correction(
         rule=SplitRule(min_gap=min_gap, max_fp_share=max_fp_share),
         max_body_bytes=common.max_body_bytes,
     )
-    common.run(app, "privad correction")
+    return app, ()
 
 
 # --------------------------------------------------------------------------------------------
@@ -317,8 +243,9 @@ def correction(
 # --------------------------------------------------------------------------------------------
 
 
-@serve_app.command("oracle")
+@serve_command(serve_app, "oracle", port=8703, banner="privad oracle")
 def oracle(
+    common: ServeOptions,
     data: str = typer.Argument(..., metavar="DATA", help=ORACLE_DATA_HELP),
     db: str = typer.Option(
         ...,
@@ -357,116 +284,57 @@ def oracle(
         help="Stored query orders kept in memory (64).",
         parser=COUNT.bind("--max-orders"),
     ),
-    host: str = HOST_OPTION,
-    port: int = port_option(8703),
-    tokens: str | None = TOKENS_OPTION,
-    token: list[str] | None = TOKEN_OPTION,
-    max_body_bytes: int = MAX_BODY_OPTION,
-    max_bytes_in_flight: int = MAX_IN_FLIGHT_OPTION,
-    header_timeout: float = HEADER_TIMEOUT_OPTION,
-    body_timeout: float = BODY_TIMEOUT_OPTION,
-    log_level: str = LOG_LEVEL_OPTION,
-    ssl_certfile: str | None = SSL_CERT_OPTION,
-    ssl_keyfile: str | None = SSL_KEY_OPTION,
-) -> None:
+) -> Built:
     """Hold the values and answer only noisy group queries, within a privacy budget."""
     from privad.services.auth import TokenRegistry
     from privad.services.oracle import create_oracle_app
 
-    common = ServeOptions.parse(
-        db,
-        host,
-        port,
-        tokens,
-        token,
-        max_body_bytes,
-        log_level,
-        ssl_certfile,
-        ssl_keyfile,
-        max_bytes_in_flight=max_bytes_in_flight,
-        header_timeout=header_timeout,
-        body_timeout=body_timeout,
-    )
-    eps, total, delta_v = epsilon, budget, delta
-    kind_v = kind
-    seed_v, orders = seed, max_orders
     series = load_series(data, column=column, labels_column=labels_column)
     held = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
     lo, hi = held.t_low, held.t_high
     notes = [
         f"{series.name}: {held.values.size} values, t_l = {lo:.6g}, t_h = {hi:.6g} "
-        f"({held.how}); {kind_v} oracle, ε = {eps:g} per answer"
+        f"({held.how}); {kind} oracle, ε = {epsilon:g} per answer"
     ]
-    above = int((held.values >= hi).sum())
-    if above != 1:  # the operator holds the data; this line is for them only
-        notes.append(
-            f"note: {above} values are >= t_h; the search assumes exactly one anomaly "
-            "(several: search disjoint groups, section 7, privad.search.multiple)"
-        )
     app = create_oracle_app(
         common.db,
         TokenRegistry(common.tokens),
         values=held.values,
         t_low=lo,
         t_high=hi,
-        epsilon=eps,
-        budget=total,
-        delta=delta_v,
-        kind=kind_v,
+        epsilon=epsilon,
+        budget=budget,
+        delta=delta,
+        kind=kind,
         scope=scope if scope is not None else f"oracle/{series.name}",
-        rng=seed_v,
-        max_orders=orders,
+        rng=seed,
+        max_orders=max_orders,
         max_body_bytes=common.max_body_bytes,
         notes=notes,
     )
-    common.run(app, "privad oracle", notes)
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``serve`` group to the ``privad`` command."""
-    app.add_typer(serve_app, name="serve")
-
-
-def _require_tokens(tokens: str | None, token: list[str] | None, who: str, why: str) -> None:
-    """At least one token (--tokens or --token) of the server's users, named ``who``."""
-    if tokens is None and not token:
-        raise ParameterError(
-            f"no {who} tokens: give --tokens FILE (NAME=SECRET lines) or --token NAME=SECRET "
-            f"({why})"
-        )
-
-
-def _token_options(who: str, what: str) -> tuple[Any, Any]:
-    """``--tokens FILE`` and ``--token NAME=SECRET`` of a server whose users are ``who``."""
-    return typer.Option(
-        None,
-        "--tokens",
-        metavar="FILE",
-        help=f"{who.capitalize()} tokens: one NAME=SECRET per line (# comments); {what}. At "
-        f"least one {who} token (--tokens or --token) is required; each SECRET at least 16 "
-        "characters.",
-    ), typer.Option(
-        None,
-        "--token",
-        metavar="NAME=SECRET",
-        envvar=TOKENS_ENV,
-        help=f"A {who} token (repeatable), in addition to --tokens. Default: $PRIVAD_TOKENS "
-        "(NAME=SECRET entries separated by white space); prefer it or --tokens FILE to the "
-        "command line, which other local users can read.",
-    )
+    return app, notes
 
 
 # --------------------------------------------------------------------------------------------
 # privad serve sp
 # --------------------------------------------------------------------------------------------
 
-QUERIER_TOKENS_OPTION, QUERIER_TOKEN_OPTION = _token_options(
+QUERIER_TOKENS = token_options(
     "querier", "NAME is the querier, who has its own budget (ledger scope <scope>/NAME)"
 )
 
 
-@serve_app.command("sp")
+@serve_command(
+    serve_app,
+    "sp",
+    port=8705,
+    banner="privad curator",
+    tokens=QUERIER_TOKENS,
+    who="querier",
+    why="queriers ask with them: 'privad sp ask'",
+)
 def sp(
+    common: ServeOptions,
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
     beta: int = beta_option("β: an integer >= 1."),
     r: float = r_option("The radius r: a finite number >= 0."),
@@ -526,42 +394,15 @@ def sp(
         "Seed of the noise, for tests only (anyone who knows it can remove the noise). "
         "Default: OS entropy."
     ),
-    host: str = HOST_OPTION,
-    port: int = port_option(8705),
-    tokens: str | None = QUERIER_TOKENS_OPTION,
-    token: list[str] | None = QUERIER_TOKEN_OPTION,
-    max_body_bytes: int = MAX_BODY_OPTION,
-    max_bytes_in_flight: int = MAX_IN_FLIGHT_OPTION,
-    header_timeout: float = HEADER_TIMEOUT_OPTION,
-    body_timeout: float = BODY_TIMEOUT_OPTION,
-    log_level: str = LOG_LEVEL_OPTION,
-    ssl_certfile: str | None = SSL_CERT_OPTION,
-    ssl_keyfile: str | None = SSL_KEY_OPTION,
-) -> None:
+) -> Built:
     """Hold DATA and answer queriers' (β, r)-anomaly questions privately, per-querier budgets."""
     from privad.services.auth import TokenRegistry
     from privad.services.curator import create_curator_app
 
-    _require_tokens(tokens, token, "querier", "queriers ask with them: 'privad sp ask'")
-    common = ServeOptions.parse(
-        db,
-        host,
-        port,
-        tokens,
-        token,
-        max_body_bytes,
-        log_level,
-        ssl_certfile,
-        ssl_keyfile,
-        max_bytes_in_flight=max_bytes_in_flight,
-        header_timeout=header_timeout,
-        body_timeout=body_timeout,
-    )
     mech = sensitive_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
-    total, delta_v, scope_v, seed_v = budget, delta, scope, seed
     check_output_path(ledger, "--ledger", "store")
     declared = public_bounds(bound, bounds_file)
-    ds = load_table(data, columns=columns, exclude=exclude, id_column=id_column, seed=seed_v)
+    ds = load_table(data, columns=columns, exclude=exclude, id_column=id_column, seed=seed)
     names = list(ds.feature_names)
     # the operator's view (names checked, clip counts, a dominant column); the curator maps
     # the raw records itself, with the same arithmetic, and every question alike
@@ -572,26 +413,21 @@ def sp(
         db=common.db,
         ledger=ledger,
         tokens=TokenRegistry(common.tokens),
-        budget=total,
-        delta=delta_v,
-        scope=scope_v if scope_v is not None else f"curator/{ds.name}",
-        rng=seed_v,
+        budget=budget,
+        delta=delta,
+        scope=scope if scope is not None else f"curator/{ds.name}",
+        rng=seed,
         bounds=None if not declared else {names.index(c): b for c, b in declared.items()},
         max_body_bytes=common.max_body_bytes,
     )
     notes = [
         f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features; "
-        f"{mech.guarantee.summary()} per answer; {total:g}"
-        f"{'' if delta_v is None else f', δ {delta_v:g}'} per querier; "
+        f"{mech.guarantee.summary()} per answer; {budget:g}"
+        f"{'' if delta is None else f', δ {delta:g}'} per querier; "
         f"{len(common.tokens)} querier token(s)",
         f"feature scaling: {scaling_text(scaling)}",
     ]
-    if common.host not in ("127.0.0.1", "localhost", "::1") and common.ssl_certfile is None:
-        notes.append(
-            f"warning: listening on {common.host} without TLS: tokens and answers "
-            "travel in clear text"
-        )
-    common.run(app, "privad curator", notes)
+    return app, notes
 
 
 # --------------------------------------------------------------------------------------------
@@ -599,11 +435,20 @@ def sp(
 # --------------------------------------------------------------------------------------------
 
 
-RMP_TOKENS_OPTION, RMP_TOKEN_OPTION = _token_options("end-user", "end-users download the model")
+RMP_TOKENS = token_options("end-user", "end-users download the model")
 
 
-@serve_app.command("rmp")
+@serve_command(
+    serve_app,
+    "rmp",
+    port=8704,
+    banner="privad rmp",
+    tokens=RMP_TOKENS,
+    who="end-user",
+    why="end-users download the model with them",
+)
 def rmp(
+    common: ServeOptions,
     db: str = typer.Option(
         ...,
         "--db",
@@ -672,53 +517,23 @@ def rmp(
         help="Most records (columns) one uploaded batch may hold (default 30, as in the paper).",
         parser=COUNT.bind("--max-batch"),
     ),
-    operator_token: str | None = typer.Option(
-        None,
+    operator_token: str | None = secret_option(
         "--operator-token",
-        metavar="SECRET",
-        envvar="PRIVAD_RMP_OPERATOR_TOKEN",
-        help="The operator's token: starts training, sees jobs and participants (at least 16 "
+        "PRIVAD_RMP_OPERATOR_TOKEN",
+        "The operator's token: starts training, sees jobs and participants (at least 16 "
         "characters). Default: $PRIVAD_RMP_OPERATOR_TOKEN.",
     ),
-    registration_token: str | None = typer.Option(
-        None,
+    registration_token: str | None = secret_option(
         "--registration-token",
-        metavar="SECRET",
-        envvar="PRIVAD_RMP_REGISTRATION_TOKEN",
-        help="If set, registering a participant needs this token. Default: "
+        "PRIVAD_RMP_REGISTRATION_TOKEN",
+        "If set, registering a participant needs this token. Default: "
         "$PRIVAD_RMP_REGISTRATION_TOKEN, else registration is open.",
     ),
-    host: str = HOST_OPTION,
-    port: int = port_option(8704),
-    tokens: str | None = RMP_TOKENS_OPTION,
-    token: list[str] | None = RMP_TOKEN_OPTION,
-    max_body_bytes: int = MAX_BODY_OPTION,
-    max_bytes_in_flight: int = MAX_IN_FLIGHT_OPTION,
-    header_timeout: float = HEADER_TIMEOUT_OPTION,
-    body_timeout: float = BODY_TIMEOUT_OPTION,
-    log_level: str = LOG_LEVEL_OPTION,
-    ssl_certfile: str | None = SSL_CERT_OPTION,
-    ssl_keyfile: str | None = SSL_KEY_OPTION,
-) -> None:
+) -> Built:
     """Run the RMP mining server: collect perturbed batches, train the AANN, serve the model."""
     from privad.rmp import AANNTraining
     from privad.services.rmp import create_rmp_app
 
-    _require_tokens(tokens, token, "end-user", "end-users download the model with them")
-    common = ServeOptions.parse(
-        db,
-        host,
-        port,
-        tokens,
-        token,
-        max_body_bytes,
-        log_level,
-        ssl_certfile,
-        ssl_keyfile,
-        max_bytes_in_flight=max_bytes_in_flight,
-        header_timeout=header_timeout,
-        body_timeout=body_timeout,
-    )
     notes: list[str] = []
     app = create_rmp_app(
         common.db,
@@ -726,9 +541,7 @@ def rmp(
         operator_token=required_secret(
             operator_token, "--operator-token", "PRIVAD_RMP_OPERATOR_TOKEN"
         ),
-        registration_token=None
-        if registration_token is None or not registration_token.strip()
-        else registration_token.strip(),
+        registration_token=(registration_token or "").strip() or None,
         n=n,
         w=w,
         r=r,
@@ -740,7 +553,55 @@ def rmp(
         max_body_bytes=common.max_body_bytes,
         notes=notes,
     )
-    common.run(app, "privad rmp", notes)
+    return app, notes
 
 
-serve_app.command("console")(serve_console)
+# --------------------------------------------------------------------------------------------
+# privad serve console
+# --------------------------------------------------------------------------------------------
+
+
+@serve_command(serve_app, "console", port=8706, banner="privad console", tokens=None, db=False)
+def console(
+    common: ServeOptions,
+    ledger: str = typer.Option(
+        ..., "--ledger", metavar="PATH", help="The ledger file to show (it must exist)."
+    ),
+    store: str | None = typer.Option(
+        None,
+        "--store",
+        metavar="PATH",
+        help="A server's store (curator, analyst, correction, rmp) to show on /services; "
+        "opened read-only, never written.",
+    ),
+    utility: str | None = typer.Option(
+        None,
+        "--utility",
+        metavar="DIR",
+        help="Saved results of benchmarks/bench_utility.py (benchmarks/results/utility), "
+        "shown on /plan at the chosen ε.",
+    ),
+    operator_token: str | None = secret_option(
+        "--operator-token",
+        "PRIVAD_CONSOLE_OPERATOR_TOKEN",
+        "The operator's secret: with it, a login may set budgets and cancel stale "
+        "reservations. Default: $PRIVAD_CONSOLE_OPERATOR_TOKEN; none: read-only console.",
+    ),
+) -> Built:
+    """A web console over a ledger: budgets, spends, a store's parties, plans (docs/console.md)."""
+    from privad.services.console import create_console_app
+
+    app = create_console_app(
+        ledger,
+        store=store,
+        operator_token=None if operator_token is None else operator_token.strip(),
+        utility=utility,
+        max_body_bytes=common.max_body_bytes,
+    )
+    mode = "read-only" if operator_token is None else "operator actions need the token"
+    return app, [f"ledger {ledger}; {mode}"]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``serve`` group to the ``privad`` command."""
+    app.add_typer(serve_app, name="serve")

@@ -368,7 +368,9 @@ def create_oracle_app(
     rng:
         The oracle's randomness (tests only; default OS entropy).
     notes:
-        If given, lines describing the budget state are appended (the CLI prints them).
+        If given, lines for the operator are appended (the CLI prints them): how many
+        values are >= ``t_high`` where that is not exactly one (the search assumes one
+        anomaly), and the budget state.
     """
     kind = oracle_kind(kind)
     epsilon = check_epsilon(epsilon)
@@ -392,6 +394,12 @@ def create_oracle_app(
         ledger.close()
         raise
     if notes is not None:
+        above = int((x >= hi).sum())
+        if above != 1:  # the operator holds the data; this line is for them only
+            notes.append(
+                f"note: {above} values are >= t_h; the search assumes exactly one anomaly "
+                "(several: search disjoint groups, section 7, privad.search.multiple)"
+            )
         state = service.budget()
         kind_text = "" if delta is None else f", δ {delta:g} (tight accounting)"
         notes.append(
