@@ -293,6 +293,25 @@ def test_the_curator_refuses_the_ledger_or_a_garbage_file_as_its_store(
     assert "is not a usable SQLite database" in error_line(err)
 
 
+def test_serve_sp_warns_about_a_large_epsilon_once(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: ``serve sp`` builds and validates the mechanism once (the curator reuses
+    it), so ``--epsilon 25`` gives one warning line (the serving itself is stubbed out)."""
+    from privad.services import app as service_app
+
+    monkeypatch.setattr(service_app, "run_service", lambda app, **kw: None)
+    (tmp_path / "d.csv").write_text("x1,x2\n0.1,0.2\n0.3,0.4\n0.5,0.6\n0.2,0.2\n")
+    args = ["serve", "sp", str(tmp_path / "d.csv"), "--beta", "2", "--r", "0.1"]
+    args += ["--epsilon", "25", "--budget", "50", "--ledger", str(tmp_path / "l.sqlite")]
+    args += ["--db", str(tmp_path / "c.sqlite"), "--port", "0", "--token", f"q1={SECRET}"]
+    code, out, err = run(*args)
+    assert code == 0 and out == "", err
+    warned = [line for line in err.splitlines() if "protects (almost) nothing" in line]
+    assert len(warned) == 1, err
+    assert warned[0].startswith("privad: warning: epsilon = 25 per answer")
+
+
 def test_server_loads_its_kernels_before_it_reports_listening(tmp_path: Path, privad_shim) -> None:
     """One line on standard error says the kernels are ready, before ``listening on``: a
     client's first request never waits for a compilation (standard error merged into

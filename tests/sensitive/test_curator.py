@@ -9,7 +9,7 @@ import pytest
 
 from privad.accounting import Ledger
 from privad.datasets import load
-from privad.errors import BudgetExceededError, DataError, ParameterError
+from privad.errors import BudgetExceededError, DataError, ParameterError, PrivacyWarning
 from privad.sensitive import DPMechanism, SensitiveAnomalyIdentifier, SPMechanism
 from privad.sensitive.accounting import claim5_bound
 from privad.sensitive.curator import Curator, OnlineClaim5
@@ -41,6 +41,19 @@ def test_answers_equal_the_library_for_the_same_seed(tmp_path, thyroid) -> None:
     got = cur2.ask("bob", records=Q)
     lib = SensitiveAnomalyIdentifier(18, 0.1, 0.1, rng=5).fit(thyroid).predict(Q)
     np.testing.assert_array_equal(got.answers, lib)
+
+
+def test_a_large_epsilon_is_warned_about_once(tmp_path) -> None:
+    """Issue 30: the curator answers with the mechanism it is given, never one rebuilt from
+    its parameters, so ε = 25 (above the per-answer warning level of 20) is validated and
+    warned about once, when the mechanism is made."""
+    with pytest.warns(PrivacyWarning) as caught:
+        mech = SPMechanism(beta=1, r=0.5, epsilon=25.0)
+        cur, _ = _curator(tmp_path, np.array([[0.0], [0.1], [5.0]]), budget=100, mech=mech)
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    assert str(caught[0].message).startswith("epsilon = 25 per answer protects (almost) nothing")
+    assert cur.mechanism is mech
+    assert cur.ask("alice", ids=[2, 2]).charged == 25.0  # ε per distinct id (Claim 3)
 
 
 def test_online_charge_equals_the_batch_claim5_charge(tmp_path, thyroid) -> None:

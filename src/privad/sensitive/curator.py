@@ -101,12 +101,12 @@ from privad.errors import BudgetExceededError, DataError, LedgerError, Parameter
 from privad.geometry import BallIndex, ball_counts
 from privad.geometry.predicate import check_magnitudes, pair_values, threshold
 from privad.io import open_sqlite
+from privad.noise import as_randomness
 from privad.sensitive.accounting import Claim5Bound, RecordExposure, claim5_radius
 from privad.sensitive.anomaly import BallStatistics, statistics_from_counts
 from privad.sensitive.domain import QueryDomain
-from privad.sensitive.estimator import SensitiveAnomalyIdentifier
 from privad.sensitive.mechanisms import AIQMechanism
-from privad.sensitive.release import Charge, question_keys, release_labels
+from privad.sensitive.release import Charge, batch_statistics, question_keys, release_labels
 from privad.validation import check_array, check_epsilon
 
 __all__ = ["MAX_BATCH", "Curator", "CuratorAnswer", "OnlineClaim5"]
@@ -277,30 +277,22 @@ class Curator:
         self.ledger = ledger
         X = check_array(X, "X")
         self.domain = QueryDomain(X.shape[1], mechanism.metric, bounds)
-        X = self.domain.data(X)  # refused here, for the data owner, never per question
-        m = mechanism
-        self._est = SensitiveAnomalyIdentifier(
-            m.beta,
-            m.r,
-            m.epsilon,
-            k=m.k,
-            mechanism=m.name,
-            metric=m.metric,
-            count_cap=m.count_cap,
-            rng=rng,
-        ).fit(X)
-        self.n_records = self._est.n_records_
-        self.n_features = self._est.n_features_in_
+        # refused here, for the data owner, never per question; a fresh array of its own
+        self._X = self.domain.data(X)
+        self.n_records, self.n_features = (int(v) for v in self._X.shape)
+        self._rng = as_randomness(rng)
         self._lock = threading.RLock()
         self._db = open_sqlite(store, role="curator", schema=_SCHEMA)  # private, its own
-        self._check_identity(np.asarray(self._est.X_))
+        self._check_identity(self._X)
         self._online: dict[str, OnlineClaim5] = {}
         self._exposure: dict[str, _Exposure] = {}
         # x_i of a query vector: how many records equal it (a digest table built once, so a
         # request costs one ball count and no pass over the data)
-        self._multiplicity = Counter(question_keys(self._est.X_))
-        self._est.statistics(None)  # the records' own counts, once, before the first query
-        self._index = BallIndex(self._est.X_, metric=mechanism.metric)
+        self._multiplicity = Counter(question_keys(self._X))
+        # the records' own counts, once, before the first query, with the given mechanism
+        # (built and validated by the caller, never rebuilt here: issue 30)
+        self._own = batch_statistics(self._X, None, mechanism, add=False, engine="auto")
+        self._index = BallIndex(self._X, metric=mechanism.metric)
 
     # -- identity and state -----------------------------------------------------------------
 
@@ -402,7 +394,7 @@ class Curator:
             ).fetchall()
             ids = [int.from_bytes(q[2:], "little") for q, v in rows if v is None]
             vectors = [np.frombuffer(v, "<f8") for _, v in rows if v is not None]
-            points = [self._est.X_[np.asarray(ids, np.int64)]] if ids else []
+            points = [self._X[np.asarray(ids, np.int64)]] if ids else []
             points += [np.vstack(vectors)] if vectors else []
             counts = (
                 self._index.around(np.vstack(points), self.mechanism.r)
@@ -489,7 +481,7 @@ class Curator:
                 self.mechanism,
                 ledger=self.ledger,
                 scope=scope,
-                rng=self._est.rng_,
+                rng=self._rng,
                 statistics=lambda: self._statistics(what, keys, fresh, by_id, add),
                 charge=lambda stats: Charge(
                     guarantee,
@@ -571,7 +563,7 @@ class Curator:
         if not new_q:
             return None
         old = self._exposure_of(querier)
-        points = self._est.X_[what[new_q]] if by_id else what[new_q]
+        points = self._X[what[new_q]] if by_id else what[new_q]
         after = _Exposure(
             old.counts + self._index.around(points, self.mechanism.r),
             old.ids + (len(new_q) if by_id else 0),
@@ -586,7 +578,7 @@ class Curator:
         """Counts of the questions nobody asked before (the only ones sampled). A vector's
         key is its tag and its :func:`question_keys` digest, so x_i is read from it."""
         if by_id:
-            s = self._est.statistics(None)
+            s = self._own
             idx = what[fresh]
             return BallStatistics(s.x_i[idx], s.ball[idx], s.capped[idx], s.cap, False)
         Q = what[fresh]
