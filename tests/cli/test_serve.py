@@ -219,6 +219,10 @@ def _correction(shim: Any, db: Path, tokens: str, *more: str, stderr: int) -> su
         stderr=stderr,
         text=True,
         env=env,
+        # a job started in the background of a script inherits SIGINT ignored, and Python
+        # then installs no KeyboardInterrupt handler: give the server the default, as a
+        # terminal would
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
