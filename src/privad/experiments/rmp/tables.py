@@ -81,17 +81,20 @@ def _paper_auc(name: str, method: str, alpha: float) -> float:
     return float(rec[col]) if col in rec.index else _NA
 
 
+_AUC_STATS = {
+    "n": ("n", "first"),
+    "w": ("w", "first"),
+    "runs": ("auc", "size"),
+    "auc_mean": ("auc", "mean"),
+    "auc_sd": ("auc", "std"),
+}
+"""The named aggregations of :func:`_auc_summary`: column → (column of the AUC table, how)."""
+
+
 def _auc_summary(groups: Any, **extra: tuple[str, str]) -> pd.DataFrame:
     """Per group of an :func:`auc_table`: ``n``, ``w``, ``runs``, ``auc_mean`` and ``auc_sd``
     (0 for a single run), then the ``extra`` aggregates (``name=(column, function)``)."""
-    out = groups.agg(
-        n=("n", "first"),
-        w=("w", "first"),
-        runs=("auc", "size"),
-        auc_mean=("auc", "mean"),
-        auc_sd=("auc", "std"),
-        **extra,
-    ).reset_index()
+    out = groups.agg(**_AUC_STATS, **extra).reset_index()
     out["auc_sd"] = out["auc_sd"].fillna(0.0)
     return out
 
