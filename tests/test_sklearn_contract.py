@@ -202,3 +202,22 @@ def test_pyod_detectors_plug_in(name, blobs, ring) -> None:
     assert relaxed.labels_[labels == 1].mean() > 0.9 and relaxed.labels_.mean() < 0.5
     assert relaxed.threshold_ == pytest.approx(np.percentile(relaxed.decision_scores_, 90.0))
     assert not hasattr(detector, "decision_scores_")  # the analyst fitted a clone
+
+
+def test_estimators_that_release_are_non_deterministic_unless_seeded() -> None:
+    releasing = [
+        RelaxedDPDetector(epsilon=1.0, global_sensitivity=1.0),
+        NoisyBinarySearchDetector(t_low=1.0, t_high=2.0, epsilon=1.0),
+        SensitiveAnomalyIdentifier(beta=1, r=1.0, epsilon=1.0),
+    ]
+    for estimator in releasing:
+        assert estimator.__sklearn_tags__().non_deterministic, estimator
+        assert not estimator.set_params(rng=7).__sklearn_tags__().non_deterministic, estimator
+    tags = NoisyBinarySearchDetector(t_low=1.0, t_high=2.0, epsilon=1.0).__sklearn_tags__()
+    assert tags.input_tags.positive_only
+    assert (
+        not SensitiveAnomalyIdentifier(beta=1, r=1.0, epsilon=1.0)
+        .__sklearn_tags__()
+        .input_tags.allow_nan
+    )
+    assert not RMPDetector().__sklearn_tags__().non_deterministic  # no rng parameter

@@ -16,6 +16,7 @@ from privad.validation import (
     check_choice,
     check_epsilon,
     check_int,
+    check_interval,
     check_nonnegative,
     check_positive,
     check_probability,
@@ -90,6 +91,23 @@ def test_choice_lists_the_allowed_values():
     assert check_choice("sp", "mechanism", ["sp", "dp"]) == "sp"
     with pytest.raises(ParameterError, match="'sp', 'dp'"):
         check_choice("xx", "mechanism", ["sp", "dp"])
+
+
+def test_interval_needs_two_ordered_finite_numbers():
+    assert check_interval(("-1", 2.5), "b") == (-1.0, 2.5)
+    assert check_interval((-1e308, 1e308), "b") == (-1e308, 1e308)  # width: only if asked
+    for pair, message in [
+        ((1,), "b needs two numbers"),
+        ((1, "x"), "b needs two numbers"),
+        (None, "b needs two numbers"),
+        ((2, 2), "lower < upper, got 2:2"),
+        ((0, math.inf), "finite bounds"),
+        ((math.nan, 1), "finite bounds"),
+    ]:
+        with pytest.raises(ParameterError, match=message):
+            check_interval(pair, "b")
+    with pytest.raises(ParameterError, match=r"\(and a finite width\), got -1e\+308:1e\+308"):
+        check_interval((-1e308, 1e308), "b", finite_width=True)
 
 
 @given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=6)))

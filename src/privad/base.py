@@ -427,6 +427,14 @@ def _estimator_class() -> type:
                     _declare_budget(book, self.scope_, notion, float(self.budget), strict=True)
                 yield account.ledger
 
+        def __sklearn_tags__(self) -> Any:
+            """scikit-learn's tags; an estimator with an ``rng`` parameter (one that releases
+            noisy answers) draws OS entropy, so is non-deterministic, unless given a seed."""
+            tags = super().__sklearn_tags__()
+            if "rng" in self._get_param_names():
+                tags.non_deterministic = self.rng is None
+            return tags
+
         def set_params(self, **params: Any) -> Any:
             """Set constructor parameters (scikit-learn convention); refit afterwards."""
             allowed = self._get_param_names()

@@ -124,6 +124,32 @@ def check_choice(value: Any, name: str, choices: Iterable[str]) -> str:
     return value
 
 
+def check_interval(pair: Any, name: str, *, finite_width: bool = False) -> tuple[float, float]:
+    """``pair`` as two finite numbers ``(lower, upper)`` with lower < upper (and, with
+    ``finite_width``, a finite upper − lower): public bounds of a feature.
+
+    Examples
+    --------
+    >>> check_interval(["0", 2], "bounds: feature 0")
+    (0.0, 2.0)
+    >>> check_interval((5, 1), "bounds: x")
+    Traceback (most recent call last):
+    ...
+    privad.errors.ParameterError: bounds: x needs finite bounds with lower < upper, got 5:1
+    """
+    try:
+        lower, upper = (float(v) for v in pair)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} needs two numbers (lower, upper), got {pair!r}") from None
+    ordered = math.isfinite(lower) and math.isfinite(upper) and lower < upper
+    if not ordered or (finite_width and not math.isfinite(upper - lower)):
+        width = " (and a finite width)" if finite_width else ""
+        raise ParameterError(
+            f"{name} needs finite bounds with lower < upper{width}, got {lower:g}:{upper:g}"
+        )
+    return lower, upper
+
+
 def check_array(
     X: Any,
     name: str = "X",

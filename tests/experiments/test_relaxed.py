@@ -104,6 +104,14 @@ def test_draw_figure3_writes_a_png(fig3: pd.DataFrame, tmp_path: Path) -> None:
     path = tmp_path / "f3.png"
     fig = ex.draw_figure3(fig3, path)
     assert len(fig.axes) == 2
+    for ax, column in zip(fig.axes, ("accuracy", "subset_size"), strict=True):
+        solid, dashed = ax.lines[0], ax.lines[1]  # the first ε: corrected, then uncorrected
+        first = fig3[fig3["epsilon"] == fig3["epsilon"].min()].groupby("separation")
+        assert list(solid.get_ydata()) == pytest.approx(list(100 * first[column].mean()))
+        assert list(dashed.get_ydata()) == pytest.approx(
+            list(100 * first[f"baseline_{column}"].mean())
+        )
+        assert dashed.get_label().endswith("uncorrected")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -171,6 +171,16 @@ def test_plan_calls_the_planners(console) -> None:
         "/api/plan", params={"epsilon": "1", "t_low": "1", "t_high": "3", "items": "1000"}
     ).json()["search"]
     assert search["converges"] and search["cost"]["answers"] >= 10
+    flat = client.get(  # p = 1/2 in floating point: the plan says so, with no cost
+        "/api/plan", params={"epsilon": "1e-12", "t_low": "1", "t_high": "1.000001"}
+    ).json()["search"]
+    assert flat["converges"] is False and flat["error_probability"] == 0.5
+    assert "cost" not in flat and "expected_queries_bound" not in flat
+    capped = client.get(  # E[T] > 2000 answers with delta: refused, not computed
+        "/api/plan",
+        params={"epsilon": "0.01", "t_low": "1", "t_high": "1.5", "delta": "1e-6"},
+    )
+    assert capped.status_code == 422 and "at most 2000" in capped.json()["detail"]
     bad = client.get("/api/plan", params={"epsilon": "-1"})
     assert bad.status_code == 422 and "epsilon" in bad.json()["detail"]
     assert client.get("/plan", params={"epsilon": "x"}).status_code == 422

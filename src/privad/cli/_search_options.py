@@ -81,28 +81,21 @@ HALTING_OPTION: Any = typer.Option(
 )
 
 
-KINDS = {
-    "laplace": "laplace",
-    "binarized": "binarized",
-    "rr": "randomized-response",
-    "randomized-response": "randomized-response",
-}
-"""--kind values and the oracle names (:data:`privad.search.models.ORACLE_KINDS`) they stand for."""
-
-
 class _Kind(TextType):
     """``--kind``: an oracle name (``rr`` is randomized response)."""
 
     name = "kind"
 
     def parse(self, text: str, option: str) -> str:
+        from privad.search.models import ORACLE_ALIASES
+
         value = text.strip().lower()
-        if value not in KINDS:
+        if value not in ORACLE_ALIASES:
             raise ParameterError(
                 f"{option} must be one of laplace, binarized, rr (randomized response), "
                 f"got {text!r}"
             )
-        return KINDS[value]
+        return ORACLE_ALIASES[value]
 
 
 KIND = _Kind()

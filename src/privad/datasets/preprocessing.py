@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,7 +27,7 @@ import numpy as np
 
 from privad.datasets.containers import Dataset, TimeSeries
 from privad.errors import DataError, DatasetNotFoundError, FeatureScaleWarning, ParameterError
-from privad.validation import check_array, check_int, check_probability
+from privad.validation import check_array, check_int, check_interval, check_probability
 
 if TYPE_CHECKING:
     from privad.noise import RandomnessLike
@@ -239,18 +238,7 @@ def check_bounds(bounds: Bounds, what: str = "bounds") -> dict[str, tuple[float,
         column = str(name).strip()
         if not column:
             raise ParameterError(f"{what}: a column name is empty")
-        try:
-            lower, upper = (float(v) for v in pair)
-        except (TypeError, ValueError):
-            raise ParameterError(
-                f"{what}: column {column!r} needs two numbers (lower, upper), got {pair!r}"
-            ) from None
-        if not (math.isfinite(lower) and math.isfinite(upper)) or lower >= upper:
-            raise ParameterError(
-                f"{what}: column {column!r} needs finite bounds with lower < "
-                f"upper, got {lower:g}:{upper:g}"
-            )
-        out[column] = (lower, upper)
+        out[column] = check_interval(pair, f"{what}: column {column!r}")
     return out
 
 

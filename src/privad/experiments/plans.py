@@ -22,11 +22,12 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from privad.accounting.planner import composition_costs
+from privad.accounting.planner import CompositionCosts, composition_costs
 from privad.errors import ParameterError
 
 __all__ = ["search_plan", "sp_plan"]
@@ -69,10 +70,26 @@ def search_plan(
     items: int,
     error: float,
     delta: float | None = None,
+    *,
+    strict: bool = True,
+    costs: Callable[[float, int, float | None], CompositionCosts] = composition_costs,
 ) -> dict[str, Any]:
     """The binarized oracle's answer error and the expected number of queries to find the
-    anomaly among ``items`` with probability ≥ 1 − ``error``, and their cost; a
-    ParameterError when an answer is wrong with probability ≥ 1/2 (no search converges)."""
+    anomaly among ``items`` with probability ≥ 1 − ``error``, and their cost.
+
+    When an answer is wrong with probability ≥ 1/2 no search converges: a ParameterError,
+    or with ``strict=False`` the plan without a bound or a cost (``converges`` False).
+    ``costs`` prices the expected queries (ε, N, δ); the console passes one that refuses
+    N beyond what it computes per request.
+
+    Examples
+    --------
+    >>> plan = search_plan(1.0, 1.0, 1.7, 1000, 0.05)
+    >>> round(plan["error_probability"], 3), plan["cost"]["answers"]
+    (0.335, 192)
+    >>> search_plan(1e-12, 1.0, 1.000001, 100, 0.1, strict=False)["converges"]
+    False
+    """
     from privad.search.theory import (
         binarized_error_probability,
         expected_queries_bound,
@@ -81,19 +98,21 @@ def search_plan(
 
     ratio = threshold_ratio(t_low, t_high)
     p = binarized_error_probability(epsilon, ratio)
-    if not p < 0.5:
-        raise ParameterError(
-            f"at ε = {epsilon:g} and threshold ratio R = {ratio:.4g} an answer is wrong with "
-            f"probability {p:.4g} >= 1/2: the search cannot converge; raise ε or the ratio"
-        )
-    expected = expected_queries_bound(items, p, error)
-    costs = composition_costs(epsilon, max(1, int(np.ceil(expected))), delta)
-    return {
+    plan = {
         "epsilon": epsilon,
         "threshold_ratio": ratio,
         "error_probability": p,
         "items": items,
         "search_error": error,
-        "expected_queries_bound": expected,
-        "cost": costs.to_dict(),
+        "converges": bool(p < 0.5),
     }
+    if not p < 0.5:
+        if not strict:
+            return plan
+        raise ParameterError(
+            f"at ε = {epsilon:g} and threshold ratio R = {ratio:.4g} an answer is wrong with "
+            f"probability {p:.4g} >= 1/2: the search cannot converge; raise ε or the ratio"
+        )
+    expected = expected_queries_bound(items, p, error)
+    cost = costs(epsilon, max(1, int(np.ceil(expected))), delta)
+    return {**plan, "expected_queries_bound": expected, "cost": cost.to_dict()}

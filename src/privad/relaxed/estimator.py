@@ -289,11 +289,6 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
         self.budget = budget
         self.scope = scope
 
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = self.rng is None  # OS entropy unless a seed is given
-        return tags
-
     def _history(self, data: np.ndarray) -> np.ndarray:
         if self.history is None:
             warnings.warn(

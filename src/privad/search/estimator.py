@@ -137,7 +137,6 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = self.rng is None  # OS entropy unless a seed is given
         tags.input_tags.positive_only = True  # eq. (1): values in R+
         return tags
 

@@ -32,6 +32,31 @@ NEIGHBOURING: Final[str] = (
 ORACLE_KINDS: Final[tuple[str, ...]] = ("laplace", "binarized", "randomized-response")
 """Names accepted by :func:`make_oracle`."""
 
+ORACLE_ALIASES: Final[Mapping[str, str]] = {
+    "laplace": "laplace",
+    "max": "laplace",
+    "binarized": "binarized",
+    "binary": "binarized",
+    "randomized-response": "randomized-response",
+    "rr": "randomized-response",
+}
+"""The oracle names and aliases the oracle server and ``--kind`` accept (``rr`` is
+randomized response), each with the name of :data:`ORACLE_KINDS` it stands for."""
+
+
+def oracle_kind(kind: Any) -> str:
+    """The canonical oracle name (:data:`ORACLE_KINDS`) of ``kind`` or an alias.
+
+    Examples
+    --------
+    >>> oracle_kind(" RR "), oracle_kind("max")
+    ('randomized-response', 'laplace')
+    """
+    key = str(kind).strip().lower() if isinstance(kind, str) else kind
+    if key in ORACLE_ALIASES:
+        return ORACLE_ALIASES[key]
+    return check_choice(kind, "kind", ORACLE_KINDS)
+
 
 class MaxAnswer(NamedTuple):
     """The answer of the max oracle (eq. 9): Y_t for Q and Ȳ_t for its complement."""

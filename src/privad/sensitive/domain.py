@@ -40,7 +40,7 @@ import numpy as np
 
 from privad.errors import DataError, ParameterError
 from privad.geometry.predicate import METRICS, SMALL, check_span
-from privad.validation import check_array, check_choice, check_int
+from privad.validation import check_array, check_choice, check_int, check_interval
 
 __all__ = ["QueryDomain"]
 
@@ -193,16 +193,5 @@ def _check_bounds(bounds: Mapping[Any, Any], d: int) -> dict[int, tuple[float, f
     for j, pair in bounds.items():
         if type(j) is not int or not 0 <= j < d:
             raise ParameterError(f"bounds: {j!r} is not a feature position 0 .. {d - 1}")
-        try:
-            lo, hi = (float(v) for v in pair)
-        except (TypeError, ValueError):
-            raise ParameterError(
-                f"bounds: feature {j} needs two numbers (lower, upper), got {pair!r}"
-            ) from None
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and math.isfinite(hi - lo)):
-            raise ParameterError(
-                f"bounds: feature {j} needs finite bounds with lower < upper (and a finite "
-                f"width), got {lo!r}:{hi!r}"
-            )
-        out[j] = (lo, hi)
+        out[j] = check_interval(pair, f"bounds: feature {j}", finite_width=True)
     return dict(sorted(out.items()))

@@ -226,7 +226,6 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = self.rng is None  # OS entropy unless a seed is given
         tags.input_tags.allow_nan = False
         return tags
 

@@ -1,6 +1,6 @@
 """The console's planners (:mod:`privad.services.console`, ``/plan``): the closed forms of
-:mod:`privad.accounting.planner`, :func:`privad.sensitive.accounting.flag_curve` and
-:mod:`privad.search.theory` for a form's fields, and the saved results of
+:mod:`privad.accounting.planner` and the plans of :mod:`privad.experiments.plans` (the
+library's ``sp plan`` and ``search plan``) for a form's fields, and the saved results of
 ``benchmarks/bench_utility.py`` at the chosen ε. Nothing here reads data or a ledger.
 """
 
@@ -18,6 +18,7 @@ from privad.accounting.exact import to_fraction
 from privad.accounting.planner import answers_within, composition_costs
 from privad.accounting.tight import check_delta
 from privad.errors import ParameterError
+from privad.experiments.plans import search_plan, sp_plan
 from privad.validation import check_epsilon, check_int
 
 __all__ = ["number_field", "plain", "plan_data", "utility_rows"]
@@ -98,26 +99,14 @@ def _costs(eps: float, n: int, delta: float | None) -> Any:
     return composition_costs(eps, n, delta)
 
 
-def _search_plan(eps: float, lo: float, hi: float, items: int, err: float, d: float | None):
-    from privad.search.theory import (
-        binarized_error_probability,
-        expected_queries_bound,
-        threshold_ratio,
-    )
-
-    ratio = threshold_ratio(lo, hi)
-    p = binarized_error_probability(eps, ratio)
-    if not p < 0.5:
-        return {"threshold_ratio": ratio, "error_probability": p, "converges": False}
-    expected = expected_queries_bound(items, p, err)
-    costs = _costs(eps, max(1, math.ceil(expected)), d)
-    return {
-        "threshold_ratio": ratio,
-        "error_probability": p,
-        "converges": True,
-        "expected_queries_bound": expected,
-        "cost": costs.to_dict(),
-    }
+_SEARCH_KEYS = (
+    "threshold_ratio",
+    "error_probability",
+    "converges",
+    "expected_queries_bound",
+    "cost",
+)
+"""What the console shows of :func:`privad.experiments.plans.search_plan`."""
 
 
 def plan_data(params: Mapping[str, str], utility: str | None) -> dict[str, Any]:
@@ -154,31 +143,17 @@ def plan_data(params: Mapping[str, str], utility: str | None) -> dict[str, Any]:
         out["admits"] = {"budget": budget, "delta": delta, "answers": admitted}
     beta = _integer(params, "beta", 1)
     if beta is not None:
-        import numpy as np
-
-        from privad.sensitive.accounting import flag_curve
-
         k = _integer(params, "k", 1) or 1
-        curve = flag_curve(beta, eps, k, np.arange(1, 2 * beta + 21))
-        out["flag_probability"] = {
-            "beta": beta,
-            "k": k,
-            "rows": [
-                {"ball": int(b), "anomaly": bool(a), "sp": float(s), "dp": float(p)}
-                for b, a, s, p in zip(
-                    curve["ball"], curve["anomaly"], curve["sp"], curve["dp"], strict=True
-                )
-            ],
-        }
+        rows = sp_plan(beta, eps, k)["flag_probability"]
+        out["flag_probability"] = {"beta": beta, "k": k, "rows": rows}
     lo, hi, items = number_field(params, "t_low"), number_field(params, "t_high"), None
     if lo is not None and hi is not None:
         items = _integer(params, "items", 1) or 1000
         err = number_field(params, "error")
         err = 0.05 if err is None else check_delta(err, "error")
-        out["search"] = {
-            "items": items,
-            "error": err,
-            **_search_plan(eps, lo, hi, items, err, delta),
+        plan = search_plan(eps, lo, hi, items, err, delta, strict=False, costs=_costs)
+        out["search"] = {"items": items, "error": err} | {
+            key: plan[key] for key in _SEARCH_KEYS if key in plan
         }
     out["utility"] = utility_rows(utility, eps)
     return plain(out)

@@ -84,7 +84,7 @@ from privad.errors import BudgetExceededError, DataError, ParameterError
 from privad.noise import RandomnessLike
 from privad.search import Oracle, make_oracle
 from privad.search.groups import PrefixGroup, QueryOrder, resolve_group
-from privad.search.models import ORACLE_KINDS, check_search_data
+from privad.search.models import check_search_data, oracle_kind
 from privad.services.app import create_app
 from privad.services.auth import SENSOR_ROLE, Principal, TokenRegistry, require_role
 from privad.services.bodies import (
@@ -96,40 +96,19 @@ from privad.services.bodies import (
     parse_json,
 )
 from privad.services.errors import NotFound, ServiceError
-from privad.validation import check_choice, check_epsilon, check_int
+from privad.validation import check_epsilon, check_int
 
 __all__ = [
-    "KIND_ALIASES",
     "ROLE",
     "BudgetExhausted",
     "OracleService",
     "create_oracle_app",
-    "oracle_kind",
     "order_id",
 ]
 
 ROLE: Final[str] = "oracle"
 
-KIND_ALIASES: Final[dict[str, str]] = {
-    "laplace": "laplace",
-    "max": "laplace",
-    "binarized": "binarized",
-    "binary": "binarized",
-    "randomized-response": "randomized-response",
-    "rr": "randomized-response",
-}
-"""Oracle names :func:`create_oracle_app` accepts (``rr`` = randomized response)."""
-
 NOTION: Final[str] = ANOMALY_RESTRICTED_DP
-
-
-def oracle_kind(kind: Any) -> str:
-    """The canonical oracle name (:data:`~privad.search.models.ORACLE_KINDS`) of ``kind``
-    or an alias."""
-    key = str(kind).strip().lower() if isinstance(kind, str) else kind
-    if key in KIND_ALIASES:
-        return KIND_ALIASES[key]
-    return check_choice(kind, "kind", ORACLE_KINDS)
 
 
 def order_id(permutation: np.ndarray) -> str:

@@ -275,24 +275,12 @@ def draw_figure3(df: pd.DataFrame, path: str | Path | None = None) -> Any:
     for k, eps in enumerate(sorted(df["epsilon"].unique())):
         m = means.loc[eps]
         c = colours[k % len(colours)]
-        ax_a.plot(m.index, 100 * m["accuracy"], "o-", color=c, label=f"ε = {eps:g}")
-        ax_a.plot(
-            m.index,
-            100 * m["baseline_accuracy"],
-            "x--",
-            color=c,
-            alpha=0.6,
-            label=f"ε = {eps:g}, uncorrected",
-        )
-        ax_b.plot(m.index, 100 * m["subset_size"], "o-", color=c, label=f"ε = {eps:g}")
-        ax_b.plot(
-            m.index,
-            100 * m["baseline_subset_size"],
-            "x--",
-            color=c,
-            alpha=0.6,
-            label=f"ε = {eps:g}, uncorrected",
-        )
+        for ax, column in ((ax_a, "accuracy"), (ax_b, "subset_size")):
+            ax.plot(m.index, 100 * m[column], "o-", color=c, label=f"ε = {eps:g}")
+            uncorrected = f"ε = {eps:g}, uncorrected"
+            ax.plot(
+                m.index, 100 * m[f"baseline_{column}"], "x--", color=c, alpha=0.6, label=uncorrected
+            )
     ax_b.axhline(20, color="grey", lw=0.8, ls=":")
     ax_b.text(
         ax_b.get_xlim()[0], 20.5, " paper: always < 20 %", color="grey", fontsize=8, va="bottom"

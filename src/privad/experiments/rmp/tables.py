@@ -81,23 +81,36 @@ def _paper_auc(name: str, method: str, alpha: float) -> float:
     return float(rec[col]) if col in rec.index else _NA
 
 
+_AUC_STATS = {
+    "n": ("n", "first"),
+    "w": ("w", "first"),
+    "runs": ("auc", "size"),
+    "auc_mean": ("auc", "mean"),
+    "auc_sd": ("auc", "std"),
+}
+"""The named aggregations of :func:`_auc_summary`: column → (column of the AUC table, how)."""
+
+
+def _auc_summary(groups: Any, **extra: tuple[str, str]) -> pd.DataFrame:
+    """Per group of an :func:`auc_table`: ``n``, ``w``, ``runs``, ``auc_mean`` and ``auc_sd``
+    (0 for a single run), then the ``extra`` aggregates (``name=(column, function)``)."""
+    out = groups.agg(**_AUC_STATS, **extra).reset_index()
+    out["auc_sd"] = out["auc_sd"].fillna(0.0)
+    return out
+
+
 def table1_summary(auc: pd.DataFrame) -> pd.DataFrame:
     """Mean and standard deviation over seeds per (dataset, method, α, r, protocol), with
     the paper's row and value beside (``paper_row``, ``relation``, ``paper_auc``; NaN where
     the paper has N/A or no such dataset)."""
     keys = ["dataset", "method", "alpha", "r", "protocol"]
     g = auc.groupby(keys, sort=False, dropna=False)
-    out = g.agg(
-        n=("n", "first"),
-        w=("w", "first"),
-        runs=("auc", "size"),
-        auc_mean=("auc", "mean"),
-        auc_sd=("auc", "std"),
+    out = _auc_summary(
+        g,
         detection_rate=("detection_rate", "mean"),
         false_alarm_rate=("false_alarm_rate", "mean"),
         fit_s=("fit_s", "mean"),
-    ).reset_index()
-    out["auc_sd"] = out["auc_sd"].fillna(0.0)
+    )
     out["paper_row"] = [DATASETS[d].paper_row or "—" for d in out["dataset"]]
     out["relation"] = [DATASETS[d].relation for d in out["dataset"]]
     out["paper_auc"] = [
@@ -322,19 +335,15 @@ def dimension_summary(auc: pd.DataFrame, alpha: float) -> pd.DataFrame:
     raw = part[part["method"] == "raw"].groupby("dataset")["auc"].mean()
     rmp = part[(part["method"] == "rmp") & np.isclose(part["alpha"].fillna(-1), alpha)]
     g = rmp.groupby(["dataset", "r"], sort=False)
-    out = g.agg(
-        n=("n", "first"),
-        w=("w", "first"),
-        runs=("auc", "size"),
-        auc_mean=("auc", "mean"),
-        auc_sd=("auc", "std"),
-    ).reset_index()
-    out = out.sort_values(
-        ["dataset", "r"],
-        kind="stable",
-        key=lambda s: s.map(list(DATASETS).index) if s.name == "dataset" else s,
-    ).reset_index(drop=True)
-    out["auc_sd"] = out["auc_sd"].fillna(0.0)
+    out = (
+        _auc_summary(g)
+        .sort_values(
+            ["dataset", "r"],
+            kind="stable",
+            key=lambda s: s.map(list(DATASETS).index) if s.name == "dataset" else s,
+        )
+        .reset_index(drop=True)
+    )
     out.insert(4, "r_over_n", out["r"] / out["n"])
     out.insert(0, "alpha", float(alpha))
     out["raw_auc"] = out["dataset"].map(raw)

@@ -147,7 +147,8 @@ def _attack_rows(
 
 def _check_common(
     repeats: int, tolerance: float, clip: Any, dls: Sequence[bool], priors: Sequence[str]
-) -> tuple[int, float, Any, list[bool], list[str]]:
+) -> dict[str, Any]:
+    """The arguments every grid of :func:`_attack_rows` shares, checked, by its names."""
     repeats = check_int(repeats, "repeats", minimum=1)
     tolerance = check_positive(tolerance, "tolerance")
     clip = _check_clip_arg(clip)
@@ -157,7 +158,7 @@ def _check_common(
     priors = [check_choice(p, "prior", ("sample", "oracle")) for p in priors]
     if not priors:
         raise ParameterError("priors must list at least one of 'sample', 'oracle'")
-    return repeats, tolerance, clip, dls, priors
+    return {"repeats": repeats, "tolerance": tolerance, "clip": clip, "dls": dls, "priors": priors}
 
 
 def _check_kinds(kinds: Sequence[str], allowed: dict[str, str], name: str) -> list[str]:
@@ -186,14 +187,17 @@ def _over_alpha(r: int, alphas: Sequence[float]) -> Callable[[AttackData], Itera
 def _grid(
     datasets: Sequence[AttackData],
     points: Callable[[AttackData], Iterator[tuple[int, float]]],
+    kinds: list[str],
+    common: dict[str, Any],
     **attack: Any,
 ) -> pd.DataFrame:
-    """One frame of :func:`_attack_rows` over every data set and its ``(w, α)`` points."""
+    """One frame of :func:`_attack_rows` over every data set and its ``(w, α)`` points, for
+    ``kinds`` and the ``common`` arguments of :func:`_check_common`."""
     rows = [
         row
         for data in datasets
         for w, alpha in points(data)
-        for row in _attack_rows(data, w=w, alpha=alpha, **attack)
+        for row in _attack_rows(data, w=w, alpha=alpha, kinds=kinds, **common, **attack)
     ]
     return pd.DataFrame(rows)
 
@@ -226,22 +230,9 @@ def map_vs_alpha(
     seed: int = 0,
 ) -> pd.DataFrame:
     """MAP reconstruction error (eq. 5) against α at w = n − r (default r = 1, the paper's)."""
-    repeats, tolerance, clip, dls, priors = _check_common(
-        repeats, tolerance, clip, double_logistic, priors
-    )
+    common = _check_common(repeats, tolerance, clip, double_logistic, priors)
     kinds = _check_kinds(attackers, ATTACKERS, "attacker")
-    return _grid(
-        datasets,
-        _over_alpha(r, alphas),
-        kinds=kinds,
-        dls=dls,
-        priors=priors,
-        repeats=repeats,
-        tolerance=tolerance,
-        clip=clip,
-        seed=seed,
-        tag="map",
-    )
+    return _grid(datasets, _over_alpha(r, alphas), kinds, common, seed=seed, tag="map")
 
 
 map_vs_alpha.__doc__ = (map_vs_alpha.__doc__ or "") + _MAP_DOC
@@ -264,9 +255,7 @@ def map_vs_w(
 
     ``ws`` default: every w from 1 to n − 1.
     """
-    repeats, tolerance, clip, dls, priors = _check_common(
-        repeats, tolerance, clip, double_logistic, priors
-    )
+    common = _check_common(repeats, tolerance, clip, double_logistic, priors)
     kinds = _check_kinds(attackers, ATTACKERS, "attacker")
     a = check_alpha(alpha)
 
@@ -274,18 +263,7 @@ def map_vs_w(
         for w in range(1, data.n) if ws is None else ws:
             yield _check_w(w, data.n), a
 
-    return _grid(
-        datasets,
-        points,
-        kinds=kinds,
-        dls=dls,
-        priors=priors,
-        repeats=repeats,
-        tolerance=tolerance,
-        clip=clip,
-        seed=seed,
-        tag="map",
-    )
+    return _grid(datasets, points, kinds, common, seed=seed, tag="map")
 
 
 map_vs_w.__doc__ = (map_vs_w.__doc__ or "") + _MAP_DOC
@@ -320,22 +298,9 @@ def collusion_vs_alpha(
     with ``kind`` the scenario; ``share_elements_off`` is Lemma 1's Pr[|D| >= (2 − √2)α]
     (1/2) for ``colluder*`` and 1 − (2 − √2) ≈ 0.414 for ``public-aware``.
     """
-    repeats, tolerance, clip, dls, _ = _check_common(
-        repeats, tolerance, clip, double_logistic, ("sample",)
-    )
+    common = _check_common(repeats, tolerance, clip, double_logistic, ("sample",))
     kinds = _check_kinds(scenarios, SCENARIOS, "scenario")
-    return _grid(
-        datasets,
-        _over_alpha(r, alphas),
-        kinds=kinds,
-        dls=dls,
-        priors=("sample",),
-        repeats=repeats,
-        tolerance=tolerance,
-        clip=clip,
-        seed=seed,
-        tag="collusion",
-    )
+    return _grid(datasets, _over_alpha(r, alphas), kinds, common, seed=seed, tag="collusion")
 
 
 def known_io_vs_k(

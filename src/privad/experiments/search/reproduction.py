@@ -8,8 +8,10 @@ figure, each with its prose beside its tables.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -136,23 +138,46 @@ def _data_section(r: Reproduction, run: _Run) -> Section:
     )
 
 
+def _figure(
+    r: Reproduction,
+    run: _Run,
+    number: int,
+    make: Callable[..., pd.DataFrame],
+    draw: Callable[..., Any],
+    problems: Sequence[Any] | None = None,
+    **options: Any,
+) -> pd.DataFrame:
+    """Figure ``number``'s table: ``make`` on ``problems`` (default: the two regimes of
+    Figures 2–4) with the run's count c, seed and workers, kept with its ``draw``."""
+    t = make(
+        run.regimes if problems is None else problems,
+        runs=run.cfg.runs,
+        seed=run.cfg.seed,
+        workers=run.workers,
+        tick=lambda what: r.tick(f"Figure {number}: {what}"),
+        **options,
+    )
+    r.keep(f"figure{number}", t, draw)
+    return t
+
+
 def _figure1_section(r: Reproduction, run: _Run) -> Section:
     cfg = run.cfg
     c = run.cfg.runs
     synth = regime_problems(cfg.n, seed=cfg.seed, ratios=cfg.figure1_ratios)
     problems = list(run.real) + synth
     sources = run.real_sources + [p.name.split(" ")[0] for p in synth]
-    t = figure1(
+    t = _figure(
+        r,
+        run,
+        1,
+        figure1,
+        draw_figure1,
         problems,
-        runs=c,
         budget=cfg.figure1_budget,
         max_queries=cfg.max_queries,
-        seed=cfg.seed,
         source=sources,
-        workers=run.workers,
-        tick=lambda what: r.tick(f"Figure 1: {what}"),
     )
-    r.keep("figure1", t, draw_figure1)
     return Section(
         "Figure 1: error rate vs threshold ratio (ε = 1)",
         text=[
@@ -190,16 +215,9 @@ def _figure1_section(r: Reproduction, run: _Run) -> Section:
 def _figure2_section(r: Reproduction, run: _Run) -> Section:
     cfg = run.cfg
     c = run.cfg.runs
-    t = figure2(
-        run.regimes,
-        epsilons=cfg.figure2_epsilons,
-        runs=c,
-        max_queries=cfg.max_queries,
-        seed=cfg.seed,
-        workers=run.workers,
-        tick=lambda what: r.tick(f"Figure 2: {what}"),
+    t = _figure(
+        r, run, 2, figure2, draw_figure2, epsilons=cfg.figure2_epsilons, max_queries=cfg.max_queries
     )
-    r.keep("figure2", t, draw_figure2)
     p6 = binarized_error_probability(1.0, 0.647)
     p8 = binarized_error_probability(1.0, 0.701)
     return Section(
@@ -239,16 +257,9 @@ def _figure2_section(r: Reproduction, run: _Run) -> Section:
 def _figure3_section(r: Reproduction, run: _Run) -> Section:
     cfg = run.cfg
     c = run.cfg.runs
-    t = figure3(
-        run.regimes,
-        epsilons=cfg.figure3_epsilons,
-        budgets=cfg.figure3_budgets,
-        runs=c,
-        seed=cfg.seed,
-        workers=run.workers,
-        tick=lambda what: r.tick(f"Figure 3: {what}"),
+    t = _figure(
+        r, run, 3, figure3, draw_figure3, epsilons=cfg.figure3_epsilons, budgets=cfg.figure3_budgets
     )
-    r.keep("figure3", t, draw_figure3)
     wide = t.pivot_table(
         index=["dataset", "budget"], columns="epsilon", values="error_rate"
     ).reset_index()
@@ -271,17 +282,16 @@ def _figure3_section(r: Reproduction, run: _Run) -> Section:
 def _figure4_section(r: Reproduction, run: _Run) -> Section:
     cfg = run.cfg
     c = run.cfg.runs
-    t = figure4(
-        run.regimes,
+    t = _figure(
+        r,
+        run,
+        4,
+        figure4,
+        draw_figure4,
         epsilons=cfg.figure4_epsilons,
         alphas=cfg.figure4_alphas,
-        runs=c,
         max_queries=cfg.max_queries,
-        seed=cfg.seed,
-        workers=run.workers,
-        tick=lambda what: r.tick(f"Figure 4: {what}"),
     )
-    r.keep("figure4", t, draw_figure4)
     return Section(
         "Figure 4: halting level α (budget removed)",
         text=[
