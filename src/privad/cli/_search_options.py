@@ -57,10 +57,8 @@ def thresholds_options(required: bool, low_help: str, high_help: str) -> tuple[A
     """``--t-low L`` and ``--t-high H`` (t_l < t_h, eq. 1): required, or None by default."""
     default = ... if required else None
     return (
-        typer.Option(default, "--t-low", metavar="L", parser=T_LOW.bind("--t-low"), help=low_help),
-        typer.Option(
-            default, "--t-high", metavar="H", parser=T_HIGH.bind("--t-high"), help=high_help
-        ),
+        T_LOW.option(default, "--t-low", "L", low_help),
+        T_HIGH.option(default, "--t-high", "H", high_help),
     )
 
 
@@ -103,7 +101,7 @@ KIND = _Kind()
 
 def kind_option(default: str | None, help: str) -> Any:
     """``--kind K``: the oracle (``privad search run``, ``privad serve oracle``)."""
-    return typer.Option(default, "--kind", metavar="K", parser=KIND.bind("--kind"), help=help)
+    return KIND.option(default, "--kind", "K", help)
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-
 from privad.cli._options import Choice, Integer, Number, TextType, parse_int
 from privad.errors import ParameterError
 
@@ -50,17 +48,17 @@ class _Radius(TextType):
 
 def beta_option(help: str) -> Any:
     """``--beta B`` (required): β of the (β, r)-anomaly."""
-    return typer.Option(..., "--beta", metavar="B", parser=BETA.bind("--beta"), help=help)
+    return BETA.option(..., "--beta", "B", help)
 
 
 def r_option(help: str) -> Any:
     """``--r R`` (required): the radius r."""
-    return typer.Option(..., "--r", metavar="R", parser=R.bind("--r"), help=help)
+    return R.option(..., "--r", "R", help)
 
 
 def epsilon_option(help: str) -> Any:
     """``--epsilon E`` (required): ε of each answer."""
-    return typer.Option(..., "--epsilon", metavar="E", parser=EPSILON.bind("--epsilon"), help=help)
+    return EPSILON.option(..., "--epsilon", "E", help)
 
 
 BETA = Integer("an integer >= 1 (e.g. --beta 18)", minimum=1)
@@ -79,51 +77,46 @@ EPSILON_OPTION: Any = epsilon_option(
     "paper uses 0.01 to 1). The batch costs min(n, m)·ε (Claim 5)."
 )
 
-R_OR_PRIVATE_OPTION: Any = typer.Option(
+R_OR_PRIVATE_OPTION: Any = _Radius().option(
     ...,
     "--r",
-    metavar="R",
-    parser=_Radius().bind("--r"),
-    help="Required. The radius r: a finite number >= 0 in the units of the features (given: "
+    "R",
+    "Required. The radius r: a finite number >= 0 in the units of the features (given: "
     "the statement says so), or private: chosen by an ε-DP selection for --contamination, "
     "charged to the ledger as its own spend before the labels (features in [0, 1], e.g. "
     "with --bounds; see docs/sensitive.md).",
 )
-CONTAMINATION_OPTION: Any = typer.Option(
+CONTAMINATION_OPTION: Any = Number(
+    "a number in (0, 0.5] (e.g. 0.05)", strict=True, maximum=0.5
+).option(
     None,
     "--contamination",
-    metavar="C",
-    parser=Number("a number in (0, 0.5] (e.g. 0.05)", strict=True, maximum=0.5).bind(
-        "--contamination"
-    ),
-    help="The share of anomalies expected, in (0, 0.5] (PyOD's contamination): r is "
+    "C",
+    "The share of anomalies expected, in (0, 0.5] (PyOD's contamination): r is "
     "chosen so that about C of the records are (β, r)-anomalies.",
 )
-SELECTION_EPSILON_OPTION: Any = typer.Option(
+SELECTION_EPSILON_OPTION: Any = EPSILON.option(
     None,
     "--selection-epsilon",
-    metavar="E",
-    parser=EPSILON.bind("--selection-epsilon"),
-    help="ε of the private selection of r, a finite number > 0 (default: --epsilon, or 1 "
+    "E",
+    "ε of the private selection of r, a finite number > 0 (default: --epsilon, or 1 "
     "for 'sp params'). Below about 1 the selection often misses (docs/sensitive.md).",
 )
 
-K_OPTION: Any = typer.Option(
+K_OPTION: Any = Integer("an integer >= 1", minimum=1).option(
     1,
     "--k",
-    metavar="K",
-    parser=Integer("an integer >= 1", minimum=1).bind("--k"),
-    help="k of the k-sensitive neighbourhood graph: an integer >= 1 (default 1). Records "
+    "K",
+    "k of the k-sensitive neighbourhood graph: an integer >= 1 (default 1). Records "
     "that are normal, or would be after adding/removing k records, are protected; "
     "k >= β + 1 protects everyone (then sp = dp). Ignored by --mechanism dp.",
 )
 
-MECHANISM_OPTION: Any = typer.Option(
+MECHANISM_OPTION: Any = Choice(MECHANISM_CHOICES).option(
     "sp",
     "--mechanism",
-    metavar="M",
-    parser=Choice(MECHANISM_CHOICES).bind("--mechanism"),
-    help="sp (default): U_λk, (ε, k)-sensitively private (Theorem 4.6); dp: the optimal "
+    "M",
+    "sp (default): U_λk, (ε, k)-sensitively private (Theorem 4.6); dp: the optimal "
     "ε-DP mechanism U_ΔG (Theorem 4.4); compiled: Construction 2 on the ε/2-DP mechanism, "
     "(ε, k)-SP (Theorem 4.7).",
 )
@@ -133,19 +126,16 @@ METRIC = Choice(METRIC_CHOICES)
 
 def metric_option(help: str = METRIC_HELP) -> Any:
     """``--metric``: the distance between records."""
-    return typer.Option(
-        "euclidean", "--metric", metavar="METRIC", parser=METRIC.bind("--metric"), help=help
-    )
+    return METRIC.option("euclidean", "--metric", "METRIC", help)
 
 
 METRIC_OPTION: Any = metric_option()
 
-COUNT_CAP_OPTION: Any = typer.Option(
+COUNT_CAP_OPTION: Any = _CountCap().option(
     "none",
     "--count-cap",
-    metavar="C",
-    parser=_CountCap().bind("--count-cap"),
-    help="none (default): exact ball counts. auto, or an integer >= β + 2: stop counting "
+    "C",
+    "none (default): exact ball counts. auto, or an integer >= β + 2: stop counting "
     "at C (faster on dense data; same guarantee; records with at least C neighbours get "
     "error e^(-ε(C-β-1))/(1+e^ε) instead of a smaller one; auto makes that <= 1e-30).",
 )

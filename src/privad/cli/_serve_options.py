@@ -60,69 +60,55 @@ TOKEN_OPTION: Any = typer.Option(
     "(NAME=SECRET entries separated by spaces or newlines). Secrets on the command line are "
     "visible to other local users: prefer --tokens FILE or $PRIVAD_TOKENS.",
 )
-MAX_BODY_OPTION: Any = typer.Option(
+MAX_BODY_OPTION: Any = Integer("a number of bytes >= 1024", minimum=1024).option(
     16777216,
     "--max-body-bytes",
-    metavar="N",
-    parser=Integer("a number of bytes >= 1024", minimum=1024).bind("--max-body-bytes"),
-    help="Largest request body accepted (bytes, default 16 MiB); larger ones get 413.",
+    "N",
+    "Largest request body accepted (bytes, default 16 MiB); larger ones get 413.",
 )
-MAX_IN_FLIGHT_OPTION: Any = typer.Option(
+MAX_IN_FLIGHT_OPTION: Any = Integer("a number of bytes >= 1024", minimum=1024).option(
     64 * 1024 * 1024,
     "--max-bytes-in-flight",
-    metavar="N",
-    parser=Integer("a number of bytes >= 1024", minimum=1024).bind("--max-bytes-in-flight"),
-    help="Most request-body bytes received or handled at once (default 64 MiB); a request "
+    "N",
+    "Most request-body bytes received or handled at once (default 64 MiB); a request "
     "past it while others are in flight gets 503 with Retry-After (clients retry). One body "
     "up to --max-body-bytes is always taken.",
 )
-HEADER_TIMEOUT_OPTION: Any = typer.Option(
+HEADER_TIMEOUT_OPTION: Any = Number("a number of seconds > 0", strict=True).option(
     10.0,
     "--header-timeout",
-    metavar="SECONDS",
-    parser=Number("a number of seconds > 0", strict=True).bind("--header-timeout"),
-    help="Seconds a client may take to send a request's headers (default 10); then 408 and "
+    "SECONDS",
+    "Seconds a client may take to send a request's headers (default 10); then 408 and "
     "the connection is closed.",
 )
-BODY_TIMEOUT_OPTION: Any = typer.Option(
+BODY_TIMEOUT_OPTION: Any = Number("a number of seconds > 0", strict=True).option(
     60.0,
     "--body-timeout",
-    metavar="SECONDS",
-    parser=Number("a number of seconds > 0", strict=True).bind("--body-timeout"),
-    help="Seconds a client may take to send a request's body (default 60); then 408 and the "
+    "SECONDS",
+    "Seconds a client may take to send a request's body (default 60); then 408 and the "
     "connection is closed.",
 )
-LOG_LEVEL_OPTION: Any = typer.Option(
+LOG_LEVEL_OPTION: Any = Choice(LOG_LEVELS).option(
     "warning",
     "--log-level",
-    metavar="LEVEL",
-    parser=Choice(LOG_LEVELS).bind("--log-level"),
-    help="Server log level: critical, error, warning (default), info (with access log), debug.",
+    "LEVEL",
+    "Server log level: critical, error, warning (default), info (with access log), debug.",
 )
-SSL_CERT_OPTION: Any = typer.Option(
-    None,
-    "--ssl-certfile",
-    metavar="FILE",
-    parser=EXISTING_FILE.bind("--ssl-certfile"),
-    help="TLS certificate (PEM); with --ssl-keyfile.",
+SSL_CERT_OPTION: Any = EXISTING_FILE.option(
+    None, "--ssl-certfile", "FILE", "TLS certificate (PEM); with --ssl-keyfile."
 )
-SSL_KEY_OPTION: Any = typer.Option(
-    None,
-    "--ssl-keyfile",
-    metavar="FILE",
-    parser=EXISTING_FILE.bind("--ssl-keyfile"),
-    help="TLS private key (PEM); with --ssl-certfile.",
+SSL_KEY_OPTION: Any = EXISTING_FILE.option(
+    None, "--ssl-keyfile", "FILE", "TLS private key (PEM); with --ssl-certfile."
 )
 
 
 def port_option(default: int) -> Any:
     """``--port`` with a per-server default."""
-    return typer.Option(
+    return PORT.option(
         default,
         "--port",
-        metavar="N",
-        parser=PORT.bind("--port"),
-        help=f"TCP port (default {default}; 0 picks a free one, printed at start).",
+        "N",
+        f"TCP port (default {default}; 0 picks a free one, printed at start).",
     )
 
 

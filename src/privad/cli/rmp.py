@@ -136,13 +136,11 @@ def participate(
     ),
     bounds_file: str | None = BOUNDS_OPTION,
     bound: list[Any] | None = BOUND_OPTION,
-    batch_size: int = typer.Option(
+    batch_size: int = COUNT.option(
         30,
         "--batch-size",
-        metavar="M",
-        help="Records per uploaded batch (default 30, as in the paper; at most the server's "
-        "max batch).",
-        parser=COUNT.bind("--batch-size"),
+        "M",
+        "Records per uploaded batch (default 30, as in the paper; at most the server's max batch).",
     ),
     key_file: str | None = typer.Option(
         None,
@@ -247,30 +245,18 @@ def train(
         help="The operator's token (the server's --operator-token). Default: "
         "$PRIVAD_RMP_OPERATOR_TOKEN.",
     ),
-    epochs: int | None = typer.Option(
-        None,
-        "--epochs",
-        metavar="E",
-        help="Training epochs (default: the server's --epochs).",
-        parser=COUNT.bind("--epochs"),
+    epochs: int | None = COUNT.option(
+        None, "--epochs", "E", "Training epochs (default: the server's --epochs)."
     ),
-    hidden: int | None = typer.Option(
-        None,
-        "--hidden",
-        metavar="H",
-        help="Hidden units (default: the server's --hidden).",
-        parser=COUNT.bind("--hidden"),
+    hidden: int | None = COUNT.option(
+        None, "--hidden", "H", "Hidden units (default: the server's --hidden)."
     ),
     seed: int | None = seed_option("Seed of the training (default: OS entropy)."),
     wait: bool = typer.Option(
         True, "--wait/--no-wait", help="Wait for the model (default) or return once started."
     ),
-    max_wait: float = typer.Option(
-        3600.0,
-        "--max-wait",
-        metavar="S",
-        help="Give up waiting after S seconds (3600).",
-        parser=SECONDS.bind("--max-wait"),
+    max_wait: float = SECONDS.option(
+        3600.0, "--max-wait", "S", "Give up waiting after S seconds (3600)."
     ),
     timeout: float = TIMEOUT_OPTION,
     retries: int = RETRIES_OPTION,
@@ -351,13 +337,7 @@ def score(
     id_column: str | None = ID_OPTION,
     bounds_file: str | None = BOUNDS_OPTION,
     bound: list[Any] | None = BOUND_OPTION,
-    model: str = typer.Option(
-        "latest",
-        "--model",
-        metavar="ID",
-        parser=MODEL.bind("--model"),
-        help="The model: its id, or latest (default).",
-    ),
+    model: str = MODEL.option("latest", "--model", "ID", "The model: its id, or latest (default)."),
     output: str | None = typer.Option(
         None,
         "--output",

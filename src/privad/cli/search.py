@@ -118,42 +118,35 @@ def run(
         envvar="PRIVAD_ORACLE_TOKEN",
         help="The token for the oracle server (default: $PRIVAD_ORACLE_TOKEN).",
     ),
-    epsilon: float | None = typer.Option(
+    epsilon: float | None = Number("a finite number > 0 (e.g. 1)", strict=True).option(
         None,
         "--epsilon",
-        metavar="E",
-        help="ε per query, > 0. Required with local data; a server fixes its own ε (if given, "
+        "E",
+        "ε per query, > 0. Required with local data; a server fixes its own ε (if given, "
         "it must match).",
-        parser=Number("a finite number > 0 (e.g. 1)", strict=True).bind("--epsilon"),
     ),
-    budget: float = typer.Option(
+    budget: float = Number("a finite number > 0 (e.g. 50)", strict=True).option(
         ...,
         "--budget",
-        metavar="B",
-        help="Required. The privacy budget b: stop when (T + 1)ε > b, so Tε <= b (with "
+        "B",
+        "Required. The privacy budget b: stop when (T + 1)ε > b, so Tε <= b (with "
         "--delta: when one more answer would not fit (b, δ) composed tightly).",
-        parser=Number("a finite number > 0 (e.g. 50)", strict=True).bind("--budget"),
     ),
     delta: float | None = DELTA_OPTION,
     kind: str | None = kind_option(
         None, KIND_HELP + " A server fixes its own (if given, it must match)."
     ),
     halting: list[str] | None = HALTING_OPTION,
-    top: int = typer.Option(
-        4,
-        "--top",
-        metavar="K",
-        help="|S|: how many of the most probable items to list (4).",
-        parser=COUNT.bind("--top"),
+    top: int = COUNT.option(
+        4, "--top", "K", "|S|: how many of the most probable items to list (4)."
     ),
-    selection: str = typer.Option(
+    selection: str = Choice(_selections).option(
         "fixed",
         "--selection",
-        metavar="S",
-        help="fixed (default: median prefixes of one random order, section 4.1) or fresh (a "
+        "S",
+        "fixed (default: median prefixes of one random order, section 4.1) or fresh (a "
         "new random order per query, Algorithm 1 verbatim; sends n integers per query to a "
         "server).",
-        parser=Choice(_selections).bind("--selection"),
     ),
     seed: int | None = seed_option(
         "Seed (an integer >= 0) of the searcher's random order and, with local data, of "
@@ -349,28 +342,16 @@ _PLAN_THRESHOLDS = thresholds_options(True, "Required. t_ℓ > 0.", "Required. t
 
 @search_app.command("plan")
 def plan(
-    epsilon: float = typer.Option(
-        ...,
-        "--epsilon",
-        metavar="E",
-        parser=Number("a finite number > 0 (e.g. 0.1)", strict=True).bind("--epsilon"),
-        help="Required. ε per query.",
+    epsilon: float = Number("a finite number > 0 (e.g. 0.1)", strict=True).option(
+        ..., "--epsilon", "E", "Required. ε per query."
     ),
     t_low: float = _PLAN_THRESHOLDS[0],
     t_high: float = _PLAN_THRESHOLDS[1],
-    items: int = typer.Option(
-        ...,
-        "--items",
-        metavar="N",
-        parser=Integer("an integer >= 2", minimum=2).bind("--items"),
-        help="Required. Items searched.",
+    items: int = Integer("an integer >= 2", minimum=2).option(
+        ..., "--items", "N", "Required. Items searched."
     ),
-    error: float = typer.Option(
-        0.1,
-        "--error",
-        metavar="P",
-        parser=Number("a number in (0, 1)", strict=True, maximum=1.0, below=True).bind("--error"),
-        help="Target search error δ_s.",
+    error: float = Number("a number in (0, 1)", strict=True, maximum=1.0, below=True).option(
+        0.1, "--error", "P", "Target search error δ_s."
     ),
     delta: float | None = plan_delta_option(),
     as_json: bool = JSON_OPTION,

@@ -54,9 +54,11 @@ __all__ = ["register", "sensor_app"]
 
 
 def _opt(default: Any, name: str, metavar: str | None, help: str, parser: Any = None) -> Any:
-    """One option: ``parser`` (an option type of :mod:`privad.cli._options`) bound to it."""
-    bound = None if parser is None else parser.bind(name)
-    return typer.Option(default, name, metavar=metavar, help=help, parser=bound)
+    """One option, of the type ``parser`` (an option type of :mod:`privad.cli._options`,
+    declared by its :meth:`~privad.cli._options.ParamType.option`) where one is given."""
+    if parser is not None:
+        return parser.option(default, name, metavar, help)
+    return typer.Option(default, name, metavar=metavar, help=help)
 
 
 def p_o_option(help: str = "Outlier percentage for eq. (1), in (0, 100).") -> Any:

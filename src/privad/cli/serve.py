@@ -130,34 +130,26 @@ def analyst(
         "The analyst's token at the correction server (its --analyst-token). Default: "
         "$PRIVAD_CORRECTION_TOKEN.",
     ),
-    eps: float = typer.Option(
+    eps: float = Number("a radius > 0", strict=True).option(
         ...,
         "--eps",
-        metavar="E",
-        help="DBSCAN radius in the sensors' scaled space (step 1a); see 'privad sensor calibrate'.",
-        parser=Number("a radius > 0", strict=True).bind("--eps"),
+        "E",
+        "DBSCAN radius in the sensors' scaled space (step 1a); see 'privad sensor calibrate'.",
     ),
-    min_samples: int = typer.Option(
-        ...,
-        "--min-samples",
-        metavar="M",
-        help="DBSCAN minPts (the point itself included), an integer >= 1.",
-        parser=COUNT.bind("--min-samples"),
+    min_samples: int = COUNT.option(
+        ..., "--min-samples", "M", "DBSCAN minPts (the point itself included), an integer >= 1."
     ),
-    backend: str = typer.Option(
+    backend: str = Choice(_dbscan_backends).option(
         "auto",
         "--backend",
-        metavar="B",
-        help="Exact DBSCAN engine: auto (default), dbscan, geometry or sklearn.",
-        parser=Choice(_dbscan_backends).bind("--backend"),
+        "B",
+        "Exact DBSCAN engine: auto (default), dbscan, geometry or sklearn.",
     ),
-    columns: int | None = typer.Option(
+    columns: int | None = COUNT.option(
         None,
         "--columns",
-        metavar="D",
-        parser=COUNT.bind("--columns"),
-        help="Accept only windows with D columns. Default: any, the same for all windows of "
-        "one sensor.",
+        "D",
+        "Accept only windows with D columns. Default: any, the same for all windows of one sensor.",
     ),
     timeout: float = timeout_option("Seconds per request to the correction server."),
     ca_cert: str | None = ca_cert_option("correction server"),
@@ -191,32 +183,26 @@ def analyst(
 @serve_command(serve_app, "correction", port=8702, banner="privad correction")
 def correction(
     common: ServeOptions,
-    outlier_layer_width: float = typer.Option(
+    outlier_layer_width: float = Number("a width >= 0").option(
         ...,
         "--outlier-layer-width",
-        metavar="W",
-        help="w_O >= 0, the outlier layer width in the sensors' scaled space, fixed from "
+        "W",
+        "w_O >= 0, the outlier layer width in the sensors' scaled space, fixed from "
         "historical data (see 'privad sensor calibrate').",
-        parser=Number("a width >= 0").bind("--outlier-layer-width"),
     ),
     analyst_token: str | None = secret_option(
         "--analyst-token",
         "PRIVAD_ANALYST_TOKEN",
         "The token the analyst uses here (at least 16 characters). Default: $PRIVAD_ANALYST_TOKEN.",
     ),
-    min_gap: float = typer.Option(
-        0.0,
-        "--min-gap",
-        metavar="G",
-        help="Step 3 (reconstruction): split O' only at a gap > G (default 0).",
-        parser=Number("a number >= 0").bind("--min-gap"),
+    min_gap: float = Number("a number >= 0").option(
+        0.0, "--min-gap", "G", "Step 3 (reconstruction): split O' only at a gap > G (default 0)."
     ),
-    max_fp_share: float = typer.Option(
+    max_fp_share: float = Number("a share in [0, 1]", maximum=1.0).option(
         0.5,
         "--max-fp-share",
-        metavar="F",
-        help="Step 3 (reconstruction): at most this share of O' may become FP (default 0.5).",
-        parser=Number("a share in [0, 1]", maximum=1.0).bind("--max-fp-share"),
+        "F",
+        "Step 3 (reconstruction): at most this share of O' may become FP (default 0.5).",
     ),
 ) -> Built:
     """Run the correction server CS: hold d_diff per window, split O', find false negatives."""
@@ -255,13 +241,12 @@ def oracle(
         "see 'privad budget show --ledger PATH'). Spent budget survives restarts.",
     ),
     epsilon: float = epsilon_option("ε per answer, > 0."),
-    budget: float = typer.Option(
+    budget: float = Number("a finite number > 0 (e.g. 100)", strict=True).option(
         ...,
         "--budget",
-        metavar="B",
-        help="Total ε of the scope: queries past it are refused (429). Set in the ledger if "
+        "B",
+        "Total ε of the scope: queries past it are refused (429). Set in the ledger if "
         "the scope has none or another total (never below what was spent).",
-        parser=Number("a finite number > 0 (e.g. 100)", strict=True).bind("--budget"),
     ),
     delta: float | None = DELTA_OPTION,
     kind: str = kind_option("laplace", KIND_HELP),
@@ -277,12 +262,8 @@ def oracle(
         "Seed of the oracle's noise, for tests only (anyone who knows it can remove the "
         "noise). Default: OS entropy."
     ),
-    max_orders: int = typer.Option(
-        64,
-        "--max-orders",
-        metavar="N",
-        help="Stored query orders kept in memory (64).",
-        parser=COUNT.bind("--max-orders"),
+    max_orders: int = COUNT.option(
+        64, "--max-orders", "N", "Stored query orders kept in memory (64)."
     ),
 ) -> Built:
     """Hold the values and answer only noisy group queries, within a privacy budget."""
@@ -339,13 +320,12 @@ def sp(
     beta: int = beta_option("β: an integer >= 1."),
     r: float = r_option("The radius r: a finite number >= 0."),
     epsilon: float = epsilon_option("ε per answer, > 0."),
-    budget: float = typer.Option(
+    budget: float = Number("a finite number > 0 (e.g. 10)", strict=True).option(
         ...,
         "--budget",
-        metavar="B",
-        help="Each querier's total ε (its own ledger scope <scope>/<querier>): a request past "
+        "B",
+        "Each querier's total ε (its own ledger scope <scope>/<querier>): a request past "
         "it is refused (429) with nothing spent.",
-        parser=Number("a finite number > 0 (e.g. 10)", strict=True).bind("--budget"),
     ),
     delta: float | None = DELTA_OPTION,
     db: str = typer.Option(
@@ -456,66 +436,46 @@ def rmp(
         help="SQLite file of the mining server: T and its parameters, participants, batches, "
         "models (created if missing). On restart T and n, w, alpha, beta are kept.",
     ),
-    n: int | None = typer.Option(
+    n: int | None = Integer("an integer >= 2", minimum=2).option(
         None,
         "--n",
-        metavar="N",
-        help="Attributes per record (required for a new --db; on restart it must match).",
-        parser=Integer("an integer >= 2", minimum=2).bind("--n"),
+        "N",
+        "Attributes per record (required for a new --db; on restart it must match).",
     ),
-    w: int | None = typer.Option(
-        None,
-        "--w",
-        metavar="W",
-        help="Rows of T, 1 <= w < n (or give --r = n - w).",
-        parser=COUNT.bind("--w"),
+    w: int | None = COUNT.option(None, "--w", "W", "Rows of T, 1 <= w < n (or give --r = n - w)."),
+    r: int | None = COUNT.option(
+        None, "--r", "R", "r = n - w >= 1, instead of --w (the paper uses r = 1)."
     ),
-    r: int | None = typer.Option(
-        None,
-        "--r",
-        metavar="R",
-        help="r = n - w >= 1, instead of --w (the paper uses r = 1).",
-        parser=COUNT.bind("--r"),
-    ),
-    alpha: float | None = typer.Option(
+    alpha: float | None = Number("a number with 0 < alpha < 1", strict=True, maximum=1.0).option(
         None,
         "--alpha",
-        metavar="A",
-        help="0 < alpha < 1: each participant's T_i = T + U(-alpha, alpha) (eq. 1).",
-        parser=Number("a number with 0 < alpha < 1", strict=True, maximum=1.0).bind("--alpha"),
+        "A",
+        "0 < alpha < 1: each participant's T_i = T + U(-alpha, alpha) (eq. 1).",
     ),
-    beta: float | None = typer.Option(
-        None,
-        "--beta",
-        metavar="B",
-        help="beta of the double logistic (eq. 2). Default: beta* (about 2.8124).",
-        parser=Number("a number > 0", strict=True).bind("--beta"),
+    beta: float | None = Number("a number > 0", strict=True).option(
+        None, "--beta", "B", "beta of the double logistic (eq. 2). Default: beta* (about 2.8124)."
     ),
     seed: int | None = seed_option(
         "Seed of the public T (for tests; T is public). Default: OS entropy. Ignored "
         "when --db already holds T."
     ),
-    hidden: int | None = typer.Option(
+    hidden: int | None = COUNT.option(
         None,
         "--hidden",
-        metavar="H",
-        help="Hidden units of the AANN (default: privad.rmp's default for w inputs).",
-        parser=COUNT.bind("--hidden"),
+        "H",
+        "Hidden units of the AANN (default: privad.rmp's default for w inputs).",
     ),
-    epochs: int = typer.Option(
+    epochs: int = COUNT.option(
         500,
         "--epochs",
-        metavar="E",
-        help="Training epochs (default 500; the paper uses 300-1000). A train request may "
-        "override it.",
-        parser=COUNT.bind("--epochs"),
+        "E",
+        "Training epochs (default 500; the paper uses 300-1000). A train request may override it.",
     ),
-    max_batch: int = typer.Option(
+    max_batch: int = COUNT.option(
         30,
         "--max-batch",
-        metavar="M",
-        help="Most records (columns) one uploaded batch may hold (default 30, as in the paper).",
-        parser=COUNT.bind("--max-batch"),
+        "M",
+        "Most records (columns) one uploaded batch may hold (default 30, as in the paper).",
     ),
     operator_token: str | None = secret_option(
         "--operator-token",

@@ -98,7 +98,7 @@ BUDGET = Number("a finite number > 0 (the scope's total ε)", strict=True)
 
 def budget_option(help: str) -> Any:
     """``--budget E``: the scope's total ε, set when the scope has no budget."""
-    return typer.Option(None, "--budget", metavar="E", parser=BUDGET.bind("--budget"), help=help)
+    return BUDGET.option(None, "--budget", "E", help)
 
 
 @sp_app.command("identify")
@@ -167,12 +167,11 @@ def identify(
         "knows the seed can undo the noise. Default: fresh OS entropy. Also seeds generated "
         "datasets (default 0)."
     ),
-    engine: str = typer.Option(
+    engine: str = Choice(ENGINE_CHOICES).option(
         "numba",
         "--engine",
-        metavar="ENGINE",
-        parser=Choice(ENGINE_CHOICES).bind("--engine"),
-        help="numba (default): count on this machine. dask: DATA is a Parquet folder or file "
+        "ENGINE",
+        "numba (default): count on this machine. dask: DATA is a Parquet folder or file "
         "or CSV files (a glob), counted partition by partition on a Dask cluster; the output "
         "is a Parquet folder with one part per input partition. Same counts and, with "
         "--seed, the same labels as numba. See docs/distributed.md.",
@@ -261,31 +260,28 @@ SHARE_ANOMALY = Number("a number in [0, 1) (e.g. 0.01)", maximum=1.0, below=True
 @sp_app.command("params")
 def params(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
-    beta_fraction: float | None = typer.Option(
+    beta_fraction: float | None = SHARE_BETA.option(
         None,
         "--beta-fraction",
-        metavar="F",
-        parser=SHARE_BETA.bind("--beta-fraction"),
-        help="β as a share of n: β = max(1, round(F·n)); a number in [0, 1) (default: the "
+        "F",
+        "β as a share of n: β = max(1, round(F·n)); a number in [0, 1) (default: the "
         "target share, β = round(c·n), with --contamination or --anomaly-share; else 0.005, "
         "the β/n of the paper's Table 1).",
     ),
-    anomaly_share: float | None = typer.Option(
+    anomaly_share: float | None = SHARE_ANOMALY.option(
         None,
         "--anomaly-share",
-        metavar="S",
-        parser=SHARE_ANOMALY.bind("--anomaly-share"),
-        help="Target share of records that are (β, r)-anomalies, in [0, 1) (default 0.01 "
+        "S",
+        "Target share of records that are (β, r)-anomalies, in [0, 1) (default 0.01 "
         "unless --contamination is given); r is the smallest radius that leaves at most S·n "
         "of them.",
     ),
     contamination: float | None = CONTAMINATION_OPTION,
-    beta: int | None = typer.Option(
+    beta: int | None = BETA.option(
         None,
         "--beta",
-        metavar="B",
-        parser=BETA.bind("--beta"),
-        help="β itself, an integer >= 1 (like PyOD's n_neighbors); overrides --beta-fraction. "
+        "B",
+        "β itself, an integer >= 1 (like PyOD's n_neighbors); overrides --beta-fraction. "
         "Required with --private.",
     ),
     private: bool = typer.Option(
@@ -454,12 +450,11 @@ def params(
 # --------------------------------------------------------------------------------------------
 
 
-IDS_OPTION: Any = typer.Option(
+IDS_OPTION: Any = Integers("record ids: integers >= 0", minimum=0).option(
     None,
     "--ids",
-    metavar="IDS",
-    parser=Integers("record ids: integers >= 0", minimum=0).bind("--ids"),
-    help="Ask about these records of the curator's data: ids 0 .. n-1, repeat the option or "
+    "IDS",
+    "Ask about these records of the curator's data: ids 0 .. n-1, repeat the option or "
     "separate with commas. Charged ε per id this querier has not asked before.",
 )
 
@@ -580,21 +575,16 @@ def plan(
     beta: int = BETA_OPTION,
     epsilon: float = EPSILON_OPTION,
     k: int = K_OPTION,
-    queries: int | None = typer.Option(
+    queries: int | None = COUNT.option(
         None,
         "--queries",
-        metavar="N",
-        parser=COUNT.bind("--queries"),
-        help="Answers that may touch one record (Claim 5's m; n for a batch of n queries): "
+        "N",
+        "Answers that may touch one record (Claim 5's m; n for a batch of n queries): "
         "show their total cost.",
     ),
     delta: float | None = plan_delta_option(),
-    max_ball: int | None = typer.Option(
-        None,
-        "--max-ball",
-        metavar="B",
-        parser=COUNT.bind("--max-ball"),
-        help="Largest ball count shown (default 2β + 20).",
+    max_ball: int | None = COUNT.option(
+        None, "--max-ball", "B", "Largest ball count shown (default 2β + 20)."
     ),
     as_json: bool = JSON_OPTION,
     figure: str | None = typer.Option(
