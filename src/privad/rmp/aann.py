@@ -435,9 +435,9 @@ def train_aann(
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from privad.noise import Randomness
     >>> from privad.rmp import AANNTraining, train_aann
-    >>> X = np.random.default_rng(0).uniform(0, 1, (60, 4))
+    >>> X = Randomness(0).uniform(0, 1, (60, 4))
     >>> net = train_aann(X, AANNTraining(hidden=2, epochs=5), rng=1)
     >>> net.n_inputs, net.errors(X).shape
     (4, (60,))

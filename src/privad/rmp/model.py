@@ -226,8 +226,9 @@ class RMPModel(EndUserPath):
     Examples
     --------
     >>> import numpy as np
+    >>> from privad.noise import Randomness
     >>> from privad.rmp import AANNTraining, RMPModel, run_scheme
-    >>> X = np.random.default_rng(0).uniform(0, 1, (60, 4))
+    >>> X = Randomness(0).uniform(0, 1, (60, 4))
     >>> model = run_scheme(X, 0.3, training=AANNTraining(epochs=5), rng=1)
     >>> path = model.save("model.npz")
     >>> again = RMPModel.load("model.npz")
@@ -454,9 +455,10 @@ def fit_model(
     Examples
     --------
     >>> import numpy as np
+    >>> from privad.noise import Randomness
     >>> from privad.rmp import AANNTraining, Participant, fit_model, public_matrix
     >>> T = public_matrix(2, 3, rng=1)
-    >>> Z = Participant(T, 0.3, rng=2).perturb(np.random.default_rng(3).uniform(0, 1, (40, 3)))
+    >>> Z = Participant(T, 0.3, rng=2).perturb(Randomness(3).uniform(0, 1, (40, 3)))
     >>> model = fit_model(T, Z, alpha=0.3, training=AANNTraining(epochs=5), rng=4)
     >>> model.n_features, model.predict(np.full((2, 3), 0.5)).shape
     (3, (2,))

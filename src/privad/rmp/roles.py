@@ -311,11 +311,11 @@ class MiningServer:
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from privad.noise import Randomness
     >>> from privad.rmp import AANNTraining, MiningServer, Participant, public_matrix
     >>> T = public_matrix(2, 3, rng=1)
     >>> server = MiningServer(T, 0.3, training=AANNTraining(epochs=5), rng=2)
-    >>> X = np.random.default_rng(3).uniform(0, 1, (30, 3))
+    >>> X = Randomness(3).uniform(0, 1, (30, 3))
     >>> server.receive(Participant(T, 0.3, rng=4).perturb(X))  # records held
         30
     >>> server.train().n_features
@@ -403,9 +403,9 @@ class EndUser:
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from privad.noise import Randomness
     >>> from privad.rmp import AANNTraining, EndUser, run_scheme
-    >>> X = np.random.default_rng(0).uniform(0, 1, (60, 4))
+    >>> X = Randomness(0).uniform(0, 1, (60, 4))
     >>> user = EndUser(run_scheme(X, 0.3, training=AANNTraining(epochs=5), rng=1))
     >>> user.predict(X[:3]).shape, user.decision_function(X[:3]).shape
     ((3,), (3,))
@@ -483,9 +483,9 @@ def run_scheme(
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from privad.noise import Randomness
     >>> from privad.rmp import AANNTraining, run_scheme
-    >>> X = np.random.default_rng(0).uniform(0, 1, (60, 4))
+    >>> X = Randomness(0).uniform(0, 1, (60, 4))
     >>> model = run_scheme(X, alpha=0.3, training=AANNTraining(epochs=5), rng=1)
     >>> model.n_features, model.T.shape  # w = n - r = 3
     (4, (3, 4))
