@@ -14,8 +14,9 @@ functions the job calls for each stage and adds up their wall time:
 * ``imports``: the sum of the top-level ``-X importtime`` entries (every module the job
   imported, also those imported lazily on the way);
 * ``load``: reading the CSV (``privad.cli._data.load_table``);
-* ``counts``: the ball counts at r and the multiplicities (``ball_statistics``);
-* ``Claim 5``: the bound at 2r (``claim5_bound`` as the estimator calls it);
+* ``counts``: the ball counts at r and the multiplicities (``ball_statistics`` as the
+  release path calls it);
+* ``Claim 5``: the bound at 2r (``claim5_bound`` as the release path calls it);
 * ``sampling``: the mechanism's exact sampler (``sample`` of the mechanism classes);
 * ``writing``: the labels file (``CsvLabels.write`` and its atomic staging);
 * ``other``: the rest of the process's wall time (interpreter start, validation, the
@@ -48,7 +49,6 @@ _CHILD = r"""
 import atexit, json, sys, time
 from privad.cli import main
 import privad.cli._sp_identify as job
-import privad.sensitive.estimator as est
 import privad.sensitive.mechanisms as mech
 import privad.sensitive.release as rel
 
@@ -64,8 +64,8 @@ def timed(stage, fn):
     return wrapper
 
 job.load_table = timed("load", job.load_table)
-est.ball_statistics = timed("counts", est.ball_statistics)
-est.claim5_bound = timed("claim5", est.claim5_bound)
+rel.ball_statistics = timed("counts", rel.ball_statistics)
+rel.claim5_bound = timed("claim5", rel.claim5_bound)
 for cls in vars(mech).values():
     if isinstance(cls, type) and "sample" in vars(cls):
         cls.sample = timed("sampling", vars(cls)["sample"])
