@@ -132,22 +132,8 @@ class AnalystStore(SQLiteStore):
         n, d = T.shape
         if columns is not None and d != columns:
             raise DataError(f"perturbed has {d} column(s); this analyst takes {columns}")
-        row = (pack(T), pack(message.divisors), pack(message.noise_scale), message.epsilon)
 
-        def tx(conn: sqlite3.Connection) -> bool:
-            old = conn.execute(
-                "SELECT n, d, perturbed, divisors, noise_scale, epsilon FROM windows "
-                "WHERE sensor = ? AND win = ?",
-                (sensor, window),
-            ).fetchone()
-            if old is not None:
-                if (old[0], old[1]) == (n, d) and tuple(old[2:]) == row:
-                    return False
-                raise Conflict(
-                    f"window {window} of sensor {sensor!r} is already stored with different "
-                    "records; each window is released once (a second noisy copy of the same "
-                    "records would spend their privacy again): send new data as a new window"
-                )
+        def same_width(conn: sqlite3.Connection) -> None:
             other = conn.execute(
                 "SELECT d FROM windows WHERE sensor = ? LIMIT 1", (sensor,)
             ).fetchone()
@@ -156,23 +142,31 @@ class AnalystStore(SQLiteStore):
                     f"perturbed has {d} column(s) but sensor {sensor!r}'s earlier windows have "
                     f"{other[0]}"
                 )
-            conn.execute(
-                "INSERT INTO windows (sensor, win, n, d, perturbed, divisors, noise_scale, "
-                "epsilon, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (sensor, window, n, d, *row, utc_now()),
-            )
-            return True
 
-        return self.write(tx)
+        return self.put_once(
+            "windows",
+            {"sensor": sensor, "win": window},
+            {
+                "n": n,
+                "d": d,
+                "perturbed": pack(T),
+                "divisors": pack(message.divisors),
+                "noise_scale": pack(message.noise_scale),
+                "epsilon": message.epsilon,
+            },
+            f"window {window} of sensor {sensor!r} is already stored with different records; "
+            "each window is released once (a second noisy copy of the same records would "
+            "spend their privacy again): send new data as a new window",
+            check=same_width,
+        )
 
     def get_window(self, sensor: str, window: int) -> SensorToAnalyst:
         """The stored 𝒯' message; :class:`NotFound` if absent."""
-        with self.reading() as conn:
-            row = conn.execute(
-                "SELECT n, d, perturbed, divisors, noise_scale, epsilon FROM windows "
-                "WHERE sensor = ? AND win = ?",
-                (sensor, window),
-            ).fetchone()
+        row = self.read_one(
+            "SELECT n, d, perturbed, divisors, noise_scale, epsilon FROM windows "
+            "WHERE sensor = ? AND win = ?",
+            (sensor, window),
+        )
         if row is None:
             raise NotFound(f"sensor {sensor!r} has no window {window} at the analyst")
         n, d, T, div, scale, eps = row
@@ -185,13 +179,12 @@ class AnalystStore(SQLiteStore):
 
     def get_result(self, sensor: str, window: int) -> dict[str, Any] | None:
         """The result of a closed window as a JSON-ready dict, or None if not closed."""
-        with self.reading() as conn:
-            row = conn.execute(
-                "SELECT r.presumed, r.outliers, r.d_tp, r.w_o, r.n_i_l2, r.n_i_l3, r.detector, "
-                "r.closed_at, w.n FROM results r JOIN windows w USING (sensor, win) "
-                "WHERE r.sensor = ? AND r.win = ?",
-                (sensor, window),
-            ).fetchone()
+        row = self.read_one(
+            "SELECT r.presumed, r.outliers, r.d_tp, r.w_o, r.n_i_l2, r.n_i_l3, r.detector, "
+            "r.closed_at, w.n FROM results r JOIN windows w USING (sensor, win) "
+            "WHERE r.sensor = ? AND r.win = ?",
+            (sensor, window),
+        )
         if row is None:
             return None
         presumed, outliers, d_tp, w_o, l2, l3, det, closed_at, n = row
@@ -248,13 +241,12 @@ class AnalystStore(SQLiteStore):
 
     def list_windows(self, sensor: str) -> list[dict[str, Any]]:
         """Every window of ``sensor``: number, n, d, status (``uploaded`` or ``closed``)."""
-        with self.reading() as conn:
-            rows = conn.execute(
-                "SELECT w.win, w.n, w.d, w.received_at, r.closed_at, length(r.outliers) "
-                "FROM windows w LEFT JOIN results r USING (sensor, win) "
-                "WHERE w.sensor = ? ORDER BY w.win",
-                (sensor,),
-            ).fetchall()
+        rows = self.read_all(
+            "SELECT w.win, w.n, w.d, w.received_at, r.closed_at, length(r.outliers) "
+            "FROM windows w LEFT JOIN results r USING (sensor, win) "
+            "WHERE w.sensor = ? ORDER BY w.win",
+            (sensor,),
+        )
         return [
             {
                 "window": w,

@@ -131,39 +131,22 @@ class CorrectionStore(SQLiteStore):
         n = int(message.d_diff.size)
         d_diff = np.empty(n, dtype=np.float64)
         d_diff[message.indices] = message.d_diff
-        blob = pack(d_diff)
-        tp_noise = float(message.tp_noise)
-
-        def tx(conn: sqlite3.Connection) -> bool:
-            old = conn.execute(
-                "SELECT n, d_diff, tp_noise FROM differences WHERE sensor = ? AND win = ?",
-                (sensor, window),
-            ).fetchone()
-            if old is not None:
-                if old[0] == n and old[1] == blob and old[2] == tp_noise:
-                    return False
-                raise Conflict(
-                    f"window {window} of sensor {sensor!r} already has different distance "
-                    "differences; each window is released once: send new data as a new window"
-                )
-            conn.execute(
-                "INSERT INTO differences (sensor, win, n, d_diff, tp_noise, received_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (sensor, window, n, blob, tp_noise, utc_now()),
-            )
-            return True
-
-        return self.write(tx)
+        return self.put_once(
+            "differences",
+            {"sensor": sensor, "win": window},
+            {"n": n, "d_diff": pack(d_diff), "tp_noise": float(message.tp_noise)},
+            f"window {window} of sensor {sensor!r} already has different distance "
+            "differences; each window is released once: send new data as a new window",
+        )
 
     def list_windows(self, sensor: str) -> list[dict[str, Any]]:
         """The sensor's windows: number, n, status (differences, presumed, corrected)."""
-        with self.reading() as conn:
-            rows = conn.execute(
-                "SELECT d.win, d.n, p.win IS NOT NULL, r.win IS NOT NULL FROM differences d "
-                "LEFT JOIN presumed p USING (sensor, win) LEFT JOIN results r "
-                "USING (sensor, win) WHERE d.sensor = ? ORDER BY d.win",
-                (sensor,),
-            ).fetchall()
+        rows = self.read_all(
+            "SELECT d.win, d.n, p.win IS NOT NULL, r.win IS NOT NULL FROM differences d "
+            "LEFT JOIN presumed p USING (sensor, win) LEFT JOIN results r "
+            "USING (sensor, win) WHERE d.sensor = ? ORDER BY d.win",
+            (sensor,),
+        )
         return [
             {
                 "window": w,

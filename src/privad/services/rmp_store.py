@@ -181,8 +181,7 @@ class RMPStore(SQLiteStore):
 
     def config(self) -> RMPConfig | None:
         """The stored configuration, or None for a new file."""
-        with self.reading() as conn:
-            row = conn.execute("SELECT n, w, alpha, beta, t, created_at FROM config").fetchone()
+        row = self.read_one("SELECT n, w, alpha, beta, t, created_at FROM config")
         if row is None:
             return None
         n, w, alpha, beta, t, created = row
@@ -247,20 +246,16 @@ class RMPStore(SQLiteStore):
 
     def participant_by_digest(self, digest: bytes) -> str | None:
         """The participant whose token has this SHA-256 digest, or None."""
-        with self.reading() as conn:
-            row = conn.execute(
-                "SELECT name FROM participants WHERE token_digest = ?", (digest,)
-            ).fetchone()
+        row = self.read_one("SELECT name FROM participants WHERE token_digest = ?", (digest,))
         return None if row is None else str(row[0])
 
     def participants(self) -> list[dict[str, Any]]:
         """Every participant with its number of batches and records (operator view)."""
-        with self.reading() as conn:
-            rows = conn.execute(
-                "SELECT p.name, p.registered_at, COUNT(b.id), COALESCE(SUM(b.m), 0) "
-                "FROM participants p LEFT JOIN batches b ON b.participant = p.name "
-                "GROUP BY p.name ORDER BY p.registered_at, p.name"
-            ).fetchall()
+        rows = self.read_all(
+            "SELECT p.name, p.registered_at, COUNT(b.id), COALESCE(SUM(b.m), 0) "
+            "FROM participants p LEFT JOIN batches b ON b.participant = p.name "
+            "GROUP BY p.name ORDER BY p.registered_at, p.name"
+        )
         return [
             {"participant": name, "registered_at": at, "n_batches": nb, "n_records": nr}
             for name, at, nb, nr in rows
@@ -297,21 +292,18 @@ class RMPStore(SQLiteStore):
 
     def batches(self, participant: str) -> list[dict[str, Any]]:
         """The participant's batches (number, m, digest, received), oldest first."""
-        with self.reading() as conn:
-            rows = conn.execute(
-                "SELECT seq, m, digest, received_at FROM batches WHERE participant = ? "
-                "ORDER BY seq",
-                (participant,),
-            ).fetchall()
+        rows = self.read_all(
+            "SELECT seq, m, digest, received_at FROM batches WHERE participant = ? ORDER BY seq",
+            (participant,),
+        )
         return [{"batch": k, "m": m, "sha256": d, "received_at": at} for k, m, d, at in rows]
 
     def batch(self, participant: str, seq: int, w: int) -> dict[str, Any]:
         """The participant's batch ``seq`` with its data; :class:`NotFound` otherwise."""
-        with self.reading() as conn:
-            row = conn.execute(
-                "SELECT m, z, digest, received_at FROM batches WHERE participant = ? AND seq = ?",
-                (participant, seq),
-            ).fetchone()
+        row = self.read_one(
+            "SELECT m, z, digest, received_at FROM batches WHERE participant = ? AND seq = ?",
+            (participant, seq),
+        )
         if row is None:
             raise NotFound(f"participant {participant!r} has no batch {seq}")
         m, z, digest, at = row
@@ -334,8 +326,7 @@ class RMPStore(SQLiteStore):
     def pooled(self, w: int) -> tuple[np.ndarray, dict[str, int]]:
         """Z_all (w × m_total, batches in arrival order) and its counts; :class:`Conflict`
         when no batch is stored."""
-        with self.reading() as conn:
-            rows = conn.execute("SELECT id, participant, m, z FROM batches ORDER BY id").fetchall()
+        rows = self.read_all("SELECT id, participant, m, z FROM batches ORDER BY id")
         if not rows:
             raise Conflict(
                 "no batches stored yet: participants must upload perturbed batches "
@@ -464,26 +455,19 @@ class RMPStore(SQLiteStore):
 
     def job(self, job: int) -> dict[str, Any]:
         """One training job; :class:`NotFound` if unknown."""
-        with self.reading() as conn:
-            row = conn.execute(
-                f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE id = ?", (job,)
-            ).fetchone()
+        row = self.read_one(f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE id = ?", (job,))
         if row is None:
             raise NotFound(f"no training job {job}")
         return self._row_dict(self._JOB_KEYS, row)
 
     def jobs(self) -> list[dict[str, Any]]:
         """Every training job, newest first."""
-        with self.reading() as conn:
-            rows = conn.execute(f"SELECT {self._JOB_COLUMNS} FROM jobs ORDER BY id DESC").fetchall()
+        rows = self.read_all(f"SELECT {self._JOB_COLUMNS} FROM jobs ORDER BY id DESC")
         return [self._row_dict(self._JOB_KEYS, r) for r in rows]
 
     def models(self) -> list[dict[str, Any]]:
         """Every stored model's metadata, newest first."""
-        with self.reading() as conn:
-            rows = conn.execute(
-                f"SELECT {self._MODEL_COLUMNS} FROM models ORDER BY id DESC"
-            ).fetchall()
+        rows = self.read_all(f"SELECT {self._MODEL_COLUMNS} FROM models ORDER BY id DESC")
         return [self._row_dict(self._MODEL_KEYS, r) for r in rows]
 
     def model(self, ref: str) -> tuple[dict[str, Any], bytes]:
@@ -498,10 +482,7 @@ class RMPStore(SQLiteStore):
             if not 1 <= number <= MAX_ID or str(number) != ref:
                 raise NotFound(f"no model {ref[:40]!r}: give a model id (1 to 2^62) or 'latest'")
             where, args = "WHERE id = ?", (number,)
-        with self.reading() as conn:
-            row = conn.execute(
-                f"SELECT {self._MODEL_COLUMNS}, npz FROM models {where}", args
-            ).fetchone()
+        row = self.read_one(f"SELECT {self._MODEL_COLUMNS}, npz FROM models {where}", args)
         if row is None:
             raise NotFound(
                 "no model has been trained yet: the operator starts training with POST /v1/train"

@@ -13,7 +13,7 @@ import contextlib
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +23,7 @@ import numpy as np
 
 from privad.errors import ParameterError
 from privad.io import check_output_path, open_sqlite
-from privad.services.errors import ServiceError
+from privad.services.errors import Conflict, ServiceError
 
 __all__ = ["SQLiteStore", "pack", "unpack", "utc_now"]
 
@@ -53,8 +53,10 @@ class SQLiteStore:
     ``SAVEPOINT`` (a write that raises is rolled back alone and its caller gets the
     exception), commits them together and only then returns to the callers. So every
     acknowledged write is durable, and concurrent requests share one fsync instead of
-    queueing for one each. Reads use a second connection (:meth:`reading`), which sees
-    committed data only and does not wait for the writer. The file is created private
+    queueing for one each. :meth:`put_once` is the write of a record that is stored once
+    (an identical repeat acknowledged, a different one refused). Reads use a second
+    connection (:meth:`reading`, :meth:`read_one`, :meth:`read_all`), which sees committed
+    data only and does not wait for the writer. The file is created private
     (0600) and claimed for ``role`` by :func:`privad.io.open_sqlite`: a correction server
     refuses an analyst's file and vice versa, and no server takes a ledger or another
     application's database for its store.
@@ -175,6 +177,71 @@ class SQLiteStore:
                 done.set_result(result)
             else:
                 done.set_exception(exc)
+
+    def put_once(
+        self,
+        table: str,
+        key: Mapping[str, Any],
+        values: Mapping[str, Any],
+        conflict: str,
+        check: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> bool:
+        """Store a row of ``table`` that is written once per ``key`` (one write).
+
+        True if stored now (with ``received_at``); False if the row under ``key`` already
+        holds exactly ``values`` (a retry after a lost answer); :class:`Conflict` with the
+        message ``conflict`` if it holds other values. ``check(conn)`` runs before a new row
+        is inserted and refuses it by raising. Table and column names come from the caller's
+        code, never from a request.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> schema = "CREATE TABLE IF NOT EXISTS t (k INTEGER PRIMARY KEY, v, received_at)"
+        >>> store = SQLiteStore(Path(tempfile.mkdtemp()) / "s.sqlite", role="demo", schema=schema)
+        >>> store.put_once("t", {"k": 1}, {"v": "a"}, "k 1 holds another v")
+        True
+        >>> store.put_once("t", {"k": 1}, {"v": "a"}, "k 1 holds another v")  # a retry
+        False
+        >>> store.put_once("t", {"k": 1}, {"v": "b"}, "k 1 holds another v")
+        Traceback (most recent call last):
+        privad.services.errors.Conflict: k 1 holds another v
+        >>> store.read_one("SELECT v FROM t WHERE k = ?", (1,))
+        ('a',)
+        >>> store.close()
+        """
+        where = " AND ".join(f"{name} = ?" for name in key)
+        columns = (*key, *values, "received_at")
+
+        def tx(conn: sqlite3.Connection) -> bool:
+            old = conn.execute(
+                f"SELECT {', '.join(values)} FROM {table} WHERE {where}", tuple(key.values())
+            ).fetchone()
+            if old is not None:
+                if tuple(old) == tuple(values.values()):
+                    return False
+                raise Conflict(conflict)
+            if check is not None:
+                check(conn)
+            conn.execute(
+                f"INSERT INTO {table} ({', '.join(columns)}) "
+                f"VALUES ({', '.join('?' * len(columns))})",
+                (*key.values(), *values.values(), utc_now()),
+            )
+            return True
+
+        return self.write(tx)
+
+    def read_one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        """The first row of one query on committed data (:meth:`reading`), or None."""
+        with self.reading() as conn:
+            return conn.execute(sql, params).fetchone()
+
+    def read_all(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Every row of one query on committed data (:meth:`reading`)."""
+        with self.reading() as conn:
+            return conn.execute(sql, params).fetchall()
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
