@@ -46,27 +46,27 @@ __all__ = [
 
 
 @dataclass(frozen=True, eq=False)
-class ServerConfig:
-    """A mining server's public configuration, checked (``GET /v1/config``)."""
+class ServerConfig(RMPConfig):
+    """A mining server's public configuration, checked (``GET /v1/config``): its
+    :class:`~privad.services.rmp_store.RMPConfig` (n, w, α, β, T) with the most records a
+    batch may hold and T's SHA-256 digest.
 
-    config: RMPConfig
+    Examples
+    --------
+    >>> import numpy as np
+    >>> T = np.full((2, 3), 0.5)
+    >>> remote = ServerConfig(3, 2, 0.3, 2.0, T, "", max_batch=30, t_sha256=t_digest(T))
+    >>> (remote.n, remote.w, remote.r, remote.max_batch)
+    (3, 2, 1, 30)
+    """
+
     max_batch: int
     t_sha256: str
 
     @property
-    def n(self) -> int:
-        """n, attributes per record."""
-        return self.config.n
-
-    @property
-    def w(self) -> int:
-        """w, rows of T (dimension of a perturbed record)."""
-        return self.config.w
-
-    @property
-    def T(self) -> np.ndarray:
-        """The public matrix T (w × n)."""
-        return self.config.T
+    def config(self) -> RMPConfig:
+        """The configuration itself, as an :class:`~privad.services.rmp_store.RMPConfig`."""
+        return self
 
 
 class RMPClient(ServiceClient):
@@ -74,12 +74,10 @@ class RMPClient(ServiceClient):
 
     Parameters
     ----------
-    base_url:
-        ``http://host:port`` (or ``https://``).
     token:
         A participant's, end-user's or the operator's secret; None for the public endpoints
         (configuration, open registration). :meth:`register` sets the new token.
-    timeout, retries, verify, recorder, transport:
+    base_url, timeout, retries, verify, recorder, transport:
         As for :class:`privad.services.clients.ServiceClient`.
     """
 
@@ -111,18 +109,24 @@ class RMPClient(ServiceClient):
             T = np.array(data["T"], dtype=np.float64)
             if T.shape != (w, n) or not np.isfinite(T).all():
                 raise ValueError(f"T has shape {T.shape}, expected {(w, n)}")
-            config = RMPConfig(
-                n, w, float(data["alpha"]), float(data["beta"]), T, str(data.get("created_at", ""))
-            )
+            alpha, beta = float(data["alpha"]), float(data["beta"])
             digest = str(data["t_sha256"])
             if digest != t_digest(T):
                 raise ValueError("T does not match its SHA-256 digest")
-            max_batch = check_int(data["max_batch"], "max_batch", minimum=1)
+            return ServerConfig(
+                n,
+                w,
+                alpha,
+                beta,
+                T,
+                str(data.get("created_at", "")),
+                max_batch=check_int(data["max_batch"], "max_batch", minimum=1),
+                t_sha256=digest,
+            )
         except (KeyError, TypeError, ValueError, ParameterError) as exc:
             raise UpstreamError(
                 f"the mining server at {self.base_url} sent a malformed configuration: {exc}"
             ) from None
-        return ServerConfig(config, max_batch, digest)
 
     def register(
         self,
