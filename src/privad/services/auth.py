@@ -25,6 +25,7 @@ from privad.services.errors import ServiceError
 __all__ = [
     "MIN_SECRET_LENGTH",
     "SENSOR_ROLE",
+    "Forbidden",
     "Principal",
     "TokenRegistry",
     "check_name",
@@ -168,7 +169,10 @@ class _AuthError(ServiceError):
     code = "unauthorized"
 
 
-class _Forbidden(ServiceError):
+class Forbidden(ServiceError):
+    """A valid token of another role, or a console form without its session's CSRF token
+    (403)."""
+
     status_code = 403
     code = "forbidden"
 
@@ -189,7 +193,7 @@ def require_role(*roles: str) -> Callable[[Request], Principal]:
         if principal is None:
             raise _AuthError("unknown token")
         if principal.role not in roles:
-            raise _Forbidden(
+            raise Forbidden(
                 f"a {principal.role} token may not use this endpoint (it is for: "
                 f"{', '.join(roles)})"
             )

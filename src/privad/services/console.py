@@ -53,7 +53,7 @@ from privad.accounting.statement import account_summary, accounts
 from privad.errors import ParameterError, PrivadError
 from privad.services import console_pages as pages
 from privad.services.app import create_app
-from privad.services.auth import Principal, TokenRegistry, require_role
+from privad.services.auth import Forbidden, Principal, TokenRegistry, require_role
 from privad.services.bodies import DEFAULT_MAX_BODY_BYTES
 from privad.services.console_plan import number_field, plain, plan_data, utility_rows
 from privad.services.errors import ServiceError, status_of
@@ -288,11 +288,6 @@ class _Sessions:
             self._by_id.pop(session or "", None)
 
 
-class _CsrfError(ServiceError):
-    status_code = 403
-    code = "forbidden"
-
-
 def _operator_csrf(request: Request) -> str | None:
     """The CSRF token of the request's operator session, or None (not logged in)."""
     return request.app.state.sessions.csrf(request.cookies.get(COOKIE))
@@ -310,7 +305,7 @@ def _check_form(request: Request, form: Mapping[str, str]) -> None:
     if expected is None:
         raise ServiceError("log in with the operator token first", status_code=401)
     if not hmac.compare_digest(form.get("csrf", ""), expected):
-        raise _CsrfError("the form's CSRF token does not match this session; reload the page")
+        raise Forbidden("the form's CSRF token does not match this session; reload the page")
 
 
 # --------------------------------------------------------------------------------------------

@@ -84,6 +84,12 @@ def _td(value: Any) -> str:
     return f"<td>{_e(value)}</td>"
 
 
+def _cells(cell: Callable[[Any], str], record: Mapping[str, Any], *keys: str) -> list[str]:
+    """The cells of ``record``'s values under ``keys``, each drawn by ``cell`` (:func:`_td`
+    for text, :func:`_num` for a number); a missing key is an empty value."""
+    return [cell(record.get(key)) for key in keys]
+
+
 def _csrf(view: View) -> str:
     return f'<input type="hidden" name="csrf" value="{_e(view.csrf)}">'
 
@@ -215,12 +221,8 @@ def _spend_rows(
         row = [
             f'<td class="n">{s["id"]}</td>',
             '<td class="t">' + _e(s["timestamp"][:19].replace("T", " ")) + "</td>",
-            _td(s["scope"]),
-            _td(s["label"]),
-            _td(s["notion"]),
-            _num(s["epsilon"]),
-            _num(s["tight_epsilon"]),
-            _num(s["delta"]),
+            *_cells(_td, s, "scope", "label", "notion"),
+            *_cells(_num, s, "epsilon", "tight_epsilon", "delta"),
             _td(s["status"]),
             f"<td><details><summary>{_e(g.get('description') or g['notion'])[:60]}"
             f"</summary><code>{_e(_guarantee_text(g))}</code></details></td>",
@@ -258,14 +260,10 @@ def budgets_page(view: View, data: Mapping[str, Any], notions: Sequence[str]) ->
         )
         rows.append(
             [
-                _td(b["scope"]),
-                _td(b["notion"]),
-                _num(b["total"]),
-                _num(b["spent"]),
-                _num(b["pure_spent"]),
-                _num(b["remaining"]),
-                _num(b["delta"]),
-                _num(b["delta_spent"]),
+                *_cells(_td, b, "scope", "notion"),
+                *_cells(
+                    _num, b, "total", "spent", "pure_spent", "remaining", "delta", "delta_spent"
+                ),
                 _td(implied or "—"),
                 f'<td class="n">{b["spends"]}</td>',
             ]
@@ -345,8 +343,7 @@ def spends_page(view: View, data: Mapping[str, Any]) -> str:
             ["scope", "querier", "requests", "ε charged", "last request"],
             (
                 [
-                    _td(q["scope"]),
-                    _td(q["querier"]),
+                    *_cells(_td, q, "scope", "querier"),
                     f'<td class="n">{q["requests"]}</td>',
                     _num(q["epsilon"]),
                     _td(q["last"][:19].replace("T", " ")),
@@ -370,7 +367,7 @@ def spends_page(view: View, data: Mapping[str, Any]) -> str:
             bins = "; ".join(f"{lo}–{hi}: {n}" for lo, hi, n in pr.get("bins", []))
             rows.append(
                 [f'<td class="n">{s["id"]}</td>', _td(s["scope"])]
-                + [_num(pr.get(k)) for k in ("m", "records", "max", "median", "p90", "p99")]
+                + _cells(_num, pr, "m", "records", "max", "median", "p90", "p99")
                 + [_td(bins)]
             )
         body.append(
@@ -422,7 +419,7 @@ def services_page(view: View, data: Mapping[str, Any]) -> str:
             if budgeted:
                 b = p.get("budget") or {}
                 cells += [_td(b.get("scope"))]
-                cells += [_num(b.get(k)) for k in ("total", "spent", "remaining")]
+                cells += _cells(_num, b, "total", "spent", "remaining")
             return cells
 
         body.append(
@@ -536,11 +533,8 @@ def _utility(u: Mapping[str, Any]) -> str:
     )
     rows = (
         [
-            _td(r["set"]),
-            _td(r["detector"]),
-            _td(r["param"]),
-            _num(r["auc"]),
-            _num(r["f1"]),
+            *_cells(_td, r, "set", "detector", "param"),
+            *_cells(_num, r, "auc", "f1"),
             _td(r.get("error") or ""),
         ]
         for r in u["rows"]
