@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
-from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 from privad.errors import DataError, ParameterError
 from privad.relaxed.detectors import DBSCANDetector, OutlierDetector, as_detector
@@ -50,14 +50,21 @@ from privad.services.app import create_app
 from privad.services.auth import SENSOR_ROLE, Principal, TokenRegistry, require_role
 from privad.services.bodies import (
     DEFAULT_MAX_BODY_BYTES,
-    MAX_WINDOW,
     Recorder,
+    WindowParam,
     decode_message,
     message_body,
     parse_json,
 )
 from privad.services.clients import CorrectionClient
-from privad.services.errors import Conflict, NotFound, ServiceError, UpstreamError, stored_response
+from privad.services.errors import (
+    Conflict,
+    NotFound,
+    ServiceError,
+    UpstreamError,
+    closed_on_error,
+    stored_response,
+)
 from privad.services.store import SQLiteStore, pack, unpack, utc_now
 from privad.validation import check_int
 
@@ -100,8 +107,6 @@ RECORDS_SCHEMA = {
     "noise_scale": "vector",
     "epsilon": "number",
 }
-
-WindowParam = PathParam(..., ge=0, le=MAX_WINDOW, description="window number")
 
 
 def detector_description(detector: OutlierDetector) -> dict[str, Any]:
@@ -308,7 +313,7 @@ def create_analyst_app(
         columns = check_int(columns, "columns", minimum=1)
     Analyst(detector, centre=centre)  # validate the centre now, not at the first close
     store = AnalystStore(db)
-    try:
+    with closed_on_error(store):
         peer = CorrectionClient(
             correction_url,
             correction_token,
@@ -318,9 +323,6 @@ def create_analyst_app(
             recorder=recorder,
             transport=correction_transport,
         )
-    except BaseException:
-        store.close()
-        raise
     described = detector_description(detector)
     sensor_auth = Depends(require_role(SENSOR_ROLE))
 
@@ -330,7 +332,7 @@ def create_analyst_app(
             request: Request, window: int = WindowParam, who: Principal = sensor_auth
         ) -> JSONResponse:
             raw = await request.body()
-            stored, (n, d) = await _threaded(_put_records, who.name, window, raw)
+            stored, (n, d) = await run_in_threadpool(_put_records, who.name, window, raw)
             return stored_response({"sensor": who.name, "window": window, "n": n, "d": d}, stored)
 
         @app.post("/v1/windows/{window}/close")
@@ -414,9 +416,3 @@ def _peer(call: Callable[..., Any], sensor: str, window: int, *args: Any) -> Any
         raise
     except ServiceError as exc:
         raise UpstreamError(str(exc)) from None
-
-
-async def _threaded(fn: Callable[..., Any], *args: Any) -> Any:
-    from starlette.concurrency import run_in_threadpool
-
-    return await run_in_threadpool(fn, *args)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from fastapi import Path as PathParam
 
 from privad.errors import DataError
 from privad.relaxed.messages import Message
@@ -32,6 +33,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_WINDOW",
     "Recorder",
+    "WindowParam",
     "decode_message",
     "dumps",
     "float_matrix",
@@ -48,6 +50,9 @@ DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 
 MAX_WINDOW = 2**62
 """Largest window number a service accepts (SQLite INTEGER is 64-bit)."""
+
+WindowParam = PathParam(..., ge=0, le=MAX_WINDOW, description="window number")
+"""The ``{window}`` of the analyst's and the correction server's paths (0 to MAX_WINDOW)."""
 
 MAX_ID = 2**62
 """Largest id (window, batch, job, model number) in a path; larger ones are unknown (404)."""

@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 from fastapi import Depends, FastAPI, Query, Request
-from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -60,8 +59,8 @@ from privad.services.app import create_app
 from privad.services.auth import SENSOR_ROLE, Principal, TokenRegistry, check_name, require_role
 from privad.services.bodies import (
     DEFAULT_MAX_BODY_BYTES,
-    MAX_WINDOW,
     Recorder,
+    WindowParam,
     decode_message,
     message_body,
     parse_json,
@@ -114,8 +113,6 @@ DIFFERENCES_OPTIONAL = ("tp_noise",)
 """``tp_noise`` (the d_TP noise of ε_TP, :mod:`privad.relaxed.views`) may be absent: 0."""
 PRESUMED_SCHEMA = {"presumed_outliers": "indices"}
 LAYERS_SCHEMA = {"i_l2": "indices", "i_l3": "indices"}
-
-WindowParam = PathParam(..., ge=0, le=MAX_WINDOW, description="window number")
 
 
 class CorrectionStore(SQLiteStore):

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from fastapi import Depends, FastAPI, Request
+from starlette.concurrency import run_in_threadpool
 
 from privad.accounting import Ledger
 from privad.errors import BudgetExceededError, DataError
@@ -58,6 +59,7 @@ from privad.services.bodies import (
     json_body,
     parse_json,
 )
+from privad.services.errors import closed_on_error
 from privad.services.oracle import BudgetExhausted
 
 __all__ = ["ROLE", "create_curator_app", "parse_ask"]
@@ -121,7 +123,7 @@ def create_curator_app(
         :class:`privad.sensitive.domain.QueryDomain`); None for none.
     """
     book = Ledger(ledger, create=True)
-    try:
+    with closed_on_error(book):
         curator = Curator(
             X,
             mechanism,
@@ -133,9 +135,6 @@ def create_curator_app(
             rng=rng,
             bounds=bounds,
         )
-    except BaseException:
-        book.close()
-        raise
     auth = Depends(require_role(SENSOR_ROLE))
 
     def routes(app: FastAPI) -> None:
@@ -158,8 +157,6 @@ def create_curator_app(
             ),
         )
         async def ask(request: Request, who: Principal = auth) -> dict[str, Any]:
-            from starlette.concurrency import run_in_threadpool
-
             raw = await request.body()
 
             def work() -> dict[str, Any]:

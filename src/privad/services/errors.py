@@ -13,8 +13,9 @@ message.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import contextlib
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 
 from fastapi.responses import JSONResponse
 
@@ -26,6 +27,7 @@ __all__ = [
     "NotFound",
     "ServiceError",
     "UpstreamError",
+    "closed_on_error",
     "error_response",
     "status_of",
     "stored_response",
@@ -63,6 +65,35 @@ class UpstreamError(ServiceError):
 
     status_code = 502
     code = "upstream_error"
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+@contextlib.contextmanager
+def closed_on_error(resource: _Closable) -> Iterator[None]:
+    """Close ``resource`` if the block raises (anything, an interrupt too), then re-raise;
+    a block that succeeds leaves it open. A server opens its store or ledger, then builds
+    the rest of its state inside this block, so a failed start holds no file open.
+
+    Examples
+    --------
+    >>> import io
+    >>> handle = io.StringIO()
+    >>> try:
+    ...     with closed_on_error(handle):
+    ...         raise ValueError("bad option")
+    ... except ValueError:
+    ...     pass
+    >>> handle.closed
+    True
+    """
+    try:
+        yield
+    except BaseException:
+        resource.close()
+        raise
 
 
 def status_of(exc: PrivadError) -> tuple[int, str]:

@@ -77,6 +77,7 @@ from typing import Any, Final
 import numpy as np
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger, NoBudgetError
 from privad.accounting.exact import to_fraction
@@ -95,7 +96,7 @@ from privad.services.bodies import (
     json_body,
     parse_json,
 )
-from privad.services.errors import NotFound, ServiceError
+from privad.services.errors import NotFound, ServiceError, closed_on_error
 from privad.validation import check_epsilon, check_int
 
 __all__ = [
@@ -359,7 +360,7 @@ def create_oracle_app(
         raise ParameterError("scope must be a non-empty name")
     scope = scope.strip()
     ledger = Ledger(db, create=True)
-    try:
+    with closed_on_error(ledger):
         try:
             current = ledger.budget(scope, NOTION)
         except NoBudgetError:
@@ -369,9 +370,6 @@ def create_oracle_app(
             current = ledger.set_budget(scope, NOTION, budget, delta=delta)
         oracle = make_oracle(kind, x, lo, hi, epsilon, rng=rng, ledger=ledger, scope=scope)
         service = OracleService(oracle, kind=kind, t_low=lo, t_high=hi, max_orders=max_orders)
-    except BaseException:
-        ledger.close()
-        raise
     if notes is not None:
         above = int((x >= hi).sum())
         if above != 1:  # the operator holds the data; this line is for them only
@@ -400,7 +398,7 @@ def create_oracle_app(
         @app.post("/v1/orders", openapi_extra=json_body({"permutation": _INDICES}, ["permutation"]))
         async def orders(request: Request, who: Principal = auth) -> JSONResponse:
             raw = await request.body()
-            oid, new = await _threaded(lambda: service.store_order(parse_json(raw)))
+            oid, new = await run_in_threadpool(lambda: service.store_order(parse_json(raw)))
             return JSONResponse(
                 {"order": oid, "n_items": oracle.n_items}, status_code=201 if new else 200
             )
@@ -423,7 +421,7 @@ def create_oracle_app(
                 group = service.parse_group(parse_json(raw))
                 return service.answer(group, who.name)
 
-            return await _threaded(work)
+            return await run_in_threadpool(work)
 
     return create_app(
         title="privad noisy group oracle",
@@ -435,9 +433,3 @@ def create_oracle_app(
         on_shutdown=(ledger.close,),
         state={"service": service, "ledger": ledger},
     )
-
-
-async def _threaded(fn: Any) -> Any:
-    from starlette.concurrency import run_in_threadpool
-
-    return await run_in_threadpool(fn)

@@ -15,9 +15,9 @@ from privad.errors import DataError, ParameterError
 from privad.noise import RandomnessLike
 from privad.search import Oracle
 from privad.search.groups import PrefixGroup, resolve_group
-from privad.search.models import AnswerModel, model_from_description
+from privad.search.models import model_from_description
 from privad.services.clients import ClosesOnExit, OracleClient
-from privad.services.errors import NotFound, UpstreamError
+from privad.services.errors import NotFound, UpstreamError, closed_on_error
 from privad.validation import check_int
 
 __all__ = ["RemoteOracle"]
@@ -46,26 +46,20 @@ class RemoteOracle(Oracle, ClosesOnExit):
 
     def __init__(self, base_url: str, token: str, **client_options: Any) -> None:
         self.client = OracleClient(base_url, token, **client_options)
-        try:
-            info = self.client.model()
-            self._model = model_from_description(info["model"])
-            self._n_items = check_int(info["n_items"], "n_items", minimum=2)
-        except (KeyError, TypeError, ParameterError, DataError) as exc:
-            self.client.close()
-            raise UpstreamError(
-                f"the oracle at {self.client.base_url} sent a malformed model description: {exc}"
-            ) from None
-        except BaseException:
-            self.client.close()
-            raise
+        with closed_on_error(self.client):
+            try:
+                info = self.client.model()
+                self._model = model_from_description(info["model"])
+                self._n_items = check_int(info["n_items"], "n_items", minimum=2)
+            except (KeyError, TypeError, ParameterError, DataError) as exc:
+                raise UpstreamError(
+                    f"the oracle at {self.client.base_url} sent a malformed model description: "
+                    f"{exc}"
+                ) from None
         self.description: dict[str, Any] = info
         self.last_budget: dict[str, Any] = dict(info.get("budget") or {})
         self.queries_sent = 0
         self._orders: dict[int, tuple[Any, str]] = {}
-
-    @property
-    def model(self) -> AnswerModel:
-        return self._model
 
     @property
     def n_items(self) -> int:

@@ -114,7 +114,7 @@ from privad.services.bodies import (
     json_body,
     parse_json,
 )
-from privad.services.errors import Conflict, stored_response
+from privad.services.errors import Conflict, closed_on_error, stored_response
 from privad.services.rmp_store import ROLE, RMPConfig, RMPStore, open_config, t_digest
 from privad.services.rmp_trainer import DEFAULT_TRAINING, Trainer
 from privad.validation import check_int
@@ -298,13 +298,10 @@ def create_rmp_app(
         peers[REGISTRAR_ROLE] = registration_token
     TokenRegistry(users, peers)  # validate the tokens before touching the database
     store = RMPStore(db)
-    try:
+    with closed_on_error(store):
         config, created = open_config(store, n=n, w=w, r=r, alpha=alpha, beta=beta, rng=rng)
         tokens = RMPTokens(users, peers, store)
         trainer = Trainer(store, config, training=training)
-    except BaseException:
-        store.close()
-        raise
     if notes is not None:
         counts = store.counts()
         notes.append(

@@ -28,7 +28,7 @@ from privad.rmp.perturbation import (
     public_matrix,
 )
 from privad.services.bodies import MAX_ID
-from privad.services.errors import Conflict, NotFound
+from privad.services.errors import Conflict, NotFound, closed_on_error
 from privad.services.store import SQLiteStore, pack, unpack, utc_now
 from privad.validation import check_int, check_positive
 
@@ -161,11 +161,8 @@ class RMPStore(SQLiteStore):
 
     def __init__(self, path: str | Path) -> None:
         super().__init__(path, role=ROLE, schema=SCHEMA)
-        try:
+        with closed_on_error(self):
             self.write(self._install)
-        except BaseException:
-            self.close()
-            raise
 
     @staticmethod
     def _install(conn: sqlite3.Connection) -> None:

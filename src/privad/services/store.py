@@ -23,7 +23,7 @@ import numpy as np
 
 from privad.errors import ParameterError
 from privad.io import check_output_path, open_sqlite
-from privad.services.errors import Conflict, ServiceError
+from privad.services.errors import Conflict, ServiceError, closed_on_error
 
 __all__ = ["SQLiteStore", "pack", "unpack", "utc_now"]
 
@@ -91,11 +91,8 @@ class SQLiteStore:
         self.role = role
         self.max_batch = max(1, int(max_batch))
         self._conn = open_sqlite(p, role=role, schema=schema, busy_timeout=busy_timeout)
-        try:
+        with closed_on_error(self._conn):
             self._read = open_sqlite(p, role=role, schema=schema, busy_timeout=busy_timeout)
-        except BaseException:
-            self._conn.close()
-            raise
         self._read_lock = threading.Lock()
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._closed = False
