@@ -26,6 +26,7 @@ reproduces the run and the detector's own ``random_state`` is overridden.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -53,29 +54,32 @@ def describe(obj: Any) -> str:
     return obj.__name__ if isinstance(obj, type) else type(obj).__name__
 
 
-def _missing_methods(obj: Any, names: tuple[str, ...]) -> list[str]:
-    return [name for name in names if not callable(getattr(obj, name, None))]
-
-
-def _check_instance(obj: Any, requirement: str) -> None:
+def _check_methods(
+    obj: Any, instance: str, methods: tuple[str, ...], message: Callable[[str], str]
+) -> None:
     """Refuse a class where an instance is needed (a common slip: ``IForest`` for
-    ``IForest()``)."""
+    ``IForest()``; ``instance`` says what is needed), then an instance without callable
+    ``methods``: ``message(lacks)``, with ``lacks`` naming the class and what it lacks."""
     if isinstance(obj, type):
         raise ParameterError(
-            f"{requirement}, got the class {obj.__name__}; write {obj.__name__}() instead"
+            f"{instance}, got the class {obj.__name__}; write {obj.__name__}() instead"
         )
+    missing = [name for name in methods if not callable(getattr(obj, name, None))]
+    if missing:
+        raise ParameterError(message(f"{describe(obj)} lacks {' and '.join(missing)}"))
 
 
 def _check_sklearn_outlier(estimator: Any) -> Any:
     """A scikit-learn outlier detector instance with ``fit`` and ``score_samples``."""
-    _check_instance(estimator, "SklearnOutlierAdapter needs an estimator instance")
-    missing = _missing_methods(estimator, ("fit", "score_samples"))
-    if missing:
-        raise ParameterError(
-            f"SklearnOutlierAdapter needs a scikit-learn outlier detector with fit and "
-            f"score_samples (higher = more normal), e.g. {_SKLEARN_EXAMPLES}; "
-            f"{describe(estimator)} lacks {' and '.join(missing)}"
-        )
+    _check_methods(
+        estimator,
+        "SklearnOutlierAdapter needs an estimator instance",
+        ("fit", "score_samples"),
+        lambda lacks: (
+            "SklearnOutlierAdapter needs a scikit-learn outlier detector with fit "
+            f"and score_samples (higher = more normal), e.g. {_SKLEARN_EXAMPLES}; {lacks}"
+        ),
+    )
     return estimator
 
 
@@ -92,15 +96,16 @@ def check_detector(detector: Any, name: str = "detector") -> Any:
     object without callable ``fit`` and ``decision_function``, or an unwrapped
     scikit-learn outlier detector (its ``decision_function`` is higher = more normal).
     """
-    _check_instance(detector, f"{name} must be a detector instance")
-    missing = _missing_methods(detector, ("fit", "decision_function"))
-    if missing:
-        raise ParameterError(
-            f"{name} must have callable fit(X) and decision_function(X) (higher = more "
-            f"anomalous, PyOD's convention); {describe(detector)} lacks "
-            f"{' and '.join(missing)}. For a scikit-learn outlier detector use "
-            f"SklearnOutlierAdapter(...)"
-        )
+    _check_methods(
+        detector,
+        f"{name} must be a detector instance",
+        ("fit", "decision_function"),
+        lambda lacks: (
+            f"{name} must have callable fit(X) and decision_function(X) (higher = "
+            f"more anomalous, PyOD's convention); {lacks}. For a scikit-learn outlier detector "
+            "use SklearnOutlierAdapter(...)"
+        ),
+    )
     if isinstance(detector, SklearnOutlierAdapter):
         _check_sklearn_outlier(detector.estimator)
     elif _is_unwrapped_sklearn_outlier(detector):

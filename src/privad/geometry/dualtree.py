@@ -47,7 +47,7 @@ from privad.geometry.kdtree import KDTree, build_tree, frontier, widest_feature
 from privad.geometry.kernels import (
     accumulator_rows,
     box_bounds,
-    box_of,
+    gather_box,
     points_box_lower,
     row_values,
     sorting_out_bounds,
@@ -114,7 +114,6 @@ def _leaf_pair(
     remaining row is compared with it. With ``sym`` the hits also go to the columns.
     """
     rows, cols, g, bmin, bmax, col_hits, buf, rg, box_lo, box_hi = ws
-    d = dXT.shape[0]
     nb = de - ds
     r0, r1 = leaf_window(q_lo, q_hi, a, d_lo[b], d_hi[b], qXT, qs, qe, thr, metric)
     full = sorting_out_bounds(qXT, r0, r1, d_lo[b], d_hi[b], thr, metric, bmin, bmax)
@@ -132,10 +131,7 @@ def _leaf_pair(
         d_node_add[b] += n_full
     if nr == 0:
         return
-    for j in range(d):
-        for t in range(nr):
-            rg[j, t] = qXT[j, rows[t]]
-    box_of(rg, nr, box_lo, box_hi)
+    gather_box(qXT, rows, nr, rg, box_lo, box_hi)
     c0, c1 = leaf_window(d_lo, d_hi, b, box_lo, box_hi, dXT, ds, de, thr, metric)
     full = sorting_out_bounds(dXT, c0, c1, box_lo, box_hi, thr, metric, bmin, bmax)
     nc = 0
@@ -154,10 +150,7 @@ def _leaf_pair(
             q_pt[rows[t]] += n_full
     if nc == 0:
         return
-    for j in range(d):
-        for k in range(nc):
-            g[j, k] = dXT[j, cols[k]]
-    box_of(g, nc, box_lo, box_hi)
+    gather_box(dXT, cols, nc, g, box_lo, box_hi)
     points_box_lower(rg, 0, nr, box_lo, box_hi, metric, bmin)
     kept = 0
     for t in range(nr):

@@ -198,8 +198,12 @@ def sorting_out_bounds(XT, s, e, b_lo, b_hi, thr, metric, bmin, bmax):
 
 
 @njit(cache=True, inline="always")
-def box_of(G, m, lo, hi):
-    """Tight box of the first ``m`` columns of the feature-major block ``G``."""
+def gather_box(XT, idx, m, G, lo, hi):
+    """Gather the columns ``idx[:m]`` of the feature-major ``XT`` into the first ``m``
+    columns of ``G`` and write their tight box to ``lo`` and ``hi``."""
+    for j in range(G.shape[0]):
+        for k in range(m):
+            G[j, k] = XT[j, idx[k]]
     for j in range(G.shape[0]):
         a = G[j, 0]
         b = a

@@ -46,7 +46,7 @@ import json
 import math
 import os
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -148,6 +148,76 @@ def read_file(path: str | os.PathLike[str], what: str, parse: Callable[[bytes], 
         return parse(data)
     except DataError as exc:
         raise DataError(f"{str(p)!r}: {exc}") from None
+
+
+def npz_bytes(metadata: str, **arrays: Any) -> bytes:
+    """An uncompressed NPZ archive (:func:`numpy.savez`) of ``arrays`` and the JSON text
+    ``metadata`` as one unicode string: the layout of the model and key files (no pickle).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data = npz_bytes('{"format_version": 1}', T=np.eye(2))
+    >>> arrays = read_npz(data, "demo file", {"T", "metadata"}, lambda infos: None)
+    >>> arrays["T"].tolist(), json_metadata(arrays["metadata"], "demo file")
+    ([[1.0, 0.0], [0.0, 1.0]], {'format_version': 1})
+    """
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays, metadata=np.str_(metadata))
+    return buffer.getvalue()
+
+
+def read_npz(
+    data: bytes,
+    what: str,
+    keys: Iterable[str],
+    check_members: Callable[[list[zipfile.ZipInfo]], None],
+) -> dict[str, np.ndarray]:
+    """The members ``keys`` of the NPZ archive ``data`` (a model or key file), loaded with
+    ``allow_pickle=False`` once ``check_members`` has accepted the archive's members.
+
+    ``check_members`` raises :class:`~privad.errors.DataError` for unexpected names or a
+    total size past the file's cap (a guard against decompression bombs). Anything that is
+    not such an archive, and any object array (a pickle), raises ``DataError`` naming
+    ``what``: ``"not a {what} (not an NPZ archive): ..."`` or
+    ``"{what} is corrupt or unsafe: ..."``.
+
+    Examples
+    --------
+    >>> read_npz(b"garbage", "model file", {"T"}, lambda infos: None)
+    Traceback (most recent call last):
+    ...
+    privad.errors.DataError: not a model file (not an NPZ archive): File is not a zip file
+    """
+    try:
+        infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise DataError(f"not a {what} (not an NPZ archive): {exc}") from None
+    check_members(infos)
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            return {key: npz[key] for key in keys}
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, RuntimeError) as exc:
+        raise DataError(f"{what} is corrupt or unsafe: {exc}") from None
+
+
+def json_metadata(arr: np.ndarray, what: str) -> Any:
+    """The parsed JSON of a model or key file's ``metadata`` member (one unicode string);
+    :class:`~privad.errors.DataError` naming ``what`` if it is not one valid JSON text.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> json_metadata(np.str_('{"kind": "demo"}'), "key file")
+    {'kind': 'demo'}
+    """
+    arr = np.asarray(arr)
+    if arr.dtype.kind != "U" or arr.shape != ():
+        raise DataError(f"{what}: 'metadata' must be one JSON string")
+    try:
+        return json.loads(str(arr[()]))
+    except ValueError as exc:
+        raise DataError(f"{what}: metadata is not valid JSON: {exc}") from None
 
 
 class PublicShape:
@@ -284,11 +354,8 @@ class RMPModel(EndUserPath):
             "intercept_1": self.aann.intercepts[1],
             "input_offset": self.aann.input_offset,
             "input_scale": self.aann.input_scale,
-            "metadata": np.str_(json.dumps(metadata, sort_keys=True, allow_nan=False)),
         }
-        buffer = io.BytesIO()
-        np.savez(buffer, **arrays)
-        return buffer.getvalue()
+        return npz_bytes(json.dumps(metadata, sort_keys=True, allow_nan=False), **arrays)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> RMPModel:
@@ -355,31 +422,22 @@ class RMPModel(EndUserPath):
 
 
 def _read_npz(data: bytes) -> dict[str, np.ndarray]:
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-        infos = archive.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        raise DataError(f"not a model file (not an NPZ archive): {exc}") from None
-    names = {info.filename.removesuffix(".npy") for info in infos}
-    if len(names) != len(infos) or not all(i.filename.endswith(".npy") for i in infos):
-        raise DataError("not a model file: the archive holds members that are not .npy arrays")
-    missing, extra = _KEYS - names, names - _KEYS
-    if missing or extra:
-        raise DataError(
-            f"not a model file: missing members {sorted(missing)}, unexpected members "
-            f"{sorted(extra)}; expected exactly {sorted(_KEYS)}"
-        )
-    if sum(info.file_size for info in infos) > MAX_MODEL_BYTES:
-        raise DataError(f"model file too large: its arrays exceed {MAX_MODEL_BYTES} bytes")
-    out: dict[str, np.ndarray] = {}
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            for key in _KEYS:
-                out[key] = npz[key]
-    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, RuntimeError) as exc:
-        # object arrays (pickles) end here: "Object arrays cannot be loaded when
-        # allow_pickle=False"
-        raise DataError(f"model file is corrupt or unsafe: {exc}") from None
+    def check_members(infos: list[zipfile.ZipInfo]) -> None:
+        names = {info.filename.removesuffix(".npy") for info in infos}
+        if len(names) != len(infos) or not all(i.filename.endswith(".npy") for i in infos):
+            raise DataError("not a model file: the archive holds members that are not .npy arrays")
+        missing, extra = _KEYS - names, names - _KEYS
+        if missing or extra:
+            raise DataError(
+                f"not a model file: missing members {sorted(missing)}, unexpected members "
+                f"{sorted(extra)}; expected exactly {sorted(_KEYS)}"
+            )
+        if sum(info.file_size for info in infos) > MAX_MODEL_BYTES:
+            raise DataError(f"model file too large: its arrays exceed {MAX_MODEL_BYTES} bytes")
+
+    # object arrays (pickles) are refused by read_npz: "Object arrays cannot be loaded when
+    # allow_pickle=False"
+    out = read_npz(data, "model file", _KEYS, check_members)
     for key in _ARRAY_KEYS:
         arr = out[key]
         if arr.dtype != np.float64:
@@ -390,12 +448,7 @@ def _read_npz(data: bytes) -> dict[str, np.ndarray]:
 
 
 def _read_metadata(arr: np.ndarray) -> dict[str, Any]:
-    if arr.dtype.kind != "U" or arr.shape != ():
-        raise DataError("model file: 'metadata' must be one JSON string")
-    try:
-        metadata = json.loads(str(arr[()]))
-    except ValueError as exc:
-        raise DataError(f"model file: metadata is not valid JSON: {exc}") from None
+    metadata = json_metadata(arr, "model file")
     if not isinstance(metadata, dict):
         raise DataError("model file: metadata must be a JSON object")
     version = metadata.get("format_version")

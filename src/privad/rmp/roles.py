@@ -26,7 +26,6 @@ can invert eq. 3 far better than the attacks of section 5 assume.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import zipfile
@@ -40,7 +39,16 @@ from privad.errors import DataError, ParameterError
 from privad.noise import RandomnessLike, as_randomness
 from privad.rmp.aann import AANNTraining, Progress, check_training
 from privad.rmp.detectors import DetectorModel, check_detector, fit_detector_model
-from privad.rmp.model import PublicShape, RMPModel, fit_model, read_file, write_file
+from privad.rmp.model import (
+    PublicShape,
+    RMPModel,
+    fit_model,
+    json_metadata,
+    npz_bytes,
+    read_file,
+    read_npz,
+    write_file,
+)
 from privad.rmp.perturbation import (
     beta_star,
     check_alpha,
@@ -181,9 +189,7 @@ class Participant(PublicShape):
             "alpha": self._alpha,
             "beta": self._beta,
         }
-        buffer = io.BytesIO()
-        np.savez(buffer, T_i=self._T_i, T=self._T, metadata=np.str_(json.dumps(metadata)))
-        return buffer.getvalue()
+        return npz_bytes(json.dumps(metadata), T_i=self._T_i, T=self._T)
 
     @classmethod
     def from_key_bytes(cls, data: bytes, T: Any = None) -> Participant:
@@ -242,32 +248,20 @@ class Participant(PublicShape):
 def _read_key(data: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     if not isinstance(data, bytes | bytearray | memoryview):
         raise DataError(f"a key must be given as bytes, got {type(data).__name__}")
-    data = bytes(data)
     keys = {"T", "T_i", "metadata"}
-    try:
-        infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        raise DataError(f"not a participant key file (not an NPZ archive): {exc}") from None
-    names = [info.filename for info in infos]
-    if sorted(names) != sorted(f"{k}.npy" for k in keys):
-        raise DataError(
-            f"not a participant key file: members {sorted(names)}, expected "
-            f"{sorted(f'{k}.npy' for k in keys)}"
-        )
-    if sum(info.file_size for info in infos) > _MAX_KEY_BYTES:
-        raise DataError("participant key file too large")
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in keys}
-    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, RuntimeError) as exc:
-        raise DataError(f"participant key file is corrupt or unsafe: {exc}") from None
-    meta = arrays.pop("metadata")
-    if meta.dtype.kind != "U" or meta.shape != ():
-        raise DataError("participant key file: 'metadata' must be one JSON string")
-    try:
-        metadata = json.loads(str(meta[()]))
-    except ValueError as exc:
-        raise DataError(f"participant key file: metadata is not valid JSON: {exc}") from None
+
+    def check_members(infos: list[zipfile.ZipInfo]) -> None:
+        names = [info.filename for info in infos]
+        if sorted(names) != sorted(f"{k}.npy" for k in keys):
+            raise DataError(
+                f"not a participant key file: members {sorted(names)}, expected "
+                f"{sorted(f'{k}.npy' for k in keys)}"
+            )
+        if sum(info.file_size for info in infos) > _MAX_KEY_BYTES:
+            raise DataError("participant key file too large")
+
+    arrays = read_npz(bytes(data), "participant key file", keys, check_members)
+    metadata = json_metadata(arrays.pop("metadata"), "participant key file")
     if not isinstance(metadata, dict) or metadata.get("kind") != _KEY_KIND:
         raise DataError("not a participant key file (metadata 'kind' is not rmp-participant-key)")
     if metadata.get("format_version") != KEY_FORMAT_VERSION:
