@@ -57,6 +57,18 @@ def _arr(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
+def _indicator(n: int, rows: Any) -> np.ndarray:
+    """0/1 labels (int64) of ``n`` records: 1 at ``rows``."""
+    labels = np.zeros(n, dtype=np.int64)
+    labels[rows] = 1
+    return labels
+
+
+def _generated(paper: str, **fields: Any) -> Dataset:
+    """A :class:`Dataset` made here: privad is its source (for ``paper``) and its licence."""
+    return Dataset(source=f"{GENERATED_SOURCE} ({paper})", licence=GENERATED_LICENCE, **fields)
+
+
 # --------------------------------------------------------------------------------------------
 # Sensitive privacy: the synthetic mixture (section 5)
 # --------------------------------------------------------------------------------------------
@@ -149,7 +161,8 @@ def make_sensitive_mixture(
         X = X_pca
         explained = [float(v) for v in pca.explained_variance_ratio_]
         feature_names = [f"pc{j + 1}" for j in range(n_components)]
-    return Dataset(
+    return _generated(
+        "sensitive-privacy paper, section 5",
         X=X,
         y=anomalous.astype(np.int64),
         feature_names=feature_names,
@@ -160,8 +173,6 @@ def make_sensitive_mixture(
             + (f", PCA to {n_components} dimensions" if n_components is not None else ", no PCA")
             + "; y = 1 for the 2a anomaly components."
         ),
-        source=GENERATED_SOURCE + " (sensitive-privacy paper, section 5)",
-        licence=GENERATED_LICENCE,
         metadata={
             "component": component,
             "magnitude": m,
@@ -238,9 +249,9 @@ def make_sensor_ring(
     shift = separation - (float(radius[outliers].min()) - core_radius)
     new_radius = radius[outliers] + shift
     X[outliers] = center + offset[outliers] * (new_radius / radius[outliers])[:, None]
-    y = np.zeros(n, dtype=np.int64)
-    y[outliers] = 1
-    return Dataset(
+    y = _indicator(n, outliers)
+    return _generated(
+        "relaxed-DP paper, section 7",
         X=X,
         y=y,
         feature_names=["x1", "x2"],
@@ -249,8 +260,6 @@ def make_sensor_ring(
             f"Relaxed-DP sensor data: {n} points, core N(0, {sd:g}^2 I), the outer"
             f" {outlier_share:.0%} moved outward to a radial gap of {separation:g}."
         ),
-        source=GENERATED_SOURCE + " (relaxed-DP paper, section 7)",
-        licence=GENERATED_LICENCE,
         metadata={
             "separation": separation,
             "center": center,
@@ -326,9 +335,9 @@ def make_fraud_standin(
     direction = _arr(gen.normal(0.0, 1.0, d))
     direction /= np.linalg.norm(direction)
     X[anomalies] = shift * direction + anomaly_scale * X[anomalies]
-    y = np.zeros(n, dtype=np.int64)
-    y[anomalies] = 1
-    return Dataset(
+    y = _indicator(n, anomalies)
+    return _generated(
+        "stand-in for Kaggle Credit Fraud, sensitive privacy §5",
         X=X,
         y=y,
         feature_names=[f"v{j + 1}" for j in range(d)],
@@ -337,8 +346,6 @@ def make_fraud_standin(
             f"Heavy-tailed credit-card stand-in: {n} x {d}, correlated Student-t({df:g})"
             f" records, {k} anomalies ({k / n:.3%}) shifted by {shift:g} along one direction."
         ),
-        source=GENERATED_SOURCE + " (stand-in for Kaggle Credit Fraud, sensitive privacy §5)",
-        licence=GENERATED_LICENCE,
         metadata={"direction": direction, "df": df, "correlation": correlation},
     )
 
@@ -428,10 +435,10 @@ def make_search_mixture(
     x_j = float(np.delete(values, i_star).max())
     gap = threshold_ratio * x_j / ((1 - 2 * margin) - margin * threshold_ratio)
     values[i_star] = x_j + gap
-    y = np.zeros(n, dtype=np.int64)
-    y[i_star] = 1
+    y = _indicator(n, i_star)
     thresholds = single_anomaly_thresholds(values, y, margin=margin)
-    return Dataset(
+    return _generated(
+        "DP noisy binary search, section 6",
         X=values.reshape(-1, 1),
         y=y,
         feature_names=["value"],
@@ -440,8 +447,6 @@ def make_search_mixture(
             f"Noisy-binary-search data: {n} nonnegative values ({kind}), one planted anomaly"
             f" at index {i_star} with threshold ratio {thresholds.threshold_ratio:.3g}."
         ),
-        source=GENERATED_SOURCE + " (DP noisy binary search, section 6)",
-        licence=GENERATED_LICENCE,
         metadata={
             "anomaly_index": i_star,
             "t_low": thresholds.t_low,
@@ -511,8 +516,7 @@ def make_banana_8d(
     spread = check_nonnegative(spread, "spread")
     anomaly_share = check_probability(anomaly_share, "anomaly_share", high_open=True)
     gen = _rng(rng)
-    banana = np.zeros(n, dtype=np.int64)
-    banana[np.asarray(gen.permutation(n), dtype=np.int64)[n // 2 :]] = 1
+    banana = _indicator(n, np.asarray(gen.permutation(n), dtype=np.int64)[n // 2 :])
     n_angles = 1 if layout == "phased" else d // 2
     u = _arr(gen.uniform(0.0, 1.0, (n, n_angles)))
     theta = np.where(
@@ -526,7 +530,8 @@ def make_banana_8d(
         X[:, 1::2] = radius * np.cos(theta)
     X += spread * _arr(gen.normal(0.0, 1.0, (n, d)))
     X[banana == 1] -= 0.75 * radius
-    base = Dataset(
+    base = _generated(
+        "RMP paper, section 5; PRTools gendatb extended",
         X=X,
         y=np.zeros(n, dtype=np.int64),
         feature_names=[f"x{j + 1}" for j in range(d)],
@@ -535,8 +540,6 @@ def make_banana_8d(
             f"{d}-attribute banana ({layout} layout, r={radius:g}, s={spread:g}), a"
             " reconstruction of the RMP paper's Banana set."
         ),
-        source=GENERATED_SOURCE + " (RMP paper, section 5; PRTools gendatb extended)",
-        licence=GENERATED_LICENCE,
         classes=banana,
         metadata={"layout": layout, "radius": radius, "spread": spread, "banana": banana},
     )

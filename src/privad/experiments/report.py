@@ -105,6 +105,39 @@ class Section:
     figures: list[tuple[str, str]] = field(default_factory=list)
     files: list[tuple[str, str]] = field(default_factory=list)
 
+    @classmethod
+    def of_kept(
+        cls,
+        name: str,
+        title: str,
+        *,
+        text: Sequence[str],
+        tables: Sequence[tuple[str, pd.DataFrame]],
+        figure: str | None = None,
+        data: str = "all columns",
+    ) -> Section:
+        """The section of the table kept as ``name`` (:meth:`Reproduction.keep`).
+
+        ``tables`` are shown inline; ``name``.png, the kept table drawn, is embedded with the
+        caption ``figure`` when one is given; ``name``.csv is linked, described as ``data``.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> t = pd.DataFrame({"epsilon": [0.1, 1.0], "error_rate": [0.4, 0.1]})
+        >>> s = Section.of_kept("figure2", "Figure 2", text=["Error against ε."],
+        ...                     tables=[("Summary", t)], figure="Error rate against ε")
+        >>> s.figures, s.files
+        ([('figure2.png', 'Error rate against ε')], [('figure2.csv', 'all columns')])
+        """
+        return cls(
+            title,
+            text=list(text),
+            tables=list(tables),
+            figures=[] if figure is None else [(f"{name}.png", figure)],
+            files=[(f"{name}.csv", data)],
+        )
+
 
 class Report:
     """Writes a reproduction into ``directory``: CSVs and PNGs first, ``index.html`` last.
@@ -268,6 +301,37 @@ class Reproduction:
     def elapsed(self) -> float:
         """Seconds since the reproduction started."""
         return time.perf_counter() - self._start
+
+    def provenance(
+        self,
+        mode: str,
+        facts: str,
+        *,
+        command: str = "",
+        timings: bool = False,
+        elapsed: float | None = None,
+    ) -> str:
+        """The page's first line: privad's version, the ``mode``, ``facts`` about the run,
+        the seconds it took (``elapsed``, default: so far; with ``timings``, each step's
+        too) and the ``command`` that ran it, when given.
+
+        Examples
+        --------
+        >>> r = Reproduction("out", "A reproduction")
+        >>> line = r.provenance("quick", "seed 0", command="privad reproduce sp --quick")
+        >>> line.startswith("privad "), line.endswith("s. Command: privad reproduce sp --quick")
+        (True, True)
+        """
+        from privad import __version__
+
+        seconds = self.elapsed() if elapsed is None else elapsed
+        steps = ", ".join(f"{k} {v:.1f} s" for k, v in self.timings.items())
+        return (
+            f"privad {__version__}. Mode: {mode}; {facts}; computed in {seconds:.1f} s"
+            + (f" ({steps})" if timings else "")
+            + "."
+            + (f" Command: {command}" if command else "")
+        )
 
     def keep(
         self, name: str, frame: pd.DataFrame, draw: Callable[[pd.DataFrame], Any] | None = None

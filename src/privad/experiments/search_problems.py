@@ -24,7 +24,7 @@ objects and runs the search many times, so it sits above both (the scheme,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +33,7 @@ import numpy as np
 from privad.datasets import Dataset, TimeSeries, single_anomaly_thresholds
 from privad.errors import DataError, ParameterError
 from privad.noise import RandomnessLike, as_randomness
-from privad.search import HaltingRule, SearchProblem, search
+from privad.search import HaltingRule, SearchProblem, SearchResult, search
 from privad.validation import check_choice, check_int
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "problem_from_dataset",
     "problem_from_labels",
     "problem_from_series",
+    "repeat_search",
     "run_trials",
     "single_anomaly_series",
 ]
@@ -254,6 +255,35 @@ class TrialSummary:
         return 1.0 - self.successes / self.n_runs
 
 
+def repeat_search(
+    problem: SearchProblem,
+    n_runs: int,
+    *,
+    kind: str = "laplace",
+    epsilon: float = 1.0,
+    rng: RandomnessLike = None,
+    **search_options: Any,
+) -> Iterator[SearchResult]:
+    """The c runs of section 6.2 on ``problem``, one :class:`~privad.search.SearchResult` each.
+
+    One oracle of ``kind`` at ``epsilon`` (its own child stream of ``rng``) answers every
+    run; the searcher (the random order σ of each run) uses another child stream.
+    ``search_options`` go to :func:`privad.search.search` (``halting``, ``budget``,
+    ``top_k``, ``max_queries``, ...). The runs happen as the results are taken.
+
+    Examples
+    --------
+    >>> problem = problem_from_labels([1.0, 2.0, 1.5, 9.0, 1.2, 1.1], [0, 0, 0, 1, 0, 0])
+    >>> runs = list(repeat_search(problem, 3, epsilon=2.0, budget=20.0, top_k=1, rng=0))
+    >>> [(r.n_queries, r.contains(problem.anomaly_index)) for r in runs]
+    [(3, True), (3, True), (4, True)]
+    """
+    oracle_rng, search_rng = as_randomness(rng).spawn(2)
+    oracle = problem.oracle(kind, epsilon, rng=oracle_rng)
+    for _ in range(n_runs):
+        yield search(oracle, rng=search_rng, **search_options)
+
+
 def run_trials(
     problem: SearchProblem,
     *,
@@ -274,29 +304,29 @@ def run_trials(
     another child stream.
     """
     runs = check_int(n_runs, "n_runs", minimum=1)
-    oracle_rng, search_rng = as_randomness(rng).spawn(2)
-    oracle = problem.oracle(kind, epsilon, rng=oracle_rng)
     successes = 0
     queries: list[int] = []
     spent: list[float] = []
-    for _ in range(runs):
-        res = search(
-            oracle,
-            halting=halting,
-            budget=budget,
-            top_k=top_k,
-            selection=selection,
-            max_queries=max_queries,
-            rng=search_rng,
-            **search_options,
-        )
+    for res in repeat_search(
+        problem,
+        runs,
+        kind=kind,
+        epsilon=epsilon,
+        rng=rng,
+        halting=halting,
+        budget=budget,
+        top_k=top_k,
+        selection=selection,
+        max_queries=max_queries,
+        **search_options,
+    ):
         successes += res.contains(problem.anomaly_index)
         queries.append(res.n_queries)
         spent.append(res.epsilon_spent)
     return TrialSummary(
         name=problem.name,
         kind=kind,
-        epsilon=oracle.epsilon,
+        epsilon=res.epsilon,
         n_runs=runs,
         successes=successes,
         mean_queries=float(np.mean(queries)),

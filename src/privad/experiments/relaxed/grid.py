@@ -7,10 +7,11 @@ holds each data set with its RS and DBSCAN family, shared with
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,31 @@ class RingCache:
             self._items[key] = _Prepared(X, rs, T, cands, time.perf_counter() - t0)
         return self._items[key]
 
+    def grid(
+        self,
+        what: str,
+        separations: Sequence[float],
+        n: int,
+        runs: int,
+        seed: int,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> Iterator[tuple[float, int, _Prepared]]:
+        """Every (separation, run) in order, with its prepared data set of ``n`` points.
+
+        ``progress(step, done, total)`` is called before each, the step named ``what``.
+
+        Examples
+        --------
+        >>> cache = RingCache()
+        >>> [(sep, run, prep.X.shape) for sep, run, prep in cache.grid("demo", [50.0], 300, 2, 0)]
+        [(50.0, 0, (300, 2)), (50.0, 1, (300, 2))]
+        """
+        total = len(separations) * runs
+        for done, (sep, run) in enumerate(itertools.product(separations, range(runs))):
+            if progress is not None:
+                progress(f"{what}: separation {sep:g}, run {run + 1}/{runs}", done, total)
+            yield sep, run, self.get(n, sep, run, seed)
+
 
 # --------------------------------------------------------------------------------------------
 # Figure 3
@@ -209,31 +235,24 @@ def figure3(
     cache = cache if cache is not None else RingCache()
     rec = RelaxedReconstruction() if reconstruction is None else reconstruction
     rows = []
-    total = len(separations) * runs
-    done = 0
-    for sep in separations:
-        for run in range(runs):
-            if progress is not None:
-                progress(f"Figure 3: separation {sep:g}, run {run + 1}/{runs}", done, total)
-            prep = cache.get(n, sep, run, seed)
-            if (
-                rec.detector is None
-                and rec.dbscan_calibration == "adaptive"
-                and rec.dbscan_candidates is None
-            ):
-                rec_run = replace(rec, dbscan_candidates=prep.candidates)
-            else:
-                rec_run = rec
-            for eps in epsilons:
-                res = run_pipeline(
-                    prep.X,
-                    eps,
-                    p_o=cache.p_o,
-                    rng=_seed(seed, "noise", sep, run, eps),
-                    reconstruction=rec_run,
-                )
-                rows.append(_row(float(sep), float(eps), run, res, prep))
-            done += 1
+    for sep, run, prep in cache.grid("Figure 3", separations, n, runs, seed, progress):
+        if (
+            rec.detector is None
+            and rec.dbscan_calibration == "adaptive"
+            and rec.dbscan_candidates is None
+        ):
+            rec_run = replace(rec, dbscan_candidates=prep.candidates)
+        else:
+            rec_run = rec
+        for eps in epsilons:
+            res = run_pipeline(
+                prep.X,
+                eps,
+                p_o=cache.p_o,
+                rng=_seed(seed, "noise", sep, run, eps),
+                reconstruction=rec_run,
+            )
+            rows.append(_row(float(sep), float(eps), run, res, prep))
     return pd.DataFrame(rows)
 
 

@@ -163,79 +163,70 @@ def reconstruction_options(
     runs = check_int(runs, "runs", minimum=1)
     cache = cache if cache is not None else RingCache()
     rows: list[dict] = []
-    total = len(separations) * runs
-    done = 0
-    for sep in separations:
-        for run in range(runs):
-            if progress is not None:
-                progress(f"options: separation {sep:g}, run {run + 1}/{runs}", done, total)
-            prep = cache.get(n, sep, run, seed)
-            n_rec = prep.X.shape[0]
-            base = prep.candidates[0]
-            # as run_pipeline: the historical outliers of the single calibration, or of the
-            # family (any member's noise) for the adaptive mode
-            hist = {
-                "history": prep.outliers_of(base),
-                "adaptive": np.unique(
-                    np.concatenate([prep.outliers_of(c) for c in prep.candidates])
-                ),
+    for sep, run, prep in cache.grid("options", separations, n, runs, seed, progress):
+        n_rec = prep.X.shape[0]
+        base = prep.candidates[0]
+        # as run_pipeline: the historical outliers of the single calibration, or of the
+        # family (any member's noise) for the adaptive mode
+        hist = {
+            "history": prep.outliers_of(base),
+            "adaptive": np.unique(np.concatenate([prep.outliers_of(c) for c in prep.candidates])),
+        }
+        layer = {
+            mode: (
+                estimate_outlier_layer_width(prep.T, o),
+                estimate_outlier_layer_radius(prep.T, o),
+            )
+            for mode, o in hist.items()
+        }
+        for eps in epsilons:
+            sensor = Sensor(
+                eps,
+                prep.rs,
+                exchange="unprotected",  # the paper's exchange
+                rng=_seed(seed, "noise", sep, run, eps),
+            )
+            to_a, to_c = sensor.perturb(prep.X)
+            adaptive = AdaptiveDBSCANDetector(prep.candidates, cache.p_o)
+            chosen, _ = adaptive.select(to_a.perturbed)
+            assert adaptive.noise_sets is not None
+            modes = {
+                "history": (base, adaptive.noise_sets[0]),
+                "adaptive": (chosen, adaptive.noise_sets[prep.candidates.index(chosen)]),
             }
-            layer = {
-                mode: (
-                    estimate_outlier_layer_width(prep.T, o),
-                    estimate_outlier_layer_radius(prep.T, o),
-                )
-                for mode, o in hist.items()
-            }
-            for eps in epsilons:
-                sensor = Sensor(
-                    eps,
-                    prep.rs,
-                    exchange="unprotected",  # the paper's exchange
-                    rng=_seed(seed, "noise", sep, run, eps),
-                )
-                to_a, to_c = sensor.perturb(prep.X)
-                adaptive = AdaptiveDBSCANDetector(prep.candidates, cache.p_o)
-                chosen, _ = adaptive.select(to_a.perturbed)
-                assert adaptive.noise_sets is not None
-                modes = {
-                    "history": (base, adaptive.noise_sets[0]),
-                    "adaptive": (chosen, adaptive.noise_sets[prep.candidates.index(chosen)]),
+            for mode, (det, o_prime) in modes.items():
+                o_true = prep.outliers_of(det)
+                w_o, rho = layer[mode]
+                common = {
+                    "separation": float(sep),
+                    "epsilon": float(eps),
+                    "run": run,
+                    "dbscan": mode,
+                    "dbscan_eps": det.eps,
+                    "dbscan_min_samples": det.min_samples,
                 }
-                for mode, (det, o_prime) in modes.items():
-                    o_true = prep.outliers_of(det)
-                    w_o, rho = layer[mode]
-                    common = {
-                        "separation": float(sep),
-                        "epsilon": float(eps),
-                        "run": run,
-                        "dbscan": mode,
-                        "dbscan_eps": det.eps,
-                        "dbscan_min_samples": det.min_samples,
+                rows.append(
+                    {
+                        "option": "uncorrected",
+                        **common,
+                        "accuracy": accuracy(o_prime, o_true, n_rec),
+                        "subset_size": subset_size(o_prime, n_rec),
                     }
+                )
+                for opt in options:
+                    rec = opt.reconstruction
+                    # ρ from the historical outliers, or the analyst's own estimate
+                    given = rho if rec.outlier_radius == "history" else None
+                    analyst = rec.analyst(_Fixed(o_prime, n_rec), given)
+                    out = _replay(to_a, to_c, analyst, rec.correction_server(w_o))
                     rows.append(
                         {
-                            "option": "uncorrected",
+                            "option": opt.name,
                             **common,
-                            "accuracy": accuracy(o_prime, o_true, n_rec),
-                            "subset_size": subset_size(o_prime, n_rec),
+                            "accuracy": accuracy(out, o_true, n_rec),
+                            "subset_size": subset_size(out, n_rec),
                         }
                     )
-                    for opt in options:
-                        rec = opt.reconstruction
-                        # ρ from the historical outliers, or the analyst's own estimate
-                        given = rho if rec.outlier_radius == "history" else None
-                        analyst = rec.analyst(_Fixed(o_prime, n_rec), given)
-                        out = _replay(to_a, to_c, analyst, rec.correction_server(w_o))
-                        rows.append(
-                            {
-                                "option": opt.name,
-                                **common,
-                                "accuracy": accuracy(out, o_true, n_rec),
-                                "subset_size": subset_size(out, n_rec),
-                            }
-                        )
-            done += 1
     return pd.DataFrame(rows)
 
 

@@ -91,7 +91,8 @@ def _figure3_section(r: Reproduction, run: _Run) -> Section:
 
 def _noise_section(r: Reproduction) -> Section:
     t = r.keep("noise", noise_table(r.tables["figure3"]))
-    return Section(
+    return Section.of_kept(
+        "noise",
         "Noise scale against separation",
         text=[
             "RS = ρ_95 − ρ_5 per column (eq. 1) is about 12–14 for every separation "
@@ -102,7 +103,7 @@ def _noise_section(r: Reproduction) -> Section:
             "coordinate's noise alone spans the gap.",
         ],
         tables=[("Noise scale b = RS/ε (measurement units)", t)],
-        files=[("noise.csv", "the table")],
+        data="the table",
     )
 
 
@@ -142,7 +143,8 @@ def _stream_section(r: Reproduction, run: _Run) -> Section:
         windows=3 if run.quick else 8, window_size=1_000 if run.quick else 2_000, seed=run.seed
     )
     r.keep("streaming", t)
-    return Section(
+    return Section.of_kept(
+        "streaming",
         "A sensor stream: one protocol run per window",
         text=[
             "Separation 220, ε = 0.5, windows of a stream; RS, the DBSCAN family, w_O "
@@ -150,7 +152,7 @@ def _stream_section(r: Reproduction, run: _Run) -> Section:
             "noise and fresh parties per window (as privad sensor send does).",
         ],
         tables=[("Per window", t)],
-        files=[("streaming.csv", "the table")],
+        data="the table",
     )
 
 
@@ -188,8 +190,6 @@ def reproduce(
     list of Path
         Every file written, ``index.html`` last.
     """
-    from privad import __version__
-
     runs = check_int(runs, "runs", minimum=1)
     run = _Run(quick, seed, 4_000 if quick else PAPER_N, 1 if quick else runs)
     r = Reproduction(
@@ -205,8 +205,7 @@ def reproduce(
     )
     return r.finish(
         [
-            f"privad {__version__}. Mode: {'quick (4,000 points, 1 run)' if quick else 'full'}; "
-            f"seed {seed}; computed in {r.elapsed():.1f} s.",
+            r.provenance("quick (4,000 points, 1 run)" if quick else "full", f"seed {seed}"),
             "Paper: 'Relaxed Differentially Private Outlier Detection and Correction' (sensor "
             "streams), section 7. Its Figure 2 (the correction box) and Figure 3 are missing "
             "from the text; the box is reconstructed (docs/papers.md, privad.relaxed.correction) "

@@ -114,7 +114,8 @@ def _data_section(r: Reproduction, run: _Run) -> Section:
             )
         rows.append(row)
     data_table = r.keep("datasets", pd.DataFrame(rows))
-    return Section(
+    return Section.of_kept(
+        "datasets",
         "Data",
         text=[
             f"The first {run.cache.n_first} records of each dataset, every feature min-max "
@@ -127,7 +128,7 @@ def _data_section(r: Reproduction, run: _Run) -> Section:
             *(f"Skipped {k}: {v}" for k, v in run.skipped.items()),
         ],
         tables=[("Datasets", data_table)],
-        files=[("datasets.csv", "the table")],
+        data="the table",
     )
 
 
@@ -203,7 +204,8 @@ def _holdout_section(r: Reproduction, run: _Run, summary: pd.DataFrame) -> Secti
         columns={"auc_mean": "auc_holdout"}
     )
     r.keep("holdout", ho)
-    return Section(
+    return Section.of_kept(
+        "holdout",
         "Check: a held-out half",
         text=[
             f"Seed {run.seed_list[0]} only: each detector is trained on a stratified random "
@@ -211,7 +213,7 @@ def _holdout_section(r: Reproduction, run: _Run, summary: pd.DataFrame) -> Secti
             "value (trained and scored on all records, mean over seeds)."
         ],
         tables=[("Held-out AUC beside Table 1's", ho)],
-        files=[("holdout.csv", "the table")],
+        data="the table",
     )
 
 
@@ -223,7 +225,8 @@ def _dimension_section(r: Reproduction, run: _Run) -> Section:
         draw_dimension,
     )
     shares = ", ".join("1 attribute" if f == 0 else f"{100 * f:g} %" for f in run.fractions)
-    return Section(
+    return Section.of_kept(
+        "dimension",
         "The effect of r = n − w",
         text=[
             f"RMP at α = {run.dimension_alpha:g} with r/n ∈ {{{shares}}}"
@@ -234,14 +237,15 @@ def _dimension_section(r: Reproduction, run: _Run) -> Section:
             f"{run.dimension_alpha:g}.",
         ],
         tables=[("AUC against r", dim)],
-        figures=[("dimension.png", "AUC against r/n per dataset")],
-        files=[("dimension.csv", "the table")],
+        figure="AUC against r/n per dataset",
+        data="the table",
     )
 
 
 def _timing_section(r: Reproduction, run: _Run) -> Section:
     timing = r.keep("timing", timing_table(run.auc))
-    return Section(
+    return Section.of_kept(
+        "timing",
         "Timing",
         text=[
             "Mean training time per fit and the end-user's scoring throughput (double "
@@ -249,7 +253,7 @@ def _timing_section(r: Reproduction, run: _Run) -> Section:
             "benchmarks/bench_rmp.py compares with other detectors on larger inputs."
         ],
         tables=[("Per dataset and method (r = 1)", timing)],
-        files=[("timing.csv", "the table")],
+        data="the table",
     )
 
 
@@ -342,7 +346,6 @@ def reproduce(
     DatasetNotFoundError
         ``gas_path`` given but not found.
     """
-    from privad import __version__
     from privad.rmp.perturbation import check_alpha
 
     names = _check_datasets(datasets)
@@ -411,9 +414,11 @@ def reproduce(
     )
     return r.finish(
         [
-            f"privad {__version__}. Mode: {'quick' if quick else 'full'}; seeds "
-            f"{seed_list[0]}..{seed_list[-1]}; {epochs} epochs; computed in "
-            f"{r.elapsed():.1f} s." + (f" Command: {command}" if command else ""),
+            r.provenance(
+                "quick" if quick else "full",
+                f"seeds {seed_list[0]}..{seed_list[-1]}; {epochs} epochs",
+                command=command,
+            ),
             "Paper: Erfani, Law, Karunasekera, Leckie, Palaniswami, 'Privacy-preserving "
             "collaborative anomaly detection for participatory sensing' (PAKDD 2014), section 6. "
             "Discussion of the differences: docs/rmp_reproduction.md.",

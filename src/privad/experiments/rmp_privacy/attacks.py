@@ -53,6 +53,11 @@ def _space(X: np.ndarray, dl: bool) -> np.ndarray:
     return double_logistic(X) if dl else X
 
 
+def _sd(values: np.ndarray) -> float:
+    """The sample standard deviation over the repeats; NaN for one repeat."""
+    return values.std(ddof=1) if len(values) > 1 else np.nan
+
+
 def _check_clip_arg(clip: Any) -> tuple[float, float] | None:
     from privad.rmp.attacks import check_clip
 
@@ -131,7 +136,7 @@ def _attack_rows(
                 "kind": kind,
                 "repeats": repeats,
                 "rmse": a[:, 0].mean(),
-                "rmse_sd": a[:, 0].std(ddof=1) if repeats > 1 else np.nan,
+                "rmse_sd": _sd(a[:, 0]),
                 "mae": a[:, 1].mean(),
                 "within_tolerance": a[:, 2].mean(),
                 "tolerance": tolerance,
@@ -388,7 +393,7 @@ def known_io_vs_k(
                     "repeats": repeats,
                     "matrix_rms_error": v[:, 0].mean(),
                     "rmse": v[:, 1].mean(),
-                    "rmse_sd": v[:, 1].std(ddof=1) if repeats > 1 else np.nan,
+                    "rmse_sd": _sd(v[:, 1]),
                     "within_tolerance": v[:, 2].mean(),
                     "baseline_rmse": base.rmse,
                     "relative_rmse": v[:, 1].mean() / base.rmse,
@@ -496,7 +501,7 @@ def ica_vs_w(
                     "m": m,
                     "repeats": repeats,
                     "ica_mean_abs_corr": v[:, 0].mean(),
-                    "ica_sd": v[:, 0].std(ddof=1) if repeats > 1 else np.nan,
+                    "ica_sd": _sd(v[:, 0]),
                     "ica_min_abs_corr": v[:, 1].mean(),
                     "recovered": v[:, 2].mean(),
                     "recovered_at": thr,

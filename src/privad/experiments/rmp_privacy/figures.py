@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -208,6 +208,23 @@ def draw_known_io(table: pd.DataFrame) -> Any:
     return fig
 
 
+_ICA_LINES: tuple[tuple[str, str, dict[str, str]], ...] = (
+    ("ica_mean_abs_corr", "FastICA (matched)", {"marker": "o"}),
+    ("raw_mean_abs_corr", "rows of Z (no attack)", {"marker": "s", "ls": "--"}),
+    (
+        "filter_bound_matched",
+        "best linear filter, same attributes (oracle)",
+        {"marker": "^", "ls": ":"},
+    ),
+    (
+        "filter_bound_mean",
+        "best linear filter, all n attributes (oracle)",
+        {"marker": "v", "ls": ":", "color": "grey"},
+    ),
+)
+"""The lines of :func:`draw_ica_vs_w`: column, label and style of each."""
+
+
 def draw_ica_vs_w(table: pd.DataFrame) -> Any:
     """Mean matched |corr| of FastICA against w, with the no-attack and oracle-filter lines."""
     from privad.experiments.report import new_figure
@@ -217,27 +234,8 @@ def draw_ica_vs_w(table: pd.DataFrame) -> Any:
     for k, kind in enumerate(kinds):
         ax = fig.add_subplot(1, len(kinds), k + 1)
         g = table[table["source"] == kind].sort_values("w")
-        ax.plot(g["w"], g["ica_mean_abs_corr"], marker="o", ms=3, label="FastICA (matched)")
-        ax.plot(
-            g["w"], g["raw_mean_abs_corr"], marker="s", ms=3, ls="--", label="rows of Z (no attack)"
-        )
-        ax.plot(
-            g["w"],
-            g["filter_bound_matched"],
-            marker="^",
-            ms=3,
-            ls=":",
-            label="best linear filter, same attributes (oracle)",
-        )
-        ax.plot(
-            g["w"],
-            g["filter_bound_mean"],
-            marker="v",
-            ms=3,
-            ls=":",
-            color="grey",
-            label="best linear filter, all n attributes (oracle)",
-        )
+        for column, label, style in _ICA_LINES:
+            ax.plot(g["w"], g[column], ms=3, label=label, **style)
         if len(g):
             n = int(g["n"].iloc[0])
             ax.axvline(n - 0.5, color="grey", lw=0.8)
@@ -291,3 +289,15 @@ def draw_lemma1(table: pd.DataFrame) -> Any:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     return fig
+
+
+DRAWERS: dict[str, Callable[[pd.DataFrame], Any]] = {
+    "map_alpha": draw_map_vs_alpha,
+    "map_w": draw_map_vs_w,
+    "ica_w": draw_ica_vs_w,
+    "collusion": draw_collusion,
+    "known_io": draw_known_io,
+    "lemma1": draw_lemma1,
+}
+"""The ``draw_*`` function of each table of the evaluation, by its key
+(:data:`~privad.experiments.rmp_privacy.reproduction.TABLES`)."""

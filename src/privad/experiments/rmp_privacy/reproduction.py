@@ -24,15 +24,7 @@ from privad.experiments.rmp_privacy.attacks import (
     map_vs_w,
 )
 from privad.experiments.rmp_privacy.data import ATTACKERS, PAPER_ALPHAS, SCENARIOS, attack_datasets
-from privad.experiments.rmp_privacy.figures import (
-    draw_collusion,
-    draw_ica_vs_w,
-    draw_known_io,
-    draw_lemma1,
-    draw_map_vs_alpha,
-    draw_map_vs_w,
-    lemma1_table,
-)
+from privad.experiments.rmp_privacy.figures import DRAWERS, lemma1_table
 from privad.validation import check_int
 
 # --------------------------------------------------------------------------------------------
@@ -133,17 +125,6 @@ def privacy_evaluation(
     return out
 
 
-DRAWERS = {
-    "map_alpha": draw_map_vs_alpha,
-    "map_w": draw_map_vs_w,
-    "ica_w": draw_ica_vs_w,
-    "collusion": draw_collusion,
-    "known_io": draw_known_io,
-    "lemma1": draw_lemma1,
-}
-"""The ``draw_*`` function of each table of :data:`TABLES`."""
-
-
 def _wide(table: pd.DataFrame, x: str, kinds: dict[str, str]) -> pd.DataFrame:
     """A compact view: relative RMSE (sample prior) per data set, data space and kind."""
     t = table[table["prior"] == "sample"] if "prior" in table else table
@@ -172,8 +153,6 @@ def reproduce_privacy(
     caller with its own :class:`~privad.experiments.report.Report` on the same folder can add
     the sections to it (their figure and CSV links are relative to ``out_dir``).
     """
-    from privad import __version__
-
     cfg = privacy_settings(quick=quick, seed=seed)
     r = Reproduction(out_dir, "RMP (Erfani et al.): privacy evaluation of section 5")
     tables = privacy_evaluation(seed=cfg.seed, quick=cfg.quick, progress=progress)
@@ -183,12 +162,14 @@ def reproduce_privacy(
     sections = _sections(tables, cfg)
     for section in sections:
         r.report.add(section)
-    mode = "quick (small samples; for tests)" if cfg.quick else "full"
     files = r.finish(
         [
-            f"privad {__version__}. Mode: {mode}; seed {cfg.seed}; {cfg.repeats} draws of T and "
-            f"Δ per setting; victim {cfg.victim} records, attacker's sample {cfg.known}; "
-            f"computed in {elapsed:.1f} s.",
+            r.provenance(
+                "quick (small samples; for tests)" if cfg.quick else "full",
+                f"seed {cfg.seed}; {cfg.repeats} draws of T and Δ per setting; victim "
+                f"{cfg.victim} records, attacker's sample {cfg.known}",
+                elapsed=elapsed,
+            ),
             "Paper: Erfani, Law, Karunasekera, Leckie, Palaniswami, 'Privacy-preserving "
             "collaborative anomaly detection for participatory sensing' (PAKDD 2014), section 5. "
             "The paper argues privacy analytically; these are measurements. Discussion: "
@@ -263,7 +244,8 @@ def _sections(tables: dict[str, pd.DataFrame], cfg: PrivacySettings) -> list[Sec
         ["dataset", "k", "rank", "matrix_rms_error", "rmse", "relative_rmse", "within_tolerance"]
     ]
     return [_dl_effect_text(tables["map_alpha"])] + [
-        Section(
+        Section.of_kept(
+            "privacy_map_alpha",
             "MAP estimation (eq. 5) against α",
             text=[
                 "w = n − 1 (the paper's r = 1), n = 8. Attackers: exact = eq. 5 with the "
@@ -277,22 +259,18 @@ def _sections(tables: dict[str, pd.DataFrame], cfg: PrivacySettings) -> list[Sec
             tables=[
                 ("Relative RMSE (sample prior)", _wide(tables["map_alpha"], "alpha", ATTACKERS))
             ],
-            figures=[
-                (
-                    "privacy_map_alpha.png",
-                    "Relative RMSE against α; solid: double logistic applied, dashed: not",
-                )
-            ],
-            files=[("privacy_map_alpha.csv", "all columns, both priors")],
+            figure="Relative RMSE against α; solid: double logistic applied, dashed: not",
+            data="all columns, both priors",
         ),
-        Section(
+        Section.of_kept(
+            "privacy_map_w",
             "MAP estimation (eq. 5) against w",
             text=[f"α = {cfg.w_alpha:g}; w from 1 to n − 1 (r = n − w)."],
             tables=[("Relative RMSE (sample prior)", _wide(tables["map_w"], "w", ATTACKERS))],
-            figures=[("privacy_map_w.png", "Relative RMSE against w")],
-            files=[("privacy_map_w.csv", "all columns")],
+            figure="Relative RMSE against w",
         ),
-        Section(
+        Section.of_kept(
+            "privacy_ica_w",
             "ICA (section 5.2): w ≥ n versus w < n",
             text=[
                 "n = 8 independent non-Gaussian attributes (ICA's assumptions need "
@@ -303,10 +281,10 @@ def _sections(tables: dict[str, pd.DataFrame], cfg: PrivacySettings) -> list[Sec
                 "filter bound = the best |corr| any linear filter of Z reaches (an oracle).",
             ],
             tables=[("ICA against w", show_ica)],
-            figures=[("privacy_ica_w.png", "Mean matched |corr| against w")],
-            files=[("privacy_ica_w.csv", "all columns")],
+            figure="Mean matched |corr| against w",
         ),
-        Section(
+        Section.of_kept(
+            "privacy_collusion",
             "Collusion: common T (prior schemes) versus RMP",
             text=[
                 "A server colluding with one participant c. Common T: the colluder's matrix "
@@ -315,10 +293,10 @@ def _sections(tables: dict[str, pd.DataFrame], cfg: PrivacySettings) -> list[Sec
                 "noise; the public T is the better guess. w = n − 1, double logistic applied.",
             ],
             tables=[("Relative RMSE", _wide(tables["collusion"], "alpha", SCENARIOS))],
-            figures=[("privacy_collusion.png", "Relative RMSE of the victim's records")],
-            files=[("privacy_collusion.csv", "all columns")],
+            figure="Relative RMSE of the victim's records",
         ),
-        Section(
+        Section.of_kept(
+            "privacy_known_io",
             "Known input-output attack",
             text=[
                 f"α = {cfg.known_io_alpha:g}, w = n − 1. The server knows k of the victim's "
@@ -327,10 +305,10 @@ def _sections(tables: dict[str, pd.DataFrame], cfg: PrivacySettings) -> list[Sec
                 "records give T̂ = T̃ exactly; the records stay underdetermined (w < n).",
             ],
             tables=[("Against k", kio)],
-            figures=[("privacy_known_io.png", "Matrix error and relative RMSE against k")],
-            files=[("privacy_known_io.csv", "all columns")],
+            figure="Matrix error and relative RMSE against k",
         ),
-        Section(
+        Section.of_kept(
+            "privacy_lemma1",
             "Lemma 1",
             text=[
                 f"{cfg.lemma1_samples:,} draws of D = A − B per α (A, B ~ U(−α, α), through "
@@ -360,7 +338,6 @@ def _sections(tables: dict[str, pd.DataFrame], cfg: PrivacySettings) -> list[Sec
                     ],
                 )
             ],
-            figures=[("privacy_lemma1.png", "Pr[|D| ≥ d] against d/α")],
-            files=[("privacy_lemma1.csv", "all columns")],
+            figure="Pr[|D| ≥ d] against d/α",
         ),
     ]

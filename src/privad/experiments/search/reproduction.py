@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from privad.experiments.report import Progress, Reproduction, Section, Step
+from privad.experiments.search import figures
 from privad.experiments.search.data import (
     KINDS,
     PAPER_RATIOS,
@@ -26,16 +27,6 @@ from privad.experiments.search.data import (
     regime_problems,
     settings,
     yahoo_problems,
-)
-from privad.experiments.search.figures import (
-    draw_figure1,
-    draw_figure2,
-    draw_figure3,
-    draw_figure4,
-    figure1,
-    figure2,
-    figure3,
-    figure4,
 )
 from privad.search import (
     SearchProblem,
@@ -171,14 +162,15 @@ def _figure1_section(r: Reproduction, run: _Run) -> Section:
         r,
         run,
         1,
-        figure1,
-        draw_figure1,
+        figures.figure1,
+        figures.draw_figure1,
         problems,
         budget=cfg.figure1_budget,
         max_queries=cfg.max_queries,
         source=sources,
     )
-    return Section(
+    return Section.of_kept(
+        "figure1",
         "Figure 1: error rate vs threshold ratio (ε = 1)",
         text=[
             f"Noisy-max oracle (eq. 9, likelihood eq. 11), ε = 1 per query, τ = 1(max f > "
@@ -207,8 +199,7 @@ def _figure1_section(r: Reproduction, run: _Run) -> Section:
                 ],
             )
         ],
-        figures=[("figure1.png", "Error rate against (t_h − t_ℓ)/t_ℓ (log scale)")],
-        files=[("figure1.csv", "all columns")],
+        figure="Error rate against (t_h − t_ℓ)/t_ℓ (log scale)",
     )
 
 
@@ -216,11 +207,18 @@ def _figure2_section(r: Reproduction, run: _Run) -> Section:
     cfg = run.cfg
     c = run.cfg.runs
     t = _figure(
-        r, run, 2, figure2, draw_figure2, epsilons=cfg.figure2_epsilons, max_queries=cfg.max_queries
+        r,
+        run,
+        2,
+        figures.figure2,
+        figures.draw_figure2,
+        epsilons=cfg.figure2_epsilons,
+        max_queries=cfg.max_queries,
     )
     p6 = binarized_error_probability(1.0, 0.647)
     p8 = binarized_error_probability(1.0, 0.701)
-    return Section(
+    return Section.of_kept(
+        "figure2",
         "Figure 2: the three oracles, error and total privacy risk vs ε",
         text=[
             f"τ = 1(max f > 0.5), no budget (cap {cfg.max_queries} queries), c = {c}. "
@@ -249,8 +247,7 @@ def _figure2_section(r: Reproduction, run: _Run) -> Section:
                 ],
             )
         ],
-        figures=[("figure2.png", "Error rate and mean Tε against ε per oracle")],
-        files=[("figure2.csv", "all columns")],
+        figure="Error rate and mean Tε against ε per oracle",
     )
 
 
@@ -258,13 +255,20 @@ def _figure3_section(r: Reproduction, run: _Run) -> Section:
     cfg = run.cfg
     c = run.cfg.runs
     t = _figure(
-        r, run, 3, figure3, draw_figure3, epsilons=cfg.figure3_epsilons, budgets=cfg.figure3_budgets
+        r,
+        run,
+        3,
+        figures.figure3,
+        figures.draw_figure3,
+        epsilons=cfg.figure3_epsilons,
+        budgets=cfg.figure3_budgets,
     )
     wide = t.pivot_table(
         index=["dataset", "budget"], columns="epsilon", values="error_rate"
     ).reset_index()
     wide.columns = [c_ if isinstance(c_, str) else f"ε={c_:g}" for c_ in wide.columns]
-    return Section(
+    return Section.of_kept(
+        "figure3",
         "Figure 3: budget checkpoints (τ removed)",
         text=[
             f"Noisy-max oracle, no posterior halting; S is read whenever the total risk "
@@ -274,8 +278,8 @@ def _figure3_section(r: Reproduction, run: _Run) -> Section:
             "queries); with b large enough, larger ε errs less.",
         ],
         tables=[("Error rate per dataset and b (columns: ε)", wide)],
-        figures=[("figure3.png", "Error rate against ε for each budget b")],
-        files=[("figure3.csv", "one row per dataset, ε and b")],
+        figure="Error rate against ε for each budget b",
+        data="one row per dataset, ε and b",
     )
 
 
@@ -286,13 +290,14 @@ def _figure4_section(r: Reproduction, run: _Run) -> Section:
         r,
         run,
         4,
-        figure4,
-        draw_figure4,
+        figures.figure4,
+        figures.draw_figure4,
         epsilons=cfg.figure4_epsilons,
         alphas=cfg.figure4_alphas,
         max_queries=cfg.max_queries,
     )
-    return Section(
+    return Section.of_kept(
+        "figure4",
         "Figure 4: halting level α (budget removed)",
         text=[
             f"Noisy-max oracle, τ = 1(max f > α), no budget (safety cap "
@@ -315,8 +320,7 @@ def _figure4_section(r: Reproduction, run: _Run) -> Section:
                 ],
             )
         ],
-        figures=[("figure4.png", "Error rate and mean Tε against α")],
-        files=[("figure4.csv", "all columns")],
+        figure="Error rate and mean Tε against α",
     )
 
 
@@ -346,8 +350,6 @@ def reproduce(
     trials (default: 1 with ``quick``, else min(2, CPUs)); the numbers do not depend on it.
     Files are written atomically; ``index.html`` last.
     """
-    from privad import __version__
-
     cfg = settings(
         quick=quick,
         seed=seed,
@@ -392,14 +394,15 @@ def reproduce(
     )
     skipped = run.nab_table[~run.nab_table["used"]]
     reasons = "; ".join(f"{row.series}: {row.reason}" for row in skipped.itertuples())
-    mode = "quick (small n, few runs; for tests)" if cfg.quick else "full"
-    timing_text = ", ".join(f"{k} {v:.1f} s" for k, v in r.timings.items())
     return r.finish(
         [
-            f"privad {__version__}. Mode: {mode}; seed {cfg.seed}; c = {cfg.runs} runs per "
-            f"setting; {run.workers} worker process(es); n = {cfg.n} for the synthetic regimes; "
-            f"computed in {r.elapsed():.1f} s ({timing_text})."
-            + (f" Command: {command}" if command else ""),
+            r.provenance(
+                "quick (small n, few runs; for tests)" if cfg.quick else "full",
+                f"seed {cfg.seed}; c = {cfg.runs} runs per setting; {run.workers} worker "
+                f"process(es); n = {cfg.n} for the synthetic regimes",
+                command=command,
+                timings=True,
+            ),
             "Paper: Bittner, Sarwate, Wright, 'Using noisy binary search for differentially "
             "private anomaly detection' (section 6). Success = the anomaly is among the |S| = 4 "
             "items of largest posterior; error rate = 1 − successes/c; total privacy risk = Tε "

@@ -11,8 +11,9 @@ import numpy as np
 
 from privad.accounting.exact import to_fraction
 from privad.experiments.search.data import TOP_K, _seed
+from privad.experiments.search_problems import repeat_search
 from privad.noise import Randomness, as_randomness
-from privad.search import HaltingRule, SearchProblem, search
+from privad.search import HaltingRule, SearchProblem
 from privad.search.halting import SearchState
 from privad.validation import check_int
 
@@ -102,18 +103,18 @@ def _trials(
     budget: float | None,
     max_queries: int,
 ) -> _Runs:
-    oracle_rng, search_rng = _streams(seed, *rng_parts)
-    oracle = problem.oracle(kind, epsilon, rng=oracle_rng)
     out = _Runs()
-    for _ in range(runs):
-        res = search(
-            oracle,
-            halting=halting,
-            budget=budget,
-            top_k=TOP_K,
-            max_queries=max_queries,
-            rng=search_rng,
-        )
+    for res in repeat_search(
+        problem,
+        runs,
+        kind=kind,
+        epsilon=epsilon,
+        rng=_seed(seed, *rng_parts),
+        halting=halting,
+        budget=budget,
+        top_k=TOP_K,
+        max_queries=max_queries,
+    ):
         out.success.append(res.contains(problem.anomaly_index))
         out.queries.append(res.n_queries)
         out.halted.append(res.halted_by)

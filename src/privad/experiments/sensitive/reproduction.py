@@ -14,24 +14,13 @@ import numpy as np
 import pandas as pd
 
 from privad.experiments.report import Progress, Reproduction, Section, Step
+from privad.experiments.sensitive import figures
 from privad.experiments.sensitive.data import (
     GROUP_ANOMALIES,
     PAPER_TABLE1,
     TITLES,
     SPData,
     load_datasets,
-)
-from privad.experiments.sensitive.figures import (
-    draw_figure3,
-    draw_figure5,
-    draw_figure6_7,
-    draw_figure9,
-    draw_per_record_loss,
-    figure3,
-    figure5,
-    figure6_7,
-    figure9,
-    per_record_loss,
 )
 from privad.experiments.sensitive.tables import table1, table2, table3
 from privad.validation import check_int
@@ -94,7 +83,8 @@ def _table1_section(r: Reproduction, run: _Run) -> Section:
     paper_rows = pd.DataFrame(
         [{"dataset": TITLES[key], **PAPER_TABLE1[key]} for key in ("credit-fraud", "aps-trucks")]
     )
-    return Section(
+    return Section.of_kept(
+        "table1",
         "Table 1: datasets and (β, r)",
         text=[
             "(β,r)-anomalies: records with at most β records within distance r, "
@@ -129,15 +119,15 @@ def _table1_section(r: Reproduction, run: _Run) -> Section:
             ),
             ("Paper rows we cannot reproduce offline (data not available)", paper_rows),
         ],
-        files=[("table1.csv", "all columns")],
     )
 
 
 def _figure6_7_section(r: Reproduction, run: _Run) -> Section:
-    t = figure6_7(run.data)
-    r.keep("figure6_7", t, draw_figure6_7)
+    t = figures.figure6_7(run.data)
+    r.keep("figure6_7", t, figures.draw_figure6_7)
     show = t[(t["group"] == GROUP_ANOMALIES) | (t["epsilon"] == 0.1)]
-    return Section(
+    return Section.of_kept(
+        "figure6_7",
         "Figures 6–8: exact error per record, SP vs DP",
         text=[
             "Exact P(error) of every record (Claim 2, log space), k = 1, for ε = 0.01, "
@@ -167,21 +157,17 @@ def _figure6_7_section(r: Reproduction, run: _Run) -> Section:
                 ),
             )
         ],
-        figures=[
-            (
-                "figure6_7.png",
-                "Box plots of log10 P(error): true (β,r)-anomalies "
-                "(Figures 6–7) and normal records (Figure 8)",
-            )
-        ],
-        files=[("figure6_7.csv", "all statistics")],
+        figure="Box plots of log10 P(error): true (β,r)-anomalies "
+        "(Figures 6–7) and normal records (Figure 8)",
+        data="all statistics",
     )
 
 
 def _table2_section(r: Reproduction, run: _Run) -> Section:
     t = table2(run.data, seed=run.cfg.seed)
     r.keep("table2", t)
-    return Section(
+    return Section.of_kept(
+        "table2",
         "Table 2: future queries (ε = 0.1)",
         text=[
             "Queries: 20% of n, uniform over the data's bounding box (our reading of 'the "
@@ -214,7 +200,6 @@ def _table2_section(r: Reproduction, run: _Run) -> Section:
                 ),
             )
         ],
-        files=[("table2.csv", "all columns")],
     )
 
 
@@ -222,7 +207,8 @@ def _table3_section(r: Reproduction, run: _Run) -> Section:
     ts = np.linspace(0.0, 1.0, run.cfg.thresholds)
     t = table3(run.data, samples=run.cfg.samples, seed=run.cfg.seed, thresholds=ts)
     r.keep("table3", t)
-    return Section(
+    return Section.of_kept(
+        "table3",
         "Table 3: precision, recall, F1 (ε = 0.1)",
         text=[
             "Every record is queried; positives are the true (β,r)-anomalies (our reading: "
@@ -260,13 +246,13 @@ def _table3_section(r: Reproduction, run: _Run) -> Section:
                 ),
             )
         ],
-        files=[("table3.csv", "all columns, with standard deviations of the sampled runs")],
+        data="all columns, with standard deviations of the sampled runs",
     )
 
 
 def _figure9_section(r: Reproduction, run: _Run) -> Section:
-    t = figure9(run.data)
-    r.keep("figure9", t, draw_figure9)
+    t = figures.figure9(run.data)
+    r.keep("figure9", t, figures.draw_figure9)
     summary = (
         t.groupby(["dataset", "fraction", "k"], sort=False)
         .agg(
@@ -278,23 +264,25 @@ def _figure9_section(r: Reproduction, run: _Run) -> Section:
         )
         .reset_index()
     )
-    return Section(
+    return Section.of_kept(
+        "figure9",
         "Figure 9: SP error for k = ⌊0.1β⌋, ⌊0.2β⌋, ⌊0.3β⌋ (ε = 1)",
         text=[
             "Exact SP error over the true (β,r)-anomalies, ranked by SP error; DP for "
             "reference. k-sensitive anomalies (B ≥ β + 1 − k) get the DP error."
         ],
         tables=[("Summary per dataset and k", summary)],
-        figures=[("figure9.png", "log10 P(error) against AIQ rank")],
-        files=[("figure9.csv", "one row per record and k")],
+        figure="log10 P(error) against AIQ rank",
+        data="one row per record and k",
     )
 
 
 def _figure5_section(r: Reproduction, run: _Run) -> Section:
-    t = figure5(beta=run.cfg.figure5_beta)
-    r.keep("figure5", t, draw_figure5)
+    t = figures.figure5(beta=run.cfg.figure5_beta)
+    r.keep("figure5", t, figures.draw_figure5)
     rows = t[(t["x_i"] == 1) & t["ball"].isin([1, 2, 5, 9, 10, 11, 20])]
-    return Section(
+    return Section.of_kept(
+        "figure5",
         "Figure 5: the compiler (Construction 2)",
         text=[
             "Input mechanisms of the paper's Figure 5, both 0.25-DP: (a) constant error "
@@ -322,14 +310,14 @@ def _figure5_section(r: Reproduction, run: _Run) -> Section:
                 ),
             )
         ],
-        figures=[("figure5.png", "log10 P(error) over states (x_i, B)")],
-        files=[("figure5.csv", "every state")],
+        figure="log10 P(error) over states (x_i, B)",
+        data="every state",
     )
 
 
 def _figure3_section(r: Reproduction, run: _Run) -> Section:
-    t = figure3(n=run.cfg.figure3_n, seed=run.cfg.seed)
-    r.keep("figure3", t, draw_figure3)
+    t = figures.figure3(n=run.cfg.figure3_n, seed=run.cfg.seed)
+    r.keep("figure3", t, figures.draw_figure3)
     eps = float(t["epsilon"].iloc[0])
     summary = (
         t.assign(protected=t["loss"] <= eps * (1 + 1e-9))
@@ -344,7 +332,8 @@ def _figure3_section(r: Reproduction, run: _Run) -> Section:
         )
         .reset_index()
     )
-    return Section(
+    return Section.of_kept(
+        "figure3",
         "Figure 3: privacy map for k = 1, 7, 14 (ε = 0.25)",
         text=[
             "Per-record privacy loss of answering the SP anomaly query for every record "
@@ -355,14 +344,14 @@ def _figure3_section(r: Reproduction, run: _Run) -> Section:
             "(Gaussian core, 5% uniform background; Appendix A.1 is missing).",
         ],
         tables=[("Summary per k", summary)],
-        figures=[("figure3.png", "privacy level e^(−loss) per record")],
-        files=[("figure3.csv", "one row per record and k")],
+        figure="privacy level e^(−loss) per record",
+        data="one row per record and k",
     )
 
 
 def _per_record_section(r: Reproduction, run: _Run) -> Section:
-    t = per_record_loss(run.data)
-    r.keep("per_record_loss", t, draw_per_record_loss)
+    t = figures.per_record_loss(run.data)
+    r.keep("per_record_loss", t, figures.draw_per_record_loss)
     summary = (
         t.groupby("dataset", sort=False)
         .agg(
@@ -377,7 +366,8 @@ def _per_record_section(r: Reproduction, run: _Run) -> Section:
         )
         .reset_index()
     )
-    return Section(
+    return Section.of_kept(
+        "per_record_loss",
         "Per-record privacy loss of one batch (ε = 0.1, δ = 10⁻⁶)",
         text=[
             "Labelling every record in one batch: record j can move the answers of the "
@@ -389,8 +379,8 @@ def _per_record_section(r: Reproduction, run: _Run) -> Section:
             "for a querier (privad keeps it in the ledger's statement only).",
         ],
         tables=[("Charged against the stored records' worst case", summary)],
-        figures=[("per_record_loss.png", "share of records with at most a given loss")],
-        files=[("per_record_loss.csv", "the curves, one row per dataset and count")],
+        figure="share of records with at most a given loss",
+        data="the curves, one row per dataset and count",
     )
 
 
@@ -409,8 +399,6 @@ def reproduce(
     are written atomically; ``index.html`` is written last, so it exists only when every
     figure it references does.
     """
-    from privad import __version__
-
     cfg = settings(quick=quick, seed=seed, samples=samples)
     run = _Run(cfg)
     r = Reproduction(
@@ -437,10 +425,11 @@ def reproduce(
     notes = [d.title + ": " + d.note for d in run.data]
     files = r.finish(
         [
-            f"privad {__version__}. Mode: "
-            f"{'quick (subsampled, for tests)' if cfg.quick else 'full'}; seed {cfg.seed}; "
-            f"{cfg.samples} sampled run(s) in Table 3; computed in {r.elapsed():.1f} s."
-            + (f" Command: {command}" if command else ""),
+            r.provenance(
+                "quick (subsampled, for tests)" if cfg.quick else "full",
+                f"seed {cfg.seed}; {cfg.samples} sampled run(s) in Table 3",
+                command=command,
+            ),
             "Paper: Asif, Papakonstantinou, Vaidya, 'How to accurately and privately identify "
             "anomalies', CCS 2019. Errors are exact probabilities (Claim 2, Theorem 4.7) unless "
             "marked 'sampled'. Reconstructions of what the paper leaves out are named in each "
