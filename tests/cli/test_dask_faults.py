@@ -63,6 +63,7 @@ def _tcp_cluster(**workers):
         processes=False,
         protocol="tcp",
         dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": ":0"},  # 8787 may be taken: Dask warns
         silence_logs=logging.ERROR,
         **workers,
     )

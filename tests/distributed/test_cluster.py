@@ -96,7 +96,11 @@ def test_a_cluster_without_workers_fails_the_job_within_the_worker_timeout() -> 
     from distributed import LocalCluster
 
     with LocalCluster(
-        n_workers=0, processes=False, dashboard_address=None, silence_logs=logging.CRITICAL
+        n_workers=0,
+        processes=False,
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": ":0"},
+        silence_logs=logging.CRITICAL,
     ) as empty:
         with pytest.raises(
             ClusterError,
