@@ -26,6 +26,7 @@ from privad.cli._data import (
     scale_features,
     scaling_text,
 )
+from privad.cli._forward import forward
 from privad.cli._options import (
     COUNT,
     SECONDS,
@@ -116,6 +117,13 @@ def _load(data: str, columns: Any, label: Any, exclude: Any, id_column: Any, bou
     return scale_features(table, bounds, check=False)
 
 
+def _scaling(scaling: Any) -> tuple[list[str], Any]:
+    """The note on the public bounds' feature scaling (none without bounds), and its data."""
+    if scaling is None:
+        return [], None
+    return [f"feature scaling: {scaling_text(scaling)}"], scaling.to_dict()
+
+
 # --------------------------------------------------------------------------------------------
 # privad rmp participate
 # --------------------------------------------------------------------------------------------
@@ -179,6 +187,7 @@ def participate(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Perturb DATA with this participant's private T_i and upload it to the mining server."""
+    options = dict(locals())  # the parsed options, each named as rmp_jobs.participate names it
     from privad.services.auth import check_name
     from privad.services.rmp_jobs import participate as run_participation
 
@@ -192,40 +201,18 @@ def participate(
         ds, scaling = _load(data, columns, label, exclude, id_column, bounds)
         with StepProgress(quiet=as_json) as progress:
             task = progress.add_task("uploading batches", total=np.shape(ds.X)[0])
-            done = run_participation(
+            done = forward(
+                run_participation,
+                options,
                 client,
                 ds.X,
-                data=data,
                 names=ds.feature_names,
-                key_file=key_file,
-                token_file=token_file,
-                name=name,
-                registration_token=registration_token,
-                batch_size=batch_size,
-                seed=seed,
                 on_batch=lambda _answer, m: progress.update(task, advance=m),
             )
-    report, notes = done.report, list(done.notes)
-    n = np.shape(ds.X)[1]
-    again = f", {report.duplicates} already stored" if report.duplicates else ""
-    payload = {
-        "server": client.base_url,
-        "participant": done.participant,
-        "records": report.records,
-        "attributes": n,
-        "batches": report.batches,
-        "stored": report.stored,
-        "duplicates": report.duplicates,
-        "notes": notes,
-        "scaling": None if scaling is None else scaling.to_dict(),
-    }
-    if scaling is not None:
-        notes.append(f"feature scaling: {scaling_text(scaling)}")
-    lines = [
-        *notes,
-        f"uploaded {report.records} record(s) of {n} attributes in "
-        f"{report.batches} batch(es) to {client.base_url}: {report.stored} new{again}",
-    ]
+    note, scaled = _scaling(scaling)
+    payload = {**done.to_dict(), "scaling": scaled}
+    payload["notes"] += note  # a note of this run, in the JSON document too
+    lines = [*payload["notes"], done.lines()[-1]]
     emit(payload, as_json, lambda console: print_lines(console, lines))
 
 
@@ -282,7 +269,7 @@ def train(
                 progress.update(task[0], completed=done)
 
         limit = max_wait if wait else None
-        payload = run_training(
+        done = run_training(
             client,
             epochs=epochs,
             hidden=hidden,
@@ -291,22 +278,7 @@ def train(
             on_started=started,
             on_poll=show,
         )
-    job, final, meta = payload["job"], payload["result"], payload["model"]
-    lines = [
-        f"training job {job['job']} started on {job['n_records']} record(s) from "
-        f"{job['n_batches']} batch(es) of {job['n_participants']} participant(s), "
-        f"{job['options']['epochs']} epochs"
-    ]
-    if final is not None and meta is None:
-        lines.append(f"model {final['model']} stored")
-    elif meta is not None:
-        threshold = "n/a" if meta["threshold"] is None else f"{meta['threshold']:.6g}"
-        lines.append(
-            f"model {meta['id']}: {meta['n_records']} record(s), {meta['n_batches']} "
-            f"batch(es), {meta['n_participants']} participant(s); threshold "
-            f"{threshold}; trained in {meta['train_seconds']:.2f} s"
-        )
-    emit(payload, as_json, lambda console: print_lines(console, lines))
+    emit(done.to_dict(), as_json, lambda console: print_lines(console, done.lines()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -369,28 +341,10 @@ def score(
         )
     if out is not None:
         done.write(out, ds.ids)
-    meta, flagged, m = done.model, int(done.labels.sum()), done.scores.size
-    lines = [
-        f"model {meta['id']} ({meta['n_records']} training record(s), created "
-        f"{meta['created_at']}): threshold {done.threshold:.6g}",
-        f"records {m}, flagged {flagged} ({100.0 * flagged / m:.1f} %)",
-    ]
-    if done.roc_auc is not None:
-        lines.append(f"ROC AUC against the labels: {done.roc_auc:.4f}")
-    if scaling is not None:
-        lines.append(f"feature scaling: {scaling_text(scaling)}")
-    if out is not None:
-        lines.append(f"wrote {out}")
-    payload = {
-        "model": meta,
-        "threshold": done.threshold,
-        "records": m,
-        "flagged": flagged,
-        "roc_auc": done.roc_auc,
-        "output": out,
-        "scaling": None if scaling is None else scaling.to_dict(),
-    }
-    emit(payload, as_json, lambda console: print_lines(console, lines))
+    note, scaled = _scaling(scaling)
+    wrote = [] if out is None else [f"wrote {out}"]
+    payload = {**done.to_dict(), "output": out, "scaling": scaled}
+    emit(payload, as_json, lambda console: print_lines(console, [*done.lines(), *note, *wrote]))
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from privad.cli._data import EXCLUDE_OPTION
+from privad.cli._forward import forward
 from privad.cli._options import (
     COUNT,
     POSITIVE,
@@ -320,7 +321,8 @@ def send(
     A line per window on standard output (none with --quiet); with --json, one JSON
     document at the end instead, with every window's corrected outliers.
     """
-    from privad.services.sensor_client import SendStarted, SkippedRows, send_file
+    options = dict(locals())  # the parsed options, each named as send_file names its keyword
+    from privad.services.sensor_client import send_file
 
     for value, option in ((cs_epsilon, "--cs-epsilon"), (tp_epsilon, "--tp-epsilon")):
         if exchange == "unprotected" and value is not None:
@@ -335,90 +337,24 @@ def send(
     gs = guarantee_options(global_sensitivity, ledger, "each window's")
     source = sys.stdin if data == "-" else existing_file(data, "DATA")
     warn_seed(seed)
-
-    def say(event: Any) -> None:
-        if quiet or as_json:
-            return
-        if isinstance(event, SendStarted):
-            typer.echo("each window: " + "; ".join(event.views.lines()))
-            typer.echo(
-                f"charged to scope {event.scope}/rows-DIGEST in {event.ledger}; "
-                f"journal {event.journal}"
-            )
-        elif isinstance(event, SkippedRows):
-            typer.echo(
-                f"rows {event.first_row}..{event.first_row + event.n - 1}: already released "
-                f"(window(s) {_span(event.windows)}); skipped (--force-rerelease to release "
-                "them again, charged)"
-            )
-        else:
-            typer.echo(_window_line(event))
-
-    r = send_file(
-        source,  # type: ignore[arg-type]
-        analyst=analyst,
-        correction=correction,
+    r = forward(
+        send_file,
+        options,
+        source,
         token=secret,
-        correction_token=correction_token,
-        epsilon=epsilon,
-        window=window,
         relaxed_sensitivity=rs,
-        p_o=p_o,
         global_sensitivity=gs,
-        scaling=scaling,
-        d_diff_centres=d_diff_centres,
-        guarantee_unit=guarantee_unit,
-        exchange=exchange,
-        cs_epsilon=cs_epsilon,
-        tp_epsilon=tp_epsilon,
-        columns=columns,
-        exclude=exclude,
-        first_window=first_window,
         partial=partial == "send",
         on_released="force" if force_rerelease else "skip",
         close=not no_close,
-        ledger=ledger,
-        journal=journal,
-        scope=scope,
-        budget=budget,
-        timeout=timeout,
-        retries=retries,
         verify=ca_cert or True,
         rng=seed,
-        on_event=say,
-    )
-    numbers = [w.window for w in r.sent]
-    summary = (
-        f"sent {len(numbers)} window(s), {r.records} record(s)"
-        f"{f' (windows {_span(numbers)})' if numbers else ''}; "
-        f"{r.skipped_records} record(s) already released, skipped"
+        on_event=None if quiet or as_json else lambda event: typer.echo("\n".join(event.lines())),
     )
     emit(
         r.to_dict(),
         as_json,
-        lambda console: None if quiet else console.print(summary, markup=False),
-    )
-
-
-def _span(numbers: Any) -> str:
-    """``"3"`` or ``"3..7"`` (smallest..largest)."""
-    lo, hi = min(numbers), max(numbers)
-    return str(lo) if lo == hi else f"{lo}..{hi}"
-
-
-def _window_line(report: Any) -> str:
-    """The line ``privad sensor send`` prints for one window's report."""
-    how = {
-        "sent": "sent",
-        "forced": "sent (forced re-release, charged again)",
-        "resumed": "sent (completed from the journal: an identical copy)",
-        "closed": "closed (uploaded before an interruption)",
-    }[report.status]
-    if report.outliers is None:
-        return f"window {report.window}: {report.n} record(s) {how.replace('sent', 'uploaded', 1)}"
-    return (
-        f"window {report.window}: {report.n} record(s) {how}; {report.n_presumed} presumed "
-        f"outlier(s) before correction, {report.outliers.size} corrected outlier(s)"
+        lambda console: None if quiet else console.print(r.summary(), markup=False),
     )
 
 
@@ -610,6 +546,7 @@ def perturb(
     Steps 1a–1b of the sensor on every partition, each with its own noise stream
     (privad.relaxed.perturb_archive); the output is what the analyst would receive (𝒯').
     """
+    options = dict(locals())  # the parsed options, each named as perturb_archive names it
     from privad.relaxed import perturb_archive
 
     cluster = cluster_of(scheduler, workers, worker_timeout)
@@ -624,22 +561,15 @@ def perturb(
     check_output_path(out, "--out", "folder")
     warn_seed(seed)
     with StepProgress(quiet=as_json) as progress:
-        r = perturb_archive(
+        r = forward(
+            perturb_archive,
+            options,
             archive,
             out,
-            epsilon=epsilon,
             relaxed_sensitivity=rs,
             global_sensitivity=gs,
-            scaling=scaling,
-            guarantee_unit=guarantee_unit,
-            columns=columns,
-            exclude=exclude,
-            ledger=ledger,
             scope=base,
-            budget=budget,
-            scheduler=cluster.scheduler,
-            workers=cluster.workers,
-            worker_timeout=cluster.worker_timeout,
+            **vars(cluster),
             rng=seed,
             step=progress.step,
         )
