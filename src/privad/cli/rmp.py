@@ -42,6 +42,7 @@ from privad.cli._options import (
     timeout_option,
 )
 from privad.cli._render import JSON_OPTION, StepProgress, emit, print_lines
+from privad.cli._serve_options import secret_option
 from privad.errors import ParameterError
 
 __all__ = ["register", "rmp_app"]
@@ -170,13 +171,10 @@ def participate(
         metavar="NAME",
         help="The participant name to register under (default: assigned by the server).",
     ),
-    registration_token: str | None = typer.Option(
-        None,
+    registration_token: str | None = secret_option(
         "--registration-token",
-        metavar="SECRET",
-        envvar="PRIVAD_RMP_REGISTRATION_TOKEN",
-        help="The server's registration token, if it has one. Default: "
-        "$PRIVAD_RMP_REGISTRATION_TOKEN.",
+        "PRIVAD_RMP_REGISTRATION_TOKEN",
+        "The server's registration token, if it has one. Default: $PRIVAD_RMP_REGISTRATION_TOKEN.",
     ),
     seed: int | None = seed_option(
         "Seed of a new T_i, FOR TESTS ONLY: whoever knows it can rebuild T_i. Default: OS entropy."
@@ -224,12 +222,10 @@ def participate(
 @rmp_app.command("train")
 def train(
     server: str = SERVER_OPTION,
-    token: str | None = typer.Option(
-        None,
+    token: str | None = secret_option(
         "--token",
-        metavar="SECRET",
-        envvar="PRIVAD_RMP_OPERATOR_TOKEN",
-        help="The operator's token (the server's --operator-token). Default: "
+        "PRIVAD_RMP_OPERATOR_TOKEN",
+        "The operator's token (the server's --operator-token). Default: "
         "$PRIVAD_RMP_OPERATOR_TOKEN.",
     ),
     epochs: int | None = COUNT.option(
@@ -290,12 +286,10 @@ def train(
 def score(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
     server: str = SERVER_OPTION,
-    token: str | None = typer.Option(
-        None,
+    token: str | None = secret_option(
         "--token",
-        metavar="SECRET",
-        envvar="PRIVAD_RMP_TOKEN",
-        help="An end-user, participant or operator token. Default: $PRIVAD_RMP_TOKEN.",
+        "PRIVAD_RMP_TOKEN",
+        "An end-user, participant or operator token. Default: $PRIVAD_RMP_TOKEN.",
     ),
     token_file: str | None = typer.Option(
         None,

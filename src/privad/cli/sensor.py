@@ -390,20 +390,16 @@ def result(
 ) -> None:
     """Print the corrected outlier indices of this sensor's closed windows."""
     from privad.io import atomic_write
+    from privad.services.sensor_client import closed_outliers, outliers_csv
 
     fmt = format_choice(output_format, as_json, ("csv", "json"))
     target = None if out is None else check_output_path(out, "--out")
     with _analyst_client(analyst, token, timeout, ca_cert) as client:
-        if window is not None:
-            results = [client.outliers(window)]
-        else:
-            closed = [x["window"] for x in client.windows() if x["status"] == "closed"]
-            results = [client.outliers(w) for w in closed]
+        results = closed_outliers(client, window)
     if fmt == "json":
         text = json.dumps(jsonable(results if window is None else results[0]), indent=1) + "\n"
     else:
-        lines = ["window,index"] + [f"{r['window']},{i}" for r in results for i in r["outliers"]]
-        text = "\n".join(lines) + "\n"
+        text = outliers_csv(results)
     if target is None:
         sys.stdout.write(text)
     else:
@@ -465,35 +461,16 @@ def calibrate(
     Not private: it reads the historical data in the clear, as the paper's parameters are
     fixed from past data before the protocol runs.
     """
-    from privad.relaxed.pipeline import server_parameters
-    from privad.services.streams import read_csv_array
+    options = dict(locals())  # the parsed options, each named as calibrate_file names it
+    from privad.services.calibration import calibrate_file
 
     fmt = format_choice(output_format, as_json, ("text", "json", "env"))
     path = existing_file(history, "HISTORY")
-    H = read_csv_array(path, columns=columns, exclude=exclude, source=history)
-    p = server_parameters(H, p_o, scaling=scaling, min_samples=min_samples)
-    rs, eps, ms, w_o = (
-        p["relaxed_sensitivity"],
-        p["eps"],
-        p["min_samples"],
-        p["outlier_layer_width"],
-    )
+    deployment = forward(calibrate_file, options, path, source=history)
     if fmt == "json":
-        print_json(p)
-    elif fmt == "env":
-        typer.echo(f"PRIVAD_RELAXED_SENSITIVITY={','.join(repr(v) for v in rs)}")
-        typer.echo(f"PRIVAD_EPS={eps!r}\nPRIVAD_MIN_SAMPLES={ms}\nPRIVAD_W_O={w_o!r}")
+        print_json(deployment.to_dict())
     else:
-        typer.echo(f"history: {p['n']} record(s), p_o = {p_o:g}%, scaling {scaling}")
-        typer.echo(
-            f"relaxed sensitivity RS (sensor --relaxed-sensitivity): "
-            f"{', '.join(f'{v:.6g}' for v in rs)}"
-        )
-        typer.echo(
-            f"DBSCAN eps, minPts (analyst --eps, --min-samples): {eps!r}, {ms} "
-            f"({p['historical_outliers']} historical outliers)"
-        )
-        typer.echo(f"w_O (correction --outlier-layer-width): {w_o!r}")
+        typer.echo("\n".join(deployment.env() if fmt == "env" else deployment.lines()))
 
 
 @sensor_app.command("perturb")

@@ -49,6 +49,8 @@ __all__ = [
     "SensorUploader",
     "SkippedRows",
     "WindowReport",
+    "closed_outliers",
+    "outliers_csv",
     "send_file",
 ]
 
@@ -827,6 +829,36 @@ guarantee_unit, exchange, cs_epsilon, tp_epsilon:
         except Conflict as exc:
             raise Conflict(f"{exc}; {_next_hint(a_client, c_client, book_journal)}") from None
     return SendResult(tuple(reports), tuple(skipped))
+
+
+def closed_outliers(analyst: AnalystClient, window: int | None = None) -> list[dict[str, Any]]:
+    """The analyst's results (the corrected outliers, indices within the window) of
+    ``window``, or of each of this sensor's closed windows (``privad sensor result``).
+
+    Examples
+    --------
+    >>> from privad.services.sensor_client import closed_outliers, outliers_csv
+    >>> class Analyst:  # stands in for an AnalystClient with this sensor's token
+    ...     def windows(self):
+    ...         return [{"window": 0, "status": "closed"}, {"window": 1, "status": "open"}]
+    ...     def outliers(self, window):
+    ...         return {"window": window, "outliers": [3, 9]}
+    >>> closed_outliers(Analyst())
+    [{'window': 0, 'outliers': [3, 9]}]
+    >>> print(outliers_csv(closed_outliers(Analyst(), 1)), end="")
+    window,index
+    1,3
+    1,9
+    """
+    if window is not None:
+        return [analyst.outliers(window)]
+    return [analyst.outliers(w["window"]) for w in analyst.windows() if w["status"] == "closed"]
+
+
+def outliers_csv(results: Iterable[dict[str, Any]]) -> str:
+    """The results of :func:`closed_outliers` as CSV: a ``window,index`` line per outlier."""
+    lines = ["window,index"] + [f"{r['window']},{i}" for r in results for i in r["outliers"]]
+    return "\n".join(lines) + "\n"
 
 
 def _next_hint(a_client: AnalystClient, c_client: CorrectionClient, journal: Any) -> str:
