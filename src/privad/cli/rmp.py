@@ -247,6 +247,7 @@ def train(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Train the model on every batch the server holds (operator)."""
+    options = dict(locals())  # the parsed options, each named as rmp_jobs.train names it
     from privad.services.rmp_jobs import train as run_training
 
     secret = required_secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")
@@ -265,15 +266,7 @@ def train(
                 progress.update(task[0], completed=done)
 
         limit = max_wait if wait else None
-        done = run_training(
-            client,
-            epochs=epochs,
-            hidden=hidden,
-            seed=seed,
-            wait=limit,
-            on_started=started,
-            on_poll=show,
-        )
+        done = forward(run_training, options, client, wait=limit, on_started=started, on_poll=show)
     emit(done.to_dict(), as_json, lambda console: print_lines(console, done.lines()))
 
 

@@ -4,7 +4,9 @@
 Each command parses its options, makes one library call and renders: ``send`` is
 :func:`privad.services.sensor_client.send_file`, ``perturb`` is
 :func:`privad.relaxed.perturb_archive`, ``calibrate`` is
-:func:`privad.relaxed.pipeline.server_parameters`. Every mistake is a
+:func:`privad.services.calibration.calibrate_file`, ``result`` is
+:func:`privad.services.sensor_client.closed_outliers`. Options named as the library names its
+keywords are passed on once (:func:`privad.cli._forward.forward`). Every mistake is a
 :class:`~privad.errors.PrivadError`: ``privad.cli.main`` prints it on one line and exits 2.
 """
 
