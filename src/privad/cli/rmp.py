@@ -106,6 +106,11 @@ class _Model(TextType):
 MODEL = _Model()
 
 
+def _file_option(name: str, help: str) -> Any:
+    """An optional ``NAME PATH``: a file of this participant's or end-user's."""
+    return typer.Option(None, name, metavar="PATH", help=help)
+
+
 def _client(server: str, token: Any, timeout: float, retries: int, ca_cert: Any) -> Any:
     from privad.services.rmp_client import RMPClient
 
@@ -151,18 +156,14 @@ def participate(
         "M",
         "Records per uploaded batch (default 30, as in the paper; at most the server's max batch).",
     ),
-    key_file: str | None = typer.Option(
-        None,
+    key_file: str | None = _file_option(
         "--key-file",
-        metavar="PATH",
-        help="This participant's private T_i (created with mode 0600 if missing, reused "
+        "This participant's private T_i (created with mode 0600 if missing, reused "
         "otherwise; never sent). Default: ~/.privad/rmp/HOST_PORT/key.npz.",
     ),
-    token_file: str | None = typer.Option(
-        None,
+    token_file: str | None = _file_option(
         "--token-file",
-        metavar="PATH",
-        help="This participant's token (saved with mode 0600 at registration, reused "
+        "This participant's token (saved with mode 0600 at registration, reused "
         "otherwise). Default: ~/.privad/rmp/HOST_PORT/token.json.",
     ),
     name: str | None = typer.Option(
@@ -284,11 +285,9 @@ def score(
         "PRIVAD_RMP_TOKEN",
         "An end-user, participant or operator token. Default: $PRIVAD_RMP_TOKEN.",
     ),
-    token_file: str | None = typer.Option(
-        None,
+    token_file: str | None = _file_option(
         "--token-file",
-        metavar="PATH",
-        help="Read the token from this file instead (a participant's token file works).",
+        "Read the token from this file instead (a participant's token file works).",
     ),
     columns: list[str] | None = COLUMNS_OPTION,
     label: str | None = LABEL_OPTION,
