@@ -113,6 +113,7 @@ UNIT_OPTION: Any = _opt(
     "value (column: ε).",
     Choice(("record", "column")),
 )
+WINDOW_NUMBER = Integer("an integer >= 0", minimum=0)
 EPSILON_OPTION: Any = _opt(..., "--epsilon", "E", "ε > 0 per column value.", POSITIVE)
 ANALYST_OPTION: Any = _opt(..., "--analyst", "URL", "The analyst server.")
 TOKEN_HELP = "This sensor's token. Default: $PRIVAD_SENSOR_TOKEN."
@@ -241,7 +242,7 @@ def send(
         "W",
         "Number of the first new window (default 0, or after the last window the journal "
         "sent to these servers with this token).",
-        Integer("an integer >= 0", minimum=0),
+        WINDOW_NUMBER,
     ),
     partial: str = _opt(
         "send",
@@ -376,7 +377,7 @@ def result(
         "--window",
         "W",
         "One window. Default: every closed window.",
-        Integer("an integer >= 0", minimum=0),
+        WINDOW_NUMBER,
     ),
     output_format: str = _opt(
         "csv",
@@ -413,9 +414,7 @@ def result(
 def close(
     analyst: str = ANALYST_OPTION,
     token: str | None = _token(),
-    window: int = _opt(
-        ..., "--window", "W", "The window to close.", Integer("an integer >= 0", minimum=0)
-    ),
+    window: int = _opt(..., "--window", "W", "The window to close.", WINDOW_NUMBER),
     timeout: float = timeout_option(),
     ca_cert: str | None = ca_cert_option("analyst"),
     as_json: bool = JSON_OPTION,
