@@ -148,6 +148,8 @@ def test_rmp_records_scaled_from_shared_bounds(run, rmp_server, tmp_path) -> Non
     assert code == 0, err
     assert warnings_in(err) == []  # in [0, 1]: no note about values outside [-1, 1]
     assert json.loads(out)["scaling"]["scaled"] == ["temp", "hum"]
+    # the scaling's note is one of the run's notes, in the JSON document too
+    assert json.loads(out)["notes"][-1].startswith("feature scaling: public bounds on 2 column")
     assert run("rmp", "train", "--server", url, "--token", OPERATOR, "--seed", "2")[0] == 0
     code, out, err = run("rmp", "score", str(tmp_path / "d.csv"), "--server", url, "--token", USER)
     assert code == 0 and "outside [-1, 1]" in warnings_in(err)[0]  # raw units: warned

@@ -26,6 +26,7 @@ from privad.cli._data import (
     scale_features,
     scaling_text,
 )
+from privad.cli._forward import forward
 from privad.cli._options import (
     COUNT,
     SECONDS,
@@ -41,6 +42,7 @@ from privad.cli._options import (
     timeout_option,
 )
 from privad.cli._render import JSON_OPTION, StepProgress, emit, print_lines
+from privad.cli._serve_options import secret_option
 from privad.errors import ParameterError
 
 __all__ = ["register", "rmp_app"]
@@ -104,6 +106,11 @@ class _Model(TextType):
 MODEL = _Model()
 
 
+def _file_option(name: str, help: str) -> Any:
+    """An optional ``NAME PATH``: a file of this participant's or end-user's."""
+    return typer.Option(None, name, metavar="PATH", help=help)
+
+
 def _client(server: str, token: Any, timeout: float, retries: int, ca_cert: Any) -> Any:
     from privad.services.rmp_client import RMPClient
 
@@ -114,6 +121,13 @@ def _load(data: str, columns: Any, label: Any, exclude: Any, id_column: Any, bou
     """DATA's records with the column roles, scaled with the public bounds (if any)."""
     table = load_table(data, columns=columns, label=label, id_column=id_column, exclude=exclude)
     return scale_features(table, bounds, check=False)
+
+
+def _scaling(scaling: Any) -> tuple[list[str], Any]:
+    """The note on the public bounds' feature scaling (none without bounds), and its data."""
+    if scaling is None:
+        return [], None
+    return [f"feature scaling: {scaling_text(scaling)}"], scaling.to_dict()
 
 
 # --------------------------------------------------------------------------------------------
@@ -142,18 +156,14 @@ def participate(
         "M",
         "Records per uploaded batch (default 30, as in the paper; at most the server's max batch).",
     ),
-    key_file: str | None = typer.Option(
-        None,
+    key_file: str | None = _file_option(
         "--key-file",
-        metavar="PATH",
-        help="This participant's private T_i (created with mode 0600 if missing, reused "
+        "This participant's private T_i (created with mode 0600 if missing, reused "
         "otherwise; never sent). Default: ~/.privad/rmp/HOST_PORT/key.npz.",
     ),
-    token_file: str | None = typer.Option(
-        None,
+    token_file: str | None = _file_option(
         "--token-file",
-        metavar="PATH",
-        help="This participant's token (saved with mode 0600 at registration, reused "
+        "This participant's token (saved with mode 0600 at registration, reused "
         "otherwise). Default: ~/.privad/rmp/HOST_PORT/token.json.",
     ),
     name: str | None = typer.Option(
@@ -162,13 +172,10 @@ def participate(
         metavar="NAME",
         help="The participant name to register under (default: assigned by the server).",
     ),
-    registration_token: str | None = typer.Option(
-        None,
+    registration_token: str | None = secret_option(
         "--registration-token",
-        metavar="SECRET",
-        envvar="PRIVAD_RMP_REGISTRATION_TOKEN",
-        help="The server's registration token, if it has one. Default: "
-        "$PRIVAD_RMP_REGISTRATION_TOKEN.",
+        "PRIVAD_RMP_REGISTRATION_TOKEN",
+        "The server's registration token, if it has one. Default: $PRIVAD_RMP_REGISTRATION_TOKEN.",
     ),
     seed: int | None = seed_option(
         "Seed of a new T_i, FOR TESTS ONLY: whoever knows it can rebuild T_i. Default: OS entropy."
@@ -179,6 +186,7 @@ def participate(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Perturb DATA with this participant's private T_i and upload it to the mining server."""
+    options = dict(locals())  # the parsed options, each named as rmp_jobs.participate names it
     from privad.services.auth import check_name
     from privad.services.rmp_jobs import participate as run_participation
 
@@ -192,40 +200,18 @@ def participate(
         ds, scaling = _load(data, columns, label, exclude, id_column, bounds)
         with StepProgress(quiet=as_json) as progress:
             task = progress.add_task("uploading batches", total=np.shape(ds.X)[0])
-            done = run_participation(
+            done = forward(
+                run_participation,
+                options,
                 client,
                 ds.X,
-                data=data,
                 names=ds.feature_names,
-                key_file=key_file,
-                token_file=token_file,
-                name=name,
-                registration_token=registration_token,
-                batch_size=batch_size,
-                seed=seed,
                 on_batch=lambda _answer, m: progress.update(task, advance=m),
             )
-    report, notes = done.report, list(done.notes)
-    n = np.shape(ds.X)[1]
-    again = f", {report.duplicates} already stored" if report.duplicates else ""
-    payload = {
-        "server": client.base_url,
-        "participant": done.participant,
-        "records": report.records,
-        "attributes": n,
-        "batches": report.batches,
-        "stored": report.stored,
-        "duplicates": report.duplicates,
-        "notes": notes,
-        "scaling": None if scaling is None else scaling.to_dict(),
-    }
-    if scaling is not None:
-        notes.append(f"feature scaling: {scaling_text(scaling)}")
-    lines = [
-        *notes,
-        f"uploaded {report.records} record(s) of {n} attributes in "
-        f"{report.batches} batch(es) to {client.base_url}: {report.stored} new{again}",
-    ]
+    note, scaled = _scaling(scaling)
+    payload = {**done.to_dict(), "scaling": scaled}
+    payload["notes"] += note  # a note of this run, in the JSON document too
+    lines = [*payload["notes"], done.lines()[-1]]
     emit(payload, as_json, lambda console: print_lines(console, lines))
 
 
@@ -237,12 +223,10 @@ def participate(
 @rmp_app.command("train")
 def train(
     server: str = SERVER_OPTION,
-    token: str | None = typer.Option(
-        None,
+    token: str | None = secret_option(
         "--token",
-        metavar="SECRET",
-        envvar="PRIVAD_RMP_OPERATOR_TOKEN",
-        help="The operator's token (the server's --operator-token). Default: "
+        "PRIVAD_RMP_OPERATOR_TOKEN",
+        "The operator's token (the server's --operator-token). Default: "
         "$PRIVAD_RMP_OPERATOR_TOKEN.",
     ),
     epochs: int | None = COUNT.option(
@@ -264,6 +248,7 @@ def train(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Train the model on every batch the server holds (operator)."""
+    options = dict(locals())  # the parsed options, each named as rmp_jobs.train names it
     from privad.services.rmp_jobs import train as run_training
 
     secret = required_secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")
@@ -282,31 +267,8 @@ def train(
                 progress.update(task[0], completed=done)
 
         limit = max_wait if wait else None
-        payload = run_training(
-            client,
-            epochs=epochs,
-            hidden=hidden,
-            seed=seed,
-            wait=limit,
-            on_started=started,
-            on_poll=show,
-        )
-    job, final, meta = payload["job"], payload["result"], payload["model"]
-    lines = [
-        f"training job {job['job']} started on {job['n_records']} record(s) from "
-        f"{job['n_batches']} batch(es) of {job['n_participants']} participant(s), "
-        f"{job['options']['epochs']} epochs"
-    ]
-    if final is not None and meta is None:
-        lines.append(f"model {final['model']} stored")
-    elif meta is not None:
-        threshold = "n/a" if meta["threshold"] is None else f"{meta['threshold']:.6g}"
-        lines.append(
-            f"model {meta['id']}: {meta['n_records']} record(s), {meta['n_batches']} "
-            f"batch(es), {meta['n_participants']} participant(s); threshold "
-            f"{threshold}; trained in {meta['train_seconds']:.2f} s"
-        )
-    emit(payload, as_json, lambda console: print_lines(console, lines))
+        done = forward(run_training, options, client, wait=limit, on_started=started, on_poll=show)
+    emit(done.to_dict(), as_json, lambda console: print_lines(console, done.lines()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -318,18 +280,14 @@ def train(
 def score(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
     server: str = SERVER_OPTION,
-    token: str | None = typer.Option(
-        None,
+    token: str | None = secret_option(
         "--token",
-        metavar="SECRET",
-        envvar="PRIVAD_RMP_TOKEN",
-        help="An end-user, participant or operator token. Default: $PRIVAD_RMP_TOKEN.",
+        "PRIVAD_RMP_TOKEN",
+        "An end-user, participant or operator token. Default: $PRIVAD_RMP_TOKEN.",
     ),
-    token_file: str | None = typer.Option(
-        None,
+    token_file: str | None = _file_option(
         "--token-file",
-        metavar="PATH",
-        help="Read the token from this file instead (a participant's token file works).",
+        "Read the token from this file instead (a participant's token file works).",
     ),
     columns: list[str] | None = COLUMNS_OPTION,
     label: str | None = LABEL_OPTION,
@@ -369,28 +327,10 @@ def score(
         )
     if out is not None:
         done.write(out, ds.ids)
-    meta, flagged, m = done.model, int(done.labels.sum()), done.scores.size
-    lines = [
-        f"model {meta['id']} ({meta['n_records']} training record(s), created "
-        f"{meta['created_at']}): threshold {done.threshold:.6g}",
-        f"records {m}, flagged {flagged} ({100.0 * flagged / m:.1f} %)",
-    ]
-    if done.roc_auc is not None:
-        lines.append(f"ROC AUC against the labels: {done.roc_auc:.4f}")
-    if scaling is not None:
-        lines.append(f"feature scaling: {scaling_text(scaling)}")
-    if out is not None:
-        lines.append(f"wrote {out}")
-    payload = {
-        "model": meta,
-        "threshold": done.threshold,
-        "records": m,
-        "flagged": flagged,
-        "roc_auc": done.roc_auc,
-        "output": out,
-        "scaling": None if scaling is None else scaling.to_dict(),
-    }
-    emit(payload, as_json, lambda console: print_lines(console, lines))
+    note, scaled = _scaling(scaling)
+    wrote = [] if out is None else [f"wrote {out}"]
+    payload = {**done.to_dict(), "output": out, "scaling": scaled}
+    emit(payload, as_json, lambda console: print_lines(console, [*done.lines(), *note, *wrote]))
 
 
 def register(app: typer.Typer) -> None:

@@ -4,7 +4,9 @@
 Each command parses its options, makes one library call and renders: ``send`` is
 :func:`privad.services.sensor_client.send_file`, ``perturb`` is
 :func:`privad.relaxed.perturb_archive`, ``calibrate`` is
-:func:`privad.relaxed.pipeline.server_parameters`. Every mistake is a
+:func:`privad.services.calibration.calibrate_file`, ``result`` is
+:func:`privad.services.sensor_client.closed_outliers`. Options named as the library names its
+keywords are passed on once (:func:`privad.cli._forward.forward`). Every mistake is a
 :class:`~privad.errors.PrivadError`: ``privad.cli.main`` prints it on one line and exits 2.
 """
 
@@ -17,6 +19,7 @@ from typing import Any
 import typer
 
 from privad.cli._data import EXCLUDE_OPTION
+from privad.cli._forward import forward
 from privad.cli._options import (
     COUNT,
     POSITIVE,
@@ -110,6 +113,7 @@ UNIT_OPTION: Any = _opt(
     "value (column: ε).",
     Choice(("record", "column")),
 )
+WINDOW_NUMBER = Integer("an integer >= 0", minimum=0)
 EPSILON_OPTION: Any = _opt(..., "--epsilon", "E", "ε > 0 per column value.", POSITIVE)
 ANALYST_OPTION: Any = _opt(..., "--analyst", "URL", "The analyst server.")
 TOKEN_HELP = "This sensor's token. Default: $PRIVAD_SENSOR_TOKEN."
@@ -238,7 +242,7 @@ def send(
         "W",
         "Number of the first new window (default 0, or after the last window the journal "
         "sent to these servers with this token).",
-        Integer("an integer >= 0", minimum=0),
+        WINDOW_NUMBER,
     ),
     partial: str = _opt(
         "send",
@@ -320,7 +324,8 @@ def send(
     A line per window on standard output (none with --quiet); with --json, one JSON
     document at the end instead, with every window's corrected outliers.
     """
-    from privad.services.sensor_client import SendStarted, SkippedRows, send_file
+    options = dict(locals())  # the parsed options, each named as send_file names its keyword
+    from privad.services.sensor_client import send_file
 
     for value, option in ((cs_epsilon, "--cs-epsilon"), (tp_epsilon, "--tp-epsilon")):
         if exchange == "unprotected" and value is not None:
@@ -335,90 +340,24 @@ def send(
     gs = guarantee_options(global_sensitivity, ledger, "each window's")
     source = sys.stdin if data == "-" else existing_file(data, "DATA")
     warn_seed(seed)
-
-    def say(event: Any) -> None:
-        if quiet or as_json:
-            return
-        if isinstance(event, SendStarted):
-            typer.echo("each window: " + "; ".join(event.views.lines()))
-            typer.echo(
-                f"charged to scope {event.scope}/rows-DIGEST in {event.ledger}; "
-                f"journal {event.journal}"
-            )
-        elif isinstance(event, SkippedRows):
-            typer.echo(
-                f"rows {event.first_row}..{event.first_row + event.n - 1}: already released "
-                f"(window(s) {_span(event.windows)}); skipped (--force-rerelease to release "
-                "them again, charged)"
-            )
-        else:
-            typer.echo(_window_line(event))
-
-    r = send_file(
-        source,  # type: ignore[arg-type]
-        analyst=analyst,
-        correction=correction,
+    r = forward(
+        send_file,
+        options,
+        source,
         token=secret,
-        correction_token=correction_token,
-        epsilon=epsilon,
-        window=window,
         relaxed_sensitivity=rs,
-        p_o=p_o,
         global_sensitivity=gs,
-        scaling=scaling,
-        d_diff_centres=d_diff_centres,
-        guarantee_unit=guarantee_unit,
-        exchange=exchange,
-        cs_epsilon=cs_epsilon,
-        tp_epsilon=tp_epsilon,
-        columns=columns,
-        exclude=exclude,
-        first_window=first_window,
         partial=partial == "send",
         on_released="force" if force_rerelease else "skip",
         close=not no_close,
-        ledger=ledger,
-        journal=journal,
-        scope=scope,
-        budget=budget,
-        timeout=timeout,
-        retries=retries,
         verify=ca_cert or True,
         rng=seed,
-        on_event=say,
-    )
-    numbers = [w.window for w in r.sent]
-    summary = (
-        f"sent {len(numbers)} window(s), {r.records} record(s)"
-        f"{f' (windows {_span(numbers)})' if numbers else ''}; "
-        f"{r.skipped_records} record(s) already released, skipped"
+        on_event=None if quiet or as_json else lambda event: typer.echo("\n".join(event.lines())),
     )
     emit(
         r.to_dict(),
         as_json,
-        lambda console: None if quiet else console.print(summary, markup=False),
-    )
-
-
-def _span(numbers: Any) -> str:
-    """``"3"`` or ``"3..7"`` (smallest..largest)."""
-    lo, hi = min(numbers), max(numbers)
-    return str(lo) if lo == hi else f"{lo}..{hi}"
-
-
-def _window_line(report: Any) -> str:
-    """The line ``privad sensor send`` prints for one window's report."""
-    how = {
-        "sent": "sent",
-        "forced": "sent (forced re-release, charged again)",
-        "resumed": "sent (completed from the journal: an identical copy)",
-        "closed": "closed (uploaded before an interruption)",
-    }[report.status]
-    if report.outliers is None:
-        return f"window {report.window}: {report.n} record(s) {how.replace('sent', 'uploaded', 1)}"
-    return (
-        f"window {report.window}: {report.n} record(s) {how}; {report.n_presumed} presumed "
-        f"outlier(s) before correction, {report.outliers.size} corrected outlier(s)"
+        lambda console: None if quiet else console.print(r.summary(), markup=False),
     )
 
 
@@ -438,7 +377,7 @@ def result(
         "--window",
         "W",
         "One window. Default: every closed window.",
-        Integer("an integer >= 0", minimum=0),
+        WINDOW_NUMBER,
     ),
     output_format: str = _opt(
         "csv",
@@ -454,20 +393,16 @@ def result(
 ) -> None:
     """Print the corrected outlier indices of this sensor's closed windows."""
     from privad.io import atomic_write
+    from privad.services.sensor_client import closed_outliers, outliers_csv
 
     fmt = format_choice(output_format, as_json, ("csv", "json"))
     target = None if out is None else check_output_path(out, "--out")
     with _analyst_client(analyst, token, timeout, ca_cert) as client:
-        if window is not None:
-            results = [client.outliers(window)]
-        else:
-            closed = [x["window"] for x in client.windows() if x["status"] == "closed"]
-            results = [client.outliers(w) for w in closed]
+        results = closed_outliers(client, window)
     if fmt == "json":
         text = json.dumps(jsonable(results if window is None else results[0]), indent=1) + "\n"
     else:
-        lines = ["window,index"] + [f"{r['window']},{i}" for r in results for i in r["outliers"]]
-        text = "\n".join(lines) + "\n"
+        text = outliers_csv(results)
     if target is None:
         sys.stdout.write(text)
     else:
@@ -479,9 +414,7 @@ def result(
 def close(
     analyst: str = ANALYST_OPTION,
     token: str | None = _token(),
-    window: int = _opt(
-        ..., "--window", "W", "The window to close.", Integer("an integer >= 0", minimum=0)
-    ),
+    window: int = _opt(..., "--window", "W", "The window to close.", WINDOW_NUMBER),
     timeout: float = timeout_option(),
     ca_cert: str | None = ca_cert_option("analyst"),
     as_json: bool = JSON_OPTION,
@@ -529,35 +462,16 @@ def calibrate(
     Not private: it reads the historical data in the clear, as the paper's parameters are
     fixed from past data before the protocol runs.
     """
-    from privad.relaxed.pipeline import server_parameters
-    from privad.services.streams import read_csv_array
+    options = dict(locals())  # the parsed options, each named as calibrate_file names it
+    from privad.services.calibration import calibrate_file
 
     fmt = format_choice(output_format, as_json, ("text", "json", "env"))
     path = existing_file(history, "HISTORY")
-    H = read_csv_array(path, columns=columns, exclude=exclude, source=history)
-    p = server_parameters(H, p_o, scaling=scaling, min_samples=min_samples)
-    rs, eps, ms, w_o = (
-        p["relaxed_sensitivity"],
-        p["eps"],
-        p["min_samples"],
-        p["outlier_layer_width"],
-    )
+    deployment = forward(calibrate_file, options, path, source=history)
     if fmt == "json":
-        print_json(p)
-    elif fmt == "env":
-        typer.echo(f"PRIVAD_RELAXED_SENSITIVITY={','.join(repr(v) for v in rs)}")
-        typer.echo(f"PRIVAD_EPS={eps!r}\nPRIVAD_MIN_SAMPLES={ms}\nPRIVAD_W_O={w_o!r}")
+        print_json(deployment.to_dict())
     else:
-        typer.echo(f"history: {p['n']} record(s), p_o = {p_o:g}%, scaling {scaling}")
-        typer.echo(
-            f"relaxed sensitivity RS (sensor --relaxed-sensitivity): "
-            f"{', '.join(f'{v:.6g}' for v in rs)}"
-        )
-        typer.echo(
-            f"DBSCAN eps, minPts (analyst --eps, --min-samples): {eps!r}, {ms} "
-            f"({p['historical_outliers']} historical outliers)"
-        )
-        typer.echo(f"w_O (correction --outlier-layer-width): {w_o!r}")
+        typer.echo("\n".join(deployment.env() if fmt == "env" else deployment.lines()))
 
 
 @sensor_app.command("perturb")
@@ -610,6 +524,7 @@ def perturb(
     Steps 1a–1b of the sensor on every partition, each with its own noise stream
     (privad.relaxed.perturb_archive); the output is what the analyst would receive (𝒯').
     """
+    options = dict(locals())  # the parsed options, each named as perturb_archive names it
     from privad.relaxed import perturb_archive
 
     cluster = cluster_of(scheduler, workers, worker_timeout)
@@ -624,22 +539,15 @@ def perturb(
     check_output_path(out, "--out", "folder")
     warn_seed(seed)
     with StepProgress(quiet=as_json) as progress:
-        r = perturb_archive(
+        r = forward(
+            perturb_archive,
+            options,
             archive,
             out,
-            epsilon=epsilon,
             relaxed_sensitivity=rs,
             global_sensitivity=gs,
-            scaling=scaling,
-            guarantee_unit=guarantee_unit,
-            columns=columns,
-            exclude=exclude,
-            ledger=ledger,
             scope=base,
-            budget=budget,
-            scheduler=cluster.scheduler,
-            workers=cluster.workers,
-            worker_timeout=cluster.worker_timeout,
+            **vars(cluster),
             rng=seed,
             step=progress.step,
         )

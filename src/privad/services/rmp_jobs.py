@@ -36,7 +36,15 @@ from privad.services.rmp_client import (
     write_private,
 )
 
-__all__ = ["Participation", "Scoring", "check_records", "participate", "score", "train"]
+__all__ = [
+    "Participation",
+    "Scoring",
+    "Training",
+    "check_records",
+    "participate",
+    "score",
+    "train",
+]
 
 
 def check_records(X: Any, n: int, data: str, names: Any = ()) -> np.ndarray:
@@ -78,12 +86,49 @@ def check_records(X: Any, n: int, data: str, names: Any = ()) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Participation:
-    """What :func:`participate` did: the participant name, the upload and the notes
-    (where the key and token came from or went)."""
+    """What :func:`participate` did: the server, the participant name, the upload, the
+    records' number of attributes and the notes (where the key and token came from or went).
 
+    Examples
+    --------
+    >>> from privad.services.rmp_client import UploadReport
+    >>> from privad.services.rmp_jobs import Participation
+    >>> done = Participation("http://h:1", "p1", UploadReport(2, 1, 1, 60, (1, 2)), 4, ("note",))
+    >>> print(*done.lines(), sep="\\n")
+    note
+    uploaded 60 record(s) of 4 attributes in 2 batch(es) to http://h:1: 1 new, 1 already stored
+    >>> done.to_dict()["stored"]
+    1
+    """
+
+    server: str
     participant: str
     report: UploadReport
+    attributes: int
     notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data (``privad rmp participate --json``, before its ``scaling``)."""
+        return {
+            "server": self.server,
+            "participant": self.participant,
+            "records": self.report.records,
+            "attributes": self.attributes,
+            "batches": self.report.batches,
+            "stored": self.report.stored,
+            "duplicates": self.report.duplicates,
+            "notes": list(self.notes),
+        }
+
+    def lines(self) -> tuple[str, ...]:
+        """The notes, then a line on the upload."""
+        r = self.report
+        again = f", {r.duplicates} already stored" if r.duplicates else ""
+        return (
+            *self.notes,
+            f"uploaded {r.records} record(s) of {self.attributes} attributes in "
+            f"{r.batches} batch(es) to {self.server}: {r.stored} new{again}",
+        )
 
 
 def _save_token(
@@ -214,7 +259,50 @@ def participate(
         _save_token(token_path, client, remote.t_sha256, secret, name, who)
         notes.append(f"registered as participant {who}; token saved to {token_path} (mode 0600)")
     report = upload_records(client, participant, X, batch_size=batch_size, on_batch=on_batch)
-    return Participation(who, report, tuple(notes))
+    return Participation(client.base_url, who, report, X.shape[1], tuple(notes))
+
+
+@dataclass(frozen=True)
+class Training:
+    """What :func:`train` did: the started job, its final state and the stored model's
+    metadata (None where not waited for).
+
+    Examples
+    --------
+    >>> from privad.services.rmp_jobs import Training
+    >>> job = {"job": 7, "n_records": 60, "n_batches": 2, "n_participants": 1,
+    ...        "options": {"epochs": 5}}
+    >>> print(*Training(job, {"model": 3}, None).lines(), sep="\\n")
+    training job 7 started on 60 record(s) from 2 batch(es) of 1 participant(s), 5 epochs
+    model 3 stored
+    """
+
+    job: dict[str, Any]
+    result: dict[str, Any] | None
+    model: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data (``privad rmp train --json``)."""
+        return {"job": self.job, "result": self.result, "model": self.model}
+
+    def lines(self) -> tuple[str, ...]:
+        """A line on the started job, then one on the model (where waited for)."""
+        job, meta = self.job, self.model
+        lines = [
+            f"training job {job['job']} started on {job['n_records']} record(s) from "
+            f"{job['n_batches']} batch(es) of {job['n_participants']} participant(s), "
+            f"{job['options']['epochs']} epochs"
+        ]
+        if self.result is not None and meta is None:
+            lines.append(f"model {self.result['model']} stored")
+        elif meta is not None:
+            threshold = "n/a" if meta["threshold"] is None else f"{meta['threshold']:.6g}"
+            lines.append(
+                f"model {meta['id']}: {meta['n_records']} record(s), {meta['n_batches']} "
+                f"batch(es), {meta['n_participants']} participant(s); threshold "
+                f"{threshold}; trained in {meta['train_seconds']:.2f} s"
+            )
+        return tuple(lines)
 
 
 def train(
@@ -226,12 +314,13 @@ def train(
     wait: float | None = 3600.0,
     on_started: Callable[[dict[str, Any]], None] | None = None,
     on_poll: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
+) -> Training:
     """Start training on every stored batch (operator) and wait for it up to ``wait``
     seconds (None: return once started).
 
-    Returns ``{"job": ..., "result": ..., "model": ...}``: the started job, its final state
-    and the stored model's metadata (None where not waited for).
+    Returns
+    -------
+    Training
 
     Raises
     ------
@@ -250,7 +339,7 @@ def train(
                 f"{final.get('error') or 'no reason given'}"
             )
         meta = next((m for m in client.models() if m["id"] == final["model"]), None)
-    return {"job": job, "result": final, "model": meta}
+    return Training(job, final, meta)
 
 
 @dataclass(frozen=True)
@@ -267,6 +356,12 @@ class Scoring:
     >>> done.write("scores.csv", ids=["a", "b"])
     >>> open("scores.csv").read().splitlines()
     ['index,id,score,label', '0,a,0.2,0', '1,b,0.9,1']
+    >>> done = Scoring({"id": 1, "n_records": 60, "created_at": "2026-01-02"}, 0.5,
+    ...     np.array([0.2, 0.9]), np.array([0, 1]), 0.75)
+    >>> print(*done.lines(), sep="\\n")
+    model 1 (60 training record(s), created 2026-01-02): threshold 0.5
+    records 2, flagged 1 (50.0 %)
+    ROC AUC against the labels: 0.7500
     """
 
     model: dict[str, Any]
@@ -274,6 +369,28 @@ class Scoring:
     scores: np.ndarray
     labels: np.ndarray
     roc_auc: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data (``privad rmp score --json``, before its ``output`` and
+        ``scaling``)."""
+        return {
+            "model": self.model,
+            "threshold": self.threshold,
+            "records": self.scores.size,
+            "flagged": int(self.labels.sum()),
+            "roc_auc": self.roc_auc,
+        }
+
+    def lines(self) -> tuple[str, ...]:
+        """Lines on the model, the records flagged and the ROC AUC (where known)."""
+        meta, flagged, m = self.model, int(self.labels.sum()), self.scores.size
+        auc = () if self.roc_auc is None else (f"ROC AUC against the labels: {self.roc_auc:.4f}",)
+        return (
+            f"model {meta['id']} ({meta['n_records']} training record(s), created "
+            f"{meta['created_at']}): threshold {self.threshold:.6g}",
+            f"records {m}, flagged {flagged} ({100.0 * flagged / m:.1f} %)",
+            *auc,
+        )
 
     def write(self, path: str | Path, ids: Any = None) -> None:
         """Write ``index[,id],score,label`` per record, atomically: CSV, or Parquet for a

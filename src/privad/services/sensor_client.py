@@ -49,6 +49,8 @@ __all__ = [
     "SensorUploader",
     "SkippedRows",
     "WindowReport",
+    "closed_outliers",
+    "outliers_csv",
     "send_file",
 ]
 
@@ -94,6 +96,39 @@ class WindowReport:
     digest: str = ""
     first_row: int | None = None
 
+    def lines(self) -> tuple[str, ...]:
+        """The window's line (what ``privad sensor send`` prints for it).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from privad.services.sensor_client import WindowReport
+        >>> print(*WindowReport(3, 400, np.array([7, 12]), 5, (True, True)).lines())
+        window 3: 400 record(s) sent; 5 presumed outlier(s) before correction, 2 corrected ...
+        >>> WindowReport(4, 80, None, None, (True, True)).lines()
+        ('window 4: 80 record(s) uploaded',)
+        """
+        how = {
+            "sent": "sent",
+            "forced": "sent (forced re-release, charged again)",
+            "resumed": "sent (completed from the journal: an identical copy)",
+            "closed": "closed (uploaded before an interruption)",
+        }[self.status]
+        if self.outliers is None:
+            return (
+                f"window {self.window}: {self.n} record(s) {how.replace('sent', 'uploaded', 1)}",
+            )
+        return (
+            f"window {self.window}: {self.n} record(s) {how}; {self.n_presumed} presumed "
+            f"outlier(s) before correction, {self.outliers.size} corrected outlier(s)",
+        )
+
+
+def _span(numbers: Iterable[int]) -> str:
+    """``"3"`` or ``"3..7"`` (smallest..largest)."""
+    lo, hi = min(numbers), max(numbers)
+    return str(lo) if lo == hi else f"{lo}..{hi}"
+
 
 @dataclass(frozen=True)
 class SkippedRows:
@@ -112,6 +147,21 @@ class SkippedRows:
     first_row: int
     n: int
     windows: tuple[int, ...]
+
+    def lines(self) -> tuple[str, ...]:
+        """The line ``privad sensor send`` prints for the run of skipped rows.
+
+        Examples
+        --------
+        >>> from privad.services.sensor_client import SkippedRows
+        >>> SkippedRows(0, 700, (0, 1)).lines()[0][:46]
+        'rows 0..699: already released (window(s) 0..1)'
+        """
+        return (
+            f"rows {self.first_row}..{self.first_row + self.n - 1}: already released "
+            f"(window(s) {_span(self.windows)}); skipped (--force-rerelease to release "
+            "them again, charged)",
+        )
 
 
 ON_RELEASED: tuple[str, ...] = ("refuse", "skip", "force")
@@ -501,6 +551,13 @@ class SendStarted:
     ledger: str
     journal: str
 
+    def lines(self) -> tuple[str, ...]:
+        """What ``privad sensor send`` prints first: the views and where windows go."""
+        return (
+            "each window: " + "; ".join(self.views.lines()),
+            f"charged to scope {self.scope}/rows-DIGEST in {self.ledger}; journal {self.journal}",
+        )
+
 
 @dataclass(frozen=True)
 class SendResult:
@@ -523,6 +580,22 @@ class SendResult:
     def skipped_records(self) -> int:
         """The records skipped as released before."""
         return sum(r.n for r in self.skipped)
+
+    def summary(self) -> str:
+        """The result in one line (``privad sensor send``'s last).
+
+        Examples
+        --------
+        >>> from privad.services.sensor_client import SendResult, SkippedRows
+        >>> SendResult((), (SkippedRows(0, 700, (0, 1)),)).summary()
+        'sent 0 window(s), 0 record(s); 700 record(s) already released, skipped'
+        """
+        numbers = [w.window for w in self.sent]
+        return (
+            f"sent {len(numbers)} window(s), {self.records} record(s)"
+            f"{f' (windows {_span(numbers)})' if numbers else ''}; "
+            f"{self.skipped_records} record(s) already released, skipped"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data (``privad sensor send --json``)."""
@@ -756,6 +829,36 @@ guarantee_unit, exchange, cs_epsilon, tp_epsilon:
         except Conflict as exc:
             raise Conflict(f"{exc}; {_next_hint(a_client, c_client, book_journal)}") from None
     return SendResult(tuple(reports), tuple(skipped))
+
+
+def closed_outliers(analyst: AnalystClient, window: int | None = None) -> list[dict[str, Any]]:
+    """The analyst's results (the corrected outliers, indices within the window) of
+    ``window``, or of each of this sensor's closed windows (``privad sensor result``).
+
+    Examples
+    --------
+    >>> from privad.services.sensor_client import closed_outliers, outliers_csv
+    >>> class Analyst:  # stands in for an AnalystClient with this sensor's token
+    ...     def windows(self):
+    ...         return [{"window": 0, "status": "closed"}, {"window": 1, "status": "open"}]
+    ...     def outliers(self, window):
+    ...         return {"window": window, "outliers": [3, 9]}
+    >>> closed_outliers(Analyst())
+    [{'window': 0, 'outliers': [3, 9]}]
+    >>> print(outliers_csv(closed_outliers(Analyst(), 1)), end="")
+    window,index
+    1,3
+    1,9
+    """
+    if window is not None:
+        return [analyst.outliers(window)]
+    return [analyst.outliers(w["window"]) for w in analyst.windows() if w["status"] == "closed"]
+
+
+def outliers_csv(results: Iterable[dict[str, Any]]) -> str:
+    """The results of :func:`closed_outliers` as CSV: a ``window,index`` line per outlier."""
+    lines = ["window,index"] + [f"{r['window']},{i}" for r in results for i in r["outliers"]]
+    return "\n".join(lines) + "\n"
 
 
 def _next_hint(a_client: AnalystClient, c_client: CorrectionClient, journal: Any) -> str:
