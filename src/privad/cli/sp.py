@@ -18,7 +18,6 @@ exit status 2, before any file is written.
 from __future__ import annotations
 
 import csv
-import shlex
 from typing import Any
 
 import typer
@@ -34,7 +33,6 @@ from privad.cli._data import (
     LABEL_OPTION,
     load_table,
     scale_features,
-    scaling_text,
 )
 from privad.cli._options import (
     COUNT,
@@ -58,7 +56,7 @@ from privad.cli._render import (
     JSON_OPTION,
     StepProgress,
     emit,
-    summary_table,
+    warn,
 )
 from privad.cli._sensitive import (
     BETA,
@@ -73,7 +71,7 @@ from privad.cli._sensitive import (
     SELECTION_EPSILON_OPTION,
     sensitive_mechanism,
 )
-from privad.cli._sp_identify import in_memory, partitioned, print_summary
+from privad.cli._sp_identify import in_memory, partitioned, show
 from privad.errors import ParameterError
 
 __all__ = ["register", "sp_app"]
@@ -243,9 +241,15 @@ def identify(
             step=progress.step,
         )
     # 3. render
-    print_summary(
-        res, inputs, add_query_to_data, with_error_probabilities, cluster.scheduler, as_json
+    report = inputs.report(
+        res,
+        add_query_to_data=add_query_to_data,
+        error_probabilities=with_error_probabilities,
+        scheduler=cluster.scheduler,
     )
+    if as_json and report.warning:
+        warn(report.warning)
+    show(report, "privad sp identify", as_json)
 
 
 # --------------------------------------------------------------------------------------------
@@ -314,13 +318,8 @@ def params(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Propose (β, r) for DATA: our reconstruction of the paper's missing Appendix A.2."""
-    from privad.sensitive.jobs import choose_parameters
-    from privad.sensitive.parameters import TABLE1_BETA_FRACTION, target_share
+    from privad.sensitive.reports import parameter_report
 
-    share = target_share(anomaly_share, contamination)
-    frac, metric_v = beta_fraction, metric
-    if frac is None:  # β = round(c·n) for a target share c, else Table 1's β/n
-        frac = TABLE1_BETA_FRACTION if (anomaly_share, contamination) == (None, None) else share
     if private and (beta is None or contamination is None):
         raise ParameterError("--private needs --beta and --contamination (public inputs)")
     if not private and (ledger, scope, budget, selection_epsilon) != (None,) * 4:
@@ -328,121 +327,41 @@ def params(
             "--ledger, --scope, --budget and --selection-epsilon apply only with --private"
         )
     bounds = public_bounds(bound, bounds_file)
-    ds, scaling = scale_features(
-        load_table(
-            data,
-            columns=columns,
-            label=label,
-            seed=seed,
-            exclude=exclude,
-            id_column=id_column,
-        ),
-        bounds,
+    table = load_table(
+        data, columns=columns, label=label, seed=seed, exclude=exclude, id_column=id_column
     )
+    ds, scaling = scale_features(table, bounds)
     with StepProgress(quiet=as_json) as progress:
-        choice = choose_parameters(
-            ds.X,
-            beta_fraction=frac,
-            share=share,
-            beta=beta,
-            metric=metric_v,
+        report = parameter_report(
+            ds,
+            data=data,
+            scaling=scaling,
+            beta_fraction=beta_fraction,
+            anomaly_share=anomaly_share,
             contamination=contamination,
+            beta=beta,
+            metric=metric,
             private=private,
             selection_epsilon=selection_epsilon,
             ledger=ledger,
-            scope=scope or ds.name,
+            scope=scope,
             budget=budget,
             rng=seed,
+            options=[
+                ("--columns", ",".join(columns or [])),
+                ("--label", label),
+                ("--exclude", ",".join(exclude or [])),
+                ("--id", id_column),
+                ("--bounds", bounds_file),
+                *(("--bound", f"{c}={lo!r}:{hi!r}") for c, (lo, hi) in bound or []),
+            ],
             step=progress.step,
         )
-    beta_v, r_v, br, selection = choice.beta, choice.r, choice.anomalies, choice.selection
-    n, d = ds.X.shape
-    true_br = None if ds.y is None else int((br & (ds.y == 1)).sum())
-    how = (
-        selection.provenance()["how"] + " (charged to the ledger as its own spend)"
-        if selection is not None
-        else "β is the target share of n (round(c·n)), a fixed share (Table 1 has β/n ≈ "
-        "0.005, the default without a target) or given, and r a quantile of the distance to "
-        "the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers; PyOD's KNN rule). "
-        "Not private: it reads the raw data; use it on public or held-out data, or account "
-        "for it separately (or use --private)."
+    show(
+        report,
+        "privad sp params (reconstruction of Appendix A.2, not the paper's protocol)",
+        as_json,
     )
-    given = [
-        ("--columns", ",".join(columns or []) or None),
-        ("--label", label),
-        ("--exclude", ",".join(exclude or []) or None),
-        ("--id", id_column),
-        ("--bounds", bounds_file),
-        *(("--bound", f"{c}={lo!r}:{hi!r}") for c, (lo, hi) in bound or []),
-    ]
-    next_command = (
-        f"privad sp identify {shlex.quote(data)} --beta {beta_v} --r {r_v:.6g} "
-        "--epsilon 0.1"
-        + "".join(f" {option} {shlex.quote(value)}" for option, value in given if value)
-    )
-    payload = {
-        "command": "sp params",
-        "data": data,
-        "dataset": ds.name,
-        "records": n,
-        "features": list(ds.feature_names),
-        "metric": metric_v,
-        "beta_fraction": frac,
-        "anomaly_share": share,
-        "beta": beta_v,
-        "r": r_v,
-        "br_anomalies": int(br.sum()),
-        "labelled_anomalies": ds.n_anomalies,
-        "labelled_br_anomalies": true_br,
-        "scaling": None if scaling is None else scaling.to_dict(),
-        "private": selection is not None,  # r; the counts above never are
-        "contamination": contamination,
-        "selection": None if selection is None else selection.provenance(),
-        "how": how,
-        "next": next_command,
-    }
-
-    def render(console: Any) -> None:
-        labelled = (
-            "the data has no labels (use --label COL)"
-            if ds.y is None
-            else f"{ds.n_anomalies}; {true_br} of them are (β, r)-anomalies"
-        )
-        console.print(
-            summary_table(
-                "privad sp params (reconstruction of Appendix A.2, not the paper's protocol)",
-                [
-                    ("data", f"{ds.name}: {n} records x {d} features"),
-                    ("feature scaling", scaling_text(scaling)),
-                    (
-                        "proposed β",
-                        f"{beta_v} (given)"
-                        if beta
-                        else f"{beta_v} (= max(1, round({frac:g} × n)))",
-                    ),
-                    (
-                        "proposed r",
-                        f"{r_v:.6g} ({metric_v}; "
-                        + (
-                            "ε-DP selection, see How)"
-                            if selection is not None
-                            else f"smallest r leaving at most {share:g}·n records with "
-                            "B_x(i, r) <= β)"
-                        ),
-                    ),
-                    (
-                        "(β, r)-anomalies" + (" (NOT PRIVATE)" if selection else ""),
-                        f"{int(br.sum())} of {n} records (ball counts include "
-                        "the record itself, Definition 2.2)",
-                    ),
-                    ("labelled anomalies", labelled),
-                ],
-            )
-        )
-        console.print(f"How: {how}", markup=False)
-        console.print(f"Next: {next_command}", markup=False)
-
-    emit(payload, as_json, render)
 
 
 # --------------------------------------------------------------------------------------------
