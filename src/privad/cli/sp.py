@@ -17,7 +17,6 @@ exit status 2, before any file is written.
 
 from __future__ import annotations
 
-import csv
 from typing import Any
 
 import typer
@@ -56,6 +55,7 @@ from privad.cli._render import (
     JSON_OPTION,
     StepProgress,
     emit,
+    print_lines,
     warn,
 )
 from privad.cli._sensitive import (
@@ -427,8 +427,7 @@ def ask(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Ask the curator which records are (β, r)-anomalies: noisy answers, your budget."""
-    from privad.io import atomic_write
-    from privad.services.clients import CuratorClient
+    from privad.services.curator_ask import ask_curator
 
     if token is None or not token.strip():
         raise ParameterError("--token is required (or set $PRIVAD_CURATOR_TOKEN)")
@@ -441,52 +440,31 @@ def ask(
         raise ParameterError("--add-query-to-data and --id apply only with --queries FILE")
     out_path = None if out is None else check_output_path(out, "--out")
     table = None if queries is None else load_table(queries, columns=columns, id_column=id_column)
-    with CuratorClient(server, token.strip(), timeout=timeout, verify=ca_cert or True) as client:
-        if id_list is not None:
-            reply = client.ask_ids(id_list)
-            names = [str(i) for i in id_list]
-        else:
-            reply = client.ask_records(table.X, add_query_to_data=add_query_to_data)
-            names = (
-                [f"row {i}" for i in range(len(reply["answers"]))]
-                if table.ids is None
-                else [str(i) for i in table.ids]
-            )
-    if out_path is not None:
-        with atomic_write(out_path, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["question", "label"])
-            writer.writerows(zip(names, reply["answers"], strict=True))
-    answers = list(zip(names, reply["answers"], strict=True))
-    b = reply["budget"]
-    payload = {
-        "command": "sp ask",
-        "server": server,
-        "answers": [{"question": q, "label": int(a)} for q, a in answers],
-        "charged": reply["charged"],
-        "budget": b,
-        "output": out_path,
-    }
+    done = ask_curator(
+        server,
+        token.strip(),
+        ids=id_list,
+        records=None if table is None else table.X,
+        names=None if table is None else table.ids,
+        add_query_to_data=add_query_to_data,
+        output=out_path,
+        timeout=timeout,
+        verify=ca_cert or True,
+    )
 
     def render(console: Any) -> None:
-        table = Table(title="privad sp ask", title_justify="left")
-        table.add_column("question")
-        table.add_column("answer (noisy; 1 = anomaly)")
-        for name, answer in answers[:50]:
-            table.add_row(name, str(answer))
-        console.print(table)
-        if len(names) > 50:
-            console.print(
-                f"... {len(names) - 50} more" + (f" in {out}" if out else " (use --out)"),
-                markup=False,
-            )
-        console.print(
-            f"charged ε {reply['charged']:g}; budget: spent {b['spent']:g} of "
-            f"{b['total']:g}, remaining {b['remaining']:g} ({b['notion']})",
-            markup=False,
-        )
+        shown = Table(title="privad sp ask", title_justify="left")
+        shown.add_column("question")
+        shown.add_column("answer (noisy; 1 = anomaly)")
+        for name, answer in list(zip(done.questions, done.answers, strict=True))[:50]:
+            shown.add_row(name, str(answer))
+        console.print(shown)
+        if len(done.questions) > 50:
+            more = f"... {len(done.questions) - 50} more"
+            print_lines(console, [more + (f" in {out}" if out else " (use --out)")])
+        console.print(done.budget_line, markup=False)
 
-    emit(payload, as_json, render)
+    emit(done.to_dict(), as_json, render)
 
 
 @sp_app.command("plan")

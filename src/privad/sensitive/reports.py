@@ -16,15 +16,12 @@ is described by the caller (``describe_scaling``), who applied it.
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from privad.accounting import Ledger
-from privad.noise import RandomnessLike
-from privad.sensitive.jobs import Identification, ParameterChoice, Step, choose_parameters
+from privad.sensitive.jobs import Identification, ParameterChoice, choose_parameters
 
 __all__ = [
     "NOT_FOR_PUBLICATION",
@@ -321,27 +318,18 @@ def parameter_report(
     *,
     data: str,
     scaling: Any = None,
-    beta_fraction: float | None = None,
     anomaly_share: float | None = None,
-    contamination: float | None = None,
-    beta: int | None = None,
-    metric: str = "euclidean",
-    private: bool = False,
-    selection_epsilon: float | None = None,
-    ledger: Ledger | str | os.PathLike[str] | None = None,
-    scope: str | None = None,
-    budget: float | None = None,
-    rng: RandomnessLike = None,
+    beta_fraction: float | None = None,
     options: Sequence[tuple[str, str | None]] = (),
-    step: Step | None = None,
+    **choose: Any,
 ) -> ParameterReport:
     """(β, r) for ``dataset`` by :func:`~privad.sensitive.choose_parameters`, reported.
 
-    The target share c of anomalies is ``contamination`` or ``anomaly_share`` (default
-    0.01, :func:`~privad.sensitive.parameters.target_share`); β = max(1, round(F·n)) with F
-    ``beta_fraction``, by default c when a share is given, else Table 1's β/n = 0.005
-    (unless ``beta`` is given). With ``private``, r is chosen by the ε-DP selection and
-    charged to ``scope`` (default: the dataset's name) of ``ledger``.
+    The target share c of anomalies is ``choose["contamination"]`` or ``anomaly_share``
+    (default 0.01, :func:`~privad.sensitive.parameters.target_share`); β = max(1,
+    round(F·n)) with F ``beta_fraction``, by default c when a share is given, else Table 1's
+    β/n = 0.005 (unless ``beta`` is given). With ``private``, r is chosen by the ε-DP
+    selection and charged to ``scope`` (default: the dataset's name) of ``ledger``.
 
     Parameters
     ----------
@@ -349,11 +337,12 @@ def parameter_report(
         and ``n_anomalies``, e.g. from :func:`privad.datasets.load`.
     data : the data as given (repeated in the next command).
     scaling : the public-bounds scaling applied to ``dataset.X``, or None.
+    anomaly_share, beta_fraction : c and F above (None: their defaults).
     options : (option, value) pairs that select the data's columns, repeated in the next
         command when the value is not None or empty (e.g. ``("--label", "y")``).
-    step : ``step(text)`` wraps each stage in a context manager (progress).
-
-    The other parameters are :func:`~privad.sensitive.choose_parameters`'.
+    **choose : the other keyword arguments of :func:`~privad.sensitive.choose_parameters`
+        (``beta``, ``metric``, ``contamination``, ``private``, ``selection_epsilon``,
+        ``ledger``, ``scope``, ``budget``, ``rng``, ``step``).
 
     Returns
     -------
@@ -374,34 +363,22 @@ def parameter_report(
     """
     from privad.sensitive.parameters import TABLE1_BETA_FRACTION, target_share
 
+    contamination = choose.get("contamination")
     share = target_share(anomaly_share, contamination)
     if beta_fraction is None:  # β = round(c·n) for a target share c, else Table 1's β/n
         given = (anomaly_share, contamination) != (None, None)
         beta_fraction = share if given else TABLE1_BETA_FRACTION
-    choice = choose_parameters(
-        dataset.X,
-        beta_fraction=beta_fraction,
-        share=share,
-        beta=beta,
-        metric=metric,
-        contamination=contamination,
-        private=private,
-        selection_epsilon=selection_epsilon,
-        ledger=ledger,
-        scope=scope or dataset.name,
-        budget=budget,
-        rng=rng,
-        step=step,
-    )
+    choose["scope"] = choose.get("scope") or dataset.name
+    choice = choose_parameters(dataset.X, beta_fraction=beta_fraction, share=share, **choose)
     return ParameterReport(
         choice,
         data,
         dataset,
         scaling,
-        metric,
+        choose.get("metric", "euclidean"),
         beta_fraction,
         share,
         contamination,
-        beta is not None,
+        choose.get("beta") is not None,
         tuple((option, value) for option, value in options if value),
     )
