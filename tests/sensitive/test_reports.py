@@ -53,14 +53,8 @@ def test_identification_report_keeps_the_data_dependent_numbers_apart(identified
 
 
 def test_identification_report_rows_and_lines(identified) -> None:
-    report = IdentificationReport(
-        identified,
-        data="toy.csv",
-        dataset="toy",
-        queries="q.csv",
-        add_query_to_data=True,
-        error_probabilities=True,
-    )
+    asked = dataclasses.replace(identified, add_query_to_data=True, error_probabilities=True)
+    report = IdentificationReport(asked, data="toy.csv", dataset="toy", queries="q.csv")
     rows = dict(report.rows(lambda scaling: f"scaling {scaling}"))
     assert rows["queries"] == "5 record(s) of q.csv (each added to the data, footnote 1)"
     assert rows["parameters"] == "β = 1, r = 0.5, k = 1 (unused by dp), metric euclidean"

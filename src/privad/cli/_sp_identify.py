@@ -31,19 +31,12 @@ class Inputs:
     scaling: Any
     out: Path
 
-    def report(self, result: Any, **given: Any) -> Any:
+    def report(self, result: Any, scheduler: str | None) -> Any:
         """The :class:`~privad.sensitive.reports.IdentificationReport` of ``result``."""
         from privad.sensitive.reports import IdentificationReport
 
-        return IdentificationReport(
-            result,
-            self.source,
-            self.name,
-            self.queries_source,
-            self.id_column,
-            self.scaling,
-            **given,
-        )
+        given = (self.source, self.name, self.queries_source, self.id_column, self.scaling)
+        return IdentificationReport(result, *given, scheduler)
 
 
 def in_memory(

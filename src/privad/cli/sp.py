@@ -241,12 +241,7 @@ def identify(
             step=progress.step,
         )
     # 3. render
-    report = inputs.report(
-        res,
-        add_query_to_data=add_query_to_data,
-        error_probabilities=with_error_probabilities,
-        scheduler=cluster.scheduler,
-    )
+    report = inputs.report(res, cluster.scheduler)
     if as_json and report.warning:
         warn(report.warning)
     show(report, "privad sp identify", as_json)

@@ -55,7 +55,6 @@ class IdentificationReport:
     queries : the query records as given, or None (the data's own records were asked).
     id_column : the id column carried to the output, or None.
     scaling : the public-bounds scaling applied to the features (``to_dict()``), or None.
-    add_query_to_data, error_probabilities : as given to :func:`~privad.sensitive.identify`.
     scheduler : the Dask scheduler's address, or None (a local cluster, or in memory).
 
     Examples
@@ -78,8 +77,6 @@ class IdentificationReport:
     queries: str | None = None
     id_column: str | None = None
     scaling: Any = None
-    add_query_to_data: bool = False
-    error_probabilities: bool = False
     scheduler: str | None = None
 
     def _inputs(self) -> tuple[str, str, str | None]:
@@ -100,14 +97,14 @@ class IdentificationReport:
             data += f" in {res.partitions[0]} partition(s)"
             if self.queries is not None:
                 queries += f" in {res.partitions[1]} partition(s)"
-        if self.add_query_to_data:
+        if res.add_query_to_data:
             queries += " (each added to the data, footnote 1)"
         return data, queries, engine
 
     @property
     def warning(self) -> str | None:
         """The warning that the error-probability columns are not private, when written."""
-        if not self.error_probabilities:
+        if not self.result.error_probabilities:
             return None
         return (
             "the error-probability columns are NOT PRIVATE (computed from the exact "
