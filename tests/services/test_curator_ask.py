@@ -12,8 +12,6 @@ import pytest
 
 from privad.errors import ParameterError
 from privad.sensitive import SPMechanism
-from privad.services.auth import TokenRegistry
-from privad.services.curator import create_curator_app
 from privad.services.curator_ask import ask_curator
 
 SECRET = "querier-secret-0123456789abcdef"
@@ -22,16 +20,7 @@ X = np.array([[0.0], [0.1], [0.2], [0.15], [5.0]])
 
 @pytest.fixture
 def curator(server_pool, tmp_path: Path):
-    app = create_curator_app(
-        X,
-        SPMechanism(1, 0.5, 0.1),
-        db=tmp_path / "c.sqlite",
-        ledger=tmp_path / "l.sqlite",
-        tokens=TokenRegistry([("q", SECRET)]),
-        budget=1.0,
-        rng=3,
-    )
-    return server_pool.start_app(app)
+    return server_pool.start_curator(X, SPMechanism(1, 0.5, 0.1), SECRET, tmp_path)
 
 
 def test_ids_are_charged_once_and_written(curator, tmp_path: Path) -> None:
