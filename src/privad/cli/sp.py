@@ -99,6 +99,21 @@ def budget_option(help: str) -> Any:
     return BUDGET.option(None, "--budget", "E", help)
 
 
+def queries_option(help: str) -> Any:
+    """``--queries FILE``: the records asked about, instead of the data's own."""
+    return typer.Option(None, "--queries", metavar="FILE", help=help)
+
+
+def add_query_option(help: str) -> Any:
+    """``--add-query-to-data``: each query judged as if added to the data (footnote 1)."""
+    return typer.Option(False, "--add-query-to-data", help=help)
+
+
+def id_option(help: str) -> Any:
+    """``--id COL``: the column that identifies records, not a feature."""
+    return typer.Option(None, "--id", metavar="COL", help=help)
+
+
 @sp_app.command("identify")
 def identify(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
@@ -110,20 +125,15 @@ def identify(
     metric: str = METRIC_OPTION,
     contamination: float | None = CONTAMINATION_OPTION,
     selection_epsilon: float | None = SELECTION_EPSILON_OPTION,
-    queries: str | None = typer.Option(
-        None,
-        "--queries",
-        metavar="FILE",
-        help="Label these records instead of the records of DATA: a data file with the same "
+    queries: str | None = queries_option(
+        "Label these records instead of the records of DATA: a data file with the same "
         "features (matched by name when the file has every feature column of DATA, else by "
         "position; --columns, --label and --exclude apply to DATA only, --id to both). With "
         "--engine dask: a Parquet folder or file or CSV files (a glob), read on the "
         "cluster, and the output has one part per query partition. Default: every record of DATA.",
     ),
-    add_query_to_data: bool = typer.Option(
-        False,
-        "--add-query-to-data",
-        help="With --queries: answer each query on DATA plus one copy of the query record "
+    add_query_to_data: bool = add_query_option(
+        "With --queries: answer each query on DATA plus one copy of the query record "
         "(footnote 1 of the paper), so that a query is judged as if it were in the data.",
     ),
     columns: list[str] | None = COLUMNS_OPTION,
@@ -301,11 +311,8 @@ def params(
     columns: list[str] | None = COLUMNS_OPTION,
     label: str | None = LABEL_OPTION,
     exclude: list[str] | None = EXCLUDE_OPTION,
-    id_column: str | None = typer.Option(
-        None,
-        "--id",
-        metavar="COL",
-        help="The column that identifies records (numbers or text): not a feature.",
+    id_column: str | None = id_option(
+        "The column that identifies records (numbers or text): not a feature.",
     ),
     bounds_file: str | None = BOUNDS_OPTION,
     bound: list[Any] | None = BOUND_OPTION,
@@ -389,24 +396,16 @@ def ask(
         help="This querier's token (default: $PRIVAD_CURATOR_TOKEN).",
     ),
     ids: list[Any] | None = IDS_OPTION,
-    queries: str | None = typer.Option(
-        None,
-        "--queries",
-        metavar="FILE",
-        help="Ask about these feature vectors (records not in the data): a data file with the "
+    queries: str | None = queries_option(
+        "Ask about these feature vectors (records not in the data): a data file with the "
         "curator's number of features. Charged online by Claim 5 (the rise of m·ε).",
     ),
-    add_query_to_data: bool = typer.Option(
-        False,
-        "--add-query-to-data",
-        help="With --queries: judge each vector as if it were added to the data (footnote 1).",
+    add_query_to_data: bool = add_query_option(
+        "With --queries: judge each vector as if it were added to the data (footnote 1).",
     ),
     columns: list[str] | None = COLUMNS_OPTION,
-    id_column: str | None = typer.Option(
-        None,
-        "--id",
-        metavar="COL",
-        help="With --queries: the column of the query file that identifies its records "
+    id_column: str | None = id_option(
+        "With --queries: the column of the query file that identifies its records "
         "(numbers or text): not a feature; each answer is labelled with it (default: 'row N', "
         "N the 0-based row number).",
     ),
