@@ -36,6 +36,20 @@ class ServerPool:
         self.started.append(srv)
         return srv
 
+    def start_curator(
+        self, X: Any, mechanism: Any, secret: str, folder: Any, querier: str = "q", **options: Any
+    ) -> ThreadedServer:
+        """A sensitive-privacy curator of ``X`` on loopback: one ``querier`` (token
+        ``secret``), its database and ledger in ``folder``; ``options`` of
+        ``create_curator_app`` (default: budget 1 per querier, rng 3)."""
+        from privad.services.auth import TokenRegistry
+        from privad.services.curator import create_curator_app
+
+        options = {"budget": 1.0, "rng": 3, **options}
+        tokens = TokenRegistry([(querier, secret)])
+        stores = {"db": folder / "c.sqlite", "ledger": folder / "l.sqlite"}
+        return self.start_app(create_curator_app(X, mechanism, **stores, tokens=tokens, **options))
+
     def stop(self, srv: ThreadedServer) -> None:
         srv.stop()
         if srv in self.started:

@@ -24,8 +24,6 @@ from privad.datasets import load, make_search_mixture
 from privad.experiments.search_problems import problem_from_dataset
 from privad.noise import Randomness
 from privad.sensitive import SPMechanism
-from privad.services.auth import TokenRegistry
-from privad.services.curator import create_curator_app
 
 QUERIER = "querier-secret-0123456789abcdef"
 OPERATOR = "operator-secret-0123456789abcdef"
@@ -151,16 +149,9 @@ def test_search_run_and_plan(run, tmp_path: Path) -> None:
 
 
 def test_sp_ask(run, server_pool, tmp_path: Path) -> None:
-    app = create_curator_app(
-        load("thyroid").X,
-        SPMechanism(18, 0.1, 0.1),
-        db=tmp_path / "c.sqlite",
-        ledger=tmp_path / "l.sqlite",
-        tokens=TokenRegistry([("q", QUERIER)]),
-        budget=1.0,
-        rng=3,
-    )
-    url = server_pool.start_app(app).url
+    url = server_pool.start_curator(
+        load("thyroid").X, SPMechanism(18, 0.1, 0.1), QUERIER, tmp_path
+    ).url
     doc = document(run, "sp", "ask", "--server", url, "--token", QUERIER, "--ids", "1,2")
     assert [a["question"] for a in doc["answers"]] == ["1", "2"]
     assert doc["charged"] == pytest.approx(0.2) and doc["budget"]["remaining"] == pytest.approx(0.8)

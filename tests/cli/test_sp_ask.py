@@ -12,24 +12,13 @@ import pytest
 from privad.cli import serve, sp
 from privad.datasets import load
 from privad.sensitive import SPMechanism
-from privad.services.auth import TokenRegistry
-from privad.services.curator import create_curator_app
 
 SECRET = "querier-secret-0123456789abcdef"
 
 
 @pytest.fixture
 def curator(server_pool, tmp_path: Path):
-    app = create_curator_app(
-        load("thyroid").X,
-        SPMechanism(18, 0.1, 0.1),
-        db=tmp_path / "c.sqlite",
-        ledger=tmp_path / "l.sqlite",
-        tokens=TokenRegistry([("q", SECRET)]),
-        budget=1.0,
-        rng=3,
-    )
-    return server_pool.start_app(app)
+    return server_pool.start_curator(load("thyroid").X, SPMechanism(18, 0.1, 0.1), SECRET, tmp_path)
 
 
 def test_ask_prints_answers_and_the_remaining_budget(

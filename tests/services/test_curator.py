@@ -187,17 +187,9 @@ def test_an_approximate_budget_per_querier_over_http(server_pool, tmp_path, thyr
     δ_9(2) = 0.1455, the optimal composition theorem) where linear composition allows 4; the
     ninth is refused with 429 and nothing is spent."""
     mech = SPMechanism(18, 0.1, 0.5)
-    app = create_curator_app(
-        thyroid,
-        mech,
-        db=tmp_path / "c.sqlite",
-        ledger=tmp_path / "l.sqlite",
-        tokens=TokenRegistry([("alice", ALICE)]),
-        budget=2.0,
-        delta=0.1,
-        rng=7,
+    srv = server_pool.start_curator(
+        thyroid, mech, ALICE, tmp_path, querier="alice", budget=2.0, delta=0.1, rng=7
     )
-    srv = server_pool.start_app(app)
     with CuratorClient(srv.url, ALICE) as alice:
         assert alice.model()["budget_delta_per_querier"] == 0.1
         assert alice.budget()["answers_left"] == 8

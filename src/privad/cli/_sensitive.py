@@ -6,44 +6,29 @@ from __future__ import annotations
 from typing import Any
 
 from privad.cli._options import Choice, Integer, Number, TextType, parse_int
-from privad.errors import ParameterError
+from privad.errors import PrivadError
 
 MECHANISM_CHOICES = ("sp", "dp", "compiled")
 METRIC_CHOICES = ("euclidean", "manhattan", "chebyshev")
 METRIC_HELP = "Distance between records: euclidean (default), manhattan or chebyshev."
 
 
-class _CountCap(TextType):
-    """``--count-cap``: none, auto or an integer >= 1 (checked against β + 2 with β)."""
+class _WordOr(TextType):
+    """One of ``words`` (case-insensitive) or a value of ``other``; anything else is "OPTION
+    must be WHAT" (``--count-cap``: none, auto or an integer >= 1, checked against β + 2
+    with β; ``--r`` of ``privad sp identify``: a finite number >= 0, or private)."""
 
-    name = "count-cap"
+    def __init__(self, name: str, words: tuple[str, ...], other: TextType, what: str) -> None:
+        self.name, self.words, self.other, self.what = name, words, other, what
 
-    def parse(self, text: str, option: str) -> str | int:
-        value = text.strip().lower()
-        if value in ("none", "auto"):
-            return value
+    def value(self, text: str, option: str) -> Any:
+        word = text.strip().lower()
+        if word in self.words:
+            return word
         try:
-            return parse_int(value, option, minimum=1, what="none, auto or an integer >= β + 2")
-        except ParameterError:
-            raise ParameterError(
-                f"{option} must be none, auto or an integer >= β + 2, got {text!r}"
-            ) from None
-
-
-class _Radius(TextType):
-    """``--r`` of ``privad sp identify``: a finite number >= 0, or ``private``."""
-
-    name = "radius"
-
-    def parse(self, text: str, option: str) -> float | str:
-        if text.strip().lower() == "private":
-            return "private"
-        try:
-            return R.parse(text, option)
-        except ParameterError:
-            raise ParameterError(
-                f"{option} must be a finite number >= 0 or private, got {text!r}"
-            ) from None
+            return self.other.parse(word, option)
+        except PrivadError:
+            raise ValueError(text) from None
 
 
 def beta_option(help: str) -> Any:
@@ -77,7 +62,9 @@ EPSILON_OPTION: Any = epsilon_option(
     "paper uses 0.01 to 1). The batch costs min(n, m)·ε (Claim 5)."
 )
 
-R_OR_PRIVATE_OPTION: Any = _Radius().option(
+R_OR_PRIVATE_OPTION: Any = _WordOr(
+    "radius", ("private",), R, "a finite number >= 0 or private"
+).option(
     ...,
     "--r",
     "R",
@@ -131,7 +118,9 @@ def metric_option(help: str = METRIC_HELP) -> Any:
 
 METRIC_OPTION: Any = metric_option()
 
-COUNT_CAP_OPTION: Any = _CountCap().option(
+COUNT_CAP_OPTION: Any = _WordOr(
+    "count-cap", ("none", "auto"), Integer("", minimum=1), "none, auto or an integer >= β + 2"
+).option(
     "none",
     "--count-cap",
     "C",

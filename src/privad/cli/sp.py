@@ -17,8 +17,6 @@ exit status 2, before any file is written.
 
 from __future__ import annotations
 
-import csv
-import shlex
 from typing import Any
 
 import typer
@@ -34,7 +32,6 @@ from privad.cli._data import (
     LABEL_OPTION,
     load_table,
     scale_features,
-    scaling_text,
 )
 from privad.cli._options import (
     COUNT,
@@ -58,7 +55,8 @@ from privad.cli._render import (
     JSON_OPTION,
     StepProgress,
     emit,
-    summary_table,
+    print_lines,
+    warn,
 )
 from privad.cli._sensitive import (
     BETA,
@@ -73,7 +71,7 @@ from privad.cli._sensitive import (
     SELECTION_EPSILON_OPTION,
     sensitive_mechanism,
 )
-from privad.cli._sp_identify import in_memory, partitioned, print_summary
+from privad.cli._sp_identify import in_memory, partitioned, show
 from privad.errors import ParameterError
 
 __all__ = ["register", "sp_app"]
@@ -101,6 +99,21 @@ def budget_option(help: str) -> Any:
     return BUDGET.option(None, "--budget", "E", help)
 
 
+def queries_option(help: str) -> Any:
+    """``--queries FILE``: the records asked about, instead of the data's own."""
+    return typer.Option(None, "--queries", metavar="FILE", help=help)
+
+
+def add_query_option(help: str) -> Any:
+    """``--add-query-to-data``: each query judged as if added to the data (footnote 1)."""
+    return typer.Option(False, "--add-query-to-data", help=help)
+
+
+def id_option(help: str) -> Any:
+    """``--id COL``: the column that identifies records, not a feature."""
+    return typer.Option(None, "--id", metavar="COL", help=help)
+
+
 @sp_app.command("identify")
 def identify(
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
@@ -112,20 +125,15 @@ def identify(
     metric: str = METRIC_OPTION,
     contamination: float | None = CONTAMINATION_OPTION,
     selection_epsilon: float | None = SELECTION_EPSILON_OPTION,
-    queries: str | None = typer.Option(
-        None,
-        "--queries",
-        metavar="FILE",
-        help="Label these records instead of the records of DATA: a data file with the same "
+    queries: str | None = queries_option(
+        "Label these records instead of the records of DATA: a data file with the same "
         "features (matched by name when the file has every feature column of DATA, else by "
         "position; --columns, --label and --exclude apply to DATA only, --id to both). With "
         "--engine dask: a Parquet folder or file or CSV files (a glob), read on the "
         "cluster, and the output has one part per query partition. Default: every record of DATA.",
     ),
-    add_query_to_data: bool = typer.Option(
-        False,
-        "--add-query-to-data",
-        help="With --queries: answer each query on DATA plus one copy of the query record "
+    add_query_to_data: bool = add_query_option(
+        "With --queries: answer each query on DATA plus one copy of the query record "
         "(footnote 1 of the paper), so that a query is judged as if it were in the data.",
     ),
     columns: list[str] | None = COLUMNS_OPTION,
@@ -243,9 +251,10 @@ def identify(
             step=progress.step,
         )
     # 3. render
-    print_summary(
-        res, inputs, add_query_to_data, with_error_probabilities, cluster.scheduler, as_json
-    )
+    report = inputs.report(res, cluster.scheduler)
+    if as_json and report.warning:
+        warn(report.warning)
+    show(report, "privad sp identify", as_json)
 
 
 # --------------------------------------------------------------------------------------------
@@ -302,11 +311,8 @@ def params(
     columns: list[str] | None = COLUMNS_OPTION,
     label: str | None = LABEL_OPTION,
     exclude: list[str] | None = EXCLUDE_OPTION,
-    id_column: str | None = typer.Option(
-        None,
-        "--id",
-        metavar="COL",
-        help="The column that identifies records (numbers or text): not a feature.",
+    id_column: str | None = id_option(
+        "The column that identifies records (numbers or text): not a feature.",
     ),
     bounds_file: str | None = BOUNDS_OPTION,
     bound: list[Any] | None = BOUND_OPTION,
@@ -314,13 +320,8 @@ def params(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Propose (β, r) for DATA: our reconstruction of the paper's missing Appendix A.2."""
-    from privad.sensitive.jobs import choose_parameters
-    from privad.sensitive.parameters import TABLE1_BETA_FRACTION, target_share
+    from privad.sensitive.reports import parameter_report
 
-    share = target_share(anomaly_share, contamination)
-    frac, metric_v = beta_fraction, metric
-    if frac is None:  # β = round(c·n) for a target share c, else Table 1's β/n
-        frac = TABLE1_BETA_FRACTION if (anomaly_share, contamination) == (None, None) else share
     if private and (beta is None or contamination is None):
         raise ParameterError("--private needs --beta and --contamination (public inputs)")
     if not private and (ledger, scope, budget, selection_epsilon) != (None,) * 4:
@@ -328,121 +329,41 @@ def params(
             "--ledger, --scope, --budget and --selection-epsilon apply only with --private"
         )
     bounds = public_bounds(bound, bounds_file)
-    ds, scaling = scale_features(
-        load_table(
-            data,
-            columns=columns,
-            label=label,
-            seed=seed,
-            exclude=exclude,
-            id_column=id_column,
-        ),
-        bounds,
+    table = load_table(
+        data, columns=columns, label=label, seed=seed, exclude=exclude, id_column=id_column
     )
+    ds, scaling = scale_features(table, bounds)
     with StepProgress(quiet=as_json) as progress:
-        choice = choose_parameters(
-            ds.X,
-            beta_fraction=frac,
-            share=share,
-            beta=beta,
-            metric=metric_v,
+        report = parameter_report(
+            ds,
+            data=data,
+            scaling=scaling,
+            beta_fraction=beta_fraction,
+            anomaly_share=anomaly_share,
             contamination=contamination,
+            beta=beta,
+            metric=metric,
             private=private,
             selection_epsilon=selection_epsilon,
             ledger=ledger,
-            scope=scope or ds.name,
+            scope=scope,
             budget=budget,
             rng=seed,
+            options=[
+                ("--columns", ",".join(columns or [])),
+                ("--label", label),
+                ("--exclude", ",".join(exclude or [])),
+                ("--id", id_column),
+                ("--bounds", bounds_file),
+                *(("--bound", f"{c}={lo!r}:{hi!r}") for c, (lo, hi) in bound or []),
+            ],
             step=progress.step,
         )
-    beta_v, r_v, br, selection = choice.beta, choice.r, choice.anomalies, choice.selection
-    n, d = ds.X.shape
-    true_br = None if ds.y is None else int((br & (ds.y == 1)).sum())
-    how = (
-        selection.provenance()["how"] + " (charged to the ledger as its own spend)"
-        if selection is not None
-        else "β is the target share of n (round(c·n)), a fixed share (Table 1 has β/n ≈ "
-        "0.005, the default without a target) or given, and r a quantile of the distance to "
-        "the (β+1)-th nearest record (Knorr and Ng's DB(p, D) outliers; PyOD's KNN rule). "
-        "Not private: it reads the raw data; use it on public or held-out data, or account "
-        "for it separately (or use --private)."
+    show(
+        report,
+        "privad sp params (reconstruction of Appendix A.2, not the paper's protocol)",
+        as_json,
     )
-    given = [
-        ("--columns", ",".join(columns or []) or None),
-        ("--label", label),
-        ("--exclude", ",".join(exclude or []) or None),
-        ("--id", id_column),
-        ("--bounds", bounds_file),
-        *(("--bound", f"{c}={lo!r}:{hi!r}") for c, (lo, hi) in bound or []),
-    ]
-    next_command = (
-        f"privad sp identify {shlex.quote(data)} --beta {beta_v} --r {r_v:.6g} "
-        "--epsilon 0.1"
-        + "".join(f" {option} {shlex.quote(value)}" for option, value in given if value)
-    )
-    payload = {
-        "command": "sp params",
-        "data": data,
-        "dataset": ds.name,
-        "records": n,
-        "features": list(ds.feature_names),
-        "metric": metric_v,
-        "beta_fraction": frac,
-        "anomaly_share": share,
-        "beta": beta_v,
-        "r": r_v,
-        "br_anomalies": int(br.sum()),
-        "labelled_anomalies": ds.n_anomalies,
-        "labelled_br_anomalies": true_br,
-        "scaling": None if scaling is None else scaling.to_dict(),
-        "private": selection is not None,  # r; the counts above never are
-        "contamination": contamination,
-        "selection": None if selection is None else selection.provenance(),
-        "how": how,
-        "next": next_command,
-    }
-
-    def render(console: Any) -> None:
-        labelled = (
-            "the data has no labels (use --label COL)"
-            if ds.y is None
-            else f"{ds.n_anomalies}; {true_br} of them are (β, r)-anomalies"
-        )
-        console.print(
-            summary_table(
-                "privad sp params (reconstruction of Appendix A.2, not the paper's protocol)",
-                [
-                    ("data", f"{ds.name}: {n} records x {d} features"),
-                    ("feature scaling", scaling_text(scaling)),
-                    (
-                        "proposed β",
-                        f"{beta_v} (given)"
-                        if beta
-                        else f"{beta_v} (= max(1, round({frac:g} × n)))",
-                    ),
-                    (
-                        "proposed r",
-                        f"{r_v:.6g} ({metric_v}; "
-                        + (
-                            "ε-DP selection, see How)"
-                            if selection is not None
-                            else f"smallest r leaving at most {share:g}·n records with "
-                            "B_x(i, r) <= β)"
-                        ),
-                    ),
-                    (
-                        "(β, r)-anomalies" + (" (NOT PRIVATE)" if selection else ""),
-                        f"{int(br.sum())} of {n} records (ball counts include "
-                        "the record itself, Definition 2.2)",
-                    ),
-                    ("labelled anomalies", labelled),
-                ],
-            )
-        )
-        console.print(f"How: {how}", markup=False)
-        console.print(f"Next: {next_command}", markup=False)
-
-    emit(payload, as_json, render)
 
 
 # --------------------------------------------------------------------------------------------
@@ -475,24 +396,16 @@ def ask(
         help="This querier's token (default: $PRIVAD_CURATOR_TOKEN).",
     ),
     ids: list[Any] | None = IDS_OPTION,
-    queries: str | None = typer.Option(
-        None,
-        "--queries",
-        metavar="FILE",
-        help="Ask about these feature vectors (records not in the data): a data file with the "
+    queries: str | None = queries_option(
+        "Ask about these feature vectors (records not in the data): a data file with the "
         "curator's number of features. Charged online by Claim 5 (the rise of m·ε).",
     ),
-    add_query_to_data: bool = typer.Option(
-        False,
-        "--add-query-to-data",
-        help="With --queries: judge each vector as if it were added to the data (footnote 1).",
+    add_query_to_data: bool = add_query_option(
+        "With --queries: judge each vector as if it were added to the data (footnote 1).",
     ),
     columns: list[str] | None = COLUMNS_OPTION,
-    id_column: str | None = typer.Option(
-        None,
-        "--id",
-        metavar="COL",
-        help="With --queries: the column of the query file that identifies its records "
+    id_column: str | None = id_option(
+        "With --queries: the column of the query file that identifies its records "
         "(numbers or text): not a feature; each answer is labelled with it (default: 'row N', "
         "N the 0-based row number).",
     ),
@@ -508,8 +421,7 @@ def ask(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Ask the curator which records are (β, r)-anomalies: noisy answers, your budget."""
-    from privad.io import atomic_write
-    from privad.services.clients import CuratorClient
+    from privad.services.curator_ask import ask_curator
 
     if token is None or not token.strip():
         raise ParameterError("--token is required (or set $PRIVAD_CURATOR_TOKEN)")
@@ -522,52 +434,31 @@ def ask(
         raise ParameterError("--add-query-to-data and --id apply only with --queries FILE")
     out_path = None if out is None else check_output_path(out, "--out")
     table = None if queries is None else load_table(queries, columns=columns, id_column=id_column)
-    with CuratorClient(server, token.strip(), timeout=timeout, verify=ca_cert or True) as client:
-        if id_list is not None:
-            reply = client.ask_ids(id_list)
-            names = [str(i) for i in id_list]
-        else:
-            reply = client.ask_records(table.X, add_query_to_data=add_query_to_data)
-            names = (
-                [f"row {i}" for i in range(len(reply["answers"]))]
-                if table.ids is None
-                else [str(i) for i in table.ids]
-            )
-    if out_path is not None:
-        with atomic_write(out_path, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["question", "label"])
-            writer.writerows(zip(names, reply["answers"], strict=True))
-    answers = list(zip(names, reply["answers"], strict=True))
-    b = reply["budget"]
-    payload = {
-        "command": "sp ask",
-        "server": server,
-        "answers": [{"question": q, "label": int(a)} for q, a in answers],
-        "charged": reply["charged"],
-        "budget": b,
-        "output": out_path,
-    }
+    done = ask_curator(
+        server,
+        token.strip(),
+        ids=id_list,
+        records=None if table is None else table.X,
+        names=None if table is None else table.ids,
+        add_query_to_data=add_query_to_data,
+        output=out_path,
+        timeout=timeout,
+        verify=ca_cert or True,
+    )
 
     def render(console: Any) -> None:
-        table = Table(title="privad sp ask", title_justify="left")
-        table.add_column("question")
-        table.add_column("answer (noisy; 1 = anomaly)")
-        for name, answer in answers[:50]:
-            table.add_row(name, str(answer))
-        console.print(table)
-        if len(names) > 50:
-            console.print(
-                f"... {len(names) - 50} more" + (f" in {out}" if out else " (use --out)"),
-                markup=False,
-            )
-        console.print(
-            f"charged ε {reply['charged']:g}; budget: spent {b['spent']:g} of "
-            f"{b['total']:g}, remaining {b['remaining']:g} ({b['notion']})",
-            markup=False,
-        )
+        shown = Table(title="privad sp ask", title_justify="left")
+        shown.add_column("question")
+        shown.add_column("answer (noisy; 1 = anomaly)")
+        for name, answer in list(zip(done.questions, done.answers, strict=True))[:50]:
+            shown.add_row(name, str(answer))
+        console.print(shown)
+        if len(done.questions) > 50:
+            more = f"... {len(done.questions) - 50} more"
+            print_lines(console, [more + (f" in {out}" if out else " (use --out)")])
+        console.print(done.budget_line, markup=False)
 
-    emit(payload, as_json, render)
+    emit(done.to_dict(), as_json, render)
 
 
 @sp_app.command("plan")

@@ -125,6 +125,7 @@ class Identification:
     n_records, n_features : the data's shape.
     partitions : (data partitions, query partitions) on Dask, else None.
     workers : the Dask workers that counted, else None.
+    add_query_to_data, error_probabilities : as asked (footnote 1; the NOT private columns).
 
     Examples
     --------
@@ -152,6 +153,8 @@ class Identification:
     n_features: int
     partitions: tuple[int, int] | None = None
     workers: int | None = None
+    add_query_to_data: bool = False
+    error_probabilities: bool = False
 
     @property
     def flagged(self) -> int:
@@ -284,6 +287,8 @@ def identify(
             remaining=book.remaining(scope, job.mechanism.notion),
             output=out,
             note=note,
+            add_query_to_data=add,
+            error_probabilities=bool(error_probabilities),
             **result,
         )
 
