@@ -13,7 +13,14 @@ from typing import Any
 
 import typer
 
-from privad.cli._options import EXISTING_FILE, Choice, Integer, Number, check_output_path
+from privad.cli._options import (
+    EXISTING_FILE,
+    Choice,
+    Integer,
+    Number,
+    check_output_path,
+    required_secret,
+)
 from privad.errors import ParameterError
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
@@ -253,6 +260,8 @@ def serve_command(
     who: str = "sensor",
     why: str = "",
     db: bool = True,
+    server: str | None = None,
+    secrets: Sequence[str] = (),
 ) -> Callable[[Build], Build]:
     """Register ``build(common, **own)`` as ``privad serve NAME`` with the shared options.
 
@@ -264,7 +273,10 @@ def serve_command(
     shared options are checked into a :class:`ServeOptions` (its ``db`` from ``--db``),
     ``build`` makes the app and the lines to print first (standard error), and the server
     runs as ``BANNER listening on URL``. ``tokens``: the ``--tokens``/``--token`` pair of
-    the server's users ``who`` (``None``: a server without them).
+    the server's users ``who`` (``None``: a server without them). ``server``: ``build``
+    only declares the options, which are the keywords of the library's
+    ``privad.services.servers.SERVER_server(db, tokens, max_body_bytes=..., **own)``, after
+    the options named in ``secrets`` (peers' tokens) are checked to be given.
 
     Examples
     --------
@@ -284,7 +296,7 @@ def serve_command(
             p.replace(kind=keyword)
             for p in inspect.signature(build, eval_str=True).parameters.values()
         ][1:]
-        declared = {p.name for p in own}
+        declared = {p.name: p.default for p in own}
 
         def param(name: str, kind: Any, default: Any) -> inspect.Parameter:
             return inspect.Parameter(name, keyword, default=default, annotation=kind)
@@ -301,7 +313,19 @@ def serve_command(
         def command(**options: Any) -> None:
             shared = {n: v for n, v in options.items() if n in _SHARED}
             common = ServeOptions.parse(**shared, who=None if tokens is None else who, why=why)
-            app, notes = build(common, **{n: v for n, v in options.items() if n in declared})
+            mine = {n: v for n, v in options.items() if n in declared}
+            if server is None:
+                app, notes = build(common, **mine)
+            else:
+                from privad.services import servers
+
+                for key in secrets:
+                    info = declared[key]
+                    mine[key] = required_secret(mine[key], info.param_decls[0], info.envvar)
+                compose = getattr(servers, f"{server}_server")
+                app, notes = compose(
+                    common.db, common.tokens, max_body_bytes=common.max_body_bytes, **mine
+                )
             common.run(app, banner, notes)
 
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]

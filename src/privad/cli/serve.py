@@ -29,7 +29,6 @@ declares the options every server shares, checks them into a
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,7 +53,6 @@ from privad.cli._options import (
     ca_cert_option,
     check_output_path,
     public_bounds,
-    required_secret,
     scope_option,
     seed_option,
     timeout_option,
@@ -115,7 +113,14 @@ def _dbscan_backends() -> tuple[str, ...]:
 # --------------------------------------------------------------------------------------------
 
 
-@serve_command(serve_app, "analyst", port=8701, banner="privad analyst")
+@serve_command(
+    serve_app,
+    "analyst",
+    port=8701,
+    banner="privad analyst",
+    server="analyst",
+    secrets=("correction_token",),
+)
 def analyst(
     common: ServeOptions,
     correction_url: str = typer.Option(
@@ -153,34 +158,18 @@ def analyst(
     ),
     timeout: float = timeout_option("Seconds per request to the correction server."),
     ca_cert: str | None = ca_cert_option("correction server"),
-) -> Built:
+) -> None:
     """Run the analyst A: store perturbed windows, detect outliers, correct them with CS."""
-    # The 'dbscan' package's parallel scheduler keeps an idle worker polling (measured: about
-    # 7 % of a core while the server waits); one thread per detection is plenty for windows
-    # of thousands of records. Set PARLAY_NUM_THREADS yourself to override.
-    os.environ.setdefault("PARLAY_NUM_THREADS", "1")
-    from privad.relaxed.detectors import DBSCANDetector
-    from privad.services.analyst import create_analyst_app
-    from privad.services.auth import TokenRegistry
-
-    detector = DBSCANDetector(eps, min_samples, backend=backend)
-    app = create_analyst_app(
-        common.db,
-        TokenRegistry(common.tokens),
-        correction_url=correction_url,
-        correction_token=required_secret(
-            correction_token, "--correction-token", "PRIVAD_CORRECTION_TOKEN"
-        ),
-        detector=detector,
-        columns=columns,
-        max_body_bytes=common.max_body_bytes,
-        timeout=timeout,
-        verify=ca_cert or True,
-    )
-    return app, ()
 
 
-@serve_command(serve_app, "correction", port=8702, banner="privad correction")
+@serve_command(
+    serve_app,
+    "correction",
+    port=8702,
+    banner="privad correction",
+    server="correction",
+    secrets=("analyst_token",),
+)
 def correction(
     common: ServeOptions,
     outlier_layer_width: float = Number("a width >= 0").option(
@@ -204,24 +193,8 @@ def correction(
         "F",
         "Step 3 (reconstruction): at most this share of O' may become FP (default 0.5).",
     ),
-) -> Built:
+) -> None:
     """Run the correction server CS: hold d_diff per window, split O', find false negatives."""
-    from privad.relaxed.correction import SplitRule
-    from privad.services.auth import TokenRegistry
-    from privad.services.correction import ANALYST_ROLE, create_correction_app
-
-    registry = TokenRegistry(
-        common.tokens,
-        {ANALYST_ROLE: required_secret(analyst_token, "--analyst-token", "PRIVAD_ANALYST_TOKEN")},
-    )
-    app = create_correction_app(
-        common.db,
-        registry,
-        outlier_layer_width=outlier_layer_width,
-        rule=SplitRule(min_gap=min_gap, max_fp_share=max_fp_share),
-        max_body_bytes=common.max_body_bytes,
-    )
-    return app, ()
 
 
 # --------------------------------------------------------------------------------------------
@@ -267,33 +240,27 @@ def oracle(
     ),
 ) -> Built:
     """Hold the values and answer only noisy group queries, within a privacy budget."""
-    from privad.services.auth import TokenRegistry
-    from privad.services.oracle import create_oracle_app
+    from privad.services.servers import oracle_server
 
     series = load_series(data, column=column, labels_column=labels_column)
     held = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
-    lo, hi = held.t_low, held.t_high
-    notes = [
-        f"{series.name}: {held.values.size} values, t_l = {lo:.6g}, t_h = {hi:.6g} "
-        f"({held.how}); {kind} oracle, ε = {epsilon:g} per answer"
-    ]
-    app = create_oracle_app(
+    return oracle_server(
         common.db,
-        TokenRegistry(common.tokens),
-        values=held.values,
-        t_low=lo,
-        t_high=hi,
+        common.tokens,
+        held.values,
+        held.t_low,
+        held.t_high,
+        name=series.name,
+        how=held.how,
         epsilon=epsilon,
         budget=budget,
         delta=delta,
         kind=kind,
-        scope=scope if scope is not None else f"oracle/{series.name}",
-        rng=seed,
+        scope=scope,
+        seed=seed,
         max_orders=max_orders,
         max_body_bytes=common.max_body_bytes,
-        notes=notes,
     )
-    return app, notes
 
 
 # --------------------------------------------------------------------------------------------
@@ -376,38 +343,29 @@ def sp(
     ),
 ) -> Built:
     """Hold DATA and answer queriers' (β, r)-anomaly questions privately, per-querier budgets."""
-    from privad.services.auth import TokenRegistry
-    from privad.services.curator import create_curator_app
+    from privad.services.servers import curator_server
 
     mech = sensitive_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
     check_output_path(ledger, "--ledger", "store")
     declared = public_bounds(bound, bounds_file)
     ds = load_table(data, columns=columns, exclude=exclude, id_column=id_column, seed=seed)
-    names = list(ds.feature_names)
     # the operator's view (names checked, clip counts, a dominant column); the curator maps
     # the raw records itself, with the same arithmetic, and every question alike
     scaling = scale_features(ds, declared)[1]
-    app = create_curator_app(
-        ds.X,
+    app, notes = curator_server(
+        common.db,
+        common.tokens,
+        ds,
         mech,
-        db=common.db,
         ledger=ledger,
-        tokens=TokenRegistry(common.tokens),
         budget=budget,
         delta=delta,
-        scope=scope if scope is not None else f"curator/{ds.name}",
-        rng=seed,
-        bounds=None if not declared else {names.index(c): b for c, b in declared.items()},
+        bounds=declared,
+        scope=scope,
+        seed=seed,
         max_body_bytes=common.max_body_bytes,
     )
-    notes = [
-        f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features; "
-        f"{mech.guarantee.summary()} per answer; {budget:g}"
-        f"{'' if delta is None else f', δ {delta:g}'} per querier; "
-        f"{len(common.tokens)} querier token(s)",
-        f"feature scaling: {scaling_text(scaling)}",
-    ]
-    return app, notes
+    return app, [*notes, f"feature scaling: {scaling_text(scaling)}"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -426,6 +384,8 @@ RMP_TOKENS = token_options("end-user", "end-users download the model")
     tokens=RMP_TOKENS,
     who="end-user",
     why="end-users download the model with them",
+    server="rmp",
+    secrets=("operator_token",),
 )
 def rmp(
     common: ServeOptions,
@@ -489,31 +449,8 @@ def rmp(
         "If set, registering a participant needs this token. Default: "
         "$PRIVAD_RMP_REGISTRATION_TOKEN, else registration is open.",
     ),
-) -> Built:
+) -> None:
     """Run the RMP mining server: collect perturbed batches, train the AANN, serve the model."""
-    from privad.rmp import AANNTraining
-    from privad.services.rmp import create_rmp_app
-
-    notes: list[str] = []
-    app = create_rmp_app(
-        common.db,
-        common.tokens,
-        operator_token=required_secret(
-            operator_token, "--operator-token", "PRIVAD_RMP_OPERATOR_TOKEN"
-        ),
-        registration_token=(registration_token or "").strip() or None,
-        n=n,
-        w=w,
-        r=r,
-        alpha=alpha,
-        beta=beta,
-        rng=seed,
-        training=AANNTraining(epochs=epochs, hidden=hidden),
-        max_batch=max_batch,
-        max_body_bytes=common.max_body_bytes,
-        notes=notes,
-    )
-    return app, notes
 
 
 # --------------------------------------------------------------------------------------------
