@@ -161,62 +161,41 @@ _SHARED = {"db", "host", "port", *(n for n, _ in _TOKENS), *(n for n, _, _ in _L
 
 @dataclass(frozen=True)
 class ServeOptions:
-    """The parsed shared options of a ``privad serve`` command."""
+    """The parsed shared options of a ``privad serve`` command: the server's store ``db``,
+    its users' ``tokens``, ``max_body_bytes``, and ``listen``, the keywords of
+    :func:`privad.services.app.run_service` (host, port, log level, TLS, limits)."""
 
     db: str | None
-    host: str
-    port: int
     tokens: list[tuple[str, str]]
     max_body_bytes: int
-    log_level: str
-    ssl_certfile: str | None
-    ssl_keyfile: str | None
-    limits: Any  # privad.services.app.ServerLimits (imported when a server runs)
+    listen: dict[str, Any]
 
     @classmethod
-    def parse(
-        cls,
-        *,
-        host: str,
-        port: int,
-        max_body_bytes: int,
-        max_bytes_in_flight: int,
-        header_timeout: float,
-        body_timeout: float,
-        log_level: str,
-        ssl_certfile: str | None,
-        ssl_keyfile: str | None,
-        db: str | None = None,
-        tokens: str | None = None,
-        token: Sequence[str] | None = None,
-        who: str | None = "sensor",
-        why: str = "",
-    ) -> ServeOptions:
-        """Check the shared options (a one-line ParameterError on a mistake): the tokens of
-        the server's users ``who`` (at least one, ``why`` they need them; ``who=None``: a
-        server without users' tokens, the console), TLS, and ``db``, an output path."""
+    def parse(cls, options: dict[str, Any], who: str | None, why: str) -> ServeOptions:
+        """Check the shared ``options`` (a one-line ParameterError on a mistake): the tokens
+        of the server's users ``who`` (at least one, ``why`` they need them; ``who=None``: a
+        server without users' tokens, the console), TLS, and ``--db``, an output path."""
         from privad.services.app import ServerLimits
         from privad.services.auth import load_token_file, parse_token_spec
 
+        given = dict(options)
+        tokens = given.pop("tokens", None)
         pairs = [] if tokens is None else list(load_token_file(tokens))
-        pairs += [parse_token_spec(spec) for spec in token or ()]
+        pairs += [parse_token_spec(spec) for spec in given.pop("token", None) or ()]
         if not pairs and who is not None:
             raise ParameterError(
                 f"no {who} tokens: give --tokens FILE (NAME=SECRET lines) or --token "
                 f"NAME=SECRET{f' ({why})' if why else ''}"
             )
-        if (ssl_certfile is None) != (ssl_keyfile is None):
+        if (given["ssl_certfile"] is None) != (given["ssl_keyfile"] is None):
             raise ParameterError("--ssl-certfile and --ssl-keyfile go together")
+        db = given.pop("db", None)
+        limits = [given.pop(n) for n in ("max_bytes_in_flight", "header_timeout", "body_timeout")]
         return cls(
             db=None if db is None else str(check_output_path(db, "--db", "store")),
-            host=str(host).strip(),
-            port=port,
             tokens=pairs,
-            max_body_bytes=max_body_bytes,
-            log_level=log_level,
-            ssl_certfile=ssl_certfile,
-            ssl_keyfile=ssl_keyfile,
-            limits=ServerLimits(max_bytes_in_flight, header_timeout, body_timeout),
+            max_body_bytes=given.pop("max_body_bytes"),
+            listen={**given, "host": str(given["host"]).strip(), "limits": ServerLimits(*limits)},
         )
 
     def run(self, app: Any, name: str, notes: Sequence[str] = ()) -> None:
@@ -228,23 +207,13 @@ class ServeOptions:
         """
         from privad.services.app import run_service
 
-        if self.host not in ("127.0.0.1", "localhost", "::1") and self.ssl_certfile is None:
+        host = self.listen["host"]
+        if host not in ("127.0.0.1", "localhost", "::1") and self.listen["ssl_certfile"] is None:
             clear = "tokens and answers travel in clear text"
-            notes = [*notes, f"warning: listening on {self.host} without TLS: {clear}"]
+            notes = [*notes, f"warning: listening on {host} without TLS: {clear}"]
         for line in notes:
             print(f"{name}: {line}", file=sys.stderr, flush=True)
-
-        run_service(
-            app,
-            name=name,
-            host=self.host,
-            port=self.port,
-            log_level=self.log_level,
-            ssl_certfile=self.ssl_certfile,
-            ssl_keyfile=self.ssl_keyfile,
-            limits=self.limits,
-            announce=lambda line: print(line, flush=True),
-        )
+        run_service(app, name=name, announce=lambda line: print(line, flush=True), **self.listen)
 
 
 Build = Callable[..., tuple[Any, Sequence[str]]]
@@ -275,8 +244,9 @@ def serve_command(
     runs as ``BANNER listening on URL``. ``tokens``: the ``--tokens``/``--token`` pair of
     the server's users ``who`` (``None``: a server without them). ``server``: ``build``
     only declares the options, which are the keywords of the library's
-    ``privad.services.servers.SERVER_server(db, tokens, max_body_bytes=..., **own)``, after
-    the options named in ``secrets`` (peers' tokens) are checked to be given.
+    ``privad.services.servers.SERVER_server(db, tokens, max_body_bytes=..., **own)``
+    (without ``db, tokens`` where ``tokens`` is None), after the options named in
+    ``secrets`` (peers' tokens) are checked to be given.
 
     Examples
     --------
@@ -312,7 +282,7 @@ def serve_command(
 
         def command(**options: Any) -> None:
             shared = {n: v for n, v in options.items() if n in _SHARED}
-            common = ServeOptions.parse(**shared, who=None if tokens is None else who, why=why)
+            common = ServeOptions.parse(shared, None if tokens is None else who, why)
             mine = {n: v for n, v in options.items() if n in declared}
             if server is None:
                 app, notes = build(common, **mine)
@@ -323,9 +293,8 @@ def serve_command(
                     info = declared[key]
                     mine[key] = required_secret(mine[key], info.param_decls[0], info.envvar)
                 compose = getattr(servers, f"{server}_server")
-                app, notes = compose(
-                    common.db, common.tokens, max_body_bytes=common.max_body_bytes, **mine
-                )
+                where = () if tokens is None else (common.db, common.tokens)
+                app, notes = compose(*where, max_body_bytes=common.max_body_bytes, **mine)
             common.run(app, banner, notes)
 
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]

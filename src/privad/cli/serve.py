@@ -50,8 +50,10 @@ from privad.cli._options import (
     Choice,
     Integer,
     Number,
+    budget_option,
     ca_cert_option,
     check_output_path,
+    command_group,
     public_bounds,
     scope_option,
     seed_option,
@@ -82,19 +84,15 @@ from privad.cli._serve_options import ServeOptions, secret_option, serve_command
 
 __all__ = ["register", "serve_app"]
 
-serve_app = typer.Typer(
-    name="serve",
-    help=(
-        "Run a protocol party as an HTTP server (JSON over HTTP, SQLite storage, token auth).\n\n"
-        "Relaxed-DP sensor streams: 'privad serve correction' and 'privad serve analyst', fed "
-        "by 'privad sensor send'. See docs/relaxed.md.\n\n"
-        "DP noisy binary search: 'privad serve oracle', searched by 'privad search run'. See "
-        "docs/search.md.\n\n"
-        "RMP collaborative anomaly detection: 'privad serve rmp', fed by 'privad rmp "
-        "participate'. See docs/rmp_service.md."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
+serve_app = command_group(
+    "serve",
+    "Run a protocol party as an HTTP server (JSON over HTTP, SQLite storage, token auth).\n\n"
+    "Relaxed-DP sensor streams: 'privad serve correction' and 'privad serve analyst', fed "
+    "by 'privad sensor send'. See docs/relaxed.md.\n\n"
+    "DP noisy binary search: 'privad serve oracle', searched by 'privad search run'. See "
+    "docs/search.md.\n\n"
+    "RMP collaborative anomaly detection: 'privad serve rmp', fed by 'privad rmp "
+    "participate'. See docs/rmp_service.md.",
 )
 
 
@@ -214,10 +212,8 @@ def oracle(
         "see 'privad budget show --ledger PATH'). Spent budget survives restarts.",
     ),
     epsilon: float = epsilon_option("ε per answer, > 0."),
-    budget: float = Number("a finite number > 0 (e.g. 100)", strict=True).option(
-        ...,
-        "--budget",
-        "B",
+    budget: float = budget_option(
+        "100",
         "Total ε of the scope: queries past it are refused (429). Set in the ledger if "
         "the scope has none or another total (never below what was spent).",
     ),
@@ -287,10 +283,8 @@ def sp(
     beta: int = beta_option("β: an integer >= 1."),
     r: float = r_option("The radius r: a finite number >= 0."),
     epsilon: float = epsilon_option("ε per answer, > 0."),
-    budget: float = Number("a finite number > 0 (e.g. 10)", strict=True).option(
-        ...,
-        "--budget",
-        "B",
+    budget: float = budget_option(
+        "10",
         "Each querier's total ε (its own ledger scope <scope>/<querier>): a request past "
         "it is refused (429) with nothing spent.",
     ),
@@ -458,7 +452,15 @@ def rmp(
 # --------------------------------------------------------------------------------------------
 
 
-@serve_command(serve_app, "console", port=8706, banner="privad console", tokens=None, db=False)
+@serve_command(
+    serve_app,
+    "console",
+    port=8706,
+    banner="privad console",
+    tokens=None,
+    db=False,
+    server="console",
+)
 def console(
     common: ServeOptions,
     ledger: str = typer.Option(
@@ -484,19 +486,8 @@ def console(
         "The operator's secret: with it, a login may set budgets and cancel stale "
         "reservations. Default: $PRIVAD_CONSOLE_OPERATOR_TOKEN; none: read-only console.",
     ),
-) -> Built:
+) -> None:
     """A web console over a ledger: budgets, spends, a store's parties, plans (docs/console.md)."""
-    from privad.services.console import create_console_app
-
-    app = create_console_app(
-        ledger,
-        store=store,
-        operator_token=None if operator_token is None else operator_token.strip(),
-        utility=utility,
-        max_body_bytes=common.max_body_bytes,
-    )
-    mode = "read-only" if operator_token is None else "operator actions need the token"
-    return app, [f"ledger {ledger}; {mode}"]
 
 
 def register(app: typer.Typer) -> None:

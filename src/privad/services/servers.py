@@ -22,6 +22,7 @@ from privad.services.bodies import DEFAULT_MAX_BODY_BYTES
 __all__ = [
     "Server",
     "analyst_server",
+    "console_server",
     "correction_server",
     "curator_server",
     "oracle_server",
@@ -311,3 +312,37 @@ def rmp_server(
         notes=notes,
     )
     return Server(app, notes)
+
+
+def console_server(
+    ledger: str,
+    *,
+    store: str | None = None,
+    operator_token: str | None = None,
+    utility: str | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> Server:
+    """The web console over the ``ledger`` file (which must exist): its budgets and spends,
+    the parties of a server's ``store`` (opened read-only), and plans with the saved
+    ``utility`` results; without an ``operator_token`` it is read-only.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from privad.accounting import Ledger
+    >>> path = tempfile.mkdtemp() + "/ledger.sqlite"
+    >>> Ledger(path).close()
+    >>> console_server(path).notes == [f"ledger {path}; read-only"]
+    True
+    """
+    from privad.services.console import create_console_app
+
+    app = create_console_app(
+        ledger,
+        store=store,
+        operator_token=None if operator_token is None else operator_token.strip(),
+        utility=utility,
+        max_body_bytes=max_body_bytes,
+    )
+    mode = "read-only" if operator_token is None else "operator actions need the token"
+    return Server(app, [f"ledger {ledger}; {mode}"])
