@@ -7,7 +7,8 @@ restart kept). It returns a :class:`Server`; serve its app with
 :func:`privad.services.app.run_service` (as ``privad serve NAME`` does) or
 :class:`privad.services.app.ThreadedServer`, or call it in process with
 ``fastapi.testclient.TestClient``. The arguments are the ``privad serve`` options under
-the same names, already checked; ``tokens`` are the users' ``(NAME, SECRET)`` pairs.
+the same names, already checked; ``tokens`` are the users' ``(NAME, SECRET)`` pairs, and
+the keywords a function does not name itself go to the server's app factory unchanged.
 """
 
 from __future__ import annotations
@@ -43,25 +44,23 @@ def analyst_server(
     db: str | Path,
     tokens: Tokens,
     *,
-    correction_url: str,
-    correction_token: str,
     eps: float,
     min_samples: int,
     backend: str = "auto",
-    columns: int | None = None,
-    timeout: float = 60.0,
     ca_cert: str | None = None,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    **options: Any,
 ) -> Server:
     """The relaxed-DP analyst A: f_outlier is exact DBSCAN (``eps``, ``min_samples``, step
     1a of the protocol), corrected with the correction server at ``correction_url``.
 
-    ``tokens`` are the sensors'; ``correction_token`` is the analyst's token at the
-    correction server; ``ca_cert`` is the CA bundle that verifies an https correction
-    server (None: the system's). Detection runs on one thread unless
-    ``$PARLAY_NUM_THREADS`` says otherwise: the 'dbscan' package's parallel scheduler keeps
-    an idle worker polling (measured: about 7 % of a core while the server waits), and one
-    thread is plenty for windows of thousands of records.
+    ``tokens`` are the sensors'; ``ca_cert`` is the CA bundle that verifies an https
+    correction server (None: the system's); ``options`` (``correction_url``,
+    ``correction_token``: the analyst's token there, ``columns``, ``timeout``,
+    ``max_body_bytes``) go to :func:`~privad.services.analyst.create_analyst_app`.
+    Detection runs on one thread unless ``$PARLAY_NUM_THREADS`` says otherwise: the
+    'dbscan' package's parallel scheduler keeps an idle worker polling (measured: about 7 %
+    of a core while the server waits), and one thread is plenty for windows of thousands
+    of records.
 
     Examples
     --------
@@ -82,13 +81,9 @@ def analyst_server(
     app = create_analyst_app(
         db,
         TokenRegistry(tokens),
-        correction_url=correction_url,
-        correction_token=correction_token,
         detector=DBSCANDetector(eps, min_samples, backend=backend),
-        columns=columns,
-        max_body_bytes=max_body_bytes,
-        timeout=timeout,
         verify=ca_cert or True,
+        **options,
     )
     return Server(app, [])
 
@@ -101,13 +96,14 @@ def correction_server(
     analyst_token: str,
     min_gap: float = 0.0,
     max_fp_share: float = 0.5,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    **options: Any,
 ) -> Server:
     """The relaxed-DP correction server CS: the outlier layer width w_O, and the split rule
     of step 3 (reconstruction, :class:`privad.relaxed.SplitRule`: split O' only at a gap
     > ``min_gap``, at most ``max_fp_share`` of O' becomes FP).
 
-    ``tokens`` are the sensors'; ``analyst_token`` is the analyst's.
+    ``tokens`` are the sensors'; ``analyst_token`` is the analyst's; ``options``
+    (``max_body_bytes``) go to :func:`~privad.services.correction.create_correction_app`.
 
     Examples
     --------
@@ -128,7 +124,7 @@ def correction_server(
         TokenRegistry(tokens, {ANALYST_ROLE: analyst_token}),
         outlier_layer_width=outlier_layer_width,
         rule=SplitRule(min_gap=min_gap, max_fp_share=max_fp_share),
-        max_body_bytes=max_body_bytes,
+        **options,
     )
     return Server(app, [])
 
@@ -143,18 +139,17 @@ def oracle_server(
     name: str,
     how: str,
     epsilon: float,
-    budget: float,
-    delta: float | None = None,
     kind: str = "laplace",
     scope: str | None = None,
     seed: int | None = None,
-    max_orders: int = 64,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    **options: Any,
 ) -> Server:
     """The noisy group oracle of the DP noisy binary search over the series ``name``'s
     ``values``, with the thresholds (t_ℓ, t_h) of eq. (1) (found ``how``): each answer
-    costs ``epsilon``, within ``budget`` (and ``delta``) in the ledger ``db`` under
-    ``scope`` (default ``oracle/<name>``). ``seed`` fixes the noise, for tests only.
+    costs ``epsilon``, within the ``budget`` (and ``delta``) of ``options`` in the ledger
+    ``db`` under ``scope`` (default ``oracle/<name>``). ``seed`` fixes the noise, for tests
+    only. ``options`` (``budget``, ``delta``, ``max_orders``, ``max_body_bytes``) go to
+    :func:`~privad.services.oracle.create_oracle_app`.
 
     Examples
     --------
@@ -183,14 +178,11 @@ def oracle_server(
         t_low=t_low,
         t_high=t_high,
         epsilon=epsilon,
-        budget=budget,
-        delta=delta,
         kind=kind,
         scope=scope if scope is not None else f"oracle/{name}",
         rng=seed,
-        max_orders=max_orders,
-        max_body_bytes=max_body_bytes,
         notes=notes,
+        **options,
     )
     return Server(app, notes)
 
@@ -261,34 +253,29 @@ def rmp_server(
     db: str | Path,
     tokens: Tokens,
     *,
-    operator_token: str,
     registration_token: str | None = None,
-    n: int | None = None,
-    w: int | None = None,
-    r: int | None = None,
-    alpha: float | None = None,
-    beta: float | None = None,
     seed: int | None = None,
     hidden: int | None = None,
     epochs: int = 500,
-    max_batch: int = 30,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    **options: Any,
 ) -> Server:
     """The RMP mining server (Erfani et al., sections 3-4): the public T (w × n, drawn with
     ``seed`` when ``db`` is new, kept on restart with n, w, α, β), batches of at most
     ``max_batch`` records, and the AANN trained for ``epochs`` with ``hidden`` units.
 
-    ``tokens`` are the end-users'; ``operator_token`` starts training; a blank
-    ``registration_token`` (or None) leaves registration open.
+    ``tokens`` are the end-users'; a blank ``registration_token`` (or None) leaves
+    registration open; ``options`` (``operator_token``, who starts training, ``n``, ``w``,
+    ``r``, ``alpha``, ``beta``, ``max_batch``, ``max_body_bytes``) go to
+    :func:`~privad.services.rmp.create_rmp_app`.
 
     Examples
     --------
     >>> import tempfile
-    >>> server = rmp_server(
-    ...     tempfile.mkdtemp() + "/rmp.sqlite", [("u1", "end-user-secret-01")],
-    ...     operator_token="operator-secret-01", n=4, r=1, alpha=0.1, seed=7,
-    ... )
-    >>> server.app.title
+    >>> db = tempfile.mkdtemp() + "/rmp.sqlite"
+    >>> users = [("u1", "end-user-secret-01")]
+    >>> config = {"n": 4, "r": 1, "alpha": 0.1, "seed": 7}
+    >>> app, notes = rmp_server(db, users, operator_token="operator-secret-01", **config)
+    >>> app.title
     'privad RMP mining server'
     """
     from privad.rmp import AANNTraining
@@ -298,33 +285,21 @@ def rmp_server(
     app = create_rmp_app(
         db,
         tokens,
-        operator_token=operator_token,
         registration_token=(registration_token or "").strip() or None,
-        n=n,
-        w=w,
-        r=r,
-        alpha=alpha,
-        beta=beta,
         rng=seed,
         training=AANNTraining(epochs=epochs, hidden=hidden),
-        max_batch=max_batch,
-        max_body_bytes=max_body_bytes,
         notes=notes,
+        **options,
     )
     return Server(app, notes)
 
 
-def console_server(
-    ledger: str,
-    *,
-    store: str | None = None,
-    operator_token: str | None = None,
-    utility: str | None = None,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-) -> Server:
+def console_server(ledger: str, *, operator_token: str | None = None, **options: Any) -> Server:
     """The web console over the ``ledger`` file (which must exist): its budgets and spends,
     the parties of a server's ``store`` (opened read-only), and plans with the saved
-    ``utility`` results; without an ``operator_token`` it is read-only.
+    ``utility`` results; without an ``operator_token`` it is read-only. ``options``
+    (``store``, ``utility``, ``max_body_bytes``) go to
+    :func:`~privad.services.console.create_console_app`.
 
     Examples
     --------
@@ -339,10 +314,8 @@ def console_server(
 
     app = create_console_app(
         ledger,
-        store=store,
         operator_token=None if operator_token is None else operator_token.strip(),
-        utility=utility,
-        max_body_bytes=max_body_bytes,
+        **options,
     )
     mode = "read-only" if operator_token is None else "operator actions need the token"
     return Server(app, [f"ledger {ledger}; {mode}"])
