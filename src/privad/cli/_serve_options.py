@@ -224,12 +224,12 @@ def serve_command(
     name: str,
     *,
     port: int,
-    banner: str,
+    banner: str | None = None,
     tokens: tuple[Any, Any] | None = (TOKENS_OPTION, TOKEN_OPTION),
     who: str = "sensor",
     why: str = "",
     db: bool = True,
-    server: str | None = None,
+    library: bool = False,
     secrets: Sequence[str] = (),
 ) -> Callable[[Build], Build]:
     """Register ``build(common, **own)`` as ``privad serve NAME`` with the shared options.
@@ -241,10 +241,10 @@ def serve_command(
     request limits, log level and TLS last. Once Click has parsed the command line, the
     shared options are checked into a :class:`ServeOptions` (its ``db`` from ``--db``),
     ``build`` makes the app and the lines to print first (standard error), and the server
-    runs as ``BANNER listening on URL``. ``tokens``: the ``--tokens``/``--token`` pair of
-    the server's users ``who`` (``None``: a server without them). ``server``: ``build``
-    only declares the options, which are the keywords of the library's
-    ``privad.services.servers.SERVER_server(db, tokens, max_body_bytes=..., **own)``
+    runs as ``BANNER listening on URL`` (default ``privad NAME``). ``tokens``: the
+    ``--tokens``/``--token`` pair of the server's users ``who`` (``None``: a server without
+    them). ``library``: ``build`` only declares the options, which are the keywords of the
+    library's ``privad.services.servers.NAME_server(db, tokens, max_body_bytes=..., **own)``
     (without ``db, tokens`` where ``tokens`` is None), after the options named in
     ``secrets`` (peers' tokens) are checked to be given.
 
@@ -284,7 +284,7 @@ def serve_command(
             shared = {n: v for n, v in options.items() if n in _SHARED}
             common = ServeOptions.parse(shared, None if tokens is None else who, why)
             mine = {n: v for n, v in options.items() if n in declared}
-            if server is None:
+            if not library:
                 app, notes = build(common, **mine)
             else:
                 from privad.services import servers
@@ -292,10 +292,10 @@ def serve_command(
                 for key in secrets:
                     info = declared[key]
                     mine[key] = required_secret(mine[key], info.param_decls[0], info.envvar)
-                compose = getattr(servers, f"{server}_server")
+                compose = getattr(servers, f"{name}_server")
                 where = () if tokens is None else (common.db, common.tokens)
                 app, notes = compose(*where, max_body_bytes=common.max_body_bytes, **mine)
-            common.run(app, banner, notes)
+            common.run(app, banner or f"privad {name}", notes)
 
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in params}

@@ -17,14 +17,16 @@ every acknowledged record is already committed to ``--db``. Configuration errors
 token, an unreadable database, a port in use) are :class:`~privad.errors.PrivadError`:
 ``privad.cli.main`` prints them on one line and exits with status 2.
 
-Adding a server is one function here: :func:`~privad.cli._serve_options.serve_command`
-declares the options every server shares, checks them into a
-:class:`~privad.cli._serve_options.ServeOptions` and runs the app the function builds::
+Each server is composed by the library (:mod:`privad.services.servers`); adding one is a
+function here whose parameters are its own options:
+:func:`~privad.cli._serve_options.serve_command` declares the options every server shares,
+checks them into a :class:`~privad.cli._serve_options.ServeOptions` and runs the app of
+``privad.services.servers.NAME_server``, called with the function's options
+(``library=True``), or the app the function builds from them (reading DATA first)::
 
-    @serve_command(serve_app, "oracle", port=8703, banner="privad oracle")
-    def oracle(common: ServeOptions, epsilon: float = epsilon_option(...)) -> Built:
+    @serve_command(serve_app, "correction", port=8702, library=True)
+    def correction(common: ServeOptions, min_gap: float = Number(...).option(...)) -> None:
         '''One line for --help.'''
-        return create_oracle_app(common.db, TokenRegistry(common.tokens), ...), notes
 """
 
 from __future__ import annotations
@@ -111,14 +113,7 @@ def _dbscan_backends() -> tuple[str, ...]:
 # --------------------------------------------------------------------------------------------
 
 
-@serve_command(
-    serve_app,
-    "analyst",
-    port=8701,
-    banner="privad analyst",
-    server="analyst",
-    secrets=("correction_token",),
-)
+@serve_command(serve_app, "analyst", port=8701, library=True, secrets=("correction_token",))
 def analyst(
     common: ServeOptions,
     correction_url: str = typer.Option(
@@ -160,14 +155,7 @@ def analyst(
     """Run the analyst A: store perturbed windows, detect outliers, correct them with CS."""
 
 
-@serve_command(
-    serve_app,
-    "correction",
-    port=8702,
-    banner="privad correction",
-    server="correction",
-    secrets=("analyst_token",),
-)
+@serve_command(serve_app, "correction", port=8702, library=True, secrets=("analyst_token",))
 def correction(
     common: ServeOptions,
     outlier_layer_width: float = Number("a width >= 0").option(
@@ -200,7 +188,7 @@ def correction(
 # --------------------------------------------------------------------------------------------
 
 
-@serve_command(serve_app, "oracle", port=8703, banner="privad oracle")
+@serve_command(serve_app, "oracle", port=8703)
 def oracle(
     common: ServeOptions,
     data: str = typer.Argument(..., metavar="DATA", help=ORACLE_DATA_HELP),
@@ -374,11 +362,10 @@ RMP_TOKENS = token_options("end-user", "end-users download the model")
     serve_app,
     "rmp",
     port=8704,
-    banner="privad rmp",
     tokens=RMP_TOKENS,
     who="end-user",
     why="end-users download the model with them",
-    server="rmp",
+    library=True,
     secrets=("operator_token",),
 )
 def rmp(
@@ -452,15 +439,7 @@ def rmp(
 # --------------------------------------------------------------------------------------------
 
 
-@serve_command(
-    serve_app,
-    "console",
-    port=8706,
-    banner="privad console",
-    tokens=None,
-    db=False,
-    server="console",
-)
+@serve_command(serve_app, "console", port=8706, tokens=None, db=False, library=True)
 def console(
     common: ServeOptions,
     ledger: str = typer.Option(
