@@ -67,11 +67,12 @@ def test_curator_server_maps_bounds_to_feature_positions(monkeypatch, tmp_path: 
         f"toy: 4 records x 3 features; {mech.guarantee.summary()} per answer; 5, δ 1e-06 "
         "per querier; 1 querier token(s)"
     ]
-    servers.curator_server(
+    server = servers.curator_server(
         tmp_path / "c.sqlite", TOKENS, data, mech, ledger=tmp_path / "l.sqlite", budget=5,
-        bounds={}, scope="q",
+        bounds={}, scope="q", notes=["scaled: none"],
     )  # fmt: skip
     assert made["bounds"] is None and made["scope"] == "q"
+    assert server.notes[1:] == ["scaled: none"]
 
 
 def test_correction_server_takes_the_analyst_token_and_the_split_rule(

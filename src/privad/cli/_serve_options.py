@@ -216,7 +216,8 @@ class ServeOptions:
         run_service(app, name=name, announce=lambda line: print(line, flush=True), **self.listen)
 
 
-Build = Callable[..., tuple[Any, Sequence[str]]]
+Declaration = Callable[..., None]
+"""A server's command as written: its own options as parameters, its help as docstring."""
 
 
 def serve_command(
@@ -225,47 +226,48 @@ def serve_command(
     *,
     port: int,
     banner: str | None = None,
+    server: str | None = None,
     tokens: tuple[Any, Any] | None = (TOKENS_OPTION, TOKEN_OPTION),
     who: str = "sensor",
     why: str = "",
     db: bool = True,
-    library: bool = False,
     secrets: Sequence[str] = (),
-) -> Callable[[Build], Build]:
-    """Register ``build(common, **own)`` as ``privad serve NAME`` with the shared options.
+    prepare: Callable[..., dict[str, Any]] | None = None,
+) -> Callable[[Declaration], Declaration]:
+    """Register ``spec(**own)`` as ``privad serve NAME`` with the shared options.
 
-    ``build``'s parameters after ``common`` are the command's own options; the shared ones
-    are added to them: the shared ``--db`` first, with the address options (``--host``,
-    ``--port``, tokens), unless ``build`` declares its own ``--db`` (then the address
-    options follow the command's own), or ``db=False`` (no ``--db``: the console); the
-    request limits, log level and TLS last. Once Click has parsed the command line, the
-    shared options are checked into a :class:`ServeOptions` (its ``db`` from ``--db``),
-    ``build`` makes the app and the lines to print first (standard error), and the server
-    runs as ``BANNER listening on URL`` (default ``privad NAME``). ``tokens``: the
-    ``--tokens``/``--token`` pair of the server's users ``who`` (``None``: a server without
-    them). ``library``: ``build`` only declares the options, which are the keywords of the
-    library's ``privad.services.servers.NAME_server(db, tokens, max_body_bytes=..., **own)``
-    (without ``db, tokens`` where ``tokens`` is None), after the options named in
-    ``secrets`` (peers' tokens) are checked to be given.
+    ``spec``'s parameters are the command's own options; the shared ones are added to
+    them: the shared ``--db`` first, with the address options (``--host``, ``--port``,
+    tokens), unless ``spec`` has its own ``--db`` (then the address options follow the
+    command's own), or ``db=False`` (no ``--db``: the console); the request limits, log
+    level and TLS last. Once Click has parsed the command line, the shared options are
+    checked into a :class:`ServeOptions` (its ``db`` from ``--db``), the options named in
+    ``secrets`` (peers' tokens) are checked to be given, ``prepare`` (if any) turns the
+    options it names into the library's arguments (reading DATA, say), and the library
+    composes the server: ``privad.services.servers.SERVER_server(db, tokens,
+    max_body_bytes=..., **own)`` (``SERVER`` defaults to ``NAME``; without ``db, tokens``
+    where ``tokens`` is None). Its
+    notes go to standard error, and it serves as ``BANNER listening on URL`` (default
+    ``privad NAME``). ``tokens``: the ``--tokens``/``--token`` pair of the server's users
+    ``who`` (``None``: a server without them).
 
     Examples
     --------
     >>> group = typer.Typer()
-    >>> @serve_command(group, "echo", port=8799, banner="privad echo")
-    ... def echo(common: ServeOptions, word: str = typer.Option("hi", "--word")) -> Any:
+    >>> @serve_command(group, "echo", port=8799)
+    ... def echo(word: str = typer.Option("hi", "--word")) -> None:
     ...     '''A toy server: its own --word, then the shared options.'''
-    ...     return None, [word]
     >>> command = group.registered_commands[0].callback
     >>> list(inspect.signature(command).parameters)[:7]
     ['db', 'host', 'port', 'tokens', 'token', 'word', 'max_body_bytes']
     """
 
-    def register(build: Build) -> Build:
+    def register(spec: Declaration) -> Declaration:
         keyword = inspect.Parameter.KEYWORD_ONLY
         own = [
             p.replace(kind=keyword)
-            for p in inspect.signature(build, eval_str=True).parameters.values()
-        ][1:]
+            for p in inspect.signature(spec, eval_str=True).parameters.values()
+        ]
         declared = {p.name: p.default for p in own}
 
         def param(name: str, kind: Any, default: Any) -> inspect.Parameter:
@@ -283,24 +285,25 @@ def serve_command(
         def command(**options: Any) -> None:
             shared = {n: v for n, v in options.items() if n in _SHARED}
             common = ServeOptions.parse(shared, None if tokens is None else who, why)
-            mine = {n: v for n, v in options.items() if n in declared}
-            if not library:
-                app, notes = build(common, **mine)
-            else:
-                from privad.services import servers
+            mine = {n: v for n, v in options.items() if n in declared and n not in _SHARED}
+            for key in secrets:
+                info = declared[key]
+                mine[key] = required_secret(mine[key], info.param_decls[0], info.envvar)
+            if prepare is not None:
+                mine.update(
+                    prepare(**{n: mine.pop(n) for n in inspect.signature(prepare).parameters})
+                )
+            from privad.services import servers
 
-                for key in secrets:
-                    info = declared[key]
-                    mine[key] = required_secret(mine[key], info.param_decls[0], info.envvar)
-                compose = getattr(servers, f"{name}_server")
-                where = () if tokens is None else (common.db, common.tokens)
-                app, notes = compose(*where, max_body_bytes=common.max_body_bytes, **mine)
+            compose = getattr(servers, f"{server or name}_server")
+            where = () if tokens is None else (common.db, common.tokens)
+            app, notes = compose(*where, max_body_bytes=common.max_body_bytes, **mine)
             common.run(app, banner or f"privad {name}", notes)
 
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in params}
-        command.__doc__, command.__name__ = build.__doc__, build.__name__
+        command.__doc__, command.__name__ = spec.__doc__, spec.__name__
         group.command(name)(command)
-        return build
+        return spec
 
     return register

@@ -18,20 +18,19 @@ token, an unreadable database, a port in use) are :class:`~privad.errors.PrivadE
 ``privad.cli.main`` prints them on one line and exits with status 2.
 
 Each server is composed by the library (:mod:`privad.services.servers`); adding one is a
-function here whose parameters are its own options:
-:func:`~privad.cli._serve_options.serve_command` declares the options every server shares,
-checks them into a :class:`~privad.cli._serve_options.ServeOptions` and runs the app of
-``privad.services.servers.NAME_server``, called with the function's options
-(``library=True``), or the app the function builds from them (reading DATA first)::
+function here that declares its own options:
+:func:`~privad.cli._serve_options.serve_command` adds the options every server shares,
+checks them into a :class:`~privad.cli._serve_options.ServeOptions` and serves the app of
+``privad.services.servers.NAME_server``, called with the function's options (``prepare``
+reads DATA and the like into the library's arguments first)::
 
-    @serve_command(serve_app, "correction", port=8702, library=True)
-    def correction(common: ServeOptions, min_gap: float = Number(...).option(...)) -> None:
+    @serve_command(serve_app, "correction", port=8702, secrets=("analyst_token",))
+    def correction(min_gap: float = Number(...).option(...)) -> None:
         '''One line for --help.'''
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import typer
@@ -82,7 +81,7 @@ from privad.cli._sensitive import (
     r_option,
     sensitive_mechanism,
 )
-from privad.cli._serve_options import ServeOptions, secret_option, serve_command, token_options
+from privad.cli._serve_options import secret_option, serve_command, token_options
 
 __all__ = ["register", "serve_app"]
 
@@ -98,8 +97,8 @@ serve_app = command_group(
 )
 
 
-Built = tuple[Any, Sequence[str]]
-"""What a server's command returns: its app and the lines printed before it serves."""
+PER_ANSWER: Any = epsilon_option("ε per answer, > 0.")
+"""``--epsilon`` of the servers that answer queries (the oracle, the curator)."""
 
 
 def _dbscan_backends() -> tuple[str, ...]:
@@ -113,9 +112,8 @@ def _dbscan_backends() -> tuple[str, ...]:
 # --------------------------------------------------------------------------------------------
 
 
-@serve_command(serve_app, "analyst", port=8701, library=True, secrets=("correction_token",))
+@serve_command(serve_app, "analyst", port=8701, secrets=("correction_token",))
 def analyst(
-    common: ServeOptions,
     correction_url: str = typer.Option(
         ...,
         "--correction-url",
@@ -155,9 +153,8 @@ def analyst(
     """Run the analyst A: store perturbed windows, detect outliers, correct them with CS."""
 
 
-@serve_command(serve_app, "correction", port=8702, library=True, secrets=("analyst_token",))
+@serve_command(serve_app, "correction", port=8702, secrets=("analyst_token",))
 def correction(
-    common: ServeOptions,
     outlier_layer_width: float = Number("a width >= 0").option(
         ...,
         "--outlier-layer-width",
@@ -188,9 +185,28 @@ def correction(
 # --------------------------------------------------------------------------------------------
 
 
-@serve_command(serve_app, "oracle", port=8703)
+def _oracle_values(
+    data: str,
+    column: str | None,
+    labels_column: str | None,
+    derive_thresholds: bool,
+    t_low: float | None,
+    t_high: float | None,
+) -> dict[str, Any]:
+    """DATA's series as the oracle holds it: its values and thresholds, given or derived."""
+    series = load_series(data, column=column, labels_column=labels_column)
+    held = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
+    return {
+        "values": held.values,
+        "t_low": held.t_low,
+        "t_high": held.t_high,
+        "name": series.name,
+        "how": held.how,
+    }
+
+
+@serve_command(serve_app, "oracle", port=8703, prepare=_oracle_values)
 def oracle(
-    common: ServeOptions,
     data: str = typer.Argument(..., metavar="DATA", help=ORACLE_DATA_HELP),
     db: str = typer.Option(
         ...,
@@ -199,7 +215,7 @@ def oracle(
         help="The oracle's privacy ledger (a privad ledger SQLite file, created if missing; "
         "see 'privad budget show --ledger PATH'). Spent budget survives restarts.",
     ),
-    epsilon: float = epsilon_option("ε per answer, > 0."),
+    epsilon: float = PER_ANSWER,
     budget: float = budget_option(
         "100",
         "Total ε of the scope: queries past it are refused (429). Set in the ledger if "
@@ -222,34 +238,49 @@ def oracle(
     max_orders: int = COUNT.option(
         64, "--max-orders", "N", "Stored query orders kept in memory (64)."
     ),
-) -> Built:
+) -> None:
     """Hold the values and answer only noisy group queries, within a privacy budget."""
-    from privad.services.servers import oracle_server
-
-    series = load_series(data, column=column, labels_column=labels_column)
-    held = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
-    return oracle_server(
-        common.db,
-        common.tokens,
-        held.values,
-        held.t_low,
-        held.t_high,
-        name=series.name,
-        how=held.how,
-        epsilon=epsilon,
-        budget=budget,
-        delta=delta,
-        kind=kind,
-        scope=scope,
-        seed=seed,
-        max_orders=max_orders,
-        max_body_bytes=common.max_body_bytes,
-    )
 
 
 # --------------------------------------------------------------------------------------------
 # privad serve sp
 # --------------------------------------------------------------------------------------------
+
+
+def _curator_data(
+    data: str,
+    beta: int,
+    r: float,
+    epsilon: float,
+    k: int,
+    mechanism: str,
+    metric: str,
+    count_cap: Any,
+    ledger: str,
+    columns: list[str] | None,
+    exclude: list[str] | None,
+    id_column: str | None,
+    bounds_file: str | None,
+    bound: list[Any] | None,
+    seed: int | None,
+) -> dict[str, Any]:
+    """DATA, the mechanism and the public bounds the curator holds, and what scaling did."""
+    mech = sensitive_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
+    check_output_path(ledger, "--ledger", "store")
+    declared = public_bounds(bound, bounds_file)
+    ds = load_table(data, columns=columns, exclude=exclude, id_column=id_column, seed=seed)
+    # the operator's view (names checked, clip counts, a dominant column); the curator maps
+    # the raw records itself, with the same arithmetic, and every question alike
+    scaling = scale_features(ds, declared)[1]
+    return {
+        "data": ds,
+        "mechanism": mech,
+        "ledger": ledger,
+        "bounds": declared,
+        "seed": seed,
+        "notes": [f"feature scaling: {scaling_text(scaling)}"],
+    }
+
 
 QUERIER_TOKENS = token_options(
     "querier", "NAME is the querier, who has its own budget (ledger scope <scope>/NAME)"
@@ -261,16 +292,17 @@ QUERIER_TOKENS = token_options(
     "sp",
     port=8705,
     banner="privad curator",
+    server="curator",
     tokens=QUERIER_TOKENS,
     who="querier",
     why="queriers ask with them: 'privad sp ask'",
+    prepare=_curator_data,
 )
 def sp(
-    common: ServeOptions,
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
     beta: int = beta_option("β: an integer >= 1."),
     r: float = r_option("The radius r: a finite number >= 0."),
-    epsilon: float = epsilon_option("ε per answer, > 0."),
+    epsilon: float = PER_ANSWER,
     budget: float = budget_option(
         "10",
         "Each querier's total ε (its own ledger scope <scope>/<querier>): a request past "
@@ -323,31 +355,8 @@ def sp(
         "Seed of the noise, for tests only (anyone who knows it can remove the noise). "
         "Default: OS entropy."
     ),
-) -> Built:
+) -> None:
     """Hold DATA and answer queriers' (β, r)-anomaly questions privately, per-querier budgets."""
-    from privad.services.servers import curator_server
-
-    mech = sensitive_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
-    check_output_path(ledger, "--ledger", "store")
-    declared = public_bounds(bound, bounds_file)
-    ds = load_table(data, columns=columns, exclude=exclude, id_column=id_column, seed=seed)
-    # the operator's view (names checked, clip counts, a dominant column); the curator maps
-    # the raw records itself, with the same arithmetic, and every question alike
-    scaling = scale_features(ds, declared)[1]
-    app, notes = curator_server(
-        common.db,
-        common.tokens,
-        ds,
-        mech,
-        ledger=ledger,
-        budget=budget,
-        delta=delta,
-        bounds=declared,
-        scope=scope,
-        seed=seed,
-        max_body_bytes=common.max_body_bytes,
-    )
-    return app, [*notes, f"feature scaling: {scaling_text(scaling)}"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -365,11 +374,9 @@ RMP_TOKENS = token_options("end-user", "end-users download the model")
     tokens=RMP_TOKENS,
     who="end-user",
     why="end-users download the model with them",
-    library=True,
     secrets=("operator_token",),
 )
 def rmp(
-    common: ServeOptions,
     db: str = typer.Option(
         ...,
         "--db",
@@ -439,9 +446,8 @@ def rmp(
 # --------------------------------------------------------------------------------------------
 
 
-@serve_command(serve_app, "console", port=8706, tokens=None, db=False, library=True)
+@serve_command(serve_app, "console", port=8706, tokens=None, db=False)
 def console(
-    common: ServeOptions,
     ledger: str = typer.Option(
         ..., "--ledger", metavar="PATH", help="The ledger file to show (it must exist)."
     ),

@@ -200,13 +200,14 @@ def curator_server(
     scope: str | None = None,
     seed: int | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    notes: Sequence[str] = (),
 ) -> Server:
     """The sensitive-privacy curator over ``data`` (a :class:`privad.datasets.Dataset`):
     queriers ask (β, r)-anomaly questions answered by ``mechanism``, each querier within
     its own ``budget`` (and ``delta``) in ``ledger``, scope ``<scope>/<querier>`` (default
     scope ``curator/<data name>``). ``bounds`` are public per-column bounds by feature
     name (the queries' domain, published in ``/v1/model``); ``seed`` fixes the noise, for
-    tests only.
+    tests only. ``notes``: the caller's lines for the operator, after the curator's own.
 
     Examples
     --------
@@ -241,12 +242,12 @@ def curator_server(
         max_body_bytes=max_body_bytes,
     )
     per_querier = f"{budget:g}{'' if delta is None else f', δ {delta:g}'}"
-    notes = [
+    held = (
         f"{data.name}: {data.X.shape[0]} records x {data.X.shape[1]} features; "
         f"{mechanism.guarantee.summary()} per answer; {per_querier} per querier; "
         f"{len(tokens)} querier token(s)"
-    ]
-    return Server(app, notes)
+    )
+    return Server(app, [held, *notes])
 
 
 def rmp_server(
