@@ -29,15 +29,18 @@ LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 PORT = Integer("a TCP port 0..65535", minimum=0, maximum=65535)
 
 
+def path_option(name: str, help: str, default: Any = ...) -> Any:
+    """``--NAME PATH``, a file of the server's own (required unless a ``default`` is given)."""
+    return typer.Option(default, name, metavar="PATH", help=help)
+
+
 # --------------------------------------------------------------------------------------------
 # Options every server shares
 # --------------------------------------------------------------------------------------------
 
-DB_OPTION: Any = typer.Option(
-    ...,
+DB_OPTION: Any = path_option(
     "--db",
-    metavar="PATH",
-    help="SQLite file of this server (created if missing; WAL, synchronous=FULL). Each server "
+    "SQLite file of this server (created if missing; WAL, synchronous=FULL). Each server "
     "needs its own file.",
 )
 HOST_OPTION: Any = typer.Option(

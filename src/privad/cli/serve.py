@@ -81,7 +81,7 @@ from privad.cli._sensitive import (
     r_option,
     sensitive_mechanism,
 )
-from privad.cli._serve_options import secret_option, serve_command, token_options
+from privad.cli._serve_options import path_option, secret_option, serve_command, token_options
 
 __all__ = ["register", "serve_app"]
 
@@ -208,11 +208,9 @@ def _oracle_values(
 @serve_command(serve_app, "oracle", port=8703, prepare=_oracle_values)
 def oracle(
     data: str = typer.Argument(..., metavar="DATA", help=ORACLE_DATA_HELP),
-    db: str = typer.Option(
-        ...,
+    db: str = path_option(
         "--db",
-        metavar="PATH",
-        help="The oracle's privacy ledger (a privad ledger SQLite file, created if missing; "
+        "The oracle's privacy ledger (a privad ledger SQLite file, created if missing; "
         "see 'privad budget show --ledger PATH'). Spent budget survives restarts.",
     ),
     epsilon: float = PER_ANSWER,
@@ -309,19 +307,15 @@ def sp(
         "it is refused (429) with nothing spent.",
     ),
     delta: float | None = DELTA_OPTION,
-    db: str = typer.Option(
-        ...,
+    db: str = path_option(
         "--db",
-        metavar="PATH",
-        help="The curator's store (SQLite, created if missing): recorded answers and every "
+        "The curator's store (SQLite, created if missing): recorded answers and every "
         "querier's questions, so that a repeated question gets its recorded answer after a "
         "restart too. Tied to DATA and the mechanism's parameters.",
     ),
-    ledger: str = typer.Option(
-        ...,
+    ledger: str = path_option(
         "--ledger",
-        metavar="PATH",
-        help="The ledger file holding the queriers' budgets (created if missing; 'privad "
+        "The ledger file holding the queriers' budgets (created if missing; 'privad "
         "budget show --ledger PATH').",
     ),
     k: int = K_OPTION,
@@ -377,11 +371,9 @@ RMP_TOKENS = token_options("end-user", "end-users download the model")
     secrets=("operator_token",),
 )
 def rmp(
-    db: str = typer.Option(
-        ...,
+    db: str = path_option(
         "--db",
-        metavar="PATH",
-        help="SQLite file of the mining server: T and its parameters, participants, batches, "
+        "SQLite file of the mining server: T and its parameters, participants, batches, "
         "models (created if missing). On restart T and n, w, alpha, beta are kept.",
     ),
     n: int | None = Integer("an integer >= 2", minimum=2).option(
@@ -448,15 +440,12 @@ def rmp(
 
 @serve_command(serve_app, "console", port=8706, tokens=None, db=False)
 def console(
-    ledger: str = typer.Option(
-        ..., "--ledger", metavar="PATH", help="The ledger file to show (it must exist)."
-    ),
-    store: str | None = typer.Option(
-        None,
+    ledger: str = path_option("--ledger", "The ledger file to show (it must exist)."),
+    store: str | None = path_option(
         "--store",
-        metavar="PATH",
-        help="A server's store (curator, analyst, correction, rmp) to show on /services; "
+        "A server's store (curator, analyst, correction, rmp) to show on /services; "
         "opened read-only, never written.",
+        None,
     ),
     utility: str | None = typer.Option(
         None,
