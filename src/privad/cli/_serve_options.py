@@ -112,16 +112,6 @@ SSL_KEY_OPTION: Any = EXISTING_FILE.option(
 )
 
 
-def port_option(default: int) -> Any:
-    """``--port`` with a per-server default."""
-    return PORT.option(
-        default,
-        "--port",
-        "N",
-        f"TCP port (default {default}; 0 picks a free one, printed at start).",
-    )
-
-
 def secret_option(name: str, env: str, help: str) -> Any:
     """An optional ``--NAME SECRET`` that defaults to the environment variable ``env``
     (a peer's or an operator's token)."""
@@ -276,7 +266,11 @@ def serve_command(
         def param(name: str, kind: Any, default: Any) -> inspect.Parameter:
             return inspect.Parameter(name, keyword, default=default, annotation=kind)
 
-        where = [param("host", str, HOST_OPTION), param("port", int, port_option(port))]
+        free = f"TCP port (default {port}; 0 picks a free one, printed at start)."
+        where = [
+            param("host", str, HOST_OPTION),
+            param("port", int, PORT.option(port, "--port", "N", free)),
+        ]
         if tokens is not None:
             where += [param(n, t, o) for (n, t), o in zip(_TOKENS, tokens, strict=True)]
         if db and "db" not in declared:
