@@ -21,6 +21,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import click
@@ -59,13 +60,6 @@ class OptionError(PrivadError):
     """A bad option value, raised while the command line is parsed; its message names the
     option and what it allows, and ``privad.cli.main`` prints it as one line. Not a
     ValueError on purpose: Typer's conversion would wrap a ValueError in its own message."""
-
-
-class _Named:
-    """The part of a :class:`click.Parameter` that :meth:`ParamType.convert` reads."""
-
-    def __init__(self, option: str) -> None:
-        self.opts = [option]
 
 
 class ParamType(click.ParamType):
@@ -116,7 +110,7 @@ class ParamType(click.ParamType):
 
     def bind(self, option: str) -> Callable[[Any], Any]:
         """The converter of ``option``: text → value, a bad value → :class:`OptionError`."""
-        named = _Named(option)
+        named = SimpleNamespace(opts=[option])  # what convert reads of a click.Parameter
         return lambda value: self.convert(value, named, None)
 
     def option(self, default: Any, option: str, metavar: str, help: str, **more: Any) -> Any:
@@ -375,6 +369,18 @@ def plan_delta_option() -> Any:
     return DELTA.option(
         None, "--delta", "D", "δ in (0, 1): also show the optimal composition's ε at this δ."
     )
+
+
+def budget_option(example: str, help: str) -> Any:
+    """``--budget B``, required: a finite number > 0 (the error's ``example``, e.g. "10")."""
+    return Number(f"a finite number > 0 (e.g. {example})", strict=True).option(
+        ..., "--budget", "B", help
+    )
+
+
+def command_group(name: str, help: str) -> typer.Typer:
+    """A ``privad NAME`` group of commands (``privad NAME`` alone prints its help)."""
+    return typer.Typer(name=name, help=help, no_args_is_help=True, add_completion=False)
 
 
 def seed_option(help: str, default: int | None = None) -> Any:

@@ -194,7 +194,7 @@ class StepProgress:
         self.console = console or err_console()
         self.quiet = quiet
         self._bar: Any = None
-        self._tasks: dict[int, dict[str, Any]] = {}
+        self._tasks: list[dict[str, Any]] = []
         self._report_task: int | None = None
         self._start = time.monotonic()
         self._delay = _progress_delay()
@@ -202,21 +202,14 @@ class StepProgress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         if not quiet and self.console.is_terminal:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                SpinnerColumn,
-                TextColumn,
-                TimeElapsedColumn,
-            )
+            from rich import progress as rich
 
-            self._bar = Progress(
-                SpinnerColumn(),
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
+            self._bar = rich.Progress(
+                rich.SpinnerColumn(),
+                rich.TextColumn("{task.description}"),
+                rich.BarColumn(),
+                rich.MofNCompleteColumn(),
+                rich.TimeElapsedColumn(),
                 console=self.console,
                 transient=True,
             )
@@ -243,7 +236,7 @@ class StepProgress:
         wait = self._delay
         while not self._stop.wait(wait):
             with self._lock:
-                latest = self._tasks.get(len(self._tasks) - 1)
+                latest = self._tasks[-1] if self._tasks else None
                 if latest is not None and (
                     latest["total"] is None or latest["completed"] < latest["total"]
                 ):
@@ -256,12 +249,9 @@ class StepProgress:
             return int(self._bar.add_task(description, total=total))
         with self._lock:
             task = len(self._tasks)
-            self._tasks[task] = {
-                "description": description,
-                "completed": 0.0,
-                "total": total,
-                "printed": -math.inf,
-            }
+            self._tasks.append(
+                {"description": description, "completed": 0.0, "total": total, "printed": -math.inf}
+            )
             self._line(task, force=True)
         return task
 
@@ -286,15 +276,10 @@ class StepProgress:
             return
         with self._lock:
             state = self._tasks[task]
-            changed = description is not None and description != state["description"]
-            if description is not None:
-                state["description"] = description
-            if total is not None:
-                state["total"] = total
-            if completed is not None:
-                state["completed"] = completed
-            if advance is not None:
-                state["completed"] += advance
+            changed = description not in (None, state["description"])
+            given = {"description": description, "total": total, "completed": completed}
+            state.update((key, value) for key, value in given.items() if value is not None)
+            state["completed"] += advance or 0
             self._line(task, force=changed)
 
     @contextlib.contextmanager

@@ -13,7 +13,14 @@ from typing import Any
 
 import typer
 
-from privad.cli._options import EXISTING_FILE, Choice, Integer, Number, check_output_path
+from privad.cli._options import (
+    EXISTING_FILE,
+    Choice,
+    Integer,
+    Number,
+    check_output_path,
+    required_secret,
+)
 from privad.errors import ParameterError
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
@@ -22,15 +29,18 @@ LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 PORT = Integer("a TCP port 0..65535", minimum=0, maximum=65535)
 
 
+def path_option(name: str, help: str, default: Any = ...) -> Any:
+    """``--NAME PATH``, a file of the server's own (required unless a ``default`` is given)."""
+    return typer.Option(default, name, metavar="PATH", help=help)
+
+
 # --------------------------------------------------------------------------------------------
 # Options every server shares
 # --------------------------------------------------------------------------------------------
 
-DB_OPTION: Any = typer.Option(
-    ...,
+DB_OPTION: Any = path_option(
     "--db",
-    metavar="PATH",
-    help="SQLite file of this server (created if missing; WAL, synchronous=FULL). Each server "
+    "SQLite file of this server (created if missing; WAL, synchronous=FULL). Each server "
     "needs its own file.",
 )
 HOST_OPTION: Any = typer.Option(
@@ -102,16 +112,6 @@ SSL_KEY_OPTION: Any = EXISTING_FILE.option(
 )
 
 
-def port_option(default: int) -> Any:
-    """``--port`` with a per-server default."""
-    return PORT.option(
-        default,
-        "--port",
-        "N",
-        f"TCP port (default {default}; 0 picks a free one, printed at start).",
-    )
-
-
 def secret_option(name: str, env: str, help: str) -> Any:
     """An optional ``--NAME SECRET`` that defaults to the environment variable ``env``
     (a peer's or an operator's token)."""
@@ -154,62 +154,41 @@ _SHARED = {"db", "host", "port", *(n for n, _ in _TOKENS), *(n for n, _, _ in _L
 
 @dataclass(frozen=True)
 class ServeOptions:
-    """The parsed shared options of a ``privad serve`` command."""
+    """The parsed shared options of a ``privad serve`` command: the server's store ``db``,
+    its users' ``tokens``, ``max_body_bytes``, and ``listen``, the keywords of
+    :func:`privad.services.app.run_service` (host, port, log level, TLS, limits)."""
 
     db: str | None
-    host: str
-    port: int
     tokens: list[tuple[str, str]]
     max_body_bytes: int
-    log_level: str
-    ssl_certfile: str | None
-    ssl_keyfile: str | None
-    limits: Any  # privad.services.app.ServerLimits (imported when a server runs)
+    listen: dict[str, Any]
 
     @classmethod
-    def parse(
-        cls,
-        *,
-        host: str,
-        port: int,
-        max_body_bytes: int,
-        max_bytes_in_flight: int,
-        header_timeout: float,
-        body_timeout: float,
-        log_level: str,
-        ssl_certfile: str | None,
-        ssl_keyfile: str | None,
-        db: str | None = None,
-        tokens: str | None = None,
-        token: Sequence[str] | None = None,
-        who: str | None = "sensor",
-        why: str = "",
-    ) -> ServeOptions:
-        """Check the shared options (a one-line ParameterError on a mistake): the tokens of
-        the server's users ``who`` (at least one, ``why`` they need them; ``who=None``: a
-        server without users' tokens, the console), TLS, and ``db``, an output path."""
+    def parse(cls, options: dict[str, Any], who: str | None, why: str) -> ServeOptions:
+        """Check the shared ``options`` (a one-line ParameterError on a mistake): the tokens
+        of the server's users ``who`` (at least one, ``why`` they need them; ``who=None``: a
+        server without users' tokens, the console), TLS, and ``--db``, an output path."""
         from privad.services.app import ServerLimits
         from privad.services.auth import load_token_file, parse_token_spec
 
+        given = dict(options)
+        tokens = given.pop("tokens", None)
         pairs = [] if tokens is None else list(load_token_file(tokens))
-        pairs += [parse_token_spec(spec) for spec in token or ()]
+        pairs += [parse_token_spec(spec) for spec in given.pop("token", None) or ()]
         if not pairs and who is not None:
             raise ParameterError(
                 f"no {who} tokens: give --tokens FILE (NAME=SECRET lines) or --token "
                 f"NAME=SECRET{f' ({why})' if why else ''}"
             )
-        if (ssl_certfile is None) != (ssl_keyfile is None):
+        if (given["ssl_certfile"] is None) != (given["ssl_keyfile"] is None):
             raise ParameterError("--ssl-certfile and --ssl-keyfile go together")
+        db = given.pop("db", None)
+        limits = [given.pop(n) for n in ("max_bytes_in_flight", "header_timeout", "body_timeout")]
         return cls(
             db=None if db is None else str(check_output_path(db, "--db", "store")),
-            host=str(host).strip(),
-            port=port,
             tokens=pairs,
-            max_body_bytes=max_body_bytes,
-            log_level=log_level,
-            ssl_certfile=ssl_certfile,
-            ssl_keyfile=ssl_keyfile,
-            limits=ServerLimits(max_bytes_in_flight, header_timeout, body_timeout),
+            max_body_bytes=given.pop("max_body_bytes"),
+            listen={**given, "host": str(given["host"]).strip(), "limits": ServerLimits(*limits)},
         )
 
     def run(self, app: Any, name: str, notes: Sequence[str] = ()) -> None:
@@ -221,26 +200,17 @@ class ServeOptions:
         """
         from privad.services.app import run_service
 
-        if self.host not in ("127.0.0.1", "localhost", "::1") and self.ssl_certfile is None:
+        host = self.listen["host"]
+        if host not in ("127.0.0.1", "localhost", "::1") and self.listen["ssl_certfile"] is None:
             clear = "tokens and answers travel in clear text"
-            notes = [*notes, f"warning: listening on {self.host} without TLS: {clear}"]
+            notes = [*notes, f"warning: listening on {host} without TLS: {clear}"]
         for line in notes:
             print(f"{name}: {line}", file=sys.stderr, flush=True)
-
-        run_service(
-            app,
-            name=name,
-            host=self.host,
-            port=self.port,
-            log_level=self.log_level,
-            ssl_certfile=self.ssl_certfile,
-            ssl_keyfile=self.ssl_keyfile,
-            limits=self.limits,
-            announce=lambda line: print(line, flush=True),
-        )
+        run_service(app, name=name, announce=lambda line: print(line, flush=True), **self.listen)
 
 
-Build = Callable[..., tuple[Any, Sequence[str]]]
+Declaration = Callable[..., None]
+"""A server's command as written: its own options as parameters, its help as docstring."""
 
 
 def serve_command(
@@ -248,48 +218,59 @@ def serve_command(
     name: str,
     *,
     port: int,
-    banner: str,
+    banner: str | None = None,
+    server: str | None = None,
     tokens: tuple[Any, Any] | None = (TOKENS_OPTION, TOKEN_OPTION),
     who: str = "sensor",
     why: str = "",
     db: bool = True,
-) -> Callable[[Build], Build]:
-    """Register ``build(common, **own)`` as ``privad serve NAME`` with the shared options.
+    secrets: Sequence[str] = (),
+    prepare: Callable[..., dict[str, Any]] | None = None,
+) -> Callable[[Declaration], Declaration]:
+    """Register ``spec(**own)`` as ``privad serve NAME`` with the shared options.
 
-    ``build``'s parameters after ``common`` are the command's own options; the shared ones
-    are added to them: the shared ``--db`` first, with the address options (``--host``,
-    ``--port``, tokens), unless ``build`` declares its own ``--db`` (then the address
-    options follow the command's own), or ``db=False`` (no ``--db``: the console); the
-    request limits, log level and TLS last. Once Click has parsed the command line, the
-    shared options are checked into a :class:`ServeOptions` (its ``db`` from ``--db``),
-    ``build`` makes the app and the lines to print first (standard error), and the server
-    runs as ``BANNER listening on URL``. ``tokens``: the ``--tokens``/``--token`` pair of
-    the server's users ``who`` (``None``: a server without them).
+    ``spec``'s parameters are the command's own options; the shared ones are added to
+    them: the shared ``--db`` first, with the address options (``--host``, ``--port``,
+    tokens), unless ``spec`` has its own ``--db`` (then the address options follow the
+    command's own), or ``db=False`` (no ``--db``: the console); the request limits, log
+    level and TLS last. Once Click has parsed the command line, the shared options are
+    checked into a :class:`ServeOptions` (its ``db`` from ``--db``), the options named in
+    ``secrets`` (peers' tokens) are checked to be given, ``prepare`` (if any) turns the
+    options it names into the library's arguments (reading DATA, say), and the library
+    composes the server: ``privad.services.servers.SERVER_server(db, tokens,
+    max_body_bytes=..., **own)`` (``SERVER`` defaults to ``NAME``; without ``db, tokens``
+    where ``tokens`` is None). Its
+    notes go to standard error, and it serves as ``BANNER listening on URL`` (default
+    ``privad NAME``). ``tokens``: the ``--tokens``/``--token`` pair of the server's users
+    ``who`` (``None``: a server without them).
 
     Examples
     --------
     >>> group = typer.Typer()
-    >>> @serve_command(group, "echo", port=8799, banner="privad echo")
-    ... def echo(common: ServeOptions, word: str = typer.Option("hi", "--word")) -> Any:
+    >>> @serve_command(group, "echo", port=8799)
+    ... def echo(word: str = typer.Option("hi", "--word")) -> None:
     ...     '''A toy server: its own --word, then the shared options.'''
-    ...     return None, [word]
     >>> command = group.registered_commands[0].callback
     >>> list(inspect.signature(command).parameters)[:7]
     ['db', 'host', 'port', 'tokens', 'token', 'word', 'max_body_bytes']
     """
 
-    def register(build: Build) -> Build:
+    def register(spec: Declaration) -> Declaration:
         keyword = inspect.Parameter.KEYWORD_ONLY
         own = [
             p.replace(kind=keyword)
-            for p in inspect.signature(build, eval_str=True).parameters.values()
-        ][1:]
-        declared = {p.name for p in own}
+            for p in inspect.signature(spec, eval_str=True).parameters.values()
+        ]
+        declared = {p.name: p.default for p in own}
 
         def param(name: str, kind: Any, default: Any) -> inspect.Parameter:
             return inspect.Parameter(name, keyword, default=default, annotation=kind)
 
-        where = [param("host", str, HOST_OPTION), param("port", int, port_option(port))]
+        free = f"TCP port (default {port}; 0 picks a free one, printed at start)."
+        where = [
+            param("host", str, HOST_OPTION),
+            param("port", int, PORT.option(port, "--port", "N", free)),
+        ]
         if tokens is not None:
             where += [param(n, t, o) for (n, t), o in zip(_TOKENS, tokens, strict=True)]
         if db and "db" not in declared:
@@ -300,14 +281,26 @@ def serve_command(
 
         def command(**options: Any) -> None:
             shared = {n: v for n, v in options.items() if n in _SHARED}
-            common = ServeOptions.parse(**shared, who=None if tokens is None else who, why=why)
-            app, notes = build(common, **{n: v for n, v in options.items() if n in declared})
-            common.run(app, banner, notes)
+            common = ServeOptions.parse(shared, None if tokens is None else who, why)
+            mine = {n: v for n, v in options.items() if n in declared and n not in _SHARED}
+            for key in secrets:
+                info = declared[key]
+                mine[key] = required_secret(mine[key], info.param_decls[0], info.envvar)
+            if prepare is not None:
+                mine.update(
+                    prepare(**{n: mine.pop(n) for n in inspect.signature(prepare).parameters})
+                )
+            from privad.services import servers
+
+            compose = getattr(servers, f"{server or name}_server")
+            where = () if tokens is None else (common.db, common.tokens)
+            app, notes = compose(*where, max_body_bytes=common.max_body_bytes, **mine)
+            common.run(app, banner or f"privad {name}", notes)
 
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in params}
-        command.__doc__, command.__name__ = build.__doc__, build.__name__
+        command.__doc__, command.__name__ = spec.__doc__, spec.__name__
         group.command(name)(command)
-        return build
+        return spec
 
     return register

@@ -17,20 +17,20 @@ every acknowledged record is already committed to ``--db``. Configuration errors
 token, an unreadable database, a port in use) are :class:`~privad.errors.PrivadError`:
 ``privad.cli.main`` prints them on one line and exits with status 2.
 
-Adding a server is one function here: :func:`~privad.cli._serve_options.serve_command`
-declares the options every server shares, checks them into a
-:class:`~privad.cli._serve_options.ServeOptions` and runs the app the function builds::
+Each server is composed by the library (:mod:`privad.services.servers`); adding one is a
+function here that declares its own options:
+:func:`~privad.cli._serve_options.serve_command` adds the options every server shares,
+checks them into a :class:`~privad.cli._serve_options.ServeOptions` and serves the app of
+``privad.services.servers.NAME_server``, called with the function's options (``prepare``
+reads DATA and the like into the library's arguments first)::
 
-    @serve_command(serve_app, "oracle", port=8703, banner="privad oracle")
-    def oracle(common: ServeOptions, epsilon: float = epsilon_option(...)) -> Built:
+    @serve_command(serve_app, "correction", port=8702, secrets=("analyst_token",))
+    def correction(min_gap: float = Number(...).option(...)) -> None:
         '''One line for --help.'''
-        return create_oracle_app(common.db, TokenRegistry(common.tokens), ...), notes
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
 from typing import Any
 
 import typer
@@ -51,10 +51,11 @@ from privad.cli._options import (
     Choice,
     Integer,
     Number,
+    budget_option,
     ca_cert_option,
     check_output_path,
+    command_group,
     public_bounds,
-    required_secret,
     scope_option,
     seed_option,
     timeout_option,
@@ -80,28 +81,24 @@ from privad.cli._sensitive import (
     r_option,
     sensitive_mechanism,
 )
-from privad.cli._serve_options import ServeOptions, secret_option, serve_command, token_options
+from privad.cli._serve_options import path_option, secret_option, serve_command, token_options
 
 __all__ = ["register", "serve_app"]
 
-serve_app = typer.Typer(
-    name="serve",
-    help=(
-        "Run a protocol party as an HTTP server (JSON over HTTP, SQLite storage, token auth).\n\n"
-        "Relaxed-DP sensor streams: 'privad serve correction' and 'privad serve analyst', fed "
-        "by 'privad sensor send'. See docs/relaxed.md.\n\n"
-        "DP noisy binary search: 'privad serve oracle', searched by 'privad search run'. See "
-        "docs/search.md.\n\n"
-        "RMP collaborative anomaly detection: 'privad serve rmp', fed by 'privad rmp "
-        "participate'. See docs/rmp_service.md."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
+serve_app = command_group(
+    "serve",
+    "Run a protocol party as an HTTP server (JSON over HTTP, SQLite storage, token auth).\n\n"
+    "Relaxed-DP sensor streams: 'privad serve correction' and 'privad serve analyst', fed "
+    "by 'privad sensor send'. See docs/relaxed.md.\n\n"
+    "DP noisy binary search: 'privad serve oracle', searched by 'privad search run'. See "
+    "docs/search.md.\n\n"
+    "RMP collaborative anomaly detection: 'privad serve rmp', fed by 'privad rmp "
+    "participate'. See docs/rmp_service.md.",
 )
 
 
-Built = tuple[Any, Sequence[str]]
-"""What a server's command returns: its app and the lines printed before it serves."""
+PER_ANSWER: Any = epsilon_option("ε per answer, > 0.")
+"""``--epsilon`` of the servers that answer queries (the oracle, the curator)."""
 
 
 def _dbscan_backends() -> tuple[str, ...]:
@@ -115,9 +112,8 @@ def _dbscan_backends() -> tuple[str, ...]:
 # --------------------------------------------------------------------------------------------
 
 
-@serve_command(serve_app, "analyst", port=8701, banner="privad analyst")
+@serve_command(serve_app, "analyst", port=8701, secrets=("correction_token",))
 def analyst(
-    common: ServeOptions,
     correction_url: str = typer.Option(
         ...,
         "--correction-url",
@@ -153,36 +149,12 @@ def analyst(
     ),
     timeout: float = timeout_option("Seconds per request to the correction server."),
     ca_cert: str | None = ca_cert_option("correction server"),
-) -> Built:
+) -> None:
     """Run the analyst A: store perturbed windows, detect outliers, correct them with CS."""
-    # The 'dbscan' package's parallel scheduler keeps an idle worker polling (measured: about
-    # 7 % of a core while the server waits); one thread per detection is plenty for windows
-    # of thousands of records. Set PARLAY_NUM_THREADS yourself to override.
-    os.environ.setdefault("PARLAY_NUM_THREADS", "1")
-    from privad.relaxed.detectors import DBSCANDetector
-    from privad.services.analyst import create_analyst_app
-    from privad.services.auth import TokenRegistry
-
-    detector = DBSCANDetector(eps, min_samples, backend=backend)
-    app = create_analyst_app(
-        common.db,
-        TokenRegistry(common.tokens),
-        correction_url=correction_url,
-        correction_token=required_secret(
-            correction_token, "--correction-token", "PRIVAD_CORRECTION_TOKEN"
-        ),
-        detector=detector,
-        columns=columns,
-        max_body_bytes=common.max_body_bytes,
-        timeout=timeout,
-        verify=ca_cert or True,
-    )
-    return app, ()
 
 
-@serve_command(serve_app, "correction", port=8702, banner="privad correction")
+@serve_command(serve_app, "correction", port=8702, secrets=("analyst_token",))
 def correction(
-    common: ServeOptions,
     outlier_layer_width: float = Number("a width >= 0").option(
         ...,
         "--outlier-layer-width",
@@ -204,24 +176,8 @@ def correction(
         "F",
         "Step 3 (reconstruction): at most this share of O' may become FP (default 0.5).",
     ),
-) -> Built:
+) -> None:
     """Run the correction server CS: hold d_diff per window, split O', find false negatives."""
-    from privad.relaxed.correction import SplitRule
-    from privad.services.auth import TokenRegistry
-    from privad.services.correction import ANALYST_ROLE, create_correction_app
-
-    registry = TokenRegistry(
-        common.tokens,
-        {ANALYST_ROLE: required_secret(analyst_token, "--analyst-token", "PRIVAD_ANALYST_TOKEN")},
-    )
-    app = create_correction_app(
-        common.db,
-        registry,
-        outlier_layer_width=outlier_layer_width,
-        rule=SplitRule(min_gap=min_gap, max_fp_share=max_fp_share),
-        max_body_bytes=common.max_body_bytes,
-    )
-    return app, ()
 
 
 # --------------------------------------------------------------------------------------------
@@ -229,22 +185,37 @@ def correction(
 # --------------------------------------------------------------------------------------------
 
 
-@serve_command(serve_app, "oracle", port=8703, banner="privad oracle")
+def _oracle_values(
+    data: str,
+    column: str | None,
+    labels_column: str | None,
+    derive_thresholds: bool,
+    t_low: float | None,
+    t_high: float | None,
+) -> dict[str, Any]:
+    """DATA's series as the oracle holds it: its values and thresholds, given or derived."""
+    series = load_series(data, column=column, labels_column=labels_column)
+    held = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
+    return {
+        "values": held.values,
+        "t_low": held.t_low,
+        "t_high": held.t_high,
+        "name": series.name,
+        "how": held.how,
+    }
+
+
+@serve_command(serve_app, "oracle", port=8703, prepare=_oracle_values)
 def oracle(
-    common: ServeOptions,
     data: str = typer.Argument(..., metavar="DATA", help=ORACLE_DATA_HELP),
-    db: str = typer.Option(
-        ...,
+    db: str = path_option(
         "--db",
-        metavar="PATH",
-        help="The oracle's privacy ledger (a privad ledger SQLite file, created if missing; "
+        "The oracle's privacy ledger (a privad ledger SQLite file, created if missing; "
         "see 'privad budget show --ledger PATH'). Spent budget survives restarts.",
     ),
-    epsilon: float = epsilon_option("ε per answer, > 0."),
-    budget: float = Number("a finite number > 0 (e.g. 100)", strict=True).option(
-        ...,
-        "--budget",
-        "B",
+    epsilon: float = PER_ANSWER,
+    budget: float = budget_option(
+        "100",
         "Total ε of the scope: queries past it are refused (429). Set in the ledger if "
         "the scope has none or another total (never below what was spent).",
     ),
@@ -265,40 +236,49 @@ def oracle(
     max_orders: int = COUNT.option(
         64, "--max-orders", "N", "Stored query orders kept in memory (64)."
     ),
-) -> Built:
+) -> None:
     """Hold the values and answer only noisy group queries, within a privacy budget."""
-    from privad.services.auth import TokenRegistry
-    from privad.services.oracle import create_oracle_app
-
-    series = load_series(data, column=column, labels_column=labels_column)
-    held = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
-    lo, hi = held.t_low, held.t_high
-    notes = [
-        f"{series.name}: {held.values.size} values, t_l = {lo:.6g}, t_h = {hi:.6g} "
-        f"({held.how}); {kind} oracle, ε = {epsilon:g} per answer"
-    ]
-    app = create_oracle_app(
-        common.db,
-        TokenRegistry(common.tokens),
-        values=held.values,
-        t_low=lo,
-        t_high=hi,
-        epsilon=epsilon,
-        budget=budget,
-        delta=delta,
-        kind=kind,
-        scope=scope if scope is not None else f"oracle/{series.name}",
-        rng=seed,
-        max_orders=max_orders,
-        max_body_bytes=common.max_body_bytes,
-        notes=notes,
-    )
-    return app, notes
 
 
 # --------------------------------------------------------------------------------------------
 # privad serve sp
 # --------------------------------------------------------------------------------------------
+
+
+def _curator_data(
+    data: str,
+    beta: int,
+    r: float,
+    epsilon: float,
+    k: int,
+    mechanism: str,
+    metric: str,
+    count_cap: Any,
+    ledger: str,
+    columns: list[str] | None,
+    exclude: list[str] | None,
+    id_column: str | None,
+    bounds_file: str | None,
+    bound: list[Any] | None,
+    seed: int | None,
+) -> dict[str, Any]:
+    """DATA, the mechanism and the public bounds the curator holds, and what scaling did."""
+    mech = sensitive_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
+    check_output_path(ledger, "--ledger", "store")
+    declared = public_bounds(bound, bounds_file)
+    ds = load_table(data, columns=columns, exclude=exclude, id_column=id_column, seed=seed)
+    # the operator's view (names checked, clip counts, a dominant column); the curator maps
+    # the raw records itself, with the same arithmetic, and every question alike
+    scaling = scale_features(ds, declared)[1]
+    return {
+        "data": ds,
+        "mechanism": mech,
+        "ledger": ledger,
+        "bounds": declared,
+        "seed": seed,
+        "notes": [f"feature scaling: {scaling_text(scaling)}"],
+    }
+
 
 QUERIER_TOKENS = token_options(
     "querier", "NAME is the querier, who has its own budget (ledger scope <scope>/NAME)"
@@ -310,37 +290,32 @@ QUERIER_TOKENS = token_options(
     "sp",
     port=8705,
     banner="privad curator",
+    server="curator",
     tokens=QUERIER_TOKENS,
     who="querier",
     why="queriers ask with them: 'privad sp ask'",
+    prepare=_curator_data,
 )
 def sp(
-    common: ServeOptions,
     data: str = typer.Argument(..., metavar="DATA", help=DATA_HELP),
     beta: int = beta_option("β: an integer >= 1."),
     r: float = r_option("The radius r: a finite number >= 0."),
-    epsilon: float = epsilon_option("ε per answer, > 0."),
-    budget: float = Number("a finite number > 0 (e.g. 10)", strict=True).option(
-        ...,
-        "--budget",
-        "B",
+    epsilon: float = PER_ANSWER,
+    budget: float = budget_option(
+        "10",
         "Each querier's total ε (its own ledger scope <scope>/<querier>): a request past "
         "it is refused (429) with nothing spent.",
     ),
     delta: float | None = DELTA_OPTION,
-    db: str = typer.Option(
-        ...,
+    db: str = path_option(
         "--db",
-        metavar="PATH",
-        help="The curator's store (SQLite, created if missing): recorded answers and every "
+        "The curator's store (SQLite, created if missing): recorded answers and every "
         "querier's questions, so that a repeated question gets its recorded answer after a "
         "restart too. Tied to DATA and the mechanism's parameters.",
     ),
-    ledger: str = typer.Option(
-        ...,
+    ledger: str = path_option(
         "--ledger",
-        metavar="PATH",
-        help="The ledger file holding the queriers' budgets (created if missing; 'privad "
+        "The ledger file holding the queriers' budgets (created if missing; 'privad "
         "budget show --ledger PATH').",
     ),
     k: int = K_OPTION,
@@ -374,40 +349,8 @@ def sp(
         "Seed of the noise, for tests only (anyone who knows it can remove the noise). "
         "Default: OS entropy."
     ),
-) -> Built:
+) -> None:
     """Hold DATA and answer queriers' (β, r)-anomaly questions privately, per-querier budgets."""
-    from privad.services.auth import TokenRegistry
-    from privad.services.curator import create_curator_app
-
-    mech = sensitive_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
-    check_output_path(ledger, "--ledger", "store")
-    declared = public_bounds(bound, bounds_file)
-    ds = load_table(data, columns=columns, exclude=exclude, id_column=id_column, seed=seed)
-    names = list(ds.feature_names)
-    # the operator's view (names checked, clip counts, a dominant column); the curator maps
-    # the raw records itself, with the same arithmetic, and every question alike
-    scaling = scale_features(ds, declared)[1]
-    app = create_curator_app(
-        ds.X,
-        mech,
-        db=common.db,
-        ledger=ledger,
-        tokens=TokenRegistry(common.tokens),
-        budget=budget,
-        delta=delta,
-        scope=scope if scope is not None else f"curator/{ds.name}",
-        rng=seed,
-        bounds=None if not declared else {names.index(c): b for c, b in declared.items()},
-        max_body_bytes=common.max_body_bytes,
-    )
-    notes = [
-        f"{ds.name}: {ds.X.shape[0]} records x {ds.X.shape[1]} features; "
-        f"{mech.guarantee.summary()} per answer; {budget:g}"
-        f"{'' if delta is None else f', δ {delta:g}'} per querier; "
-        f"{len(common.tokens)} querier token(s)",
-        f"feature scaling: {scaling_text(scaling)}",
-    ]
-    return app, notes
 
 
 # --------------------------------------------------------------------------------------------
@@ -422,18 +365,15 @@ RMP_TOKENS = token_options("end-user", "end-users download the model")
     serve_app,
     "rmp",
     port=8704,
-    banner="privad rmp",
     tokens=RMP_TOKENS,
     who="end-user",
     why="end-users download the model with them",
+    secrets=("operator_token",),
 )
 def rmp(
-    common: ServeOptions,
-    db: str = typer.Option(
-        ...,
+    db: str = path_option(
         "--db",
-        metavar="PATH",
-        help="SQLite file of the mining server: T and its parameters, participants, batches, "
+        "SQLite file of the mining server: T and its parameters, participants, batches, "
         "models (created if missing). On restart T and n, w, alpha, beta are kept.",
     ),
     n: int | None = Integer("an integer >= 2", minimum=2).option(
@@ -489,31 +429,8 @@ def rmp(
         "If set, registering a participant needs this token. Default: "
         "$PRIVAD_RMP_REGISTRATION_TOKEN, else registration is open.",
     ),
-) -> Built:
+) -> None:
     """Run the RMP mining server: collect perturbed batches, train the AANN, serve the model."""
-    from privad.rmp import AANNTraining
-    from privad.services.rmp import create_rmp_app
-
-    notes: list[str] = []
-    app = create_rmp_app(
-        common.db,
-        common.tokens,
-        operator_token=required_secret(
-            operator_token, "--operator-token", "PRIVAD_RMP_OPERATOR_TOKEN"
-        ),
-        registration_token=(registration_token or "").strip() or None,
-        n=n,
-        w=w,
-        r=r,
-        alpha=alpha,
-        beta=beta,
-        rng=seed,
-        training=AANNTraining(epochs=epochs, hidden=hidden),
-        max_batch=max_batch,
-        max_body_bytes=common.max_body_bytes,
-        notes=notes,
-    )
-    return app, notes
 
 
 # --------------------------------------------------------------------------------------------
@@ -521,18 +438,14 @@ def rmp(
 # --------------------------------------------------------------------------------------------
 
 
-@serve_command(serve_app, "console", port=8706, banner="privad console", tokens=None, db=False)
+@serve_command(serve_app, "console", port=8706, tokens=None, db=False)
 def console(
-    common: ServeOptions,
-    ledger: str = typer.Option(
-        ..., "--ledger", metavar="PATH", help="The ledger file to show (it must exist)."
-    ),
-    store: str | None = typer.Option(
-        None,
+    ledger: str = path_option("--ledger", "The ledger file to show (it must exist)."),
+    store: str | None = path_option(
         "--store",
-        metavar="PATH",
-        help="A server's store (curator, analyst, correction, rmp) to show on /services; "
+        "A server's store (curator, analyst, correction, rmp) to show on /services; "
         "opened read-only, never written.",
+        None,
     ),
     utility: str | None = typer.Option(
         None,
@@ -547,19 +460,8 @@ def console(
         "The operator's secret: with it, a login may set budgets and cancel stale "
         "reservations. Default: $PRIVAD_CONSOLE_OPERATOR_TOKEN; none: read-only console.",
     ),
-) -> Built:
+) -> None:
     """A web console over a ledger: budgets, spends, a store's parties, plans (docs/console.md)."""
-    from privad.services.console import create_console_app
-
-    app = create_console_app(
-        ledger,
-        store=store,
-        operator_token=None if operator_token is None else operator_token.strip(),
-        utility=utility,
-        max_body_bytes=common.max_body_bytes,
-    )
-    mode = "read-only" if operator_token is None else "operator actions need the token"
-    return app, [f"ledger {ledger}; {mode}"]
 
 
 def register(app: typer.Typer) -> None:
