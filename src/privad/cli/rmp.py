@@ -34,6 +34,7 @@ from privad.cli._options import (
     ca_cert_option,
     check_output_path,
     columns_option,
+    command_group,
     parse_int,
     public_bounds,
     required_secret,
@@ -47,17 +48,15 @@ from privad.errors import ParameterError
 
 __all__ = ["register", "rmp_app"]
 
-rmp_app = typer.Typer(
-    name="rmp",
-    help=(
+rmp_app = command_group(
+    "rmp",
+    (
         "Random Multiparty Perturbation (Erfani et al., PAKDD 2014): collaborative anomaly "
         "detection on perturbed data, against a mining server ('privad serve rmp').\n\n"
         "Participants upload only Z_i = T_i Y_i (their private T_i never leaves them); the "
         "server trains an autoencoder; end-users score their own records with the public T. "
         "See docs/rmp_service.md."
     ),
-    no_args_is_help=True,
-    add_completion=False,
 )
 
 OUTPUT_SUFFIXES = (".csv", ".parquet", ".pq")

@@ -34,6 +34,7 @@ from privad.cli._options import (
     check_output_path,
     cluster_of,
     columns_option,
+    command_group,
     existing_file,
     parse_choice,
     required_secret,
@@ -183,15 +184,13 @@ def format_choice(text: str, as_json: bool, choices: tuple[str, ...]) -> str:
     return "json" if as_json else fmt
 
 
-sensor_app = typer.Typer(
-    name="sensor",
-    help=(
+sensor_app = command_group(
+    "sensor",
+    (
         "The sensor of the relaxed-DP scheme: perturb measurements locally and send them to "
         "the analyst and the correction server.\n\nNon-outliers get ε-DP per value, outliers "
         "ε' = ε·GS/RS (relaxed sensitivity). See docs/relaxed.md."
     ),
-    no_args_is_help=True,
-    add_completion=False,
 )
 
 

@@ -45,6 +45,7 @@ from privad.cli._options import (
     ca_cert_option,
     check_output_path,
     cluster_of,
+    command_group,
     plan_delta_option,
     public_bounds,
     scope_option,
@@ -76,17 +77,15 @@ from privad.errors import ParameterError
 
 __all__ = ["register", "sp_app"]
 
-sp_app = typer.Typer(
-    name="sp",
-    help=(
+sp_app = command_group(
+    "sp",
+    (
         "Sensitive privacy (Asif et al., CCS 2019): identify (β, r)-anomalies privately.\n\n"
         "A record is a (β, r)-anomaly when at most β records (itself included) lie within "
         "distance r of it. Normal records, and records that would be normal after adding or "
         "removing k records, get ε-differential-privacy-like protection; anomalies are "
         "identified with exponentially small error. See docs/sensitive.md."
     ),
-    no_args_is_help=True,
-    add_completion=False,
 )
 
 ENGINE_CHOICES = ("numba", "dask")
