@@ -10,6 +10,7 @@ from privad.datasets.summary import (
     data_fields,
     describe_source,
     entry_fields,
+    scaling_text,
     statistics_rows,
 )
 
@@ -56,3 +57,16 @@ def test_statistics_rows_stop_after_the_most_features() -> None:
     assert len(rows) == MAX_FEATURES + 1
     assert rows[0] == ("f0", "0", "0.3333", "1", "2")
     assert rows[-1] == ("... 3 more", "", "", "", "")
+
+
+def test_scaling_text_counts_columns_and_clipped_values() -> None:
+    from privad.datasets.preprocessing import BoundsScaling
+
+    both = BoundsScaling(
+        {"a": (0.0, 1.0), "b": (0.0, 2.0)}, ["a", "b"], [], {"a": 1, "b": 0}, {"a": 0, "b": 4}
+    )
+    assert scaling_text(both).startswith(
+        "public bounds on 2 column(s), (x − lo)/(hi − lo); 5 value(s)"
+    )
+    some = BoundsScaling({"a": (0.0, 1.0)}, ["a"], ["c", "d"], {"a": 0}, {"a": 0})
+    assert "; 2 column(s) in their own units; 0 value(s) outside" in scaling_text(some)

@@ -11,12 +11,11 @@ statement (:func:`~privad.accounting.statement.render_statement`).
 Examples
 --------
 >>> from privad.accounting import Guarantee, Ledger
->>> with Ledger(":memory:") as book:
-...     _ = book.set_budget("census", "pure-dp", 1.0)
-...     _ = book.spend("census", Guarantee("pure-dp", 0.25, "one record"), "noisy count")
-...     report = ledger_report(book)
->>> report.budget_rows()[1][0]
+>>> book = Ledger(":memory:", default_budget=1.0)  # a budget made on first spend
+>>> spend = book.spend("census", Guarantee("pure-dp", 0.25, "one record"), "noisy count")
+>>> ledger_report(book).budget_rows()[1][0]
 ('census', 'pure-dp', '1.0', '0.25', '0.75', '1')
+>>> book.close()
 """
 
 from __future__ import annotations

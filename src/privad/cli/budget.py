@@ -91,22 +91,14 @@ def show(
                 f"No budgets and no spends in ledger {report.ledger}{where}.", markup=False
             )
             return
+        columns, rows = report.budget_rows()
+        title = f"Budgets — {report.ledger}{where}"
+        console.print(rows_table(title, columns, rows, right=columns[2:], empty=("(none set)",)))
+        columns, rows = report.spend_rows(last)
+        right, no_wrap = ("id", "ε", "k", "ε' outliers"), {"no_wrap": True}
+        title, options = "Spends (times in UTC)", {"id": no_wrap, "when": no_wrap}
         console.print(
-            rows_table(
-                f"Budgets — {report.ledger}{where}",
-                *report.budget_rows(),
-                right=_AMOUNTS,
-                empty=("(none set)",),
-            )
-        )
-        console.print(
-            rows_table(
-                "Spends (times in UTC)",
-                *report.spend_rows(last),
-                right=_AMOUNTS,
-                options=_SPEND_COLUMNS,
-                empty=("", "(no spends)"),
-            )
+            rows_table(title, columns, rows, right=right, options=options, empty=_NO_SPENDS)
         )
         if payload["spends_not_shown"]:
             console.print(
@@ -117,18 +109,7 @@ def show(
     emit(payload, as_json, render)
 
 
-_AMOUNTS = (
-    "total ε",
-    "spent ε",
-    "remaining ε",
-    "spends",
-    "δ; δ spent",
-    "id",
-    "ε",
-    "k",
-    "ε' outliers",
-)
-_SPEND_COLUMNS = {"id": {"no_wrap": True}, "when": {"no_wrap": True}}
+_NO_SPENDS = ("", "(no spends)")
 
 
 @budget_app.command("set")
@@ -160,18 +141,12 @@ def set_(
     notion = check_choice(notion, "--notion", BUDGETED_NOTIONS)
     with _open(ledger, create=True) as book:
         b = book.set_budget(scope, notion, total, delta=delta)
-        name = book.path
     kind = "" if b.delta is None else f", δ {fmt(b.delta)} (spent δ {fmt(b.delta_spent)})"
-    payload = {"ledger": name, **b.to_dict()}
-    emit(
-        payload,
-        as_json,
-        lambda console: console.print(
-            f"Budget of scope {b.scope!r} under {b.notion}: total ε {fmt(b.total)}{kind}, "
-            f"spent {fmt(b.spent)}, remaining {fmt(b.remaining)} (ledger {name})",
-            markup=False,
-        ),
+    text = (
+        f"Budget of scope {b.scope!r} under {b.notion}: total ε {fmt(b.total)}{kind}, "
+        f"spent {fmt(b.spent)}, remaining {fmt(b.remaining)} (ledger {book.path})"
     )
+    emit({"ledger": book.path, **b.to_dict()}, as_json, lambda c: c.print(text, markup=False))
 
 
 @budget_app.command("reset")

@@ -1,7 +1,8 @@
 """What ``privad datasets`` shows, for Python users too: a catalogue entry as data
 (:func:`entry_dict`) and one dataset or data file described with its summary statistics
 (:func:`describe_source`), and the same as text a person reads (:func:`catalogue_rows`,
-:func:`entry_fields`, :func:`data_fields`, :func:`statistics_rows`).
+:func:`entry_fields`, :func:`data_fields`, :func:`statistics_rows`); and what public bounds
+did to the features of a run, in one line (:func:`scaling_text`).
 
 Examples
 --------
@@ -20,6 +21,7 @@ import numpy as np
 
 from privad.datasets.containers import Dataset, TimeSeries
 from privad.datasets.embedded import expected_sha256
+from privad.datasets.preprocessing import BoundsScaling
 from privad.datasets.registry import DatasetInfo, describe, list_datasets, load
 from privad.errors import DatasetNotFoundError, ParameterError
 
@@ -29,6 +31,7 @@ __all__ = [
     "describe_source",
     "entry_dict",
     "entry_fields",
+    "scaling_text",
     "statistics_rows",
 ]
 
@@ -259,3 +262,24 @@ def statistics_rows(statistics: list[dict[str, Any]]) -> list[tuple[str, ...]]:
 
 def _number(value: float) -> str:
     return f"{value:.4g}"
+
+
+def scaling_text(scaling: BoundsScaling | None) -> str:
+    """One line on what the public bounds did (:func:`~privad.datasets.scale_to_bounds`; the
+    clip counts are for the person running the analysis, not released).
+
+    Examples
+    --------
+    >>> scaling_text(None)
+    'none (the features in their own units)'
+    >>> scaling_text(BoundsScaling({"x": (0.0, 1.0)}, ["x"], ["y"], {"x": 2}, {"x": 1}))[:60]
+    'public bounds on 1 column(s), (x − lo)/(hi − lo); 1 column(s'
+    """
+    if scaling is None:
+        return "none (the features in their own units)"
+    left = f"; {len(scaling.unscaled)} column(s) in their own units" if scaling.unscaled else ""
+    return (
+        f"public bounds on {len(scaling.scaled)} column(s), (x − lo)/(hi − lo){left}; "
+        f"{scaling.clipped} value(s) outside the bounds clipped (clipping uses only the "
+        "bounds, so the guarantee holds; this count is for you, not released)"
+    )
