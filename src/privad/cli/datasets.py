@@ -78,15 +78,10 @@ def list_command(
 
 
 def _fields_table(rows: list[tuple[str, str]]) -> Table:
-    return rows_table(
-        None,
-        ("field", "value"),
-        rows,
-        options={"field": {"style": "bold", "no_wrap": True}, "value": {"overflow": "fold"}},
-        show_header=False,
-        box=None,
-        pad_edge=False,
-    )
+    """Fields (an entry's, the loaded data's) as a table without header or borders."""
+    options = {"field": {"style": "bold", "no_wrap": True}, "value": {"overflow": "fold"}}
+    plain = {"show_header": False, "box": None, "pad_edge": False}
+    return rows_table(None, ("field", "value"), rows, options=options, **plain)
 
 
 @datasets_app.command("describe")

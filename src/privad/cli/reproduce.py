@@ -196,6 +196,23 @@ def _reproduce(
     emit(payload, as_json, render)
 
 
+def _seeded_runs(
+    name: str,
+    out: str,
+    reproduce: Callable[..., Any],
+    quick: bool,
+    seed: int,
+    runs: int,
+    quiet: bool,
+    as_json: bool,
+    **options: Any,
+) -> None:
+    """:func:`_reproduce` of a reproduction that averages ``runs`` runs from ``seed``."""
+    what = _run_kind(quick, f"seed {seed}", f"{runs} run(s)")
+    options.update(quick=quick, seed=seed, runs=runs)
+    _reproduce(name, out, reproduce, what, quiet=quiet, as_json=as_json, **options)
+
+
 _QUICK_HELP = "Small, fast run (seconds) for tests and a first look."
 _SEED_HELP = "Seed (an integer >= 0) for the data and the noise (default 0)."
 
@@ -227,17 +244,7 @@ def relaxed(
     """Relaxed-DP sensor streams: Figure 3a/3b (accuracy, subset size), options, streaming."""
     from privad.experiments import relaxed as experiment
 
-    _reproduce(
-        "relaxed",
-        out,
-        experiment.reproduce,
-        _run_kind(quick, f"seed {seed}", f"{runs} run(s)"),
-        quiet=quiet,
-        as_json=as_json,
-        quick=quick,
-        seed=seed,
-        runs=runs,
-    )
+    _seeded_runs("relaxed", out, experiment.reproduce, quick, seed, runs, quiet, as_json)
 
 
 @reproduce_app.command("search")
@@ -280,22 +287,21 @@ def search(
             raise ParameterError(f"{flag} {folder!r} is not a folder")
     if other_anomalies not in ("drop", "keep"):
         raise ParameterError(f"--other-anomalies must be drop or keep, got {other_anomalies!r}")
-    _reproduce(
+    _seeded_runs(
         "search",
         out,
         experiment.reproduce,
-        _run_kind(quick, f"seed {seed}", f"{runs} run(s)"),
-        quiet=quiet,
-        as_json=as_json,
+        quick,
+        seed,
+        runs,
+        quiet,
+        as_json,
         rerun={
             "seed": seed,
             "runs": runs,
             "quick": quick,
             "other_anomalies": None if other_anomalies == "drop" else other_anomalies,
         },
-        quick=quick,
-        seed=seed,
-        runs=runs,
         nab_root=None if nab_root is None else Path(nab_root).expanduser(),
         yahoo_root=None if yahoo_root is None else Path(yahoo_root).expanduser(),
         other_anomalies=other_anomalies,

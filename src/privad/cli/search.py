@@ -47,12 +47,6 @@ from privad.cli._tables import rows_table
 __all__ = ["register", "search_app"]
 
 
-def _selections() -> tuple[str, ...]:
-    from privad.search.selection import SELECTIONS
-
-    return SELECTIONS
-
-
 search_app = typer.Typer(
     name="search",
     help=(
@@ -64,6 +58,13 @@ search_app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+def _selections() -> tuple[str, ...]:
+    """The searcher's selection rules (``--selection``), read only when the option is given."""
+    from privad.search.selection import SELECTIONS
+
+    return SELECTIONS
 
 
 @search_app.command("run")
