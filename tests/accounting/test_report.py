@@ -8,7 +8,8 @@ import pytest
 
 from privad.accounting import Guarantee, Ledger
 from privad.accounting.composition import scaled
-from privad.accounting.report import ledger_report
+from privad.accounting.report import cancel_reservation, ledger_report, reset_ledger
+from privad.errors import LedgerError
 
 
 @pytest.fixture
@@ -78,3 +79,50 @@ def test_to_dict_holds_the_statement_and_every_account(book) -> None:
         "relaxed-dp",
     ]
     assert len(doc["spends"]) == 3
+
+
+def test_cancel_reservation_asks_then_gives_the_epsilon_back(book) -> None:
+    killed = next(s for s in book.history("d") if s.label == "killed")
+    asked = []
+    done = cancel_reservation(book, killed.id, asked.append)
+    assert done.what.startswith(f"reservation #{killed.id} ('killed', scope 'd', pure-dp, ε = 0.75")
+    assert asked == [
+        f"Give back the ε of {done.what} in ledger :memory:? Only if nothing it computed was "
+        "released."
+    ]
+    # 0.75 given back: pure-dp 2 - 0.5 = 1.5 left; sensitive 3 - (0.5 + 0.25) = 2.25
+    assert done.remaining == {"pure-dp": Fraction(3, 2), "sensitive": Fraction(9, 4)}
+    assert done.text().endswith(
+        "remaining ε of scope 'd': pure-dp 1.5, sensitive 2.25 (ledger :memory:)."
+    )
+    again = cancel_reservation(book, killed.id, asked.append)
+    assert again.already_cancelled and len(asked) == 1  # nothing to ask about
+    assert again.text() == f"R{done.what[1:]} was already cancelled."
+    assert again.to_dict()["already_cancelled"] and again.to_dict()["cancelled"]
+
+
+def test_a_committed_spend_cannot_be_cancelled(book) -> None:
+    committed = book.history("d")[0]
+    with pytest.raises(LedgerError, match="is committed"):
+        cancel_reservation(book, committed.id)
+
+
+def test_reset_ledger_asks_then_deletes_one_scope(book) -> None:
+    asked = []
+    done = reset_ledger(book, "d", confirm=asked.append)
+    # three live spends and one cancelled of d; two budgets of d, kept
+    assert asked == ["Delete 4 spend(s) of scope 'd' from ledger :memory:, keeping 2 budget(s)?"]
+    assert done.to_dict() == {
+        "ledger": ":memory:",
+        "scope": "d",
+        "reset": True,
+        "spends_deleted": 4,
+        "budgets_dropped": False,
+    }
+    assert book.history("d") == [] and book.remaining("d", "pure-dp") == 2.0
+    assert len(book.history("ap")) == 1  # another scope is untouched
+    gone = reset_ledger(book, drop_budgets=True)
+    assert (
+        gone.text() == "Reset every scope: 1 spend(s) deleted, budgets dropped (ledger :memory:)."
+    )
+    assert book.budgets() == []

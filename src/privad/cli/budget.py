@@ -9,15 +9,14 @@ and exits with status 2.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import typer
 
 from privad.accounting import BUDGETED_NOTIONS, PURE_DP, Ledger, default_ledger_path
 from privad.accounting.exact import fmt
-from privad.accounting.records import CANCELLED, RESERVED
-from privad.accounting.report import ledger_report
-from privad.accounting.statement import when
+from privad.accounting.report import cancel_reservation, ledger_report, reset_ledger
 from privad.cli._options import DELTA_OPTION, LEDGER_HELP, Integer, Number, check_output_path
 from privad.cli._render import JSON_OPTION, emit, out_console
 from privad.cli._tables import rows_table
@@ -165,51 +164,38 @@ def reset(
 
     It forgets privacy loss that did happen: use it only when the data was replaced.
     """
-    what = f"scope {scope!r}" if scope is not None else "every scope"
     with _open(ledger, create=False) as book:
-        _confirm(
-            f"Delete {len(book.history(scope))} spend(s) of {what} from ledger {book.path}, "
-            f"{'and delete' if drop_budgets else 'keeping'} {len(book.budgets(scope))} "
-            "budget(s)?",
-            ("reset", "reset"),
-            yes,
-            as_json,
-        )
-        deleted = book.reset(scope, drop_budgets=drop_budgets)
-    after = "budgets dropped" if drop_budgets else "budgets kept"
-    payload = {
-        "ledger": book.path,
-        "scope": scope,
-        "reset": True,
-        "spends_deleted": deleted,
-        "budgets_dropped": drop_budgets,
-    }
-    text = f"Reset {what}: {deleted} spend(s) deleted, {after} (ledger {book.path})."
-    emit(payload, as_json, lambda console: console.print(text, markup=False))
+        confirm = _asker(("reset", "reset"), yes, as_json)
+        done = reset_ledger(book, scope, drop_budgets=drop_budgets, confirm=confirm)
+    emit(done.to_dict(), as_json, lambda console: console.print(done.text(), markup=False))
 
 
-def _confirm(prompt: str, verbs: tuple[str, str], yes: bool, as_json: bool) -> None:
-    """Go on if ``yes`` or the user answers yes; exit 1 on no ("Nothing was DONE.", ``verbs``
-    is (VERB, DONE)), refuse to VERB when there is no one to answer (``--json``: a script; no
-    standard input)."""
+def _asker(verbs: tuple[str, str], yes: bool, as_json: bool) -> Callable[[str], None]:
+    """``confirm(question)`` for the library: go on if ``yes`` or the user answers yes; exit 1
+    on no ("Nothing was DONE.", ``verbs`` is (VERB, DONE)), refuse to VERB when there is no
+    one to answer (``--json``: a script; no standard input)."""
     verb, done = verbs
-    if yes:
-        return
-    if as_json:
-        raise PrivadError(
-            f"refusing to {verb} without confirmation: with --json, pass "
-            "--yes (a script cannot answer the question)"
-        )
-    try:
-        confirmed = typer.confirm(prompt, default=False)
-    except typer.Abort:  # end of input: nobody to answer
-        raise PrivadError(
-            f"refusing to {verb} without confirmation: no answer on standard "
-            "input; pass --yes to confirm"
-        ) from None
-    if not confirmed:
-        out_console().print(f"Nothing was {done}.", markup=False)
-        raise typer.Exit(1)
+
+    def confirm(prompt: str) -> None:
+        if yes:
+            return
+        if as_json:
+            raise PrivadError(
+                f"refusing to {verb} without confirmation: with --json, pass "
+                "--yes (a script cannot answer the question)"
+            )
+        try:
+            confirmed = typer.confirm(prompt, default=False)
+        except typer.Abort:  # end of input: nobody to answer
+            raise PrivadError(
+                f"refusing to {verb} without confirmation: no answer on standard "
+                "input; pass --yes to confirm"
+            ) from None
+        if not confirmed:
+            out_console().print(f"Nothing was {done}.", markup=False)
+            raise typer.Exit(1)
+
+    return confirm
 
 
 @budget_app.command("cancel")
@@ -234,38 +220,8 @@ def cancel(
     A committed spend cannot be cancelled.
     """
     with _open(ledger, create=False) as book:
-        spend = book.get_spend(spend_id)
-        what = (
-            f"reservation #{spend.id} ({spend.label!r}, scope {spend.scope!r}, "
-            f"{spend.notion}, ε = {fmt(spend.epsilon)}, {when(spend.timestamp)} UTC)"
-        )
-        already = spend.status == CANCELLED
-        if spend.status == RESERVED:
-            _confirm(
-                f"Give back the ε of {what} in ledger {book.path}? Only if nothing it "
-                "computed was released.",
-                ("cancel", "cancelled"),
-                yes,
-                as_json,
-            )
-        if not already:
-            spend = book.cancel(spend_id)  # a committed spend: LedgerError, one line
-        remaining = {b.notion: b.remaining for b in book.budgets(spend.scope)}
-    payload = {
-        "ledger": book.path,
-        "spend": spend.id,
-        "scope": spend.scope,
-        "cancelled": True,
-        "already_cancelled": already,
-        "remaining": remaining,
-    }
-    left = ", ".join(f"{k} {fmt(v)}" for k, v in remaining.items()) or "no budget"
-    text = (
-        f"{what[0].upper()}{what[1:]} was already cancelled."
-        if already
-        else f"Cancelled {what}; remaining ε of scope {spend.scope!r}: {left} (ledger {book.path})."
-    )
-    emit(payload, as_json, lambda console: console.print(text, markup=False))
+        done = cancel_reservation(book, spend_id, _asker(("cancel", "cancelled"), yes, as_json))
+    emit(done.to_dict(), as_json, lambda console: console.print(done.text(), markup=False))
 
 
 @budget_app.command("statement")
