@@ -22,7 +22,14 @@ def rows_table(
     """A table of ``rows`` (cells as text) under ``columns``, its title left-justified unless
     ``table`` (Rich's ``Table`` options) says otherwise; the columns named in ``right`` are
     right-justified, ``options`` gives a column more of Rich's column options, and a table
-    without rows shows the one row ``empty`` (if given)."""
+    without rows shows the one row ``empty`` (if given).
+
+    Examples
+    --------
+    >>> table = rows_table("t", ("name", "n"), [], right=("n",), empty=("(none)",))
+    >>> [c.justify for c in table.columns], table.row_count
+    (['left', 'right'], 1)
+    """
     out = Table(title=title, **{"title_justify": "left", **table})
     for name in columns:
         justify = "right" if name in right else "left"
