@@ -125,19 +125,18 @@ def _usage_line(exc: Any) -> str:
     """A usage error as one line, with where to look (``privad sp identify --help``)."""
     param = getattr(exc, "param", None)
     if type(exc).__name__ == "MissingParameter" and param is not None:
-        what = param.opts[0] if param.param_type_name == "option" else _argument_name(param)
+        # an argument's name as the help shows it (DATA): its metavar, else its name in
+        # capitals (Click's human_readable_name, which Typer 0.29's classes no longer have)
+        what = (
+            param.opts[0]
+            if param.param_type_name == "option"
+            else str(param.metavar or (param.name or "argument").upper())
+        )
         message = f"{what} is required"
     else:
         message = " ".join(exc.format_message().split())
     ctx = getattr(exc, "ctx", None)
     return message + (f" (see '{ctx.command_path} --help')" if ctx is not None else "")
-
-
-def _argument_name(param: Any) -> str:
-    """A positional argument's name as the help shows it (``DATA``): its metavar, else its
-    name in capitals (Click's ``human_readable_name``, which Typer 0.29's own parameter
-    classes no longer have)."""
-    return str(param.metavar or (param.name or "argument").upper())
 
 
 def _show_warning(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:

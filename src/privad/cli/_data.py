@@ -11,12 +11,12 @@ import typer
 
 from privad.cli._options import BOUND, columns_option
 from privad.datasets.sources import (  # noqa: F401 - the commands' names for the library's
-    SeriesData,
     align_queries,
     load_series,
     load_table,
     scale_features,
 )
+from privad.datasets.summary import scaling_text  # noqa: F401 - a run's scaling in one line
 
 DATA_HELP = (
     "A dataset name from 'privad datasets list' (thyroid, mammography, breastw, ...; "
@@ -66,16 +66,3 @@ ID_OPTION: Any = typer.Option(
     help="The column that identifies records (numbers or text): not a feature; its values "
     "are carried into the output (an id column beside index).",
 )
-
-
-def scaling_text(scaling: Any) -> str:
-    """One line on what the public bounds did (the clip counts are the operator's, not
-    released)."""
-    if scaling is None:
-        return "none (the features in their own units)"
-    left = f"; {len(scaling.unscaled)} column(s) in their own units" if scaling.unscaled else ""
-    return (
-        f"public bounds on {len(scaling.scaled)} column(s), (x − lo)/(hi − lo){left}; "
-        f"{scaling.clipped} value(s) outside the bounds clipped (clipping uses only the "
-        "bounds, so the guarantee holds; this count is for you, not released)"
-    )

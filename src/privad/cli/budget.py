@@ -9,17 +9,17 @@ and exits with status 2.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import typer
-from rich.table import Table
 
-from privad.accounting import BUDGETED_NOTIONS, NOTIONS, PURE_DP, Ledger, default_ledger_path
+from privad.accounting import BUDGETED_NOTIONS, PURE_DP, Ledger, default_ledger_path
 from privad.accounting.exact import fmt
-from privad.accounting.records import CANCELLED, RESERVED
-from privad.accounting.statement import account_summary, accounts, when
+from privad.accounting.report import cancel_reservation, ledger_report, reset_ledger
 from privad.cli._options import DELTA_OPTION, LEDGER_HELP, Integer, Number, check_output_path
 from privad.cli._render import JSON_OPTION, emit, out_console
+from privad.cli._tables import rows_table
 from privad.errors import PrivadError
 from privad.validation import check_choice, check_epsilon
 
@@ -80,98 +80,35 @@ def show(
     implied spends count toward it.
     """
     with _open(ledger, create=False) as book:
-        budgets = book.budgets(scope)
-        spends = book.history(scope, include_cancelled=False)
-        name = book.path
+        report = ledger_report(book, scope)
     where = f" (scope {scope!r})" if scope is not None else ""
-    rows = [a for a in accounts(budgets, spends) if NOTIONS[a.notion].has_epsilon]
-    shown = spends if last == 0 else spends[-last:]
-    payload = {
-        "ledger": name,
-        "scope": scope,
-        "budgets": [account_summary(a) for a in rows],
-        "spends": [s.to_dict() for s in shown],
-        "spends_not_shown": len(spends) - len(shown),
-    }
+    payload = report.summary(last)
 
     def render(console: Any) -> None:
-        if not budgets and not spends:
-            console.print(f"No budgets and no spends in ledger {name}{where}.", markup=False)
-            return
-        console.print(_budgets_table(f"Budgets — {name}{where}", rows, budgets))
-        console.print(_spends_table(shown))
-        if len(shown) < len(spends):
+        if not report.budgets and not report.spends:
             console.print(
-                f"{len(spends) - len(shown)} earlier spend(s) not shown; use --last 0 for all.",
+                f"No budgets and no spends in ledger {report.ledger}{where}.", markup=False
+            )
+            return
+        columns, rows = report.budget_rows()
+        title = f"Budgets — {report.ledger}{where}"
+        console.print(rows_table(title, columns, rows, right=columns[2:], empty=("(none set)",)))
+        columns, rows = report.spend_rows(last)
+        right, no_wrap = ("id", "ε", "k", "ε' outliers"), {"no_wrap": True}
+        title, options = "Spends (times in UTC)", {"id": no_wrap, "when": no_wrap}
+        console.print(
+            rows_table(title, columns, rows, right=right, options=options, empty=_NO_SPENDS)
+        )
+        if payload["spends_not_shown"]:
+            console.print(
+                f"{payload['spends_not_shown']} earlier spend(s) not shown; use --last 0 for all.",
                 markup=False,
             )
 
     emit(payload, as_json, render)
 
 
-def _budgets_table(title: str, rows: list[Any], budgets: list[Any]) -> Table:
-    table = Table(title=title, title_justify="left")
-    table.add_column("scope")
-    table.add_column("notion")
-    table.add_column("total ε", justify="right")
-    table.add_column("spent ε", justify="right")
-    table.add_column("remaining ε", justify="right")
-    table.add_column("spends", justify="right")
-    with_delta = any(b.delta is not None for b in budgets)
-    if with_delta:
-        table.add_column("δ; δ spent", justify="right")
-    for a in rows:
-        approx = a.budget is not None and a.budget.delta is not None
-        remaining = account_summary(a)["remaining"]
-        cells = [
-            a.scope,
-            a.notion,
-            "—" if a.budget is None else fmt(a.budget.total),
-            (f"{fmt(a.tight_spent)} tight (pure {a.spent_text()})" if approx else a.spent_text()),
-            "—" if remaining is None else fmt(remaining),
-            str(len(a.own)),
-        ]
-        if with_delta:
-            cells.append(f"{fmt(a.budget.delta)}; {fmt(a.delta_spent)}" if approx else "")  # type: ignore[union-attr]
-        table.add_row(*cells)
-    if not rows:
-        table.add_row("(none set)", "", "", "", "", "")
-    return table
-
-
-def _spends_table(shown: list[Any]) -> Table:
-    table = Table(title="Spends (times in UTC)", title_justify="left")
-    table.add_column("id", justify="right", no_wrap=True)
-    table.add_column("when", no_wrap=True)
-    table.add_column("scope")
-    table.add_column("label")
-    table.add_column("notion")
-    table.add_column("ε", justify="right")
-    table.add_column("k", justify="right")
-    with_outlier = any(s.epsilon_outlier is not None for s in shown)
-    with_status = any(s.status == RESERVED for s in shown)
-    if with_outlier:
-        table.add_column("ε' outliers", justify="right")
-    if with_status:
-        table.add_column("status")
-    for s in shown:
-        row = [
-            str(s.id),
-            when(s.timestamp),
-            s.scope,
-            s.label,
-            s.notion,
-            fmt(s.epsilon) if s.guarantee.epsilon is not None else "— (0)",
-            "" if s.k is None else str(s.k),
-        ]
-        if with_outlier:
-            row.append(fmt(s.epsilon_outlier) if s.epsilon_outlier is not None else "")
-        if with_status:
-            row.append(s.status)
-        table.add_row(*row)
-    if not shown:
-        table.add_row("", "(no spends)", "", "", "", "", "")
-    return table
+_NO_SPENDS = ("", "(no spends)")
 
 
 @budget_app.command("set")
@@ -203,18 +140,12 @@ def set_(
     notion = check_choice(notion, "--notion", BUDGETED_NOTIONS)
     with _open(ledger, create=True) as book:
         b = book.set_budget(scope, notion, total, delta=delta)
-        name = book.path
     kind = "" if b.delta is None else f", δ {fmt(b.delta)} (spent δ {fmt(b.delta_spent)})"
-    payload = {"ledger": name, **b.to_dict()}
-    emit(
-        payload,
-        as_json,
-        lambda console: console.print(
-            f"Budget of scope {b.scope!r} under {b.notion}: total ε {fmt(b.total)}{kind}, "
-            f"spent {fmt(b.spent)}, remaining {fmt(b.remaining)} (ledger {name})",
-            markup=False,
-        ),
+    text = (
+        f"Budget of scope {b.scope!r} under {b.notion}: total ε {fmt(b.total)}{kind}, "
+        f"spent {fmt(b.spent)}, remaining {fmt(b.remaining)} (ledger {book.path})"
     )
+    emit({"ledger": book.path, **b.to_dict()}, as_json, lambda c: c.print(text, markup=False))
 
 
 @budget_app.command("reset")
@@ -234,57 +165,37 @@ def reset(
     It forgets privacy loss that did happen: use it only when the data was replaced.
     """
     with _open(ledger, create=False) as book:
-        n_spends = len(book.history(scope))
-        n_budgets = len(book.budgets(scope))
-        what = f"scope {scope!r}" if scope is not None else "every scope"
-        kept = "and delete" if drop_budgets else "keeping"
-        _confirm(
-            f"Delete {n_spends} spend(s) of {what} from ledger {book.path}, {kept} "
-            f"{n_budgets} budget(s)?",
-            yes or as_json,
-            "reset",
-            "reset",
-            as_json=as_json and not yes,
-        )
-        deleted = book.reset(scope, drop_budgets=drop_budgets)
-        name = book.path
-    after = "budgets dropped" if drop_budgets else "budgets kept"
-    payload = {
-        "ledger": name,
-        "scope": scope,
-        "reset": True,
-        "spends_deleted": deleted,
-        "budgets_dropped": drop_budgets,
-    }
-    emit(
-        payload,
-        as_json,
-        lambda console: console.print(
-            f"Reset {what}: {deleted} spend(s) deleted, {after} (ledger {name}).", markup=False
-        ),
-    )
+        confirm = _asker(("reset", "reset"), yes, as_json)
+        done = reset_ledger(book, scope, drop_budgets=drop_budgets, confirm=confirm)
+    emit(done.to_dict(), as_json, lambda console: console.print(done.text(), markup=False))
 
 
-def _confirm(prompt: str, yes: bool, verb: str, done: str, *, as_json: bool = False) -> None:
-    """Go on if ``yes`` or the user answers yes; exit 1 on no ("Nothing was DONE."), refuse
-    to VERB when there is no one to answer (``as_json``: a script; no standard input)."""
-    if as_json:
-        raise PrivadError(
-            f"refusing to {verb} without confirmation: with --json, pass "
-            "--yes (a script cannot answer the question)"
-        )
-    if yes:
-        return
-    try:
-        confirmed = typer.confirm(prompt, default=False)
-    except typer.Abort:  # end of input: nobody to answer
-        raise PrivadError(
-            f"refusing to {verb} without confirmation: no answer on standard "
-            "input; pass --yes to confirm"
-        ) from None
-    if not confirmed:
-        out_console().print(f"Nothing was {done}.", markup=False)
-        raise typer.Exit(1)
+def _asker(verbs: tuple[str, str], yes: bool, as_json: bool) -> Callable[[str], None]:
+    """``confirm(question)`` for the library: go on if ``yes`` or the user answers yes; exit 1
+    on no ("Nothing was DONE.", ``verbs`` is (VERB, DONE)), refuse to VERB when there is no
+    one to answer (``--json``: a script; no standard input)."""
+    verb, done = verbs
+
+    def confirm(prompt: str) -> None:
+        if yes:
+            return
+        if as_json:
+            raise PrivadError(
+                f"refusing to {verb} without confirmation: with --json, pass "
+                "--yes (a script cannot answer the question)"
+            )
+        try:
+            confirmed = typer.confirm(prompt, default=False)
+        except typer.Abort:  # end of input: nobody to answer
+            raise PrivadError(
+                f"refusing to {verb} without confirmation: no answer on standard "
+                "input; pass --yes to confirm"
+            ) from None
+        if not confirmed:
+            out_console().print(f"Nothing was {done}.", markup=False)
+            raise typer.Exit(1)
+
+    return confirm
 
 
 @budget_app.command("cancel")
@@ -309,40 +220,8 @@ def cancel(
     A committed spend cannot be cancelled.
     """
     with _open(ledger, create=False) as book:
-        spend = book.get_spend(spend_id)
-        what = (
-            f"reservation #{spend.id} ({spend.label!r}, scope {spend.scope!r}, "
-            f"{spend.notion}, ε = {fmt(spend.epsilon)}, {when(spend.timestamp)} UTC)"
-        )
-        already = spend.status == CANCELLED
-        if spend.status == RESERVED:
-            _confirm(
-                f"Give back the ε of {what} in ledger {book.path}? Only if nothing it "
-                "computed was released.",
-                yes or as_json,
-                "cancel",
-                "cancelled",
-                as_json=as_json and not yes,
-            )
-        if not already:
-            spend = book.cancel(spend_id)  # a committed spend: LedgerError, one line
-        remaining = {b.notion: b.remaining for b in book.budgets(spend.scope)}
-        name = book.path
-    payload = {
-        "ledger": name,
-        "spend": spend.id,
-        "scope": spend.scope,
-        "cancelled": True,
-        "already_cancelled": already,
-        "remaining": remaining,
-    }
-    left = ", ".join(f"{k} {fmt(v)}" for k, v in remaining.items()) or "no budget"
-    text = (
-        f"{what[0].upper()}{what[1:]} was already cancelled."
-        if already
-        else f"Cancelled {what}; remaining ε of scope {spend.scope!r}: {left} (ledger {name})."
-    )
-    emit(payload, as_json, lambda console: console.print(text, markup=False))
+        done = cancel_reservation(book, spend_id, _asker(("cancel", "cancelled"), yes, as_json))
+    emit(done.to_dict(), as_json, lambda console: console.print(done.text(), markup=False))
 
 
 @budget_app.command("statement")
@@ -357,18 +236,8 @@ def statement(
     spend listed).
     """
     with _open(ledger, create=False) as book:
-        text = book.statement(scope)
-        budgets = book.budgets(scope)
-        spends = book.history(scope, include_cancelled=False)
-        name = book.path
-    payload = {
-        "ledger": name,
-        "scope": scope,
-        "statement": text,
-        "accounts": [account_summary(a) for a in accounts(budgets, spends)],
-        "spends": [s.to_dict() for s in spends],
-    }
-    emit(payload, as_json, lambda console: console.print(text, markup=False))
+        report = ledger_report(book, scope)
+    emit(report.to_dict(), as_json, lambda console: console.print(report.statement, markup=False))
 
 
 def register(app: typer.Typer) -> None:

@@ -22,6 +22,7 @@ from rich.table import Table
 
 from privad.cli._options import COUNT, check_output_path, seed_option
 from privad.cli._render import JSON_OPTION, QUIET_OPTION, StepProgress, emit
+from privad.cli._tables import rows_table
 from privad.errors import ParameterError
 
 __all__ = ["register", "reproduce_app"]
@@ -69,39 +70,35 @@ def sp(
 ) -> None:
     """Sensitive privacy (Asif et al., CCS 2019): Tables 1-3, Figures 3, 5, 6-8 and 9."""
     from privad.experiments import sensitive
+
+    _reproduce(
+        "sp",
+        out,
+        sensitive.reproduce,
+        lambda result: _run_kind(
+            quick, f"seed {seed}", f"{result.settings.samples} sampled run(s)"
+        ),
+        quiet=quiet,
+        as_json=as_json,
+        tables=_sp_tables,
+        rerun={"quick": quick, "seed": seed, "samples": samples},
+        quick=quick,
+        seed=seed,
+        samples=samples,
+    )
+
+
+def _sp_tables(result: Any) -> dict[str, tuple[Any, Table]]:
+    """Tables 1 and 2 of a sensitive-privacy reproduction: (the table, what is shown)."""
     from privad.experiments.report import format_number
 
-    directory = _output_folder(out)
-    command = _command(
-        "sp",
-        ["--out", out]
-        + (["--quick"] if quick else [])
-        + ["--seed", str(seed)]
-        + (["--samples", str(samples)] if samples else []),
-    )
-    result, elapsed = _with_progress(
-        lambda progress: sensitive.reproduce(
-            directory, quick=quick, seed=seed, samples=samples, progress=progress, command=command
-        ),
-        quiet or as_json,
-    )
-    t1 = result.tables["table1"]
-    t2 = result.tables["table2"]
-    what = _run_kind(quick, f"seed {seed}", f"{result.settings.samples} sampled run(s)")
-    payload = {
-        **_files_payload(result.files, directory, elapsed, what),
-        "table1": t1.to_dict(orient="records"),
-        "table2": t2.to_dict(orient="records"),
-    }
-
-    def render(console: Any) -> None:
-        table = Table(title="Table 1: true (β,r)-anomalies, ours vs paper", title_justify="left")
-        for col in ("dataset", "β", "r", "self counted", "self not counted", "paper"):
-            table.add_column(col, justify="left" if col == "dataset" else "right")
-        for name, part in t1.groupby("dataset", sort=False):
-            by = dict(zip(part["convention"], part["true_br_anomalies"], strict=True))
-            first = part.iloc[0]
-            table.add_row(
+    t1, t2 = result.tables["table1"], result.tables["table2"]
+    rows1 = []
+    for name, part in t1.groupby("dataset", sort=False):
+        by = dict(zip(part["convention"], part["true_br_anomalies"], strict=True))
+        first = part.iloc[0]
+        rows1.append(
+            (
                 str(name),
                 str(first["beta"]),
                 f"{first['r']:g}",
@@ -109,24 +106,25 @@ def sp(
                 str(by["self not counted"]),
                 str(first["paper_true_br_anomalies"]),
             )
-        console.print(table)
-        table = Table(
-            title="Table 2: mean error over random queries (ε = 0.1)", title_justify="left"
         )
-        for col in ("dataset", "SP", "paper SP", "DP", "paper DP"):
-            table.add_column(col, justify="left" if col == "dataset" else "right")
-        for row in t2.itertuples(index=False):
-            table.add_row(
-                row.dataset,
-                format_number(row.mean_error_sp),
-                format_number(row.paper_mean_error_sp),
-                f"{row.mean_error_dp:.4f}",
-                f"{row.paper_mean_error_dp:.4f}",
-            )
-        console.print(table)
-        _print_files(console, payload)
-
-    emit(payload, as_json, render)
+    rows2 = [
+        (
+            row.dataset,
+            format_number(row.mean_error_sp),
+            format_number(row.paper_mean_error_sp),
+            f"{row.mean_error_dp:.4f}",
+            f"{row.paper_mean_error_dp:.4f}",
+        )
+        for row in t2.itertuples(index=False)
+    ]
+    columns1 = ("dataset", "β", "r", "self counted", "self not counted", "paper")
+    columns2 = ("dataset", "SP", "paper SP", "DP", "paper DP")
+    title1 = "Table 1: true (β,r)-anomalies, ours vs paper"
+    title2 = "Table 2: mean error over random queries (ε = 0.1)"
+    return {
+        "table1": (t1, rows_table(title1, columns1, rows1, right=columns1[1:])),
+        "table2": (t2, rows_table(title2, columns2, rows2, right=columns2[1:])),
+    }
 
 
 def _run_kind(quick: bool, *more: str) -> str:
@@ -143,44 +141,76 @@ def _output_folder(out: str) -> Path:
     return directory
 
 
-def _command(name: str, args: list[str]) -> str:
-    """The command line that reruns ``privad reproduce NAME`` with ``args`` (shown on the page)."""
+def _command(name: str, **options: Any) -> str:
+    """The command line that reruns ``privad reproduce NAME`` (shown on the page): ``--KEY
+    VALUE`` for each option given, ``--KEY`` for each flag set, in order."""
+    args = []
+    for key, value in options.items():
+        if value is not None and value is not False:
+            args += [f"--{key.replace('_', '-')}"] + ([] if value is True else [str(value)])
     return f"privad reproduce {name} " + " ".join(shlex.quote(a) for a in args)
 
 
-def _with_progress(run: Callable[..., Any], quiet: bool) -> tuple[Any, float]:
-    """Run ``run(progress=...)``, its steps shown on standard error; (its result, seconds)."""
+def _reproduce(
+    name: str,
+    out: str,
+    reproduce: Callable[..., Any],
+    what: str | Callable[[Any], str],
+    *,
+    quiet: bool,
+    as_json: bool,
+    tables: Callable[[Any], dict[str, tuple[Any, Table]]] | None = None,
+    rerun: dict[str, Any] | None = None,
+    **options: Any,
+) -> None:
+    """Run ``reproduce(DIR, progress=..., **options)`` into the folder ``out`` with its steps
+    shown on standard error, and report the files it wrote (``what`` the run, or made from
+    its result) and the ``tables`` its result holds (as records, and shown). ``rerun``: the
+    options of the command line that reruns ``privad reproduce NAME``, shown on the page."""
+    directory = _output_folder(out)
+    if rerun is not None:
+        options["command"] = _command(name, out=out, **rerun)
     start = time.perf_counter()
-    with StepProgress(quiet=quiet) as progress:
-        result = run(progress=progress.report)
-    return result, time.perf_counter() - start
-
-
-def _files_payload(files: Any, directory: Path, elapsed: float, what: str) -> dict[str, Any]:
-    return {
+    with StepProgress(quiet=quiet or as_json) as progress:
+        result = reproduce(directory, progress=progress.report, **options)
+    elapsed = time.perf_counter() - start
+    shown = {} if tables is None else tables(result)
+    payload = {
         "out": directory,
         "index": directory / "index.html",
-        "files": list(files),
+        "files": list(result if tables is None else result.files),
         "seconds": round(elapsed, 3),
-        "run": what,
+        "run": what if isinstance(what, str) else what(result),
+        **{name: frame.to_dict(orient="records") for name, (frame, _) in shown.items()},
     }
 
+    def render(console: Any) -> None:
+        for _, table in shown.values():
+            console.print(table)
+        console.print(
+            f"Wrote {len(payload['files'])} files to {payload['out']} in "
+            f"{payload['seconds']:.1f} s ({payload['run']}). Open {payload['index']}.",
+            markup=False,
+        )
 
-def _print_files(console: Any, payload: dict[str, Any]) -> None:
-    console.print(
-        f"Wrote {len(payload['files'])} files to {payload['out']} in "
-        f"{payload['seconds']:.1f} s ({payload['run']}). Open {payload['index']}.",
-        markup=False,
-    )
+    emit(payload, as_json, render)
 
 
-def _run_with_progress(
-    run: Callable[..., Any], directory: Path, what: str, *, quiet: bool, as_json: bool
+def _seeded_runs(
+    name: str,
+    out: str,
+    reproduce: Callable[..., Any],
+    quick: bool,
+    seed: int,
+    runs: int,
+    quiet: bool,
+    as_json: bool,
+    **options: Any,
 ) -> None:
-    """Run ``run(progress=...)`` with its steps shown and report the files it wrote."""
-    files, elapsed = _with_progress(run, quiet or as_json)
-    payload = _files_payload(files, directory, elapsed, what)
-    emit(payload, as_json, lambda console: _print_files(console, payload))
+    """:func:`_reproduce` of a reproduction that averages ``runs`` runs from ``seed``."""
+    what = _run_kind(quick, f"seed {seed}", f"{runs} run(s)")
+    options.update(quick=quick, seed=seed, runs=runs)
+    _reproduce(name, out, reproduce, what, quiet=quiet, as_json=as_json, **options)
 
 
 _QUICK_HELP = "Small, fast run (seconds) for tests and a first look."
@@ -197,18 +227,16 @@ def _out_option(name: str) -> Any:
     )
 
 
-def _runs_option(default: int, help: str) -> Any:
-    """``--runs N`` (an integer >= 1)."""
-    return COUNT.option(default, "--runs", "N", help)
-
-
 @reproduce_app.command("relaxed")
 def relaxed(
     out: str = _out_option("relaxed"),
     quick: bool = typer.Option(False, "--quick", help=_QUICK_HELP + " 4,000 points, 1 run."),
     seed: int = seed_option(_SEED_HELP, 0),
-    runs: int = _runs_option(
-        5, "Runs per (separation, ε) cell, averaged (integer >= 1; the paper uses 5)."
+    runs: int = COUNT.option(
+        5,
+        "--runs",
+        "N",
+        "Runs per (separation, ε) cell, averaged (integer >= 1; the paper uses 5).",
     ),
     quiet: bool = QUIET_OPTION,
     as_json: bool = JSON_OPTION,
@@ -216,16 +244,7 @@ def relaxed(
     """Relaxed-DP sensor streams: Figure 3a/3b (accuracy, subset size), options, streaming."""
     from privad.experiments import relaxed as experiment
 
-    directory = _output_folder(out)
-    _run_with_progress(
-        lambda progress: experiment.reproduce(
-            directory, quick=quick, seed=seed, runs=runs, progress=progress
-        ),
-        directory,
-        _run_kind(quick, f"seed {seed}", f"{runs} run(s)"),
-        quiet=quiet,
-        as_json=as_json,
-    )
+    _seeded_runs("relaxed", out, experiment.reproduce, quick, seed, runs, quiet, as_json)
 
 
 @reproduce_app.command("search")
@@ -233,8 +252,8 @@ def search(
     out: str = _out_option("search"),
     quick: bool = typer.Option(False, "--quick", help=_QUICK_HELP),
     seed: int = seed_option(_SEED_HELP, 0),
-    runs: int = _runs_option(
-        100, "Searches per setting, c in the paper (integer >= 1; default 100)."
+    runs: int = COUNT.option(
+        100, "--runs", "N", "Searches per setting, c in the paper (integer >= 1; default 100)."
     ),
     nab_root: str | None = typer.Option(
         None,
@@ -268,29 +287,24 @@ def search(
             raise ParameterError(f"{flag} {folder!r} is not a folder")
     if other_anomalies not in ("drop", "keep"):
         raise ParameterError(f"--other-anomalies must be drop or keep, got {other_anomalies!r}")
-    directory = _output_folder(out)
-    command = _command(
+    _seeded_runs(
         "search",
-        ["--out", out, "--seed", str(seed), "--runs", str(runs)]
-        + (["--quick"] if quick else [])
-        + ([] if other_anomalies == "drop" else ["--other-anomalies", other_anomalies]),
-    )
-    _run_with_progress(
-        lambda progress: experiment.reproduce(
-            directory,
-            quick=quick,
-            seed=seed,
-            runs=runs,
-            progress=progress,
-            nab_root=None if nab_root is None else Path(nab_root).expanduser(),
-            yahoo_root=None if yahoo_root is None else Path(yahoo_root).expanduser(),
-            other_anomalies=other_anomalies,
-            command=command,
-        ),
-        directory,
-        _run_kind(quick, f"seed {seed}", f"{runs} run(s)"),
-        quiet=quiet,
-        as_json=as_json,
+        out,
+        experiment.reproduce,
+        quick,
+        seed,
+        runs,
+        quiet,
+        as_json,
+        rerun={
+            "seed": seed,
+            "runs": runs,
+            "quick": quick,
+            "other_anomalies": None if other_anomalies == "drop" else other_anomalies,
+        },
+        nab_root=None if nab_root is None else Path(nab_root).expanduser(),
+        yahoo_root=None if yahoo_root is None else Path(yahoo_root).expanduser(),
+        other_anomalies=other_anomalies,
     )
 
 
@@ -328,36 +342,32 @@ def rmp(
     """RMP (Erfani et al., PAKDD 2014): Table 1, ROC curves (Figures 2-4), the effect of r."""
     from privad.experiments import rmp as experiment
 
-    directory = _output_folder(out)
     gas_path = None
     if gas is not None:
         gas_path = Path(gas).expanduser()
         if not gas_path.exists():
             raise ParameterError(f"--gas {gas!r} does not exist (give gas-drift.npz or its folder)")
-    command = _command(
+    _reproduce(
         "rmp",
-        ["--out", out, "--seeds", str(seeds), "--seed", str(seed)]
-        + (["--epochs", str(epochs)] if epochs else [])
-        + (["--gas", gas] if gas else [])
-        + (["--quick"] if quick else [])
-        + (["--skip-privacy"] if skip_privacy else []),
-    )
-    _run_with_progress(
-        lambda progress: experiment.reproduce(
-            directory,
-            seeds=seeds,
-            seed=seed,
-            epochs=epochs,
-            gas_path=gas_path,
-            quick=quick,
-            privacy=not skip_privacy,
-            progress=progress,
-            command=command,
-        ),
-        directory,
+        out,
+        experiment.reproduce,
         _run_kind(quick, f"seeds from {seed}"),
         quiet=quiet,
         as_json=as_json,
+        rerun={
+            "seeds": seeds,
+            "seed": seed,
+            "epochs": epochs,
+            "gas": gas or None,
+            "quick": quick,
+            "skip_privacy": skip_privacy,
+        },
+        seeds=seeds,
+        seed=seed,
+        epochs=epochs,
+        gas_path=gas_path,
+        quick=quick,
+        privacy=not skip_privacy,
     )
 
 

@@ -12,15 +12,10 @@ oracle`` (:mod:`privad.cli._search_options`, :mod:`privad.cli._data`).
 
 from __future__ import annotations
 
-import contextlib
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 import typer
-from rich.table import Table
 
-from privad.cli._data import load_series
 from privad.cli._options import (
     COUNT,
     DELTA_OPTION,
@@ -45,18 +40,11 @@ from privad.cli._search_options import (
     T_HIGH_OPTION,
     T_LOW_OPTION,
     kind_option,
-    resolve_thresholds,
     thresholds_options,
 )
-from privad.errors import ParameterError
+from privad.cli._tables import rows_table
 
 __all__ = ["register", "search_app"]
-
-
-def _selections() -> tuple[str, ...]:
-    from privad.search.selection import SELECTIONS
-
-    return SELECTIONS
 
 
 search_app = typer.Typer(
@@ -71,35 +59,12 @@ search_app = typer.Typer(
     add_completion=False,
 )
 
-# --------------------------------------------------------------------------------------------
-# privad search run
-# --------------------------------------------------------------------------------------------
 
+def _selections() -> tuple[str, ...]:
+    """The searcher's selection rules (``--selection``), read only when the option is given."""
+    from privad.search.selection import SELECTIONS
 
-def _check_target(
-    oracle: str,
-    remote: bool,
-    out_path: Path | None,
-    token: str | None,
-    eps: float | None,
-    local_options: dict[str, Any],
-) -> None:
-    """The options that depend on the oracle being a server or local data."""
-    source = Path(oracle).expanduser()
-    if out_path is not None and not remote and source.exists():
-        if out_path.resolve() == source.resolve():
-            raise ParameterError(f"--out {str(out_path)!r} would overwrite the input {oracle!r}")
-    if not remote:
-        if eps is None:
-            raise ParameterError("--epsilon is required with local data: ε per query (e.g. 1)")
-        return
-    for flag, value in local_options.items():
-        if value is not None:
-            raise ParameterError(f"{flag} applies to local data; the server holds the data")
-    if token is None or not token.strip():
-        raise ParameterError(
-            "--token is required for an oracle server (or set $PRIVAD_ORACLE_TOKEN)"
-        )
+    return SELECTIONS
 
 
 @search_app.command("run")
@@ -182,159 +147,46 @@ def run(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Search for the anomaly with noisy group queries (Algorithm 1) and summarise."""
-    from privad.noise import as_randomness
-    from privad.search import halting_rule, ledger_search, make_oracle
+    from privad.search import halting_rule
+    from privad.services.search_jobs import LocalData, run_search
 
-    # 1. every option, before anything is read or sent
-    remote = oracle.strip().lower().startswith(("http://", "https://"))
+    # every option, before anything is read or sent (the rest: run_search)
     rule = halting_rule(halting, budget, linear=delta is None)
     out_path = None if out is None else check_output_path(out, "--out")
     if ledger is not None:
         check_output_path(ledger, "--ledger", "store")
-    local = {
-        "--column": column,
-        "--labels-column": labels_column,
-        "--t-low": t_low,
-        "--t-high": t_high,
-        "--derive-thresholds": derive_thresholds or None,
-    }
-    _check_target(oracle, remote, out_path, token, epsilon, local)
-
-    # 2. the oracle and the search, charged (privad.search.session)
-    search_rng, oracle_rng = as_randomness(seed).spawn(2) if seed is not None else (None, None)
-    with contextlib.ExitStack() as stack:
-        items, above, make, orc = None, np.zeros(0, dtype=bool), None, None
-        if remote:
-            from privad.services.remote_oracle import RemoteOracle
-
-            orc = stack.enter_context(
-                RemoteOracle(oracle, token.strip(), timeout=timeout, verify=ca_cert or True)  # type: ignore[union-attr]
-            )
-            where, info = f"server {orc.base_url}", orc.description
-            default_scope = f"search/{orc.base_url.split('://', 1)[-1]}"
-            data_text = f"{orc.n_items} items held by the server"
-            thresholds = (
-                f"t_l = {float(info.get('t_low', 'nan')):.6g}, "
-                f"t_h = {float(info.get('t_high', 'nan')):.6g} (the server's)"
-            )
-        else:
-            data = load_series(oracle, column=column, labels_column=labels_column)
-            held = resolve_thresholds(data, t_low, t_high, derive_thresholds, labels_column)
-            where, default_scope = f"local data {oracle}", f"search/{data.name}"
-            data_text = f"{data.name}: {data.values.size} values" + (
-                "" if held.source_index is None else f", {held.values.size} held by the oracle"
-            )
-            thresholds = f"t_l = {held.t_low:.6g}, t_h = {held.t_high:.6g}, {held.how}"
-            items, above = held.source_index, held.values >= held.t_high
-
-            def make(book: Any, scope: str) -> Any:
-                return make_oracle(
-                    kind or "laplace",
-                    held.values,
-                    held.t_low,
-                    held.t_high,
-                    epsilon,
-                    rng=oracle_rng,
-                    ledger=book,
-                    scope=scope,
-                )
-
-        scope_v = scope if scope is not None else default_scope
-        with StepProgress(quiet=as_json) as progress:
-            task = None
-
-            def advance(answered: int, planned: int) -> None:
-                nonlocal task
-                if task is None:
-                    task = progress.add_task("searching: queries answered", total=planned)
-                progress.update(task, completed=answered)
-
-            done = ledger_search(
-                orc,
-                make_oracle=make,
-                budget=budget,
-                scope=scope_v,
-                halting=rule,
-                delta=delta,
-                ledger=ledger,
-                epsilon=epsilon,
-                kind=kind,
-                top_k=top,
-                selection=selection,
-                label=f"privad search run against {where}",
-                rng=search_rng,
-                progress=advance,
-            )
-        if out_path is not None:
-            done.write_posterior(out_path, items)
-        summary = done.summary(items)
-
-    # 3. summary (released answers and public parameters only)
-    for row, i in zip(summary["top"], done.result.top, strict=True):
-        row["above_t_high"] = bool(i < above.size and above[i])
-    payload = {
-        "oracle": where,
-        "data": data_text,
-        "thresholds": thresholds,
-        **summary,
-        "posterior_file": out_path,
-    }
-    emit(payload, as_json, lambda console: _render(console, payload))
-
-
-def _render(console: Any, payload: dict[str, Any]) -> None:
-    p, account = payload, payload["ledger_account"]
-    rows = [
-        ("oracle", f"{p['oracle']}: {p['kind']}, ε = {p['epsilon_per_query']:g} per query"),
-        ("data", p["data"]),
-        ("thresholds", p["thresholds"]),
-        ("queries T", str(p["queries"])),
-        (
-            "privacy spent Tε",
-            f"{p['epsilon_spent']:g} (anomaly-restricted DP: ε-DP for every "
-            f"non-anomalous record, sequential composition of {p['queries']} answers)",
-        ),
-        ("halted by", ", ".join(p["halted_by"]) or "—"),
-        ("max posterior", f"{p['max_posterior']:.4g}"),
-    ]
-    if server := p["oracle_budget"]:
-        rows.append(
-            (
-                "oracle budget",
-                f"scope {server.get('scope')!r}: remaining ε "
-                f"{server.get('remaining'):g} of {server.get('total'):g}",
-            )
+    with StepProgress(quiet=as_json) as progress:
+        done = run_search(
+            oracle,
+            epsilon=epsilon,
+            kind=kind,
+            local=LocalData(column, labels_column, derive_thresholds, t_low, t_high),
+            token=token,
+            timeout=timeout,
+            ca_cert=ca_cert,
+            seed=seed,
+            scope=scope,
+            out=out_path,
+            budget=budget,
+            halting=rule,
+            delta=delta,
+            ledger=ledger,
+            top_k=top,
+            selection=selection,
+            progress=lambda answered, planned: progress.report(
+                "searching: queries answered", answered, planned
+            ),
         )
-    if account is not None:
-        text = f"scope {p['scope']!r} in {account['ledger'] or 'an in-memory ledger'}: "
-        if account["delta"] is None:
-            text += f"remaining ε {account['remaining']:g}"
-        else:
-            text += (
-                f"spent (ε {account['spent']:g}, δ {account['delta_spent']:g}) of "
-                f"(ε {account['total']:g}, δ {account['delta']:g}), composed tightly"
-            )
-        rows.append(("ledger", text))
-    if p["recorded_epsilon"] is not None:
-        rows.append(
-            (
-                "ledger",
-                f"the oracle's own in-memory ledger, scope {p['scope']!r}: "
-                f"{p['queries']} answers recorded, ε {p['recorded_epsilon']:g}",
-            )
-        )
-    if p["posterior_file"] is not None:
-        rows.append(("posterior", str(p["posterior_file"])))
-    console.print(summary_table("privad search run", rows))
-    tops = Table(title=f"S: the {len(p['top'])} most probable items", title_justify="left")
-    for name in ("rank", "item", "posterior"):
-        tops.add_column(name, justify="right")
-    for row in p["top"]:
-        mark = " (x >= t_h in the local data)" if row["above_t_high"] else ""
-        tops.add_row(str(row["rank"]), f"{row['item']}{mark}", f"{row['posterior']:.4g}")
-    console.print(tops)
-    for note in p["notes"]:
-        console.print(note, markup=False)
+
+    def render(console: Any) -> None:
+        console.print(summary_table("privad search run", done.rows()))
+        title = f"S: the {len(done.summary['top'])} most probable items"
+        columns = ("rank", "item", "posterior")
+        console.print(rows_table(title, columns, done.top_rows(), right=columns))
+        for note in done.summary["notes"]:
+            console.print(note, markup=False)
+
+    emit(done.to_dict(), as_json, render)
 
 
 _PLAN_THRESHOLDS = thresholds_options(True, "Required. t_ℓ > 0.", "Required. t_h > t_ℓ.")

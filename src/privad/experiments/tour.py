@@ -4,8 +4,8 @@ the command line) can show.
 :func:`tour` runs the sections in order with one :class:`~privad.noise.Randomness` and one
 ledger, and yields each as a :class:`Section`: a table (its title, columns and rows) or a
 panel of text, and a note. It reads only embedded data and writes nothing but the ledger it
-is given. The curator's section runs a server, so it lives with the command line
-(``privad.cli.demo``) and is passed in.
+is given. The curator's section runs a server, so it lives with the services
+(:func:`privad.services.curator_tour.curator_section`) and is passed in.
 
 Examples
 --------
@@ -284,8 +284,8 @@ def tour(
     curator: Callable[[Randomness], Section] | None = None,
 ) -> Iterator[Section]:
     """The tour's sections in order, each computed when it is reached; ``curator`` (the
-    section that asks a curator server, from the command line) runs after the sensitive
-    one with the same ``rng``.
+    section that asks a curator server, :func:`privad.services.curator_tour.curator_section`)
+    runs after the sensitive one with the same ``rng``.
 
     Examples
     --------
