@@ -1,12 +1,12 @@
 """``privad reproduce``: rerun a paper's evaluation and write its tables, figures and a page.
 
 ``privad reproduce sp|relaxed|search|rmp [--out DIR] [--quick] ...`` runs the scheme's
-``privad.experiments.<scheme>.reproduce``: CSV tables, figures and ``index.html`` (relative
-links), each written atomically into DIR. The runs take minutes: every step is shown on
-standard error (a bar on a terminal, else one line per step; ``--quiet`` or ``--json``
-silence it), and ``--json`` prints the result (folder, files, seconds) as one JSON
-document. A bad option is a one-line error with exit status 2 (``privad.cli.main``),
-before anything is written.
+``privad.experiments.<scheme>.reproduce`` (:func:`privad.experiments.runs.run_reproduction`):
+CSV tables, figures and ``index.html`` (relative links), each written atomically into DIR.
+The runs take minutes: every step is shown on standard error (a bar on a terminal, else one
+line per step; ``--quiet`` or ``--json`` silence it), and ``--json`` prints the result
+(folder, files, seconds) as one JSON document. A bad option is a one-line error with exit
+status 2 (``privad.cli.main``), before anything is written.
 """
 
 from __future__ import annotations

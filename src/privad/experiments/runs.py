@@ -132,6 +132,11 @@ def run_reproduction(
 
     Examples
     --------
+    >>> sorted(SCHEMES)
+    ['relaxed', 'rmp', 'search', 'sp']
+
+    A quick run takes seconds to a minute, so it is not run here:
+
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as folder:  # doctest: +SKIP
     ...     done = run_reproduction("relaxed", folder, quick=True)
