@@ -1,24 +1,21 @@
 """``privad reproduce``: rerun a paper's evaluation and write its tables, figures and a page.
 
 ``privad reproduce sp|relaxed|search|rmp [--out DIR] [--quick] ...`` runs the scheme's
-``privad.experiments.<scheme>.reproduce``: CSV tables, figures and ``index.html`` (relative
-links), each written atomically into DIR. The runs take minutes: every step is shown on
-standard error (a bar on a terminal, else one line per step; ``--quiet`` or ``--json``
-silence it), and ``--json`` prints the result (folder, files, seconds) as one JSON
-document. A bad option is a one-line error with exit status 2 (``privad.cli.main``),
-before anything is written.
+``privad.experiments.<scheme>.reproduce`` (:func:`privad.experiments.runs.run_reproduction`):
+CSV tables, figures and ``index.html`` (relative links), each written atomically into DIR.
+The runs take minutes: every step is shown on standard error (a bar on a terminal, else one
+line per step; ``--quiet`` or ``--json`` silence it), and ``--json`` prints the result
+(folder, files, seconds) as one JSON document. A bad option is a one-line error with exit
+status 2 (``privad.cli.main``), before anything is written.
 """
 
 from __future__ import annotations
 
 import shlex
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.table import Table
 
 from privad.cli._options import COUNT, check_output_path, seed_option
 from privad.cli._render import JSON_OPTION, QUIET_OPTION, StepProgress, emit
@@ -69,67 +66,8 @@ def sp(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Sensitive privacy (Asif et al., CCS 2019): Tables 1-3, Figures 3, 5, 6-8 and 9."""
-    from privad.experiments import sensitive
-
-    _reproduce(
-        "sp",
-        out,
-        sensitive.reproduce,
-        lambda result: _run_kind(
-            quick, f"seed {seed}", f"{result.settings.samples} sampled run(s)"
-        ),
-        quiet=quiet,
-        as_json=as_json,
-        tables=_sp_tables,
-        rerun={"quick": quick, "seed": seed, "samples": samples},
-        quick=quick,
-        seed=seed,
-        samples=samples,
-    )
-
-
-def _sp_tables(result: Any) -> dict[str, tuple[Any, Table]]:
-    """Tables 1 and 2 of a sensitive-privacy reproduction: (the table, what is shown)."""
-    from privad.experiments.report import format_number
-
-    t1, t2 = result.tables["table1"], result.tables["table2"]
-    rows1 = []
-    for name, part in t1.groupby("dataset", sort=False):
-        by = dict(zip(part["convention"], part["true_br_anomalies"], strict=True))
-        first = part.iloc[0]
-        rows1.append(
-            (
-                str(name),
-                str(first["beta"]),
-                f"{first['r']:g}",
-                str(by["self counted"]),
-                str(by["self not counted"]),
-                str(first["paper_true_br_anomalies"]),
-            )
-        )
-    rows2 = [
-        (
-            row.dataset,
-            format_number(row.mean_error_sp),
-            format_number(row.paper_mean_error_sp),
-            f"{row.mean_error_dp:.4f}",
-            f"{row.paper_mean_error_dp:.4f}",
-        )
-        for row in t2.itertuples(index=False)
-    ]
-    columns1 = ("dataset", "β", "r", "self counted", "self not counted", "paper")
-    columns2 = ("dataset", "SP", "paper SP", "DP", "paper DP")
-    title1 = "Table 1: true (β,r)-anomalies, ours vs paper"
-    title2 = "Table 2: mean error over random queries (ε = 0.1)"
-    return {
-        "table1": (t1, rows_table(title1, columns1, rows1, right=columns1[1:])),
-        "table2": (t2, rows_table(title2, columns2, rows2, right=columns2[1:])),
-    }
-
-
-def _run_kind(quick: bool, *more: str) -> str:
-    """What a run was, for its summary line: "quick run, seed 0, ..." (``more`` appended)."""
-    return ", ".join(("quick run" if quick else "full run", *more))
+    options = {"quick": quick, "seed": seed, "samples": samples}
+    _reproduce("sp", out, quiet, as_json, options, **options)
 
 
 def _output_folder(out: str) -> Path:
@@ -154,63 +92,29 @@ def _command(name: str, **options: Any) -> str:
 def _reproduce(
     name: str,
     out: str,
-    reproduce: Callable[..., Any],
-    what: str | Callable[[Any], str],
-    *,
     quiet: bool,
     as_json: bool,
-    tables: Callable[[Any], dict[str, tuple[Any, Table]]] | None = None,
     rerun: dict[str, Any] | None = None,
     **options: Any,
 ) -> None:
-    """Run ``reproduce(DIR, progress=..., **options)`` into the folder ``out`` with its steps
-    shown on standard error, and report the files it wrote (``what`` the run, or made from
-    its result) and the ``tables`` its result holds (as records, and shown). ``rerun``: the
-    options of the command line that reruns ``privad reproduce NAME``, shown on the page."""
+    """:func:`privad.experiments.runs.run_reproduction` of ``name`` into the folder ``out``
+    with its steps shown on standard error, and its report: the tables it holds, the files
+    it wrote. ``rerun``: the options of the command line that reruns ``privad reproduce
+    NAME``, shown on the page."""
+    from privad.experiments.runs import run_reproduction
+
     directory = _output_folder(out)
     if rerun is not None:
         options["command"] = _command(name, out=out, **rerun)
-    start = time.perf_counter()
     with StepProgress(quiet=quiet or as_json) as progress:
-        result = reproduce(directory, progress=progress.report, **options)
-    elapsed = time.perf_counter() - start
-    shown = {} if tables is None else tables(result)
-    payload = {
-        "out": directory,
-        "index": directory / "index.html",
-        "files": list(result if tables is None else result.files),
-        "seconds": round(elapsed, 3),
-        "run": what if isinstance(what, str) else what(result),
-        **{name: frame.to_dict(orient="records") for name, (frame, _) in shown.items()},
-    }
+        done = run_reproduction(name, directory, progress=progress.report, **options)
 
     def render(console: Any) -> None:
-        for _, table in shown.values():
-            console.print(table)
-        console.print(
-            f"Wrote {len(payload['files'])} files to {payload['out']} in "
-            f"{payload['seconds']:.1f} s ({payload['run']}). Open {payload['index']}.",
-            markup=False,
-        )
+        for title, columns, rows in done.shown():
+            console.print(rows_table(title, columns, rows, right=columns[1:]))
+        console.print(*done.lines(), markup=False)
 
-    emit(payload, as_json, render)
-
-
-def _seeded_runs(
-    name: str,
-    out: str,
-    reproduce: Callable[..., Any],
-    quick: bool,
-    seed: int,
-    runs: int,
-    quiet: bool,
-    as_json: bool,
-    **options: Any,
-) -> None:
-    """:func:`_reproduce` of a reproduction that averages ``runs`` runs from ``seed``."""
-    what = _run_kind(quick, f"seed {seed}", f"{runs} run(s)")
-    options.update(quick=quick, seed=seed, runs=runs)
-    _reproduce(name, out, reproduce, what, quiet=quiet, as_json=as_json, **options)
+    emit(done.to_dict(), as_json, render)
 
 
 _QUICK_HELP = "Small, fast run (seconds) for tests and a first look."
@@ -242,9 +146,7 @@ def relaxed(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Relaxed-DP sensor streams: Figure 3a/3b (accuracy, subset size), options, streaming."""
-    from privad.experiments import relaxed as experiment
-
-    _seeded_runs("relaxed", out, experiment.reproduce, quick, seed, runs, quiet, as_json)
+    _reproduce("relaxed", out, quiet, as_json, quick=quick, seed=seed, runs=runs)
 
 
 @reproduce_app.command("search")
@@ -280,28 +182,25 @@ def search(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """DP noisy binary search: Figures 1-4 on NAB series and synthetic mixtures."""
-    from privad.experiments import search as experiment
-
     for flag, folder in (("--nab-root", nab_root), ("--yahoo-root", yahoo_root)):
         if folder is not None and not Path(folder).expanduser().is_dir():
             raise ParameterError(f"{flag} {folder!r} is not a folder")
     if other_anomalies not in ("drop", "keep"):
         raise ParameterError(f"--other-anomalies must be drop or keep, got {other_anomalies!r}")
-    _seeded_runs(
+    _reproduce(
         "search",
         out,
-        experiment.reproduce,
-        quick,
-        seed,
-        runs,
         quiet,
         as_json,
-        rerun={
+        {
             "seed": seed,
             "runs": runs,
             "quick": quick,
             "other_anomalies": None if other_anomalies == "drop" else other_anomalies,
         },
+        quick=quick,
+        seed=seed,
+        runs=runs,
         nab_root=None if nab_root is None else Path(nab_root).expanduser(),
         yahoo_root=None if yahoo_root is None else Path(yahoo_root).expanduser(),
         other_anomalies=other_anomalies,
@@ -340,8 +239,6 @@ def rmp(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """RMP (Erfani et al., PAKDD 2014): Table 1, ROC curves (Figures 2-4), the effect of r."""
-    from privad.experiments import rmp as experiment
-
     gas_path = None
     if gas is not None:
         gas_path = Path(gas).expanduser()
@@ -350,11 +247,9 @@ def rmp(
     _reproduce(
         "rmp",
         out,
-        experiment.reproduce,
-        _run_kind(quick, f"seeds from {seed}"),
-        quiet=quiet,
-        as_json=as_json,
-        rerun={
+        quiet,
+        as_json,
+        {
             "seeds": seeds,
             "seed": seed,
             "epochs": epochs,

@@ -7,7 +7,8 @@ table into a :class:`matplotlib.figure.Figure`; the functions never write files.
 :mod:`privad.experiments.report` is the skeleton every reproduction fills
 (:class:`~privad.experiments.report.Reproduction`: steps whose section functions return the
 page's sections; CSV files, PNG figures and an HTML page, all written atomically);
-``privad reproduce ...`` drives it.
+:func:`privad.experiments.runs.run_reproduction` runs one paper's reproduction and reports
+it, the job of ``privad reproduce ...``.
 
 * :mod:`privad.experiments.sensitive`: Asif, Papakonstantinou, Vaidya, "How to accurately
   and privately identify anomalies" (CCS 2019): Tables 1–3, Figures 3, 5, 6–8 and 9.
