@@ -38,7 +38,6 @@ __all__ = [
     "JSON_OPTION",
     "QUIET_OPTION",
     "StepProgress",
-    "add_row",
     "emit",
     "err_console",
     "jsonable",
@@ -78,18 +77,14 @@ def err_console() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def add_row(table: Table, what: str, value: str) -> None:
-    """A row whose value is shown literally (file names may contain Rich markup like [x])."""
-    table.add_row(what, Text(value))
-
-
 def summary_table(title: str, rows: Iterable[tuple[str, str]]) -> Table:
-    """A two-column "what / value" table without header (a command's summary)."""
+    """A two-column "what / value" table without header (a command's summary); the values
+    are shown literally (file names may contain Rich markup like [x])."""
     table = Table(title=title, title_justify="left", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value", overflow="fold")
     for what, value in rows:
-        add_row(table, what, value)
+        table.add_row(what, Text(value))
     return table
 
 
