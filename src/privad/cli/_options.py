@@ -47,7 +47,6 @@ __all__ = [
     "public_bounds",
     "parse_choice",
     "parse_columns",
-    "parse_float",
     "parse_int",
     "required_secret",
 ]
@@ -77,7 +76,6 @@ class ParamType(click.ParamType):
     ``parser=`` of a :func:`typer.Option` (Typer 0.29 takes a function, not a Click type).
     """
 
-    name = "text"
     what = "a value"
 
     def value(self, text: str, option: str) -> Any:  # pragma: no cover - abstract
@@ -129,8 +127,6 @@ class Number(ParamType):
     :class:`click.FloatRange`; ``what`` is the error's description (e.g. "a finite number
     > 0 (e.g. 0.1)")."""
 
-    name = "number"
-
     def __init__(
         self,
         what: str,
@@ -154,8 +150,6 @@ class Integer(ParamType):
     """An int in [``minimum``, ``maximum``] (:class:`click.IntRange`; ``maximum`` 2^62 by
     default, :data:`MAX_INT`: SQLite and NumPy overflow beyond 2^63)."""
 
-    name = "integer"
-
     def __init__(self, what: str, *, minimum: int | None = None, maximum: int = MAX_INT) -> None:
         self.what, self.maximum = what, maximum
         self.range = click.IntRange(minimum)
@@ -173,8 +167,6 @@ class Choice(ParamType):
     """One of ``choices``, case-insensitive (:class:`click.Choice`); ``choices`` may be a
     function that returns them, so that a library's own list is read only when the option
     is given (``privad --help`` imports no scheme)."""
-
-    name = "choice"
 
     def __init__(self, choices: Sequence[str] | Callable[[], Sequence[str]]) -> None:
         self.choices = choices
@@ -206,8 +198,6 @@ class _List(ParamType):
 class Numbers(_List):
     """A comma-separated list of finite numbers > 0 (a scalar is a list of one)."""
 
-    name = "numbers"
-
     def __init__(self, what: str) -> None:
         super().__init__(Number(what, strict=True))
 
@@ -215,14 +205,12 @@ class Numbers(_List):
 class Integers(_List):
     """A comma-separated list of ints ≥ ``minimum`` (one value of a repeated option)."""
 
-    name = "integers"
-
     def __init__(self, what: str, *, minimum: int | None = None) -> None:
         super().__init__(Integer(what, minimum=minimum))
 
 
 class _Scope(ParamType):
-    name, what = "scope", "a non-empty name"
+    what = "a non-empty name"
 
     def value(self, text: str, option: str) -> str:
         if not text.strip():
@@ -233,7 +221,7 @@ class _Scope(ParamType):
 class _ExistingFile(ParamType):
     """A file that exists (:class:`click.Path`), its path with ``~`` expanded."""
 
-    name, what = "file", "an existing file"
+    what = "an existing file"
 
     def value(self, text: str, option: str) -> str:
         try:
@@ -247,7 +235,7 @@ class _ExistingFile(ParamType):
 class _Bound(ParamType):
     """``COL=LO:HI`` as (column, (lo, hi))."""
 
-    name, what = "bound", "COL=LO:HI with finite numbers LO < HI"
+    what = "COL=LO:HI with finite numbers LO < HI"
     _END = Number(what, minimum=-math.inf)
 
     def value(self, text: str, option: str) -> tuple[str, tuple[float, float]]:
@@ -270,20 +258,6 @@ def parse_int(
 ) -> int:
     """``text`` as an int in [``minimum``, ``maximum``], or a one-line ParameterError."""
     return Integer(what, minimum=minimum, maximum=maximum).check(text, option)
-
-
-def parse_float(
-    text: str | None,
-    option: str,
-    *,
-    minimum: float = 0.0,
-    strict: bool = False,
-    maximum: float | None = None,
-    what: str = "a number",
-) -> float:
-    """``text`` as a finite float ≥ (``strict``: >) ``minimum`` and ≤ ``maximum``, or a
-    one-line ParameterError naming ``option``."""
-    return Number(what, minimum=minimum, strict=strict, maximum=maximum).check(text, option)
 
 
 def parse_choice(text: str, option: str, choices: Sequence[str]) -> str:
@@ -349,19 +323,11 @@ COUNT = Integer("an integer >= 1", minimum=1)
 SECONDS = Number("seconds > 0", strict=True)
 
 
-def columns_callback(param: typer.CallbackParam, values: Any) -> Any:
-    """A repeated option of column names, each value comma-separated, as one list (None when
-    not given); an empty name is an OptionError."""
-    try:
-        return parse_columns(values, param.opts[0])
-    except ParameterError as exc:
-        raise OptionError(str(exc)) from None
-
-
 def columns_option(help: str, option: str = "--columns", metavar: str = "COLS") -> Any:
     """A repeated option of column names or positions (each value comma-separated), as one
     list or None: ``--columns``, ``--exclude``."""
-    return typer.Option(None, option, metavar=metavar, callback=columns_callback, help=help)
+    parse = lambda values: parse_columns(values, option)  # noqa: E731
+    return typer.Option(None, option, metavar=metavar, callback=parse, help=help)
 
 
 def plan_delta_option() -> Any:

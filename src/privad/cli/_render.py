@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import typer
+from rich import progress
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -37,7 +38,6 @@ __all__ = [
     "JSON_OPTION",
     "QUIET_OPTION",
     "StepProgress",
-    "add_row",
     "emit",
     "err_console",
     "jsonable",
@@ -77,18 +77,14 @@ def err_console() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def add_row(table: Table, what: str, value: str) -> None:
-    """A row whose value is shown literally (file names may contain Rich markup like [x])."""
-    table.add_row(what, Text(value))
-
-
 def summary_table(title: str, rows: Iterable[tuple[str, str]]) -> Table:
-    """A two-column "what / value" table without header (a command's summary)."""
+    """A two-column "what / value" table without header (a command's summary); the values
+    are shown literally (file names may contain Rich markup like [x])."""
     table = Table(title=title, title_justify="left", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value", overflow="fold")
     for what, value in rows:
-        add_row(table, what, value)
+        table.add_row(what, Text(value))
     return table
 
 
@@ -166,120 +162,82 @@ quick commands stay quiet, so their standard error is empty or the one error lin
 
 
 def _progress_delay() -> float:
-    text = os.environ.get(PROGRESS_DELAY_ENV, "").strip()
     try:
-        value = float(text) if text else 2.0
+        value = float(os.environ.get(PROGRESS_DELAY_ENV) or 2.0)
     except ValueError:
         return 2.0
     return value if value >= 0 else 2.0
 
 
-class StepProgress:
-    """Progress on standard error: a Rich bar on a terminal, else one line per step.
+class StepProgress(progress.Progress):
+    """Progress on standard error: Rich's own bar on a terminal, else one line per step.
 
-    Rich's own bar is silent when standard error is not a terminal (a pipe, a log file, a
-    CI job), which left the minutes-long ``privad reproduce`` runs without a sign of life;
-    in that case this prints ``privad: STEP [done/total, S s]`` whenever a task starts or
-    changes its description, and the step under way again every :data:`HEARTBEAT_SECONDS`
-    (a background thread: a step may run for minutes without an update), once the command
-    has run for ``$PRIVAD_PROGRESS_DELAY`` seconds (default 2), so quick commands print
-    nothing. ``quiet`` (``--json``, ``--quiet``) prints nothing.
+    Rich's bar is silent when standard error is not a terminal (a pipe, a log file, a CI
+    job), which left the minutes-long ``privad reproduce`` runs without a sign of life; in
+    that case Rich only keeps the tasks and this prints ``privad: STEP [done/total, S s]``
+    whenever a task starts or changes its description, and the step under way again every
+    :data:`HEARTBEAT_SECONDS` (a background thread: a step may run for minutes without an
+    update), once the command has run for ``$PRIVAD_PROGRESS_DELAY`` seconds (default 2),
+    so quick commands print nothing. ``quiet`` (``--json``, ``--quiet``) prints nothing.
 
-    The methods are the subset of :class:`rich.progress.Progress` the commands use
-    (``add_task``, ``update``), plus :meth:`step` (one step as a block) and :meth:`report`
-    (the ``progress(step, done, total)`` callback of the experiments' ``reproduce``).
+    Beside :class:`rich.progress.Progress`'s ``add_task`` (``total`` None by default) and
+    ``update``: :meth:`step` (one step as a block) and :meth:`report` (the
+    ``progress(step, done, total)`` callback of the experiments' ``reproduce``).
     """
 
     def __init__(self, *, quiet: bool = False, console: Console | None = None) -> None:
-        self.console = console or err_console()
-        self.quiet = quiet
-        self._bar: Any = None
-        self._tasks: list[dict[str, Any]] = []
+        console = console or err_console()
+        self.lines = not quiet and not console.is_terminal
+        super().__init__(
+            progress.SpinnerColumn(),
+            progress.TextColumn("{task.description}"),
+            progress.BarColumn(),
+            progress.MofNCompleteColumn(),
+            progress.TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=quiet or self.lines,
+        )
         self._report_task: int | None = None
-        self._start = time.monotonic()
-        self._delay = _progress_delay()
-        self._lock = threading.RLock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        if not quiet and self.console.is_terminal:
-            from rich import progress as rich
-
-            self._bar = rich.Progress(
-                rich.SpinnerColumn(),
-                rich.TextColumn("{task.description}"),
-                rich.BarColumn(),
-                rich.MofNCompleteColumn(),
-                rich.TimeElapsedColumn(),
-                console=self.console,
-                transient=True,
-            )
+        self._printed: dict[int, float] = {}  # lines mode: when each task's line was printed
+        self._began, self._delay = time.monotonic(), _progress_delay()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._heartbeat, name="privad-progress", daemon=True)
 
     def __enter__(self) -> StepProgress:
-        if self._bar is not None:
-            self._bar.__enter__()
-        elif not self.quiet and math.isfinite(self._delay):
-            self._thread = threading.Thread(
-                target=self._heartbeat, name="privad-progress", daemon=True
-            )
+        super().__enter__()
+        if self.lines and math.isfinite(self._delay):
             self._thread.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(*exc)
-        if self._thread is not None:
-            self._stop.set()
+        super().__exit__(*exc)
+        if self._thread.is_alive():
+            self._done.set()
             self._thread.join()
 
     def _heartbeat(self) -> None:
         """Lines mode: show the latest task after the delay, then every heartbeat."""
         wait = self._delay
-        while not self._stop.wait(wait):
+        while not self._done.wait(wait):
             with self._lock:
-                latest = self._tasks[-1] if self._tasks else None
-                if latest is not None and (
-                    latest["total"] is None or latest["completed"] < latest["total"]
-                ):
-                    self._line(len(self._tasks) - 1, force=False)
+                latest = next(reversed(self._tasks.values()), None)
+                if latest is not None and (latest.total is None or latest.completed < latest.total):
+                    self._line(latest.id, force=False)
             wait = 1.0
 
     def add_task(self, description: str, total: float | None = None) -> int:
         """A new task (its id); lines mode prints its first line."""
-        if self._bar is not None:
-            return int(self._bar.add_task(description, total=total))
         with self._lock:
-            task = len(self._tasks)
-            self._tasks.append(
-                {"description": description, "completed": 0.0, "total": total, "printed": -math.inf}
-            )
+            task = super().add_task(description, total=total)
             self._line(task, force=True)
         return task
 
-    def update(
-        self,
-        task: int,
-        *,
-        description: str | None = None,
-        completed: float | None = None,
-        total: float | None = None,
-        advance: float | None = None,
-    ) -> None:
-        """Change a task like :meth:`rich.progress.Progress.update`."""
-        if self._bar is not None:
-            self._bar.update(
-                task,
-                description=description,
-                completed=completed,
-                total=total,  # type: ignore[arg-type]
-                advance=advance,
-            )
-            return
+    def update(self, task: int, *, description: str | None = None, **change: Any) -> None:
+        """Rich's update; lines mode prints a line when the description changes."""
         with self._lock:
-            state = self._tasks[task]
-            changed = description not in (None, state["description"])
-            given = {"description": description, "total": total, "completed": completed}
-            state.update((key, value) for key, value in given.items() if value is not None)
-            state["completed"] += advance or 0
+            changed = description not in (None, self._tasks[task].description)
+            super().update(task, description=description, **change)
             self._line(task, force=changed)
 
     @contextlib.contextmanager
@@ -298,16 +256,13 @@ class StepProgress:
             self.update(self._report_task, description=step, completed=done, total=total)
 
     def _line(self, task: int, *, force: bool) -> None:
-        if self.quiet:
+        state, now = self._tasks[task], time.monotonic()
+        if not self.lines or now - self._began < self._delay:
             return
-        state = self._tasks[task]
-        now = time.monotonic()
-        if now - self._start < self._delay:
+        if not force and now - self._printed.get(task, -math.inf) < HEARTBEAT_SECONDS:
             return
-        if not force and now - state["printed"] < HEARTBEAT_SECONDS:
-            return
-        state["printed"] = now
-        count = "" if state["total"] is None else f"{state['completed']:g}/{state['total']:g}, "
+        self._printed[task] = now
+        count = "" if state.total is None else f"{state.completed:g}/{state.total:g}, "
         self.console.print(
-            f"privad: {state['description']} [{count}{now - self._start:.0f} s]", markup=False
+            f"privad: {state.description} [{count}{now - self._began:.0f} s]", markup=False
         )
