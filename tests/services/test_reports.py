@@ -4,11 +4,15 @@ CLI prints, owned by the library's result objects, checked against hand-written 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from privad.accounting import Guarantee
+from privad.datasets import BoundsScaling
 from privad.errors import DataError
+from privad.relaxed.distributed import ArchiveRelease
 from privad.relaxed.pipeline import server_parameters
 from privad.services.calibration import Deployment, calibrate_file
 from privad.services.rmp_client import UploadReport
@@ -109,6 +113,7 @@ def test_rmp_reports() -> None:
         "stored": 3,
         "duplicates": 0,
         "notes": [],
+        "scaling": None,
     }
     job = {"job": 2, "n_records": 90, "n_batches": 3, "n_participants": 2, "options": {"epochs": 8}}
     meta = {
@@ -144,4 +149,56 @@ def test_rmp_reports() -> None:
         "records": 4,
         "flagged": 2,
         "roc_auc": None,
+        "output": None,
+        "scaling": None,
     }
+
+
+def test_rmp_reports_name_the_feature_scaling_and_the_output() -> None:
+    """A run with public bounds reports their scaling (in the notes of a participation, after
+    the model's lines of a scoring), and a scoring the file it wrote."""
+    scaling = BoundsScaling({"x": (0.0, 1.0)}, ["x"], ["y"], {"x": 2}, {"x": 1})
+    note = (
+        "feature scaling: public bounds on 1 column(s), (x − lo)/(hi − lo); 1 column(s) in "
+        "their own units; 3 value(s) outside the bounds clipped (clipping uses only the "
+        "bounds, so the guarantee holds; this count is for you, not released)"
+    )
+    upload = UploadReport(1, 1, 0, 4, (1,))
+    done = Participation("http://h:1", "p1", upload, 2, ("key",), scaling)
+    assert done.lines() == (
+        "key",
+        note,
+        "uploaded 4 record(s) of 2 attributes in 1 batch(es) to http://h:1: 1 new",
+    )
+    assert done.to_dict()["notes"] == ["key", note]
+    assert done.to_dict()["scaling"] == scaling.to_dict()
+    meta = {"id": 1, "n_records": 4, "created_at": "t"}
+    scored = Scoring(meta, 0.5, np.array([0.2, 0.9]), np.array([0, 1]), None, "s.csv", scaling)
+    assert scored.lines()[2:] == (note, "wrote s.csv")
+    assert scored.to_dict()["output"] == "s.csv"
+    assert scored.to_dict()["scaling"] == scaling.to_dict()
+
+
+def test_archive_release_lines() -> None:
+    """``privad sensor perturb``'s summary, from the release alone (scales in 6 digits)."""
+    g = Guarantee("pure-dp", 2.0, "add or remove one record", description="perturbation")
+    r = ArchiveRelease(
+        7,
+        ("a", "b"),
+        3,
+        np.array([2.0, 0.125]),
+        np.array([1 / 3, 4.0]),
+        g,
+        "base",
+        ("base/rows-1", "base/rows-2", "base/rows-3"),
+        "l.sqlite",
+        Path("o"),
+    )
+    assert r.lines() == (
+        "perturbed 7 record(s) x 2 column(s) in 3 partition(s), each with its own noise stream",
+        "divisors (step 1a): 2, 0.125; Laplace scale per column (scaled space): 0.333333, 4",
+        f"charged once per partition: {g.summary()} to scopes base/rows-DIGEST (the content "
+        "digest of each partition's records) in l.sqlite",
+        "output: o",
+    )
+    assert "scope" not in r.to_dict()  # the JSON document is unchanged: its scopes in full

@@ -534,7 +534,6 @@ def perturb(
             "give --relaxed-sensitivity or --history: the noise scale must "
             "not be estimated from the archive it protects"
         )
-    base = scope if scope is not None else "relaxed-sensor"
     check_output_path(out, "--out", "folder")
     warn_seed(seed)
     with StepProgress(quiet=as_json) as progress:
@@ -545,22 +544,12 @@ def perturb(
             out,
             relaxed_sensitivity=rs,
             global_sensitivity=gs,
-            scope=base,
+            scope=scope if scope is not None else "relaxed-sensor",
             **vars(cluster),
             rng=seed,
             step=progress.step,
         )
-    scales = ", ".join(f"{v:.6g}" for v in r.noise_scale.tolist())
-    lines = [
-        f"perturbed {r.records} record(s) x {len(r.columns)} column(s) in "
-        f"{r.partitions} partition(s), each with its own noise stream",
-        f"divisors (step 1a): {', '.join(f'{v:.6g}' for v in r.divisors.tolist())}; "
-        f"Laplace scale per column (scaled space): {scales}",
-        f"charged once per partition: {r.guarantee.summary()} to scopes {base}/rows-DIGEST "
-        f"(the content digest of each partition's records) in {r.ledger}",
-        f"output: {r.output}",
-    ]
-    emit(r.to_dict(), as_json, lambda console: print_lines(console, lines))
+    emit(r.to_dict(), as_json, lambda console: print_lines(console, r.lines()))
 
 
 def register(app: typer.Typer) -> None:
