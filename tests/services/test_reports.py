@@ -23,6 +23,7 @@ from privad.services.sensor_client import (
     WindowReport,
     closed_outliers,
     outliers_csv,
+    outliers_text,
 )
 
 
@@ -69,6 +70,15 @@ def test_closed_outliers_asks_for_the_closed_windows_only() -> None:
     assert outliers_csv(results) == "window,index\n0,0\n0,10\n2,2\n2,12\n"
     assert closed_outliers(_Analyst(), 1) == [{"window": 1, "outliers": [1, 11]}]  # type: ignore[arg-type]
     assert outliers_csv([]) == "window,index\n"
+
+
+def test_outliers_text_is_csv_or_the_results_as_json() -> None:
+    """``privad sensor result``'s text: CSV, or the JSON list (one window: its result)."""
+    results = closed_outliers(_Analyst())  # type: ignore[arg-type]
+    assert outliers_text(results) == outliers_csv(results)
+    assert json.loads(outliers_text(results, "json")) == results
+    one = outliers_text(results[1:], "json", one=True)
+    assert one == '{\n "window": 2,\n "outliers": [\n  2,\n  12\n ]\n}\n'
 
 
 def test_calibrate_file_is_server_parameters_of_the_file(tmp_path) -> None:

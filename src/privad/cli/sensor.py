@@ -12,7 +12,6 @@ keywords are passed on once (:func:`privad.cli._forward.forward`). Every mistake
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -47,7 +46,6 @@ from privad.cli._render import (
     JSON_OPTION,
     StepProgress,
     emit,
-    jsonable,
     print_json,
     print_lines,
     warn,
@@ -392,16 +390,12 @@ def result(
 ) -> None:
     """Print the corrected outlier indices of this sensor's closed windows."""
     from privad.io import atomic_write
-    from privad.services.sensor_client import closed_outliers, outliers_csv
+    from privad.services.sensor_client import closed_outliers, outliers_text
 
     fmt = format_choice(output_format, as_json, ("csv", "json"))
     target = None if out is None else check_output_path(out, "--out")
     with _analyst_client(analyst, token, timeout, ca_cert) as client:
-        results = closed_outliers(client, window)
-    if fmt == "json":
-        text = json.dumps(jsonable(results if window is None else results[0]), indent=1) + "\n"
-    else:
-        text = outliers_csv(results)
+        text = outliers_text(closed_outliers(client, window), fmt, one=window is not None)
     if target is None:
         sys.stdout.write(text)
     else:
