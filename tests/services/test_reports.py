@@ -22,6 +22,7 @@ from privad.services.sensor_client import (
     SkippedRows,
     WindowReport,
     closed_outliers,
+    closed_window_line,
     outliers_csv,
     outliers_text,
 )
@@ -70,6 +71,14 @@ def test_closed_outliers_asks_for_the_closed_windows_only() -> None:
     assert outliers_csv(results) == "window,index\n0,0\n0,10\n2,2\n2,12\n"
     assert closed_outliers(_Analyst(), 1) == [{"window": 1, "outliers": [1, 11]}]  # type: ignore[arg-type]
     assert outliers_csv([]) == "window,index\n"
+
+
+def test_closed_window_line() -> None:
+    """``privad sensor close``'s line, from the analyst's answer."""
+    answer = {"n": 60, "n_presumed_outliers": 4, "outliers": [1, 2, 3]}
+    assert closed_window_line(9, answer) == (
+        "window 9: 60 record(s); 4 presumed outlier(s) before correction, 3 corrected outlier(s)"
+    )
 
 
 def test_outliers_text_is_csv_or_the_results_as_json() -> None:

@@ -416,13 +416,11 @@ def close(
 
     Idempotent: a closed window answers its stored result.
     """
+    from privad.services.sensor_client import closed_window_line
+
     with _analyst_client(analyst, token, timeout, ca_cert) as client:
         r = client.close_window(window)
-    line = (
-        f"window {window}: {r['n']} record(s); {r['n_presumed_outliers']} presumed outlier(s) "
-        f"before correction, {len(r['outliers'])} corrected outlier(s)"
-    )
-    emit(r, as_json, lambda console: console.print(line, markup=False))
+    emit(r, as_json, lambda console: console.print(closed_window_line(window, r), markup=False))
 
 
 @sensor_app.command("calibrate")

@@ -856,6 +856,23 @@ def closed_outliers(analyst: AnalystClient, window: int | None = None) -> list[d
     return [analyst.outliers(w["window"]) for w in analyst.windows() if w["status"] == "closed"]
 
 
+def closed_window_line(window: int, result: dict[str, Any]) -> str:
+    """``privad sensor close``'s line: the analyst's answer to closing ``window``
+    (:meth:`~privad.services.clients.AnalystClient.close_window`), its records, |O'|
+    before correction and the corrected outliers.
+
+    Examples
+    --------
+    >>> from privad.services.sensor_client import closed_window_line
+    >>> closed_window_line(3, {"n": 400, "n_presumed_outliers": 5, "outliers": [7, 12]})
+    'window 3: 400 record(s); 5 presumed outlier(s) before correction, 2 corrected outlier(s)'
+    """
+    return (
+        f"window {window}: {result['n']} record(s); {result['n_presumed_outliers']} presumed "
+        f"outlier(s) before correction, {len(result['outliers'])} corrected outlier(s)"
+    )
+
+
 def outliers_csv(results: Iterable[dict[str, Any]]) -> str:
     """The results of :func:`closed_outliers` as CSV: a ``window,index`` line per outlier."""
     lines = ["window,index"] + [f"{r['window']},{i}" for r in results for i in r["outliers"]]
