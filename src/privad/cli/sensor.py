@@ -351,11 +351,8 @@ def send(
         rng=seed,
         on_event=None if quiet or as_json else lambda event: typer.echo("\n".join(event.lines())),
     )
-    emit(
-        r.to_dict(),
-        as_json,
-        lambda console: None if quiet else console.print(r.summary(), markup=False),
-    )
+    summary = () if quiet else (r.summary(),)
+    emit(r.to_dict(), as_json, lambda console: print_lines(console, summary))
 
 
 def _analyst_client(analyst: str, token: str | None, timeout: float, ca_cert: str | None) -> Any:
