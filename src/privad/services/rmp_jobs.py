@@ -388,7 +388,8 @@ class Scoring:
     scaling: BoundsScaling | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data (``privad rmp score --json``)."""
+        """JSON-ready data (``privad rmp score --json``): the model, its threshold, the
+        records and those flagged, the ROC AUC, the file written and the feature scaling."""
         return {
             "model": self.model,
             "threshold": self.threshold,
