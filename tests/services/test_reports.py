@@ -4,11 +4,15 @@ CLI prints, owned by the library's result objects, checked against hand-written 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from privad.accounting import Guarantee
+from privad.datasets import BoundsScaling
 from privad.errors import DataError
+from privad.relaxed.distributed import ArchiveRelease
 from privad.relaxed.pipeline import server_parameters
 from privad.services.calibration import Deployment, calibrate_file
 from privad.services.rmp_client import UploadReport
@@ -18,7 +22,9 @@ from privad.services.sensor_client import (
     SkippedRows,
     WindowReport,
     closed_outliers,
+    closed_window_line,
     outliers_csv,
+    outliers_text,
 )
 
 
@@ -67,6 +73,23 @@ def test_closed_outliers_asks_for_the_closed_windows_only() -> None:
     assert outliers_csv([]) == "window,index\n"
 
 
+def test_closed_window_line() -> None:
+    """``privad sensor close``'s line, from the analyst's answer."""
+    answer = {"n": 60, "n_presumed_outliers": 4, "outliers": [1, 2, 3]}
+    assert closed_window_line(9, answer) == (
+        "window 9: 60 record(s); 4 presumed outlier(s) before correction, 3 corrected outlier(s)"
+    )
+
+
+def test_outliers_text_is_csv_or_the_results_as_json() -> None:
+    """``privad sensor result``'s text: CSV, or the JSON list (one window: its result)."""
+    results = closed_outliers(_Analyst())  # type: ignore[arg-type]
+    assert outliers_text(results) == outliers_csv(results)
+    assert json.loads(outliers_text(results, "json")) == results
+    one = outliers_text(results[1:], "json", one=True)
+    assert one == '{\n "window": 2,\n "outliers": [\n  2,\n  12\n ]\n}\n'
+
+
 def test_calibrate_file_is_server_parameters_of_the_file(tmp_path) -> None:
     H = np.array([[0.0, 1.0], [1.0, 3.0], [2.0, 2.0], [3.0, 0.0], [40.0, 50.0]] * 8)
     path = tmp_path / "history.csv"
@@ -109,6 +132,7 @@ def test_rmp_reports() -> None:
         "stored": 3,
         "duplicates": 0,
         "notes": [],
+        "scaling": None,
     }
     job = {"job": 2, "n_records": 90, "n_batches": 3, "n_participants": 2, "options": {"epochs": 8}}
     meta = {
@@ -144,4 +168,56 @@ def test_rmp_reports() -> None:
         "records": 4,
         "flagged": 2,
         "roc_auc": None,
+        "output": None,
+        "scaling": None,
     }
+
+
+def test_rmp_reports_name_the_feature_scaling_and_the_output() -> None:
+    """A run with public bounds reports their scaling (in the notes of a participation, after
+    the model's lines of a scoring), and a scoring the file it wrote."""
+    scaling = BoundsScaling({"x": (0.0, 1.0)}, ["x"], ["y"], {"x": 2}, {"x": 1})
+    note = (
+        "feature scaling: public bounds on 1 column(s), (x − lo)/(hi − lo); 1 column(s) in "
+        "their own units; 3 value(s) outside the bounds clipped (clipping uses only the "
+        "bounds, so the guarantee holds; this count is for you, not released)"
+    )
+    upload = UploadReport(1, 1, 0, 4, (1,))
+    done = Participation("http://h:1", "p1", upload, 2, ("key",), scaling)
+    assert done.lines() == (
+        "key",
+        note,
+        "uploaded 4 record(s) of 2 attributes in 1 batch(es) to http://h:1: 1 new",
+    )
+    assert done.to_dict()["notes"] == ["key", note]
+    assert done.to_dict()["scaling"] == scaling.to_dict()
+    meta = {"id": 1, "n_records": 4, "created_at": "t"}
+    scored = Scoring(meta, 0.5, np.array([0.2, 0.9]), np.array([0, 1]), None, "s.csv", scaling)
+    assert scored.lines()[2:] == (note, "wrote s.csv")
+    assert scored.to_dict()["output"] == "s.csv"
+    assert scored.to_dict()["scaling"] == scaling.to_dict()
+
+
+def test_archive_release_lines() -> None:
+    """``privad sensor perturb``'s summary, from the release alone (scales in 6 digits)."""
+    g = Guarantee("pure-dp", 2.0, "add or remove one record", description="perturbation")
+    r = ArchiveRelease(
+        7,
+        ("a", "b"),
+        3,
+        np.array([2.0, 0.125]),
+        np.array([1 / 3, 4.0]),
+        g,
+        "base",
+        ("base/rows-1", "base/rows-2", "base/rows-3"),
+        "l.sqlite",
+        Path("o"),
+    )
+    assert r.lines() == (
+        "perturbed 7 record(s) x 2 column(s) in 3 partition(s), each with its own noise stream",
+        "divisors (step 1a): 2, 0.125; Laplace scale per column (scaled space): 0.333333, 4",
+        f"charged once per partition: {g.summary()} to scopes base/rows-DIGEST (the content "
+        "digest of each partition's records) in l.sqlite",
+        "output: o",
+    )
+    assert "scope" not in r.to_dict()  # the JSON document is unchanged: its scopes in full

@@ -24,7 +24,6 @@ from privad.cli._data import (
     ID_OPTION,
     load_table,
     scale_features,
-    scaling_text,
 )
 from privad.cli._forward import forward
 from privad.cli._options import (
@@ -122,13 +121,6 @@ def _load(data: str, columns: Any, label: Any, exclude: Any, id_column: Any, bou
     return scale_features(table, bounds, check=False)
 
 
-def _scaling(scaling: Any) -> tuple[list[str], Any]:
-    """The note on the public bounds' feature scaling (none without bounds), and its data."""
-    if scaling is None:
-        return [], None
-    return [f"feature scaling: {scaling_text(scaling)}"], scaling.to_dict()
-
-
 # --------------------------------------------------------------------------------------------
 # privad rmp participate
 # --------------------------------------------------------------------------------------------
@@ -205,13 +197,10 @@ def participate(
                 client,
                 ds.X,
                 names=ds.feature_names,
+                scaling=scaling,
                 on_batch=lambda _answer, m: progress.update(task, advance=m),
             )
-    note, scaled = _scaling(scaling)
-    payload = {**done.to_dict(), "scaling": scaled}
-    payload["notes"] += note  # a note of this run, in the JSON document too
-    lines = [*payload["notes"], done.lines()[-1]]
-    emit(payload, as_json, lambda console: print_lines(console, lines))
+    emit(done.to_dict(), as_json, lambda console: print_lines(console, done.lines()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -309,6 +298,7 @@ def score(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Score DATA locally with the server's latest model and the public T (end-user)."""
+    options = dict(locals())  # the parsed options, each named as rmp_jobs.score names it
     from privad.services.rmp_client import read_token_file
     from privad.services.rmp_jobs import score as run_scoring
 
@@ -321,15 +311,9 @@ def score(
         secret = required_secret(token, "--token", "PRIVAD_RMP_TOKEN")
     ds, scaling = _load(data, columns, label, exclude, id_column, public_bounds(bound, bounds_file))
     with _client(server, secret, timeout, retries, ca_cert) as client:
-        done = run_scoring(
-            client, ds.X, model=model, data=data, names=ds.feature_names, y=getattr(ds, "y", None)
-        )
-    if out is not None:
-        done.write(out, ds.ids)
-    note, scaled = _scaling(scaling)
-    wrote = [] if out is None else [f"wrote {out}"]
-    payload = {**done.to_dict(), "output": out, "scaling": scaled}
-    emit(payload, as_json, lambda console: print_lines(console, [*done.lines(), *note, *wrote]))
+        given = dict(names=ds.feature_names, y=getattr(ds, "y", None), ids=ds.ids, scaling=scaling)
+        done = forward(run_scoring, options, client, ds.X, output=out, **given)
+    emit(done.to_dict(), as_json, lambda console: print_lines(console, done.lines()))
 
 
 def register(app: typer.Typer) -> None:

@@ -12,7 +12,6 @@ keywords are passed on once (:func:`privad.cli._forward.forward`). Every mistake
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -47,7 +46,6 @@ from privad.cli._render import (
     JSON_OPTION,
     StepProgress,
     emit,
-    jsonable,
     print_json,
     print_lines,
     warn,
@@ -353,11 +351,8 @@ def send(
         rng=seed,
         on_event=None if quiet or as_json else lambda event: typer.echo("\n".join(event.lines())),
     )
-    emit(
-        r.to_dict(),
-        as_json,
-        lambda console: None if quiet else console.print(r.summary(), markup=False),
-    )
+    summary = () if quiet else (r.summary(),)
+    emit(r.to_dict(), as_json, lambda console: print_lines(console, summary))
 
 
 def _analyst_client(analyst: str, token: str | None, timeout: float, ca_cert: str | None) -> Any:
@@ -392,16 +387,12 @@ def result(
 ) -> None:
     """Print the corrected outlier indices of this sensor's closed windows."""
     from privad.io import atomic_write
-    from privad.services.sensor_client import closed_outliers, outliers_csv
+    from privad.services.sensor_client import closed_outliers, outliers_text
 
     fmt = format_choice(output_format, as_json, ("csv", "json"))
     target = None if out is None else check_output_path(out, "--out")
     with _analyst_client(analyst, token, timeout, ca_cert) as client:
-        results = closed_outliers(client, window)
-    if fmt == "json":
-        text = json.dumps(jsonable(results if window is None else results[0]), indent=1) + "\n"
-    else:
-        text = outliers_csv(results)
+        text = outliers_text(closed_outliers(client, window), fmt, one=window is not None)
     if target is None:
         sys.stdout.write(text)
     else:
@@ -422,13 +413,11 @@ def close(
 
     Idempotent: a closed window answers its stored result.
     """
+    from privad.services.sensor_client import closed_window_line
+
     with _analyst_client(analyst, token, timeout, ca_cert) as client:
         r = client.close_window(window)
-    line = (
-        f"window {window}: {r['n']} record(s); {r['n_presumed_outliers']} presumed outlier(s) "
-        f"before correction, {len(r['outliers'])} corrected outlier(s)"
-    )
-    emit(r, as_json, lambda console: console.print(line, markup=False))
+    emit(r, as_json, lambda console: console.print(closed_window_line(window, r), markup=False))
 
 
 @sensor_app.command("calibrate")
@@ -534,7 +523,6 @@ def perturb(
             "give --relaxed-sensitivity or --history: the noise scale must "
             "not be estimated from the archive it protects"
         )
-    base = scope if scope is not None else "relaxed-sensor"
     check_output_path(out, "--out", "folder")
     warn_seed(seed)
     with StepProgress(quiet=as_json) as progress:
@@ -545,22 +533,12 @@ def perturb(
             out,
             relaxed_sensitivity=rs,
             global_sensitivity=gs,
-            scope=base,
+            scope=scope if scope is not None else "relaxed-sensor",
             **vars(cluster),
             rng=seed,
             step=progress.step,
         )
-    scales = ", ".join(f"{v:.6g}" for v in r.noise_scale.tolist())
-    lines = [
-        f"perturbed {r.records} record(s) x {len(r.columns)} column(s) in "
-        f"{r.partitions} partition(s), each with its own noise stream",
-        f"divisors (step 1a): {', '.join(f'{v:.6g}' for v in r.divisors.tolist())}; "
-        f"Laplace scale per column (scaled space): {scales}",
-        f"charged once per partition: {r.guarantee.summary()} to scopes {base}/rows-DIGEST "
-        f"(the content digest of each partition's records) in {r.ledger}",
-        f"output: {r.output}",
-    ]
-    emit(r.to_dict(), as_json, lambda console: print_lines(console, lines))
+    emit(r.to_dict(), as_json, lambda console: print_lines(console, r.lines()))
 
 
 def register(app: typer.Typer) -> None:

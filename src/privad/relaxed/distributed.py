@@ -207,8 +207,9 @@ class ArchiveRelease:
         step 1a's divisors and the Laplace scale per column in the scaled space.
     guarantee
         what each partition's scope was charged (Theorem 2, :meth:`Sensor.guarantee`).
-    scopes
-        the ledger scope of each partition (``SCOPE/rows-DIGEST``).
+    scope, scopes
+        the base name of the ledger scopes, and the scope of each partition
+        (``SCOPE/rows-DIGEST``).
     ledger, output
         the ledger's path and the output folder.
     """
@@ -219,6 +220,7 @@ class ArchiveRelease:
     divisors: np.ndarray
     noise_scale: np.ndarray
     guarantee: Guarantee
+    scope: str
     scopes: tuple[str, ...]
     ledger: str
     output: Path
@@ -236,6 +238,38 @@ class ArchiveRelease:
             "ledger": self.ledger,
             "output": str(self.output),
         }
+
+    def lines(self) -> tuple[str, ...]:
+        """The release as text (``privad sensor perturb``): the records perturbed, step 1a's
+        divisors and the Laplace scales, the charge and the output.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from privad.accounting import Guarantee
+        >>> from privad.relaxed.distributed import ArchiveRelease
+        >>> g = Guarantee("pure-dp", 2.0, "add or remove one record", description="perturbation")
+        >>> r = ArchiveRelease(10, ("a", "b"), 2, np.array([2.0, 4.0]), np.array([0.5, 1 / 3]),
+        ...     g, "s", ("s/rows-1", "s/rows-2"), "ledger.sqlite", Path("out"))
+        >>> print(*r.lines()[:2], r.lines()[3], sep="\\n")
+        perturbed 10 record(s) x 2 column(s) in 2 partition(s), each with its own noise stream
+        divisors (step 1a): 2, 4; Laplace scale per column (scaled space): 0.5, 0.333333
+        output: out
+        """
+
+        def listed(values: np.ndarray) -> str:
+            return ", ".join(f"{v:.6g}" for v in values.tolist())
+
+        return (
+            f"perturbed {self.records} record(s) x {len(self.columns)} column(s) in "
+            f"{self.partitions} partition(s), each with its own noise stream",
+            f"divisors (step 1a): {listed(self.divisors)}; "
+            f"Laplace scale per column (scaled space): {listed(self.noise_scale)}",
+            f"charged once per partition: {self.guarantee.summary()} to scopes "
+            f"{self.scope}/rows-DIGEST (the content digest of each partition's records) in "
+            f"{self.ledger}",
+            f"output: {self.output}",
+        )
 
 
 def perturb_archive(
@@ -411,6 +445,7 @@ def perturb_archive(
         divisors=sensor.divisors,
         noise_scale=sensor.noise_scale,
         guarantee=g,
+        scope=scope,
         scopes=scopes,
         ledger=str(book.path),
         output=target,

@@ -25,6 +25,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from privad.datasets import BoundsScaling
+from privad.datasets.summary import scaling_text
 from privad.errors import DataError, FeatureScaleWarning, ParameterError, PrivadError
 from privad.services.errors import ServiceError
 from privad.services.rmp_client import (
@@ -84,10 +86,16 @@ def check_records(X: Any, n: int, data: str, names: Any = ()) -> np.ndarray:
     return X
 
 
+def _scaling_note(scaling: BoundsScaling | None) -> tuple[str, ...]:
+    """The line on the public bounds' feature scaling of the records (none without them)."""
+    return () if scaling is None else (f"feature scaling: {scaling_text(scaling)}",)
+
+
 @dataclass(frozen=True)
 class Participation:
     """What :func:`participate` did: the server, the participant name, the upload, the
-    records' number of attributes and the notes (where the key and token came from or went).
+    records' number of attributes, the notes (where the key and token came from or went)
+    and the public bounds' feature scaling of the records (None: none).
 
     Examples
     --------
@@ -106,9 +114,10 @@ class Participation:
     report: UploadReport
     attributes: int
     notes: tuple[str, ...]
+    scaling: BoundsScaling | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data (``privad rmp participate --json``, before its ``scaling``)."""
+        """JSON-ready data (``privad rmp participate --json``)."""
         return {
             "server": self.server,
             "participant": self.participant,
@@ -117,15 +126,17 @@ class Participation:
             "batches": self.report.batches,
             "stored": self.report.stored,
             "duplicates": self.report.duplicates,
-            "notes": list(self.notes),
+            "notes": [*self.notes, *_scaling_note(self.scaling)],
+            "scaling": None if self.scaling is None else self.scaling.to_dict(),
         }
 
     def lines(self) -> tuple[str, ...]:
-        """The notes, then a line on the upload."""
+        """The notes, the feature scaling (where any), then a line on the upload."""
         r = self.report
         again = f", {r.duplicates} already stored" if r.duplicates else ""
         return (
             *self.notes,
+            *_scaling_note(self.scaling),
             f"uploaded {r.records} record(s) of {self.attributes} attributes in "
             f"{r.batches} batch(es) to {self.server}: {r.stored} new{again}",
         )
@@ -174,6 +185,7 @@ def participate(
     registration_token: str | None = None,
     batch_size: int = 30,
     seed: int | None = None,
+    scaling: BoundsScaling | None = None,
     on_batch: Callable[[dict[str, Any], int], None] | None = None,
 ) -> Participation:
     """Perturb the records ``X`` with this participant's private T_i and upload them.
@@ -183,6 +195,8 @@ def participate(
     secret); the secret is saved before it is registered, so a lost answer is retried by
     running the job again. A participant that has uploaded batches never gets a new T_i (a
     second perturbation of the same records would give the server a second view).
+    ``scaling``: the public bounds' feature scaling ``X`` went through
+    (:func:`privad.datasets.scale_to_bounds`), reported with the notes.
 
     Raises
     ------
@@ -259,7 +273,7 @@ def participate(
         _save_token(token_path, client, remote.t_sha256, secret, name, who)
         notes.append(f"registered as participant {who}; token saved to {token_path} (mode 0600)")
     report = upload_records(client, participant, X, batch_size=batch_size, on_batch=on_batch)
-    return Participation(client.base_url, who, report, X.shape[1], tuple(notes))
+    return Participation(client.base_url, who, report, X.shape[1], tuple(notes), scaling)
 
 
 @dataclass(frozen=True)
@@ -345,8 +359,9 @@ def train(
 @dataclass(frozen=True)
 class Scoring:
     """What :func:`score` computed: the model's metadata and threshold, each record's
-    score and 0/1 label (1 = anomaly: score above the threshold) and, where the records
-    carry two classes of labels, the ROC AUC against them.
+    score and 0/1 label (1 = anomaly: score above the threshold), where the records
+    carry two classes of labels the ROC AUC against them, the file the scores were written
+    to (or None) and the public bounds' feature scaling of the records (or None).
 
     Examples
     --------
@@ -369,27 +384,35 @@ class Scoring:
     scores: np.ndarray
     labels: np.ndarray
     roc_auc: float | None
+    output: str | Path | None = None
+    scaling: BoundsScaling | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data (``privad rmp score --json``, before its ``output`` and
-        ``scaling``)."""
+        """JSON-ready data (``privad rmp score --json``): the model, its threshold, the
+        records and those flagged, the ROC AUC, the file written and the feature scaling."""
         return {
             "model": self.model,
             "threshold": self.threshold,
             "records": self.scores.size,
             "flagged": int(self.labels.sum()),
             "roc_auc": self.roc_auc,
+            "output": None if self.output is None else str(self.output),
+            "scaling": None if self.scaling is None else self.scaling.to_dict(),
         }
 
     def lines(self) -> tuple[str, ...]:
-        """Lines on the model, the records flagged and the ROC AUC (where known)."""
+        """Lines on the model, the records flagged, the ROC AUC (where known), the feature
+        scaling (where any) and the file written (where any)."""
         meta, flagged, m = self.model, int(self.labels.sum()), self.scores.size
         auc = () if self.roc_auc is None else (f"ROC AUC against the labels: {self.roc_auc:.4f}",)
+        wrote = () if self.output is None else (f"wrote {self.output}",)
         return (
             f"model {meta['id']} ({meta['n_records']} training record(s), created "
             f"{meta['created_at']}): threshold {self.threshold:.6g}",
             f"records {m}, flagged {flagged} ({100.0 * flagged / m:.1f} %)",
             *auc,
+            *_scaling_note(self.scaling),
+            *wrote,
         )
 
     def write(self, path: str | Path, ids: Any = None) -> None:
@@ -427,11 +450,17 @@ def score(
     data: str = "the records",
     names: Any = (),
     y: Any = None,
+    output: str | Path | None = None,
+    ids: Any = None,
+    scaling: BoundsScaling | None = None,
 ) -> Scoring:
     """Score the records ``X`` locally with a model of the server (end-user).
 
     ``y``: the records' 0/1 labels, if known (never sent): the ROC AUC is computed against
-    them when they hold both classes.
+    them when they hold both classes. ``output``: a file to write the scores to
+    (:meth:`Scoring.write`, with the records' ``ids``, if any); ``scaling``: the public
+    bounds' feature scaling ``X`` went through (:func:`privad.datasets.scale_to_bounds`),
+    reported.
 
     Raises
     ------
@@ -456,4 +485,7 @@ def score(
 
         auc = float(roc_auc_score(np.asarray(y), scores))
     labels = (scores > fitted.threshold).astype(np.int64)
-    return Scoring(meta, fitted.threshold, scores, labels, auc)
+    done = Scoring(meta, fitted.threshold, scores, labels, auc, output, scaling)
+    if output is not None:
+        done.write(output, ids)
+    return done

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -855,10 +856,48 @@ def closed_outliers(analyst: AnalystClient, window: int | None = None) -> list[d
     return [analyst.outliers(w["window"]) for w in analyst.windows() if w["status"] == "closed"]
 
 
+def closed_window_line(window: int, result: dict[str, Any]) -> str:
+    """``privad sensor close``'s line: the analyst's answer to closing ``window``
+    (:meth:`~privad.services.clients.AnalystClient.close_window`), its records, |O'|
+    before correction and the corrected outliers.
+
+    Examples
+    --------
+    >>> from privad.services.sensor_client import closed_window_line
+    >>> closed_window_line(3, {"n": 400, "n_presumed_outliers": 5, "outliers": [7, 12]})
+    'window 3: 400 record(s); 5 presumed outlier(s) before correction, 2 corrected outlier(s)'
+    """
+    return (
+        f"window {window}: {result['n']} record(s); {result['n_presumed_outliers']} presumed "
+        f"outlier(s) before correction, {len(result['outliers'])} corrected outlier(s)"
+    )
+
+
 def outliers_csv(results: Iterable[dict[str, Any]]) -> str:
     """The results of :func:`closed_outliers` as CSV: a ``window,index`` line per outlier."""
     lines = ["window,index"] + [f"{r['window']},{i}" for r in results for i in r["outliers"]]
     return "\n".join(lines) + "\n"
+
+
+def outliers_text(results: list[dict[str, Any]], fmt: str = "csv", one: bool = False) -> str:
+    """The results of :func:`closed_outliers` as ``privad sensor result`` writes them: CSV
+    (:func:`outliers_csv`) or, ``fmt`` ``"json"``, the analyst's results in full as a JSON
+    list (``one``: the one window's result alone).
+
+    Examples
+    --------
+    >>> from privad.services.sensor_client import outliers_text
+    >>> print(outliers_text([{"window": 2, "outliers": [5]}], "json", one=True), end="")
+    {
+     "window": 2,
+     "outliers": [
+      5
+     ]
+    }
+    """
+    if fmt != "json":
+        return outliers_csv(results)
+    return json.dumps(results[0] if one else results, indent=1) + "\n"
 
 
 def _next_hint(a_client: AnalystClient, c_client: CorrectionClient, journal: Any) -> str:
