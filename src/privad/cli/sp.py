@@ -194,6 +194,7 @@ def identify(
     """Label records as (β, r)-anomalies privately, and charge the privacy budget."""
     options = dict(locals())  # the parsed options, each named as sensitive.identify names it
     from privad.sensitive import identify as identify_records
+    from privad.sensitive.reports import IdentificationReport
 
     # 1. every option, before anything is read or written
     private = r == "private"
@@ -250,7 +251,8 @@ def identify(
             step=progress.step,
         )
     # 3. render
-    report = inputs.report(res, cluster.scheduler)
+    given = (data, inputs.name, queries, id_column, inputs.scaling, cluster.scheduler)
+    report = IdentificationReport(res, *given)
     if as_json and report.warning:
         warn(report.warning)
     show(report, "privad sp identify", as_json)
