@@ -324,17 +324,17 @@ def parameter_report(
     beta: int | None = None,
     metric: str = "euclidean",
     contamination: float | None = None,
+    scope: str | None = None,
     private: bool = False,
     selection_epsilon: float | None = None,
     ledger: Ledger | str | os.PathLike[str] | None = None,
-    scope: str | None = None,
     budget: float | None = None,
     rng: RandomnessLike = None,
     step: Step | None = None,
 ) -> ParameterReport:
     """(β, r) for ``dataset`` by :func:`~privad.sensitive.choose_parameters`, reported.
 
-    The target share c of anomalies is ``choose["contamination"]`` or ``anomaly_share``
+    The target share c of anomalies is ``contamination`` or ``anomaly_share``
     (default 0.01, :func:`~privad.sensitive.parameters.target_share`); β = max(1,
     round(F·n)) with F ``beta_fraction``, by default c when a share is given, else Table 1's
     β/n = 0.005 (unless ``beta`` is given). With ``private``, r is chosen by the ε-DP
