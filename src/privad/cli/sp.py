@@ -372,15 +372,14 @@ IDS_OPTION: Any = Integers("record ids: integers >= 0", minimum=0).option(
     "separate with commas. Charged ε per id this querier has not asked before.",
 )
 
+SERVER_OPTION: Any = typer.Option(
+    ..., "--server", metavar="URL", help="The curator's URL (privad serve sp), http(s)://host:port."
+)
+
 
 @sp_app.command("ask")
 def ask(
-    server: str = typer.Option(
-        ...,
-        "--server",
-        metavar="URL",
-        help="The curator's URL (privad serve sp), http(s)://host:port.",
-    ),
+    server: str = SERVER_OPTION,
     token: str | None = secret_option(
         "--token", "PRIVAD_CURATOR_TOKEN", "This querier's token (default: $PRIVAD_CURATOR_TOKEN)."
     ),
