@@ -53,10 +53,6 @@ BETA_OPTION: Any = beta_option(
     "Required. β of the (β, r)-anomaly: an integer >= 1. A record is an anomaly when "
     "at most β records (itself and its duplicates included) lie within distance r."
 )
-R_OPTION: Any = r_option(
-    "Required. The radius r: a finite number >= 0, in the units of the features "
-    "(balls are closed: distance <= r)."
-)
 EPSILON_OPTION: Any = epsilon_option(
     "Required. ε of each answer: a finite number > 0 (smaller = more private; the "
     "paper uses 0.01 to 1). The batch costs min(n, m)·ε (Claim 5)."
@@ -108,15 +104,7 @@ MECHANISM_OPTION: Any = Choice(MECHANISM_CHOICES).option(
     "(ε, k)-SP (Theorem 4.7).",
 )
 
-METRIC = Choice(METRIC_CHOICES)
-
-
-def metric_option(help: str = METRIC_HELP) -> Any:
-    """``--metric``: the distance between records."""
-    return METRIC.option("euclidean", "--metric", "METRIC", help)
-
-
-METRIC_OPTION: Any = metric_option()
+METRIC_OPTION: Any = Choice(METRIC_CHOICES).option("euclidean", "--metric", "METRIC", METRIC_HELP)
 
 COUNT_CAP_OPTION: Any = _WordOr(
     "count-cap", ("none", "auto"), Integer("", minimum=1), "none, auto or an integer >= β + 2"

@@ -18,25 +18,15 @@ from privad.errors import DataError, ParameterError
 
 @dataclass(frozen=True)
 class Inputs:
-    """The records and queries handed to :func:`privad.sensitive.identify`, and how the
-    report names them (``source``, ``queries_source``: DATA and ``--queries`` as given)."""
+    """The records and queries handed to :func:`privad.sensitive.identify`, the data set's
+    name and the public-bounds scaling applied (for the report), and the output path."""
 
-    source: str
-    queries_source: str | None
-    id_column: str | None
     data: Any
     queries: Any
     ids: Any
     name: str
     scaling: Any
     out: Path
-
-    def report(self, result: Any, scheduler: str | None) -> Any:
-        """The :class:`~privad.sensitive.reports.IdentificationReport` of ``result``."""
-        from privad.sensitive.reports import IdentificationReport
-
-        given = (self.source, self.name, self.queries_source, self.id_column, self.scaling)
-        return IdentificationReport(result, *given, scheduler)
 
 
 def in_memory(
@@ -52,7 +42,6 @@ def in_memory(
     loaded in this process, and the output file checked (never one of the inputs)."""
     from privad.datasets import scale_to_bounds
 
-    id_column = table_options["id_column"]
     ds, scaling = scale_features(load_table(data, **table_options), bounds)
     out_path = check_output_path(
         out if out is not None else f"{scope or ds.name}-{mechanism}-labels.csv", "--out"
@@ -65,13 +54,13 @@ def in_memory(
         ):
             raise ParameterError(f"--out {str(out_path)!r} would overwrite the input {source!r}")
     if queries is None:
-        return Inputs(data, None, id_column, ds.X, None, ds.ids, ds.name, scaling, out_path)
+        return Inputs(ds.X, None, ds.ids, ds.name, scaling, out_path)
     # the id column, if any, must be in the queries too
-    q_table = load_table(queries, id_column=id_column)
+    q_table = load_table(queries, id_column=table_options["id_column"])
     Q = align_queries(q_table, ds)
     if bounds:  # the same public map as the data (clip counts: the data's only)
         Q = scale_to_bounds(Q, bounds, ds.feature_names)[0]
-    return Inputs(data, queries, id_column, ds.X, Q, q_table.ids, ds.name, scaling, out_path)
+    return Inputs(ds.X, Q, q_table.ids, ds.name, scaling, out_path)
 
 
 def partitioned(
@@ -101,7 +90,7 @@ def partitioned(
     out_path = check_output_path(
         out if out is not None else f"{scope or source.name}-{mechanism}-labels", "--out", "folder"
     )
-    return Inputs(data, queries, None, source, q_source, None, source.name, None, out_path)
+    return Inputs(source, q_source, None, source.name, None, out_path)
 
 
 def show(report: Any, title: str, as_json: bool) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from rich.table import Table
 
 from privad.cli._data import (
     BOUND_OPTION,
@@ -33,6 +32,7 @@ from privad.cli._data import (
     load_table,
     scale_features,
 )
+from privad.cli._forward import forward
 from privad.cli._options import (
     COUNT,
     LEDGER_HELP,
@@ -48,6 +48,7 @@ from privad.cli._options import (
     command_group,
     plan_delta_option,
     public_bounds,
+    required_secret,
     scope_option,
     seed_option,
     timeout_option,
@@ -72,7 +73,9 @@ from privad.cli._sensitive import (
     SELECTION_EPSILON_OPTION,
     sensitive_mechanism,
 )
+from privad.cli._serve_options import secret_option
 from privad.cli._sp_identify import in_memory, partitioned, show
+from privad.cli._tables import rows_table
 from privad.errors import ParameterError
 
 __all__ = ["register", "sp_app"]
@@ -151,7 +154,7 @@ def identify(
         "--engine dask: a new folder of Parquet parts, one per input partition "
         "(part-00000.parquet, ...; columns index, label), default <scope>-<mechanism>-labels.",
     ),
-    with_error_probabilities: bool = typer.Option(
+    error_probabilities: bool = typer.Option(
         False,
         "--with-error-probabilities",
         help="Also write each answer's exact error probability and its log10, for "
@@ -189,7 +192,9 @@ def identify(
     worker_timeout: float | None = WORKER_TIMEOUT_OPTION,
 ) -> None:
     """Label records as (β, r)-anomalies privately, and charge the privacy budget."""
+    options = dict(locals())  # the parsed options, each named as sensitive.identify names it
     from privad.sensitive import identify as identify_records
+    from privad.sensitive.reports import IdentificationReport
 
     # 1. every option, before anything is read or written
     private = r == "private"
@@ -231,26 +236,23 @@ def identify(
         inputs = in_memory(data, queries, out, scope, mech.name, bounds, table)
     # 2. the one library call
     with StepProgress(quiet=as_json) as progress:
-        res = identify_records(
+        res = forward(
+            identify_records,
+            options,
             inputs.data,
             mech,
-            ledger=ledger,
             scope=scope or inputs.name,
             output=inputs.out,
-            budget=budget,
             queries=inputs.queries,
-            add_query_to_data=add_query_to_data,
             ids=inputs.ids,
-            error_probabilities=with_error_probabilities,
-            contamination=contamination,
-            selection_epsilon=selection_epsilon,
             cluster=cluster.client,
             rng=seed,
             context={"command": "privad sp identify", "data": data, "queries": queries},
             step=progress.step,
         )
     # 3. render
-    report = inputs.report(res, cluster.scheduler)
+    given = (data, inputs.name, queries, id_column, inputs.scaling, cluster.scheduler)
+    report = IdentificationReport(res, *given)
     if as_json and report.warning:
         warn(report.warning)
     show(report, "privad sp identify", as_json)
@@ -319,6 +321,7 @@ def params(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Propose (β, r) for DATA: our reconstruction of the paper's missing Appendix A.2."""
+    options = dict(locals())  # the parsed options, each named as parameter_report names it
     from privad.sensitive.reports import parameter_report
 
     if private and (beta is None or contamination is None):
@@ -333,20 +336,11 @@ def params(
     )
     ds, scaling = scale_features(table, bounds)
     with StepProgress(quiet=as_json) as progress:
-        report = parameter_report(
+        report = forward(
+            parameter_report,
+            options,
             ds,
-            data=data,
             scaling=scaling,
-            beta_fraction=beta_fraction,
-            anomaly_share=anomaly_share,
-            contamination=contamination,
-            beta=beta,
-            metric=metric,
-            private=private,
-            selection_epsilon=selection_epsilon,
-            ledger=ledger,
-            scope=scope,
-            budget=budget,
             rng=seed,
             options=[
                 ("--columns", ",".join(columns or [])),
@@ -378,21 +372,16 @@ IDS_OPTION: Any = Integers("record ids: integers >= 0", minimum=0).option(
     "separate with commas. Charged ε per id this querier has not asked before.",
 )
 
+SERVER_OPTION: Any = typer.Option(
+    ..., "--server", metavar="URL", help="The curator's URL (privad serve sp), http(s)://host:port."
+)
+
 
 @sp_app.command("ask")
 def ask(
-    server: str = typer.Option(
-        ...,
-        "--server",
-        metavar="URL",
-        help="The curator's URL (privad serve sp), http(s)://host:port.",
-    ),
-    token: str | None = typer.Option(
-        None,
-        "--token",
-        metavar="SECRET",
-        envvar="PRIVAD_CURATOR_TOKEN",
-        help="This querier's token (default: $PRIVAD_CURATOR_TOKEN).",
+    server: str = SERVER_OPTION,
+    token: str | None = secret_option(
+        "--token", "PRIVAD_CURATOR_TOKEN", "This querier's token (default: $PRIVAD_CURATOR_TOKEN)."
     ),
     ids: list[Any] | None = IDS_OPTION,
     queries: str | None = queries_option(
@@ -422,8 +411,7 @@ def ask(
     """Ask the curator which records are (β, r)-anomalies: noisy answers, your budget."""
     from privad.services.curator_ask import ask_curator
 
-    if token is None or not token.strip():
-        raise ParameterError("--token is required (or set $PRIVAD_CURATOR_TOKEN)")
+    token = required_secret(token, "--token", "PRIVAD_CURATOR_TOKEN")
     id_list = None if not ids else [i for part in ids for i in part]
     if (id_list is None) == (queries is None):
         raise ParameterError(
@@ -435,7 +423,7 @@ def ask(
     table = None if queries is None else load_table(queries, columns=columns, id_column=id_column)
     done = ask_curator(
         server,
-        token.strip(),
+        token,
         ids=id_list,
         records=None if table is None else table.X,
         names=None if table is None else table.ids,
@@ -446,12 +434,9 @@ def ask(
     )
 
     def render(console: Any) -> None:
-        shown = Table(title="privad sp ask", title_justify="left")
-        shown.add_column("question")
-        shown.add_column("answer (noisy; 1 = anomaly)")
-        for name, answer in list(zip(done.questions, done.answers, strict=True))[:50]:
-            shown.add_row(name, str(answer))
-        console.print(shown)
+        rows = list(zip(done.questions, done.answers, strict=True))[:50]
+        columns = ("question", "answer (noisy; 1 = anomaly)")
+        console.print(rows_table("privad sp ask", columns, rows))
         if len(done.questions) > 50:
             more = f"... {len(done.questions) - 50} more"
             print_lines(console, [more + (f" in {out}" if out else " (use --out)")])
@@ -490,9 +475,13 @@ def plan(
     anomaly, as a function of B, for the SP mechanism and the optimal DP one; with
     --queries, the total cost of N answers by linear and (with --delta) optimal composition.
     """
-    from privad.cli._plan import sp_plan  # matplotlib only when a plan is asked for
+    from privad.cli._plan import show_plan  # matplotlib only when a plan is asked for
+    from privad.experiments.plans import sp_plan
 
-    sp_plan(beta, epsilon, k, queries, delta, max_ball, as_json, figure)
+    payload = sp_plan(beta, epsilon, k, answers=queries, delta=delta, max_ball=max_ball)
+    title = f"P(labelled anomaly) by ball count B (β = {beta}, ε = {epsilon:g}, k = {k};"
+    columns = ("B", "anomaly?", "sp (U_λk)", "dp (U_ΔG)")
+    show_plan(payload, title + " multiplicity 1)", columns, columns, as_json, figure, delta)
 
 
 def register(app: typer.Typer) -> None:

@@ -16,12 +16,15 @@ is described by the caller (``describe_scaling``), who applied it.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from privad.sensitive.jobs import Identification, ParameterChoice, choose_parameters
+from privad.accounting import Ledger
+from privad.noise import RandomnessLike
+from privad.sensitive.jobs import Identification, ParameterChoice, Step, choose_parameters
 
 __all__ = [
     "NOT_FOR_PUBLICATION",
@@ -318,11 +321,20 @@ def parameter_report(
     anomaly_share: float | None = None,
     beta_fraction: float | None = None,
     options: Sequence[tuple[str, str | None]] = (),
-    **choose: Any,
+    beta: int | None = None,
+    metric: str = "euclidean",
+    contamination: float | None = None,
+    scope: str | None = None,
+    private: bool = False,
+    selection_epsilon: float | None = None,
+    ledger: Ledger | str | os.PathLike[str] | None = None,
+    budget: float | None = None,
+    rng: RandomnessLike = None,
+    step: Step | None = None,
 ) -> ParameterReport:
     """(β, r) for ``dataset`` by :func:`~privad.sensitive.choose_parameters`, reported.
 
-    The target share c of anomalies is ``choose["contamination"]`` or ``anomaly_share``
+    The target share c of anomalies is ``contamination`` or ``anomaly_share``
     (default 0.01, :func:`~privad.sensitive.parameters.target_share`); β = max(1,
     round(F·n)) with F ``beta_fraction``, by default c when a share is given, else Table 1's
     β/n = 0.005 (unless ``beta`` is given). With ``private``, r is chosen by the ε-DP
@@ -337,9 +349,9 @@ def parameter_report(
     anomaly_share, beta_fraction : c and F above (None: their defaults).
     options : (option, value) pairs that select the data's columns, repeated in the next
         command when the value is not None or empty (e.g. ``("--label", "y")``).
-    **choose : the other keyword arguments of :func:`~privad.sensitive.choose_parameters`
-        (``beta``, ``metric``, ``contamination``, ``private``, ``selection_epsilon``,
-        ``ledger``, ``scope``, ``budget``, ``rng``, ``step``).
+    beta, metric, contamination, private, selection_epsilon, ledger, budget, rng, step : as
+        for :func:`~privad.sensitive.choose_parameters`.
+    scope : the scope charged with ``private`` (None: the dataset's name).
 
     Returns
     -------
@@ -360,22 +372,34 @@ def parameter_report(
     """
     from privad.sensitive.parameters import TABLE1_BETA_FRACTION, target_share
 
-    contamination = choose.get("contamination")
     share = target_share(anomaly_share, contamination)
     if beta_fraction is None:  # β = round(c·n) for a target share c, else Table 1's β/n
         given = (anomaly_share, contamination) != (None, None)
         beta_fraction = share if given else TABLE1_BETA_FRACTION
-    choose["scope"] = choose.get("scope") or dataset.name
-    choice = choose_parameters(dataset.X, beta_fraction=beta_fraction, share=share, **choose)
+    choice = choose_parameters(
+        dataset.X,
+        beta_fraction=beta_fraction,
+        share=share,
+        beta=beta,
+        metric=metric,
+        contamination=contamination,
+        private=private,
+        selection_epsilon=selection_epsilon,
+        ledger=ledger,
+        scope=scope or dataset.name,
+        budget=budget,
+        rng=rng,
+        step=step,
+    )
     return ParameterReport(
         choice,
         data,
         dataset,
         scaling,
-        choose.get("metric", "euclidean"),
+        metric,
         beta_fraction,
         share,
         contamination,
-        choose.get("beta") is not None,
+        beta is not None,
         tuple((option, value) for option, value in options if value),
     )
