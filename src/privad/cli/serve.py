@@ -20,9 +20,9 @@ token, an unreadable database, a port in use) are :class:`~privad.errors.PrivadE
 Each server is composed by the library (:mod:`privad.services.servers`); adding one is a
 function here that declares its own options:
 :func:`~privad.cli._serve_options.serve_command` adds the options every server shares,
-checks them into a :class:`~privad.cli._serve_options.ServeOptions` and serves the app of
-``privad.services.servers.NAME_server``, called with the function's options (``prepare``
-reads DATA and the like into the library's arguments first)::
+checks them and serves the app of ``privad.services.servers.NAME_server``, called with
+the function's options (``prepare`` reads DATA and the like into the library's arguments
+first)::
 
     @serve_command(serve_app, "correction", port=8702, secrets=("analyst_token",))
     def correction(min_gap: float = Number(...).option(...)) -> None:
