@@ -40,7 +40,6 @@ from privad.cli._data import (
     COLUMNS_OPTION,
     DATA_HELP,
     EXCLUDE_OPTION,
-    load_series,
     load_table,
     scale_features,
     scaling_text,
@@ -68,7 +67,6 @@ from privad.cli._search_options import (
     T_HIGH_OPTION,
     T_LOW_OPTION,
     kind_option,
-    resolve_thresholds,
 )
 from privad.cli._search_options import DATA_HELP as ORACLE_DATA_HELP
 from privad.cli._sensitive import (
@@ -185,27 +183,7 @@ def correction(
 # --------------------------------------------------------------------------------------------
 
 
-def _oracle_values(
-    data: str,
-    column: str | None,
-    labels_column: str | None,
-    derive_thresholds: bool,
-    t_low: float | None,
-    t_high: float | None,
-) -> dict[str, Any]:
-    """DATA's series as the oracle holds it: its values and thresholds, given or derived."""
-    series = load_series(data, column=column, labels_column=labels_column)
-    held = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
-    return {
-        "values": held.values,
-        "t_low": held.t_low,
-        "t_high": held.t_high,
-        "name": series.name,
-        "how": held.how,
-    }
-
-
-@serve_command(serve_app, "oracle", port=8703, prepare=_oracle_values)
+@serve_command(serve_app, "oracle", port=8703)
 def oracle(
     data: str = typer.Argument(..., metavar="DATA", help=ORACLE_DATA_HELP),
     db: str = path_option(

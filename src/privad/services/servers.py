@@ -132,54 +132,58 @@ def correction_server(
 def oracle_server(
     db: str | Path,
     tokens: Tokens,
-    values: Any,
-    t_low: float,
-    t_high: float,
+    data: str,
     *,
-    name: str,
-    how: str,
     epsilon: float,
+    column: str | None = None,
+    labels_column: str | None = None,
+    derive_thresholds: bool = False,
+    t_low: float | None = None,
+    t_high: float | None = None,
     kind: str = "laplace",
     scope: str | None = None,
     seed: int | None = None,
     **options: Any,
 ) -> Server:
-    """The noisy group oracle of the DP noisy binary search over the series ``name``'s
-    ``values``, with the thresholds (t_ℓ, t_h) of eq. (1) (found ``how``): each answer
-    costs ``epsilon``, within the ``budget`` (and ``delta``) of ``options`` in the ledger
-    ``db`` under ``scope`` (default ``oracle/<name>``). ``seed`` fixes the noise, for tests
-    only. ``options`` (``budget``, ``delta``, ``max_orders``, ``max_body_bytes``) go to
-    :func:`~privad.services.oracle.create_oracle_app`.
+    """The noisy group oracle of the DP noisy binary search over the series ``data`` (a file
+    or a series name, :func:`privad.datasets.sources.load_series`: its ``column`` and
+    ``labels_column``), with the thresholds (t_ℓ, t_h) of eq. (1), given or derived from the
+    labels (:class:`privad.services.search_jobs.LocalData`, as a local search reads them):
+    each answer costs ``epsilon``, within the ``budget`` (and ``delta``) of ``options`` in
+    the ledger ``db`` under ``scope`` (default ``oracle/<series name>``). ``seed`` fixes the
+    noise, for tests only. ``options`` (``budget``, ``delta``, ``max_orders``,
+    ``max_body_bytes``) go to :func:`~privad.services.oracle.create_oracle_app`.
 
     Examples
     --------
-    >>> import tempfile
+    >>> import tempfile, numpy as np
+    >>> folder = tempfile.mkdtemp()
+    >>> np.save(folder + "/toy.npy", [0.1, 0.2, 0.3, 5.0])
     >>> server = oracle_server(
-    ...     tempfile.mkdtemp() + "/oracle.sqlite", [("s1", "search-secret-0001")],
-    ...     [0.1, 0.2, 0.3, 5.0], 1.0, 4.0, name="toy", how="given",
-    ...     epsilon=0.5, budget=10,
+    ...     folder + "/oracle.sqlite", [("s1", "search-secret-0001")], folder + "/toy.npy",
+    ...     t_low=1.0, t_high=4.0, epsilon=0.5, budget=10,
     ... )
     >>> server.notes[0]
-    'toy: 4 values, t_l = 1, t_h = 4 (given); laplace oracle, ε = 0.5 per answer'
+    'toy: 4 values, t_l = 1, t_h = 4 (given (--t-low/--t-high)); laplace oracle, ε = 0.5 per answer'
     """
-    import numpy as np
-
     from privad.services.auth import TokenRegistry
     from privad.services.oracle import create_oracle_app
+    from privad.services.search_jobs import LocalData
 
+    series, held = LocalData(column, labels_column, derive_thresholds, t_low, t_high).read(data)
     notes = [
-        f"{name}: {np.size(values)} values, t_l = {t_low:.6g}, t_h = {t_high:.6g} "
-        f"({how}); {kind} oracle, ε = {epsilon:g} per answer"
+        f"{series.name}: {held.values.size} values, t_l = {held.t_low:.6g}, "
+        f"t_h = {held.t_high:.6g} ({held.how}); {kind} oracle, ε = {epsilon:g} per answer"
     ]
     app = create_oracle_app(
         db,
         TokenRegistry(tokens),
-        values=values,
-        t_low=t_low,
-        t_high=t_high,
+        values=held.values,
+        t_low=held.t_low,
+        t_high=held.t_high,
         epsilon=epsilon,
         kind=kind,
-        scope=scope if scope is not None else f"oracle/{name}",
+        scope=scope if scope is not None else f"oracle/{series.name}",
         rng=seed,
         notes=notes,
         **options,
