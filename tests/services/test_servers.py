@@ -82,14 +82,17 @@ def test_curator_server_maps_bounds_to_feature_positions(monkeypatch, tmp_path: 
     assert made["scope"] == "curator/toy" and made["rng"] == 3 and made["delta"] == 1e-6
     assert server.notes == [
         f"toy: 4 records x 3 features; {mech.guarantee.summary()} per answer; 5, δ 1e-06 "
-        "per querier; 1 querier token(s)"
+        "per querier; 1 querier token(s)",
+        "feature scaling: public bounds on 2 column(s), (x − lo)/(hi − lo); 1 column(s) in "
+        "their own units; 0 value(s) outside the bounds clipped (clipping uses only the "
+        "bounds, so the guarantee holds; this count is for you, not released)",
     ]
     server = servers.curator_server(
         tmp_path / "c.sqlite", TOKENS, data, mech, ledger=tmp_path / "l.sqlite", budget=5,
-        bounds={}, scope="q", notes=["scaled: none"],
+        bounds={}, scope="q",
     )  # fmt: skip
     assert made["bounds"] is None and made["scope"] == "q"
-    assert server.notes[1:] == ["scaled: none"]
+    assert server.notes[1:] == ["feature scaling: none (the features in their own units)"]
 
 
 def test_correction_server_takes_the_analyst_token_and_the_split_rule(

@@ -41,8 +41,6 @@ from privad.cli._data import (
     DATA_HELP,
     EXCLUDE_OPTION,
     load_table,
-    scale_features,
-    scaling_text,
 )
 from privad.cli._options import (
     COUNT,
@@ -240,22 +238,12 @@ def _curator_data(
     bound: list[Any] | None,
     seed: int | None,
 ) -> dict[str, Any]:
-    """DATA, the mechanism and the public bounds the curator holds, and what scaling did."""
+    """DATA, the mechanism and the public bounds the curator holds."""
     mech = sensitive_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
     check_output_path(ledger, "--ledger", "store")
     declared = public_bounds(bound, bounds_file)
     ds = load_table(data, columns=columns, exclude=exclude, id_column=id_column, seed=seed)
-    # the operator's view (names checked, clip counts, a dominant column); the curator maps
-    # the raw records itself, with the same arithmetic, and every question alike
-    scaling = scale_features(ds, declared)[1]
-    return {
-        "data": ds,
-        "mechanism": mech,
-        "ledger": ledger,
-        "bounds": declared,
-        "seed": seed,
-        "notes": [f"feature scaling: {scaling_text(scaling)}"],
-    }
+    return {"data": ds, "mechanism": mech, "ledger": ledger, "bounds": declared, "seed": seed}
 
 
 QUERIER_TOKENS = token_options(

@@ -204,14 +204,15 @@ def curator_server(
     scope: str | None = None,
     seed: int | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    notes: Sequence[str] = (),
 ) -> Server:
     """The sensitive-privacy curator over ``data`` (a :class:`privad.datasets.Dataset`):
     queriers ask (β, r)-anomaly questions answered by ``mechanism``, each querier within
     its own ``budget`` (and ``delta``) in ``ledger``, scope ``<scope>/<querier>`` (default
     scope ``curator/<data name>``). ``bounds`` are public per-column bounds by feature
     name (the queries' domain, published in ``/v1/model``); ``seed`` fixes the noise, for
-    tests only. ``notes``: the caller's lines for the operator, after the curator's own.
+    tests only. The notes say what the curator holds and what the bounds did to ``data``
+    (:func:`~privad.datasets.summary.scaling_text`: names checked, clip counts, a dominant
+    column).
 
     Examples
     --------
@@ -228,9 +229,14 @@ def curator_server(
     >>> server.notes[0].split(";")[0]
     'toy: 3 records x 2 features'
     """
+    from privad.datasets.sources import scale_features
+    from privad.datasets.summary import scaling_text
     from privad.services.auth import TokenRegistry
     from privad.services.curator import create_curator_app
 
+    # the operator's view only: the curator maps the raw records itself, with the same
+    # arithmetic, and every question alike
+    scaling = scale_features(data, bounds)[1]
     names = list(data.feature_names)
     app = create_curator_app(
         data.X,
@@ -251,7 +257,7 @@ def curator_server(
         f"{mechanism.guarantee.summary()} per answer; {per_querier} per querier; "
         f"{len(tokens)} querier token(s)"
     )
-    return Server(app, [held, *notes])
+    return Server(app, [held, f"feature scaling: {scaling_text(scaling)}"])
 
 
 def rmp_server(
