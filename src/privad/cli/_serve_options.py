@@ -217,10 +217,9 @@ def serve_command(
     options it names into the library's arguments (reading DATA, say), and the library
     composes the server: ``privad.services.servers.SERVER_server(db, tokens,
     max_body_bytes=..., **own)`` (``SERVER`` defaults to ``NAME``; without ``db, tokens``
-    where ``tokens`` is None). Its
-    notes go to standard error, and it serves as ``BANNER listening on URL`` (default
-    ``privad NAME``). ``tokens``: the ``--tokens``/``--token`` pair of the server's users
-    ``who`` (``None``: a server without them).
+    where ``tokens`` is None). Its notes go to standard error, and it serves as ``BANNER
+    listening on URL`` (default ``privad NAME``). ``tokens``: the ``--tokens``/``--token``
+    pair of the server's users ``who`` (``None``: a server without them).
 
     Examples
     --------
