@@ -39,8 +39,8 @@ def test_oracle_server_defaults_its_scope_to_the_series_and_notes_what_it_holds(
     made = _capture(monkeypatch, oracle, "create_oracle_app")
     np.save(tmp_path / "toy.npy", np.arange(5.0))
     server = servers.oracle_server(
-        tmp_path / "o.sqlite", TOKENS, str(tmp_path / "toy.npy"), t_low=1.5, t_high=3.25,
-        epsilon=0.25, budget=10, kind="exponential", seed=7,
+        tmp_path / "o.sqlite", TOKENS, tmp_path / "toy.npy", 0.25, t_low=1.5, t_high=3.25,
+        budget=10, kind="exponential", seed=7,
     )  # fmt: skip
     assert server.app == "app"
     assert made["scope"] == "oracle/toy" and made["rng"] == 7 and made["notes"] is server.notes

@@ -132,9 +132,9 @@ def correction_server(
 def oracle_server(
     db: str | Path,
     tokens: Tokens,
-    data: str,
-    *,
+    data: str | Path,
     epsilon: float,
+    *,
     column: str | None = None,
     labels_column: str | None = None,
     derive_thresholds: bool = False,
@@ -160,8 +160,8 @@ def oracle_server(
     >>> folder = tempfile.mkdtemp()
     >>> np.save(folder + "/toy.npy", [0.1, 0.2, 0.3, 5.0])
     >>> server = oracle_server(
-    ...     folder + "/oracle.sqlite", [("s1", "search-secret-0001")], folder + "/toy.npy",
-    ...     t_low=1.0, t_high=4.0, epsilon=0.5, budget=10,
+    ...     folder + "/oracle.sqlite", [("s1", "search-secret-0001")], folder + "/toy.npy", 0.5,
+    ...     t_low=1.0, t_high=4.0, budget=10,
     ... )
     >>> server.notes[0]
     'toy: 4 values, t_l = 1, t_h = 4 (given (--t-low/--t-high)); laplace oracle, ε = 0.5 per answer'
@@ -170,7 +170,8 @@ def oracle_server(
     from privad.services.oracle import create_oracle_app
     from privad.services.search_jobs import LocalData
 
-    series, held = LocalData(column, labels_column, derive_thresholds, t_low, t_high).read(data)
+    local = LocalData(column, labels_column, derive_thresholds, t_low, t_high)
+    series, held = local.read(str(data))
     notes = [
         f"{series.name}: {held.values.size} values, t_l = {held.t_low:.6g}, "
         f"t_h = {held.t_high:.6g} ({held.how}); {kind} oracle, ε = {epsilon:g} per answer"
