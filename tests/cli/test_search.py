@@ -381,14 +381,11 @@ def test_derive_thresholds_is_the_papers_reduction_and_finds_the_anomaly_as_the_
 def test_serve_oracle_holds_the_reduced_series(run, a1_file: Path, tmp_path: Path, monkeypatch):
     """``privad serve oracle --derive-thresholds`` serves what ``search run`` searches: the
     series reduced to its largest labelled anomaly, with the paper's thresholds."""
-    from privad.cli._serve_options import ServeOptions
-    from privad.services import oracle
+    from privad.services import app, oracle
 
     made: dict = {}
     monkeypatch.setattr(oracle, "create_oracle_app", lambda *a, **kw: made.update(kw))
-    monkeypatch.setattr(
-        ServeOptions, "run", lambda self, app, name, notes=(): made.update(notes=notes)
-    )
+    monkeypatch.setattr(app, "run_service", lambda *a, **kw: None)
     code, _, err = run(
         "serve", "oracle", str(a1_file), "--db", str(tmp_path / "o.sqlite"), "--port", "0",
         "--token", f"s1={SECRET}", "--epsilon", "1", "--budget", "10", "--derive-thresholds",
@@ -398,3 +395,4 @@ def test_serve_oracle_holds_the_reduced_series(run, a1_file: Path, tmp_path: Pat
     assert (made["t_low"], made["t_high"]) == pytest.approx((1.09, 1.81))
     assert "yahoo:real_8: 297 values" in made["notes"][0]
     assert "3 other labelled value(s) dropped" in made["notes"][0]
+    assert err.startswith(f"privad oracle: {made['notes'][0]}\n"), err

@@ -37,20 +37,37 @@ def test_oracle_server_defaults_its_scope_to_the_series_and_notes_what_it_holds(
     monkeypatch, tmp_path: Path
 ) -> None:
     made = _capture(monkeypatch, oracle, "create_oracle_app")
+    np.save(tmp_path / "toy.npy", np.arange(5.0))
     server = servers.oracle_server(
-        tmp_path / "o.sqlite", TOKENS, np.arange(5.0), 1.5, 3.25, name="toy", how="given",
-        epsilon=0.25, budget=10, kind="exponential", seed=7,
+        tmp_path / "o.sqlite", TOKENS, tmp_path / "toy.npy", 0.25, t_low=1.5, t_high=3.25,
+        budget=10, kind="exponential", seed=7,
     )  # fmt: skip
     assert server.app == "app"
     assert made["scope"] == "oracle/toy" and made["rng"] == 7 and made["notes"] is server.notes
+    assert made["values"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert (made["t_low"], made["t_high"]) == (1.5, 3.25)
     assert server.notes == [
-        "toy: 5 values, t_l = 1.5, t_h = 3.25 (given); exponential oracle, ε = 0.25 per answer"
+        "toy: 5 values, t_l = 1.5, t_h = 3.25 (given (--t-low/--t-high)); exponential oracle, "
+        "ε = 0.25 per answer"
     ]
     servers.oracle_server(
-        tmp_path / "o.sqlite", TOKENS, [1.0], 0.0, 2.0, name="toy", how="given",
+        tmp_path / "o.sqlite", TOKENS, str(tmp_path / "toy.npy"), t_low=0.0, t_high=2.0,
         epsilon=1, budget=2, scope="mine",
     )  # fmt: skip
     assert made["scope"] == "mine" and made["rng"] is None
+
+
+def test_oracle_server_derives_the_thresholds_from_the_labels(monkeypatch, tmp_path: Path) -> None:
+    """``derive_thresholds``: section 6.1's reduction, as a local search reads the data."""
+    made = _capture(monkeypatch, oracle, "create_oracle_app")
+    (tmp_path / "s.csv").write_text("v,label\n0.1,0\n0.2,0\n3.0,1\n0.9,1\n")
+    server = servers.oracle_server(
+        tmp_path / "o.sqlite", TOKENS, str(tmp_path / "s.csv"), column="v",
+        labels_column="label", derive_thresholds=True, epsilon=1, budget=2,
+    )  # fmt: skip
+    assert made["values"].tolist() == [0.1, 0.2, 3.0]
+    assert (round(made["t_low"], 3), round(made["t_high"], 3)) == (0.48, 2.72)
+    assert "derived from the labels" in server.notes[0]
 
 
 def test_curator_server_maps_bounds_to_feature_positions(monkeypatch, tmp_path: Path) -> None:
@@ -65,14 +82,17 @@ def test_curator_server_maps_bounds_to_feature_positions(monkeypatch, tmp_path: 
     assert made["scope"] == "curator/toy" and made["rng"] == 3 and made["delta"] == 1e-6
     assert server.notes == [
         f"toy: 4 records x 3 features; {mech.guarantee.summary()} per answer; 5, δ 1e-06 "
-        "per querier; 1 querier token(s)"
+        "per querier; 1 querier token(s)",
+        "feature scaling: public bounds on 2 column(s), (x − lo)/(hi − lo); 1 column(s) in "
+        "their own units; 0 value(s) outside the bounds clipped (clipping uses only the "
+        "bounds, so the guarantee holds; this count is for you, not released)",
     ]
     server = servers.curator_server(
         tmp_path / "c.sqlite", TOKENS, data, mech, ledger=tmp_path / "l.sqlite", budget=5,
-        bounds={}, scope="q", notes=["scaled: none"],
+        bounds={}, scope="q",
     )  # fmt: skip
     assert made["bounds"] is None and made["scope"] == "q"
-    assert server.notes[1:] == ["scaled: none"]
+    assert server.notes[1:] == ["feature scaling: none (the features in their own units)"]
 
 
 def test_correction_server_takes_the_analyst_token_and_the_split_rule(

@@ -1,14 +1,13 @@
 """The options every ``privad serve`` server shares (``--db``, ``--host``, ``--port``,
 tokens, ``--max-body-bytes``, the request limits, ``--log-level``, TLS), declared once:
-:func:`serve_command` adds them to a server's command, checks them into a
-:class:`ServeOptions` and runs the app the command builds (:mod:`privad.cli.serve`)."""
+:func:`serve_command` adds them to a server's command, checks them and runs the app the
+command builds (:mod:`privad.cli.serve`)."""
 
 from __future__ import annotations
 
 import inspect
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import typer
@@ -152,61 +151,40 @@ _LIMITS = (
 _SHARED = {"db", "host", "port", *(n for n, _ in _TOKENS), *(n for n, _, _ in _LIMITS)}
 
 
-@dataclass(frozen=True)
-class ServeOptions:
-    """The parsed shared options of a ``privad serve`` command: the server's store ``db``,
-    its users' ``tokens``, ``max_body_bytes``, and ``listen``, the keywords of
-    :func:`privad.services.app.run_service` (host, port, log level, TLS, limits)."""
+def _users(shared: dict[str, Any], who: str, why: str) -> list[tuple[str, str]]:
+    """The (NAME, SECRET) pairs of the ``--tokens`` file and the ``--token`` options, taken
+    from ``shared``: at least one of the server's users ``who`` (``why`` they need them)."""
+    from privad.services.auth import load_token_file, parse_token_spec
 
-    db: str | None
-    tokens: list[tuple[str, str]]
-    max_body_bytes: int
-    listen: dict[str, Any]
-
-    @classmethod
-    def parse(cls, options: dict[str, Any], who: str | None, why: str) -> ServeOptions:
-        """Check the shared ``options`` (a one-line ParameterError on a mistake): the tokens
-        of the server's users ``who`` (at least one, ``why`` they need them; ``who=None``: a
-        server without users' tokens, the console), TLS, and ``--db``, an output path."""
-        from privad.services.app import ServerLimits
-        from privad.services.auth import load_token_file, parse_token_spec
-
-        given = dict(options)
-        tokens = given.pop("tokens", None)
-        pairs = [] if tokens is None else list(load_token_file(tokens))
-        pairs += [parse_token_spec(spec) for spec in given.pop("token", None) or ()]
-        if not pairs and who is not None:
-            raise ParameterError(
-                f"no {who} tokens: give --tokens FILE (NAME=SECRET lines) or --token "
-                f"NAME=SECRET{f' ({why})' if why else ''}"
-            )
-        if (given["ssl_certfile"] is None) != (given["ssl_keyfile"] is None):
-            raise ParameterError("--ssl-certfile and --ssl-keyfile go together")
-        db = given.pop("db", None)
-        limits = [given.pop(n) for n in ("max_bytes_in_flight", "header_timeout", "body_timeout")]
-        return cls(
-            db=None if db is None else str(check_output_path(db, "--db", "store")),
-            tokens=pairs,
-            max_body_bytes=given.pop("max_body_bytes"),
-            listen={**given, "host": str(given["host"]).strip(), "limits": ServerLimits(*limits)},
+    tokens = shared.pop("tokens")
+    pairs = [] if tokens is None else list(load_token_file(tokens))
+    pairs += [parse_token_spec(spec) for spec in shared.pop("token") or ()]
+    if not pairs:
+        raise ParameterError(
+            f"no {who} tokens: give --tokens FILE (NAME=SECRET lines) or --token "
+            f"NAME=SECRET{f' ({why})' if why else ''}"
         )
+    return pairs
 
-    def run(self, app: Any, name: str, notes: Sequence[str] = ()) -> None:
-        """Serve ``app`` until interrupted (prints ``NAME listening on URL`` first).
 
-        ``notes`` go to standard error first, one ``NAME: NOTE`` line each, so that the first
-        line of standard output stays ``NAME listening on URL``; the last one warns when the
-        server listens beyond loopback without TLS.
-        """
-        from privad.services.app import run_service
+def _serve(app: Any, name: str, notes: Sequence[str], listen: dict[str, Any]) -> None:
+    """Serve ``app`` until interrupted (prints ``NAME listening on URL`` first), with the
+    keywords ``listen`` of :func:`privad.services.app.run_service` (host, port, log level,
+    TLS, limits).
 
-        host = self.listen["host"]
-        if host not in ("127.0.0.1", "localhost", "::1") and self.listen["ssl_certfile"] is None:
-            clear = "tokens and answers travel in clear text"
-            notes = [*notes, f"warning: listening on {host} without TLS: {clear}"]
-        for line in notes:
-            print(f"{name}: {line}", file=sys.stderr, flush=True)
-        run_service(app, name=name, announce=lambda line: print(line, flush=True), **self.listen)
+    ``notes`` go to standard error first, one ``NAME: NOTE`` line each, so that the first
+    line of standard output stays ``NAME listening on URL``; the last one warns when the
+    server listens beyond loopback without TLS.
+    """
+    from privad.services.app import run_service
+
+    host = listen["host"]
+    if host not in ("127.0.0.1", "localhost", "::1") and listen["ssl_certfile"] is None:
+        clear = "tokens and answers travel in clear text"
+        notes = [*notes, f"warning: listening on {host} without TLS: {clear}"]
+    for line in notes:
+        print(f"{name}: {line}", file=sys.stderr, flush=True)
+    run_service(app, name=name, announce=lambda line: print(line, flush=True), **listen)
 
 
 Declaration = Callable[..., None]
@@ -234,15 +212,14 @@ def serve_command(
     tokens), unless ``spec`` has its own ``--db`` (then the address options follow the
     command's own), or ``db=False`` (no ``--db``: the console); the request limits, log
     level and TLS last. Once Click has parsed the command line, the shared options are
-    checked into a :class:`ServeOptions` (its ``db`` from ``--db``), the options named in
+    checked (the users' tokens, TLS, ``--db`` as an output path), the options named in
     ``secrets`` (peers' tokens) are checked to be given, ``prepare`` (if any) turns the
     options it names into the library's arguments (reading DATA, say), and the library
     composes the server: ``privad.services.servers.SERVER_server(db, tokens,
     max_body_bytes=..., **own)`` (``SERVER`` defaults to ``NAME``; without ``db, tokens``
-    where ``tokens`` is None). Its
-    notes go to standard error, and it serves as ``BANNER listening on URL`` (default
-    ``privad NAME``). ``tokens``: the ``--tokens``/``--token`` pair of the server's users
-    ``who`` (``None``: a server without them).
+    where ``tokens`` is None). Its notes go to standard error, and it serves as ``BANNER
+    listening on URL`` (default ``privad NAME``). ``tokens``: the ``--tokens``/``--token``
+    pair of the server's users ``who`` (``None``: a server without them).
 
     Examples
     --------
@@ -280,22 +257,29 @@ def serve_command(
         params = [*own, *(param(n, t, o) for n, t, o in _LIMITS)]
 
         def command(**options: Any) -> None:
-            shared = {n: v for n, v in options.items() if n in _SHARED}
-            common = ServeOptions.parse(shared, None if tokens is None else who, why)
-            mine = {n: v for n, v in options.items() if n in declared and n not in _SHARED}
+            from privad.services import servers
+            from privad.services.app import ServerLimits
+
+            shared = {n: options.pop(n) for n in _SHARED if n in options}
+            users = None if tokens is None else _users(shared, who, why)
+            if (shared["ssl_certfile"] is None) != (shared["ssl_keyfile"] is None):
+                raise ParameterError("--ssl-certfile and --ssl-keyfile go together")
+            store = shared.pop("db", None)
+            args = () if users is None else (str(check_output_path(store, "--db", "store")), users)
+            limits = [
+                shared.pop(n) for n in ("max_bytes_in_flight", "header_timeout", "body_timeout")
+            ]
+            shared.update(host=str(shared["host"]).strip(), limits=ServerLimits(*limits))
             for key in secrets:
                 info = declared[key]
-                mine[key] = required_secret(mine[key], info.param_decls[0], info.envvar)
+                options[key] = required_secret(options[key], info.param_decls[0], info.envvar)
             if prepare is not None:
-                mine.update(
-                    prepare(**{n: mine.pop(n) for n in inspect.signature(prepare).parameters})
+                options.update(
+                    prepare(**{n: options.pop(n) for n in inspect.signature(prepare).parameters})
                 )
-            from privad.services import servers
-
             compose = getattr(servers, f"{server or name}_server")
-            where = () if tokens is None else (common.db, common.tokens)
-            app, notes = compose(*where, max_body_bytes=common.max_body_bytes, **mine)
-            common.run(app, banner or f"privad {name}", notes)
+            app, notes = compose(*args, max_body_bytes=shared.pop("max_body_bytes"), **options)
+            _serve(app, banner or f"privad {name}", notes, shared)
 
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in params}

@@ -20,9 +20,9 @@ token, an unreadable database, a port in use) are :class:`~privad.errors.PrivadE
 Each server is composed by the library (:mod:`privad.services.servers`); adding one is a
 function here that declares its own options:
 :func:`~privad.cli._serve_options.serve_command` adds the options every server shares,
-checks them into a :class:`~privad.cli._serve_options.ServeOptions` and serves the app of
-``privad.services.servers.NAME_server``, called with the function's options (``prepare``
-reads DATA and the like into the library's arguments first)::
+checks them and serves the app of ``privad.services.servers.NAME_server``, called with
+the function's options (``prepare`` reads DATA and the like into the library's arguments
+first)::
 
     @serve_command(serve_app, "correction", port=8702, secrets=("analyst_token",))
     def correction(min_gap: float = Number(...).option(...)) -> None:
@@ -40,10 +40,7 @@ from privad.cli._data import (
     COLUMNS_OPTION,
     DATA_HELP,
     EXCLUDE_OPTION,
-    load_series,
     load_table,
-    scale_features,
-    scaling_text,
 )
 from privad.cli._options import (
     COUNT,
@@ -68,7 +65,6 @@ from privad.cli._search_options import (
     T_HIGH_OPTION,
     T_LOW_OPTION,
     kind_option,
-    resolve_thresholds,
 )
 from privad.cli._search_options import DATA_HELP as ORACLE_DATA_HELP
 from privad.cli._sensitive import (
@@ -185,27 +181,7 @@ def correction(
 # --------------------------------------------------------------------------------------------
 
 
-def _oracle_values(
-    data: str,
-    column: str | None,
-    labels_column: str | None,
-    derive_thresholds: bool,
-    t_low: float | None,
-    t_high: float | None,
-) -> dict[str, Any]:
-    """DATA's series as the oracle holds it: its values and thresholds, given or derived."""
-    series = load_series(data, column=column, labels_column=labels_column)
-    held = resolve_thresholds(series, t_low, t_high, derive_thresholds, labels_column)
-    return {
-        "values": held.values,
-        "t_low": held.t_low,
-        "t_high": held.t_high,
-        "name": series.name,
-        "how": held.how,
-    }
-
-
-@serve_command(serve_app, "oracle", port=8703, prepare=_oracle_values)
+@serve_command(serve_app, "oracle", port=8703)
 def oracle(
     data: str = typer.Argument(..., metavar="DATA", help=ORACLE_DATA_HELP),
     db: str = path_option(
@@ -262,22 +238,12 @@ def _curator_data(
     bound: list[Any] | None,
     seed: int | None,
 ) -> dict[str, Any]:
-    """DATA, the mechanism and the public bounds the curator holds, and what scaling did."""
+    """DATA, the mechanism and the public bounds the curator holds."""
     mech = sensitive_mechanism(beta, r, epsilon, k, mechanism, metric, count_cap)
     check_output_path(ledger, "--ledger", "store")
     declared = public_bounds(bound, bounds_file)
     ds = load_table(data, columns=columns, exclude=exclude, id_column=id_column, seed=seed)
-    # the operator's view (names checked, clip counts, a dominant column); the curator maps
-    # the raw records itself, with the same arithmetic, and every question alike
-    scaling = scale_features(ds, declared)[1]
-    return {
-        "data": ds,
-        "mechanism": mech,
-        "ledger": ledger,
-        "bounds": declared,
-        "seed": seed,
-        "notes": [f"feature scaling: {scaling_text(scaling)}"],
-    }
+    return {"data": ds, "mechanism": mech, "ledger": ledger, "bounds": declared, "seed": seed}
 
 
 QUERIER_TOKENS = token_options(

@@ -132,54 +132,59 @@ def correction_server(
 def oracle_server(
     db: str | Path,
     tokens: Tokens,
-    values: Any,
-    t_low: float,
-    t_high: float,
-    *,
-    name: str,
-    how: str,
+    data: str | Path,
     epsilon: float,
+    *,
+    column: str | None = None,
+    labels_column: str | None = None,
+    derive_thresholds: bool = False,
+    t_low: float | None = None,
+    t_high: float | None = None,
     kind: str = "laplace",
     scope: str | None = None,
     seed: int | None = None,
     **options: Any,
 ) -> Server:
-    """The noisy group oracle of the DP noisy binary search over the series ``name``'s
-    ``values``, with the thresholds (t_ℓ, t_h) of eq. (1) (found ``how``): each answer
-    costs ``epsilon``, within the ``budget`` (and ``delta``) of ``options`` in the ledger
-    ``db`` under ``scope`` (default ``oracle/<name>``). ``seed`` fixes the noise, for tests
-    only. ``options`` (``budget``, ``delta``, ``max_orders``, ``max_body_bytes``) go to
-    :func:`~privad.services.oracle.create_oracle_app`.
+    """The noisy group oracle of the DP noisy binary search over the series ``data`` (a file
+    or a series name, :func:`privad.datasets.sources.load_series`: its ``column`` and
+    ``labels_column``), with the thresholds (t_ℓ, t_h) of eq. (1), given or derived from the
+    labels (:class:`privad.services.search_jobs.LocalData`, as a local search reads them):
+    each answer costs ``epsilon``, within the ``budget`` (and ``delta``) of ``options`` in
+    the ledger ``db`` under ``scope`` (default ``oracle/<series name>``). ``seed`` fixes the
+    noise, for tests only. ``options`` (``budget``, ``delta``, ``max_orders``,
+    ``max_body_bytes``) go to :func:`~privad.services.oracle.create_oracle_app`.
 
     Examples
     --------
-    >>> import tempfile
+    >>> import tempfile, numpy as np
+    >>> folder = tempfile.mkdtemp()
+    >>> np.save(folder + "/toy.npy", [0.1, 0.2, 0.3, 5.0])
     >>> server = oracle_server(
-    ...     tempfile.mkdtemp() + "/oracle.sqlite", [("s1", "search-secret-0001")],
-    ...     [0.1, 0.2, 0.3, 5.0], 1.0, 4.0, name="toy", how="given",
-    ...     epsilon=0.5, budget=10,
+    ...     folder + "/oracle.sqlite", [("s1", "search-secret-0001")], folder + "/toy.npy", 0.5,
+    ...     t_low=1.0, t_high=4.0, budget=10,
     ... )
     >>> server.notes[0]
-    'toy: 4 values, t_l = 1, t_h = 4 (given); laplace oracle, ε = 0.5 per answer'
+    'toy: 4 values, t_l = 1, t_h = 4 (given (--t-low/--t-high)); laplace oracle, ε = 0.5 per answer'
     """
-    import numpy as np
-
     from privad.services.auth import TokenRegistry
     from privad.services.oracle import create_oracle_app
+    from privad.services.search_jobs import LocalData
 
+    local = LocalData(column, labels_column, derive_thresholds, t_low, t_high)
+    series, held = local.read(str(data))
     notes = [
-        f"{name}: {np.size(values)} values, t_l = {t_low:.6g}, t_h = {t_high:.6g} "
-        f"({how}); {kind} oracle, ε = {epsilon:g} per answer"
+        f"{series.name}: {held.values.size} values, t_l = {held.t_low:.6g}, "
+        f"t_h = {held.t_high:.6g} ({held.how}); {kind} oracle, ε = {epsilon:g} per answer"
     ]
     app = create_oracle_app(
         db,
         TokenRegistry(tokens),
-        values=values,
-        t_low=t_low,
-        t_high=t_high,
+        values=held.values,
+        t_low=held.t_low,
+        t_high=held.t_high,
         epsilon=epsilon,
         kind=kind,
-        scope=scope if scope is not None else f"oracle/{name}",
+        scope=scope if scope is not None else f"oracle/{series.name}",
         rng=seed,
         notes=notes,
         **options,
@@ -200,14 +205,15 @@ def curator_server(
     scope: str | None = None,
     seed: int | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    notes: Sequence[str] = (),
 ) -> Server:
     """The sensitive-privacy curator over ``data`` (a :class:`privad.datasets.Dataset`):
     queriers ask (β, r)-anomaly questions answered by ``mechanism``, each querier within
     its own ``budget`` (and ``delta``) in ``ledger``, scope ``<scope>/<querier>`` (default
     scope ``curator/<data name>``). ``bounds`` are public per-column bounds by feature
     name (the queries' domain, published in ``/v1/model``); ``seed`` fixes the noise, for
-    tests only. ``notes``: the caller's lines for the operator, after the curator's own.
+    tests only. The notes say what the curator holds and what the bounds did to ``data``
+    (:func:`~privad.datasets.summary.scaling_text`: names checked, clip counts, a dominant
+    column).
 
     Examples
     --------
@@ -224,9 +230,14 @@ def curator_server(
     >>> server.notes[0].split(";")[0]
     'toy: 3 records x 2 features'
     """
+    from privad.datasets.sources import scale_features
+    from privad.datasets.summary import scaling_text
     from privad.services.auth import TokenRegistry
     from privad.services.curator import create_curator_app
 
+    # the operator's view only: the curator maps the raw records itself, with the same
+    # arithmetic, and every question alike
+    scaling = scale_features(data, bounds)[1]
     names = list(data.feature_names)
     app = create_curator_app(
         data.X,
@@ -247,7 +258,7 @@ def curator_server(
         f"{mechanism.guarantee.summary()} per answer; {per_querier} per querier; "
         f"{len(tokens)} querier token(s)"
     )
-    return Server(app, [held, *notes])
+    return Server(app, [held, f"feature scaling: {scaling_text(scaling)}"])
 
 
 def rmp_server(
