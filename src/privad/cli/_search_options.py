@@ -11,7 +11,6 @@ import typer
 
 from privad.cli._options import Number, TextType
 from privad.errors import ParameterError
-from privad.services.search_jobs import resolve_thresholds  # noqa: F401 - for 'serve oracle'
 
 KIND_HELP = (
     "The oracle: laplace (noisy maxima of Q and its complement, eq. 9; default), binarized "
