@@ -14,7 +14,7 @@ import pytest
 import typer
 
 import privad.cli as cli
-from privad.cli._render import PROGRESS_DELAY_ENV
+from privad.cli._progress import PROGRESS_DELAY_ENV
 
 
 def _main(

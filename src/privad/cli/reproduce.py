@@ -18,7 +18,7 @@ from typing import Any
 import typer
 
 from privad.cli._options import COUNT, check_output_path, seed_option
-from privad.cli._render import JSON_OPTION, QUIET_OPTION, StepProgress, emit
+from privad.cli._render import JSON_OPTION, QUIET_OPTION, emit
 from privad.cli._tables import rows_table
 from privad.errors import ParameterError
 
@@ -106,6 +106,8 @@ def _reproduce(
     directory = _output_folder(out)
     if rerun is not None:
         options["command"] = _command(name, out=out, **rerun)
+    from privad.cli._progress import StepProgress  # Rich's progress: only here
+
     with StepProgress(quiet=quiet or as_json) as progress:
         done = run_reproduction(name, directory, progress=progress.report, **options)
 

@@ -41,7 +41,7 @@ from privad.cli._options import (
     seed_option,
     timeout_option,
 )
-from privad.cli._render import JSON_OPTION, StepProgress, emit, print_lines
+from privad.cli._render import JSON_OPTION, emit, print_lines
 from privad.cli._serve_options import secret_option
 from privad.errors import ParameterError
 
@@ -189,6 +189,8 @@ def participate(
             check_output_path(path, option, "store")
     with _client(server, None, timeout, retries, ca_cert) as client:
         ds, scaling = _load(data, columns, label, exclude, id_column, bounds)
+        from privad.cli._progress import StepProgress  # Rich's progress: only here
+
         with StepProgress(quiet=as_json) as progress:
             task = progress.add_task("uploading batches", total=np.shape(ds.X)[0])
             done = forward(
@@ -240,6 +242,8 @@ def train(
     from privad.services.rmp_jobs import train as run_training
 
     secret = required_secret(token, "--token", "PRIVAD_RMP_OPERATOR_TOKEN")
+    from privad.cli._progress import StepProgress  # Rich's progress: only here
+
     with (
         _client(server, secret, timeout, retries, ca_cert) as client,
         StepProgress(quiet=as_json) as progress,

@@ -29,7 +29,7 @@ from privad.cli._options import (
     seed_option,
     timeout_option,
 )
-from privad.cli._render import JSON_OPTION, StepProgress, emit, summary_table
+from privad.cli._render import JSON_OPTION, emit, summary_table
 from privad.cli._search_options import (
     COLUMN_OPTION,
     DATA_HELP,
@@ -155,6 +155,8 @@ def run(
     out_path = None if out is None else check_output_path(out, "--out")
     if ledger is not None:
         check_output_path(ledger, "--ledger", "store")
+    from privad.cli._progress import StepProgress  # Rich's progress: only here
+
     with StepProgress(quiet=as_json) as progress:
         done = run_search(
             oracle,

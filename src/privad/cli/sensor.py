@@ -44,7 +44,6 @@ from privad.cli._options import (
 )
 from privad.cli._render import (
     JSON_OPTION,
-    StepProgress,
     emit,
     print_json,
     print_lines,
@@ -525,6 +524,8 @@ def perturb(
         )
     check_output_path(out, "--out", "folder")
     warn_seed(seed)
+    from privad.cli._progress import StepProgress  # Rich's progress: only here
+
     with StepProgress(quiet=as_json) as progress:
         r = forward(
             perturb_archive,

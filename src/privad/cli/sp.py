@@ -55,7 +55,6 @@ from privad.cli._options import (
 )
 from privad.cli._render import (
     JSON_OPTION,
-    StepProgress,
     emit,
     print_lines,
     warn,
@@ -235,6 +234,8 @@ def identify(
         table.update(id_column=id_column, seed=seed)
         inputs = in_memory(data, queries, out, scope, mech.name, bounds, table)
     # 2. the one library call
+    from privad.cli._progress import StepProgress  # Rich's progress: only here
+
     with StepProgress(quiet=as_json) as progress:
         res = forward(
             identify_records,
@@ -335,6 +336,8 @@ def params(
         data, columns=columns, label=label, seed=seed, exclude=exclude, id_column=id_column
     )
     ds, scaling = scale_features(table, bounds)
+    from privad.cli._progress import StepProgress  # Rich's progress: only here
+
     with StepProgress(quiet=as_json) as progress:
         report = forward(
             parameter_report,

@@ -1,4 +1,4 @@
-"""``privad.cli._render.StepProgress``: on a pipe, one line per step once the delay has
+"""``privad.cli._progress.StepProgress``: on a pipe, one line per step once the delay has
 passed; nothing when quiet; on a terminal, Rich's bar and no lines."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import types
 import pytest
 from rich.console import Console
 
-from privad.cli import _render
-from privad.cli._render import StepProgress
+from privad.cli import _progress
+from privad.cli._progress import StepProgress
 
 
 def _console(*, terminal: bool = False) -> Console:
@@ -21,8 +21,8 @@ def _console(*, terminal: bool = False) -> Console:
 def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The progress clock, moved by hand (no thread: the progress is not entered)."""
     now = [100.0]
-    monkeypatch.setattr(_render, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
-    monkeypatch.setenv(_render.PROGRESS_DELAY_ENV, "2")
+    monkeypatch.setattr(_progress, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setenv(_progress.PROGRESS_DELAY_ENV, "2")
     return now
 
 
@@ -52,11 +52,11 @@ def test_lines_mode_prints_a_step_when_it_starts_or_changes_after_the_delay(cloc
 
 
 def test_a_delay_of_zero_prints_at_once_and_a_bad_delay_is_the_default(clock, monkeypatch):
-    monkeypatch.setenv(_render.PROGRESS_DELAY_ENV, "0")
+    monkeypatch.setenv(_progress.PROGRESS_DELAY_ENV, "0")
     console = _console()
     StepProgress(console=console).add_task("at once", total=1)
     for bad in ("-1", "x", " "):
-        monkeypatch.setenv(_render.PROGRESS_DELAY_ENV, bad)
+        monkeypatch.setenv(_progress.PROGRESS_DELAY_ENV, bad)
         StepProgress(console=console).add_task("too soon", total=1)
     assert console.file.getvalue() == "privad: at once [0/1, 0 s]\n"
 
