@@ -28,7 +28,7 @@ def compile_kernels() -> float:
     """Run every Numba kernel once so that a later job neither compiles nor waits.
 
     Covers the dual-tree ball counts (symmetric and capped cross traversals, serial and
-    parallel, query points), the k-th neighbour distances, and the exact samplers of
+    parallel, query points), the box counts of Claim 5's search, the k-th neighbour distances, and the exact samplers of
     :mod:`privad.noise` (the compiled kernels, serial and in parallel chunks). The results
     are discarded; the kernels' outputs never depend on having been warmed.
 
@@ -47,6 +47,7 @@ def compile_kernels() -> float:
     True
     """
     from privad.geometry import ball_counts, kth_neighbour_distance
+    from privad.geometry.depth import box_counts
     from privad.geometry.dualtree import count_cross_trees, count_self_tree
     from privad.geometry.kdtree import build_tree
     from privad.geometry.kernels import PARALLEL_MIN_POINTS
@@ -72,6 +73,7 @@ def compile_kernels() -> float:
         ball_counts(X, 1.0, engine="numba", cap=5)
         ball_counts(X, 1.0, queries=X[:50] + 0.5, engine="numba")
         kth_neighbour_distance(X, 5)
+        box_counts(tree, X[:4], X[:4] + 0.5, 1.0, "euclidean")
     rng = Randomness(0)
     m = PYTHON_SAMPLES + 1  # above the plain-Python twins' share
     for size in (m, PARALLEL_MIN):
