@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numba import njit, prange
@@ -59,6 +60,7 @@ __all__ = [
     "box_counts",
     "box_counts_brute",
     "depth_bound",
+    "partitioned_box_counts",
     "root_box",
 ]
 
@@ -215,6 +217,47 @@ def box_counts_brute(
         ],
         dtype=np.int64,
     )
+
+
+def partitioned_box_counts(
+    X: Any, r: float, metric: str
+) -> tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], np.ndarray, np.ndarray]:
+    """The ``count`` of :func:`depth_bound` for points held as a Dask array, and the points'
+    per-feature minimum and maximum (for :func:`root_box`).
+
+    A tree is built once per non-empty block and persisted (on the workers under a
+    ``distributed`` client); each call of ``count`` sums the blocks' counts, the same
+    integers as one tree over all the points.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> X = da.from_array(np.array([[0.0], [1.0], [3.0]]), chunks=(2, 1))
+    >>> count, lo, hi = partitioned_box_counts(X, 1.0, "euclidean")
+    >>> count(np.array([[1.5]]), np.array([[2.0]])).tolist(), lo.tolist(), hi.tolist()
+    ([2], [0.0], [3.0])
+    """
+    import dask
+
+    from privad.geometry.kdtree import build_tree
+
+    blocks = [b for b, size in zip(X.to_delayed().ravel(), X.chunks[0], strict=True) if size]
+    trees = dask.persist(*[dask.delayed(build_tree)(b) for b in blocks])
+    roots = dask.compute(*[dask.delayed(_root_corners)(t) for t in trees])
+    lo = np.min([c[0] for c in roots], axis=0)
+    hi = np.max([c[1] for c in roots], axis=0)
+
+    def count(blos: np.ndarray, bhis: np.ndarray) -> np.ndarray:
+        parts = dask.compute(*[dask.delayed(box_counts)(t, blos, bhis, r, metric) for t in trees])
+        return np.sum(parts, axis=0, dtype=np.int64)
+
+    return count, lo, hi
+
+
+def _root_corners(tree: KDTree) -> tuple[np.ndarray, np.ndarray]:
+    """The tight box of all a tree's points (its root node's)."""
+    return tree.lo[0].copy(), tree.hi[0].copy()
 
 
 def _split(blo: np.ndarray, bhi: np.ndarray) -> tuple[np.ndarray, ...] | None:

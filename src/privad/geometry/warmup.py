@@ -28,8 +28,9 @@ def compile_kernels() -> float:
     """Run every Numba kernel once so that a later job neither compiles nor waits.
 
     Covers the dual-tree ball counts (symmetric and capped cross traversals, serial and
-    parallel, query points), the box counts of Claim 5's search, the k-th neighbour distances, and the exact samplers of
-    :mod:`privad.noise` (the compiled kernels, serial and in parallel chunks). The results
+    parallel, query points), the box counts of Claim 5's search, the k-th neighbour
+    distances, and the exact samplers of :mod:`privad.noise` (the compiled kernels, serial
+    and in parallel chunks). The results
     are discarded; the kernels' outputs never depend on having been warmed.
 
     Returns

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from privad.errors import DataError
-from privad.sensitive.accounting import Claim5Bound, claim5_radius
+from privad.sensitive.accounting import SEEDS, Claim5Bound, claim5_radius, upper_bound
 from privad.sensitive.anomaly import BallStatistics, statistics_from_counts
 from privad.validation import check_array
 
@@ -83,14 +83,33 @@ def dask_statistics(
     return statistics_from_counts(ball_v, mult_v, add=add, cap=cap)
 
 
-def dask_claim5_bound(Q: Any, r: float, metric: str, lower: int | None = None) -> Claim5Bound:
-    """:func:`~privad.sensitive.accounting.claim5_bound` for queries held as a Dask array.
+def dask_claim5_bound(Q: Any, r: float, metric: str, counts: Any = None) -> Claim5Bound:
+    """:func:`~privad.sensitive.accounting.claim5_bound` for queries held as a Dask array:
+    the same box search (its counts summed over the blocks, :func:`partitioned_box_counts`)
+    and the same 2r bound, so the same value as in memory.
 
-    ``lower`` (max B(i, r) over the queries, when already counted) saves one pass.
+    ``counts`` (the uncapped counts B(i, r) of the queries, when already gathered) saves
+    the pass at r.
     """
+    import dask
+    import dask.array as da
+
+    from privad.geometry.depth import depth_bound, partitioned_box_counts, root_box
     from privad.geometry.distributed import ball_counts_dask
 
-    upper = int(ball_counts_dask(Q, claim5_radius(r), metric=metric).max().compute())
-    if lower is None:
-        lower = int(ball_counts_dask(Q, r, metric=metric).max().compute())
+    if counts is None:
+        counts = ball_counts_dask(Q, r, metric=metric)
+    else:
+        counts = da.from_array(np.asarray(counts, np.int64))
+    k = min(SEEDS, int(Q.shape[0]))
+    lower, top = dask.compute(counts.max(), da.argtopk(counts, k))
+    lower = int(lower)
+    count, lo, hi = partitioned_box_counts(Q, r, metric)
+    search = depth_bound(count, root_box(lo, hi, r), lower)
+    R = claim5_radius(r)
+    upper = upper_bound(
+        search,
+        lambda: int(ball_counts_dask(Q, R, queries=Q[np.sort(top)], metric=metric).max().compute()),
+        lambda: int(ball_counts_dask(Q, R, metric=metric).max().compute()),
+    )
     return Claim5Bound(n=int(Q.shape[0]), lower=lower, upper=upper)

@@ -210,9 +210,8 @@ def batch_bound(
     if engine == "dask":
         from privad.geometry.distributed import shared_summaries
 
-        lower = None if counts is None else (int(counts.max()) if counts.size else 0)
         with shared_summaries(summaries):
-            return dask_claim5_bound(queries, mechanism.r, mechanism.metric, lower)
+            return dask_claim5_bound(queries, mechanism.r, mechanism.metric, counts)
     return claim5_bound(queries, mechanism.r, metric=mechanism.metric, ball_counts_at_r=counts)
 
 
