@@ -66,8 +66,8 @@ __all__ = [
 
 #: Rounds of the search and boxes split per round: at most ``1 + 2 * ROUNDS * PER_ROUND``
 #: box counts. Chosen by ``benchmarks/bench_claim5_options.py`` (docs/benchmarks.md).
-ROUNDS = 24
-PER_ROUND = 32
+ROUNDS = 128
+PER_ROUND = 16
 
 #: The root box reaches at least this far beyond the points, so that a point outside it is
 #: farther than ``r`` from every point even where ``r * r`` underflows (see :func:`root_box`).
@@ -170,7 +170,9 @@ def box_counts(
     tree: KDTree, blos: np.ndarray, bhis: np.ndarray, r: float, metric: str
 ) -> np.ndarray:
     """``U`` of each box ``[blos[b], bhis[b]]``: how many of the tree's points lie within
-    ``r`` of it (the exact gap arithmetic of the module docstring).
+    ``r`` of it (the exact gap arithmetic of the module docstring). For a point as a box
+    (``blos[b] == bhis[b]``) the gaps are the canonical pair values, so this is the ball
+    count of that point.
 
     Examples
     --------
@@ -220,10 +222,10 @@ def box_counts_brute(
 
 
 def partitioned_box_counts(
-    X: Any, r: float, metric: str
-) -> tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], np.ndarray, np.ndarray]:
-    """The ``count`` of :func:`depth_bound` for points held as a Dask array, and the points'
-    per-feature minimum and maximum (for :func:`root_box`).
+    X: Any, metric: str
+) -> tuple[Callable[[np.ndarray, np.ndarray, float], np.ndarray], np.ndarray, np.ndarray]:
+    """:func:`box_counts` for points held as a Dask array, as ``count(blos, bhis, r)``, and the
+    points' per-feature minimum and maximum (for :func:`root_box`).
 
     A tree is built once per non-empty block and persisted (on the workers under a
     ``distributed`` client); each call of ``count`` sums the blocks' counts, the same
@@ -234,8 +236,8 @@ def partitioned_box_counts(
     >>> import dask.array as da
     >>> import numpy as np
     >>> X = da.from_array(np.array([[0.0], [1.0], [3.0]]), chunks=(2, 1))
-    >>> count, lo, hi = partitioned_box_counts(X, 1.0, "euclidean")
-    >>> count(np.array([[1.5]]), np.array([[2.0]])).tolist(), lo.tolist(), hi.tolist()
+    >>> count, lo, hi = partitioned_box_counts(X, "euclidean")
+    >>> count(np.array([[1.5]]), np.array([[2.0]]), 1.0).tolist(), lo.tolist(), hi.tolist()
     ([2], [0.0], [3.0])
     """
     import dask
@@ -248,7 +250,7 @@ def partitioned_box_counts(
     lo = np.min([c[0] for c in roots], axis=0)
     hi = np.max([c[1] for c in roots], axis=0)
 
-    def count(blos: np.ndarray, bhis: np.ndarray) -> np.ndarray:
+    def count(blos: np.ndarray, bhis: np.ndarray, r: float) -> np.ndarray:
         parts = dask.compute(*[dask.delayed(box_counts)(t, blos, bhis, r, metric) for t in trees])
         return np.sum(parts, axis=0, dtype=np.int64)
 

@@ -8,12 +8,19 @@ module docstring, "Scale-out", for what the engine does.
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from privad.errors import DataError
-from privad.sensitive.accounting import SEEDS, Claim5Bound, claim5_radius, upper_bound
+from privad.sensitive.accounting import (
+    SEEDS,
+    Claim5Bound,
+    claim5_radius,
+    seeds,
+    upper_bound,
+)
 from privad.sensitive.anomaly import BallStatistics, statistics_from_counts
 from privad.validation import check_array
 
@@ -97,19 +104,19 @@ def dask_claim5_bound(Q: Any, r: float, metric: str, counts: Any = None) -> Clai
     from privad.geometry.depth import depth_bound, partitioned_box_counts, root_box
     from privad.geometry.distributed import ball_counts_dask
 
-    if counts is None:
+    if counts is None:  # the counts stay on the workers: their maximum and top indices
         counts = ball_counts_dask(Q, r, metric=metric)
-    else:
-        counts = da.from_array(np.asarray(counts, np.int64))
-    k = min(SEEDS, int(Q.shape[0]))
-    lower, top = dask.compute(counts.max(), da.argtopk(counts, k))
+        lower, top = dask.compute(counts.max(), da.argtopk(counts, min(SEEDS, int(Q.shape[0]))))
+    else:  # gathered on the driver already
+        lower, top = np.max(counts), seeds(counts)
     lower = int(lower)
-    count, lo, hi = partitioned_box_counts(Q, r, metric)
-    search = depth_bound(count, root_box(lo, hi, r), lower)
+    count, lo, hi = partitioned_box_counts(Q, metric)
+    search = depth_bound(partial(count, r=r), root_box(lo, hi, r), lower)
     R = claim5_radius(r)
+    top_rows = Q[np.sort(top)].compute()
     upper = upper_bound(
         search,
-        lambda: int(ball_counts_dask(Q, R, queries=Q[np.sort(top)], metric=metric).max().compute()),
+        lambda: int(count(top_rows, top_rows, R).max()),
         lambda: int(ball_counts_dask(Q, R, metric=metric).max().compute()),
     )
     return Claim5Bound(n=int(Q.shape[0]), lower=lower, upper=upper)

@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from privad.errors import ParameterError
+from privad.geometry.predicate import check_magnitudes
 from privad.sensitive.anomaly import METRICS, anomaly_label
 from privad.sensitive.constructions import log_output_probabilities
 from privad.sensitive.mechanisms import aiq_mechanism
@@ -150,6 +151,7 @@ def claim5_bound(
     if ball_counts_at_r is None:
         counts = geometry.ball_counts(Q, r, metric=metric)
     else:
+        check_magnitudes([Q], metric)  # as the pass at r would (the 2r bound needs it)
         counts = ball_counts_at_r
     lower = _max_of_counts(counts, n)
     tree = build_tree(Q)
@@ -159,9 +161,10 @@ def claim5_bound(
         lower,
     )
     R = claim5_radius(r)
+    top = Q[seeds(counts)]
     upper = upper_bound(
         search,
-        lambda: int(np.max(geometry.ball_counts(Q, R, queries=Q[seeds(counts)], metric=metric))),
+        lambda: int(np.max(box_counts(tree, top, top, R, metric))),
         lambda: int(np.max(geometry.ball_counts(Q, R, metric=metric))),
     )
     return Claim5Bound(n=n, lower=lower, upper=upper)
