@@ -97,6 +97,18 @@ def test_search_tightens_with_effort_and_stops_exact():
     assert _tree_search(far, 1.0, "euclidean", 1) == 1
 
 
+def test_a_search_far_behind_gives_up():
+    """After a quarter of the rounds, a bound still above ``give_up`` returns None; one at or
+    below it finishes with the same value as without ``give_up``."""
+    rng = np.random.default_rng(9)
+    Q = rng.normal(size=(3000, 4))
+    lower = _ball_max(Q, 0.1, "euclidean")
+    full = _tree_search(Q, 0.1, "euclidean", lower, rounds=16, per_round=8)
+    assert _tree_search(Q, 0.1, "euclidean", lower, rounds=16, per_round=8, give_up=lower) is None
+    kept = _tree_search(Q, 0.1, "euclidean", lower, rounds=16, per_round=8, give_up=len(Q))
+    assert kept == full
+
+
 def test_root_box_covers_every_reachable_centre():
     lo, hi = root_box(np.array([0.0, 1e10]), np.array([1.0, 1e10]), 0.0)
     assert lo[0] < 0.0 and hi[0] > 1.0 and lo[1] < 1e10 < hi[1]

@@ -10,7 +10,13 @@ from privad.errors import ParameterError
 from privad.geometry import ball_counts
 from privad.geometry.depth import box_counts_brute, depth_bound, root_box
 from privad.geometry.predicate import pair_values, threshold
-from privad.sensitive.accounting import claim5_bound, claim5_radius
+from privad.sensitive.accounting import (
+    GIVE_UP,
+    claim5_bound,
+    claim5_radius,
+    seeds,
+    upper_bound,
+)
 
 
 def test_reused_counts_give_the_same_bound():
@@ -38,13 +44,19 @@ def _brute_max(Q: np.ndarray, radius: float, metric: str) -> int:
     return int((pair_values(Q, Q, metric) <= threshold(radius, metric)).sum(axis=1).max())
 
 
-def _brute_search(Q: np.ndarray, r: float, metric: str, lower: int) -> int | None:
-    """The box search with every box counted from all its gaps (no tree)."""
-    return depth_bound(
+def _brute_upper(Q: np.ndarray, r: float, metric: str, lower: int) -> int:
+    """Claim 5's upper bound with every count taken from all the pair values and box gaps
+    (no tree): the seeds' 2r counts, the box search, the 2r maximum."""
+    pairs_2r = pair_values(Q, Q, metric) <= threshold(claim5_radius(r), metric)
+    by_r = (pair_values(Q, Q, metric) <= threshold(r, metric)).sum(axis=1)
+    seeds_2r = int(pairs_2r[seeds(by_r)].sum(axis=1).max())
+    search = depth_bound(
         lambda los, his: box_counts_brute(Q, los, his, r, metric),
         root_box(Q.min(axis=0), Q.max(axis=0), r),
         lower,
+        give_up=GIVE_UP * seeds_2r,
     )
+    return upper_bound(search, seeds_2r, lambda: int(pairs_2r.sum(axis=1).max()))
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan", "chebyshev"])
@@ -64,7 +76,7 @@ def test_bound_equals_brute_force_on_small_random_inputs(metric):
         lower = _brute_max(Q, r, metric)
         two_r = _brute_max(Q, claim5_radius(r), metric)
         assert bound.lower == lower
-        assert bound.upper == min(_brute_search(Q, r, metric, lower), two_r)
+        assert bound.upper == _brute_upper(Q, r, metric, lower)
         assert lower <= bound.upper <= two_r
         assert bound.m == max(1, min(bound.upper, n))
         given = claim5_bound(Q, r, metric=metric, ball_counts_at_r=ball_counts(Q, r, metric=metric))

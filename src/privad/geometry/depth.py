@@ -284,6 +284,7 @@ def depth_bound(
     *,
     rounds: int = ROUNDS,
     per_round: int = PER_ROUND,
+    give_up: int | None = None,
 ) -> int | None:
     """An upper bound on the depth by branch and bound over boxes (module docstring).
 
@@ -294,11 +295,16 @@ def depth_bound(
     box : the root box (:func:`root_box`); None gives None (no bound found).
     lower : a lower bound on the depth (e.g. the largest ball count centred on a point).
     rounds, per_round : the search's effort (module constants by default).
+    give_up : optional int
+        After ``rounds // 4`` rounds, a search whose bound is still above this stops and
+        returns None: where another bound is known (Claim 5's 2r bound), a search that far
+        behind it is not worth finishing (sparse data whose boxes stay wide).
 
     Returns
     -------
     int or None
-        ``max(lower, largest U of the boxes left)``, at least the depth.
+        ``max(lower, largest U of the boxes left)``, at least the depth; None when there is
+        no root box or the search gave up.
 
     Examples
     --------
@@ -317,9 +323,11 @@ def depth_bound(
     heap = [(-int(u), 0, box[0], box[1])] if u > lower else []
     made = 1
     final = lower  # the largest U of boxes that cannot be split further
-    for _ in range(rounds):
+    for done in range(rounds):
         if not heap:
             break
+        if give_up is not None and done == rounds // 4 and max(final, -heap[0][0]) > give_up:
+            return None
         halves = []
         for _ in range(min(per_round, len(heap))):
             neg_u, _, blo, bhi = heapq.heappop(heap)

@@ -15,6 +15,7 @@ import numpy as np
 
 from privad.errors import DataError
 from privad.sensitive.accounting import (
+    GIVE_UP,
     SEEDS,
     Claim5Bound,
     claim5_radius,
@@ -90,6 +91,35 @@ def dask_statistics(
     return statistics_from_counts(ball_v, mult_v, add=add, cap=cap)
 
 
+def _block_seeds(block: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """One block's :data:`SEEDS` largest counts and their global indices (ties: smaller)."""
+    keep = seeds(block)
+    return block[keep], keep + offset
+
+
+def _dask_seeds(counts: Any) -> tuple[int, np.ndarray]:
+    """The largest count and :func:`~privad.sensitive.accounting.seeds` of counts held as a
+    Dask array: each block's best, merged on the driver in the same order."""
+    import dask
+
+    if any(math.isnan(c) for c in counts.chunks[0]):
+        counts = counts.compute_chunk_sizes()
+    offsets = np.concatenate([[0], np.cumsum(counts.chunks[0])[:-1]]).astype(np.int64)
+    parts = dask.compute(
+        *[
+            dask.delayed(_block_seeds)(b, int(o))
+            for b, o, size in zip(
+                counts.to_delayed().ravel(), offsets, counts.chunks[0], strict=True
+            )
+            if size
+        ]
+    )
+    values = np.concatenate([p[0] for p in parts])
+    index = np.concatenate([p[1] for p in parts])
+    order = np.lexsort((index, -values))[:SEEDS]
+    return int(values.max()), index[order]
+
+
 def dask_claim5_bound(Q: Any, r: float, metric: str, counts: Any = None) -> Claim5Bound:
     """:func:`~privad.sensitive.accounting.claim5_bound` for queries held as a Dask array:
     the same box search (its counts summed over the blocks, :func:`partitioned_box_counts`)
@@ -98,25 +128,22 @@ def dask_claim5_bound(Q: Any, r: float, metric: str, counts: Any = None) -> Clai
     ``counts`` (the uncapped counts B(i, r) of the queries, when already gathered) saves
     the pass at r.
     """
-    import dask
-    import dask.array as da
-
     from privad.geometry.depth import depth_bound, partitioned_box_counts, root_box
     from privad.geometry.distributed import ball_counts_dask
 
     if counts is None:  # the counts stay on the workers: their maximum and top indices
         counts = ball_counts_dask(Q, r, metric=metric)
-        lower, top = dask.compute(counts.max(), da.argtopk(counts, min(SEEDS, int(Q.shape[0]))))
+        lower, top = _dask_seeds(counts)
     else:  # gathered on the driver already
-        lower, top = np.max(counts), seeds(counts)
-    lower = int(lower)
+        lower, top = int(np.max(counts)), seeds(counts)
     count, lo, hi = partitioned_box_counts(Q, metric)
-    search = depth_bound(partial(count, r=r), root_box(lo, hi, r), lower)
     R = claim5_radius(r)
     top_rows = Q[np.sort(top)].compute()
+    seeds_2r = int(count(top_rows, top_rows, R).max())
+    search = depth_bound(
+        partial(count, r=r), root_box(lo, hi, r), lower, give_up=GIVE_UP * seeds_2r
+    )
     upper = upper_bound(
-        search,
-        lambda: int(count(top_rows, top_rows, R).max()),
-        lambda: int(ball_counts_dask(Q, R, metric=metric).max().compute()),
+        search, seeds_2r, lambda: int(ball_counts_dask(Q, R, metric=metric).max().compute())
     )
     return Claim5Bound(n=int(Q.shape[0]), lower=lower, upper=upper)

@@ -42,7 +42,9 @@ stored records. :func:`claim5_bound` computes
     1e-9 so that rounding in the float distance cannot break the triangle inequality. This
     pass is made only when the search's bound exceeds the 2r counts of the :data:`SEEDS`
     densest queries (it cannot be the minimum otherwise), so the upper bound is never
-    looser than the 2r bound and the 2r pass is skipped where the search wins;
+    looser than the 2r bound and the 2r pass is skipped where the search wins. Where the
+    search is far behind those counts a quarter of the way through (:data:`GIVE_UP`;
+    sparse data whose boxes stay wide), it stops and the 2r bound is used;
 
 and uses ``min(upper, n)``. When lower == upper the value is exact.
 
@@ -155,41 +157,52 @@ def claim5_bound(
         counts = ball_counts_at_r
     lower = _max_of_counts(counts, n)
     tree = build_tree(Q)
+    R = claim5_radius(r)
+    top = Q[seeds(counts)]
+    seeds_2r = int(np.max(box_counts(tree, top, top, R, metric)))
     search = depth_bound(
         lambda lo, hi: box_counts(tree, lo, hi, r, metric),
         root_box(Q.min(axis=0), Q.max(axis=0), r),
         lower,
+        give_up=GIVE_UP * seeds_2r,
     )
-    R = claim5_radius(r)
-    top = Q[seeds(counts)]
     upper = upper_bound(
-        search,
-        lambda: int(np.max(box_counts(tree, top, top, R, metric))),
-        lambda: int(np.max(geometry.ball_counts(Q, R, metric=metric))),
+        search, seeds_2r, lambda: int(np.max(geometry.ball_counts(Q, R, metric=metric)))
     )
     return Claim5Bound(n=n, lower=lower, upper=upper)
 
 
-#: How many of the densest queries (largest counts at r) the search's bound is compared with
-#: at 2r before the whole 2r pass is skipped.
+#: How many of the densest queries (largest counts at r) are counted at 2r first: their
+#: largest 2r count is a lower bound of the 2r bound, which the search has to beat.
 SEEDS = 8
+#: The search gives up (and the 2r pass decides) when, a quarter of the way through, its
+#: bound is still above this multiple of the seeds' 2r count.
+GIVE_UP = 2
 
 
 def seeds(counts: Any) -> np.ndarray:
-    """Indices of the :data:`SEEDS` queries with the largest counts at r (ties: first)."""
+    """Indices of the :data:`SEEDS` queries with the largest counts at r, ties broken by the
+    smaller index (every engine picks the same)."""
     return np.argsort(-np.asarray(counts), kind="stable")[:SEEDS]
 
 
-def upper_bound(search: int | None, seeds_2r: Callable[[], int], all_2r: Callable[[], int]) -> int:
-    """Claim 5's upper bound: ``min(search, max_t #{s : d(i_s, i_t) ≤ 2r})``.
+def upper_bound(search: int | None, seeds_2r: int, all_2r: Callable[[], int]) -> int:
+    """Claim 5's upper bound from the search's bound and the 2r bound.
 
-    ``seeds_2r()`` is the largest 2r count of a few queries, a lower bound of the 2r maximum;
-    when the search's bound is already at most that, it is the minimum and the 2r pass
-    ``all_2r()`` is not made. Either way the value is the same, so every engine that supplies
-    the same counts gives the same bound. ``search`` None (no search possible) leaves the
-    2r bound.
+    ``seeds_2r`` is the largest 2r count of the :data:`SEEDS` densest queries, at most the
+    2r bound ``max_t #{s : d(i_s, i_t) ≤ 2r}``; when the search's bound is at most that, it
+    is the upper bound and the 2r pass ``all_2r()`` is not made. Otherwise the upper bound
+    is ``min(search, all_2r())`` (the 2r bound alone when the search gave up). It is never
+    above the 2r bound, and every engine that supplies the same counts gives the same value.
+
+    Examples
+    --------
+    >>> upper_bound(40, 90, lambda: 100)  # the search wins: no 2r pass
+    40
+    >>> upper_bound(95, 90, lambda: 100), upper_bound(None, 90, lambda: 100)
+    (95, 100)
     """
-    if search is not None and search <= seeds_2r():
+    if search is not None and search <= seeds_2r:
         return search
     full = all_2r()
     return full if search is None else min(search, full)
