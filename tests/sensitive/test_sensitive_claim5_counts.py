@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from privad.datasets import load
 from privad.errors import ParameterError
 from privad.geometry import ball_counts
 from privad.geometry.depth import box_counts_brute, depth_bound, root_box
@@ -69,3 +70,15 @@ def test_bound_equals_brute_force_on_small_random_inputs(metric):
         assert bound.m == max(1, min(bound.upper, n))
         given = claim5_bound(Q, r, metric=metric, ball_counts_at_r=ball_counts(Q, r, metric=metric))
         assert given == bound
+
+
+def test_thyroid_figures_equal_brute_force():
+    """The Thyroid figures that the docs and the CLI tests quote, at r = 0.1: lower bound 549,
+    2r bound 1,825, box search 1,375, so m = 1,375; each from every pair and every box gap."""
+    X = load("thyroid").X
+    lower = _brute_max(X, 0.1, "euclidean")
+    two_r = _brute_max(X, claim5_radius(0.1), "euclidean")
+    search = _brute_search(X, 0.1, "euclidean", lower)
+    assert (lower, two_r, search) == (549, 1825, 1375)
+    bound = claim5_bound(X, 0.1)
+    assert (bound.lower, bound.upper, bound.m) == (lower, min(search, two_r), 1375)
