@@ -80,7 +80,11 @@ def test_thyroid_bound_equals_brute_force():
     lower = _brute_max(X, 0.1, "euclidean")
     two_r = _brute_max(X, claim5_radius(0.1), "euclidean")
     assert (lower, two_r) == (549, 1825)
-    search = _brute_search(X, 0.1, "euclidean", lower)
+    search = depth_bound(  # every box counted from all its gaps (no tree)
+        lambda los, his: box_counts_brute(X, los, his, 0.1, "euclidean"),
+        root_box(X.min(axis=0), X.max(axis=0), 0.1),
+        lower,
+    )
     bound = claim5_bound(X, 0.1)
     assert (bound.lower, bound.upper) == (lower, min(search, two_r))
     assert lower <= bound.m == search < two_r
