@@ -205,3 +205,18 @@ def full_disk(tmp_path) -> Any:
     yield make
     for folder in mounted:
         subprocess.run(["umount", str(folder)], capture_output=True, check=False)
+
+
+@pytest.fixture(scope="session")
+def online_claim5_m() -> Any:
+    """``online_claim5_m(V, r)``: the curator's online Claim 5 m of the vector set ``V``,
+    ``min(|V|, max_t #{s : d(v_s, v_t) <= claim5_radius(r)})`` (the 2r bound), from every
+    pair by the canonical predicate (euclidean)."""
+    from privad.geometry.predicate import pair_values, threshold
+    from privad.sensitive.accounting import claim5_radius
+
+    def m(V: Any, r: float) -> int:
+        within = pair_values(V, V, "euclidean") <= threshold(claim5_radius(r), "euclidean")
+        return min(len(V), int(within.sum(axis=1).max()))
+
+    return m

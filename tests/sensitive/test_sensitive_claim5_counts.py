@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from privad.datasets import load
 from privad.errors import ParameterError
 from privad.geometry import ball_counts
 from privad.geometry.depth import box_counts_brute, depth_bound, root_box
@@ -81,3 +82,21 @@ def test_bound_equals_brute_force_on_small_random_inputs(metric):
         assert bound.m == max(1, min(bound.upper, n))
         given = claim5_bound(Q, r, metric=metric, ball_counts_at_r=ball_counts(Q, r, metric=metric))
         assert given == bound
+
+
+def test_thyroid_bound_equals_brute_force():
+    """Thyroid at r = 0.1, whose m the CLI and release tests take from claim5_bound: lower
+    bound 549, 2r bound 1,825, and the upper bound the brute-force box search's (from every
+    box gap), tighter than the 2r bound."""
+    X = load("thyroid").X
+    lower = _brute_max(X, 0.1, "euclidean")
+    two_r = _brute_max(X, claim5_radius(0.1), "euclidean")
+    assert (lower, two_r) == (549, 1825)
+    search = depth_bound(  # every box counted from all its gaps (no tree)
+        lambda los, his: box_counts_brute(X, los, his, 0.1, "euclidean"),
+        root_box(X.min(axis=0), X.max(axis=0), 0.1),
+        lower,
+    )
+    bound = claim5_bound(X, 0.1)
+    assert (bound.lower, bound.upper) == (lower, min(search, two_r))
+    assert lower <= bound.m == search < two_r

@@ -23,12 +23,15 @@ only on what it sent, never on the data:
   reveal them; the id charge depends on the ids alone.
 * **Queries by feature vector** ("future queries", records not in the data) are charged
   online by Claim 5. Let V_q be the vector questions querier q was answered so far, and
-  m(V) = min(|V|, max_t #{s : d(v_s, v_t) ≤ 2r}) Claim 5's bound (the same computation as
-  :func:`privad.sensitive.accounting.claim5_bound`, radius 2r(1 + 1e-9)). m is non-decreasing as V
-  grows, so charging ε·(m(V ∪ N) − m(V)) for a request with new questions N makes the total
-  charged ε·m(V_final): exactly Claim 5's charge for the whole set, whatever the order of
-  arrival. m depends on the querier's vectors only. A request that raises no m is answered
-  at no charge (its answers are covered by what was charged already) and is recorded.
+  m(V) = min(|V|, max_t #{s : d(v_s, v_t) ≤ 2r}) Claim 5's 2r bound (radius
+  :func:`~privad.sensitive.accounting.claim5_radius`, 2r(1 + 1e-9)). m is non-decreasing
+  as V grows, so charging ε·(m(V ∪ N) − m(V)) for a request with new questions N makes the
+  total charged ε·m(V_final), whatever the order of arrival. m depends on the querier's
+  vectors only. It is the 2r bound alone because that can be updated vector by vector;
+  the box search of :func:`privad.sensitive.accounting.claim5_bound` is not incremental, so
+  the batch charge of the same set (the smaller of the two bounds) can be lower than the
+  online one, never higher. A request that raises no m is answered at no charge (its
+  answers are covered by what was charged already) and is recorded.
 * Ids and vectors are different questions; their charges add (sequential composition).
 * A request that would exceed the budget is refused whole: nothing is spent, nothing
   answered, nothing recorded.
@@ -122,10 +125,12 @@ class OnlineClaim5:
 
     Keeps, for every vector v_t asked so far, c_t = #{s : d(v_s, v_t) ≤ R} with
     R = :func:`~privad.sensitive.accounting.claim5_radius` (r), counted by
-    :func:`privad.geometry.ball_counts` (the canonical predicate), so :attr:`bound` equals
-    :func:`privad.sensitive.accounting.claim5_bound` of the same set. Adding N vectors to V counts N
-    against V ∪ N and V against N: by brute force when there are few pairs (one vector
-    against 10^5 costs a few ms), else with the tree engine.
+    :func:`privad.geometry.ball_counts` (the canonical predicate), so :attr:`bound`'s upper
+    is Claim 5's 2r bound of the set: never below the upper bound of
+    :func:`privad.sensitive.accounting.claim5_bound` of the same set, which is the smaller
+    of the 2r bound and the box search's (not incremental, so not used here). Adding N
+    vectors to V counts N against V ∪ N and V against N: by brute force when there are few
+    pairs (one vector against 10^5 costs a few ms), else with the tree engine.
     """
 
     def __init__(self, r: float, metric: str, d: int) -> None:

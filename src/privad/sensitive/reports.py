@@ -35,10 +35,10 @@ __all__ = [
 
 NOT_FOR_PUBLICATION = (
     "Claim 5's m, the composed ε = min(n, m)·ε and the remaining ε are computed from the "
-    "queried records (the most of them within 2r of one; without --queries they are the "
-    "data's own records), so they are a function of the data and NOT private: they are for "
-    "the data owner's accounting. Publish the labels, the parameters and the per-query ε, "
-    "not these numbers."
+    "queried records (a bound on the most of them in one ball of radius r; without "
+    "--queries they are the data's own records), so they are a function of the data and NOT "
+    "private: they are for the data owner's accounting. Publish the labels, the parameters "
+    "and the per-query ε, not these numbers."
 )
 """What an identification report says of its data-dependent numbers (in ``to_dict()``: the
 ``not_for_publication`` object)."""

@@ -374,7 +374,7 @@ def _per_record_section(r: Reproduction, run: _Run) -> Section:
             "records within r of it (its ball count c_j), so it loses at most c_j·ε, or "
             "the optimal composition of c_j answers at δ (Kairouz, Oh, Viswanath 2015). "
             "The batch is charged Claim 5's m, the worst case over every possible record "
-            "(an upper bound through balls of radius 2r), which no stored record "
+            "(an upper bound: the box search's or the 2r bound), which no stored record "
             "reaches. The distribution depends on the data: it is for the curator, never "
             "for a querier (privad keeps it in the ledger's statement only).",
         ],
