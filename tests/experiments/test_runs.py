@@ -35,7 +35,7 @@ def _fake(result: object, calls: list[dict]) -> object:
 @pytest.mark.parametrize(
     ("name", "module", "options", "run"),
     [
-        ("relaxed", relaxed, {"runs": 3}, "quick run, seed 7, 3 run(s)"),
+        ("relaxed", relaxed, {"runs": 3}, "quick run, seed 7"),  # quick: fewer than asked
         ("rmp", rmp, {"seeds": 2, "command": "c"}, "quick run, seeds from 7"),
     ],
 )

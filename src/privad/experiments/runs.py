@@ -32,7 +32,7 @@ SCHEMES = {"sp": "sensitive", "relaxed": "relaxed", "search": "search", "rmp": "
 @dataclass(frozen=True)
 class ReproductionRun:
     """What a reproduction wrote into ``out``: its ``files``, in ``seconds`` (rounded to ms),
-    ``run`` (what the run was, e.g. "quick run, seed 0, 1 run(s)") and the ``tables`` of
+    ``run`` (what the run was, e.g. "full run, seed 0, 5 run(s)") and the ``tables`` of
     its result that are reported (sensitive privacy: Tables 1 and 2).
 
     Examples
@@ -141,7 +141,7 @@ def run_reproduction(
     >>> with tempfile.TemporaryDirectory() as folder:  # doctest: +SKIP
     ...     done = run_reproduction("relaxed", folder, quick=True)
     >>> done.run  # doctest: +SKIP
-    'quick run, seed 0, 5 run(s)'
+    'quick run, seed 0'
     """
     reproduce = import_module(f"privad.experiments.{SCHEMES[name]}").reproduce
     directory = Path(out)
@@ -154,7 +154,8 @@ def run_reproduction(
         result = result.files
     else:
         default = inspect.signature(reproduce).parameters.get("runs")
-        runs = (f"{options.get('runs', default and default.default)} run(s)",)
+        # a quick run does fewer runs than asked (its page says how many), so none is named
+        runs = () if quick else (f"{options.get('runs', default and default.default)} run(s)",)
         more = (f"seeds from {seed}",) if name == "rmp" else (f"seed {seed}", *runs)
         tables = {}
     run = ", ".join(("quick run" if quick else "full run", *more))
