@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 
 import pytest
@@ -126,3 +127,28 @@ def test_reset_ledger_asks_then_deletes_one_scope(book) -> None:
         gone.text() == "Reset every scope: 1 spend(s) deleted, budgets dropped (ledger :memory:)."
     )
     assert book.budgets() == []
+
+
+@pytest.mark.parametrize("where", ["top", "context"])
+def test_a_reservation_whose_output_was_published_cannot_be_cancelled(tmp_path, where) -> None:
+    """Stopped between publishing and committing: the output, written after the reservation,
+    may have been read, so the ε stays counted until the file is gone. An output older than
+    the reservation (a previous run's, never replaced) does not block it."""
+    out = tmp_path / "labels.csv"
+    out.write_text("index,label\n")
+    os.utime(out, (1_000_000_000, 1_000_000_000))  # written long before
+    meta = {"out": str(out)} if where == "top" else {"context": {"out": str(out)}}
+    with Ledger(":memory:") as book:
+        book.set_budget("d", "pure-dp", 5.0)
+        g = Guarantee("pure-dp", 0.5, "one record")
+        book.reserve("d", g, "killed before the rename", meta)
+        old = book.history("d")[-1]
+        assert cancel_reservation(book, old.id).spend.status == "cancelled"
+        book.reserve("d", g, "killed after the rename", meta)
+        published = book.history("d")[-1]
+        out.write_text("index,label\n0,1\n")  # the release's answers, now in place
+        with pytest.raises(LedgerError, match="was written after it was reserved"):
+            cancel_reservation(book, published.id, lambda question: None)
+        assert book.get_spend(published.id).status == "reserved"
+        out.unlink()
+        assert cancel_reservation(book, published.id).spend.status == "cancelled"

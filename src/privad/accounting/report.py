@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from privad.accounting.exact import fmt
@@ -40,6 +41,7 @@ from privad.accounting.statement import (
     render_statement,
     when,
 )
+from privad.errors import LedgerError
 
 __all__ = [
     "Cancellation",
@@ -193,6 +195,21 @@ def ledger_report(ledger: Ledger, scope: str | None = None) -> LedgerReport:
     return LedgerReport(ledger.path, scope, budgets, spends, datetime.now(UTC))
 
 
+def _written_output(spend: Spend) -> Path | None:
+    """The output a spend's metadata names, if it exists and was modified at or after the
+    spend was reserved (published by the release the spend pays for)."""
+    context = spend.metadata.get("context")
+    out = spend.metadata.get("out") or (context.get("out") if isinstance(context, dict) else None)
+    if not out:
+        return None
+    path = Path(out)
+    try:
+        modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except OSError:  # not there (never published, or moved away)
+        return None
+    return path if modified >= spend.timestamp else None
+
+
 @dataclass(frozen=True)
 class Cancellation:
     """A reservation given back (or found cancelled already) and what its scope has left,
@@ -268,10 +285,21 @@ def cancel_reservation(
     Raises
     ------
     LedgerError
-        No spend has that id, or it is committed (its result may have been released).
+        No spend has that id, or it is committed (its result may have been released), or
+        the output it names (``metadata["out"]`` or ``metadata["context"]["out"]``, as the
+        release paths record it; a relative path is looked up from the current folder) was
+        written after the reservation: the process was stopped after publishing its
+        answers and before committing, so they may have been read.
     """
     spend = ledger.get_spend(spend_id)
     already = spend.status == CANCELLED
+    written = _written_output(spend) if spend.status == RESERVED else None
+    if written is not None:
+        raise LedgerError(
+            f"reservation #{spend.id}'s output {written} was written after it was reserved, so "
+            "its answers may have been released and its ε stays counted; if nothing was read "
+            "from it, delete or move it, then cancel"
+        )
     if spend.status == RESERVED and confirm is not None:
         what = Cancellation(ledger.path, spend, already, {}).what
         confirm(
