@@ -251,10 +251,22 @@ def partitioned_box_counts(
     hi = np.max([c[1] for c in roots], axis=0)
 
     def count(blos: np.ndarray, bhis: np.ndarray, r: float) -> np.ndarray:
-        parts = dask.compute(*[dask.delayed(box_counts)(t, blos, bhis, r, metric) for t in trees])
+        task = dask.delayed(_block_box_counts)
+        parts = dask.compute(*[task(t, blos, bhis, r, metric, len(trees)) for t in trees])
         return np.sum(parts, axis=0, dtype=np.int64)
 
     return count, lo, hi
+
+
+def _block_box_counts(
+    tree: KDTree, blos: np.ndarray, bhis: np.ndarray, r: float, metric: str, n_tasks: int
+) -> np.ndarray:
+    """:func:`box_counts` of one block, on a worker, with its share of Numba's threads (the
+    blocks' tasks run side by side, as the Dask engine's counting tasks do)."""
+    from privad.geometry.distributed import _numba_threads
+
+    with _numba_threads(n_tasks):
+        return box_counts(tree, blos, bhis, r, metric)
 
 
 def _root_corners(tree: KDTree) -> tuple[np.ndarray, np.ndarray]:
