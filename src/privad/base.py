@@ -452,13 +452,16 @@ def _estimator_class() -> type:
                 yield account.ledger
 
         @contextmanager
-        def _unchanged_if_refused(self) -> Iterator[None]:
-            """Leave the estimator as it was when a ledger refuses a release inside (a
+        def _fitting(self, ledger: Any, scope: Any) -> Iterator[None]:
+            """A ``fit`` whose releases charge ``ledger`` under ``scope`` (both, or neither:
+            ``ledger_``; :func:`check_ledger_scope` first). A ledger's refusal inside (a
             :class:`~privad.errors.BudgetExceededError` or
-            :class:`~privad.accounting.NoBudgetError`: nothing was released), so a refused
-            ``fit`` sets no fitted attribute and a refused refit keeps the previous fit."""
+            :class:`~privad.accounting.NoBudgetError`: nothing was released) leaves the
+            estimator as it was: a refused fit sets no fitted attribute, a refused refit
+            keeps the previous fit."""
             from privad.accounting import NoBudgetError
 
+            check_ledger_scope(ledger, scope)
             before = dict(self.__dict__)
             try:
                 yield
