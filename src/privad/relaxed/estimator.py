@@ -17,7 +17,8 @@ services and :func:`~privad.relaxed.pipeline.run_pipeline`:
   :class:`~privad.relaxed.parties.CorrectionServer` and the fitted
   :class:`~privad.relaxed.parties.Sensor`; its guarantee (``Sensor.release_guarantee()``:
   𝒯', and in the protected exchange the noisy d_diff) is reserved on the estimator's
-  ledger before the sensor draws any noise, and committed when the run is complete;
+  ledger ``ledger_`` (or the ``ledger`` and ``scope`` given to the call) before the sensor
+  draws any noise, and committed when the run is complete;
 * a window is released once: the same records asked again get the recorded answers
   (:meth:`privad.base.PrivadEstimator._released`), so repeated calls cannot average the
   noise away.

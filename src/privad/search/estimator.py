@@ -7,7 +7,8 @@ plays both sides of Algorithm 1 in one process: a local oracle over the series
 binarized form of section 5, or randomized response, eq. 5) answers the noisy group
 queries of :func:`~privad.search.loop.search`, which keeps the Bayesian belief f_t over the
 anomaly's location. Every answer is recorded in the estimator's ledger (``ledger_``, notion
-``"anomaly-restricted-dp"``) before it is drawn, by the oracle's one release path.
+``"anomaly-restricted-dp"``; or the ``ledger`` and ``scope`` given to the call) before it
+is drawn, by the oracle's one release path.
 
 A series is searched once: asking again about the same values returns the recorded result
 (:meth:`privad.base.PrivadEstimator._released`), so repeated calls cannot average the noise
