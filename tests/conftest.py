@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -69,6 +69,25 @@ def _fresh_process_ledgers() -> Iterator[None]:
 
     _ACCOUNTS.forget()
     yield
+
+
+@pytest.fixture
+def assert_refused() -> Callable[..., None]:
+    """``assert_refused(est, error, *calls, match=None)``: each call raises ``error`` (its
+    message matching ``match``) and leaves every attribute of the estimator ``est`` as it
+    was (the same objects): nothing released."""
+
+    def check(
+        est: Any, error: type[Exception], *calls: Callable[[], Any], match: str | None = None
+    ) -> None:
+        before = dict(vars(est))
+        for call in calls:
+            with pytest.raises(error, match=match):
+                call()
+        assert vars(est).keys() == before.keys()
+        assert all(vars(est)[name] is value for name, value in before.items())
+
+    return check
 
 
 @pytest.fixture

@@ -58,6 +58,7 @@ __all__ = [
     "NotFittedError",  # noqa: F822 (made on first use: __getattr__)
     "PrivadEstimator",  # noqa: F822
     "check_contamination",
+    "check_ledger_scope",
     "contamination_threshold",
     "process_ledger",
     "row_hashes",
@@ -95,6 +96,29 @@ def contamination_threshold(scores: np.ndarray, contamination: float) -> float:
     """
     c = check_contamination(contamination)
     return float(np.percentile(np.asarray(scores, dtype=np.float64), 100.0 * (1.0 - c)))
+
+
+def check_ledger_scope(ledger: Any, scope: Any) -> None:
+    """Check the ``ledger`` and ``scope`` a caller gives a release: both, or neither.
+
+    A release charges the caller's ledger under the caller's scope (both given), or the
+    estimator's own ``ledger_`` under ``scope_`` (neither); one without the other is a
+    :class:`~privad.errors.ParameterError`, raised before anything is computed or charged.
+
+    Examples
+    --------
+    >>> from privad.accounting import Ledger
+    >>> from privad.base import check_ledger_scope
+    >>> check_ledger_scope(None, None)  # the estimator's own ledger
+    >>> check_ledger_scope(Ledger(":memory:"), "study")
+    >>> check_ledger_scope(Ledger(":memory:"), None)
+    Traceback (most recent call last):
+    ...
+    privad.errors.ParameterError: give both ledger and scope, or neither; got ledger only
+    """
+    if (ledger is None) != (scope is None):
+        given = "scope" if ledger is None else "ledger"
+        raise ParameterError(f"give both ledger and scope, or neither; got {given} only")
 
 
 class InputTypeError(DataError, TypeError):
@@ -426,6 +450,25 @@ def _estimator_class() -> type:
                     book = account.ledger
                     _declare_budget(book, self.scope_, notion, float(self.budget), strict=True)
                 yield account.ledger
+
+        @contextmanager
+        def _fitting(self, ledger: Any, scope: Any) -> Iterator[None]:
+            """A ``fit`` whose releases charge ``ledger`` under ``scope`` (both, or neither:
+            ``ledger_``; :func:`check_ledger_scope` first). A ledger's refusal inside (a
+            :class:`~privad.errors.BudgetExceededError` or
+            :class:`~privad.accounting.NoBudgetError`: nothing was released) leaves the
+            estimator as it was: a refused fit sets no fitted attribute, a refused refit
+            keeps the previous fit."""
+            from privad.accounting import NoBudgetError
+
+            check_ledger_scope(ledger, scope)
+            before = dict(self.__dict__)
+            try:
+                yield
+            except (BudgetExceededError, NoBudgetError):
+                self.__dict__.clear()
+                self.__dict__.update(before)
+                raise
 
         def __sklearn_tags__(self) -> Any:
             """scikit-learn's tags; an estimator with an ``rng`` parameter (one that releases

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from sklearn.base import clone
 from sklearn.ensemble import IsolationForest
 from sklearn.metrics import roc_auc_score
 
-from privad.accounting import RELAXED_DP
+from privad.accounting import RELAXED_DP, Ledger, NoBudgetError
 from privad.base import contamination_threshold
 from privad.datasets import load, make_sensor_ring
 from privad.detectors import SklearnOutlierAdapter
@@ -337,3 +338,68 @@ def test_a_grid_search_spends_one_budget_and_shows_it(ring) -> None:  # type: ig
     book = process_ledger(X)
     assert book.spent("fitted-data", RELAXED_DP) == pytest.approx(20.0)
     assert len(book.history(include_cancelled=False)) == 5
+
+
+def _rows(book, scope):  # type: ignore[no-untyped-def]
+    """What each spend of ``scope`` says (label, guarantee, metadata) and its status."""
+    return [(s.label, s.guarantee, s.metadata, s.status) for s in book.history(scope)]
+
+
+def test_windows_can_be_charged_to_the_callers_ledger(ring, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    history, X, _ = ring
+    est = RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, history=history, rng=0)
+    with Ledger(tmp_path / "l.sqlite") as book:
+        book.set_budget("study", RELAXED_DP, 10.0)
+        est.fit(X, ledger=book, scope="study")
+        new = est.predict(X[:700], ledger=book, scope="study")
+        # the recorded windows: no new spend, whichever ledger is given
+        np.testing.assert_array_equal(est.predict(X, ledger=book, scope="study"), est.labels_)
+        scores = est.decision_function(X[:700], ledger=book, scope="study")
+        np.testing.assert_array_equal(est.decision_function(X[:700]), scores)
+        assert [s.epsilon for s in book.history("study")] == pytest.approx([4.0, 4.0])
+        assert all(s.guarantee == est.guarantee_ for s in book.history("study"))
+        assert est.ledger_.history() == []  # the estimator's own ledger is untouched
+        charged = _rows(book, "study")
+    # the same rows as the default charges to ledger_ (the same windows, the same seed)
+    default = _fit(ring)
+    np.testing.assert_array_equal(default.labels_, est.labels_)
+    np.testing.assert_array_equal(default.predict(X[:700]), new)
+    assert _rows(default.ledger_, "fitted-data") == charged
+
+
+def test_a_window_a_given_ledger_refuses_releases_nothing(ring, tmp_path, assert_refused) -> None:  # type: ignore[no-untyped-def]
+    history, X, _ = ring
+    est = RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, history=history, rng=0)
+    with Ledger(tmp_path / "l.sqlite") as book:
+        book.set_budget("study", RELAXED_DP, 3.0)  # one window costs 4
+        with pytest.raises(BudgetExceededError):
+            est.fit(X, ledger=book, scope="study")
+        assert not hasattr(est, "labels_") and not hasattr(est, "calibration_")
+        est.fit(X[:1000])  # charged to ledger_
+        charge = {"ledger": book, "scope": "study"}
+        calls = [
+            partial(m, X[500:], **charge) for m in (est.fit, est.predict, est.decision_function)
+        ]
+        assert_refused(est, BudgetExceededError, *calls)
+        # no budget for this scope in the ledger
+        assert_refused(est, NoBudgetError, partial(est.predict, X[500:], ledger=book, scope="s"))
+        assert book.history(include_cancelled=True) == []
+    assert len(est.ledger_.history()) == 1
+    est.predict(X[500:])  # nothing was recorded for these records: a new window, charged
+    assert len(est.ledger_.history()) == 2
+
+
+def test_a_ledger_needs_a_scope(ring) -> None:  # type: ignore[no-untyped-def]
+    history, X, _ = ring
+    est = RelaxedDPDetector(epsilon=1.0, global_sensitivity=GS, history=history, rng=0)
+    book = Ledger(":memory:")
+    with pytest.raises(ParameterError, match="both ledger and scope.*got ledger only"):
+        est.fit(X, ledger=book)
+    assert not hasattr(est, "calibration_")  # raised before anything was computed
+    est.fit(X)
+    for method in (est.predict, est.decision_function):
+        with pytest.raises(ParameterError, match="both ledger and scope.*got ledger only"):
+            method(X[:100], ledger=book)
+        with pytest.raises(ParameterError, match="both ledger and scope.*got scope only"):
+            method(X[:100], scope="study")
+    assert len(est.ledger_.history()) == 1 and book.history() == []

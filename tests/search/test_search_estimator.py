@@ -16,7 +16,7 @@ from sklearn.base import clone, is_outlier_detector
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from privad.accounting import ANOMALY_RESTRICTED_DP
+from privad.accounting import ANOMALY_RESTRICTED_DP, Ledger, NoBudgetError
 from privad.datasets import make_search_mixture
 from privad.errors import BudgetExceededError, DataError, NotFittedError, ParameterError
 from privad.experiments.search_problems import problem_from_dataset
@@ -184,3 +184,74 @@ def test_refits_and_copies_share_the_budget(easy, again) -> None:  # type: ignor
     assert 0 < answers * 2.0 <= 10.0
     assert len(est.ledger_.history(SCOPE)) == answers
     assert est.ledger_.spent(SCOPE, ANOMALY_RESTRICTED_DP) == pytest.approx(2.0 * answers)
+
+
+def _rows(book, scope):  # type: ignore[no-untyped-def]
+    """What each spend of ``scope`` says (label, guarantee, metadata) and its status."""
+    return [(s.label, s.guarantee, s.metadata, s.status) for s in book.history(scope)]
+
+
+def test_searches_can_be_charged_to_the_callers_ledger(easy, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    X = _column(easy)
+    est = _detector(easy, alpha=0.9)
+    with Ledger(tmp_path / "l.sqlite") as book:
+        book.set_budget("study", ANOMALY_RESTRICTED_DP, 400.0)
+        est.fit(X, ledger=book, scope="study")
+        spends = book.history("study")
+        assert len(spends) == est.n_queries_ > 0
+        assert all(s.notion == ANOMALY_RESTRICTED_DP and s.epsilon == 2.0 for s in spends)
+        assert book.spent("study", ANOMALY_RESTRICTED_DP) == pytest.approx(est.guarantee_.epsilon)
+        # the recorded search: no new answers, whichever ledger is given
+        np.testing.assert_array_equal(est.predict(X, ledger=book, scope="study"), est.labels_)
+        scores = est.decision_function(X[:300], ledger=book, scope="study")  # a new series
+        assert len(book.history("study")) > est.n_queries_
+        np.testing.assert_array_equal(est.decision_function(X[:300]), scores)
+        assert est.ledger_.history() == []  # the estimator's own ledger is untouched
+        charged = _rows(book, "study")
+    # the same rows as the default charges to ledger_ (the same searches, the same seed)
+    default = _detector(easy, alpha=0.9).fit(X)
+    np.testing.assert_array_equal(default.decision_function(X[:300]), scores)
+    assert _rows(default.ledger_, SCOPE) == charged
+
+
+def test_a_search_a_given_ledger_refuses_releases_nothing(easy, tmp_path, assert_refused) -> None:  # type: ignore[no-untyped-def]
+    X = _column(easy)
+    est = _detector(easy)
+    with Ledger(tmp_path / "l.sqlite") as book:
+        book.set_budget("study", ANOMALY_RESTRICTED_DP, 1.0)  # one answer costs 2
+        with pytest.raises(BudgetExceededError, match="less than one answer"):
+            est.fit(X, ledger=book, scope="study")
+        assert not hasattr(est, "labels_") and not hasattr(est, "decision_scores_")
+        est.fit(X[:600])  # charged to ledger_
+        series = X[300:]
+        assert_refused(
+            est,
+            BudgetExceededError,
+            lambda: est.fit(series, ledger=book, scope="study"),
+            lambda: est.predict(series, ledger=book, scope="study"),
+            lambda: est.decision_function(series, ledger=book, scope="study"),
+            match="less than one answer",
+        )
+        # no budget for this scope in the ledger
+        assert_refused(est, NoBudgetError, lambda: est.predict(series, ledger=book, scope="s"))
+        assert book.history(include_cancelled=True) == []
+    answers = len(est.ledger_.history())
+    est.predict(X[300:])  # nothing was recorded for this series: a new search, charged
+    assert len(est.ledger_.history()) > answers
+
+
+def test_a_ledger_needs_a_scope(easy) -> None:  # type: ignore[no-untyped-def]
+    X = _column(easy)
+    est = _detector(easy)
+    book = Ledger(":memory:")
+    with pytest.raises(ParameterError, match="both ledger and scope.*got ledger only"):
+        est.fit(X, ledger=book)
+    assert not hasattr(est, "rng_")  # raised before anything was computed
+    est.fit(X)
+    answers = len(est.ledger_.history())
+    for method in (est.predict, est.decision_function):
+        with pytest.raises(ParameterError, match="both ledger and scope.*got ledger only"):
+            method(X[:300], ledger=book)
+        with pytest.raises(ParameterError, match="both ledger and scope.*got scope only"):
+            method(X[:300], scope="study")
+    assert len(est.ledger_.history()) == answers and book.history() == []

@@ -17,7 +17,8 @@ services and :func:`~privad.relaxed.pipeline.run_pipeline`:
   :class:`~privad.relaxed.parties.CorrectionServer` and the fitted
   :class:`~privad.relaxed.parties.Sensor`; its guarantee (``Sensor.release_guarantee()``:
   𝒯', and in the protected exchange the noisy d_diff) is reserved on the estimator's
-  ledger before the sensor draws any noise, and committed when the run is complete;
+  ledger ``ledger_`` (or the ``ledger`` and ``scope`` given to the call) before the sensor
+  draws any noise, and committed when the run is complete;
 * a window is released once: the same records asked again get the recorded answers
   (:meth:`privad.base.PrivadEstimator._released`), so repeated calls cannot average the
   noise away.
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -36,6 +38,7 @@ from privad.accounting import RELAXED_DP, Guarantee, Ledger
 from privad.base import (
     PrivadEstimator,
     check_contamination,
+    check_ledger_scope,
     contamination_threshold,
     row_hashes,
 )
@@ -305,76 +308,89 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
             raise DataError(f"history has {H.shape[1]} column(s) but X has {data.shape[1]}")
         return H
 
-    def fit(self, X: Any, y: Any = None) -> RelaxedDPDetector:
+    def fit(
+        self, X: Any, y: Any = None, *, ledger: Ledger | None = None, scope: str | None = None
+    ) -> RelaxedDPDetector:
         """Fix the public parameters and release ``X`` (n, d; n ≥ 2) as one window.
 
-        ``y`` is ignored. Raises :class:`~privad.errors.BudgetExceededError` (nothing
-        released) when ``budget`` cannot pay for the window. Later windows
-        (:meth:`predict` on other records) use the parameters as they were at ``fit``.
+        Raises :class:`~privad.errors.BudgetExceededError` (nothing released, the
+        estimator left as it was) when the ledger charged cannot pay for the window. Later
+        windows (:meth:`predict` on other records) use the parameters as they were at
+        ``fit``.
+
+        Parameters
+        ----------
+        X : array (n, d)
+            The records of the first window.
+        y : ignored
+        ledger, scope : optional
+            As in :meth:`predict`.
         """
-        if self.global_sensitivity is None:
-            raise ParameterError(
-                "global_sensitivity (the width of each column's domain) is required: without "
-                "it outliers get no finite ε' and the release's guarantee cannot be charged"
+        with self._fitting(ledger, scope):  # a refused window leaves the estimator as it was
+            if self.global_sensitivity is None:
+                raise ParameterError(
+                    "global_sensitivity (the width of each column's domain) is required: without "
+                    "it outliers get no finite ε' and the release's guarantee cannot be charged"
+                )
+            epsilon = check_epsilon(self.epsilon)  # the Sensor warns above 20, once
+            p_o = check_p_o(self.p_o)
+            if self.contamination is not None:
+                check_contamination(self.contamination)
+            check_choice(self.scores, "scores", SCORES)
+            self._reconstruction = RelaxedReconstruction(
+                reduction=self.reduction,
+                outlier_radius=self.outlier_radius,
+                outlier_layer_width=self.outlier_layer_width,
+                dbscan_calibration=self.dbscan_calibration,
             )
-        epsilon = check_epsilon(self.epsilon)  # the Sensor warns above 20, once
-        p_o = check_p_o(self.p_o)
-        if self.contamination is not None:
-            check_contamination(self.contamination)
-        check_choice(self.scores, "scores", SCORES)
-        self._reconstruction = RelaxedReconstruction(
-            reduction=self.reduction,
-            outlier_radius=self.outlier_radius,
-            outlier_layer_width=self.outlier_layer_width,
-            dbscan_calibration=self.dbscan_calibration,
-        )
-        if self.budget is not None:
-            check_epsilon(self.budget, "budget")
-        if not isinstance(self.scope, str) or not self.scope.strip():
-            raise ParameterError(f"scope must be a non-empty string, got {self.scope!r}")
-        data = self._validate(X, reset=True, min_rows=2)
-        H = self._history(data)
-        rs = (
-            self._eq1(H, p_o)
-            if self.relaxed_sensitivity is None
-            else check_relaxed_sensitivity(self.relaxed_sensitivity, data.shape[1])
-        )
-        self.rng_ = as_randomness(self.rng)
-        sensor_rng, analyst_rng = self.rng_.spawn(2)
-        sensor = Sensor(
-            epsilon,
-            rs,
-            scaling=self.scaling,
-            global_sensitivity=self.global_sensitivity,
-            guarantee_unit=self.guarantee_unit,
-            exchange=self.exchange,  # type: ignore[arg-type]
-            cs_epsilon=self.cs_epsilon,
-            tp_epsilon=self.tp_epsilon,
-            rng=sensor_rng,
-        )
-        detector = (
-            None
-            if self.detector is None
-            else ScoringOutlierDetector(self.detector, p_o, rng=analyst_rng)
-        )
-        self.calibration_: Calibration = calibrate(
-            sensor.scale(H), p_o, replace(self._reconstruction, detector=detector)
-        )
-        self.sensor_ = sensor
-        self.relaxed_sensitivity_ = rs
-        self.views_: ProtocolViews = sensor.views()
-        self.guarantee_: Guarantee = self.views_.release
-        self.scope_ = self.scope.strip()
-        self._open_account(row_hashes(data), Ledger, RELAXED_DP)
-        self._releases = {}
-        window, _ = self._released(data, self._window)  # a first release: in data's order
-        self.labels_ = window.labels.copy()
-        self.candidates_ = window.candidates.copy()
-        self.n_candidates_ = int(window.candidates.sum())
-        self.presumed_labels_ = window.presumed_labels.copy()
-        self.decision_scores_ = window.scores.copy()
-        self.threshold_ = window.threshold
-        self.run_ = window.run
+            if self.budget is not None:
+                check_epsilon(self.budget, "budget")
+            if not isinstance(self.scope, str) or not self.scope.strip():
+                raise ParameterError(f"scope must be a non-empty string, got {self.scope!r}")
+            data = self._validate(X, reset=True, min_rows=2)
+            H = self._history(data)
+            rs = (
+                self._eq1(H, p_o)
+                if self.relaxed_sensitivity is None
+                else check_relaxed_sensitivity(self.relaxed_sensitivity, data.shape[1])
+            )
+            self.rng_ = as_randomness(self.rng)
+            sensor_rng, analyst_rng = self.rng_.spawn(2)
+            sensor = Sensor(
+                epsilon,
+                rs,
+                scaling=self.scaling,
+                global_sensitivity=self.global_sensitivity,
+                guarantee_unit=self.guarantee_unit,
+                exchange=self.exchange,  # type: ignore[arg-type]
+                cs_epsilon=self.cs_epsilon,
+                tp_epsilon=self.tp_epsilon,
+                rng=sensor_rng,
+            )
+            detector = (
+                None
+                if self.detector is None
+                else ScoringOutlierDetector(self.detector, p_o, rng=analyst_rng)
+            )
+            self.calibration_: Calibration = calibrate(
+                sensor.scale(H), p_o, replace(self._reconstruction, detector=detector)
+            )
+            self.sensor_ = sensor
+            self.relaxed_sensitivity_ = rs
+            self.views_: ProtocolViews = sensor.views()
+            self.guarantee_: Guarantee = self.views_.release
+            self.scope_ = self.scope.strip()
+            self._open_account(row_hashes(data), Ledger, RELAXED_DP)
+            self._releases = {}
+            # a first release: in data's order
+            window, _ = self._released(data, partial(self._window, ledger=ledger, scope=scope))
+            self.labels_ = window.labels.copy()
+            self.candidates_ = window.candidates.copy()
+            self.n_candidates_ = int(window.candidates.sum())
+            self.presumed_labels_ = window.presumed_labels.copy()
+            self.decision_scores_ = window.scores.copy()
+            self.threshold_ = window.threshold
+            self.run_ = window.run
         return self
 
     def _eq1(self, history: np.ndarray, p_o: float) -> np.ndarray:
@@ -389,16 +405,19 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
             floor = share * gs
         return relaxed_sensitivity(history, p_o, floor=floor, fallback=gs)
 
-    def _window(self, data: np.ndarray) -> _Window:
-        """One window through the protocol, its guarantee reserved first (see the module)."""
+    def _window(
+        self, data: np.ndarray, *, ledger: Ledger | None = None, scope: str | None = None
+    ) -> _Window:
+        """One window through the protocol, its guarantee reserved first (see the module) on
+        ``ledger`` under ``scope`` when given, else on ``ledger_`` under ``scope_``."""
         cal = self.calibration_
         analyst = self._reconstruction.analyst(cal.detector, cal.outlier_radius)
         server = self._reconstruction.correction_server(cal.w_o)
         n = int(data.shape[0])
         with (
-            self._own_ledger(RELAXED_DP, data) as book,
+            self._own_ledger(RELAXED_DP, data, ledger=ledger) as book,
             book.reserve(
-                self.scope_,
+                self.scope_ if ledger is None else scope,
                 self.guarantee_,
                 f"relaxed-DP window ({n} records)",
                 metadata={"n": n, "views": self.views_.to_dict()},
@@ -435,20 +454,45 @@ class RelaxedDPDetector(OutlierMixin, PrivadEstimator):
             return laplace_scores(message.perturbed, message.noise_scale)
         return projection_scores(message.perturbed, message.noise_scale, self.p_o)
 
-    def _answers(self, X: Any) -> tuple[_Window, np.ndarray]:
+    def _answers(
+        self, X: Any, ledger: Ledger | None, scope: str | None
+    ) -> tuple[_Window, np.ndarray]:
         """The release of the records ``X`` as one window, and where each row of ``X`` is
-        in it (recorded: the same records, in any order, get the same release)."""
+        in it (recorded: the same records, in any order, get the same release, whichever
+        ledger a new window is charged to)."""
+        check_ledger_scope(ledger, scope)
         self._require_fitted("calibration_")
-        return self._released(self._validate(X, reset=False), self._window)
+        data = self._validate(X, reset=False)
+        return self._released(data, partial(self._window, ledger=ledger, scope=scope))
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(
+        self, X: Any, *, ledger: Ledger | None = None, scope: str | None = None
+    ) -> np.ndarray:
         """PRIVATE. 0/1 per record of the window ``X`` (1 = anomaly: the top
-        ``contamination`` share of the window's scores, or without it the candidates)."""
-        window, where = self._answers(X)
+        ``contamination`` share of the window's scores, or without it the candidates).
+
+        Parameters
+        ----------
+        X : array (n, d)
+            The records of the window.
+        ledger, scope : optional
+            Charge this :class:`~privad.accounting.Ledger` under ``scope`` (give both).
+            Default: the estimator's own in-memory ledger :attr:`ledger_`, scope
+            :attr:`scope_`.
+        """
+        window, where = self._answers(X, ledger, scope)
         return window.labels[where]
 
-    def decision_function(self, X: Any) -> np.ndarray:
+    def decision_function(
+        self, X: Any, *, ledger: Ledger | None = None, scope: str | None = None
+    ) -> np.ndarray:
         """PRIVATE. The analyst's score of each record of the window ``X`` on 𝒯' (higher =
-        more anomalous; see the class docstring). The same release as :meth:`predict`."""
-        window, where = self._answers(X)
+        more anomalous; see the class docstring). The same release as :meth:`predict`.
+
+        Parameters
+        ----------
+        X, ledger, scope
+            As in :meth:`predict`.
+        """
+        window, where = self._answers(X, ledger, scope)
         return window.scores[where]

@@ -7,7 +7,8 @@ plays both sides of Algorithm 1 in one process: a local oracle over the series
 binarized form of section 5, or randomized response, eq. 5) answers the noisy group
 queries of :func:`~privad.search.loop.search`, which keeps the Bayesian belief f_t over the
 anomaly's location. Every answer is recorded in the estimator's ledger (``ledger_``, notion
-``"anomaly-restricted-dp"``) before it is drawn, by the oracle's one release path.
+``"anomaly-restricted-dp"``; or the ``ledger`` and ``scope`` given to the call) before it
+is drawn, by the oracle's one release path.
 
 A series is searched once: asking again about the same values returns the recorded result
 (:meth:`privad.base.PrivadEstimator._released`), so repeated calls cannot average the noise
@@ -16,13 +17,14 @@ away; a different series is a new search, charged to the same ledger.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
 from sklearn.base import OutlierMixin
 
 from privad.accounting import ANOMALY_RESTRICTED_DP, Guarantee, Ledger
-from privad.base import PrivadEstimator, row_hashes
+from privad.base import PrivadEstimator, check_ledger_scope, row_hashes
 from privad.errors import BudgetExceededError, DataError, ParameterError
 from privad.noise import as_randomness
 from privad.search.halting import PosteriorThreshold
@@ -103,6 +105,17 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
     >>> det = det.fit(X)
     >>> det.anomaly_, int(det.labels_.sum()), det.n_queries_, det.guarantee_.epsilon
     (17, 1, 6, 6.0)
+
+    Another series charged to your own ledger under your scope (its budget applies), not to
+    ``ledger_``:
+
+    >>> from privad.accounting import Ledger
+    >>> book = Ledger(":memory:")
+    >>> _ = book.set_budget("study", "anomaly-restricted-dp", 10.0)
+    >>> det.predict(X[:32], ledger=book, scope="study").nonzero()[0].tolist()
+    [17]
+    >>> book.spent("study", "anomaly-restricted-dp"), len(det.ledger_.history())
+    (5.0, 6)
     """
 
     def __init__(
@@ -152,58 +165,74 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
         check_search_data(data[:, 0], self._params["t_low"], self._params["t_high"])
         return data
 
-    def fit(self, X: Any, y: Any = None) -> NoisyBinarySearchDetector:
-        """Search the series ``X`` (n + 1, 1) for its anomaly; ``y`` is ignored.
+    def fit(
+        self, X: Any, y: Any = None, *, ledger: Ledger | None = None, scope: str | None = None
+    ) -> NoisyBinarySearchDetector:
+        """Search the series ``X`` (n + 1, 1) for its anomaly.
 
         The parameters are read here; later searches (:meth:`predict` on another series)
-        use them as they were at ``fit``.
+        use them as they were at ``fit``. A search the ledger refuses (less than one
+        answer's ε left, or no budget for ``scope``) leaves the estimator as it was.
+
+        Parameters
+        ----------
+        X : array (n + 1, 1)
+            The series, one item per row.
+        y : ignored
+        ledger, scope : optional
+            As in :meth:`decision_function`.
         """
-        t_low, t_high = check_thresholds(self.t_low, self.t_high)
-        self._params = {
-            "t_low": t_low,
-            "t_high": t_high,
-            "epsilon": check_epsilon(self.epsilon, per_answer=True),
-            "oracle": check_choice(self.oracle, "oracle", ORACLE_KINDS),
-            "alpha": check_probability(self.alpha, "alpha", low_open=True, high_open=True),
-            "top_k": check_int(self.top_k, "top_k", minimum=1),
-            "selection": self.selection,
-            "split": self.split,
-            "absent_prior": self.absent_prior,
-            "max_queries": check_int(self.max_queries, "max_queries", minimum=0),
-        }
-        if self.budget is not None:
-            check_epsilon(self.budget, "budget")
-        if not isinstance(self.scope, str) or not self.scope.strip():
-            raise ParameterError(f"scope must be a non-empty string, got {self.scope!r}")
-        data = self._series(X, reset=True)
-        self.rng_ = as_randomness(self.rng)
-        self.scope_ = self.scope.strip()
-        self._open_account(row_hashes(data), Ledger, ANOMALY_RESTRICTED_DP)
-        self._releases = {}
-        result, _ = self._released(data, self._search)  # a first search: in data's order
-        self.result_: SearchResult = result
-        self.decision_scores_ = np.array(result.posterior)
-        self.threshold_ = self._params["alpha"]
-        self.labels_ = (self.decision_scores_ > self.threshold_).astype(np.int64)
-        self.anomaly_ = result.argmax
-        self.top_ = result.top.copy()
-        self.n_queries_ = result.n_queries
-        self.guarantee_: Guarantee | None = result.guarantee
+        with self._fitting(ledger, scope):  # a refused search leaves the estimator as it was
+            t_low, t_high = check_thresholds(self.t_low, self.t_high)
+            self._params = {
+                "t_low": t_low,
+                "t_high": t_high,
+                "epsilon": check_epsilon(self.epsilon, per_answer=True),
+                "oracle": check_choice(self.oracle, "oracle", ORACLE_KINDS),
+                "alpha": check_probability(self.alpha, "alpha", low_open=True, high_open=True),
+                "top_k": check_int(self.top_k, "top_k", minimum=1),
+                "selection": self.selection,
+                "split": self.split,
+                "absent_prior": self.absent_prior,
+                "max_queries": check_int(self.max_queries, "max_queries", minimum=0),
+            }
+            if self.budget is not None:
+                check_epsilon(self.budget, "budget")
+            if not isinstance(self.scope, str) or not self.scope.strip():
+                raise ParameterError(f"scope must be a non-empty string, got {self.scope!r}")
+            data = self._series(X, reset=True)
+            self.rng_ = as_randomness(self.rng)
+            self.scope_ = self.scope.strip()
+            self._open_account(row_hashes(data), Ledger, ANOMALY_RESTRICTED_DP)
+            self._releases = {}
+            # a first search: in data's order
+            result, _ = self._released(data, partial(self._search, ledger=ledger, scope=scope))
+            self.result_: SearchResult = result
+            self.decision_scores_ = np.array(result.posterior)
+            self.threshold_ = self._params["alpha"]
+            self.labels_ = (self.decision_scores_ > self.threshold_).astype(np.int64)
+            self.anomaly_ = result.argmax
+            self.top_ = result.top.copy()
+            self.n_queries_ = result.n_queries
+            self.guarantee_: Guarantee | None = result.guarantee
         return self
 
-    def _search(self, data: np.ndarray) -> SearchResult:
-        """One search over the series ``data`` (n, 1), every answer charged to ``ledger_``."""
-        with self._own_ledger(ANOMALY_RESTRICTED_DP, data) as book:
-            return self._search_on(book, data)
+    def _search(
+        self, data: np.ndarray, *, ledger: Ledger | None = None, scope: str | None = None
+    ) -> SearchResult:
+        """One search over the series ``data`` (n, 1), every answer charged to ``ledger``
+        under ``scope`` when given, else to ``ledger_`` under ``scope_``."""
+        with self._own_ledger(ANOMALY_RESTRICTED_DP, data, ledger=ledger) as book:
+            return self._search_on(book, self.scope_ if ledger is None else scope, data)
 
-    def _search_on(self, book: Ledger, data: np.ndarray) -> SearchResult:
+    def _search_on(self, book: Ledger, scope: str, data: np.ndarray) -> SearchResult:
         p = self._params
         left = None
-        if any(b.notion == ANOMALY_RESTRICTED_DP for b in book.budgets(self.scope_)):
-            left = book.remaining(self.scope_, ANOMALY_RESTRICTED_DP)
+        if any(b.notion == ANOMALY_RESTRICTED_DP for b in book.budgets(scope)):
+            left = book.remaining(scope, ANOMALY_RESTRICTED_DP)
             if left < p["epsilon"]:
                 raise BudgetExceededError(
-                    f"the budget of scope {self.scope_!r} has ε {left:g} left, less than one "
+                    f"the budget of scope {scope!r} has ε {left:g} left, less than one "
                     f"answer (ε {p['epsilon']:g}): no search is possible"
                 )
         oracle_rng, search_rng = self.rng_.spawn(2)
@@ -215,7 +244,7 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
             p["epsilon"],
             rng=oracle_rng,
             ledger=book,
-            scope=self.scope_,
+            scope=scope,
         )
         return search(
             oracle,
@@ -229,15 +258,39 @@ class NoisyBinarySearchDetector(OutlierMixin, PrivadEstimator):
             rng=search_rng,
         )
 
-    def decision_function(self, X: Any) -> np.ndarray:
+    def decision_function(
+        self, X: Any, *, ledger: Ledger | None = None, scope: str | None = None
+    ) -> np.ndarray:
         """PRIVATE. f_T over the items of the series ``X``: each item's posterior probability
         of being the anomaly (higher = more anomalous). A series searched before (the same
-        values, in any order) gets its recorded result: no new answers."""
+        values, in any order) gets its recorded result: no new answers, whichever ledger is
+        given.
+
+        Parameters
+        ----------
+        X : array (n + 1, 1)
+            The series, one item per row.
+        ledger, scope : optional
+            Charge this :class:`~privad.accounting.Ledger` under ``scope`` (give both).
+            Default: the estimator's own in-memory ledger :attr:`ledger_`, scope
+            :attr:`scope_`.
+        """
+        check_ledger_scope(ledger, scope)
         self._require_fitted("result_")
-        result, where = self._released(self._series(X, reset=False), self._search)
+        data = self._series(X, reset=False)
+        result, where = self._released(data, partial(self._search, ledger=ledger, scope=scope))
         return np.array(result.posterior[where])
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(
+        self, X: Any, *, ledger: Ledger | None = None, scope: str | None = None
+    ) -> np.ndarray:
         """PRIVATE. 0/1 per item of the series ``X``, 1 where f_T > α (the same search as
-        :meth:`decision_function`)."""
-        return (self.decision_function(X) > self.threshold_).astype(np.int64)
+        :meth:`decision_function`).
+
+        Parameters
+        ----------
+        X, ledger, scope
+            As in :meth:`decision_function`.
+        """
+        scores = self.decision_function(X, ledger=ledger, scope=scope)
+        return (scores > self.threshold_).astype(np.int64)

@@ -69,6 +69,7 @@ from privad.base import (
     NotFittedError,
     PrivadEstimator,
     check_contamination,
+    check_ledger_scope,
     row_hashes,
 )
 from privad.errors import DataError, ParameterError
@@ -552,8 +553,7 @@ class SensitiveAnomalyIdentifier(OutlierMixin, ContaminationScores, PrivadEstima
     ) -> tuple[np.ndarray, Release | None]:
         """The recorded answers of every question of ``Q``, releasing the new ones."""
         self._check_fitted()
-        if (ledger is None) != (scope is None):
-            raise ParameterError("give both ledger and scope to account for the answers")
+        check_ledger_scope(ledger, scope)
         Qa = self._queries(Q)
         kind, recorded, keys, Q_new, where = self._questions(Qa, fresh)
         new = np.flatnonzero(where)
