@@ -49,7 +49,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from privad.errors import BudgetExceededError, DataError, ParameterError, PrivacyWarning
+from privad.errors import (
+    BudgetExceededError,
+    DataError,
+    LedgerError,
+    ParameterError,
+    PrivacyWarning,
+)
 from privad.io import rows_digest
 from privad.validation import check_array
 
@@ -455,17 +461,15 @@ def _estimator_class() -> type:
         def _fitting(self, ledger: Any, scope: Any) -> Iterator[None]:
             """A ``fit`` whose releases charge ``ledger`` under ``scope`` (both, or neither:
             ``ledger_``; :func:`check_ledger_scope` first). A ledger's refusal inside (a
-            :class:`~privad.errors.BudgetExceededError` or
-            :class:`~privad.accounting.NoBudgetError`: nothing was released) leaves the
-            estimator as it was: a refused fit sets no fitted attribute, a refused refit
-            keeps the previous fit."""
-            from privad.accounting import NoBudgetError
-
+            :class:`~privad.errors.BudgetExceededError`, or a
+            :class:`~privad.errors.LedgerError` such as a missing budget: nothing was
+            released) leaves the estimator as it was: a refused fit sets no fitted
+            attribute, a refused refit keeps the previous fit."""
             check_ledger_scope(ledger, scope)
             before = dict(self.__dict__)
             try:
                 yield
-            except (BudgetExceededError, NoBudgetError):
+            except (BudgetExceededError, LedgerError):
                 self.__dict__.clear()
                 self.__dict__.update(before)
                 raise

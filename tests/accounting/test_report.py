@@ -130,25 +130,29 @@ def test_reset_ledger_asks_then_deletes_one_scope(book) -> None:
 
 
 @pytest.mark.parametrize("where", ["top", "context"])
-def test_a_reservation_whose_output_was_published_cannot_be_cancelled(tmp_path, where) -> None:
-    """Stopped between publishing and committing: the output, written after the reservation,
-    may have been read, so the ε stays counted until the file is gone. An output older than
-    the reservation (a previous run's, never replaced) does not block it."""
+def test_cancelling_a_reservation_whose_output_was_written_after_it_cautions(
+    tmp_path, where
+) -> None:
+    """Stopped between publishing and committing, the output (written after the reservation)
+    may have been read: the question says so. An output older than the reservation (a
+    previous run's, never replaced) or none at all: the plain question."""
     out = tmp_path / "labels.csv"
     out.write_text("index,label\n")
     os.utime(out, (1_000_000_000, 1_000_000_000))  # written long before
     meta = {"out": str(out)} if where == "top" else {"context": {"out": str(out)}}
+    plain = "Only if nothing it computed was released."
     with Ledger(":memory:") as book:
         book.set_budget("d", "pure-dp", 5.0)
         g = Guarantee("pure-dp", 0.5, "one record")
+        asked: list[str] = []
         book.reserve("d", g, "killed before the rename", meta)
-        old = book.history("d")[-1]
-        assert cancel_reservation(book, old.id).spend.status == "cancelled"
+        cancel_reservation(book, book.history("d")[-1].id, asked.append)
         book.reserve("d", g, "killed after the rename", meta)
-        published = book.history("d")[-1]
         out.write_text("index,label\n0,1\n")  # the release's answers, now in place
-        with pytest.raises(LedgerError, match="was written after it was reserved"):
-            cancel_reservation(book, published.id, lambda question: None)
-        assert book.get_spend(published.id).status == "reserved"
+        cancel_reservation(book, book.history("d")[-1].id, asked.append)
         out.unlink()
-        assert cancel_reservation(book, published.id).spend.status == "cancelled"
+        book.reserve("d", g, "never published", meta)
+        cancel_reservation(book, book.history("d")[-1].id, asked.append)
+    assert [q.endswith(f"? {plain}") for q in asked] == [True, False, True]
+    assert f"Its output {out} was written after it was reserved" in asked[1]
+    assert asked[1].endswith(plain)

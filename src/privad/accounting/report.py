@@ -41,7 +41,6 @@ from privad.accounting.statement import (
     render_statement,
     when,
 )
-from privad.errors import LedgerError
 
 __all__ = [
     "Cancellation",
@@ -285,26 +284,31 @@ def cancel_reservation(
     Raises
     ------
     LedgerError
-        No spend has that id, or it is committed (its result may have been released), or
-        the output it names (``metadata["out"]`` or ``metadata["context"]["out"]``, as the
-        release paths record it; a relative path is looked up from the current folder) was
-        written after the reservation: the process was stopped after publishing its
-        answers and before committing, so they may have been read.
+        No spend has that id, or it is committed (its result may have been released).
+
+    Notes
+    -----
+    When the output a reservation names (``metadata["out"]`` or
+    ``metadata["context"]["out"]``, as the release paths record it; a relative path is
+    looked up from the current folder) exists and was written after the reservation, the
+    question to ``confirm`` says so: the process may have been stopped after publishing its
+    answers and before committing. A later job writing the same output looks the same, so
+    this is a caution, not a refusal.
     """
     spend = ledger.get_spend(spend_id)
     already = spend.status == CANCELLED
-    written = _written_output(spend) if spend.status == RESERVED else None
-    if written is not None:
-        raise LedgerError(
-            f"reservation #{spend.id}'s output {written} was written after it was reserved, so "
-            "its answers may have been released and its ε stays counted; if nothing was read "
-            "from it, delete or move it, then cancel"
-        )
     if spend.status == RESERVED and confirm is not None:
         what = Cancellation(ledger.path, spend, already, {}).what
+        written = _written_output(spend)
+        caution = (
+            ""
+            if written is None
+            else f" Its output {written} was written after it was reserved, so its answers "
+            "may have been published and read."
+        )
         confirm(
-            f"Give back the ε of {what} in ledger {ledger.path}? Only if nothing it computed "
-            "was released."
+            f"Give back the ε of {what} in ledger {ledger.path}?{caution} Only if nothing it "
+            "computed was released."
         )
     if not already:
         spend = ledger.cancel(spend_id)
