@@ -16,7 +16,6 @@ from privad.sensitive.accounting import (
     claim5_bound,
     claim5_radius,
     seeds,
-    upper_bound,
 )
 
 
@@ -57,7 +56,10 @@ def _brute_upper(Q: np.ndarray, r: float, metric: str, lower: int) -> int:
         lower,
         give_up=GIVE_UP * seeds_2r,
     )
-    return upper_bound(search, seeds_2r, lambda: int(pairs_2r.sum(axis=1).max()))
+    if search is not None and search <= seeds_2r:  # the search beats the seeds: no 2r pass
+        return search
+    two_r = int(pairs_2r.sum(axis=1).max())
+    return two_r if search is None else min(search, two_r)
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan", "chebyshev"])

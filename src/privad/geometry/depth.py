@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 #: Rounds of the search and boxes split per round: at most ``1 + 2 * ROUNDS * PER_ROUND``
-#: box counts. Chosen by ``benchmarks/bench_claim5_options.py`` (docs/benchmarks.md).
+#: box counts. Chosen by ``benchmarks/bench_claim5_search.py`` (docs/benchmarks.md).
 ROUNDS = 128
 PER_ROUND = 16
 

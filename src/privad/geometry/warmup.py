@@ -30,8 +30,8 @@ def compile_kernels() -> float:
     Covers the dual-tree ball counts (symmetric and capped cross traversals, serial and
     parallel, query points), the box counts of Claim 5's search, the k-th neighbour
     distances, and the exact samplers of :mod:`privad.noise` (the compiled kernels, serial
-    and in parallel chunks). The results
-    are discarded; the kernels' outputs never depend on having been warmed.
+    and in parallel chunks). The results are discarded; the kernels' outputs never depend
+    on having been warmed.
 
     Returns
     -------

@@ -8,14 +8,12 @@ module docstring, "Scale-out", for what the engine does.
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Any
 
 import numpy as np
 
 from privad.errors import DataError
 from privad.sensitive.accounting import (
-    GIVE_UP,
     SEEDS,
     Claim5Bound,
     claim5_radius,
@@ -128,7 +126,7 @@ def dask_claim5_bound(Q: Any, r: float, metric: str, counts: Any = None) -> Clai
     ``counts`` (the uncapped counts B(i, r) of the queries, when already gathered) saves
     the pass at r.
     """
-    from privad.geometry.depth import depth_bound, partitioned_box_counts, root_box
+    from privad.geometry.depth import partitioned_box_counts
     from privad.geometry.distributed import ball_counts_dask
 
     if counts is None:  # the counts stay on the workers: their maximum and top indices
@@ -138,12 +136,12 @@ def dask_claim5_bound(Q: Any, r: float, metric: str, counts: Any = None) -> Clai
         lower, top = int(np.max(counts)), seeds(counts)
     count, lo, hi = partitioned_box_counts(Q, metric)
     R = claim5_radius(r)
-    top_rows = Q[np.sort(top)].compute()
-    seeds_2r = int(count(top_rows, top_rows, R).max())
-    search = depth_bound(
-        partial(count, r=r), root_box(lo, hi, r), lower, give_up=GIVE_UP * seeds_2r
-    )
     upper = upper_bound(
-        search, seeds_2r, lambda: int(ball_counts_dask(Q, R, metric=metric).max().compute())
+        count,
+        (lo, hi),
+        Q[np.sort(top)].compute(),
+        r,
+        lower,
+        lambda: int(ball_counts_dask(Q, R, metric=metric).max().compute()),
     )
     return Claim5Bound(n=int(Q.shape[0]), lower=lower, upper=upper)

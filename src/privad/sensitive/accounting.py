@@ -143,7 +143,7 @@ def claim5_bound(
     (2, 2, 2, True)
     """
     from privad import geometry
-    from privad.geometry.depth import box_counts, depth_bound, root_box
+    from privad.geometry.depth import box_counts
     from privad.geometry.kdtree import build_tree
 
     Q = check_array(queries, "queries")
@@ -157,17 +157,13 @@ def claim5_bound(
         counts = ball_counts_at_r
     lower = _max_of_counts(counts, n)
     tree = build_tree(Q)
-    R = claim5_radius(r)
-    top = Q[seeds(counts)]
-    seeds_2r = int(np.max(box_counts(tree, top, top, R, metric)))
-    search = depth_bound(
-        lambda lo, hi: box_counts(tree, lo, hi, r, metric),
-        root_box(Q.min(axis=0), Q.max(axis=0), r),
-        lower,
-        give_up=GIVE_UP * seeds_2r,
-    )
     upper = upper_bound(
-        search, seeds_2r, lambda: int(np.max(geometry.ball_counts(Q, R, metric=metric)))
+        lambda lo, hi, radius: box_counts(tree, lo, hi, radius, metric),
+        (tree.lo[0], tree.hi[0]),  # the root node's box: every query's features
+        Q[seeds(counts)],
+        r,
+        lower,
+        lambda: int(np.max(geometry.ball_counts(Q, claim5_radius(r), metric=metric))),
     )
     return Claim5Bound(n=n, lower=lower, upper=upper)
 
@@ -186,22 +182,47 @@ def seeds(counts: Any) -> np.ndarray:
     return np.argsort(-np.asarray(counts), kind="stable")[:SEEDS]
 
 
-def upper_bound(search: int | None, seeds_2r: int, all_2r: Callable[[], int]) -> int:
-    """Claim 5's upper bound from the search's bound and the 2r bound.
+def upper_bound(
+    count: Callable[[np.ndarray, np.ndarray, float], np.ndarray],
+    span: tuple[np.ndarray, np.ndarray],
+    top: np.ndarray,
+    r: float,
+    lower: int,
+    all_2r: Callable[[], int],
+) -> int:
+    """Claim 5's upper bound, the rule every engine follows; the engine supplies the counts.
 
-    ``seeds_2r`` is the largest 2r count of the :data:`SEEDS` densest queries, at most the
-    2r bound ``max_t #{s : d(i_s, i_t) ≤ 2r}``; when the search's bound is at most that, it
-    is the upper bound and the 2r pass ``all_2r()`` is not made. Otherwise the upper bound
-    is ``min(search, all_2r())`` (the 2r bound alone when the search gave up). It is never
-    above the 2r bound, and every engine that supplies the same counts gives the same value.
+    ``count(blos, bhis, radius)`` counts the queries within ``radius`` of each box
+    (:func:`privad.geometry.depth.box_counts`, or its sum over a Dask array's blocks); a
+    point as a box gives its ball count. ``span`` holds the queries' per-feature minimum and
+    maximum, ``top`` the rows of the :data:`SEEDS` densest queries (:func:`seeds`), ``lower``
+    the largest count at r, and ``all_2r()`` makes the 2r pass.
+
+    First the seeds' 2r counts, whose largest is at most the 2r bound; then the box search
+    (:func:`privad.geometry.depth.depth_bound`, giving up when a quarter of the way through
+    it is still above :data:`GIVE_UP` times that). When the search's bound is at most the
+    seeds' count it is the upper bound and the 2r pass is not made; otherwise the upper
+    bound is ``min(search, all_2r())`` (the 2r bound alone when the search gave up). It is
+    never above the 2r bound, and engines that supply the same counts give the same value.
 
     Examples
     --------
-    >>> upper_bound(40, 90, lambda: 100)  # the search wins: no 2r pass
-    40
-    >>> upper_bound(95, 90, lambda: 100), upper_bound(None, 90, lambda: 100)
-    (95, 100)
+    >>> import numpy as np
+    >>> from privad.geometry.depth import box_counts_brute
+    >>> Q = np.array([[0.0], [1.0], [1.5], [3.0]])
+    >>> count = lambda lo, hi, radius: box_counts_brute(Q, lo, hi, radius, "euclidean")
+    >>> upper_bound(count, (Q.min(0), Q.max(0)), Q[[1]], 0.5, 2, lambda: 3)  # no 2r pass
+    2
     """
+    from privad.geometry.depth import depth_bound, root_box
+
+    seeds_2r = int(np.max(count(top, top, claim5_radius(r))))
+    search = depth_bound(
+        lambda blos, bhis: count(blos, bhis, r),
+        root_box(*span, r),
+        lower,
+        give_up=GIVE_UP * seeds_2r,
+    )
     if search is not None and search <= seeds_2r:
         return search
     full = all_2r()
